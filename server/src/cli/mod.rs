@@ -1,0 +1,54 @@
+//! Command-line interface: one module per subcommand, each a thin layer over the
+//! library that formats results for a terminal or as JSON.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod maps;
+pub mod parse;
+pub mod serve;
+pub mod simplify;
+
+/// Exit code for bad invocations and unreadable input (missing file, not UTF-8).
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "hlo-lsp", version, about = "XLA indexing maps for HLO text: language server and CLI")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse an HLO file and report syntax errors (`--sexp` prints the tree).
+    Parse(parse::Args),
+    /// Simplify an indexing map given as XLA text (or a batch of JSON lines on stdin).
+    Simplify(simplify::Args),
+    /// Print the indexing maps of instructions and fusions.
+    Maps(maps::Args),
+    /// Report every syntax and semantic diagnostic of an HLO file.
+    Check(maps::CheckArgs),
+    /// Speak the Language Server Protocol over stdio (the default with no arguments).
+    Serve(serve::Args),
+}
+
+/// Runs the CLI; with no subcommand, starts the language server.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Parse(args)) => parse::run(args),
+        Some(Command::Simplify(args)) => simplify::run(args),
+        Some(Command::Maps(args)) => maps::run(args),
+        Some(Command::Check(args)) => maps::run_check(args),
+        Some(Command::Serve(args)) => serve::run(args),
+        None => serve::run(serve::Args::default()),
+    }
+}
+
+/// Prints a one-line error to stderr and returns the usage exit code.
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("hlo-lsp: error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}

@@ -1,0 +1,10 @@
+//! `hlo-lsp simplify` (not implemented yet).
+
+use std::process::ExitCode;
+
+#[derive(Debug, Default, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> ExitCode {
+    super::fail("`simplify` is not implemented yet")
+}

@@ -1,0 +1,15 @@
+//! hlo-lsp: XLA indexing maps for HLO text, as a library, a CLI and a language server.
+//!
+//! Data flows one way (see `ARCHITECTURE.md` at the repository root):
+//! text → [`syntax`] (tree-sitter trees, one per computation) → [`model`] (typed HLO)
+//! → [`analysis`] (indexing maps, built on [`algebra`]) → [`cli`] or [`lsp`].
+//!
+//! Only [`lsp`] knows LSP types, JSON-RPC and async; everything else is plain,
+//! synchronous Rust usable from tests and the CLI.
+
+pub mod algebra;
+pub mod analysis;
+pub mod cli;
+pub mod lsp;
+pub mod model;
+pub mod syntax;
