@@ -140,3 +140,10 @@ fn attrs(text: &str, i: &model::Instruction) -> Attrs {
         k: raw("k").and_then(|v| v.parse().ok()),
     }
 }
+
+/// Parses `text` and builds the analysis view of every module in it.
+pub fn parse(text: &str) -> (model::HloFile, Vec<Module>) {
+    let file = model::parse_hlo(text);
+    let modules = file.modules.iter().map(|m| from_model(text, m)).collect();
+    (file, modules)
+}
