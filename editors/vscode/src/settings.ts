@@ -39,7 +39,7 @@ export function serverSettings(config: ConfigurationLike): ServerSettings {
   return {
     inlayHints: { mode: oneOf(config.get('inlayHints.mode'), ['off', 'short', 'full'] as const, DEFAULTS.inlayHints.mode) },
     divSpelling: oneOf(config.get('maps.divSpelling'), ['floordiv', 'slash'] as const, DEFAULTS.divSpelling),
-    utilizationBudget: typeof budget === 'number' && Number.isFinite(budget) && budget >= 0 ? budget : DEFAULTS.utilizationBudget,
+    utilizationBudget: typeof budget === 'number' && Number.isFinite(budget) && budget > 0 ? budget : DEFAULTS.utilizationBudget,
     physicalLayout: typeof physical === 'boolean' ? physical : DEFAULTS.physicalLayout,
   };
 }

@@ -19,7 +19,7 @@ test('every setting maps to its wire field', () => {
 test('unset or ill-typed settings fall back to the defaults', () => {
   assert.deepEqual(serverSettings(config({})), DEFAULTS);
   assert.deepEqual(
-    serverSettings(config({ 'inlayHints.mode': 'loud', 'maps.divSpelling': 7, 'utilization.budget': -1, 'maps.physicalLayout': 'yes' })),
+    serverSettings(config({ 'inlayHints.mode': 'loud', 'maps.divSpelling': 7, 'utilization.budget': 0, 'maps.physicalLayout': 'yes' })),
     DEFAULTS,
   );
   assert.deepEqual(extraArgs(config({ 'server.extraArgs': ['--log', 3, 'debug'] })), ['--log', 'debug']);
