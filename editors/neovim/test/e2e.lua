@@ -78,7 +78,8 @@ local ok = xpcall(function()
   vim.g.hlo_lsp_config = { cmd = { bin } }
   vim.cmd('filetype on')
   vim.cmd('runtime! plugin/hlo.lua')
-  out('# ' .. vim.split(vim.fn.execute('version'), '\n')[2] .. ', server ' .. bin)
+  local v = vim.version()
+  out(('# Neovim %d.%d.%d, server %s'):format(v.major, v.minor, v.patch, bin))
 
   local client, buf
   check('filetype detection: *.hlo and XLA dump names are hlo', function()
@@ -89,7 +90,7 @@ local ok = xpcall(function()
       local ft = vim.fn.has('nvim-0.8') == 1 and vim.filetype.match({ filename = name }) or nil
       if not ft then -- 0.7: run the autocommands on a scratch buffer
         vim.cmd('noautocmd new')
-        vim.api.nvim_buf_set_name(0, '/tmp/hlo-ft-' .. name)
+        vim.api.nvim_buf_set_name(0, '/tmp/hlo-ft/' .. name)
         vim.cmd('doautocmd BufRead')
         ft = vim.bo.filetype
         vim.cmd('bwipeout!')
