@@ -247,7 +247,7 @@ mod tests {
     fn interval_mod_one_bucket() {
         assert_eq!(
             Interval::new(53, 71).modulo(&Interval::point(42)),
-            Interval::new(0, 41)
+            Interval::new(11, 29)
         );
         assert_eq!(
             Interval::new(-5, -1).modulo(&Interval::point(5)),
