@@ -25,7 +25,7 @@ trap 'rm -f "$log"' EXIT
 status=0
 # -u NONE: no user config; the test puts the plugin on the runtimepath itself.
 timeout 120 nvim --headless -u NONE -i NONE -n -c "luafile $here/e2e.lua" >"$log" 2>&1 || status=$?
-cat "$log"
+cat "$log"; echo
 if [ "$status" -ne 0 ]; then
   echo "editors/neovim: Neovim end-to-end test FAILED (exit $status)"
   exit 1
