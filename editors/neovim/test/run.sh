@@ -20,6 +20,8 @@ if command -v "${CC:-cc}" >/dev/null 2>&1 && [ -f "$repo/tree-sitter-hlo/src/par
   "$here/../scripts/build-parser.sh" >/dev/null && HLO_NVIM_PARSER=1
 fi
 export HLO_NVIM_PARSER
+# Unit test of the plugin's per-version dispatch (no server needed).
+timeout 60 nvim --headless -u NONE -i NONE -n -c "luafile $here/unit.lua" || { echo "editors/neovim: plugin unit test FAILED"; exit 1; }
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
