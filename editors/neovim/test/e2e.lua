@@ -167,11 +167,15 @@ local ok = xpcall(function()
   end
   local caps = client.server_capabilities
 
-  if not caps.hoverProvider then
-    skip('hover on an instruction inside a fusion shows its indexing map', 'no hoverProvider in the server capabilities')
-    skip('vim.lsp.buf.hover() opens a float with the map', 'no hoverProvider in the server capabilities')
-  else
-  check('hover on an instruction inside a fusion shows its indexing map', function()
+  --- Runs the check when the server advertises `capability`, else records a skip.
+  local function check_with(capability, name, fn)
+    if caps[capability] then
+      return check(name, fn)
+    end
+    skip(name, 'no ' .. capability .. ' in the server capabilities')
+  end
+
+  check_with('hoverProvider', 'hover on an instruction inside a fusion shows its indexing map', function()
     local line, col = find(buf, '%neg = ')
     local result = request(client, buf, 'textDocument/hover', {
       textDocument = { uri = vim.uri_from_bufnr(buf) },
@@ -182,7 +186,7 @@ local ok = xpcall(function()
     assert(text:find('(d0, d1) -> (d1, d0)', 1, true), 'no transposed map in hover:\n' .. text)
   end)
 
-  check('vim.lsp.buf.hover() opens a float with the map', function()
+  check_with('hoverProvider', 'vim.lsp.buf.hover() opens a float with the map', function()
     local line, col = find(buf, '%t = ')
     vim.api.nvim_win_set_cursor(0, { line + 1, col + 1 })
     vim.lsp.buf.hover()
@@ -205,12 +209,7 @@ local ok = xpcall(function()
     end
   end)
 
-  end
-
-  if not caps.definitionProvider then
-    skip('go to definition jumps from an operand to the instruction that defines it', 'no definitionProvider in the server capabilities')
-  else
-  check('go to definition jumps from an operand to the instruction that defines it', function()
+  check_with('definitionProvider', 'go to definition jumps from an operand to the instruction that defines it', function()
     local def_line = find(buf, '%neg = ')
     local use_line, use_col = find(buf, 'transpose(%neg)')
     use_col = use_col + #'transpose(' + 1
@@ -228,8 +227,6 @@ local ok = xpcall(function()
       return vim.api.nvim_win_get_cursor(0)[1] == def_line + 1
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
-
-  end
 
   check('diagnostics arrive for a file with a syntax error, on the broken line', function()
     vim.cmd('edit ' .. fixtures .. '/broken.hlo')
