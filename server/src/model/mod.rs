@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod module;
 pub mod opcode;
 pub mod shape;
+pub mod shape_inference;
 
 pub use attributes::{
     Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
