@@ -329,7 +329,12 @@ fn broadcast(
     let Some(result) = declared.as_array() else {
         return Ok(None);
     };
-    let dimensions = required(&attrs.dimensions, "dimensions", opcode)?;
+    // XLA's own tests broadcast scalars without `dimensions` (they default to `{}`).
+    let scalar_default = Vec::new();
+    let dimensions = match &attrs.dimensions {
+        None if operand.rank() == 0 => &scalar_default,
+        _ => required(&attrs.dimensions, "dimensions", opcode)?,
+    };
     if dimensions.len() != operand.rank() {
         return Err(problem(
             codes::BROADCAST_DIMENSIONS,
@@ -900,6 +905,7 @@ mod tests {
             ),
             [codes::DIMENSION_OUT_OF_RANGE]
         );
+        assert!(run("broadcast", "f32[2,3]", &["f32[]"], &[]).is_empty());
         assert_eq!(
             run("broadcast", "f32[2,3]", &["f32[3]"], &[]),
             [codes::MISSING_ATTRIBUTE]
