@@ -8,13 +8,23 @@ use hlo_lsp::model::{self, codes, Opcode, Severity};
 /// unique piece of context, the text the range covers inside that context).
 fn expect(text: &str, expected: &[(&str, Severity, &str, &str)]) {
     let file = model::parse_hlo(text);
-    let mut got: Vec<(&str, Severity, std::ops::Range<usize>)> =
-        file.diagnostics.iter().map(|d| (d.code, d.severity, d.range.clone())).collect();
+    let mut got: Vec<(&str, Severity, std::ops::Range<usize>)> = file
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.severity, d.range.clone()))
+        .collect();
     let mut want: Vec<(&str, Severity, std::ops::Range<usize>)> = expected
         .iter()
         .map(|&(code, severity, context, covered)| {
-            assert_eq!(text.matches(context).count(), 1, "context `{context}` must be unique");
-            let at = text.find(context).unwrap() + context.find(covered).expect("covered text inside the context");
+            assert_eq!(
+                text.matches(context).count(),
+                1,
+                "context `{context}` must be unique"
+            );
+            let at = text.find(context).unwrap()
+                + context
+                    .find(covered)
+                    .expect("covered text inside the context");
             (code, severity, at..at + covered.len())
         })
         .collect();
@@ -61,7 +71,12 @@ fn operand_counts_and_calls() {
     );
     expect(
         "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(0)\n}\n",
-        &[(codes::PARAMETER_NUMBER, Error, "ROOT b = f32[] parameter(0)", "(0)")],
+        &[(
+            codes::PARAMETER_NUMBER,
+            Error,
+            "ROOT b = f32[] parameter(0)",
+            "(0)",
+        )],
     );
 }
 
@@ -117,13 +132,19 @@ fn decoding_errors_and_unknowns() {
     );
     expect(
         "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT t = f32[2] frobnicate(p), colour=blue\n}\n",
-        &[(codes::UNKNOWN_OPCODE, Warning, "frobnicate", "frobnicate"), (codes::UNKNOWN_ATTRIBUTE, Warning, "colour", "colour")],
+        &[
+            (codes::UNKNOWN_OPCODE, Warning, "frobnicate", "frobnicate"),
+            (codes::UNKNOWN_ATTRIBUTE, Warning, "colour", "colour"),
+        ],
     );
     expect(
         "ENTRY e {\n  ROOT p = q7[2] parameter(0)\n}\n",
         &[(codes::UNKNOWN_TYPE, Warning, "q7[2]", "q7[2]")],
     );
-    expect("ENTRY e {\n  ROOT p = f32[2]{1,0} parameter(0)\n}\n", &[(codes::INVALID_SHAPE, Error, "{1,0}", "{1,0}")]);
+    expect(
+        "ENTRY e {\n  ROOT p = f32[2]{1,0} parameter(0)\n}\n",
+        &[(codes::INVALID_SHAPE, Error, "{1,0}", "{1,0}")],
+    );
 }
 
 #[test]
@@ -156,13 +177,20 @@ fn missing_shapes_are_inferred_for_tuples() {
     expect(text, &[]);
     let file = model::parse_hlo(text);
     let c = file.modules[0].entry_computation().unwrap();
-    assert_eq!(c.instruction_by_name("t").unwrap().shape.to_string(), "(s32[], s32[])");
+    assert_eq!(
+        c.instruction_by_name("t").unwrap().shape.to_string(),
+        "(s32[], s32[])"
+    );
 }
 
 #[test]
 fn related_locations_point_at_first_definition() {
     let text = "ENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}\n";
     let file = model::parse_hlo(text);
-    let d = file.diagnostics.iter().find(|d| d.code == codes::DUPLICATE_NAME).unwrap();
+    let d = file
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::DUPLICATE_NAME)
+        .unwrap();
     assert_eq!(d.related[0].0, 12..13);
 }

@@ -18,14 +18,21 @@ fn data_files() -> Vec<PathBuf> {
         }
     }
     files.sort();
-    assert!(files.len() >= 25, "expected the XLA samples and JAX dumps, found {}", files.len());
+    assert!(
+        files.len() >= 25,
+        "expected the XLA samples and JAX dumps, found {}",
+        files.len()
+    );
     files
 }
 
 /// Warnings we accept on real files, each for a genuine reason.
 const EXPECTED_WARNINGS: &[(&str, &str)] = &[
     // XLA's print_indexing lit test passes an s32[1024] operand to an s32[] parameter.
-    ("xla__tools__print_indexing_test.hlo", codes::CALL_SHAPE_MISMATCH),
+    (
+        "xla__tools__print_indexing_test.hlo",
+        codes::CALL_SHAPE_MISMATCH,
+    ),
 ];
 
 #[test]
@@ -35,8 +42,15 @@ fn real_files_build_without_errors() {
         let file = model::parse_hlo(&text);
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         for d in &file.diagnostics {
-            let allowed = d.severity != Severity::Error && EXPECTED_WARNINGS.iter().any(|(f, c)| *f == name && *c == d.code);
-            assert!(allowed, "{name}: unexpected {:?} {} at {:?}: {}", d.severity, d.code, d.range, d.message);
+            let allowed = d.severity != Severity::Error
+                && EXPECTED_WARNINGS
+                    .iter()
+                    .any(|(f, c)| *f == name && *c == d.code);
+            assert!(
+                allowed,
+                "{name}: unexpected {:?} {} at {:?}: {}",
+                d.severity, d.code, d.range, d.message
+            );
         }
         assert!(!file.modules.is_empty(), "{name}: no module");
         for m in &file.modules {
@@ -44,15 +58,39 @@ fn real_files_build_without_errors() {
             for c in &m.computations {
                 assert!(c.root.is_some(), "{name}: `{}` has no root", c.name);
                 for i in &c.instructions {
-                    assert!(!i.opcode.is_unknown(), "{name}: unknown opcode {}", i.opcode);
-                    assert!(i.operands.iter().all(|o| o.target.is_some()), "{name}: unresolved operand of {}", i.name);
-                    assert!(i.called.iter().all(|c| c.target.is_some()), "{name}: unresolved call in {}", i.name);
+                    assert!(
+                        !i.opcode.is_unknown(),
+                        "{name}: unknown opcode {}",
+                        i.opcode
+                    );
+                    assert!(
+                        i.operands.iter().all(|o| o.target.is_some()),
+                        "{name}: unresolved operand of {}",
+                        i.name
+                    );
+                    assert!(
+                        i.called.iter().all(|c| c.target.is_some()),
+                        "{name}: unresolved call in {}",
+                        i.name
+                    );
                     if !i.synthetic {
-                        assert_eq!(&text[i.name_range.clone()].trim_start_matches('%'), &i.name.as_str(), "{name}: name range");
+                        assert_eq!(
+                            &text[i.name_range.clone()].trim_start_matches('%'),
+                            &i.name.as_str(),
+                            "{name}: name range"
+                        );
                     }
-                    assert_eq!(&text[i.opcode_range.clone()], i.opcode.name(), "{name}: opcode range");
+                    assert_eq!(
+                        &text[i.opcode_range.clone()],
+                        i.opcode.name(),
+                        "{name}: opcode range"
+                    );
                     if !i.synthetic {
-                        assert!(!matches!(i.shape, Shape::Invalid), "{name}: {} has no shape", i.name);
+                        assert!(
+                            !matches!(i.shape, Shape::Invalid),
+                            "{name}: {} has no shape",
+                            i.name
+                        );
                     }
                 }
             }
@@ -73,8 +111,13 @@ fn no_instruction_is_lost() {
             .filter(|l| !l.starts_with("//") && !l.starts_with("HloModule"))
             .filter(|l| {
                 let l = l.strip_prefix("ROOT ").unwrap_or(l);
-                let Some((lhs, rhs)) = l.split_once(" =") else { return false };
-                let is_name = !lhs.is_empty() && lhs.bytes().all(|c| c.is_ascii_alphanumeric() || b"%_.-".contains(&c));
+                let Some((lhs, rhs)) = l.split_once(" =") else {
+                    return false;
+                };
+                let is_name = !lhs.is_empty()
+                    && lhs
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || b"%_.-".contains(&c));
                 is_name && (rhs.is_empty() || rhs.starts_with(' '))
             })
             .count();
@@ -91,7 +134,11 @@ fn no_instruction_is_lost() {
 
 #[test]
 fn fusions_are_indexed_as_callers() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/samples/xla/xla__tools__print_indexing_test.hlo")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/samples/xla/xla__tools__print_indexing_test.hlo"
+    ))
+    .unwrap();
     let file = model::parse_hlo(&text);
     let m = &file.modules[0];
     let fused = m.computation_by_name("fused_computation").unwrap();
@@ -103,7 +150,10 @@ fn fusions_are_indexed_as_callers() {
     assert_eq!(fusion.name, "fusion");
     assert_eq!(fusion.opcode, Opcode::Fusion);
     assert_eq!(fusion.attrs.fusion_kind.as_deref(), Some("kLoop"));
-    assert_eq!(m.called_computation(fusion, "calls").unwrap().name, "fused_computation");
+    assert_eq!(
+        m.called_computation(fusion, "calls").unwrap().name,
+        "fused_computation"
+    );
     let fc = m.computation(fused);
     assert_eq!(fc.parameters.len(), 3);
     assert_eq!(fc.root_instruction().unwrap().name, "result");

@@ -15,8 +15,8 @@ use tree_sitter::Node;
 use super::attributes::{self, decode_attrs, AttrError, COMPUTATION_ATTRIBUTES, KNOWN_ATTRIBUTES};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
-    Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId, HloFile, InstrId,
-    Instruction, Module, Operand,
+    Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
+    HloFile, InstrId, Instruction, Module, Operand,
 };
 use super::opcode::Opcode;
 use super::shape::{parse_shape, PrimitiveType, Shape};
@@ -48,7 +48,10 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
     let built: Vec<Option<(Computation, Vec<Diagnostic>)>> = chunks
         .par_iter()
         .map(|chunk| match chunk.kind {
-            ChunkKind::Computation => chunk.item().filter(|n| n.kind() == "computation").map(|n| build_computation(text, chunk, n)),
+            ChunkKind::Computation => chunk
+                .item()
+                .filter(|n| n.kind() == "computation")
+                .map(|n| build_computation(text, chunk, n)),
             _ => None,
         })
         .collect();
@@ -62,8 +65,12 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
                 }
             }
             ChunkKind::Header => {
-                let Some(header) = chunk.item().filter(|n| n.kind() == "module_header") else { continue };
-                if current.as_ref().is_some_and(|m| m.module.header_range.is_some() || !m.module.computations.is_empty()) {
+                let Some(header) = chunk.item().filter(|n| n.kind() == "module_header") else {
+                    continue;
+                };
+                if current.as_ref().is_some_and(|m| {
+                    m.module.header_range.is_some() || !m.module.computations.is_empty()
+                }) {
                     if let Some(m) = current.take() {
                         file.modules.push(m.finish(&mut file.diagnostics));
                     }
@@ -78,7 +85,9 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
                 m.module.range.end = chunk.range.end;
             }
             ChunkKind::Computation => {
-                let Some((computation, diagnostics)) = computation else { continue };
+                let Some((computation, diagnostics)) = computation else {
+                    continue;
+                };
                 let m = current.get_or_insert_with(|| ModuleBuilder::new(chunk.range.start));
                 m.module.computations.push(computation);
                 m.diagnostics.extend(diagnostics);
@@ -108,7 +117,13 @@ struct ModuleBuilder {
 
 impl ModuleBuilder {
     fn new(start: usize) -> ModuleBuilder {
-        ModuleBuilder { module: Module { range: start..start, ..Module::default() }, diagnostics: Vec::new() }
+        ModuleBuilder {
+            module: Module {
+                range: start..start,
+                ..Module::default()
+            },
+            diagnostics: Vec::new(),
+        }
     }
 
     /// Module-level work: computation names, the entry, called computations, callers.
@@ -118,15 +133,25 @@ impl ModuleBuilder {
         for (i, c) in m.computations.iter().enumerate() {
             match m.computation_names.get(&c.name) {
                 Some(&first) => diags.push(
-                    Diagnostic::error(c.name_range.clone(), codes::DUPLICATE_NAME, format!("computation `{}` is defined twice", c.name))
-                        .with_related(m.computations[first.index()].name_range.clone(), "first defined here"),
+                    Diagnostic::error(
+                        c.name_range.clone(),
+                        codes::DUPLICATE_NAME,
+                        format!("computation `{}` is defined twice", c.name),
+                    )
+                    .with_related(
+                        m.computations[first.index()].name_range.clone(),
+                        "first defined here",
+                    ),
                 ),
                 None => {
-                    m.computation_names.insert(c.name.clone(), ComputationId(i as u32));
+                    m.computation_names
+                        .insert(c.name.clone(), ComputationId(i as u32));
                 }
             }
         }
-        let entries: Vec<usize> = (0..m.computations.len()).filter(|&i| m.computations[i].is_entry).collect();
+        let entries: Vec<usize> = (0..m.computations.len())
+            .filter(|&i| m.computations[i].is_entry)
+            .collect();
         for &extra in entries.iter().skip(1) {
             diags.push(Diagnostic::error(
                 m.computations[extra].name_range.clone(),
@@ -134,7 +159,11 @@ impl ModuleBuilder {
                 "a module has one ENTRY computation; this is another",
             ));
         }
-        m.entry = entries.first().copied().or(m.computations.len().checked_sub(1)).map(|i| ComputationId(i as u32));
+        m.entry = entries
+            .first()
+            .copied()
+            .or(m.computations.len().checked_sub(1))
+            .map(|i| ComputationId(i as u32));
         m.callers = vec![Vec::new(); m.computations.len()];
         for ci in 0..m.computations.len() {
             for ii in 0..m.computations[ci].instructions.len() {
@@ -172,14 +201,25 @@ impl ModuleBuilder {
 /// fusion or call against the callee's root, and the arity of reducers.
 fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mut Vec<Diagnostic>) {
     for called in &instr.called {
-        let Some(target) = called.target else { continue };
+        let Some(target) = called.target else {
+            continue;
+        };
         let callee = m.computation(target);
         let params = callee.parameters.len();
         let expected = match (&instr.opcode, called.attribute.as_str()) {
-            (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => Some(instr.operands.len()),
+            (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
+                Some(instr.operands.len())
+            }
             (Opcode::While, "condition" | "body") => Some(1),
-            (Opcode::Reduce | Opcode::ReduceWindow | Opcode::AllReduce | Opcode::ReduceScatter, "to_apply") => {
-                let n = if matches!(instr.opcode, Opcode::Reduce | Opcode::ReduceWindow) { instr.operands.len() } else { 2 };
+            (
+                Opcode::Reduce | Opcode::ReduceWindow | Opcode::AllReduce | Opcode::ReduceScatter,
+                "to_apply",
+            ) => {
+                let n = if matches!(instr.opcode, Opcode::Reduce | Opcode::ReduceWindow) {
+                    instr.operands.len()
+                } else {
+                    2
+                };
                 Some(n)
             }
             (Opcode::Sort, "to_apply") => Some(2 * instr.operands.len()),
@@ -192,7 +232,10 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
                 Diagnostic::error(
                     called.name_range.clone(),
                     codes::CALL_ARITY,
-                    format!("`{}` takes {params} parameter(s) but {} passes {expected}", callee.name, instr.opcode),
+                    format!(
+                        "`{}` takes {params} parameter(s) but {} passes {expected}",
+                        callee.name, instr.opcode
+                    ),
                 )
                 .with_related(callee.name_range.clone(), "computation defined here"),
             );
@@ -200,8 +243,15 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
         }
         if matches!(instr.opcode, Opcode::Fusion | Opcode::Call) {
             for (k, operand) in instr.operands.iter().enumerate() {
-                let (Some(param), Some(arg)) = (callee.parameter(k), caller.operand_shape(instr, k)) else { continue };
-                if matches!(param.shape, Shape::Invalid) || matches!(arg, Shape::Invalid) || param.shape.compatible(arg) {
+                let (Some(param), Some(arg)) =
+                    (callee.parameter(k), caller.operand_shape(instr, k))
+                else {
+                    continue;
+                };
+                if matches!(param.shape, Shape::Invalid)
+                    || matches!(arg, Shape::Invalid)
+                    || param.shape.compatible(arg)
+                {
                     continue;
                 }
                 // XLA's parser accepts this (its verifier rejects it), and XLA's own
@@ -210,19 +260,26 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
                     Diagnostic::warning(
                         operand.range.clone(),
                         codes::CALL_SHAPE_MISMATCH,
-                        format!("operand {k} has shape {arg} but parameter {k} of `{}` is {}", callee.name, param.shape),
+                        format!(
+                            "operand {k} has shape {arg} but parameter {k} of `{}` is {}",
+                            callee.name, param.shape
+                        ),
                     )
                     .with_related(param.shape_range.clone(), "parameter declared here"),
                 );
             }
             if let Some(root) = callee.root_instruction() {
-                let comparable = !matches!(root.shape, Shape::Invalid) && !matches!(instr.shape, Shape::Invalid);
+                let comparable =
+                    !matches!(root.shape, Shape::Invalid) && !matches!(instr.shape, Shape::Invalid);
                 if comparable && !root.shape.compatible(&instr.shape) {
                     diags.push(
                         Diagnostic::warning(
                             instr.shape_range.clone(),
                             codes::CALL_SHAPE_MISMATCH,
-                            format!("{} declares {} but `{}` returns {}", instr.opcode, instr.shape, callee.name, root.shape),
+                            format!(
+                                "{} declares {} but `{}` returns {}",
+                                instr.opcode, instr.shape, callee.name, root.shape
+                            ),
                         )
                         .with_related(root.shape_range.clone(), "root shape here"),
                     );
@@ -251,7 +308,10 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
     let mut b = ComputationBuilder {
         text,
         chunk,
-        computation: Computation { range: chunk.abs_range(node), ..Computation::default() },
+        computation: Computation {
+            range: chunk.abs_range(node),
+            ..Computation::default()
+        },
         diagnostics: Vec::new(),
         pending: Vec::new(),
         roots: Vec::new(),
@@ -263,17 +323,26 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
         b.computation.name_range = r;
     }
     b.computation.is_entry = node.child_by_field_name("entry").is_some();
-    b.computation.signature_range = node.child_by_field_name("signature").map(|s| chunk.abs_range(s));
+    b.computation.signature_range = node
+        .child_by_field_name("signature")
+        .map(|s| chunk.abs_range(s));
     if let Some(body) = node.child_by_field_name("body") {
         let mut cursor = body.walk();
-        for instr in body.named_children(&mut cursor).filter(|n| n.kind() == "instruction") {
+        for instr in body
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "instruction")
+        {
             b.instruction(instr);
         }
     }
     b.resolve();
     b.check_parameters();
     b.check_shapes();
-    if b.computation.instructions.is_empty() && node.child_by_field_name("body").is_some_and(|n| !n.has_error()) {
+    if b.computation.instructions.is_empty()
+        && node
+            .child_by_field_name("body")
+            .is_some_and(|n| !n.has_error())
+    {
         b.diagnostics.push(Diagnostic::warning(
             b.computation.name_range.clone(),
             codes::EMPTY_COMPUTATION,
@@ -300,20 +369,33 @@ impl<'a> ComputationBuilder<'a> {
     }
 
     fn instruction(&mut self, node: Node) {
-        let (Some(name), Some(opcode), Some(operands)) =
-            (node.child_by_field_name("name"), node.child_by_field_name("opcode"), node.child_by_field_name("operands"))
-        else {
+        let (Some(name), Some(opcode), Some(operands)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("opcode"),
+            node.child_by_field_name("operands"),
+        ) else {
             return; // a broken instruction: the syntax layer reports it
         };
         let name_range = self.range(name);
         let name_text = strip_percent(self.node_text(name)).to_string();
-        let parts = Parts { shape: node.child_by_field_name("shape"), opcode, operands };
+        let parts = Parts {
+            shape: node.child_by_field_name("shape"),
+            opcode,
+            operands,
+        };
         let mut attributes = Vec::new();
         let mut cursor = node.walk();
         for attr in node.children_by_field_name("attribute", &mut cursor) {
             attributes.push(attr);
         }
-        let id = self.add(name_text, name_range, self.range(node), parts, &attributes, false);
+        let id = self.add(
+            name_text,
+            name_range,
+            self.range(node),
+            parts,
+            &attributes,
+            false,
+        );
         if node.child_by_field_name("root").is_some() {
             self.computation.instructions[id.index()].is_root = true;
             self.roots.push(id);
@@ -334,7 +416,11 @@ impl<'a> ComputationBuilder<'a> {
         let opcode = Opcode::from_name(opcode_text);
         let opcode_range = self.range(parts.opcode);
         if opcode.is_unknown() {
-            self.diagnostics.push(Diagnostic::warning(opcode_range.clone(), codes::UNKNOWN_OPCODE, format!("unknown opcode `{opcode_text}`")));
+            self.diagnostics.push(Diagnostic::warning(
+                opcode_range.clone(),
+                codes::UNKNOWN_OPCODE,
+                format!("unknown opcode `{opcode_text}`"),
+            ));
         }
         let (shape, shape_range) = match parts.shape {
             Some(s) => (self.shape(s), self.range(s)),
@@ -343,7 +429,11 @@ impl<'a> ComputationBuilder<'a> {
         let mut operands = Vec::new();
         let mut literals = Vec::new();
         let mut cursor = parts.operands.walk();
-        let operand_nodes: Vec<Node> = parts.operands.named_children(&mut cursor).filter(|n| n.kind() == "operand").collect();
+        let operand_nodes: Vec<Node> = parts
+            .operands
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "operand")
+            .collect();
         let mut pending_names = Vec::new();
         for operand in operand_nodes {
             let operand_range = self.range(operand);
@@ -352,15 +442,32 @@ impl<'a> ComputationBuilder<'a> {
             } else if let Some(nested) = operand.child_by_field_name("nested") {
                 let k = operands.len();
                 let target = self.nested(&name, k, nested);
-                operands.push(Operand { range: operand_range, name_range: None, declared_shape: None, target });
+                operands.push(Operand {
+                    range: operand_range,
+                    name_range: None,
+                    declared_shape: None,
+                    target,
+                });
             } else if let Some(op_name) = operand.child_by_field_name("name") {
                 let declared_shape = operand.child_by_field_name("shape").map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
-                operands.push(Operand { range: operand_range, name_range: Some(self.range(op_name)), declared_shape, target: None });
+                operands.push(Operand {
+                    range: operand_range,
+                    name_range: Some(self.range(op_name)),
+                    declared_shape,
+                    target: None,
+                });
             }
         }
-        let attributes: Vec<Attribute> = attribute_nodes.iter().filter_map(|&a| self.attribute(a)).collect();
-        let (attrs, errors) = decode_attrs(attributes.iter().map(|a| (a.name.as_str(), &self.text[a.value_range.clone()])));
+        let attributes: Vec<Attribute> = attribute_nodes
+            .iter()
+            .filter_map(|&a| self.attribute(a))
+            .collect();
+        let (attrs, errors) = decode_attrs(
+            attributes
+                .iter()
+                .map(|a| (a.name.as_str(), &self.text[a.value_range.clone()])),
+        );
         let had_errors = !errors.is_empty();
         for (i, AttrError { offset, message }) in errors {
             let v = &attributes[i].value_range;
@@ -374,9 +481,15 @@ impl<'a> ComputationBuilder<'a> {
         if had_errors {
             self.undecoded.push(self.computation.instructions.len());
         }
-        let called = attribute_nodes.iter().zip(&attributes).flat_map(|(&node, a)| self.called(node, a)).collect();
+        let called = attribute_nodes
+            .iter()
+            .zip(&attributes)
+            .flat_map(|(&node, a)| self.called(node, a))
+            .collect();
         let parameter_number = if opcode == Opcode::Parameter {
-            literals.first().and_then(|r| attributes::parse_integer(&self.text[r.clone()]).ok())
+            literals
+                .first()
+                .and_then(|r| attributes::parse_integer(&self.text[r.clone()]).ok())
         } else {
             None
         };
@@ -417,12 +530,26 @@ impl<'a> ComputationBuilder<'a> {
 
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
     fn nested(&mut self, user: &str, k: usize, node: Node) -> Option<InstrId> {
-        let (Some(opcode), Some(operands)) = (node.child_by_field_name("opcode"), node.child_by_field_name("operands")) else {
+        let (Some(opcode), Some(operands)) = (
+            node.child_by_field_name("opcode"),
+            node.child_by_field_name("operands"),
+        ) else {
             return None;
         };
-        let parts = Parts { shape: node.child_by_field_name("shape"), opcode, operands };
+        let parts = Parts {
+            shape: node.child_by_field_name("shape"),
+            opcode,
+            operands,
+        };
         let range = self.range(node);
-        Some(self.add(format!("{user}.operand{k}"), range.clone(), range, parts, &[], true))
+        Some(self.add(
+            format!("{user}.operand{k}"),
+            range.clone(),
+            range,
+            parts,
+            &[],
+            true,
+        ))
     }
 
     fn shape(&mut self, node: Node) -> Shape {
@@ -432,14 +559,22 @@ impl<'a> ComputationBuilder<'a> {
             Ok(shape) => {
                 for leaf in shape.leaves() {
                     if let PrimitiveType::Unknown(name) = &leaf.element {
-                        self.diagnostics.push(Diagnostic::warning(range.clone(), codes::UNKNOWN_TYPE, format!("unknown element type `{name}`")));
+                        self.diagnostics.push(Diagnostic::warning(
+                            range.clone(),
+                            codes::UNKNOWN_TYPE,
+                            format!("unknown element type `{name}`"),
+                        ));
                     }
                 }
                 shape
             }
             Err(e) => {
                 let start = (range.start + e.offset).min(range.end);
-                self.diagnostics.push(Diagnostic::error(start..range.end, codes::INVALID_SHAPE, format!("invalid shape: {}", e.message)));
+                self.diagnostics.push(Diagnostic::error(
+                    start..range.end,
+                    codes::INVALID_SHAPE,
+                    format!("invalid shape: {}", e.message),
+                ));
                 Shape::Invalid
             }
         }
@@ -457,17 +592,31 @@ impl<'a> ComputationBuilder<'a> {
             _ => AttributeValueKind::Atom,
         };
         if !KNOWN_ATTRIBUTES.contains(&name) && !COMPUTATION_ATTRIBUTES.contains(&name) {
-            self.diagnostics.push(Diagnostic::warning(self.range(key), codes::UNKNOWN_ATTRIBUTE, format!("unknown attribute `{name}`")));
+            self.diagnostics.push(Diagnostic::warning(
+                self.range(key),
+                codes::UNKNOWN_ATTRIBUTE,
+                format!("unknown attribute `{name}`"),
+            ));
         }
-        Some(Attribute { name: name.to_string(), name_range: self.range(key), value_range: self.range(value), value_kind })
+        Some(Attribute {
+            name: name.to_string(),
+            name_range: self.range(key),
+            value_range: self.range(value),
+            value_kind,
+        })
     }
 
     /// The computations an attribute names.
     fn called(&self, node: Node, attribute: &Attribute) -> Vec<CalledComputation> {
-        let Some(value) = node.child_by_field_name("value") else { return Vec::new() };
+        let Some(value) = node.child_by_field_name("value") else {
+            return Vec::new();
+        };
         let mut cursor = value.walk();
         let names: Vec<Node> = match value.kind() {
-            "computation_ref" | "computation_list" => value.named_children(&mut cursor).filter(|n| n.kind() == "name").collect(),
+            "computation_ref" | "computation_list" => value
+                .named_children(&mut cursor)
+                .filter(|n| n.kind() == "name")
+                .collect(),
             _ => return Vec::new(),
         };
         names
@@ -487,8 +636,15 @@ impl<'a> ComputationBuilder<'a> {
         for (i, instr) in c.instructions.iter().enumerate() {
             match c.names.get(&instr.name) {
                 Some(&first) => self.diagnostics.push(
-                    Diagnostic::error(instr.name_range.clone(), codes::DUPLICATE_NAME, format!("`{}` is defined twice in `{}`", instr.name, c.name))
-                        .with_related(c.instructions[first.index()].name_range.clone(), "first defined here"),
+                    Diagnostic::error(
+                        instr.name_range.clone(),
+                        codes::DUPLICATE_NAME,
+                        format!("`{}` is defined twice in `{}`", instr.name, c.name),
+                    )
+                    .with_related(
+                        c.instructions[first.index()].name_range.clone(),
+                        "first defined here",
+                    ),
                 ),
                 None => {
                     c.names.insert(instr.name.clone(), InstrId(i as u32));
@@ -502,8 +658,15 @@ impl<'a> ComputationBuilder<'a> {
                     c.instructions[target.index()].users.push(InstrId(i as u32));
                 }
                 None => {
-                    let range = c.instructions[i].operands[k].name_range.clone().unwrap_or_default();
-                    self.diagnostics.push(Diagnostic::error(range, codes::UNDEFINED_NAME, format!("`{name}` is not defined in `{}`", c.name)));
+                    let range = c.instructions[i].operands[k]
+                        .name_range
+                        .clone()
+                        .unwrap_or_default();
+                    self.diagnostics.push(Diagnostic::error(
+                        range,
+                        codes::UNDEFINED_NAME,
+                        format!("`{name}` is not defined in `{}`", c.name),
+                    ));
                 }
             }
         }
@@ -527,7 +690,10 @@ impl<'a> ComputationBuilder<'a> {
         }
         infer_missing_shapes(c);
         c.root = self.roots.first().copied().or_else(|| {
-            c.instructions.iter().rposition(|i| !i.synthetic).map(|i| InstrId(i as u32))
+            c.instructions
+                .iter()
+                .rposition(|i| !i.synthetic)
+                .map(|i| InstrId(i as u32))
         });
     }
 
@@ -547,7 +713,11 @@ impl<'a> ComputationBuilder<'a> {
                 continue;
             };
             if k > c.instructions.len() + 1024 {
-                self.diagnostics.push(Diagnostic::error(instr.operands_range.clone(), codes::PARAMETER_NUMBER, format!("parameter number {k} is too large")));
+                self.diagnostics.push(Diagnostic::error(
+                    instr.operands_range.clone(),
+                    codes::PARAMETER_NUMBER,
+                    format!("parameter number {k} is too large"),
+                ));
                 continue;
             }
             if c.parameters.len() <= k {
@@ -555,8 +725,15 @@ impl<'a> ComputationBuilder<'a> {
             }
             match c.parameters[k] {
                 Some(first) => self.diagnostics.push(
-                    Diagnostic::error(instr.operands_range.clone(), codes::PARAMETER_NUMBER, format!("parameter {k} is declared twice"))
-                        .with_related(c.instructions[first.index()].name_range.clone(), "first declared here"),
+                    Diagnostic::error(
+                        instr.operands_range.clone(),
+                        codes::PARAMETER_NUMBER,
+                        format!("parameter {k} is declared twice"),
+                    )
+                    .with_related(
+                        c.instructions[first.index()].name_range.clone(),
+                        "first declared here",
+                    ),
                 ),
                 None => c.parameters[k] = Some(instr.id),
             }
@@ -566,7 +743,10 @@ impl<'a> ComputationBuilder<'a> {
                 self.diagnostics.push(Diagnostic::error(
                     c.name_range.clone(),
                     codes::PARAMETER_NUMBER,
-                    format!("`{}` has no parameter {k} (parameters are numbered from 0 without gaps)", c.name),
+                    format!(
+                        "`{}` has no parameter {k} (parameters are numbered from 0 without gaps)",
+                        c.name
+                    ),
                 ));
             }
         }
@@ -578,14 +758,22 @@ impl<'a> ComputationBuilder<'a> {
         let mut found = Vec::new();
         for instr in &c.instructions {
             for operand in &instr.operands {
-                let (Some(declared), Some(t)) = (&operand.declared_shape, operand.target) else { continue };
+                let (Some(declared), Some(t)) = (&operand.declared_shape, operand.target) else {
+                    continue;
+                };
                 let actual = &c.instruction(t).shape;
-                if !matches!(actual, Shape::Invalid) && !matches!(declared, Shape::Invalid) && !declared.compatible(actual) {
+                if !matches!(actual, Shape::Invalid)
+                    && !matches!(declared, Shape::Invalid)
+                    && !declared.compatible(actual)
+                {
                     found.push(
                         Diagnostic::error(
                             operand.range.clone(),
                             codes::SHAPE_MISMATCH,
-                            format!("operand written as {declared} but `{}` has shape {actual}", c.instruction(t).name),
+                            format!(
+                                "operand written as {declared} but `{}` has shape {actual}",
+                                c.instruction(t).name
+                            ),
                         )
                         .with_related(c.instruction(t).shape_range.clone(), "defined here"),
                     );
@@ -594,16 +782,29 @@ impl<'a> ComputationBuilder<'a> {
             if self.undecoded.contains(&instr.id.index()) {
                 continue;
             }
-            if instr.shape == Shape::Invalid && instr.shape_range.is_empty() && instr.opcode != Opcode::Tuple {
+            if instr.shape == Shape::Invalid
+                && instr.shape_range.is_empty()
+                && instr.opcode != Opcode::Tuple
+            {
                 continue; // no shape written (XLA infers it); nothing to compare
             }
             let shapes: Vec<Option<&Shape>> = (0..instr.operands.len())
-                .map(|k| c.operand_shape(instr, k).filter(|s| !matches!(s, Shape::Invalid)))
+                .map(|k| {
+                    c.operand_shape(instr, k)
+                        .filter(|s| !matches!(s, Shape::Invalid))
+                })
                 .collect();
             for p in shape_inference::check(&instr.opcode, &instr.shape, &shapes, &instr.attrs) {
                 let range = match p.site {
-                    Site::Operand(k) => instr.operands.get(k).map(|o| o.range.clone()).unwrap_or(instr.operands_range.clone()),
-                    Site::Attribute(name) => instr.attribute(name).map(|a| a.value_range.clone()).unwrap_or(instr.opcode_range.clone()),
+                    Site::Operand(k) => instr
+                        .operands
+                        .get(k)
+                        .map(|o| o.range.clone())
+                        .unwrap_or(instr.operands_range.clone()),
+                    Site::Attribute(name) => instr
+                        .attribute(name)
+                        .map(|a| a.value_range.clone())
+                        .unwrap_or(instr.opcode_range.clone()),
                     Site::Shape => instr.shape_range.clone(),
                     Site::Opcode => instr.opcode_range.clone(),
                 };
@@ -622,14 +823,28 @@ fn infer_missing_shapes(c: &mut Computation) {
         if instr.shape != Shape::Invalid || !instr.shape_range.is_empty() {
             continue;
         }
-        let operand_shape = |k: usize| instr.operands.get(k).and_then(|o| o.target).map(|t| c.instructions[t.index()].shape.clone());
+        let operand_shape = |k: usize| {
+            instr
+                .operands
+                .get(k)
+                .and_then(|o| o.target)
+                .map(|t| c.instructions[t.index()].shape.clone())
+        };
         let inferred = match instr.opcode {
-            Opcode::Tuple => (0..instr.operands.len()).map(operand_shape).collect::<Option<Vec<_>>>().map(Shape::Tuple),
+            Opcode::Tuple => (0..instr.operands.len())
+                .map(operand_shape)
+                .collect::<Option<Vec<_>>>()
+                .map(Shape::Tuple),
             Opcode::GetTupleElement => operand_shape(0).and_then(|s| {
                 let index = usize::try_from(instr.attrs.tuple_index?).ok()?;
                 s.tuple_element(index).cloned()
             }),
-            _ if instr.opcode.is_elementwise() && !instr.opcode.is_comparison() && instr.opcode != Opcode::Convert => operand_shape(0),
+            _ if instr.opcode.is_elementwise()
+                && !instr.opcode.is_comparison()
+                && instr.opcode != Opcode::Convert =>
+            {
+                operand_shape(0)
+            }
             _ => None,
         };
         if let Some(shape) = inferred {

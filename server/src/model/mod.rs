@@ -18,7 +18,7 @@ pub use attributes::{
     Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
-pub use build::parse_hlo;
+pub use build::{build, parse_hlo};
 pub use diagnostics::{codes, Diagnostic, Severity};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
