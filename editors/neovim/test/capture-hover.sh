@@ -21,9 +21,10 @@ vim.cmd('runtime! plugin/hlo.lua')
 vim.o.number = true
 vim.o.laststatus = 2
 vim.o.shortmess = vim.o.shortmess .. 'F'
+vim.lsp.handlers['textDocument/hover'] = vim.lsp.with(vim.lsp.handlers.hover, { border = 'rounded' })
 LUA
 tmux new-session -d -s "$session" -x 110 -y 32 \
-  "nvim -u NONE -i NONE -n -c 'luafile $init' '$file'"
+  "nvim -u NONE -i NONE -n --cmd 'luafile $init' '$file'"
 # Wait for the client to attach (up to 20 s), then hover.
 for _ in $(seq 1 100); do
   sleep 0.2
@@ -34,5 +35,5 @@ done
 tmux send-keys -t "$session" ":lua local p = vim.fn.searchpos('\\\\V$needle'); vim.api.nvim_win_set_cursor(0, {p[1], p[2]})" Enter
 tmux send-keys -t "$session" ":echo ''" Enter
 tmux send-keys -t "$session" ":lua vim.lsp.buf.hover()" Enter
-sleep 2
+sleep 4
 tmux capture-pane -p -t "$session"

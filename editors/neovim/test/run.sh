@@ -14,16 +14,29 @@ if [ -z "${HLO_LSP_BIN:-}" ]; then
   HLO_LSP_BIN="$repo/target/debug/hlo-lsp"
 fi
 export HLO_LSP_BIN
+# The tree-sitter parser and queries, as a user would build them (parser/ and queries/ here).
+HLO_NVIM_PARSER=0
+if command -v "${CC:-cc}" >/dev/null 2>&1 && [ -f "$repo/tree-sitter-hlo/src/parser.c" ]; then
+  "$here/../scripts/build-parser.sh" >/dev/null && HLO_NVIM_PARSER=1
+fi
+export HLO_NVIM_PARSER
+# Unit test of the plugin's per-version dispatch (no server needed).
+timeout 60 nvim --headless -u NONE -i NONE -n -c "luafile $here/unit.lua" || { echo "editors/neovim: plugin unit test FAILED"; exit 1; }
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 # -u NONE: no user config; the test puts the plugin on the runtimepath itself.
 timeout 120 nvim --headless -u NONE -i NONE -n -c "luafile $here/e2e.lua" >"$log" 2>&1 || status=$?
-cat "$log"
+cat "$log"; echo
 if [ "$status" -ne 0 ]; then
   echo "editors/neovim: Neovim end-to-end test FAILED (exit $status)"
   exit 1
 fi
 grep -q '^not ok' "$log" && { echo "editors/neovim: failures reported"; exit 1; }
 grep -q '^ok ' "$log" || { echo "editors/neovim: no checks ran"; exit 1; }
-echo "editors/neovim: end-to-end test passed"
+skipped="$(grep -c '# SKIP' "$log" || true)"
+if [ "$skipped" -gt 0 ]; then
+  echo "editors/neovim: end-to-end test passed, $skipped checks SKIPPED (see the # SKIP lines; HLO_NVIM_STRICT=1 makes them failures)"
+else
+  echo "editors/neovim: end-to-end test passed"
+fi

@@ -9,6 +9,13 @@ import { loadGrammar, samplesDir, tokenize, Token } from './tokenize';
 
 const SAMPLES = fs.readdirSync(samplesDir).filter((f) => f.endsWith('.hlo')).sort();
 const read = (name: string) => fs.readFileSync(path.join(samplesDir, name), 'utf8');
+/** Real JAX dumps (after/before optimizations, with metadata) also go through the invariants. */
+const jaxDir = path.join(samplesDir, '..', '..', 'jax');
+const CORPUS = [
+  ...SAMPLES.map((f) => path.join(samplesDir, f)),
+  ...(fs.existsSync(jaxDir) ? fs.readdirSync(jaxDir).filter((f) => f.endsWith('.hlo')).sort().map((f) => path.join(jaxDir, f)) : []),
+];
+const readPath = (p: string) => fs.readFileSync(p, 'utf8');
 const sample = (suffix: string) => {
   const name = SAMPLES.find((f) => f.endsWith(suffix));
   assert.ok(name, `sample *${suffix} is missing from ${samplesDir}`);
@@ -135,8 +142,9 @@ function checkShapeTypes(where: string, shapeText: string, lineToks: Token[]) {
 test('every sample: each instruction has its name, shape types and opcode scoped', async () => {
   const g = await grammar();
   let instructions = 0;
-  for (const name of SAMPLES) {
-    const src = read(name);
+  for (const file of CORPUS) {
+    const name = path.basename(file);
+    const src = readPath(file);
     const toks = tokenize(g, src);
     const byLine = new Map<number, Token[]>();
     for (const t of toks) byLine.set(t.line, [...(byLine.get(t.line) ?? []), t]);
@@ -178,8 +186,9 @@ test('every sample: each instruction has its name, shape types and opcode scoped
 test('every %name outside comments and strings is a definition, reference or computation name', async () => {
   const g = await grammar();
   let names = 0;
-  for (const name of SAMPLES) {
-    for (const t of tokenize(g, read(name))) {
+  for (const file of CORPUS) {
+    const name = path.basename(file);
+    for (const t of tokenize(g, readPath(file))) {
       if (!t.text.startsWith('%') || t.text.length < 2) continue;
       if (has(t, 'comment') || has(t, 'string')) continue;
       names++;
@@ -205,4 +214,21 @@ test('the largest sample (165 KB) tokenizes fast', async () => {
   // VS Code tokenizes in the background in slices; a whole-file pass under a second on a
   // loaded 2-core machine keeps the editor responsive.
   assert.ok(ms < 1000, `took ${ms} ms`);
+});
+
+test('every metadata={...} block in the corpus is scoped as metadata, its keys as attribute names', async () => {
+  const g = await grammar();
+  let blocks = 0;
+  for (const file of CORPUS) {
+    const toks = tokenize(g, readPath(file));
+    toks.forEach((t, i) => {
+      if (t.text !== 'metadata' || has(t, 'comment') || has(t, 'string') || toks[i + 1]?.text !== '=') return;
+      blocks++;
+      const where = `${path.basename(file)}:${t.line + 1}`;
+      assert.ok(has(t, 'meta.metadata.hlo') && has(t, 'entity.other.attribute-name.hlo'), `${where}: [${t.scopes}]`);
+      const key = toks.slice(i + 2, i + 12).find((k) => k.text === 'op_name');
+      if (key) assert.ok(has(key, 'meta.metadata.hlo') && has(key, 'entity.other.attribute-name.hlo'), `${where}: op_name [${key.scopes}]`);
+    });
+  }
+  assert.ok(blocks > 50, `only ${blocks} metadata blocks seen`);
 });

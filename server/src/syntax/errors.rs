@@ -53,8 +53,10 @@ fn describe(chunk: &Chunk, doc_text: &str, node: Node) -> String {
         return format!("expected {what}{}", context(chunk, doc_text, node));
     }
     let text = chunk.node_text(doc_text, node);
-    let prev = node.prev_sibling();
-    if let Some(prev) = prev {
+    // What came just before the point where parsing failed: the ERROR's own last
+    // child (tree-sitter often wraps the partial instruction) or its left sibling.
+    let last_inside = node.child(node.child_count().saturating_sub(1));
+    for prev in [last_inside, node.prev_sibling()].into_iter().flatten() {
         let prev_text = snippet(chunk.node_text(doc_text, prev));
         match prev.kind() {
             "opcode" => return format!("expected operand list after opcode '{prev_text}'"),

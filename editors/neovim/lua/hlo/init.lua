@@ -191,10 +191,15 @@ end
 function M.update_settings(settings)
   M.config.settings = vim.tbl_deep_extend('force', M.config.settings, settings)
   local clients = vim.lsp.get_clients and vim.lsp.get_clients({ name = 'hlo_lsp' }) or vim.lsp.get_active_clients()
+  local params = { settings = M.config.settings }
   for _, client in ipairs(clients) do
     if client.name == 'hlo_lsp' then
       client.config.settings = M.config.settings
-      client.notify('workspace/didChangeConfiguration', { settings = M.config.settings })
+      if has('0.11') then
+        client:notify('workspace/didChangeConfiguration', params) -- methods take self since 0.11
+      else
+        client.notify('workspace/didChangeConfiguration', params)
+      end
     end
   end
 end
