@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
 //! Differential tests of the per-op maps: for random small shapes and attributes,
 //! a brute-force reference written from each op's semantics (plain loops over
 //! indices, no affine maps) gives the set of operand elements every output element
@@ -25,17 +26,31 @@ fn dims_of(s: &Shape) -> Vec<i64> {
 
 /// Compares the maps of `op` with `reference` at every output element, in both
 /// directions (input to output unless `skip_inverse` lists the operand).
-fn check(op: &OpInfo, tensors: &[Option<Tensor>], rule: RuntimeRule, skip_inverse: &[usize], reference: &dyn Fn(&[i64]) -> Reads) -> Result<(), TestCaseError> {
+fn check(
+    op: &OpInfo,
+    tensors: &[Option<Tensor>],
+    rule: RuntimeRule,
+    skip_inverse: &[usize],
+    reference: &dyn Fn(&[i64]) -> Reads,
+) -> Result<(), TestCaseError> {
     let out = op.output(0).unwrap().dims.clone();
     let o2i = ops::output_to_input(op, 0);
     prop_assert_eq!(o2i.entries.len(), op.operands.len());
-    let mut relation: Vec<BTreeSet<(Vec<i64>, Vec<i64>)>> = vec![BTreeSet::new(); op.operands.len()];
+    let mut relation: Vec<BTreeSet<(Vec<i64>, Vec<i64>)>> =
+        vec![BTreeSet::new(); op.operands.len()];
     for o in indices(&out) {
         let expected = reference(&o);
         for (k, entry) in o2i.entries.iter().enumerate() {
             let extents = dims_of(&op.operands[k]);
             let got = entry_reads(entry, &o, &extents, tensors, rule);
-            prop_assert_eq!(&got, &expected[k], "{} operand {} at output {:?}", op.opcode, k, o);
+            prop_assert_eq!(
+                &got,
+                &expected[k],
+                "{} operand {} at output {:?}",
+                op.opcode,
+                k,
+                o
+            );
             for x in &expected[k] {
                 relation[k].insert((x.clone(), o.clone()));
             }
@@ -49,8 +64,19 @@ fn check(op: &OpInfo, tensors: &[Option<Tensor>], rule: RuntimeRule, skip_invers
         let extents = dims_of(&op.operands[k]);
         for x in indices(&extents) {
             let got = entry_reads(&i2o.entries[0], &x, &out, tensors, rule);
-            let want: BTreeSet<Vec<i64>> = relation[k].iter().filter(|(a, _)| *a == x).map(|(_, o)| o.clone()).collect();
-            prop_assert_eq!(&got, &want, "{} input-to-output operand {} at {:?}", op.opcode, k, x);
+            let want: BTreeSet<Vec<i64>> = relation[k]
+                .iter()
+                .filter(|(a, _)| *a == x)
+                .map(|(_, o)| o.clone())
+                .collect();
+            prop_assert_eq!(
+                &got,
+                &want,
+                "{} input-to-output operand {} at {:?}",
+                op.opcode,
+                k,
+                x
+            );
         }
     }
     Ok(())
@@ -65,7 +91,11 @@ fn dims_strategy(max_rank: usize) -> impl Strategy<Value = Vec<i64>> {
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -514,13 +544,20 @@ proptest! {
 
 #[test]
 fn all_gather_reads_the_replica_holding_the_element() {
-    let mut op = OpInfo::new("all-gather", ArrayShape::new(vec![2, 6]), vec![arr(&[2, 3])]);
+    let mut op = OpInfo::new(
+        "all-gather",
+        ArrayShape::new(vec![2, 6]),
+        vec![arr(&[2, 3])],
+    );
     op.attrs.dimensions = Some(vec![1]);
     let o2i = ops::output_to_input(&op, 0);
     let m = &o2i.entries[0].maps[0];
     let replica = m.replica_id.as_ref().expect("replica id");
     for o in indices(&[2, 6]) {
-        assert_eq!(m.map.evaluate_at(&o, &[], &[]).unwrap(), vec![o[0], o[1] % 3]);
+        assert_eq!(
+            m.map.evaluate_at(&o, &[], &[]).unwrap(),
+            vec![o[0], o[1] % 3]
+        );
         assert_eq!(replica.evaluate_at(&o, &[], &[]).unwrap(), vec![o[1] / 3]);
     }
 }
@@ -529,7 +566,18 @@ fn all_gather_reads_the_replica_holding_the_element() {
 fn ops_without_defined_indexing_are_unknown_with_a_reason() {
     let op = OpInfo::new("custom-call", ArrayShape::new(vec![4]), vec![arr(&[4])]);
     let o2i = ops::output_to_input(&op, 0);
-    assert!(o2i.entries[0].unknown.as_deref().unwrap().contains("custom-call"));
-    let op = OpInfo::new("triangular-solve", ArrayShape::new(vec![4, 3]), vec![arr(&[4, 4]), arr(&[4, 3])]);
-    assert!(ops::output_to_input(&op, 0).entries.iter().all(|e| e.is_unknown()));
+    assert!(o2i.entries[0]
+        .unknown
+        .as_deref()
+        .unwrap()
+        .contains("custom-call"));
+    let op = OpInfo::new(
+        "triangular-solve",
+        ArrayShape::new(vec![4, 3]),
+        vec![arr(&[4, 4]), arr(&[4, 3])],
+    );
+    assert!(ops::output_to_input(&op, 0)
+        .entries
+        .iter()
+        .all(|e| e.is_unknown()));
 }

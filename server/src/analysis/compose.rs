@@ -45,7 +45,11 @@ pub fn compose(
         (None, None) => None,
     };
     map.simplify();
-    let mut result = OperandMap { map, runtime_vars, replica_id };
+    let mut result = OperandMap {
+        map,
+        runtime_vars,
+        replica_id,
+    };
     fold_runtime_vars(&mut result, module);
     prune_runtime_vars(&mut result);
     result.map.remove_unused_symbols();
@@ -70,9 +74,18 @@ fn fold_runtime_vars(m: &mut OperandMap, module: &Module) {
     while i < m.runtime_vars.len() {
         let bounds = m.map.runtime_vars()[i].bounds;
         let value = match &m.runtime_vars[i].source {
-            RuntimeSource::Instruction { computation, instruction, .. } => {
-                static_value(module, *computation, *instruction, &m.runtime_vars[i].map, bounds, &m.map)
-            }
+            RuntimeSource::Instruction {
+                computation,
+                instruction,
+                ..
+            } => static_value(
+                module,
+                *computation,
+                *instruction,
+                &m.runtime_vars[i].map,
+                bounds,
+                &m.map,
+            ),
             RuntimeSource::Operand(_) => None,
         };
         match value {
@@ -100,7 +113,7 @@ fn static_value(
     }
     if n.op.opcode == "iota" && rt_map.range_vars().is_empty() && rt_map.runtime_vars().is_empty() {
         let dim = usize::try_from(n.op.attrs.iota_dimension?).ok()?;
-        if rt_map.dims().len() != main.dims().len() || rt_map.constraints().len() > 0 {
+        if rt_map.dims().len() != main.dims().len() || !rt_map.constraints().is_empty() {
             return None;
         }
         let e = rt_map.results().get(dim)?.clone();
@@ -108,7 +121,10 @@ fn static_value(
         if bounds.contains_interval(&range) {
             return Some(e);
         }
-        return Some(e.max(Expr::constant(bounds.lo)).min(Expr::constant(bounds.hi)));
+        return Some(
+            e.max(Expr::constant(bounds.lo))
+                .min(Expr::constant(bounds.hi)),
+        );
     }
     None
 }
@@ -151,11 +167,21 @@ pub fn substitute_runtime(map: &IndexingMap, i: usize, value: Option<Expr>) -> I
         .collect();
     let mut rt_vars = map.runtime_vars().to_vec();
     rt_vars.remove(i);
-    let results = map.results().iter().map(|e| e.replace_vars(&dims, &ranges, &runtimes)).collect();
+    let results = map
+        .results()
+        .iter()
+        .map(|e| e.replace_vars(&dims, &ranges, &runtimes))
+        .collect();
     let constraints = map
         .constraints()
         .iter()
         .map(|(e, r)| (e.replace_vars(&dims, &ranges, &runtimes), *r))
         .collect();
-    IndexingMap::new(map.dims().to_vec(), map.range_vars().to_vec(), rt_vars, results, constraints)
+    IndexingMap::new(
+        map.dims().to_vec(),
+        map.range_vars().to_vec(),
+        rt_vars,
+        results,
+        constraints,
+    )
 }

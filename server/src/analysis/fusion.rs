@@ -62,7 +62,12 @@ fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource 
 /// Output-to-input indexing of `node` (in computation `comp`) for `output_id`.
 /// Fusions and calls are composed through their computation; other instructions
 /// get their per-op maps, with runtime variables naming the operand instructions.
-pub fn output_to_input(module: &Module, comp: usize, node: usize, output_id: usize) -> InstructionIndexing {
+pub fn output_to_input(
+    module: &Module,
+    comp: usize,
+    node: usize,
+    output_id: usize,
+) -> InstructionIndexing {
     let n = &module.computations[comp].nodes[node];
     if n.is_composite() {
         return fused_output_to_input(module, n.called[0], output_id, n.operands.len());
@@ -90,7 +95,12 @@ pub fn output_start(module: &Module, comp: usize, output_id: usize) -> Option<(u
 
 /// Composed maps from output `output_id` of the fused computation `comp` to each
 /// of its `operand_count` parameters.
-pub fn fused_output_to_input(module: &Module, comp: usize, output_id: usize, operand_count: usize) -> InstructionIndexing {
+pub fn fused_output_to_input(
+    module: &Module,
+    comp: usize,
+    output_id: usize,
+    operand_count: usize,
+) -> InstructionIndexing {
     let Some((start, out)) = output_start(module, comp, output_id) else {
         return InstructionIndexing::all_unknown(operand_count, "the fusion has no such output");
     };
@@ -109,7 +119,12 @@ pub fn fused_output_to_input(module: &Module, comp: usize, output_id: usize, ope
 
 /// Maps from output `out` of `start` to every instruction of `comp` it reaches
 /// (the grouped form; index = instruction). Unreached instructions are empty.
-pub fn grouped_output_to_input(module: &Module, comp: usize, start: usize, out: usize) -> Vec<Reached> {
+pub fn grouped_output_to_input(
+    module: &Module,
+    comp: usize,
+    start: usize,
+    out: usize,
+) -> Vec<Reached> {
     let c = &module.computations[comp];
     let mut reached = vec![Reached::default(); c.nodes.len()];
     match c.nodes[start].op.shape.output(out) {
@@ -119,7 +134,9 @@ pub fn grouped_output_to_input(module: &Module, comp: usize, start: usize, out: 
     let order = c.post_order_from(start);
     for &u in order.iter().rev() {
         let node = &c.nodes[u];
-        if node.parameter_number.is_some() || (reached[u].maps.is_empty() && reached[u].unknown.is_none()) {
+        if node.parameter_number.is_some()
+            || (reached[u].maps.is_empty() && reached[u].unknown.is_none())
+        {
             continue;
         }
         let maps = std::mem::take(&mut reached[u].maps);
@@ -128,7 +145,11 @@ pub fn grouped_output_to_input(module: &Module, comp: usize, start: usize, out: 
         outputs.sort_unstable();
         outputs.dedup();
         let operand_output = if node.op.opcode == "get-tuple-element" {
-            node.op.attrs.tuple_index.and_then(|i| usize::try_from(i).ok()).unwrap_or(0)
+            node.op
+                .attrs
+                .tuple_index
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(0)
         } else {
             0
         };

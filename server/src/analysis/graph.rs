@@ -91,7 +91,9 @@ impl Computation {
 
     /// Index of `parameter(number)`.
     pub fn parameter(&self, number: usize) -> Option<usize> {
-        self.nodes.iter().position(|n| n.parameter_number == Some(number))
+        self.nodes
+            .iter()
+            .position(|n| n.parameter_number == Some(number))
     }
 
     pub fn find(&self, name: &str) -> Option<usize> {

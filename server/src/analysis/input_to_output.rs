@@ -23,7 +23,12 @@ fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource 
 }
 
 /// Input-to-output indexing of operand `operand_id` of `node`: one entry per output.
-pub fn input_to_output(module: &Module, comp: usize, node: usize, operand_id: usize) -> InstructionIndexing {
+pub fn input_to_output(
+    module: &Module,
+    comp: usize,
+    node: usize,
+    operand_id: usize,
+) -> InstructionIndexing {
     let n = &module.computations[comp].nodes[node];
     if n.is_composite() {
         return fused_input_to_output(module, n.called[0], operand_id);
@@ -40,7 +45,11 @@ pub fn input_to_output(module: &Module, comp: usize, node: usize, operand_id: us
 /// Maps from parameter `number` of the fused computation `comp` to each output.
 pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> InstructionIndexing {
     let c = &module.computations[comp];
-    let outputs = c.nodes.get(c.root).map(|r| r.op.shape.output_count()).unwrap_or(0);
+    let outputs = c
+        .nodes
+        .get(c.root)
+        .map(|r| r.op.shape.output_count())
+        .unwrap_or(0);
     let Some(param) = c.parameter(number) else {
         return InstructionIndexing::all_unknown(outputs, "the fusion has no such parameter");
     };
@@ -48,7 +57,9 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
     let Some(shape) = c.nodes[param].op.shape.as_array() else {
         return InstructionIndexing::all_unknown(outputs, "tuple-shaped parameters are not mapped");
     };
-    reached[param].maps.push((0, OperandMap::plain(identity(&shape.dims))));
+    reached[param]
+        .maps
+        .push((0, OperandMap::plain(identity(&shape.dims))));
     let mut users: Vec<Vec<(usize, usize)>> = vec![vec![]; c.nodes.len()];
     for (u, node) in c.nodes.iter().enumerate() {
         for (k, &v) in node.operands.iter().enumerate() {
@@ -64,8 +75,13 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
         let from = reached[v].clone();
         for &(u, k) in &users[v] {
             let user = &c.nodes[u];
-            let gte_index = (user.op.opcode == "get-tuple-element")
-                .then(|| user.op.attrs.tuple_index.and_then(|i| usize::try_from(i).ok()).unwrap_or(0));
+            let gte_index = (user.op.opcode == "get-tuple-element").then(|| {
+                user.op
+                    .attrs
+                    .tuple_index
+                    .and_then(|i| usize::try_from(i).ok())
+                    .unwrap_or(0)
+            });
             let q = input_to_output(module, comp, u, k);
             for (j, entry) in q.entries.iter().enumerate() {
                 for (o, m) in &from.maps {
@@ -91,7 +107,11 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
     let root = &c.nodes[c.root];
     let entries = (0..outputs)
         .map(|j| {
-            let (node, out) = if root.op.opcode == "tuple" { (root.operands[j], 0) } else { (c.root, j) };
+            let (node, out) = if root.op.opcode == "tuple" {
+                (root.operands[j], 0)
+            } else {
+                (c.root, j)
+            };
             let mut e = OperandIndexing::none();
             for (o, m) in &reached[node].maps {
                 if *o == out {

@@ -20,7 +20,12 @@ pub fn physical_to_logical(shape: &ArrayShape) -> IndexingMap {
 /// Logical index -> physical index of `shape`.
 pub fn logical_to_physical(shape: &ArrayShape) -> IndexingMap {
     let m2m = shape.major_to_minor();
-    map(&shape.dims, vec![], m2m.iter().map(|&l| d(l)).collect(), vec![])
+    map(
+        &shape.dims,
+        vec![],
+        m2m.iter().map(|&l| d(l)).collect(),
+        vec![],
+    )
 }
 
 /// Rewrites `m` (from `from` to `to`, both logical) to go between physical spaces.
@@ -44,14 +49,24 @@ pub fn to_physical(m: &OperandMap, from: &ArrayShape, to: &ArrayShape) -> Operan
         x.simplify();
         x
     });
-    OperandMap { map, runtime_vars, replica_id }
+    OperandMap {
+        map,
+        runtime_vars,
+        replica_id,
+    }
 }
 
 /// Applies [`to_physical`] to every map of an indexing whose entries go from
 /// `from` to `to[k]`.
-pub fn indexing_to_physical(indexing: &mut InstructionIndexing, from: &ArrayShape, to: &[Option<&ArrayShape>]) {
+pub fn indexing_to_physical(
+    indexing: &mut InstructionIndexing,
+    from: &ArrayShape,
+    to: &[Option<&ArrayShape>],
+) {
     for (k, entry) in indexing.entries.iter_mut().enumerate() {
-        let Some(Some(target)) = to.get(k) else { continue };
+        let Some(Some(target)) = to.get(k) else {
+            continue;
+        };
         for m in &mut entry.maps {
             *m = to_physical(m, from, target);
         }

@@ -25,7 +25,9 @@ pub mod view;
 
 pub use graph::{Computation, Module, Node};
 pub use op::OpInfo;
-pub use operand_indexing::{InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource, RuntimeVar};
+pub use operand_indexing::{
+    InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource, RuntimeVar,
+};
 pub use shape::{ArrayShape, Shape};
 
 /// Which way the maps go.
@@ -57,21 +59,29 @@ pub fn analyze(module: &Module, q: &Query) -> InstructionIndexing {
     let node = &module.computations[q.computation].nodes[q.instruction];
     match q.direction {
         Direction::OutputToInput => {
-            let mut indexing = fusion::output_to_input(module, q.computation, q.instruction, q.output_id);
+            let mut indexing =
+                fusion::output_to_input(module, q.computation, q.instruction, q.output_id);
             if q.physical_layout {
                 if let Some(from) = node.op.shape.output(q.output_id) {
-                    let to: Vec<Option<&ArrayShape>> = node.op.operands.iter().map(Shape::as_array).collect();
+                    let to: Vec<Option<&ArrayShape>> =
+                        node.op.operands.iter().map(Shape::as_array).collect();
                     layout::indexing_to_physical(&mut indexing, from, &to);
                 }
             }
             indexing
         }
         Direction::InputToOutput => {
-            let mut indexing = input_to_output::input_to_output(module, q.computation, q.instruction, q.operand_id);
+            let mut indexing = input_to_output::input_to_output(
+                module,
+                q.computation,
+                q.instruction,
+                q.operand_id,
+            );
             if q.physical_layout {
                 if let Some(Some(from)) = node.op.operands.get(q.operand_id).map(Shape::as_array) {
-                    let to: Vec<Option<&ArrayShape>> =
-                        (0..node.op.shape.output_count()).map(|j| node.op.shape.output(j)).collect();
+                    let to: Vec<Option<&ArrayShape>> = (0..node.op.shape.output_count())
+                        .map(|j| node.op.shape.output(j))
+                        .collect();
                     layout::indexing_to_physical(&mut indexing, from, &to);
                 }
             }

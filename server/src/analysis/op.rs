@@ -127,7 +127,12 @@ pub struct OpInfo {
 impl OpInfo {
     /// A new view with no attributes.
     pub fn new(opcode: impl Into<String>, shape: impl Into<Shape>, operands: Vec<Shape>) -> OpInfo {
-        OpInfo { opcode: opcode.into(), shape: shape.into(), operands, attrs: Attrs::default() }
+        OpInfo {
+            opcode: opcode.into(),
+            shape: shape.into(),
+            operands,
+            attrs: Attrs::default(),
+        }
     }
 
     /// The array shape of output `output_id`.

@@ -44,7 +44,11 @@ pub struct OperandMap {
 impl OperandMap {
     /// A map without runtime variables or replica.
     pub fn plain(map: IndexingMap) -> OperandMap {
-        OperandMap { map, runtime_vars: vec![], replica_id: None }
+        OperandMap {
+            map,
+            runtime_vars: vec![],
+            replica_id: None,
+        }
     }
 }
 
@@ -59,7 +63,10 @@ pub struct OperandIndexing {
 
 impl OperandIndexing {
     pub fn single(map: OperandMap) -> OperandIndexing {
-        OperandIndexing { maps: vec![map], unknown: None }
+        OperandIndexing {
+            maps: vec![map],
+            unknown: None,
+        }
     }
 
     pub fn plain(map: IndexingMap) -> OperandIndexing {
@@ -67,7 +74,10 @@ impl OperandIndexing {
     }
 
     pub fn unknown(reason: impl Into<String>) -> OperandIndexing {
-        OperandIndexing { maps: vec![], unknown: Some(reason.into()) }
+        OperandIndexing {
+            maps: vec![],
+            unknown: Some(reason.into()),
+        }
     }
 
     /// No access at all (e.g. the other elements of a tuple).
@@ -118,7 +128,11 @@ pub struct InstructionIndexing {
 impl InstructionIndexing {
     /// Every entry unknown for the same reason.
     pub fn all_unknown(count: usize, reason: &str) -> InstructionIndexing {
-        InstructionIndexing { entries: (0..count).map(|_| OperandIndexing::unknown(reason)).collect() }
+        InstructionIndexing {
+            entries: (0..count)
+                .map(|_| OperandIndexing::unknown(reason))
+                .collect(),
+        }
     }
 
     /// XLA's text: `operand id = N` followed by each map (or `unknown indexing`).
@@ -158,7 +172,7 @@ pub fn operand_map_to_string(m: &OperandMap, options: &PrintOptions) -> String {
                 RuntimeSource::Instruction { label, .. } => label.clone(),
             };
             out.push_str(&format!("  rt{i}: {label}; "));
-            out.push_str(&indent(rt.map.print(options).trim_end(), 4).trim_start().to_string());
+            out.push_str(indent(rt.map.print(options).trim_end(), 4).trim());
             out.push('\n');
         }
     }

@@ -14,12 +14,18 @@ pub struct ArrayShape {
 impl ArrayShape {
     /// An array shape with the default (row-major) layout.
     pub fn new(dims: impl Into<Vec<i64>>) -> ArrayShape {
-        ArrayShape { dims: dims.into(), minor_to_major: None }
+        ArrayShape {
+            dims: dims.into(),
+            minor_to_major: None,
+        }
     }
 
     /// An array shape with an explicit `minor_to_major` layout.
     pub fn with_layout(dims: impl Into<Vec<i64>>, minor_to_major: Vec<usize>) -> ArrayShape {
-        ArrayShape { dims: dims.into(), minor_to_major: Some(minor_to_major) }
+        ArrayShape {
+            dims: dims.into(),
+            minor_to_major: Some(minor_to_major),
+        }
     }
 
     pub fn rank(&self) -> usize {
@@ -28,7 +34,9 @@ impl ArrayShape {
 
     /// Number of elements; `None` on overflow.
     pub fn element_count(&self) -> Option<i64> {
-        self.dims.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d.max(0)))
+        self.dims
+            .iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d.max(0)))
     }
 
     /// The layout, with the default filled in. A layout that is not a permutation
@@ -38,7 +46,9 @@ impl ArrayShape {
         if let Some(m2m) = &self.minor_to_major {
             let mut seen = vec![false; rank];
             let valid = m2m.len() == rank
-                && m2m.iter().all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
+                && m2m
+                    .iter()
+                    .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true));
             if valid {
                 return m2m.clone();
             }
@@ -56,7 +66,10 @@ impl ArrayShape {
 
     /// The extents in physical (major-to-minor) order.
     pub fn physical_dims(&self) -> Vec<i64> {
-        self.major_to_minor().iter().map(|&d| self.dims[d]).collect()
+        self.major_to_minor()
+            .iter()
+            .map(|&d| self.dims[d])
+            .collect()
     }
 
     /// True when the layout is the default row-major one.

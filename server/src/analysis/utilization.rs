@@ -11,7 +11,7 @@
 
 use super::operand_indexing::OperandIndexing;
 use super::shape::ArrayShape;
-use crate::algebra::{Expr, IndexingMap, VarKind};
+use crate::algebra::{Expr, IndexingMap};
 
 /// Default enumeration budget (domain points per operand).
 pub const DEFAULT_BUDGET: u128 = 10_000_000;
@@ -27,24 +27,44 @@ pub struct Utilization {
 }
 
 /// Utilization of `operand` by the maps of `entry`; `None` for unknown indexing.
-pub fn utilization(entry: &OperandIndexing, operand: &ArrayShape, budget: u128) -> Option<Utilization> {
+pub fn utilization(
+    entry: &OperandIndexing,
+    operand: &ArrayShape,
+    budget: u128,
+) -> Option<Utilization> {
     if entry.is_unknown() {
         return None;
     }
     let size = operand.element_count().filter(|&n| n >= 0)? as u128;
     if size == 0 {
-        return Some(Utilization { fraction: 0.0, multiplicity: 0.0, exact: true });
+        return Some(Utilization {
+            fraction: 0.0,
+            multiplicity: 0.0,
+            exact: true,
+        });
     }
-    let live: Vec<&IndexingMap> = entry.maps.iter().map(|m| &m.map).filter(|m| !m.is_known_empty()).collect();
+    let live: Vec<&IndexingMap> = entry
+        .maps
+        .iter()
+        .map(|m| &m.map)
+        .filter(|m| !m.is_known_empty())
+        .collect();
     if live.is_empty() {
-        return Some(Utilization { fraction: 0.0, multiplicity: 0.0, exact: true });
+        return Some(Utilization {
+            fraction: 0.0,
+            multiplicity: 0.0,
+            exact: true,
+        });
     }
     if live.len() == 1 {
         if let Some(u) = projection(live[0], size) {
             return Some(u);
         }
     }
-    let points: u128 = live.iter().map(|m| domain_size(m)).fold(0u128, |a, b| a.saturating_add(b));
+    let points: u128 = live
+        .iter()
+        .map(|m| domain_size(m))
+        .fold(0u128, |a, b| a.saturating_add(b));
     let has_runtime = live.iter().any(|m| !m.runtime_vars().is_empty());
     if points <= budget && size <= budget.saturating_mul(8) {
         return Some(enumerate(&live, operand, size, !has_runtime));
@@ -53,7 +73,10 @@ pub fn utilization(entry: &OperandIndexing, operand: &ArrayShape, budget: u128) 
 }
 
 fn domain_size(m: &IndexingMap) -> u128 {
-    m.dims().iter().chain(m.range_vars()).fold(1u128, |acc, v| acc.saturating_mul(v.bounds.size()))
+    m.dims()
+        .iter()
+        .chain(m.range_vars())
+        .fold(1u128, |acc, v| acc.saturating_mul(v.bounds.size()))
 }
 
 /// Closed form when every result is a distinct plain variable and the domain is a box.
@@ -69,13 +92,19 @@ fn projection(m: &IndexingMap, size: u128) -> Option<Utilization> {
         }
     }
     let total = domain_size(m);
-    let distinct = used.iter().fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()));
+    let distinct = used
+        .iter()
+        .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()));
     if distinct > size {
         return None;
     }
     Some(Utilization {
         fraction: distinct as f64 / size as f64,
-        multiplicity: if distinct == 0 { 0.0 } else { total as f64 / distinct as f64 },
+        multiplicity: if distinct == 0 {
+            0.0
+        } else {
+            total as f64 / distinct as f64
+        },
         exact: true,
     })
 }
@@ -87,8 +116,12 @@ fn enumerate(maps: &[&IndexingMap], operand: &ArrayShape, size: u128, exact: boo
     for m in maps {
         let rts: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
         let nd = m.dims().len();
-        let bounds: Vec<(i64, i64)> =
-            m.dims().iter().chain(m.range_vars()).map(|v| (v.bounds.lo, v.bounds.hi)).collect();
+        let bounds: Vec<(i64, i64)> = m
+            .dims()
+            .iter()
+            .chain(m.range_vars())
+            .map(|v| (v.bounds.lo, v.bounds.hi))
+            .collect();
         if bounds.iter().any(|(lo, hi)| lo > hi) {
             continue;
         }
@@ -114,7 +147,11 @@ fn enumerate(maps: &[&IndexingMap], operand: &ArrayShape, size: u128, exact: boo
     }
     Utilization {
         fraction: distinct as f64 / size as f64,
-        multiplicity: if distinct == 0 { 0.0 } else { total as f64 / distinct as f64 },
+        multiplicity: if distinct == 0 {
+            0.0
+        } else {
+            total as f64 / distinct as f64
+        },
         exact,
     }
 }
@@ -124,7 +161,9 @@ fn estimate(maps: &[&IndexingMap], size: u128) -> Utilization {
     let mut distinct = 0u128;
     let mut total = 0u128;
     for m in maps {
-        let boxed = m.results().iter().fold(1u128, |acc, e: &Expr| acc.saturating_mul(m.range_of(e).size()));
+        let boxed = m.results().iter().fold(1u128, |acc, e: &Expr| {
+            acc.saturating_mul(m.range_of(e).size())
+        });
         distinct = distinct.saturating_add(boxed);
         total = total.saturating_add(domain_size(m));
     }
@@ -159,9 +198,4 @@ fn advance(point: &mut [i64], bounds: &[(i64, i64)]) -> bool {
         point[k] = bounds[k].0;
     }
     false
-}
-
-#[allow(dead_code)]
-fn _kinds() -> VarKind {
-    VarKind::Dim
 }

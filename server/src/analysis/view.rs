@@ -10,40 +10,80 @@ use crate::model;
 /// Converts one model module; `text` is the document it was built from (for the
 /// few attributes and literals the model keeps as ranges).
 pub fn from_model(text: &str, m: &model::Module) -> Module {
-    let computations = m.computations.iter().map(|c| computation(text, m, c)).collect();
-    let entry = m.entry.map(|id| id.index()).unwrap_or_else(|| m.computations.len().saturating_sub(1));
-    Module { computations, entry }
+    let computations = m
+        .computations
+        .iter()
+        .map(|c| computation(text, c))
+        .collect();
+    let entry = m
+        .entry
+        .map(|id| id.index())
+        .unwrap_or_else(|| m.computations.len().saturating_sub(1));
+    Module {
+        computations,
+        entry,
+    }
 }
 
-fn computation(text: &str, m: &model::Module, c: &model::Computation) -> Computation {
-    let nodes = c.instructions.iter().map(|i| node(text, m, c, i)).collect();
-    let root = c.root.map(|r| r.index()).unwrap_or_else(|| c.instructions.len().saturating_sub(1));
-    Computation { name: c.name.clone(), nodes, root }
+fn computation(text: &str, c: &model::Computation) -> Computation {
+    let nodes = c.instructions.iter().map(|i| node(text, c, i)).collect();
+    let root = c
+        .root
+        .map(|r| r.index())
+        .unwrap_or_else(|| c.instructions.len().saturating_sub(1));
+    Computation {
+        name: c.name.clone(),
+        nodes,
+        root,
+    }
 }
 
-fn node(text: &str, m: &model::Module, c: &model::Computation, i: &model::Instruction) -> Node {
+fn node(text: &str, c: &model::Computation, i: &model::Instruction) -> Node {
     let opcode = i.opcode.name().to_string();
     let operands: Vec<Shape> = (0..i.operands.len())
-        .map(|k| c.operand_shape(i, k).map(shape).unwrap_or(Shape::Tuple(vec![])))
+        .map(|k| {
+            c.operand_shape(i, k)
+                .map(shape)
+                .unwrap_or(Shape::Tuple(vec![]))
+        })
         .collect();
     let mut op = OpInfo::new(opcode.clone(), shape(&i.shape), operands);
     op.attrs = attrs(text, i);
-    let mut n = Node::new(i.name.clone(), op, i.operands.iter().map(|o| o.target.map_or(usize::MAX, |t| t.index())).collect());
+    let mut n = Node::new(
+        i.name.clone(),
+        op,
+        i.operands
+            .iter()
+            .map(|o| o.target.map_or(usize::MAX, |t| t.index()))
+            .collect(),
+    );
     n.parameter_number = i.parameter_number.and_then(|p| usize::try_from(p).ok());
     if matches!(opcode.as_str(), "fusion" | "call") {
-        let attribute = if opcode == "fusion" { "calls" } else { "to_apply" };
-        n.called = i.called.iter().filter(|cc| cc.attribute == attribute).filter_map(|cc| cc.target).map(|t| t.index()).collect();
+        let attribute = if opcode == "fusion" {
+            "calls"
+        } else {
+            "to_apply"
+        };
+        n.called = i
+            .called
+            .iter()
+            .filter(|cc| cc.attribute == attribute)
+            .filter_map(|cc| cc.target)
+            .map(|t| t.index())
+            .collect();
     }
     if opcode == "constant" {
         if let Some(r) = i.literals.first() {
             let lit = text.get(r.clone()).unwrap_or("").trim();
             n.constant_text = Some(lit.to_string());
-            if i.shape.as_array().is_some_and(|a| a.dims.is_empty() && a.element.is_integral()) {
+            if i.shape
+                .as_array()
+                .is_some_and(|a| a.dims.is_empty() && a.element.is_integral())
+            {
                 n.constant_scalar = lit.parse::<i64>().ok();
             }
         }
     }
-    let _ = m;
     n
 }
 
@@ -58,10 +98,20 @@ pub fn shape(s: &model::Shape) -> Shape {
 }
 
 fn array(a: &model::ArrayShape) -> ArrayShape {
-    let layout = a.layout.as_ref().filter(|l| l.minor_to_major.len() == a.dims.len()).and_then(|l| {
-        l.minor_to_major.iter().map(|&d| usize::try_from(d).ok()).collect::<Option<Vec<_>>>()
-    });
-    ArrayShape { dims: a.dims.clone(), minor_to_major: layout }
+    let layout = a
+        .layout
+        .as_ref()
+        .filter(|l| l.minor_to_major.len() == a.dims.len())
+        .and_then(|l| {
+            l.minor_to_major
+                .iter()
+                .map(|&d| usize::try_from(d).ok())
+                .collect::<Option<Vec<_>>>()
+        });
+    ArrayShape {
+        dims: a.dims.clone(),
+        minor_to_major: layout,
+    }
 }
 
 fn idx(v: &[i64]) -> Option<Vec<usize>> {
@@ -70,11 +120,31 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
 
 fn attrs(text: &str, i: &model::Instruction) -> Attrs {
     let a = &i.attrs;
-    let raw = |name: &str| i.attribute(name).and_then(|at| text.get(at.value_range.clone())).map(str::trim);
+    let raw = |name: &str| {
+        i.attribute(name)
+            .and_then(|at| text.get(at.value_range.clone()))
+            .map(str::trim)
+    };
     Attrs {
         dimensions: a.dimensions.clone(),
-        slice: a.slice.as_ref().map(|v| v.iter().map(|s| op::SliceDim { start: s.start, limit: s.limit, stride: s.stride }).collect()),
-        padding: a.padding.as_ref().map(|v| v.iter().map(|p| op::PadDim { low: p.low, high: p.high, interior: p.interior }).collect()),
+        slice: a.slice.as_ref().map(|v| {
+            v.iter()
+                .map(|s| op::SliceDim {
+                    start: s.start,
+                    limit: s.limit,
+                    stride: s.stride,
+                })
+                .collect()
+        }),
+        padding: a.padding.as_ref().map(|v| {
+            v.iter()
+                .map(|p| op::PadDim {
+                    low: p.low,
+                    high: p.high,
+                    interior: p.interior,
+                })
+                .collect()
+        }),
         window: a.window.as_ref().map(|v| {
             v.iter()
                 .map(|w| op::WindowDim {

@@ -120,7 +120,10 @@ fn run_inner(args: &Args) -> Result<String, String> {
             .map(|(t, indexing)| instruction_json(args, &modules[t.module], *t, indexing, &options))
             .collect();
         let doc = json!({ "instructions": instructions });
-        Ok(format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?))
+        Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
+        ))
     } else {
         let mut out = String::new();
         for (t, indexing) in &results {
@@ -131,7 +134,10 @@ fn run_inner(args: &Args) -> Result<String, String> {
                 Direction::OutputToInput => format!("output {}", args.output),
                 Direction::InputToOutput => format!("operand {}", args.operand),
             };
-            out.push_str(&format!("// {} = {} in {}, {}\n", n.name, n.op.opcode, c.name, which));
+            out.push_str(&format!(
+                "// {} = {} in {}, {}\n",
+                n.name, n.op.opcode, c.name, which
+            ));
             for (id, entry) in indexing.entries.iter().enumerate() {
                 out.push_str(&format!("operand id = {id}\n"));
                 out.push_str(&entry_to_string(entry, &options));
@@ -147,18 +153,29 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     for name in &args.instructions {
         let name = name.trim_start_matches('%');
         let found = modules.iter().enumerate().find_map(|(mi, m)| {
-            m.computations.iter().enumerate().find_map(|(ci, c)| c.find(name).map(|ii| (mi, ci, ii)))
+            m.computations
+                .iter()
+                .enumerate()
+                .find_map(|(ci, c)| c.find(name).map(|ii| (mi, ci, ii)))
         });
-        let (module, computation, instruction) =
-            found.ok_or_else(|| format!("no instruction named `{name}` in {}", args.file.display()))?;
-        out.push(Target { module, computation, instruction });
+        let (module, computation, instruction) = found
+            .ok_or_else(|| format!("no instruction named `{name}` in {}", args.file.display()))?;
+        out.push(Target {
+            module,
+            computation,
+            instruction,
+        });
     }
     if args.all {
         for (mi, m) in modules.iter().enumerate() {
             for (ci, c) in m.computations.iter().enumerate() {
                 for (ii, n) in c.nodes.iter().enumerate() {
                     if n.op.opcode == "fusion" {
-                        out.push(Target { module: mi, computation: ci, instruction: ii });
+                        out.push(Target {
+                            module: mi,
+                            computation: ci,
+                            instruction: ii,
+                        });
                     }
                 }
             }
@@ -167,8 +184,16 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     if args.all || args.instructions.is_empty() {
         for (mi, m) in modules.iter().enumerate() {
             if let Some(c) = m.computations.get(m.entry) {
-                if c.root < c.nodes.len() && !out.iter().any(|t| t.module == mi && t.computation == m.entry && t.instruction == c.root) {
-                    out.push(Target { module: mi, computation: m.entry, instruction: c.root });
+                if c.root < c.nodes.len()
+                    && !out.iter().any(|t| {
+                        t.module == mi && t.computation == m.entry && t.instruction == c.root
+                    })
+                {
+                    out.push(Target {
+                        module: mi,
+                        computation: m.entry,
+                        instruction: c.root,
+                    });
                 }
             }
         }
@@ -179,7 +204,13 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     Ok(out)
 }
 
-fn instruction_json(args: &Args, m: &Module, t: Target, indexing: &InstructionIndexing, options: &PrintOptions) -> Value {
+fn instruction_json(
+    args: &Args,
+    m: &Module,
+    t: Target,
+    indexing: &InstructionIndexing,
+    options: &PrintOptions,
+) -> Value {
     let c = &m.computations[t.computation];
     let n = &c.nodes[t.instruction];
     let entries: Vec<Value> = indexing

@@ -39,7 +39,9 @@ pub fn in_bounds(idx: &[i64], extents: &[i64]) -> bool {
 
 /// Row-major linear position.
 pub fn linear(idx: &[i64], extents: &[i64]) -> usize {
-    idx.iter().zip(extents).fold(0usize, |acc, (&i, &n)| acc * n as usize + i as usize)
+    idx.iter()
+        .zip(extents)
+        .fold(0usize, |acc, (&i, &n)| acc * n as usize + i as usize)
 }
 
 /// A concrete tensor for runtime values (row-major).
@@ -66,14 +68,24 @@ pub enum RuntimeRule {
 
 /// Elements of an operand with `extents` that map `m` reads from output index
 /// `out` (range variables enumerated, runtime variables from `tensors`).
-pub fn reads_of(m: &OperandMap, out: &[i64], extents: &[i64], tensors: &[Option<Tensor>], rule: RuntimeRule) -> BTreeSet<Vec<i64>> {
+pub fn reads_of(
+    m: &OperandMap,
+    out: &[i64],
+    extents: &[i64],
+    tensors: &[Option<Tensor>],
+    rule: RuntimeRule,
+) -> BTreeSet<Vec<i64>> {
     let mut set = BTreeSet::new();
     let map = &m.map;
     if map.is_known_empty() {
         return set;
     }
     assert!(!map.is_undefined(), "undefined map");
-    let ranges: Vec<i64> = map.range_vars().iter().map(|v| v.bounds.hi - v.bounds.lo + 1).collect();
+    let ranges: Vec<i64> = map
+        .range_vars()
+        .iter()
+        .map(|v| v.bounds.hi - v.bounds.lo + 1)
+        .collect();
     let lows: Vec<i64> = map.range_vars().iter().map(|v| v.bounds.lo).collect();
     for r in indices(&ranges) {
         let r: Vec<i64> = r.iter().zip(&lows).map(|(a, b)| a + b).collect();
@@ -85,7 +97,10 @@ pub fn reads_of(m: &OperandMap, out: &[i64], extents: &[i64], tensors: &[Option<
                 _ => panic!("unresolved runtime source in a per-op map"),
             };
             let nr = rt.map.range_vars().len();
-            let idx = rt.map.evaluate_at(out, &r[..nr.min(r.len())], &[]).expect("runtime map evaluates");
+            let idx = rt
+                .map
+                .evaluate_at(out, &r[..nr.min(r.len())], &[])
+                .expect("runtime map evaluates");
             let Some(value) = tensors[k].as_ref().and_then(|t| t.at(&idx)) else {
                 ok = false;
                 break;
@@ -109,7 +124,13 @@ pub fn reads_of(m: &OperandMap, out: &[i64], extents: &[i64], tensors: &[Option<
 }
 
 /// Union of [`reads_of`] over every map of an entry.
-pub fn entry_reads(e: &OperandIndexing, out: &[i64], extents: &[i64], tensors: &[Option<Tensor>], rule: RuntimeRule) -> BTreeSet<Vec<i64>> {
+pub fn entry_reads(
+    e: &OperandIndexing,
+    out: &[i64],
+    extents: &[i64],
+    tensors: &[Option<Tensor>],
+    rule: RuntimeRule,
+) -> BTreeSet<Vec<i64>> {
     assert!(e.unknown.is_none(), "unknown indexing: {:?}", e.unknown);
     let mut set = BTreeSet::new();
     for m in &e.maps {
@@ -121,5 +142,11 @@ pub fn entry_reads(e: &OperandIndexing, out: &[i64], extents: &[i64], tensors: &
 /// True when the map's domain holds `out` for some range values (used where the
 /// reference says "reads nothing" to tell it apart from "not in the domain").
 pub fn plain_reads(map: &IndexingMap, out: &[i64], extents: &[i64]) -> BTreeSet<Vec<i64>> {
-    reads_of(&OperandMap::plain(map.clone()), out, extents, &[], RuntimeRule::Raw)
+    reads_of(
+        &OperandMap::plain(map.clone()),
+        out,
+        extents,
+        &[],
+        RuntimeRule::Raw,
+    )
 }

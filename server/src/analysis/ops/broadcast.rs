@@ -14,7 +14,12 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         return Err("broadcast: `dimensions` does not match the operand rank".to_string());
     }
     let results = dims.iter().map(|&k| d(k)).collect();
-    Ok(vec![OperandIndexing::plain(map(&out.dims, vec![], results, vec![]))])
+    Ok(vec![OperandIndexing::plain(map(
+        &out.dims,
+        vec![],
+        results,
+        vec![],
+    ))])
 }
 
 pub fn input_to_output(op: &OpInfo) -> OpResult {
@@ -34,5 +39,10 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
             }
         })
         .collect();
-    Ok(vec![OperandIndexing::plain(map(&operand.dims, ranges, results, vec![]))])
+    Ok(vec![OperandIndexing::plain(map(
+        &operand.dims,
+        ranges,
+        results,
+        vec![],
+    ))])
 }

@@ -20,7 +20,9 @@ pub fn all_gather_output_to_input(op: &OpInfo) -> OpResult {
     if n <= 0 || operand.rank() != out.rank() {
         return Err("all-gather: operand does not match the output".to_string());
     }
-    let results = (0..out.rank()).map(|k| if k == g { d(k).modulo(n) } else { d(k) }).collect();
+    let results = (0..out.rank())
+        .map(|k| if k == g { d(k).modulo(n) } else { d(k) })
+        .collect();
     let replica = map(&out.dims, vec![], vec![d(g).floor_div(n)], vec![]);
     Ok(vec![OperandIndexing::single(OperandMap {
         map: map(&out.dims, vec![], results, vec![]),
@@ -37,7 +39,13 @@ pub fn all_reduce_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
     if op.shape.output_count() > 1 || matches!(op.shape, crate::analysis::shape::Shape::Tuple(_)) {
         return Ok((0..op.operands.len())
-            .map(|k| if k == output_id { OperandIndexing::plain(identity(&out.dims)) } else { OperandIndexing::none() })
+            .map(|k| {
+                if k == output_id {
+                    OperandIndexing::plain(identity(&out.dims))
+                } else {
+                    OperandIndexing::none()
+                }
+            })
             .collect());
     }
     (0..op.operands.len())
@@ -45,7 +53,10 @@ pub fn all_reduce_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
             if op.operand(k)?.dims == out.dims {
                 Ok(OperandIndexing::plain(identity(&out.dims)))
             } else {
-                Err(format!("{}: operand shape differs from the output", op.opcode))
+                Err(format!(
+                    "{}: operand shape differs from the output",
+                    op.opcode
+                ))
             }
         })
         .collect()

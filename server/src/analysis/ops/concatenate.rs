@@ -22,7 +22,12 @@ fn offsets(op: &OpInfo, dim: usize) -> Result<Vec<i64>, String> {
     let mut out = vec![];
     for k in 0..op.operands.len() {
         out.push(offset);
-        let n = op.operand(k)?.dims.get(dim).copied().ok_or("concatenate: rank mismatch")?;
+        let n = op
+            .operand(k)?
+            .dims
+            .get(dim)
+            .copied()
+            .ok_or("concatenate: rank mismatch")?;
         offset = offset.checked_add(n).ok_or("concatenate: size overflows")?;
     }
     Ok(out)
@@ -45,9 +50,21 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
                 })
                 .collect();
             let results = (0..out.rank())
-                .map(|i| if i == dim && offsets[k] != 0 { d(i) - c(offsets[k]) } else { d(i) })
+                .map(|i| {
+                    if i == dim && offsets[k] != 0 {
+                        d(i) - c(offsets[k])
+                    } else {
+                        d(i)
+                    }
+                })
                 .collect();
-            Ok(OperandIndexing::plain(IndexingMap::new(vars, vec![], vec![], results, vec![])))
+            Ok(OperandIndexing::plain(IndexingMap::new(
+                vars,
+                vec![],
+                vec![],
+                results,
+                vec![],
+            )))
         })
         .collect()
 }
@@ -60,7 +77,13 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
         return Ok(vec![OperandIndexing::plain(identity(&operand.dims))]);
     }
     let results = (0..operand.rank())
-        .map(|i| if i == dim { d(i) + c(offsets[operand_id]) } else { d(i) })
+        .map(|i| {
+            if i == dim {
+                d(i) + c(offsets[operand_id])
+            } else {
+                d(i)
+            }
+        })
         .collect();
     let m = crate::analysis::build::map(&operand.dims, vec![], results, vec![]);
     Ok(vec![OperandIndexing::plain(m)])

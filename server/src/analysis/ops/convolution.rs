@@ -21,7 +21,11 @@ struct Conv {
 }
 
 fn conv(op: &OpInfo) -> Result<Conv, String> {
-    let dims = op.attrs.conv.clone().ok_or("convolution needs `dim_labels`")?;
+    let dims = op
+        .attrs
+        .conv
+        .clone()
+        .ok_or("convolution needs `dim_labels`")?;
     let n = dims.input_spatial.len();
     let window = match op.attrs.window.clone() {
         Some(w) => w,
@@ -36,7 +40,12 @@ fn conv(op: &OpInfo) -> Result<Conv, String> {
     if groups <= 0 || batch_groups <= 0 {
         return Err("convolution: group counts must be positive".to_string());
     }
-    Ok(Conv { dims, window, groups, batch_groups })
+    Ok(Conv {
+        dims,
+        window,
+        groups,
+        batch_groups,
+    })
 }
 
 pub fn output_to_input(op: &OpInfo) -> OpResult {
@@ -73,7 +82,11 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     }
     let feature_base = if cv.groups > 1 {
         let per_group = out_features / cv.groups;
-        Some(affine(d(dn.output_feature).floor_div(per_group), in_feature_size, 0))
+        Some(affine(
+            d(dn.output_feature).floor_div(per_group),
+            in_feature_size,
+            0,
+        ))
     } else {
         None
     };
@@ -89,7 +102,13 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     } else {
         d(dn.output_batch)
     };
-    let mut lhs_map = IndexingMap::new(vars(&out.dims), ranges.clone(), vec![], lhs_results, w.constraints);
+    let mut lhs_map = IndexingMap::new(
+        vars(&out.dims),
+        ranges.clone(),
+        vec![],
+        lhs_results,
+        w.constraints,
+    );
     lhs_map.simplify();
     let rhs_ranges = ranges[..ranges.len() - usize::from(cv.batch_groups > 1)].to_vec();
     let mut rhs_results = vec![c(0); rhs.rank()];
@@ -104,7 +123,10 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     rhs_results[dn.kernel_output_feature] = d(dn.output_feature);
     let mut rhs_map = IndexingMap::new(vars(&out.dims), rhs_ranges, vec![], rhs_results, vec![]);
     rhs_map.simplify();
-    Ok(vec![OperandIndexing::plain(lhs_map), OperandIndexing::plain(rhs_map)])
+    Ok(vec![
+        OperandIndexing::plain(lhs_map),
+        OperandIndexing::plain(rhs_map),
+    ])
 }
 
 pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
@@ -126,10 +148,12 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             // Input spatial dims of the lhs are numbered by their lhs position.
             let spatial_inputs: Vec<i64> = in_spatial_ext.clone();
             let w = windowed_inverse(&spatial_inputs, &out_spatial_ext, &cv.window);
-            let remap = |e: &Expr| e.map_vars(&|v| match v.kind {
-                crate::algebra::VarKind::Dim => d(dn.input_spatial[v.index]),
-                _ => Expr::var(v),
-            });
+            let remap = |e: &Expr| {
+                e.map_vars(&|v| match v.kind {
+                    crate::algebra::VarKind::Dim => d(dn.input_spatial[v.index]),
+                    _ => Expr::var(v),
+                })
+            };
             let mut ranges = w.ranges.clone();
             ranges.push(var(per_group_out));
             let sym = s(ranges.len() - 1);
@@ -139,7 +163,11 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             }
             results[dn.output_batch] = d(dn.input_batch);
             results[dn.output_feature] = if cv.groups > 1 {
-                affine(d(dn.input_feature).floor_div(per_group_in), per_group_out, 0) + sym
+                affine(
+                    d(dn.input_feature).floor_div(per_group_in),
+                    per_group_out,
+                    0,
+                ) + sym
             } else {
                 sym
             };

@@ -23,24 +23,50 @@ fn sides(op: &OpInfo) -> Result<Sides<'_>, String> {
     let rhs = op.operand(1)?;
     let dims = op.attrs.dot.clone().unwrap_or_default();
     let free = |rank: usize, batch: &[usize], contracting: &[usize]| -> Vec<usize> {
-        (0..rank).filter(|k| !batch.contains(k) && !contracting.contains(k)).collect()
+        (0..rank)
+            .filter(|k| !batch.contains(k) && !contracting.contains(k))
+            .collect()
     };
     let lhs_free = free(lhs.rank(), &dims.lhs_batch, &dims.lhs_contracting);
     let rhs_free = free(rhs.rank(), &dims.rhs_batch, &dims.rhs_contracting);
     let ok = dims.lhs_batch.len() == dims.rhs_batch.len()
         && dims.lhs_contracting.len() == dims.rhs_contracting.len()
-        && dims.lhs_batch.iter().chain(&dims.lhs_contracting).all(|&k| k < lhs.rank())
-        && dims.rhs_batch.iter().chain(&dims.rhs_contracting).all(|&k| k < rhs.rank())
-        && dims.lhs_contracting.iter().zip(&dims.rhs_contracting).all(|(&a, &b)| lhs.dims[a] == rhs.dims[b]);
+        && dims
+            .lhs_batch
+            .iter()
+            .chain(&dims.lhs_contracting)
+            .all(|&k| k < lhs.rank())
+        && dims
+            .rhs_batch
+            .iter()
+            .chain(&dims.rhs_contracting)
+            .all(|&k| k < rhs.rank())
+        && dims
+            .lhs_contracting
+            .iter()
+            .zip(&dims.rhs_contracting)
+            .all(|(&a, &b)| lhs.dims[a] == rhs.dims[b]);
     if !ok {
         return Err("dot: inconsistent dimension numbers".to_string());
     }
-    Ok(Sides { lhs, rhs, dims, lhs_free, rhs_free })
+    Ok(Sides {
+        lhs,
+        rhs,
+        dims,
+        lhs_free,
+        rhs_free,
+    })
 }
 
 /// Results for one side: `batch` (that side's batch dims), `contracting`, `free`,
 /// with free dimensions starting at output position `free_start`.
-fn side_results(rank: usize, batch: &[usize], contracting: &[usize], free: &[usize], free_start: usize) -> Vec<Expr> {
+fn side_results(
+    rank: usize,
+    batch: &[usize],
+    contracting: &[usize],
+    free: &[usize],
+    free_start: usize,
+) -> Vec<Expr> {
     (0..rank)
         .map(|k| {
             if let Some(b) = batch.iter().position(|&x| x == k) {
@@ -61,8 +87,19 @@ fn operand_maps(op: &OpInfo) -> Result<(IndexingMap, IndexingMap), String> {
     if out.rank() != nb + sd.lhs_free.len() + sd.rhs_free.len() {
         return Err("dot: output rank does not match the dimension numbers".to_string());
     }
-    let ranges: Vec<_> = sd.dims.lhs_contracting.iter().map(|&k| var(sd.lhs.dims[k])).collect();
-    let lhs = side_results(sd.lhs.rank(), &sd.dims.lhs_batch, &sd.dims.lhs_contracting, &sd.lhs_free, nb);
+    let ranges: Vec<_> = sd
+        .dims
+        .lhs_contracting
+        .iter()
+        .map(|&k| var(sd.lhs.dims[k]))
+        .collect();
+    let lhs = side_results(
+        sd.lhs.rank(),
+        &sd.dims.lhs_batch,
+        &sd.dims.lhs_contracting,
+        &sd.lhs_free,
+        nb,
+    );
     let rhs = side_results(
         sd.rhs.rank(),
         &sd.dims.rhs_batch,
@@ -70,16 +107,26 @@ fn operand_maps(op: &OpInfo) -> Result<(IndexingMap, IndexingMap), String> {
         &sd.rhs_free,
         nb + sd.lhs_free.len(),
     );
-    Ok((map(&out.dims, ranges.clone(), lhs, vec![]), map(&out.dims, ranges, rhs, vec![])))
+    Ok((
+        map(&out.dims, ranges.clone(), lhs, vec![]),
+        map(&out.dims, ranges, rhs, vec![]),
+    ))
 }
 
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let (lhs, rhs) = operand_maps(op)?;
-    Ok(vec![OperandIndexing::plain(lhs), OperandIndexing::plain(rhs)])
+    Ok(vec![
+        OperandIndexing::plain(lhs),
+        OperandIndexing::plain(rhs),
+    ])
 }
 
 /// The scale of an operand is read at `index floordiv (operand_dim / scale_dim)`.
-fn scale_map(operand_map: &IndexingMap, operand: &ArrayShape, scale: &ArrayShape) -> Result<IndexingMap, String> {
+fn scale_map(
+    operand_map: &IndexingMap,
+    operand: &ArrayShape,
+    scale: &ArrayShape,
+) -> Result<IndexingMap, String> {
     if scale.rank() != operand.rank() {
         return Err("scaled-dot: scale rank differs from its operand".to_string());
     }
@@ -105,12 +152,23 @@ fn scale_map(operand_map: &IndexingMap, operand: &ArrayShape, scale: &ArrayShape
 
 pub fn scaled_output_to_input(op: &OpInfo) -> OpResult {
     let (lhs, rhs) = operand_maps(op)?;
-    let mut entries = vec![OperandIndexing::plain(lhs.clone()), OperandIndexing::plain(rhs.clone())];
+    let mut entries = vec![
+        OperandIndexing::plain(lhs.clone()),
+        OperandIndexing::plain(rhs.clone()),
+    ];
     if op.operands.len() >= 3 {
-        entries.push(OperandIndexing::plain(scale_map(&lhs, op.operand(0)?, op.operand(2)?)?));
+        entries.push(OperandIndexing::plain(scale_map(
+            &lhs,
+            op.operand(0)?,
+            op.operand(2)?,
+        )?));
     }
     if op.operands.len() >= 4 {
-        entries.push(OperandIndexing::plain(scale_map(&rhs, op.operand(1)?, op.operand(3)?)?));
+        entries.push(OperandIndexing::plain(scale_map(
+            &rhs,
+            op.operand(1)?,
+            op.operand(3)?,
+        )?));
     }
     Ok(entries)
 }
@@ -121,8 +179,20 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     let sd = sides(op)?;
     let nb = sd.dims.lhs_batch.len();
     let (this, batch, this_free, other, other_free) = match operand_id {
-        0 => (sd.lhs, &sd.dims.lhs_batch, &sd.lhs_free, sd.rhs, &sd.rhs_free),
-        1 => (sd.rhs, &sd.dims.rhs_batch, &sd.rhs_free, sd.lhs, &sd.lhs_free),
+        0 => (
+            sd.lhs,
+            &sd.dims.lhs_batch,
+            &sd.lhs_free,
+            sd.rhs,
+            &sd.rhs_free,
+        ),
+        1 => (
+            sd.rhs,
+            &sd.dims.rhs_batch,
+            &sd.rhs_free,
+            sd.lhs,
+            &sd.lhs_free,
+        ),
         _ => return Err("dot has two operands".to_string()),
     };
     let ranges: Vec<_> = other_free.iter().map(|&k| var(other.dims[k])).collect();
@@ -137,5 +207,10 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
         results.extend(mine);
     }
     debug_assert_eq!(results.len(), nb + this_free.len() + other_free.len());
-    Ok(vec![OperandIndexing::plain(map(&this.dims, ranges, results, vec![]))])
+    Ok(vec![OperandIndexing::plain(map(
+        &this.dims,
+        ranges,
+        results,
+        vec![],
+    ))])
 }

@@ -10,13 +10,58 @@ use crate::analysis::operand_indexing::OperandIndexing;
 
 /// Opcodes whose output element `i` reads exactly operand element `i`.
 const ELEMENTWISE: &[&str] = &[
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex",
-    "convert", "copy", "cosine", "count-leading-zeros", "divide", "erf", "exponential",
-    "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one", "logistic",
-    "map", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
-    "reduce-precision", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
-    "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine",
-    "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "xor", "domain",
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "clz",
+    "compare",
+    "complex",
+    "convert",
+    "copy",
+    "cosine",
+    "count-leading-zeros",
+    "divide",
+    "erf",
+    "exponential",
+    "exponential-minus-one",
+    "floor",
+    "imag",
+    "is-finite",
+    "log",
+    "log-plus-one",
+    "logistic",
+    "map",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "reduce-precision",
+    "remainder",
+    "round-nearest-afz",
+    "round-nearest-even",
+    "rsqrt",
+    "select",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "stochastic-convert",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
+    "domain",
 ];
 
 pub fn is_elementwise(opcode: &str) -> bool {
@@ -34,7 +79,10 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
             } else if operand.dims == out.dims {
                 Ok(OperandIndexing::plain(identity(&out.dims)))
             } else {
-                Err(format!("{}: operand {k} shape differs from the output", op.opcode))
+                Err(format!(
+                    "{}: operand {k} shape differs from the output",
+                    op.opcode
+                ))
             }
         })
         .collect()
@@ -49,7 +97,10 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     } else if operand.dims == out.dims {
         Ok(vec![OperandIndexing::plain(identity(&operand.dims))])
     } else {
-        Err(format!("{}: operand {operand_id} shape differs from the output", op.opcode))
+        Err(format!(
+            "{}: operand {operand_id} shape differs from the output",
+            op.opcode
+        ))
     }
 }
 
@@ -87,7 +138,12 @@ pub fn bitcast_convert_output_to_input(op: &OpInfo) -> OpResult {
         results.push(s(0));
         map(&out.dims, vec![var(minor)], results, vec![])
     } else if out.rank() == operand.rank() + 1 && out.dims[..operand.rank()] == operand.dims[..] {
-        map(&out.dims, vec![], (0..operand.rank()).map(d).collect(), vec![])
+        map(
+            &out.dims,
+            vec![],
+            (0..operand.rank()).map(d).collect(),
+            vec![],
+        )
     } else {
         return Err("bitcast-convert shapes do not match".to_string());
     };
@@ -100,7 +156,12 @@ pub fn bitcast_convert_input_to_output(op: &OpInfo) -> OpResult {
     let m = if operand.rank() == out.rank() && operand.dims == out.dims {
         identity(&out.dims)
     } else if operand.rank() == out.rank() + 1 && operand.dims[..out.rank()] == out.dims[..] {
-        map(&operand.dims, vec![], (0..out.rank()).map(d).collect(), vec![])
+        map(
+            &operand.dims,
+            vec![],
+            (0..out.rank()).map(d).collect(),
+            vec![],
+        )
     } else if out.rank() == operand.rank() + 1 && out.dims[..operand.rank()] == operand.dims[..] {
         let minor = out.dims[operand.rank()];
         let mut results: Vec<_> = (0..operand.rank()).map(d).collect();

@@ -14,12 +14,19 @@ use crate::analysis::operand_indexing::{OperandIndexing, OperandMap, RuntimeSour
 
 /// Output dimensions that are batch dimensions (not offset dimensions).
 fn batch_dims(out_rank: usize, g: &GatherDims) -> Vec<usize> {
-    (0..out_rank).filter(|k| !g.offset_dims.contains(k)).collect()
+    (0..out_rank)
+        .filter(|k| !g.offset_dims.contains(k))
+        .collect()
 }
 
 /// Index into the indices tensor for the batch position of the output, with
 /// `at_vector` at `index_vector_dim` (if that dimension exists).
-fn indices_index(indices_rank: usize, g: &GatherDims, batch: &[usize], at_vector: Expr) -> Vec<Expr> {
+fn indices_index(
+    indices_rank: usize,
+    g: &GatherDims,
+    batch: &[usize],
+    at_vector: Expr,
+) -> Vec<Expr> {
     let mut out = vec![];
     let mut b = batch.iter();
     for k in 0..indices_rank {
@@ -54,7 +61,11 @@ fn validate(op: &OpInfo, g: &GatherDims) -> Result<(), String> {
 }
 
 pub fn output_to_input(op: &OpInfo) -> OpResult {
-    let g = op.attrs.gather.clone().ok_or("gather needs its dimension numbers")?;
+    let g = op
+        .attrs
+        .gather
+        .clone()
+        .ok_or("gather needs its dimension numbers")?;
     validate(op, &g)?;
     let operand = op.operand(0)?;
     let indices = op.operand(1)?;
@@ -63,7 +74,11 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     let window: Vec<usize> = (0..operand.rank())
         .filter(|j| !g.collapsed_slice_dims.contains(j) && !g.operand_batching_dims.contains(j))
         .collect();
-    let vector_len = if g.index_vector_dim < indices.rank() { indices.dims[g.index_vector_dim] } else { 1 };
+    let vector_len = if g.index_vector_dim < indices.rank() {
+        indices.dims[g.index_vector_dim]
+    } else {
+        1
+    };
     if g.start_index_map.len() as i64 != vector_len {
         return Err("gather: start_index_map does not match the index vector".to_string());
     }
@@ -86,7 +101,9 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         } else if let Some(q) = g.operand_batching_dims.iter().position(|&x| x == j) {
             let idim = g.start_indices_batching_dims[q];
             let pos = (0..idim).filter(|&k| k != g.index_vector_dim).count();
-            Some(d(*batch.get(pos).ok_or("gather: batching dimension out of range")?))
+            Some(d(*batch
+                .get(pos)
+                .ok_or("gather: batching dimension out of range")?))
         } else {
             None
         };
@@ -99,12 +116,28 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     let m = IndexingMap::new(vars(&out.dims), vec![], rt_vars, results, vec![]);
     let index_map = if g.index_vector_dim < indices.rank() {
         let index = indices_index(indices.rank(), &g, &batch, s(0));
-        IndexingMap::new(vars(&out.dims), vec![var(vector_len)], vec![], index, vec![])
+        IndexingMap::new(
+            vars(&out.dims),
+            vec![var(vector_len)],
+            vec![],
+            index,
+            vec![],
+        )
     } else {
-        IndexingMap::new(vars(&out.dims), vec![], vec![], indices_index(indices.rank(), &g, &batch, c(0)), vec![])
+        IndexingMap::new(
+            vars(&out.dims),
+            vec![],
+            vec![],
+            indices_index(indices.rank(), &g, &batch, c(0)),
+            vec![],
+        )
     };
     Ok(vec![
-        OperandIndexing::single(OperandMap { map: m, runtime_vars, replica_id: None }),
+        OperandIndexing::single(OperandMap {
+            map: m,
+            runtime_vars,
+            replica_id: None,
+        }),
         OperandIndexing::plain(index_map),
     ])
 }
@@ -114,13 +147,22 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
 /// element depends on the index values, so that direction is unknown.
 pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     if operand_id != 1 {
-        return Err("gather: which output elements read an operand element depends on the index values".to_string());
+        return Err(
+            "gather: which output elements read an operand element depends on the index values"
+                .to_string(),
+        );
     }
-    let g = op.attrs.gather.clone().ok_or("gather needs its dimension numbers")?;
+    let g = op
+        .attrs
+        .gather
+        .clone()
+        .ok_or("gather needs its dimension numbers")?;
     validate(op, &g)?;
     let indices = op.operand(1)?;
     let out = op.output(0)?;
-    let batch_indices: Vec<usize> = (0..indices.rank()).filter(|&k| k != g.index_vector_dim).collect();
+    let batch_indices: Vec<usize> = (0..indices.rank())
+        .filter(|&k| k != g.index_vector_dim)
+        .collect();
     let mut ranges = vec![];
     let mut b = batch_indices.iter();
     let results = (0..out.rank())

@@ -36,8 +36,14 @@ use super::operand_indexing::OperandIndexing;
 pub type OpResult = Result<Vec<OperandIndexing>, String>;
 
 /// Opcodes that produce a value without reading any tensor operand.
-const NO_OPERANDS: &[&str] =
-    &["parameter", "constant", "iota", "partition-id", "replica-id", "after-all"];
+const NO_OPERANDS: &[&str] = &[
+    "parameter",
+    "constant",
+    "iota",
+    "partition-id",
+    "replica-id",
+    "after-all",
+];
 
 /// Opcodes that XLA (and this analysis) leave without indexing, with the reason.
 fn no_indexing_reason(opcode: &str) -> Option<&'static str> {
@@ -135,7 +141,9 @@ fn output_to_input_op(op: &OpInfo, output_id: usize) -> OpResult {
         "get-tuple-element" => tuple::gte_output_to_input(op),
         "tuple" | "optimization-barrier" => tuple::tuple_output_to_input(op, output_id),
         "all-gather" => collective::all_gather_output_to_input(op),
-        "all-reduce" | "collective-permute" => collective::all_reduce_output_to_input(op, output_id),
+        "all-reduce" | "collective-permute" => {
+            collective::all_reduce_output_to_input(op, output_id)
+        }
         "scan" => scan::output_to_input(op, output_id),
         "fft" => fft::output_to_input(op),
         "select-and-scatter" => select_and_scatter::output_to_input(op),
@@ -171,7 +179,9 @@ fn input_to_output_op(op: &OpInfo, operand_id: usize) -> OpResult {
         "get-tuple-element" => tuple::gte_input_to_output(op),
         "tuple" | "optimization-barrier" => tuple::tuple_input_to_output(op, operand_id),
         "all-gather" => collective::all_gather_input_to_output(op),
-        "all-reduce" | "collective-permute" => collective::all_reduce_input_to_output(op, operand_id),
+        "all-reduce" | "collective-permute" => {
+            collective::all_reduce_input_to_output(op, operand_id)
+        }
         "fft" => fft::input_to_output(op),
         "select-and-scatter" => select_and_scatter::input_to_output(op, operand_id),
         "add-dependency" => tuple::add_dependency_input_to_output(op, operand_id),
@@ -179,6 +189,8 @@ fn input_to_output_op(op: &OpInfo, operand_id: usize) -> OpResult {
         "bitcast-convert" => elementwise::bitcast_convert_input_to_output(op),
         "fusion" | "call" => Err(format!("{} is composed through its computation", op.opcode)),
         other if elementwise::is_elementwise(other) => elementwise::input_to_output(op, operand_id),
-        other => Err(format!("no input-to-output indexing is defined for `{other}`")),
+        other => Err(format!(
+            "no input-to-output indexing is defined for `{other}`"
+        )),
     }
 }

@@ -9,7 +9,11 @@ use crate::analysis::op::{OpInfo, PadDim};
 use crate::analysis::operand_indexing::OperandIndexing;
 
 fn pad_dims(op: &OpInfo, rank: usize) -> Result<Vec<PadDim>, String> {
-    let dims = op.attrs.padding.clone().ok_or("pad needs a `padding` attribute")?;
+    let dims = op
+        .attrs
+        .padding
+        .clone()
+        .ok_or("pad needs a `padding` attribute")?;
     if dims.len() != rank || dims.iter().any(|p| p.interior < 0) {
         return Err("pad: `padding` does not match the operand rank".to_string());
     }

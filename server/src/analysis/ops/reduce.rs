@@ -9,7 +9,7 @@ use crate::analysis::operand_indexing::OperandIndexing;
 
 fn reduced(op: &OpInfo) -> Result<(usize, Vec<usize>), String> {
     let n = op.operands.len() / 2;
-    if n == 0 || op.operands.len() % 2 != 0 {
+    if n == 0 || !op.operands.len().is_multiple_of(2) {
         return Err("reduce needs inputs and as many init values".to_string());
     }
     let input = op.operand(0)?;
@@ -39,7 +39,12 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
                 }
             })
             .collect();
-        entries.push(OperandIndexing::plain(map(&out.dims, ranges, results, vec![])));
+        entries.push(OperandIndexing::plain(map(
+            &out.dims,
+            ranges,
+            results,
+            vec![],
+        )));
     }
     entries.extend((0..n).map(|_| OperandIndexing::plain(to_scalar(&out.dims))));
     Ok(entries)
@@ -55,8 +60,16 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
                 return Ok(OperandIndexing::plain(from_scalar(&out.dims)));
             }
             let input = op.operand(operand_id)?;
-            let results = (0..input.rank()).filter(|k| !dims.contains(k)).map(d).collect();
-            Ok(OperandIndexing::plain(map(&input.dims, vec![], results, vec![])))
+            let results = (0..input.rank())
+                .filter(|k| !dims.contains(k))
+                .map(d)
+                .collect();
+            Ok(OperandIndexing::plain(map(
+                &input.dims,
+                vec![],
+                results,
+                vec![],
+            )))
         })
         .collect()
 }

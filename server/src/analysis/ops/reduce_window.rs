@@ -20,8 +20,17 @@ pub struct WindowedDims {
 
 /// `out_index[k]` is the output index expression of dimension `k`, `input[k]` the
 /// input extent, `out[k]` the output extent.
-pub fn windowed(out_index: &[Expr], out: &[i64], input: &[i64], window: &[WindowDim]) -> WindowedDims {
-    let mut w = WindowedDims { ranges: vec![], results: vec![], constraints: vec![] };
+pub fn windowed(
+    out_index: &[Expr],
+    out: &[i64],
+    input: &[i64],
+    window: &[WindowDim],
+) -> WindowedDims {
+    let mut w = WindowedDims {
+        ranges: vec![],
+        results: vec![],
+        constraints: vec![],
+    };
     for (k, win) in window.iter().enumerate() {
         let mut padded = affine(out_index[k].clone(), win.stride, 0);
         let mut hi = (out[k] - 1) * win.stride;
@@ -30,13 +39,21 @@ pub fn windowed(out_index: &[Expr], out: &[i64], input: &[i64], window: &[Window
             padded = padded + affine(s(w.ranges.len() - 1), win.window_dilation, 0);
             hi += (win.size - 1) * win.window_dilation;
         }
-        let (lo_ok, hi_ok) = (win.pad_low, win.pad_low + (input[k] - 1) * win.base_dilation);
+        let (lo_ok, hi_ok) = (
+            win.pad_low,
+            win.pad_low + (input[k] - 1) * win.base_dilation,
+        );
         if 0 < lo_ok || hi > hi_ok {
             w.constraints.push(within(padded.clone(), lo_ok, hi_ok));
         }
-        let rel = if win.pad_low == 0 { padded } else { padded - c(win.pad_low) };
+        let rel = if win.pad_low == 0 {
+            padded
+        } else {
+            padded - c(win.pad_low)
+        };
         if win.base_dilation > 1 {
-            w.constraints.push(within(rel.clone().modulo(win.base_dilation), 0, 0));
+            w.constraints
+                .push(within(rel.clone().modulo(win.base_dilation), 0, 0));
             w.results.push(rel.floor_div(win.base_dilation));
         } else {
             w.results.push(rel);
@@ -48,16 +65,22 @@ pub fn windowed(out_index: &[Expr], out: &[i64], input: &[i64], window: &[Window
 /// Input-to-output through one window per dimension: input index `x` lies in the
 /// windows `w` with `x * base_dilation + low = w * stride + t * window_dilation`.
 pub fn windowed_inverse(input: &[i64], out: &[i64], window: &[WindowDim]) -> WindowedDims {
-    let mut w = WindowedDims { ranges: vec![], results: vec![], constraints: vec![] };
+    let mut w = WindowedDims {
+        ranges: vec![],
+        results: vec![],
+        constraints: vec![],
+    };
     for (k, win) in window.iter().enumerate() {
         let mut pos = affine(d(k), win.base_dilation, win.pad_low);
         if win.size > 1 {
             w.ranges.push(var(win.size));
             pos = pos - affine(s(w.ranges.len() - 1), win.window_dilation, 0);
         }
-        w.constraints.push(within(pos.clone(), 0, (out[k] - 1) * win.stride));
+        w.constraints
+            .push(within(pos.clone(), 0, (out[k] - 1) * win.stride));
         if win.stride > 1 {
-            w.constraints.push(within(pos.clone().modulo(win.stride), 0, 0));
+            w.constraints
+                .push(within(pos.clone().modulo(win.stride), 0, 0));
             w.results.push(pos.floor_div(win.stride));
         } else {
             w.results.push(pos);
@@ -68,8 +91,15 @@ pub fn windowed_inverse(input: &[i64], out: &[i64], window: &[WindowDim]) -> Win
 }
 
 fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, String> {
-    let w = op.attrs.window.clone().ok_or("reduce-window needs a `window` attribute")?;
-    if w.len() != rank || w.iter().any(|x| x.stride <= 0 || x.base_dilation <= 0 || x.window_dilation <= 0) {
+    let w = op
+        .attrs
+        .window
+        .clone()
+        .ok_or("reduce-window needs a `window` attribute")?;
+    if w.len() != rank
+        || w.iter()
+            .any(|x| x.stride <= 0 || x.base_dilation <= 0 || x.window_dilation <= 0)
+    {
         return Err("reduce-window: `window` does not match the operand rank".to_string());
     }
     Ok(w)
@@ -100,7 +130,13 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             }
             let win = window(op, out.rank())?;
             let w = windowed_inverse(&input.dims, &out.dims, &win);
-            let mut m = IndexingMap::new(vars(&input.dims), w.ranges, vec![], w.results, w.constraints);
+            let mut m = IndexingMap::new(
+                vars(&input.dims),
+                w.ranges,
+                vec![],
+                w.results,
+                w.constraints,
+            );
             m.simplify();
             Ok(OperandIndexing::plain(m))
         })

@@ -25,10 +25,17 @@ pub fn reshape_map(input: &[i64], output: &[i64]) -> Result<IndexingMap, String>
     let in_count = crate::analysis::build::product(input)?;
     let out_count = crate::analysis::build::product(output)?;
     if in_count != out_count {
-        return Err(format!("reshape: element counts differ ({in_count} vs {out_count})"));
+        return Err(format!(
+            "reshape: element counts differ ({in_count} vs {out_count})"
+        ));
     }
     if in_count == 0 {
-        return Ok(map(output, vec![], input.iter().map(|_| c(0)).collect(), vec![]));
+        return Ok(map(
+            output,
+            vec![],
+            input.iter().map(|_| c(0)).collect(),
+            vec![],
+        ));
     }
     let mut results: Vec<Expr> = Vec::with_capacity(input.len());
     for (in_group, out_group) in groups(input, output) {
@@ -52,7 +59,8 @@ fn groups(input: &[i64], output: &[i64]) -> Vec<(Vec<usize>, Vec<usize>)> {
                 pi *= input[i] as i128;
                 gi.push(i);
                 i += 1;
-            } else if j < output.len() && (go.is_empty() || po < pi || (pi == po && output[j] == 1)) {
+            } else if j < output.len() && (go.is_empty() || po < pi || (pi == po && output[j] == 1))
+            {
                 po *= output[j] as i128;
                 go.push(j);
                 j += 1;
@@ -106,13 +114,19 @@ fn group_exprs(input: &[i64], output: &[i64], gi: &[usize], go: &[usize]) -> Vec
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    Ok(vec![OperandIndexing::plain(reshape_map(&operand.dims, &out.dims)?)])
+    Ok(vec![OperandIndexing::plain(reshape_map(
+        &operand.dims,
+        &out.dims,
+    )?)])
 }
 
 pub fn input_to_output(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    Ok(vec![OperandIndexing::plain(reshape_map(&out.dims, &operand.dims)?)])
+    Ok(vec![OperandIndexing::plain(reshape_map(
+        &out.dims,
+        &operand.dims,
+    )?)])
 }
 
 /// Output-to-input map of a bitcast from `input` to `output` (layouts included).
@@ -133,7 +147,12 @@ pub fn bitcast_map(input: &ArrayShape, output: &ArrayShape) -> Result<IndexingMa
         return reshape_map(&input.dims, &output.dims);
     }
     // logical out -> physical out: physical dim p is logical dim out_m2m[p].
-    let to_physical = map(&output.dims, vec![], out_m2m.iter().map(|&l| d(l)).collect(), vec![]);
+    let to_physical = map(
+        &output.dims,
+        vec![],
+        out_m2m.iter().map(|&l| d(l)).collect(),
+        vec![],
+    );
     let reshape = reshape_map(&in_phys, &out_phys)?;
     // physical in -> logical in: logical dim in_m2m[p] is physical dim p.
     let mut to_logical = vec![c(0); input.rank()];

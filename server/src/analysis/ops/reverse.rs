@@ -10,7 +10,18 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let dims = op.dimensions(out.rank())?;
     let results = (0..out.rank())
-        .map(|k| if dims.contains(&k) { -d(k) + c(out.dims[k] - 1) } else { d(k) })
+        .map(|k| {
+            if dims.contains(&k) {
+                -d(k) + c(out.dims[k] - 1)
+            } else {
+                d(k)
+            }
+        })
         .collect();
-    Ok(vec![OperandIndexing::plain(map(&out.dims, vec![], results, vec![]))])
+    Ok(vec![OperandIndexing::plain(map(
+        &out.dims,
+        vec![],
+        results,
+        vec![],
+    ))])
 }

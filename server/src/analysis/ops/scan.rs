@@ -11,8 +11,16 @@ use crate::analysis::operand_indexing::OperandIndexing;
 pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
     let carries = op.attrs.num_carries.unwrap_or(0).max(0) as usize;
-    let inputs = op.operands.len().checked_sub(carries).ok_or("scan: more carries than operands")?;
-    let scanned_outputs = op.shape.output_count().checked_sub(carries).ok_or("scan: more carries than outputs")?;
+    let inputs = op
+        .operands
+        .len()
+        .checked_sub(carries)
+        .ok_or("scan: more carries than operands")?;
+    let scanned_outputs = op
+        .shape
+        .output_count()
+        .checked_sub(carries)
+        .ok_or("scan: more carries than outputs")?;
     (0..op.operands.len())
         .map(|k| {
             if output_id >= scanned_outputs || k >= inputs {

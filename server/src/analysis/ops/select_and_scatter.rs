@@ -11,8 +11,15 @@ use crate::analysis::op::{OpInfo, WindowDim};
 use crate::analysis::operand_indexing::OperandIndexing;
 
 fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, String> {
-    let w = op.attrs.window.clone().ok_or("select-and-scatter needs a `window` attribute")?;
-    if w.len() != rank || w.iter().any(|x| x.stride <= 0 || x.base_dilation != 1 || x.window_dilation != 1) {
+    let w = op
+        .attrs
+        .window
+        .clone()
+        .ok_or("select-and-scatter needs a `window` attribute")?;
+    if w.len() != rank
+        || w.iter()
+            .any(|x| x.stride <= 0 || x.base_dilation != 1 || x.window_dilation != 1)
+    {
         return Err("select-and-scatter: unsupported window".to_string());
     }
     Ok(w)
@@ -37,7 +44,11 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     let mut starts = vec![];
     for (k, w) in win.iter().enumerate() {
         // x + low - t = w * stride
-        let mut pos = if w.pad_low == 0 { d(k) } else { d(k) + c(w.pad_low) };
+        let mut pos = if w.pad_low == 0 {
+            d(k)
+        } else {
+            d(k) + c(w.pad_low)
+        };
         if let Some(t) = t_sym[k] {
             pos = pos - s(t);
         }
@@ -50,7 +61,13 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         }
         starts.push(pos);
     }
-    let source_map = IndexingMap::new(vars(&out.dims), ranges.clone(), vec![], source_results, window_constraints.clone());
+    let source_map = IndexingMap::new(
+        vars(&out.dims),
+        ranges.clone(),
+        vec![],
+        source_results,
+        window_constraints.clone(),
+    );
     let mut operand_ranges = ranges.clone();
     let mut operand_results = vec![];
     let mut operand_constraints = window_constraints;
@@ -64,7 +81,13 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         operand_constraints.push(within(e.clone(), 0, out.dims[k] - 1));
         operand_results.push(e);
     }
-    let mut operand_map = IndexingMap::new(vars(&out.dims), operand_ranges, vec![], operand_results, operand_constraints);
+    let mut operand_map = IndexingMap::new(
+        vars(&out.dims),
+        operand_ranges,
+        vec![],
+        operand_results,
+        operand_constraints,
+    );
     operand_map.simplify();
     let mut source_map = source_map;
     source_map.simplify();

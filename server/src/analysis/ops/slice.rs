@@ -2,15 +2,18 @@
 //! strided elements of `[start, limit)` map back.
 
 use super::OpResult;
-use crate::algebra::Interval;
+use crate::algebra::IndexingMap;
 use crate::algebra::Variable;
 use crate::analysis::build::{affine, c, d, map, within};
 use crate::analysis::op::{OpInfo, SliceDim};
 use crate::analysis::operand_indexing::OperandIndexing;
-use crate::algebra::IndexingMap;
 
 fn slice_dims(op: &OpInfo, rank: usize) -> Result<Vec<SliceDim>, String> {
-    let dims = op.attrs.slice.clone().ok_or("slice needs a `slice` attribute")?;
+    let dims = op
+        .attrs
+        .slice
+        .clone()
+        .ok_or("slice needs a `slice` attribute")?;
     if dims.len() != rank || dims.iter().any(|s| s.stride <= 0) {
         return Err("slice: `slice` does not match the operand rank or has a bad stride".into());
     }
@@ -20,8 +23,17 @@ fn slice_dims(op: &OpInfo, rank: usize) -> Result<Vec<SliceDim>, String> {
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let dims = slice_dims(op, out.rank())?;
-    let results = dims.iter().enumerate().map(|(k, sd)| affine(d(k), sd.stride, sd.start)).collect();
-    Ok(vec![OperandIndexing::plain(map(&out.dims, vec![], results, vec![]))])
+    let results = dims
+        .iter()
+        .enumerate()
+        .map(|(k, sd)| affine(d(k), sd.stride, sd.start))
+        .collect();
+    Ok(vec![OperandIndexing::plain(map(
+        &out.dims,
+        vec![],
+        results,
+        vec![],
+    ))])
 }
 
 pub fn input_to_output(op: &OpInfo) -> OpResult {
@@ -33,7 +45,11 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
     for (k, sd) in dims.iter().enumerate() {
         let last = sd.start + (out.dims[k] - 1) * sd.stride;
         vars.push(Variable::new(sd.start, last));
-        let shifted = if sd.start == 0 { d(k) } else { d(k) - c(sd.start) };
+        let shifted = if sd.start == 0 {
+            d(k)
+        } else {
+            d(k) - c(sd.start)
+        };
         if sd.stride == 1 {
             results.push(shifted);
         } else {
@@ -42,6 +58,5 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
         }
     }
     let m = IndexingMap::new(vars, vec![], vec![], results, constraints);
-    let _ = Interval::new(0, 0);
     Ok(vec![OperandIndexing::plain(m)])
 }

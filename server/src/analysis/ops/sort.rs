@@ -9,7 +9,9 @@ use crate::analysis::operand_indexing::OperandIndexing;
 use crate::analysis::shape::ArrayShape;
 
 fn row_map(index_extents: &[i64], operand: &ArrayShape, dim: usize) -> crate::algebra::IndexingMap {
-    let results = (0..operand.rank()).map(|k| if k == dim { s(0) } else { d(k) }).collect();
+    let results = (0..operand.rank())
+        .map(|k| if k == dim { s(0) } else { d(k) })
+        .collect();
     map(index_extents, vec![var(operand.dims[dim])], results, vec![])
 }
 
@@ -39,7 +41,13 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     let dim = sort_dim(op)?;
     let operand = op.operand(operand_id)?;
     (0..op.shape.output_count())
-        .map(|j| Ok(OperandIndexing::plain(row_map(&operand.dims, op.output(j)?, dim))))
+        .map(|j| {
+            Ok(OperandIndexing::plain(row_map(
+                &operand.dims,
+                op.output(j)?,
+                dim,
+            )))
+        })
         .collect()
 }
 
@@ -51,13 +59,21 @@ pub fn topk_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     if out.rank() != operand.rank() {
         return Err("topk: output rank differs from the operand".to_string());
     }
-    Ok(vec![OperandIndexing::plain(row_map(&out.dims, operand, last))])
+    Ok(vec![OperandIndexing::plain(row_map(
+        &out.dims, operand, last,
+    ))])
 }
 
 pub fn topk_input_to_output(op: &OpInfo) -> OpResult {
     let operand = op.operand(0)?;
     let last = operand.rank().checked_sub(1).ok_or("topk of a scalar")?;
     (0..op.shape.output_count())
-        .map(|j| Ok(OperandIndexing::plain(row_map(&operand.dims, op.output(j)?, last))))
+        .map(|j| {
+            Ok(OperandIndexing::plain(row_map(
+                &operand.dims,
+                op.output(j)?,
+                last,
+            )))
+        })
         .collect()
 }

@@ -24,7 +24,13 @@ pub fn tuple_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
         return Ok(vec![OperandIndexing::plain(identity(&out.dims))]);
     }
     Ok((0..op.operands.len())
-        .map(|k| if k == output_id { OperandIndexing::plain(identity(&out.dims)) } else { OperandIndexing::none() })
+        .map(|k| {
+            if k == output_id {
+                OperandIndexing::plain(identity(&out.dims))
+            } else {
+                OperandIndexing::none()
+            }
+        })
         .collect())
 }
 
@@ -48,5 +54,9 @@ pub fn add_dependency_output_to_input(op: &OpInfo) -> OpResult {
 
 pub fn add_dependency_input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     let out = op.output(0)?;
-    Ok(vec![if operand_id == 0 { OperandIndexing::plain(identity(&out.dims)) } else { OperandIndexing::none() }])
+    Ok(vec![if operand_id == 0 {
+        OperandIndexing::plain(identity(&out.dims))
+    } else {
+        OperandIndexing::none()
+    }])
 }
