@@ -14,7 +14,11 @@ pub mod simplify;
 pub const EXIT_USAGE: u8 = 2;
 
 #[derive(Debug, Parser)]
-#[command(name = "hlo-lsp", version, about = "XLA indexing maps for HLO text: language server and CLI")]
+#[command(
+    name = "hlo-lsp",
+    version,
+    about = "XLA indexing maps for HLO text: language server and CLI"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
