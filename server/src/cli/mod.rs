@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod check;
 pub mod maps;
 pub mod parse;
 pub mod serve;
@@ -33,7 +34,7 @@ pub enum Command {
     /// Print the indexing maps of instructions and fusions.
     Maps(maps::Args),
     /// Report every syntax and semantic diagnostic of an HLO file.
-    Check(maps::CheckArgs),
+    Check(check::CheckArgs),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve(serve::Args),
 }
@@ -45,7 +46,7 @@ pub fn run() -> ExitCode {
         Some(Command::Parse(args)) => parse::run(args),
         Some(Command::Simplify(args)) => simplify::run(args),
         Some(Command::Maps(args)) => maps::run(args),
-        Some(Command::Check(args)) => maps::run_check(args),
+        Some(Command::Check(args)) => check::run_check(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
     }

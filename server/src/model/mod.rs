@@ -1,2 +1,27 @@
 //! The typed HLO model built from the syntax trees: modules, computations,
 //! instructions with decoded shapes and attributes, plus semantic diagnostics.
+//!
+//! Building never fails: [`build`] returns an [`HloFile`] plus diagnostics, whatever
+//! the text. One concept per module: [`shape`], [`opcode`], [`attributes`],
+//! [`module`] (the model types), [`build`] (tree → model), [`shape_inference`]
+//! (XLA-style shape checks), [`diagnostics`].
+
+pub mod attributes;
+pub mod build;
+pub mod diagnostics;
+pub mod module;
+pub mod opcode;
+pub mod shape;
+
+pub use attributes::{
+    Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
+    WindowDim,
+};
+pub use build::parse_hlo;
+pub use diagnostics::{codes, Diagnostic, Severity};
+pub use module::{
+    Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
+    HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, Operand,
+};
+pub use opcode::{Arity, Opcode};
+pub use shape::{parse_shape, ArrayShape, Layout, PrimitiveType, Shape};

@@ -1,0 +1,267 @@
+//! Inclusive integer intervals and the interval arithmetic the simplifier uses to
+//! bound sub-expressions.
+//!
+//! Arithmetic is done in `i128` and an interval whose bound does not fit `i64`
+//! widens to [`Interval::FULL`]: a conservative answer is always sound, a wrapped
+//! one never is.
+
+use std::fmt;
+
+/// A closed interval `[lo, hi]` of integers. `lo > hi` means empty (infeasible).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Interval {
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Interval {
+    /// Every representable value: the answer when nothing better is known.
+    pub const FULL: Interval = Interval {
+        lo: i64::MIN,
+        hi: i64::MAX,
+    };
+
+    pub const fn new(lo: i64, hi: i64) -> Interval {
+        Interval { lo, hi }
+    }
+
+    /// The interval holding exactly `v`.
+    pub const fn point(v: i64) -> Interval {
+        Interval { lo: v, hi: v }
+    }
+
+    pub fn is_feasible(&self) -> bool {
+        self.lo <= self.hi
+    }
+
+    pub fn is_point(&self) -> bool {
+        self.lo == self.hi
+    }
+
+    pub fn contains(&self, v: i64) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+
+    /// `true` when every value of `other` lies in `self`.
+    pub fn contains_interval(&self, other: &Interval) -> bool {
+        self.lo <= other.lo && other.hi <= self.hi
+    }
+
+    pub fn intersect(&self, other: &Interval) -> Interval {
+        Interval {
+            lo: self.lo.max(other.lo),
+            hi: self.hi.min(other.hi),
+        }
+    }
+
+    pub fn union(&self, other: &Interval) -> Interval {
+        Interval {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+
+    /// Number of values, saturating (an empty interval has 0).
+    pub fn size(&self) -> u128 {
+        if self.lo > self.hi {
+            0
+        } else {
+            (self.hi as i128 - self.lo as i128 + 1) as u128
+        }
+    }
+
+    /// Builds an interval from `i128` bounds, widening to FULL on overflow.
+    fn from_wide(lo: i128, hi: i128) -> Interval {
+        match (i64::try_from(lo), i64::try_from(hi)) {
+            (Ok(lo), Ok(hi)) => Interval { lo, hi },
+            _ => Interval::FULL,
+        }
+    }
+
+    fn is_full_side(&self) -> bool {
+        self.lo == i64::MIN || self.hi == i64::MAX
+    }
+
+    pub fn add(&self, other: &Interval) -> Interval {
+        if self.is_full_side() || other.is_full_side() {
+            return Interval::FULL;
+        }
+        Interval::from_wide(
+            self.lo as i128 + other.lo as i128,
+            self.hi as i128 + other.hi as i128,
+        )
+    }
+
+    pub fn neg(&self) -> Interval {
+        Interval::from_wide(-(self.hi as i128), -(self.lo as i128))
+    }
+
+    pub fn mul(&self, other: &Interval) -> Interval {
+        if (self.is_full_side() && *other != Interval::point(0))
+            || (other.is_full_side() && *self != Interval::point(0))
+        {
+            if self.is_point() && self.lo == 1 {
+                return *other;
+            }
+            if other.is_point() && other.lo == 1 {
+                return *self;
+            }
+            return Interval::FULL;
+        }
+        let c = [
+            self.lo as i128 * other.lo as i128,
+            self.lo as i128 * other.hi as i128,
+            self.hi as i128 * other.lo as i128,
+            self.hi as i128 * other.hi as i128,
+        ];
+        Interval::from_wide(*c.iter().min().unwrap(), *c.iter().max().unwrap())
+    }
+
+    /// Floor division. A divisor interval containing 0 gives FULL (the zero point
+    /// itself is undefined, the rest is unbounded in general).
+    pub fn floor_div(&self, other: &Interval) -> Interval {
+        if other.contains(0) || self.is_full_side() {
+            return Interval::FULL;
+        }
+        let corners = [
+            floor_div_wide(self.lo as i128, other.lo as i128),
+            floor_div_wide(self.lo as i128, other.hi as i128),
+            floor_div_wide(self.hi as i128, other.lo as i128),
+            floor_div_wide(self.hi as i128, other.hi as i128),
+        ];
+        Interval::from_wide(
+            *corners.iter().min().unwrap(),
+            *corners.iter().max().unwrap(),
+        )
+    }
+
+    /// Ceiling division, `-floor(-a / b)`.
+    pub fn ceil_div(&self, other: &Interval) -> Interval {
+        self.neg().floor_div(other).neg()
+    }
+
+    /// Floor modulo: the result has the sign of the divisor.
+    pub fn modulo(&self, other: &Interval) -> Interval {
+        if other.contains(0) || self.is_full_side() {
+            return Interval::FULL;
+        }
+        if other.is_point() {
+            let c = other.lo as i128;
+            let (lo, hi) = (self.lo as i128, self.hi as i128);
+            if floor_div_wide(lo, c) == floor_div_wide(hi, c) {
+                // One bucket: the modulo is `x - q*c`, monotone in x.
+                return Interval::from_wide(mod_wide(lo, c), mod_wide(hi, c));
+            }
+        }
+        if other.lo > 0 {
+            let mut hi = other.hi as i128 - 1;
+            if self.lo >= 0 {
+                hi = hi.min(self.hi as i128);
+            }
+            Interval::from_wide(0, hi)
+        } else {
+            let mut lo = other.lo as i128 + 1;
+            if self.hi <= 0 {
+                lo = lo.max(self.lo as i128);
+            }
+            Interval::from_wide(lo, 0)
+        }
+    }
+
+    pub fn min(&self, other: &Interval) -> Interval {
+        Interval {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.min(other.hi),
+        }
+    }
+
+    pub fn max(&self, other: &Interval) -> Interval {
+        Interval {
+            lo: self.lo.max(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}]", self.lo, self.hi)
+    }
+}
+
+/// Floor division on wide integers (no overflow possible for i64 inputs).
+pub(crate) fn floor_div_wide(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+pub(crate) fn mod_wide(a: i128, b: i128) -> i128 {
+    a - b * floor_div_wide(a, b)
+}
+
+/// Floor division of i64 values; `None` on division by zero or overflow.
+pub fn floor_div(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    i64::try_from(floor_div_wide(a as i128, b as i128)).ok()
+}
+
+/// Ceiling division of i64 values; `None` on division by zero or overflow.
+pub fn ceil_div(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    i64::try_from(-floor_div_wide(-(a as i128), b as i128)).ok()
+}
+
+/// Floor modulo (sign of the divisor, as in Python, XLA and MLIR).
+pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    i64::try_from(mod_wide(a as i128, b as i128)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_semantics_match_python() {
+        assert_eq!(floor_div(7, -3), Some(-3));
+        assert_eq!(floor_mod(7, -3), Some(-2));
+        assert_eq!(floor_div(-7, 3), Some(-3));
+        assert_eq!(floor_mod(-7, 3), Some(2));
+        assert_eq!(ceil_div(7, 3), Some(3));
+        assert_eq!(ceil_div(-7, 3), Some(-2));
+        assert_eq!(floor_div(i64::MIN, -1), None);
+        assert_eq!(floor_div(1, 0), None);
+    }
+
+    #[test]
+    fn interval_mod_one_bucket() {
+        assert_eq!(
+            Interval::new(53, 71).modulo(&Interval::point(42)),
+            Interval::new(11, 29)
+        );
+        assert_eq!(
+            Interval::new(-5, -1).modulo(&Interval::point(5)),
+            Interval::new(0, 4)
+        );
+        assert_eq!(
+            Interval::new(43, 50).modulo(&Interval::point(42)),
+            Interval::new(1, 8)
+        );
+    }
+
+    #[test]
+    fn overflow_widens() {
+        let big = Interval::new(0, i64::MAX - 1);
+        assert_eq!(big.add(&Interval::point(5)), Interval::FULL);
+    }
+}

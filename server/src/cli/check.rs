@@ -1,0 +1,107 @@
+//! `hlo-lsp check FILE [--json]`: every syntax and semantic diagnostic of a file, as
+//! `FILE:LINE:COL: severity: message [code]` lines or JSON; exit 1 on any error.
+//!
+//! Diagnostics come from a list of sources ([`SOURCES`]); another layer (the analysis,
+//! tiling checks) joins by adding a function there.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::model::{self, Diagnostic, HloFile};
+
+#[derive(Debug, Default, clap::Args)]
+pub struct CheckArgs {
+    /// The HLO text file to check.
+    pub file: PathBuf,
+    /// Print `{"diagnostics": [...]}` instead of one line per diagnostic.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A producer of diagnostics for a built file (given the text and the model).
+pub type DiagnosticSource = fn(&str, &HloFile) -> Vec<Diagnostic>;
+
+/// Every source beyond the model's own diagnostics (syntax + semantic).
+pub const SOURCES: &[DiagnosticSource] = &[];
+
+/// All diagnostics of `text`, sorted by position.
+pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
+    let file = model::parse_hlo(text);
+    let mut all = file.diagnostics.clone();
+    for source in SOURCES {
+        all.extend(source(text, &file));
+    }
+    all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+    all
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { line_starts }
+    }
+
+    pub fn position(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let column = text
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(offset - start);
+        (line + 1, column + 1)
+    }
+}
+
+pub fn run_check(args: CheckArgs) -> ExitCode {
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return super::fail(format!("cannot read {}: {e}", args.file.display())),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return super::fail(format!("{} is not UTF-8 text", args.file.display()));
+    };
+    let found = diagnostics(&text);
+    let lines = LineIndex::new(&text);
+    if args.json {
+        let items: Vec<serde_json::Value> = found
+            .iter()
+            .map(|d| {
+                let (line, column) = lines.position(&text, d.range.start);
+                let (end_line, end_column) = lines.position(&text, d.range.end);
+                serde_json::json!({
+                    "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+                    "severity": d.severity.as_str(), "code": d.code, "message": d.message,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::json!({ "diagnostics": items }));
+    } else {
+        let name = args.file.display();
+        for d in &found {
+            let (line, column) = lines.position(&text, d.range.start);
+            println!(
+                "{name}:{line}:{column}: {}: {} [{}]",
+                d.severity.as_str(),
+                d.message,
+                d.code
+            );
+        }
+    }
+    if found.iter().any(Diagnostic::is_error) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
