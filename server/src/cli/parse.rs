@@ -1,10 +1,54 @@
-//! `hlo-lsp parse` (not implemented yet).
+//! `hlo-lsp parse FILE [--sexp]`: report syntax errors as `FILE:LINE:COL: error:
+//! MESSAGE` (exit 1 if any, 0 if none); `--sexp` also prints each chunk's tree.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+use crate::syntax::{LineIndex, SyntaxDocument};
 
-pub fn run(_args: Args) -> ExitCode {
-    super::fail("`parse` is not implemented yet")
+#[derive(Debug, Default, clap::Args)]
+pub struct Args {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// Print the syntax tree (one S-expression per chunk, with byte offsets).
+    #[arg(long)]
+    pub sexp: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let shown = args.file.display();
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return super::fail(format!("cannot read {shown}: {e}")),
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            return super::fail(format!(
+                "{shown} is not UTF-8 text (invalid byte at offset {at})"
+            ));
+        }
+    };
+    let doc = SyntaxDocument::parse(&text);
+    if args.sexp {
+        for chunk in doc.chunks() {
+            println!(
+                "; {:?} {}..{}",
+                chunk.kind, chunk.range.start, chunk.range.end
+            );
+            println!("{}", chunk.tree.root_node().to_sexp());
+        }
+    }
+    let errors = doc.syntax_errors();
+    let lines = LineIndex::new(&text);
+    for error in &errors {
+        let (line, col) = lines.line_col(&text, error.range.start);
+        println!("{shown}:{line}:{col}: error: {}", error.message);
+    }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -1,2 +1,29 @@
-//! Parsing HLO text into tree-sitter trees: one tree per computation, split by a
-//! fast scan, parsed in parallel, reparsed incrementally after an edit.
+//! Parsing HLO text into tree-sitter trees: one tree per chunk (module header,
+//! table, computation, separator), split by a fast byte scan ([`split`]), parsed in
+//! parallel, and reparsed incrementally after an edit ([`SyntaxDocument::edit`]).
+//!
+//! Node kinds and fields are the contract in `ARCHITECTURE.md`; positions in a
+//! chunk's tree are relative to the chunk, [`Chunk::abs_range`] makes them absolute.
+
+mod document;
+mod errors;
+mod line_index;
+pub mod split;
+
+pub use document::{Chunk, ChunkKind, SyntaxDocument};
+pub use errors::SyntaxError;
+pub use line_index::{line_col, LineIndex};
+
+/// The HLO tree-sitter language.
+pub fn language() -> tree_sitter::Language {
+    tree_sitter_hlo::LANGUAGE.into()
+}
+
+/// A parser set to the HLO language.
+pub fn new_parser() -> tree_sitter::Parser {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&language())
+        .expect("the bundled grammar's ABI is supported by the tree-sitter crate");
+    parser
+}

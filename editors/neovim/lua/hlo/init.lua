@@ -1,0 +1,207 @@
+-- Starts hlo-lsp for `hlo` buffers with whichever LSP API this Neovim has:
+--   0.11+: vim.lsp.config + vim.lsp.enable
+--   0.10 : vim.lsp.start from a FileType autocommand
+--   older: vim.lsp.start_client once, then vim.lsp.buf_attach_client per buffer
+-- The server's settings (see editors/README.md) go in `settings`; they are sent both as
+-- initializationOptions and in workspace/didChangeConfiguration.
+local M = {}
+
+M.defaults = {
+  -- The server command; nil means: vim.g.hlo_lsp_path, then `hlo-lsp` on PATH.
+  cmd = nil,
+  -- Same shape as the server's initializationOptions.
+  settings = {
+    inlayHints = { mode = 'short' },
+    divSpelling = 'floordiv',
+    utilizationBudget = 1,
+    physicalLayout = false,
+  },
+  -- Show inlay hints (the map after each fused instruction) where Neovim supports them (0.10+).
+  inlay_hints = true,
+  -- Files whose presence marks the project root.
+  root_markers = { '.git', 'Cargo.toml' },
+  -- Register tree-sitter-hlo for highlighting when its parser is on the runtimepath.
+  treesitter = true,
+  -- Extra fields merged into the LSP client configuration (on_attach, capabilities, ...).
+  lsp = {},
+}
+
+M.config = nil
+M.client_id = nil -- only used on Neovim < 0.10
+
+local function has(v)
+  return vim.fn.has('nvim-' .. v) == 1
+end
+
+local function notify(msg, level)
+  vim.schedule(function()
+    vim.notify('hlo-lsp: ' .. msg, level or vim.log.levels.WARN)
+  end)
+end
+
+--- The command that starts the server, or nil with the list of places tried.
+function M.resolve_cmd(cfg)
+  if cfg.cmd then
+    return cfg.cmd
+  end
+  local tried = {}
+  local candidates = {}
+  if vim.g.hlo_lsp_path and vim.g.hlo_lsp_path ~= '' then
+    table.insert(candidates, vim.fn.expand(vim.g.hlo_lsp_path))
+  end
+  table.insert(candidates, 'hlo-lsp')
+  for _, c in ipairs(candidates) do
+    if vim.fn.executable(c) == 1 then
+      return { c }
+    end
+    table.insert(tried, c)
+  end
+  return nil, tried
+end
+
+local function root_dir(bufnr, markers)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local start = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.fn.getcwd()
+  if vim.fs and vim.fs.find then
+    local found = vim.fs.find(markers, { path = start, upward = true })[1]
+    if found then
+      return vim.fn.fnamemodify(found, ':h')
+    end
+  end
+  return start
+end
+
+local function on_attach(client, bufnr)
+  local cfg = M.config
+  if cfg.inlay_hints and vim.lsp.inlay_hint and client.server_capabilities.inlayHintProvider then
+    -- 0.10+ signature: enable(enable, filter)
+    pcall(vim.lsp.inlay_hint.enable, true, { bufnr = bufnr })
+  end
+  if cfg.lsp.on_attach then
+    cfg.lsp.on_attach(client, bufnr)
+  end
+end
+
+--- The LSP client configuration shared by every API version.
+function M.client_config(cfg, cmd)
+  return vim.tbl_extend('force', {
+    name = 'hlo_lsp',
+    cmd = cmd,
+    filetypes = { 'hlo' },
+    init_options = cfg.settings,
+    settings = cfg.settings,
+  }, cfg.lsp, { on_attach = on_attach })
+end
+
+local function setup_treesitter()
+  if not (vim.treesitter and vim.treesitter.language) then
+    return
+  end
+  -- The parser is found as parser/hlo.so on the runtimepath (scripts/build-parser.sh puts it
+  -- there); queries as queries/hlo/*.scm. `register` is only needed where the filetype and
+  -- the language name could differ (0.9+); here both are `hlo`.
+  if vim.treesitter.language.register then
+    pcall(vim.treesitter.language.register, 'hlo', 'hlo')
+  end
+  if #vim.api.nvim_get_runtime_file('parser/hlo.so', false) == 0 then
+    return
+  end
+  vim.api.nvim_create_autocmd('FileType', {
+    group = vim.api.nvim_create_augroup('hlo_treesitter', { clear = true }),
+    pattern = 'hlo',
+    callback = function(args)
+      if vim.treesitter.start then
+        pcall(vim.treesitter.start, args.buf, 'hlo')
+      else
+        -- 0.7/0.8: start the highlighter by hand.
+        pcall(function()
+          local parser = vim.treesitter.get_parser(args.buf, 'hlo')
+          vim.treesitter.highlighter.new(parser)
+        end)
+      end
+    end,
+  })
+end
+
+--- Attaches hlo-lsp to `bufnr` on Neovim < 0.11 (0.11+ uses vim.lsp.enable instead).
+function M.attach(bufnr)
+  local cfg = M.config
+  local cmd, tried = M.resolve_cmd(cfg)
+  if not cmd then
+    notify(
+      'server not found (tried: '
+        .. table.concat(tried, ', ')
+        .. '). Build it with `cargo build --release` and set vim.g.hlo_lsp_path or put hlo-lsp on PATH.'
+    )
+    return
+  end
+  local conf = M.client_config(cfg, cmd)
+  conf.root_dir = root_dir(bufnr, cfg.root_markers)
+  if vim.lsp.start then
+    vim.lsp.start(conf, { bufnr = bufnr })
+    return
+  end
+  -- Neovim 0.7-0.9: one client for the session, attached to each hlo buffer.
+  if not (M.client_id and vim.lsp.get_client_by_id(M.client_id)) then
+    M.client_id = vim.lsp.start_client(conf)
+  end
+  if M.client_id then
+    vim.lsp.buf_attach_client(bufnr, M.client_id)
+  end
+end
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  local cfg = M.config
+  if cfg.treesitter then
+    setup_treesitter()
+  end
+
+  if has('0.11') and vim.lsp.config and vim.lsp.enable then
+    local cmd, tried = M.resolve_cmd(cfg)
+    if not cmd then
+      notify('server not found (tried: ' .. table.concat(tried, ', ') .. ')')
+      return
+    end
+    local conf = M.client_config(cfg, cmd)
+    conf.name = nil
+    conf.root_markers = cfg.root_markers
+    vim.lsp.config('hlo_lsp', conf)
+    vim.lsp.enable('hlo_lsp')
+    return
+  end
+
+  local group = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = 'hlo',
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  -- Buffers already open when setup() runs late (e.g. lazy loading).
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype == 'hlo' then
+      M.attach(buf)
+    end
+  end
+end
+
+--- Sends new settings to running servers (workspace/didChangeConfiguration).
+function M.update_settings(settings)
+  M.config.settings = vim.tbl_deep_extend('force', M.config.settings, settings)
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ name = 'hlo_lsp' }) or vim.lsp.get_active_clients()
+  local params = { settings = M.config.settings }
+  for _, client in ipairs(clients) do
+    if client.name == 'hlo_lsp' then
+      client.config.settings = M.config.settings
+      if has('0.11') then
+        client:notify('workspace/didChangeConfiguration', params) -- methods take self since 0.11
+      else
+        client.notify('workspace/didChangeConfiguration', params)
+      end
+    end
+  end
+end
+
+return M

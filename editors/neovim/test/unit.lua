@@ -1,0 +1,186 @@
+-- Unit test of the plugin's version dispatch, run in headless Neovim (any version, 0.7+):
+-- the Neovim APIs of 0.10 (vim.lsp.start, vim.lsp.inlay_hint) and 0.11 (vim.lsp.config,
+-- vim.lsp.enable) are replaced by recorders, so the branches for versions not installed
+-- here still run. Prints TAP-like lines; exits non-zero on failure.
+--   nvim --headless -u NONE -c 'luafile test/unit.lua'
+local plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+vim.opt.runtimepath:prepend(plugin_dir)
+
+local n, failures = 0, 0
+local function check(name, fn)
+  n = n + 1
+  local ok, err = xpcall(fn, debug.traceback)
+  io.stdout:write((ok and 'ok %d - %s\n' or 'not ok %d - %s\n  %s\n'):format(n, name, tostring(err):gsub('\n', '\n  ')))
+  if not ok then
+    failures = failures + 1
+  end
+end
+
+local real = {
+  has = vim.fn.has,
+  lsp_start = vim.lsp.start,
+  lsp_config = vim.lsp.config,
+  lsp_enable = vim.lsp.enable,
+  inlay_hint = vim.lsp.inlay_hint,
+  start_client = vim.lsp.start_client,
+  buf_attach_client = vim.lsp.buf_attach_client,
+  get_client_by_id = vim.lsp.get_client_by_id,
+  executable = vim.fn.executable,
+}
+local function restore()
+  rawset(vim.fn, 'has', real.has)
+  rawset(vim.fn, 'executable', real.executable)
+  vim.lsp.start = real.lsp_start
+  vim.lsp.config = real.lsp_config
+  vim.lsp.enable = real.lsp_enable
+  vim.lsp.inlay_hint = real.inlay_hint
+  vim.lsp.start_client = real.start_client
+  vim.lsp.buf_attach_client = real.buf_attach_client
+  vim.lsp.get_client_by_id = real.get_client_by_id
+end
+
+--- Pretends to be Neovim `version` (e.g. '0.11') for vim.fn.has('nvim-x.y').
+local function pretend(version)
+  local major, minor = version:match('(%d+)%.(%d+)')
+  rawset(vim.fn, 'has', function(feature)
+    local fmaj, fmin = feature:match('^nvim%-(%d+)%.(%d+)')
+    if fmaj then
+      return (tonumber(fmaj) < tonumber(major) or (tonumber(fmaj) == tonumber(major) and tonumber(fmin) <= tonumber(minor))) and 1 or 0
+    end
+    return real.has(feature)
+  end)
+end
+
+local function fresh_module()
+  package.loaded['hlo'] = nil
+  return require('hlo')
+end
+
+local settings = { inlayHints = { mode = 'full' }, divSpelling = 'slash', utilizationBudget = 2, physicalLayout = true }
+
+check('0.11+: vim.lsp.config + vim.lsp.enable with the settings as init_options and settings', function()
+  pretend('0.11')
+  local configured, enabled = {}, {}
+  vim.lsp.config = function(name, conf)
+    configured[name] = conf
+  end
+  vim.lsp.enable = function(name)
+    table.insert(enabled, name)
+  end
+  local hlo = fresh_module()
+  hlo.setup({ cmd = { '/opt/hlo-lsp', '--flag' }, settings = settings, treesitter = false })
+  local conf = configured.hlo_lsp
+  assert(conf, 'vim.lsp.config was not called for hlo_lsp')
+  assert(vim.deep_equal(enabled, { 'hlo_lsp' }), vim.inspect(enabled))
+  assert(vim.deep_equal(conf.cmd, { '/opt/hlo-lsp', '--flag' }), vim.inspect(conf.cmd))
+  assert(vim.deep_equal(conf.filetypes, { 'hlo' }))
+  assert(vim.deep_equal(conf.init_options, settings), vim.inspect(conf.init_options))
+  assert(vim.deep_equal(conf.settings, settings))
+  assert(vim.deep_equal(conf.root_markers, { '.git', 'Cargo.toml' }))
+  assert(type(conf.on_attach) == 'function')
+  restore()
+end)
+
+check('0.10: vim.lsp.start for each hlo buffer, with a root_dir; inlay hints enabled on attach', function()
+  pretend('0.10')
+  local started = {}
+  vim.lsp.start = function(conf, opts)
+    table.insert(started, { conf = conf, opts = opts })
+    return 1
+  end
+  local hint_calls = {}
+  vim.lsp.inlay_hint = {
+    enable = function(enable, filter)
+      table.insert(hint_calls, { enable, filter })
+    end,
+  }
+  local hlo = fresh_module()
+  local user_attached = false
+  hlo.setup({
+    cmd = { '/opt/hlo-lsp' },
+    settings = settings,
+    treesitter = false,
+    lsp = { on_attach = function() user_attached = true end },
+  })
+  vim.cmd('edit ' .. plugin_dir .. '/test/fixtures/transpose_fusion.hlo')
+  vim.bo.filetype = 'hlo' -- fires FileType
+  assert(#started == 1, 'vim.lsp.start calls: ' .. #started)
+  local conf = started[1].conf
+  assert(conf.name == 'hlo_lsp' and vim.deep_equal(conf.cmd, { '/opt/hlo-lsp' }))
+  assert(vim.deep_equal(conf.init_options, settings))
+  assert(type(conf.root_dir) == 'string' and conf.root_dir ~= '', 'root_dir ' .. tostring(conf.root_dir))
+  assert(started[1].opts.bufnr == vim.api.nvim_get_current_buf())
+  -- on_attach: hints are enabled when the server offers them, and the user's hook runs.
+  local buf = vim.api.nvim_get_current_buf()
+  conf.on_attach({ server_capabilities = { inlayHintProvider = true } }, buf)
+  assert(#hint_calls == 1 and hint_calls[1][1] == true and hint_calls[1][2].bufnr == buf, vim.inspect(hint_calls))
+  assert(user_attached, "the user's on_attach did not run")
+  conf.on_attach({ server_capabilities = {} }, buf)
+  assert(#hint_calls == 1, 'hints enabled without inlayHintProvider')
+  vim.cmd('bwipeout!')
+  restore()
+end)
+
+check('older: one vim.lsp.start_client, attached to every hlo buffer', function()
+  pretend('0.9')
+  vim.lsp.start = nil
+  local starts, attaches = 0, {}
+  vim.lsp.start_client = function(conf)
+    starts = starts + 1
+    assert(conf.name == 'hlo_lsp' and conf.root_dir)
+    return 42
+  end
+  vim.lsp.get_client_by_id = function(id)
+    return id == 42 and {} or nil
+  end
+  vim.lsp.buf_attach_client = function(buf, id)
+    table.insert(attaches, { buf, id })
+  end
+  local hlo = fresh_module()
+  hlo.setup({ cmd = { '/opt/hlo-lsp' }, treesitter = false })
+  for _, name in ipairs({ 'a.hlo', 'b.hlo' }) do
+    vim.cmd('enew')
+    vim.api.nvim_buf_set_name(0, '/tmp/hlo-unit/' .. name)
+    vim.bo.filetype = 'hlo'
+  end
+  assert(starts == 1, 'start_client calls: ' .. starts)
+  assert(#attaches == 2 and attaches[1][2] == 42 and attaches[2][2] == 42, vim.inspect(attaches))
+  vim.cmd('silent! %bwipeout!')
+  restore()
+end)
+
+check('server lookup: explicit cmd, then vim.g.hlo_lsp_path, then PATH; a message names what was tried', function()
+  local hlo = fresh_module()
+  rawset(vim.fn, 'executable', function(p)
+    return p == '/custom/hlo-lsp' and 1 or 0
+  end)
+  assert(vim.deep_equal(hlo.resolve_cmd({ cmd = { 'x' } }), { 'x' }))
+  vim.g.hlo_lsp_path = '/custom/hlo-lsp'
+  assert(vim.deep_equal(hlo.resolve_cmd({}), { '/custom/hlo-lsp' }))
+  vim.g.hlo_lsp_path = '/missing/hlo-lsp'
+  local cmd, tried = hlo.resolve_cmd({})
+  assert(cmd == nil and vim.deep_equal(tried, { '/missing/hlo-lsp', 'hlo-lsp' }), vim.inspect(tried))
+  vim.g.hlo_lsp_path = nil
+  restore()
+end)
+
+check('update_settings sends workspace/didChangeConfiguration with the merged settings', function()
+  local hlo = fresh_module()
+  hlo.setup({ cmd = { '/opt/hlo-lsp' }, treesitter = false })
+  local sent = {}
+  local fake = { name = 'hlo_lsp', config = {} }
+  fake.notify = function(a, b, c)
+    -- dot call (< 0.11): (method, params); colon call (0.11+): (self, method, params)
+    if a == fake then a, b = b, c end
+    table.insert(sent, { a, b })
+  end
+  local real_get = vim.lsp.get_active_clients
+  vim.lsp.get_active_clients = function() return { fake } end
+  hlo.update_settings({ divSpelling = 'slash', inlayHints = { mode = 'off' } })
+  vim.lsp.get_active_clients = real_get
+  assert(#sent == 1 and sent[1][1] == 'workspace/didChangeConfiguration', vim.inspect(sent))
+  assert(vim.deep_equal(sent[1][2].settings, { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false }), vim.inspect(sent[1][2]))
+end)
+
+io.stdout:write(('# %d checks, %d failed\n'):format(n, failures))
+vim.cmd(failures > 0 and 'cquit 1' or 'qall!')

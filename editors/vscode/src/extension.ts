@@ -1,0 +1,139 @@
+// VS Code entry point: registers the commands, finds and starts hlo-lsp over stdio, and
+// keeps the server's settings in sync. Highlighting needs none of this (package.json
+// contributes the TextMate grammar), so a missing server degrades to a warning.
+import * as vscode from 'vscode';
+import {
+  DidChangeConfigurationNotification,
+  HoverRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
+import { panelMarkdown, HoverContents } from './fusionMaps';
+import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
+
+const MAPS_SCHEME = 'hlo-maps';
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel | undefined;
+
+/** Text of the fusion-map panels, by panel URI. */
+const panels = new Map<string, string>();
+const panelChanged = new vscode.EventEmitter<vscode.Uri>();
+
+function workspaceFolderPaths(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
+async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  const config = vscode.workspace.getConfiguration('hlo');
+  const discovery = discoverServer(
+    defaultInput(config.get<string>('server.path') ?? '', workspaceFolderPaths(), context.extensionPath),
+  );
+  if (!discovery.found) {
+    const message = notFoundMessage(discovery.tried);
+    output?.appendLine(message);
+    void vscode.window.showWarningMessage(message, 'Open Settings').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'hlo.server.path');
+    });
+    return;
+  }
+  const warning = fallbackWarning(discovery);
+  if (warning) {
+    output?.appendLine(warning);
+    void vscode.window.showWarningMessage(warning);
+  }
+  output?.appendLine(`HLO: starting ${discovery.command} (found via ${discovery.source})`);
+
+  const args = extraArgs(config);
+  const serverOptions: ServerOptions = {
+    run: { command: discovery.command, args, transport: TransportKind.stdio },
+    debug: { command: discovery.command, args, transport: TransportKind.stdio },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: 'file', language: 'hlo' },
+      { scheme: 'untitled', language: 'hlo' },
+    ],
+    initializationOptions: serverSettings(config),
+    outputChannel: output,
+  };
+  // The id `hlo` makes vscode-languageclient honour the `hlo.trace.server` setting.
+  client = new LanguageClient('hlo', 'HLO language server', serverOptions, clientOptions);
+  await client.start();
+}
+
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) await c.stop().catch(() => undefined);
+}
+
+async function onConfigurationChanged(context: vscode.ExtensionContext, e: vscode.ConfigurationChangeEvent) {
+  if (!e.affectsConfiguration('hlo')) return;
+  if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+    await stopClient();
+    await startClient(context);
+    return;
+  }
+  if (client?.isRunning()) {
+    const settings = serverSettings(vscode.workspace.getConfiguration('hlo'));
+    await client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+  }
+}
+
+async function showFusionMaps(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'hlo') {
+    void vscode.window.showInformationMessage('HLO: open an HLO file and put the cursor on an instruction.');
+    return;
+  }
+  if (!client?.isRunning()) {
+    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
+    return;
+  }
+  const pos = editor.selection.active;
+  const params = client.code2ProtocolConverter.asTextDocumentPositionParams(editor.document, pos);
+  const hover = await client.sendRequest(HoverRequest.type, params);
+  const text = panelMarkdown(
+    vscode.workspace.asRelativePath(editor.document.uri),
+    pos.line,
+    pos.character,
+    (hover?.contents ?? null) as HoverContents | null,
+  );
+  // One panel per source document, refreshed in place on each invocation.
+  const uri = vscode.Uri.from({ scheme: MAPS_SCHEME, path: editor.document.uri.path + '.maps.md' });
+  panels.set(uri.toString(), text);
+  panelChanged.fire(uri);
+  try {
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+  } catch {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel('HLO');
+  context.subscriptions.push(
+    output,
+    panelChanged,
+    vscode.workspace.registerTextDocumentContentProvider(MAPS_SCHEME, {
+      onDidChange: panelChanged.event,
+      provideTextDocumentContent: (uri) => panels.get(uri.toString()) ?? '',
+    }),
+    vscode.commands.registerCommand('hlo.restartServer', async () => {
+      await stopClient();
+      await startClient(context);
+    }),
+    vscode.commands.registerCommand('hlo.showFusionMaps', showFusionMaps),
+    vscode.workspace.onDidChangeConfiguration((e) => onConfigurationChanged(context, e)),
+  );
+  await startClient(context);
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}

@@ -1,0 +1,54 @@
+// The extension's settings and the object the server receives. The same object is sent as
+// `initializationOptions` and as `workspace/didChangeConfiguration` `settings`, so the
+// server parses one shape (documented in editors/README.md).
+
+export type InlayHintMode = 'off' | 'short' | 'full';
+export type DivSpelling = 'floordiv' | 'slash';
+
+/** What the server understands. Field names are the wire names. */
+export interface ServerSettings {
+  inlayHints: { mode: InlayHintMode };
+  divSpelling: DivSpelling;
+  utilizationBudget: number;
+  physicalLayout: boolean;
+}
+
+/** The slice of `vscode.WorkspaceConfiguration` this module needs (so tests can fake it). */
+export interface ConfigurationLike {
+  get<T>(section: string): T | undefined;
+}
+
+export const DEFAULTS: ServerSettings = {
+  inlayHints: { mode: 'short' },
+  divSpelling: 'floordiv',
+  utilizationBudget: 1,
+  physicalLayout: false,
+};
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
+}
+
+/**
+ * Reads the `hlo.*` settings into the server's shape. Values of the wrong type (hand-edited
+ * settings.json) fall back to the defaults instead of reaching the server.
+ */
+export function serverSettings(config: ConfigurationLike): ServerSettings {
+  const budget = config.get<unknown>('utilization.budget');
+  const physical = config.get<unknown>('maps.physicalLayout');
+  return {
+    inlayHints: { mode: oneOf(config.get('inlayHints.mode'), ['off', 'short', 'full'] as const, DEFAULTS.inlayHints.mode) },
+    divSpelling: oneOf(config.get('maps.divSpelling'), ['floordiv', 'slash'] as const, DEFAULTS.divSpelling),
+    utilizationBudget: typeof budget === 'number' && Number.isFinite(budget) && budget > 0 ? budget : DEFAULTS.utilizationBudget,
+    physicalLayout: typeof physical === 'boolean' ? physical : DEFAULTS.physicalLayout,
+  };
+}
+
+/** `hlo.server.extraArgs`, keeping only strings. */
+export function extraArgs(config: ConfigurationLike): string[] {
+  const args = config.get<unknown>('server.extraArgs');
+  return Array.isArray(args) ? args.filter((a): a is string => typeof a === 'string') : [];
+}
+
+/** Settings whose change needs a new server process rather than a notification. */
+export const RESTART_SETTINGS = ['hlo.server.path', 'hlo.server.extraArgs'];

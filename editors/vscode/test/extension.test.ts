@@ -1,0 +1,121 @@
+// The extension's wiring, run against stand-ins for VS Code and the language client:
+// how the server is started, what it receives, what the commands do.
+import { test, beforeEach } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as stubs from './stubs';
+import { extensionRoot } from './tokenize';
+
+stubs.install();
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const ext = require('../src/extension') as typeof import('../src/extension');
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-ext-'));
+const fakeServer = path.join(tmp, 'target', 'release', 'hlo-lsp');
+fs.mkdirSync(path.dirname(fakeServer), { recursive: true });
+fs.writeFileSync(fakeServer, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+const context = () => ({ subscriptions: [] as unknown[], extensionPath: path.join(tmp, 'no-bundled-server') });
+const change = (...keys: string[]) => ({
+  affectsConfiguration: (s: string) => keys.some((k) => k === s || k.startsWith(s + '.')),
+});
+const flush = () => new Promise((r) => setImmediate(r));
+
+beforeEach(async () => {
+  await ext.deactivate();
+  stubs.reset();
+  stubs.state.workspaceFolders = [tmp];
+  stubs.settings['hlo.server.path'] = '${workspaceFolder}/target/release/hlo-lsp';
+});
+
+test('activate starts hlo-lsp over stdio with the settings as initializationOptions', async () => {
+  stubs.settings['hlo.server.extraArgs'] = ['--log-level', 'debug'];
+  stubs.settings['hlo.inlayHints.mode'] = 'full';
+  stubs.settings['hlo.maps.divSpelling'] = 'slash';
+  await ext.activate(context() as never);
+  assert.equal(stubs.rec.clients.length, 1);
+  const c = stubs.rec.clients[0];
+  assert.equal(c.id, 'hlo'); // makes the client honour hlo.trace.server
+  assert.deepEqual(c.serverOptions.run, { command: fakeServer, args: ['--log-level', 'debug'], transport: 0 });
+  assert.ok(c.running);
+  assert.deepEqual(c.clientOptions.documentSelector.map((s) => s.language), ['hlo', 'hlo']);
+  assert.deepEqual(c.clientOptions.initializationOptions, {
+    inlayHints: { mode: 'full' },
+    divSpelling: 'slash',
+    utilizationBudget: 1,
+    physicalLayout: false,
+  });
+  // Every command package.json contributes is registered.
+  const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
+  for (const cmd of pkg.contributes.commands) assert.ok(stubs.rec.commands.has(cmd.command), cmd.command);
+});
+
+test('a settings change is sent as workspace/didChangeConfiguration in the same shape', async () => {
+  await ext.activate(context() as never);
+  stubs.settings['hlo.inlayHints.mode'] = 'off';
+  stubs.settings['hlo.utilization.budget'] = 4;
+  stubs.settings['hlo.maps.physicalLayout'] = true;
+  for (const l of stubs.rec.configListeners) await l(change('hlo.inlayHints.mode'));
+  const c = stubs.rec.clients[0];
+  assert.deepEqual(c.notifications, [
+    {
+      method: 'workspace/didChangeConfiguration',
+      params: { settings: { inlayHints: { mode: 'off' }, divSpelling: 'floordiv', utilizationBudget: 4, physicalLayout: true } },
+    },
+  ]);
+  // Changes to other extensions' settings are ignored.
+  for (const l of stubs.rec.configListeners) await l(change('editor.fontSize'));
+  assert.equal(c.notifications.length, 1);
+});
+
+test('changing the server path or arguments restarts the server; so does the command', async () => {
+  await ext.activate(context() as never);
+  for (const l of stubs.rec.configListeners) await l(change('hlo.server.extraArgs'));
+  assert.equal(stubs.rec.clients.length, 2);
+  assert.ok(stubs.rec.clients[0].stopped && stubs.rec.clients[1].running);
+  await stubs.rec.commands.get('hlo.restartServer')!();
+  assert.equal(stubs.rec.clients.length, 3);
+  assert.ok(stubs.rec.clients[1].stopped && stubs.rec.clients[2].running);
+});
+
+test('no server anywhere: a warning names what was tried, and no client starts', async () => {
+  const savedPath = process.env.PATH;
+  process.env.PATH = path.join(tmp, 'empty-bin');
+  try {
+    stubs.settings['hlo.server.path'] = '${workspaceFolder}/nowhere/hlo-lsp';
+    await ext.activate(context() as never);
+    assert.equal(stubs.rec.clients.length, 0);
+    assert.equal(stubs.rec.warnings.length, 1);
+    const w = stubs.rec.warnings[0];
+    for (const needle of [path.join(tmp, 'nowhere', 'hlo-lsp'), path.join(tmp, 'no-bundled-server', 'server', 'hlo-lsp'), 'PATH']) {
+      assert.ok(w.includes(needle), `warning lacks ${needle}: ${w}`);
+    }
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
+
+test('show fusion maps: hover at the cursor rendered in a markdown panel beside', async () => {
+  await ext.activate(context() as never);
+  const docUri = { scheme: 'file', path: '/ws/fusion.hlo', fsPath: '/ws/fusion.hlo', toString: () => 'file:///ws/fusion.hlo' };
+  stubs.state.activeEditor = { document: { languageId: 'hlo', uri: docUri }, selection: { active: { line: 4, character: 7 } } };
+  stubs.state.hoverResult = { contents: { kind: 'markdown', value: '**transpose**\n```\n(d0, d1) -> (d1, d0)\n```' } };
+  await stubs.rec.commands.get('hlo.showFusionMaps')!();
+  const c = stubs.rec.clients[0];
+  assert.deepEqual(c.requests, [
+    { method: 'textDocument/hover', params: { textDocument: { uri: 'file:///ws/fusion.hlo' }, position: { line: 4, character: 7 } } },
+  ]);
+  const shown = stubs.rec.executed.find((e) => e.id === 'markdown.showPreviewToSide');
+  assert.ok(shown, 'no preview opened');
+  const text = stubs.rec.providers.get('hlo-maps')!.provideTextDocumentContent(shown.args[0]);
+  assert.match(text, /^# Indexing maps at `fusion\.hlo:5:8`/);
+  assert.ok(text.includes('(d0, d1) -> (d1, d0)'));
+  // Outside an HLO editor the command explains itself instead of failing.
+  stubs.state.activeEditor = undefined;
+  await stubs.rec.commands.get('hlo.showFusionMaps')!();
+  assert.match(stubs.rec.infos.at(-1) ?? '', /open an HLO file/);
+  await flush();
+});

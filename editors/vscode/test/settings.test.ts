@@ -1,0 +1,44 @@
+// Settings mapping: `hlo.*` settings become the server's initializationOptions /
+// didChangeConfiguration object documented in editors/README.md.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULTS, extraArgs, serverSettings } from '../src/settings';
+import { extensionRoot } from './tokenize';
+
+const config = (values: Record<string, unknown>) => ({ get: <T>(k: string) => values[k] as T | undefined });
+
+test('every setting maps to its wire field', () => {
+  assert.deepEqual(
+    serverSettings(config({ 'inlayHints.mode': 'full', 'maps.divSpelling': 'slash', 'utilization.budget': 2.5, 'maps.physicalLayout': true })),
+    { inlayHints: { mode: 'full' }, divSpelling: 'slash', utilizationBudget: 2.5, physicalLayout: true },
+  );
+});
+
+test('unset or ill-typed settings fall back to the defaults', () => {
+  assert.deepEqual(serverSettings(config({})), DEFAULTS);
+  assert.deepEqual(
+    serverSettings(config({ 'inlayHints.mode': 'loud', 'maps.divSpelling': 7, 'utilization.budget': 0, 'maps.physicalLayout': 'yes' })),
+    DEFAULTS,
+  );
+  assert.deepEqual(extraArgs(config({ 'server.extraArgs': ['--log', 3, 'debug'] })), ['--log', 'debug']);
+  assert.deepEqual(extraArgs(config({ 'server.extraArgs': 'oops' })), []);
+});
+
+test('package.json declares each setting with the defaults the code uses', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
+  const props = pkg.contributes.configuration.properties;
+  assert.equal(props['hlo.inlayHints.mode'].default, DEFAULTS.inlayHints.mode);
+  assert.deepEqual(props['hlo.inlayHints.mode'].enum, ['off', 'short', 'full']);
+  assert.equal(props['hlo.maps.divSpelling'].default, DEFAULTS.divSpelling);
+  assert.deepEqual(props['hlo.maps.divSpelling'].enum, ['floordiv', 'slash']);
+  assert.equal(props['hlo.utilization.budget'].default, DEFAULTS.utilizationBudget);
+  assert.equal(props['hlo.maps.physicalLayout'].default, DEFAULTS.physicalLayout);
+  for (const k of ['hlo.server.path', 'hlo.server.extraArgs', 'hlo.trace.server']) assert.ok(props[k], k);
+  // vsce refuses to package when @types/vscode is newer than engines.vscode.
+  assert.equal(pkg.engines.vscode, '^' + pkg.devDependencies['@types/vscode']);
+  const lang = pkg.contributes.languages[0];
+  assert.deepEqual(lang.extensions, ['.hlo', '.hlo.txt']);
+  assert.deepEqual(lang.filenamePatterns, ['*before_optimizations.txt', '*after_optimizations.txt', 'module_*.txt']);
+});

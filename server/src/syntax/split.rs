@@ -1,0 +1,258 @@
+//! Splitting a document into chunks by a byte scan, before any parsing.
+//!
+//! Tree-sitter's cost grows with the tree, so one tree per top-level item (module
+//! header, table, computation, `// -----` separator) lets us parse items in
+//! parallel and reparse only the item an edit touched. The scan tracks bracket
+//! depth (`{}` and `()`), skipping strings and comments, and starts a new chunk at a
+//! line that begins a new item once the current one is complete.
+//!
+//! Invariant the incremental path relies on: the scan state is fresh at every chunk
+//! boundary, so scanning from any boundary yields the same chunks as scanning the
+//! whole document.
+
+use std::ops::Range;
+
+use super::ChunkKind;
+
+/// Scans chunks starting at a chunk boundary.
+pub struct Splitter<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Splitter<'a> {
+    /// `start` must be 0 or a chunk boundary of `text`.
+    pub fn new(text: &'a str, start: usize) -> Self {
+        Splitter {
+            text: text.as_bytes(),
+            pos: start,
+        }
+    }
+}
+
+impl Iterator for Splitter<'_> {
+    type Item = (Range<usize>, ChunkKind);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.pos;
+        if start >= self.text.len() {
+            return None;
+        }
+        let (end, kind) = scan_chunk(self.text, start);
+        self.pos = end;
+        Some((start..end, kind))
+    }
+}
+
+/// Per-chunk scan state.
+struct State {
+    kind: Option<ChunkKind>,
+    depth: u32,
+    /// A computation's body brace has been seen.
+    opened: bool,
+    /// Last byte outside whitespace and comments (`,` means "continues").
+    last_significant: u8,
+}
+
+fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
+    let mut state = State {
+        kind: None,
+        depth: 0,
+        opened: false,
+        last_significant: b'\n',
+    };
+    let mut p = start;
+    while p < text.len() {
+        let line_end = memchr_newline(text, p).map_or(text.len(), |i| i + 1);
+        let line = &text[p..line_end];
+        let indent = line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t' || b == b'\r')
+            .count();
+        let content = &line[indent..];
+        let blank = content.is_empty() || content[0] == b'\n';
+        if content.starts_with(b"// -----") {
+            if p == start {
+                return (line_end, ChunkKind::Separator);
+            }
+            return (p, state.kind.unwrap_or(ChunkKind::Other));
+        }
+        let comment = content.starts_with(b"//");
+        if p != start && !blank && !comment && starts_new_item(&state, indent, content) {
+            return (p, state.kind.unwrap_or(ChunkKind::Other));
+        }
+        if state.kind.is_none() && !blank && !comment {
+            state.kind = Some(classify(content));
+        }
+        scan_line(line, &mut state);
+        p = line_end;
+    }
+    (text.len(), state.kind.unwrap_or(ChunkKind::Other))
+}
+
+/// Whether a non-blank, non-comment line starts a new chunk.
+fn starts_new_item(state: &State, indent: usize, content: &[u8]) -> bool {
+    if state.depth > 0 {
+        return indent == 0 && looks_like_item_start(content);
+    }
+    let continues = state.last_significant == b',' || content[0] == b',';
+    match state.kind {
+        None => false,
+        Some(ChunkKind::Table) => !content[0].is_ascii_digit(),
+        Some(ChunkKind::Computation) => state.opened && !continues,
+        Some(_) => !continues,
+    }
+}
+
+/// Resynchronisation inside an unclosed bracket (say a deleted `}`): a line at
+/// column 0 that can only be the start of a module, table or computation ends the
+/// broken chunk, so one missing brace does not swallow the rest of the file.
+fn looks_like_item_start(content: &[u8]) -> bool {
+    if !(content[0].is_ascii_alphabetic() || content[0] == b'_' || content[0] == b'%') {
+        return false;
+    }
+    if starts_with_word(content, b"HloModule") || starts_with_word(content, b"ENTRY") {
+        return true;
+    }
+    if TABLE_KEYWORDS.iter().any(|k| starts_with_word(content, k)) {
+        return true;
+    }
+    let trimmed = trim_end(content);
+    trimmed.ends_with(b"{") && !trimmed.contains(&b'=') && !trimmed.contains(&b'"')
+}
+
+const TABLE_KEYWORDS: [&[u8]; 4] = [
+    b"FileNames",
+    b"FunctionNames",
+    b"FileLocations",
+    b"StackFrames",
+];
+
+fn classify(content: &[u8]) -> ChunkKind {
+    if starts_with_word(content, b"HloModule") {
+        ChunkKind::Header
+    } else if TABLE_KEYWORDS.iter().any(|k| starts_with_word(content, k)) {
+        ChunkKind::Table
+    } else if content[0].is_ascii_alphabetic() || content[0] == b'_' || content[0] == b'%' {
+        ChunkKind::Computation
+    } else {
+        ChunkKind::Other
+    }
+}
+
+fn starts_with_word(content: &[u8], word: &[u8]) -> bool {
+    content.starts_with(word)
+        && content
+            .get(word.len())
+            .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'))
+}
+
+fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &s[..n]
+}
+
+/// Updates depth and the last significant byte over one line. Strings and
+/// `/* */` comments end at the line's end at the latest, as in the grammar.
+fn scan_line(line: &[u8], state: &mut State) {
+    let mut i = 0;
+    while i < line.len() {
+        let b = line[i];
+        match b {
+            b'"' => {
+                i += 1;
+                while i < line.len() && line[i] != b'"' && line[i] != b'\n' {
+                    i += if line[i] == b'\\' { 2 } else { 1 };
+                }
+                state.last_significant = b'"';
+            }
+            b'/' if line.get(i + 1) == Some(&b'/') => return,
+            b'/' if line.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'{' | b'(' => {
+                state.depth += 1;
+                if b == b'{' {
+                    state.opened = true;
+                }
+                state.last_significant = b;
+            }
+            b'}' | b')' => {
+                state.depth = state.depth.saturating_sub(1);
+                state.last_significant = b;
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => state.last_significant = b,
+        }
+        i += 1;
+    }
+}
+
+fn memchr_newline(text: &[u8], from: usize) -> Option<usize> {
+    text[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| from + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(&str, ChunkKind)> {
+        Splitter::new(text, 0).map(|(r, k)| (&text[r], k)).collect()
+    }
+
+    #[test]
+    fn splits_header_tables_computations_and_separators() {
+        let text = "HloModule m, a={x,\n y}\n\nFileNames\n1 \"a{\"\n\nf {\n  x = f32[] parameter(0)\n}, execution_thread=\"h\"\n// -----\nENTRY e {\n ROOT y = f32[] constant(1)\n}\n";
+        let got = kinds(text);
+        assert_eq!(
+            got,
+            vec![
+                ("HloModule m, a={x,\n y}\n\n", ChunkKind::Header),
+                ("FileNames\n1 \"a{\"\n\n", ChunkKind::Table),
+                (
+                    "f {\n  x = f32[] parameter(0)\n}, execution_thread=\"h\"\n",
+                    ChunkKind::Computation
+                ),
+                ("// -----\n", ChunkKind::Separator),
+                (
+                    "ENTRY e {\n ROOT y = f32[] constant(1)\n}\n",
+                    ChunkKind::Computation
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn braces_in_strings_and_comments_do_not_count() {
+        let text = "a {\n x = f32[] c(), b=\"}\" // }\n}\nb {\n}\n";
+        let got = kinds(text);
+        assert_eq!(got.len(), 2, "{got:?}");
+    }
+
+    #[test]
+    fn a_missing_brace_resynchronises_at_the_next_computation() {
+        let text = "a {\n x = f32[] c(\n\nb (p: f32[]) -> f32[] {\n}\n";
+        let got = kinds(text);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[1].0.starts_with("b ("));
+    }
+
+    #[test]
+    fn leading_comments_join_the_first_item() {
+        let got = kinds("// RUN: x\n// CHECK: y\nHloModule m\n");
+        assert_eq!(
+            got,
+            vec![("// RUN: x\n// CHECK: y\nHloModule m\n", ChunkKind::Header)]
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! Incremental parsing: random edit sequences (insert, delete, replace at random
+//! byte offsets, also inside multi-byte UTF-8) must leave exactly the trees a fresh
+//! parse of the resulting text gives, both through `SyntaxDocument::edit` (chunks
+//! re-split and reparsed) and through raw `Tree::edit` + reparse of one tree.
+
+use hlo_lsp::syntax::{new_parser, SyntaxDocument};
+use proptest::prelude::*;
+use tree_sitter::{InputEdit, Point, Tree};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+
+fn base_texts() -> Vec<String> {
+    let mut texts = vec![
+        "// RUN: x — ünïcödé\nHloModule m, is_scheduled=true\n\nFileNames\n1 \"/tmp/é.py\"\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1), metadata={op_name=\"日本語\"}\n  ROOT %s = f32[] add(%x, %y)\n}\n\n// -----\n\nENTRY e {\n  p = f32[8]{0} parameter(0), sharding={replicated}\n  c = f32[] constant(-inf)\n  ROOT r = f32[] reduce(p, c), dimensions={0}, to_apply=%add, backend_config={\"k\":\"}\"}\n}\n"
+            .to_string(),
+    ];
+    for f in [
+        "samples/xla/xla__backends__gpu__tests__pdl.hlo",
+        "jax/softmax.after.hlo",
+        "jax/scatter.before.hlo",
+    ] {
+        texts.push(std::fs::read_to_string(format!("{DATA}/{f}")).expect("test data"));
+    }
+    texts
+}
+
+const SNIPPETS: &[&str] = &[
+    "",
+    "x",
+    "%",
+    " ",
+    "\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    ",",
+    "=",
+    "\"",
+    "\\",
+    "/",
+    "*",
+    "é",
+    "日本",
+    "🙂",
+    "// -----\n",
+    "ENTRY ",
+    "ROOT ",
+    "f32[2]{0} ",
+    "  y = f32[] add(a, b)\n",
+    "/*index=5*/",
+    "\nf {\n",
+    "HloModule n\n",
+    "}\n\ng (p: f32[]) -> f32[] {\n",
+    "metadata={op_name=\"a{\"}",
+    "FileNames\n1 \"z\"\n",
+];
+
+#[derive(Debug, Clone)]
+struct RandomEdit {
+    /// Position and removed length as fractions of the text, so they scale with it.
+    at: f64,
+    remove: usize,
+    insert: &'static str,
+}
+
+fn edit_strategy() -> impl Strategy<Value = RandomEdit> {
+    (
+        0.0..=1.0f64,
+        prop_oneof![Just(0usize), 0..4usize, 0..40usize],
+        prop::sample::select(SNIPPETS),
+    )
+        .prop_map(|(at, remove, insert)| RandomEdit { at, remove, insert })
+}
+
+/// Byte offsets for an edit: any byte (maybe inside a UTF-8 sequence) as the
+/// document receives it, and the char-boundary range it must act on.
+fn offsets(text: &str, e: &RandomEdit) -> ((usize, usize), (usize, usize)) {
+    let start = ((text.len() as f64) * e.at) as usize;
+    let end = (start + e.remove).min(text.len());
+    let (mut s, mut t) = (start.min(text.len()), end);
+    while !text.is_char_boundary(s) {
+        s -= 1;
+    }
+    while !text.is_char_boundary(t) {
+        t += 1;
+    }
+    ((start, end), (s, t))
+}
+
+/// Every node (named or not) with its byte range and flags, in order.
+fn dump(tree: &Tree) -> Vec<(String, usize, usize, bool, bool)> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    loop {
+        let n = cursor.node();
+        out.push((
+            n.kind().to_string(),
+            n.start_byte(),
+            n.end_byte(),
+            n.is_missing(),
+            n.is_error(),
+        ));
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+fn assert_same_as_fresh(doc: &SyntaxDocument) -> Result<(), TestCaseError> {
+    let fresh = SyntaxDocument::parse(doc.text());
+    let ours: Vec<_> = doc
+        .chunks()
+        .iter()
+        .map(|c| (c.range.clone(), c.kind))
+        .collect();
+    let theirs: Vec<_> = fresh
+        .chunks()
+        .iter()
+        .map(|c| (c.range.clone(), c.kind))
+        .collect();
+    prop_assert_eq!(ours, theirs, "chunks differ for text {:?}", doc.text());
+    for (a, b) in doc.chunks().iter().zip(fresh.chunks()) {
+        prop_assert_eq!(
+            dump(&a.tree),
+            dump(&b.tree),
+            "tree of chunk {:?} differs",
+            a.text(doc.text())
+        );
+    }
+    prop_assert_eq!(doc.syntax_errors(), fresh.syntax_errors());
+    Ok(())
+}
+
+fn point_at(text: &str, byte: usize) -> Point {
+    let before = &text.as_bytes()[..byte];
+    let row = before.iter().filter(|&&b| b == b'\n').count();
+    let col = byte
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+    Point { row, column: col }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn document_edits_match_a_fresh_parse(
+        which in 0..4usize,
+        edits in prop::collection::vec(edit_strategy(), 1..8),
+    ) {
+        let base = &base_texts()[which];
+        let mut doc = SyntaxDocument::parse(base);
+        let mut model = base.clone();
+        for e in &edits {
+            let ((start, end), (s, t)) = offsets(&model, e);
+            doc.edit(start, end, e.insert);
+            model.replace_range(s..t, e.insert);
+            prop_assert_eq!(doc.text(), model.as_str());
+            assert_same_as_fresh(&doc)?;
+        }
+    }
+
+    #[test]
+    fn tree_edit_and_reparse_match_a_fresh_parse(
+        which in 0..4usize,
+        edits in prop::collection::vec(edit_strategy(), 1..8),
+    ) {
+        let mut text = base_texts()[which].clone();
+        let mut parser = new_parser();
+        let mut tree = parser.parse(&text, None).expect("tree");
+        for e in &edits {
+            let (_, (s, t)) = offsets(&text, e);
+            let start_position = point_at(&text, s);
+            let old_end_position = point_at(&text, t);
+            text.replace_range(s..t, e.insert);
+            let new_end = s + e.insert.len();
+            tree.edit(&InputEdit {
+                start_byte: s,
+                old_end_byte: t,
+                new_end_byte: new_end,
+                start_position,
+                old_end_position,
+                new_end_position: point_at(&text, new_end),
+            });
+            tree = parser.parse(&text, Some(&tree)).expect("tree");
+            let fresh = parser.parse(&text, None).expect("tree");
+            prop_assert_eq!(dump(&tree), dump(&fresh), "text {:?}", text);
+        }
+    }
+}
+
+#[test]
+fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
+    let text = std::fs::read_to_string(format!("{DATA}/jax/layer_norm.after.hlo")).unwrap();
+    let mut doc = SyntaxDocument::parse(&text);
+    let at = text.find("%param_0").unwrap() + 3;
+    doc.edit(at, at + 1, "Q");
+    assert!(doc.text()[at - 3..].starts_with("%paQam_0"));
+    assert_same_as_fresh(&doc).unwrap();
+    assert!(doc.syntax_errors().is_empty());
+}

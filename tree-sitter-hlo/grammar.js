@@ -1,0 +1,168 @@
+/**
+ * Tree-sitter grammar for XLA's HLO text format.
+ *
+ * Design: coarse tokens where no consumer needs the inside (a whole array shape
+ * with its layout, any `{...}` attribute value, strings, atoms), nodes where the
+ * language server needs them (names, opcodes, operands, attribute keys,
+ * computation references). Tree-sitter spends roughly the same time per node
+ * whatever its length, so every token we avoid is parse speed.
+ */
+
+// Attribute keys whose value names computations.
+const COMPUTATION_KEYS = [
+  'calls', 'to_apply', 'condition', 'body', 'select', 'scatter',
+  'true_computation', 'false_computation', 'branch_computations',
+  'called_computations', 'async_wrapped_computation',
+];
+
+const STRING = /"([^"\\\n]|\\[^\n])*"/;
+
+module.exports = grammar({
+  name: 'hlo',
+
+  externals: $ => [
+    $.brace_block,
+    // Never valid in the grammar: when the scanner sees it valid, tree-sitter is
+    // in error recovery and the scanner declines (keeps recovery local).
+    $._error_sentinel,
+  ],
+
+  extras: $ => [/\s/, $.comment],
+
+  conflicts: $ => [],
+
+  rules: {
+    source_file: $ => repeat(choice(
+      $.module_header,
+      $.table,
+      $.computation,
+      $.module_separator,
+    )),
+
+    module_separator: _ => token(prec(2, /\/\/ -----[^\n]*/)),
+
+    comment: _ => token(choice(
+      /\/\/[^\n]*/,
+      /\/\*([^*\n]|\*+[^*\/\n])*\*+\//,
+    )),
+
+    module_header: $ => seq(
+      'HloModule',
+      field('name', $.identifier),
+      repeat(seq(',', field('attribute', $.attribute))),
+    ),
+
+    identifier: _ => /[A-Za-z0-9_%][A-Za-z0-9_.\-]*/,
+
+    table: $ => seq(
+      field('kind', alias(choice('FileNames', 'FunctionNames', 'FileLocations', 'StackFrames'), $.table_kind)),
+      optional(field('body', $.table_body)),
+    ),
+
+    // All entries of a table as one token: `1 "file.py"` / `1 {file_name_id=1 ...}` lines.
+    table_body: _ => token(seq(
+      /\d+[ \t]+/, choice(STRING, /\{[^{}\n]*\}/),
+      repeat(seq(/\s+\d+[ \t]+/, choice(STRING, /\{[^{}\n]*\}/))),
+    )),
+
+    computation: $ => seq(
+      optional(field('entry', alias('ENTRY', $.entry))),
+      field('name', $.name),
+      optional(field('signature', $.computation_signature)),
+      field('body', $.computation_body),
+      repeat(seq(',', field('attribute', $.attribute))),
+    ),
+
+    computation_signature: $ => seq(
+      '(',
+      optional(seq($.parameter, repeat(seq(',', $.parameter)))),
+      ')',
+      '->',
+      field('result', $._any_shape),
+    ),
+
+    parameter: $ => seq(field('name', $.name), ':', field('shape', $._any_shape)),
+
+    computation_body: $ => seq('{', repeat($.instruction), '}'),
+
+    instruction: $ => seq(
+      optional(field('root', alias('ROOT', $.root))),
+      field('name', $.name),
+      '=',
+      // XLA infers the shape when it is left out (`t = tuple(a, b)`).
+      optional(field('shape', $._any_shape)),
+      field('opcode', $.opcode),
+      field('operands', $.operand_list),
+      repeat(seq(',', field('attribute', $.attribute))),
+    ),
+
+    name: _ => /%[A-Za-z0-9_.\-]+|[A-Za-z_][A-Za-z0-9_.\-]*/,
+
+    opcode: _ => /[a-z][a-z0-9_\-]*/,
+
+    _any_shape: $ => choice($.shape, $.tuple_shape),
+
+    // One token: element type, dimensions (static, `<=N` bounded, `?`), and the
+    // optional layout (minor-to-major, tiles, memory space...), even after a space.
+    shape: _ => token(prec(1, seq(
+      /[a-z][a-z0-9]*\[[^\]\n]*\]/,
+      optional(/[ \t]*\{[^{}\n%="a-z]*\}/),
+    ))),
+
+    tuple_shape: $ => seq('(', optional(seq($._any_shape, repeat(seq(',', $._any_shape)))), ')'),
+
+    operand_list: $ => seq('(', optional(seq($.operand, repeat(seq(',', $.operand)))), ')'),
+
+    operand: $ => choice(
+      seq(optional(field('shape', $._any_shape)), field('name', $.name)),
+      field('nested', $.nested_instruction),
+      field('literal', $.literal),
+    ),
+
+    nested_instruction: $ => seq(
+      field('shape', $._any_shape),
+      field('opcode', alias($.name, $.opcode)),
+      field('operands', $.operand_list),
+    ),
+
+    literal: $ => choice(
+      $.brace_block,
+      $.string,
+      $.number,
+      alias(choice('true', 'false'), $.boolean),
+    ),
+
+    number: _ => token(prec(1, choice(
+      /[-+]?(inf|nan)/,
+      /[-+]?\d[0-9A-Za-z_.]*([eE][-+]?\d+)?/,
+      /[-+]?\.\d+([eE][-+]?\d+)?/,
+    ))),
+
+    string: _ => token(STRING),
+
+    attribute: $ => choice(
+      seq(
+        field('key', alias(choice(...COMPUTATION_KEYS), $.attribute_name)),
+        '=',
+        field('value', choice($.computation_ref, $.computation_list, $.string)),
+      ),
+      seq(
+        field('key', $.attribute_name),
+        '=',
+        field('value', choice($.brace_block, $.string, $.shape, $.tuple_shape, $.attribute_atom)),
+      ),
+    ),
+
+    attribute_name: _ => /[A-Za-z_][A-Za-z0-9_\-]*/,
+
+    computation_ref: $ => $.name,
+
+    computation_list: $ => seq('{', optional(seq($.name, repeat(seq(',', $.name)))), '}'),
+
+    // `kLoop`, `b01f_01io->b01f`, `1_4_1x4_8_0`, `true`, `-1`, `[2,4]<=[8]T(1,0)`.
+    attribute_atom: _ => token(seq(
+      choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/),
+      repeat(choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/, /\([^)\n]*\)/)),
+    )),
+  },
+});
