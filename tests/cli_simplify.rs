@@ -121,7 +121,7 @@ fn batch_mode_answers_every_line_and_continues_after_errors() {
     assert!(answers[3]["error"].as_str().unwrap().contains("\"map\""));
     assert_eq!(
         answers[4]["output"],
-        "()[s0] -> ((s0 * 2 + 3) floordiv 6), domain: s0 in [0, 1233]"
+        "()[s0] -> ((s0 + 1) floordiv 3), domain: s0 in [0, 1233]"
     );
 }
 
