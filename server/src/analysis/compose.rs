@@ -71,7 +71,7 @@ pub fn resolve_sources(m: &mut OperandMap, resolve: &dyn Fn(usize) -> RuntimeSou
 /// consumers clamp their offsets; XLA omits the clamp).
 fn fold_runtime_vars(m: &mut OperandMap, module: &Module) {
     let mut i = 0;
-    while i < m.runtime_vars.len() {
+    while i < m.runtime_vars.len() && i < m.map.runtime_vars().len() {
         let bounds = m.map.runtime_vars()[i].bounds;
         let value = match &m.runtime_vars[i].source {
             RuntimeSource::Instruction {
@@ -93,6 +93,9 @@ fn fold_runtime_vars(m: &mut OperandMap, module: &Module) {
                 m.map = substitute_runtime(&m.map, i, Some(e));
                 m.runtime_vars.remove(i);
                 m.map.simplify();
+                if m.map.is_known_empty() {
+                    m.runtime_vars.clear();
+                }
             }
             None => i += 1,
         }
@@ -133,7 +136,7 @@ fn static_value(
 /// their meanings in step.
 fn prune_runtime_vars(m: &mut OperandMap) {
     let mut i = 0;
-    while i < m.runtime_vars.len() {
+    while i < m.runtime_vars.len() && i < m.map.runtime_vars().len() {
         let var = Expr::runtime(i);
         let used = m.map.results().iter().any(|e| uses(e, &var))
             || m.map.constraints().iter().any(|(e, _)| uses(e, &var));

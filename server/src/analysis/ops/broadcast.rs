@@ -9,7 +9,7 @@ use crate::analysis::operand_indexing::OperandIndexing;
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    let dims = op.dimensions(out.rank())?;
+    let dims = broadcast_dims(op, operand.rank(), out.rank())?;
     if dims.len() != operand.rank() {
         return Err("broadcast: `dimensions` does not match the operand rank".to_string());
     }
@@ -25,7 +25,7 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
 pub fn input_to_output(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    let dims = op.dimensions(out.rank())?;
+    let dims = broadcast_dims(op, operand.rank(), out.rank())?;
     if dims.len() != operand.rank() {
         return Err("broadcast: `dimensions` does not match the operand rank".to_string());
     }
@@ -45,4 +45,12 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
         results,
         vec![],
     ))])
+}
+
+/// `dimensions`, which XLA lets a scalar operand omit.
+fn broadcast_dims(op: &OpInfo, operand_rank: usize, out_rank: usize) -> Result<Vec<usize>, String> {
+    if op.attrs.dimensions.is_none() && operand_rank == 0 {
+        return Ok(vec![]);
+    }
+    op.dimensions(out_rank)
 }

@@ -170,6 +170,10 @@ fn input_to_output_op(op: &OpInfo, operand_id: usize) -> OpResult {
         "scatter" => scatter::input_to_output(op, operand_id),
         "concatenate" => concatenate::input_to_output(op, operand_id),
         "dot" => dot::input_to_output(op, operand_id),
+        "scaled-dot" if operand_id < 2 => dot::input_to_output(op, operand_id),
+        "scaled-dot" => {
+            Err("scaled-dot: input-to-output of the scales is not modelled".to_string())
+        }
         "pad" => pad::input_to_output(op, operand_id),
         "reduce" => reduce::input_to_output(op, operand_id),
         "reduce-window" => reduce_window::input_to_output(op, operand_id),
