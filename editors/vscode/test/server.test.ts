@@ -88,6 +88,8 @@ test('divSpelling from the settings reaches the server, at startup and on change
   try {
     if (!s.capabilities.hoverProvider) return skipOrFail(t, 'the server does not advertise hoverProvider');
     let text = await hoverText(s, '%r = ');
+    // An early server whose hover shows no indexing map at all lacks the feature: skip.
+    if (!text.includes('d0')) return skipOrFail(t, `the server's hover shows no indexing map yet: ${text.replace(/\n/g, ' ')}`);
     assert.ok(!text.includes('floordiv') && /\/ ?8/.test(text), `the server ignored "divSpelling": "slash" in initializationOptions (contract: ARCHITECTURE.md, Server settings); hover:\n${text}`);
     s.server.notify('workspace/didChangeConfiguration', {
       settings: serverSettings(config({ 'maps.divSpelling': 'floordiv' })),
