@@ -147,14 +147,8 @@ local ok = xpcall(function()
     local cs = clients_of(buf)
     return (#cs > 0 and cs[1].initialized ~= false and cs[1].server_capabilities ~= nil) or vim.g.hlo_test_server_exit ~= nil
   end, 50)
+  -- The server on main serves LSP: exiting at startup is a failure, never a skip.
   local exit = vim.g.hlo_test_server_exit
-  if exit and not STRICT then
-    local why = ('hlo-lsp exited at startup (code %s, signal %s): the binary does not serve LSP yet'):format(tostring(exit[1]), tostring(exit[2]))
-    for _, name in ipairs({ 'the server starts and attaches to the buffer', 'hover inside a fusion', 'vim.lsp.buf.hover() float', 'go to definition', 'diagnostics for a broken file' }) do
-      skip(name, why)
-    end
-    return
-  end
   local attached = check('the server starts and attaches to the buffer', function()
     assert(not exit, ('the server exited during startup (code %s, signal %s)'):format(tostring(exit and exit[1]), tostring(exit and exit[2])))
     local cs = clients_of(buf)
@@ -248,18 +242,12 @@ local ok = xpcall(function()
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
 
-  -- Diagnostics are pushed, so no capability says whether the server has them: when none
-  -- arrive for a file with a syntax error, that is a skip (a failure in strict mode).
+  -- Syntax diagnostics are on main: none arriving is a failure.
   vim.cmd('edit ' .. fixtures .. '/broken.hlo')
   local broken = vim.api.nvim_get_current_buf()
   local got = vim.wait(TIMEOUT, function()
     return #vim.diagnostic.get(broken) > 0
   end, 50)
-  if not got and not STRICT then
-    skip('diagnostics arrive for a file with a syntax error, on the broken line',
-      'no diagnostics published within ' .. TIMEOUT .. ' ms for a file with a syntax error (server has no syntax diagnostics yet)')
-    return
-  end
   check('diagnostics arrive for a file with a syntax error, on the broken line', function()
     local bad_line = find(broken, 'add(%a, %a')
     assert(got, 'no diagnostics within ' .. TIMEOUT .. ' ms')
