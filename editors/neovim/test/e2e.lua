@@ -11,8 +11,8 @@ local function out(s)
   io.stdout:write(s .. '\n')
 end
 
--- HLO_NVIM_STRICT=1: a feature the server does not advertise is a failure, not a skip.
-local STRICT = os.getenv('HLO_NVIM_STRICT') == '1'
+-- HLO_EDITOR_TESTS_STRICT=1: a feature the server does not advertise is a failure, not a skip.
+local STRICT = os.getenv('HLO_EDITOR_TESTS_STRICT') == '1'
 local failures = 0
 local n = 0
 local skips = {}

@@ -36,7 +36,7 @@ grep -q '^not ok' "$log" && { echo "editors/neovim: failures reported"; exit 1; 
 grep -q '^ok ' "$log" || { echo "editors/neovim: no checks ran"; exit 1; }
 skipped="$(grep -c '# SKIP' "$log" || true)"
 if [ "$skipped" -gt 0 ]; then
-  echo "editors/neovim: end-to-end test passed, $skipped checks SKIPPED (see the # SKIP lines; HLO_NVIM_STRICT=1 makes them failures)"
+  echo "editors/neovim: end-to-end test passed, $skipped checks SKIPPED (see the # SKIP lines; HLO_EDITOR_TESTS_STRICT=1 makes them failures)"
 else
   echo "editors/neovim: end-to-end test passed"
 fi

@@ -182,5 +182,29 @@ check('update_settings sends workspace/didChangeConfiguration with the merged se
   assert(vim.deep_equal(sent[1][2].settings, { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false }), vim.inspect(sent[1][2]))
 end)
 
+check(':checkhealth hlo reports the server and the parser', function()
+  local hlo = fresh_module()
+  hlo.setup({ cmd = { '/bin/true' }, treesitter = false })
+  local lines = {}
+  local function rec(kind)
+    return function(msg)
+      table.insert(lines, kind .. ': ' .. msg)
+    end
+  end
+  package.loaded['hlo.health'] = nil
+  require('hlo.health').check({ start = rec('start'), ok = rec('ok'), warn = rec('warn'), error = rec('error'), info = rec('info') })
+  local text = table.concat(lines, '\n')
+  assert(text:find('ok: /bin/true', 1, true) or text:find('warn: /bin/true', 1, true), text)
+  assert(text:find('parser/hlo.so', 1, true), text)
+  hlo.config.cmd = nil
+  vim.g.hlo_lsp_path = '/missing/hlo-lsp'
+  lines = {}
+  rawset(vim.fn, 'executable', function() return 0 end)
+  require('hlo.health').check({ start = rec('start'), ok = rec('ok'), warn = rec('warn'), error = rec('error'), info = rec('info') })
+  restore()
+  vim.g.hlo_lsp_path = nil
+  assert(table.concat(lines, '\n'):find('error: hlo-lsp not found (tried: /missing/hlo-lsp, hlo-lsp)', 1, true), table.concat(lines, '\n'))
+end)
+
 io.stdout:write(('# %d checks, %d failed\n'):format(n, failures))
 vim.cmd(failures > 0 and 'cquit 1' or 'qall!')

@@ -9,6 +9,7 @@
 use std::fmt::{self, Write};
 
 use super::expr::{BinOp, Expr};
+use super::interval::Interval;
 use super::map::{IndexingMap, MapState};
 use super::variable::{Var, VarKind, Variable};
 
@@ -223,7 +224,10 @@ impl IndexingMap {
             (VarKind::Runtime, &self.runtime_vars),
         ] {
             for (i, v) in vars.iter().enumerate() {
-                entries.push(format!("{} in {}", v.display_name(kind, i), v.bounds));
+                // Unbounded variables (an affine map without a domain) say nothing.
+                if v.bounds != Interval::FULL {
+                    entries.push(format!("{} in {}", v.display_name(kind, i), v.bounds));
+                }
             }
         }
         let mut constraints: Vec<String> = self

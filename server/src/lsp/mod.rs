@@ -1,1 +1,89 @@
 //! The language server: the only module that knows LSP types, JSON-RPC and async.
+//!
+//! Shape of the server (one concept per module):
+//! * [`sync`]: text-sync notifications are taken out of tower-lsp's concurrent
+//!   dispatch and applied in wire order by one document actor ([`documents`]), which
+//!   publishes immutable [`snapshot`]s into the shared [`workspace`];
+//! * [`server`]: request handlers run feature code on a snapshot off the async
+//!   runtime, under the panic [`guard`], and answer `ContentModified` when stale;
+//! * [`diagnostics`] are debounced and published with their version through the
+//!   ordered [`outbox`], which also carries [`progress`] and [`logging`] messages;
+//! * [`position`] converts between LSP positions and the library's byte offsets.
+
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tower_lsp_server::{LspService, Server};
+
+pub mod diagnostics;
+pub mod documents;
+pub mod guard;
+pub mod logging;
+pub mod outbox;
+pub mod position;
+pub mod progress;
+pub mod server;
+pub mod settings;
+pub mod snapshot;
+pub mod sync;
+pub mod wire;
+pub mod workspace;
+
+use outbox::Outbox;
+use workspace::Workspace;
+
+/// Serves LSP on stdin/stdout until `exit` (or end of input). The exit code is 0 when
+/// `shutdown` came before `exit`, 1 otherwise, as the specification requires.
+pub fn run_stdio() -> ExitCode {
+    logging::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("hlo-lsp: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let workspace = Arc::new(Workspace::default());
+    runtime.block_on(serve(workspace.clone()));
+    // stdin is read on a blocking thread that may still wait for input: do not join it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    if workspace.shutdown_requested.load(Ordering::SeqCst) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+async fn serve(workspace: Arc<Workspace>) {
+    let mut events = None;
+    let (service, socket) = LspService::build(|client| {
+        let outbox = Outbox::start(client.clone());
+        logging::forward_to_client(outbox.clone());
+        let scheduler = diagnostics::DiagnosticsScheduler::start(workspace.clone(), outbox.clone());
+        events = Some(sync::DocumentActor::spawn(
+            workspace.clone(),
+            outbox,
+            scheduler,
+        ));
+        server::Backend::new(client, workspace.clone())
+    })
+    .custom_method(server::DOCUMENT_TEXT, server::Backend::document_text)
+    .custom_method(wire::INVALID_REQUEST, server::Backend::invalid_request)
+    .custom_method(wire::INVALID_MESSAGE, server::Backend::invalid_message)
+    .finish();
+    let Some(events) = events else {
+        return;
+    };
+    let service = sync::Sequencer::new(service, workspace, events);
+    let (guarded_input, input) = tokio::io::duplex(1 << 16);
+    tokio::spawn(wire::filter(tokio::io::stdin(), guarded_input));
+    Server::new(input, tokio::io::stdout(), socket)
+        .serve(service)
+        .await;
+}

@@ -494,37 +494,74 @@ pub fn parse_comparison_direction(text: &str) -> Result<ComparisonDirection, Att
 }
 
 /// `backend_config={...}` (JSON) or `backend_config="..."` (a quoted string, which
-/// usually holds JSON too; if it does not, the string itself is kept).
-pub fn parse_backend_config(text: &str) -> Result<serde_json::Value, AttrError> {
+/// usually holds JSON too). XLA keeps backend configs as opaque strings, and real
+/// files also carry proto-text-like configs with bare keys (`{sizes:[32]}`) and MLIR
+/// dictionaries; so this never fails: strict JSON, then JSON with bare keys quoted,
+/// else the text itself as a JSON string.
+pub fn parse_backend_config(text: &str) -> serde_json::Value {
     let trimmed = text.trim();
-    if trimmed.starts_with('"') {
-        let inner: String = serde_json::from_str(trimmed).map_err(|e| AttrError {
-            offset: 0,
-            message: format!("bad string: {e}"),
-        })?;
-        if inner.trim().is_empty() {
-            return Ok(serde_json::Value::Null);
+    let inner = if trimmed.starts_with('"') {
+        match serde_json::from_str::<String>(trimmed) {
+            Ok(inner) => inner,
+            Err(_) => return serde_json::Value::String(trimmed.to_string()),
         }
-        return Ok(serde_json::from_str(&inner).unwrap_or(serde_json::Value::String(inner)));
+    } else {
+        trimmed.to_string()
+    };
+    if inner.trim().is_empty() {
+        return serde_json::Value::Null;
     }
-    serde_json::from_str(trimmed).map_err(|e| {
-        let offset = line_col_to_offset(trimmed, e.line(), e.column());
-        AttrError {
-            offset,
-            message: format!("backend_config is not valid JSON: {e}"),
-        }
-    })
+    serde_json::from_str(&inner)
+        .or_else(|_| serde_json::from_str(&quote_bare_keys(&inner)))
+        .unwrap_or(serde_json::Value::String(inner))
 }
 
-fn line_col_to_offset(text: &str, line: usize, column: usize) -> usize {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            return (offset + column.saturating_sub(1)).min(text.len());
+/// Quotes identifier keys (`{kind:"x"}` → `{"kind":"x"}`) outside strings.
+fn quote_bare_keys(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    let mut last_significant = b' ';
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'"' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+            out.push_str(&text[start..i]);
+            last_significant = b'"';
+            continue;
         }
-        offset += l.len();
+        if (c.is_ascii_alphabetic() || c == b'_') && matches!(last_significant, b'{' | b',') {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let mut j = i;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if bytes.get(j) == Some(&b':') {
+                out.push('"');
+                out.push_str(&text[start..i]);
+                out.push('"');
+            } else {
+                out.push_str(&text[start..i]);
+            }
+            last_significant = b'a';
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            last_significant = c;
+        }
+        let ch_len = text[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+        out.push_str(&text[i..i + ch_len]);
+        i += ch_len;
     }
-    text.len()
+    out
 }
 
 /// The attributes an instruction's opcode needs, decoded. Fields are `None` when the
@@ -712,7 +749,7 @@ pub fn decode_attrs<'a>(
                 "kind" => attrs.fusion_kind = Some(value.trim().to_string()),
                 "custom_call_target" => attrs.custom_call_target = Some(unquote(value)),
                 "is_stable" => attrs.is_stable = Some(value.trim() == "true"),
-                "backend_config" => attrs.backend_config = Some(parse_backend_config(value)?),
+                "backend_config" => attrs.backend_config = Some(parse_backend_config(value)),
                 "lhs_batch_dims"
                 | "rhs_batch_dims"
                 | "lhs_contracting_dims"
@@ -968,17 +1005,24 @@ mod tests {
             Ok(ComparisonDirection::Lt)
         );
         assert!(parse_comparison_direction("LESS").is_err());
-        assert_eq!(parse_backend_config(r#"{"a":1}"#).unwrap()["a"], 1);
-        assert_eq!(parse_backend_config(r#""{\"a\":2}""#).unwrap()["a"], 2);
+        assert_eq!(parse_backend_config(r#"{"a":1}"#)["a"], 1);
+        assert_eq!(parse_backend_config(r#""{\"a\":2}""#)["a"], 2);
         assert_eq!(
-            parse_backend_config(r#""plain""#).unwrap(),
+            parse_backend_config(r#""plain""#),
             serde_json::Value::String("plain".into())
         );
-        assert_eq!(
-            parse_backend_config(r#""""#).unwrap(),
-            serde_json::Value::Null
+        assert_eq!(parse_backend_config(r#""""#), serde_json::Value::Null);
+        let relaxed = parse_backend_config(
+            "{kind:\"__triton\", cfg:{output_tiles:[{sizes:[64,32]}], n:2, s:\"a:b\"}}",
         );
-        assert!(parse_backend_config("{bad json}").is_err());
+        assert_eq!(relaxed["cfg"]["output_tiles"][0]["sizes"][1], 32);
+        assert_eq!(relaxed["cfg"]["s"], "a:b");
+        assert_eq!(relaxed["kind"], "__triton");
+        let mlir = "{attn_heads = 32 : i64}";
+        assert_eq!(
+            parse_backend_config(mlir),
+            serde_json::Value::String(mlir.into())
+        );
     }
 
     #[test]

@@ -81,6 +81,8 @@ pub mod codes {
     pub const UNDEFINED_NAME: &str = "undefined-name";
     /// Two instructions of a computation, or two computations of a module, share a name.
     pub const DUPLICATE_NAME: &str = "duplicate-name";
+    /// A computation marks more than one instruction `ROOT`.
+    pub const MULTIPLE_ROOTS: &str = "multiple-roots";
     /// The operand count is not one the opcode accepts.
     pub const OPERAND_COUNT: &str = "operand-count";
     /// `calls=`, `to_apply=`, ... name a computation the module does not have.
@@ -119,6 +121,9 @@ pub mod codes {
     pub const DIMENSION_OUT_OF_RANGE: &str = "dimension-out-of-range";
     /// The declared shape differs from the one shape inference computes.
     pub const SHAPE_MISMATCH: &str = "shape-mismatch";
+    /// A fusion/call operand differs from the callee's parameter, or its declared shape
+    /// from the callee's root (a warning: XLA's parser accepts it, its verifier not).
+    pub const CALL_SHAPE_MISMATCH: &str = "call-shape-mismatch";
     /// An operand has a shape kind the opcode cannot take (a tuple to `add`, ...).
     pub const OPERAND_SHAPE: &str = "operand-shape";
     /// `get-tuple-element` index out of range.

@@ -12,12 +12,13 @@ pub mod diagnostics;
 pub mod module;
 pub mod opcode;
 pub mod shape;
+pub mod shape_inference;
 
 pub use attributes::{
     Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
-pub use build::parse_hlo;
+pub use build::{build, parse_hlo};
 pub use diagnostics::{codes, Diagnostic, Severity};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,

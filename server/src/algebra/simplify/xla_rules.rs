@@ -151,10 +151,15 @@ fn recombine(lin: &Linear, ctx: &Context<'_>) -> Option<Linear> {
     None
 }
 
-/// `lin` minus `sub`, when every term of `sub` appears in `lin` with exactly that
-/// coefficient.
+/// `lin` minus `sub`, when every division or modulo term of `sub` appears in
+/// `lin` with exactly that coefficient (so the subtraction removes divisions and
+/// only adds or cancels plain terms).
 fn remove_exact(lin: &Linear, sub: &Linear) -> Option<Linear> {
-    if sub.terms.iter().any(|(a, k)| lin.coefficient(a) != *k) {
+    if sub
+        .terms
+        .iter()
+        .any(|(a, k)| a.div_mod_count() > 0 && lin.coefficient(a) != *k)
+    {
         return None;
     }
     let mut out = lin.clone();
@@ -183,10 +188,72 @@ fn recombine_mod_div(
     }
     let mut rest = lin.clone();
     rest.terms.remove(i);
+    let div_lin = align_divisions(&div_lin, &rest)?;
     let mut rest = remove_exact(&rest, &div_lin)?;
-    rest.constant = rest.constant.checked_add(div_lin.constant)?;
     rest.add_linear(&Linear::of(x)?, k)?;
     Some(rest)
+}
+
+/// Rewrites each `floordiv` atom `n1 floordiv c` of `sub` that `lin` lacks as the
+/// equal `n2 floordiv c + L` for an atom `n2 floordiv c` of `lin` with
+/// `n1 - n2 = c*L` (floor((n2 + c*L)/c) = floor(n2/c) + L).
+fn align_divisions(sub: &Linear, lin: &Linear) -> Option<Linear> {
+    let mut out = Linear::constant(sub.constant);
+    for (atom, t) in &sub.terms {
+        let aligned = if lin.coefficient(atom) == 0 {
+            shifted_division(atom, lin)
+        } else {
+            None
+        };
+        match aligned {
+            Some((other, shift)) => {
+                out.terms.push((other, *t));
+                out.add_linear(&shift, *t)?;
+            }
+            None => out.terms.push((atom.clone(), *t)),
+        }
+    }
+    out.normalize()?;
+    Some(out)
+}
+
+/// An atom `n2 floordiv c` of `lin` and `L` with `atom = n2 floordiv c + L`.
+fn shifted_division(atom: &Expr, lin: &Linear) -> Option<(Expr, Linear)> {
+    let Expr::FloorDiv(n1, c1) = atom else {
+        return None;
+    };
+    let c = c1.as_const().filter(|c| *c > 0)?;
+    let l1 = Linear::of(n1)?;
+    lin.terms.iter().find_map(|(other, _)| {
+        let Expr::FloorDiv(n2, c2) = other else {
+            return None;
+        };
+        if c2.as_const() != Some(c) {
+            return None;
+        }
+        let mut diff = l1.clone();
+        diff.add_linear(&Linear::of(n2)?, -1)?;
+        Some((other.clone(), divide_exact(&diff, c)?))
+    })
+}
+
+/// `l / c` when every coefficient and the constant are multiples of `c`.
+pub(crate) fn divide_exact(l: &Linear, c: i64) -> Option<Linear> {
+    if l.constant % c != 0 || l.terms.iter().any(|(_, k)| k % c != 0) {
+        return None;
+    }
+    let mut out = Linear::constant(l.constant / c);
+    out.terms = l.terms.iter().map(|(a, k)| (a.clone(), k / c)).collect();
+    Some(out)
+}
+
+/// `true` when `a - b` is a multiple of `c` term by term (so `a ≡ b (mod c)`).
+fn congruent(a: &Expr, b: &Expr, c: i64) -> bool {
+    let (Some(la), Some(lb)) = (Linear::of(a), Linear::of(b)) else {
+        return false;
+    };
+    let mut diff = la;
+    diff.add_linear(&lb, -1).is_some() && divide_exact(&diff, c).is_some()
 }
 
 /// `(y mod a)*k + ((y floordiv a) mod b)*(a*k) → (y mod (a*b))*k`.
@@ -203,13 +270,27 @@ fn recombine_mod_mod(
         ctx,
     );
     let want = a.checked_mul(k)?;
+    // The partner is `(D mod b)*(a*k)` with `D` the simplified `y floordiv a`, or
+    // `((z floordiv a) mod b)*(a*k)` with `z ≡ y (mod a)` (then `y mod a = z mod a`
+    // and the merged modulo is over `z`).
+    let mut base = y.clone();
     let (j, b) = lin
         .terms
         .iter()
         .enumerate()
         .find_map(|(j, (atom, kj))| match atom {
-            Expr::Mod(inner, b) if j != i && *kj == want && **inner == div => {
-                b.as_const().filter(|b| *b > 0).map(|b| (j, b))
+            Expr::Mod(inner, b) if j != i && *kj == want => {
+                let b = b.as_const().filter(|b| *b > 0)?;
+                if **inner == div {
+                    return Some((j, b));
+                }
+                match &**inner {
+                    Expr::FloorDiv(z, a2) if a2.as_const() == Some(a) && congruent(z, y, a) => {
+                        base = (**z).clone();
+                        Some((j, b))
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         })?;
@@ -219,7 +300,7 @@ fn recombine_mod_mod(
     out.terms.remove(hi);
     out.terms.remove(lo);
     out.terms
-        .push((Expr::Mod(Box::new(y.clone()), Box::new(Expr::Const(ab))), k));
+        .push((Expr::Mod(Box::new(base), Box::new(Expr::Const(ab))), k));
     out.normalize()?;
     Some(out)
 }
@@ -258,7 +339,7 @@ fn sub_is_mod(lin: &Linear, i: usize, x: &Expr, c: i64, k: i64) -> Option<Linear
 }
 
 /// Floor division with simplified operands.
-fn floordiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
+pub(crate) fn floordiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
     match b.as_const() {
         Some(0) => Expr::FloorDiv(Box::new(a), Box::new(b)),
         Some(1) => a,
@@ -268,10 +349,9 @@ fn floordiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
             // x floordiv -c == (-x) floordiv c
             let candidate = c.checked_neg().and_then(|pc| {
                 let neg = Linear::of(&a)?.scaled(-1)?.to_expr();
-                Some(simplify_to_fixpoint(
-                    &floordiv_pos(simplify_once(&neg, ctx), pc, ctx),
-                    ctx,
-                ))
+                // No re-simplification: the result may itself be a negative-divisor
+                // floordiv, which would come straight back here.
+                Some(floordiv_pos(simplify_once(&neg, ctx), pc, ctx))
             });
             cheaper(current, candidate)
         }
@@ -283,6 +363,22 @@ fn floordiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
 fn divide_by_expr(a: Expr, b: Expr, ctx: &Context<'_>, is_mod: bool) -> Expr {
     let rb = ctx.range(&b);
     if !rb.contains(0) {
+        if let Some(e) =
+            Linear::of(&a).and_then(|la| tinygrad_rules::symbolic_divide(&la, &b, ctx, is_mod))
+        {
+            return e;
+        }
+        if is_mod {
+            // x mod y = x - y * q when the quotient is the constant q.
+            let q = ctx.range(&Expr::FloorDiv(Box::new(a.clone()), Box::new(b.clone())));
+            if q.is_point() {
+                let candidate = Linear::of(&a).zip(Linear::of(&b)).and_then(|(mut la, lb)| {
+                    la.add_linear(&lb, q.lo.checked_neg()?)?;
+                    Some(la.to_expr())
+                });
+                return cheaper(Expr::Mod(Box::new(a), Box::new(b)), candidate);
+            }
+        }
         if let (Some(la), Some(lb)) = (Linear::of(&a), Linear::of(&b)) {
             if let Some(q) = tinygrad_rules::exact_multiple(&la, &lb) {
                 return if is_mod {
@@ -341,7 +437,20 @@ pub(crate) fn floordiv_pos(a: Expr, c: i64, ctx: &Context<'_>) -> Expr {
     if let Some(e) = tinygrad_rules::binary_numerator(&lin, c, ctx, false) {
         return e;
     }
-    Expr::FloorDiv(Box::new(lin.to_expr()), Box::new(Expr::Const(c)))
+    let current = Expr::FloorDiv(Box::new(lin.to_expr()), Box::new(Expr::Const(c)));
+    // floor(n / c) = floor(-n / -c): an all-negative numerator reads better negated.
+    if lin.terms.iter().all(|(_, k)| *k < 0) {
+        let flipped = lin
+            .scaled(-1)
+            .map(|n| Expr::FloorDiv(Box::new(n.to_expr()), Box::new(Expr::Const(-c))));
+        return cheaper(current, flipped);
+    }
+    current
+}
+
+/// `-e` as a canonical linear form.
+fn negate(e: &Expr) -> Option<Expr> {
+    Some(Linear::of(e)?.scaled(-1)?.to_expr())
 }
 
 /// `(y floordiv c1) floordiv c → y floordiv (c1*c)` and
@@ -352,8 +461,15 @@ fn floordiv_of_single(lin: &Linear, c: i64, ctx: &Context<'_>) -> Option<Expr> {
     }
     match &lin.terms[0].0 {
         Expr::FloorDiv(y, c1) => {
-            let c1 = c1.as_const().filter(|c1| *c1 > 0)?;
-            Some(floordiv_pos((**y).clone(), c1.checked_mul(c)?, ctx))
+            let c1 = c1.as_const().filter(|c1| *c1 != 0)?;
+            // floor(floor(y / c1) / c) = floor(y / (c1*c)) for c > 0; a negative c1
+            // divides -y by -c1.
+            let (y, c1) = if c1 > 0 {
+                ((**y).clone(), c1)
+            } else {
+                (negate(y)?, c1.checked_neg()?)
+            };
+            Some(floordiv_pos(y, c1.checked_mul(c)?, ctx))
         }
         Expr::Mod(x, m) => {
             let m = m.as_const().filter(|m| *m > 0 && *m % c == 0)?;
@@ -370,7 +486,7 @@ fn fold_inner_floordiv(lin: &Linear, c: i64, ctx: &Context<'_>) -> Option<Expr> 
     let mut found = None;
     for (i, (atom, k)) in lin.terms.iter().enumerate() {
         if let Expr::FloorDiv(_, d) = atom {
-            if d.as_const().is_some_and(|d| d > 0) {
+            if d.as_const().is_some_and(|d| d != 0 && d != i64::MIN) {
                 if found.is_some() || *k != 1 {
                     return None;
                 }
@@ -383,10 +499,15 @@ fn fold_inner_floordiv(lin: &Linear, c: i64, ctx: &Context<'_>) -> Option<Expr> 
         return None;
     };
     let d = d.as_const()?;
+    let (y, d) = if d > 0 {
+        ((**y).clone(), d)
+    } else {
+        (negate(y)?, -d)
+    };
     let mut rest = lin.clone();
     rest.terms.remove(i);
     let mut numerator = rest.scaled(d)?;
-    numerator.add_linear(&Linear::of(y)?, 1)?;
+    numerator.add_linear(&Linear::of(&y)?, 1)?;
     let divisor = d.checked_mul(c)?;
     Some(floordiv_pos(numerator.to_expr(), divisor, ctx))
 }
@@ -468,10 +589,7 @@ fn ceildiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
             // ceil(a / c) == floor((a + c - 1) / c)
             let candidate = Linear::of(&a).and_then(|mut l| {
                 l.constant = l.constant.checked_add(c - 1)?;
-                Some(simplify_to_fixpoint(
-                    &floordiv_pos(l.to_expr(), c, ctx),
-                    ctx,
-                ))
+                Some(floordiv_pos(l.to_expr(), c, ctx))
             });
             cheaper(current, candidate)
         }
@@ -480,7 +598,7 @@ fn ceildiv(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
 }
 
 /// Modulo with simplified operands.
-fn modulo(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
+pub(crate) fn modulo(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
     match b.as_const() {
         Some(0) => Expr::Mod(Box::new(a), Box::new(b)),
         Some(1) | Some(-1) => Expr::Const(0),
@@ -492,7 +610,7 @@ fn modulo(a: Expr, b: Expr, ctx: &Context<'_>) -> Expr {
                 let neg = Linear::of(&a)?.scaled(-1)?.to_expr();
                 let m = mod_pos(simplify_once(&neg, ctx), pc, ctx);
                 let negated = Linear::of(&m)?.scaled(-1)?.to_expr();
-                Some(simplify_to_fixpoint(&negated, ctx))
+                Some(negated)
             });
             cheaper(current, candidate)
         }

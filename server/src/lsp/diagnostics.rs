@@ -1,0 +1,144 @@
+//! Publishing diagnostics: debounced, per document, tagged with the version they
+//! describe.
+//!
+//! Every applied change schedules its snapshot. The worker waits for a short quiet
+//! period (absorbing the rest of a burst of edits, up to a maximum delay so that
+//! continuous typing still refreshes), computes diagnostics for the newest snapshot
+//! of each document under the panic guard, and publishes them unless an even newer
+//! edit arrived meanwhile (that edit has its own job queued).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tower_lsp_server::ls_types::{Diagnostic, Uri};
+
+use super::guard::guarded;
+use super::outbox::{Outbox, Outgoing};
+use super::snapshot::Snapshot;
+use super::workspace::Workspace;
+
+/// Wait this long without a new edit before computing.
+pub const QUIET_PERIOD: Duration = Duration::from_millis(5);
+/// Never delay a refresh by more than this during continuous edits.
+pub const MAX_DELAY: Duration = Duration::from_millis(150);
+
+enum Job {
+    Refresh(Arc<Snapshot>),
+    Clear(Uri),
+}
+
+/// The posting side, used by the document actor.
+#[derive(Debug, Clone)]
+pub struct DiagnosticsScheduler {
+    sender: mpsc::UnboundedSender<Job>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refresh(snapshot) => write!(f, "Refresh({:?})", snapshot.version),
+            Self::Clear(uri) => write!(f, "Clear({})", uri.as_str()),
+        }
+    }
+}
+
+impl DiagnosticsScheduler {
+    /// Starts the worker on the current runtime.
+    pub fn start(workspace: Arc<Workspace>, outbox: Outbox) -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(run(workspace, outbox, receiver));
+        Self { sender }
+    }
+
+    /// Recompute diagnostics for this version (debounced).
+    pub fn schedule(&self, snapshot: Arc<Snapshot>) {
+        let _ = self.sender.send(Job::Refresh(snapshot));
+    }
+
+    /// The document was closed: clear its diagnostics in the client.
+    pub fn clear(&self, uri: Uri) {
+        let _ = self.sender.send(Job::Clear(uri));
+    }
+}
+
+/// What to publish per document after the quiet period: `None` clears.
+type Pending = HashMap<Uri, Option<Arc<Snapshot>>>;
+
+fn absorb(pending: &mut Pending, job: Job) {
+    match job {
+        Job::Refresh(snapshot) => {
+            pending.insert(snapshot.uri.clone(), Some(snapshot));
+        }
+        Job::Clear(uri) => {
+            pending.insert(uri, None);
+        }
+    }
+}
+
+async fn run(
+    workspace: Arc<Workspace>,
+    outbox: Outbox,
+    mut receiver: mpsc::UnboundedReceiver<Job>,
+) {
+    while let Some(job) = receiver.recv().await {
+        let mut pending = Pending::new();
+        absorb(&mut pending, job);
+        let deadline = Instant::now() + MAX_DELAY;
+        loop {
+            let wait = QUIET_PERIOD.min(deadline.saturating_duration_since(Instant::now()));
+            match tokio::time::timeout(wait, receiver.recv()).await {
+                Ok(Some(job)) => absorb(&mut pending, job),
+                Ok(None) => return,
+                Err(_elapsed) => break,
+            }
+        }
+        for (uri, snapshot) in pending {
+            publish(&workspace, &outbox, uri, snapshot).await;
+        }
+    }
+}
+
+async fn publish(
+    workspace: &Workspace,
+    outbox: &Outbox,
+    uri: Uri,
+    snapshot: Option<Arc<Snapshot>>,
+) {
+    let Some(snapshot) = snapshot else {
+        outbox.post(Outgoing::Diagnostics {
+            uri,
+            version: None,
+            diagnostics: Vec::new(),
+        });
+        return;
+    };
+    let encoding = workspace.encoding();
+    let computed = {
+        let snapshot = snapshot.clone();
+        guarded("diagnostics", move || collect(&snapshot, encoding)).await
+    };
+    let diagnostics = match computed {
+        Ok(diagnostics) => diagnostics,
+        // The guard logged the panic; keep the client's previous diagnostics.
+        Err(_) => return,
+    };
+    if workspace.is_stale(&snapshot) {
+        return;
+    }
+    outbox.post(Outgoing::Diagnostics {
+        uri,
+        version: Some(snapshot.version),
+        diagnostics,
+    });
+}
+
+/// Every diagnostic of one snapshot, in LSP terms.
+pub fn collect(
+    snapshot: &Snapshot,
+    encoding: super::position::PositionEncoding,
+) -> Vec<Diagnostic> {
+    snapshot.diagnostics(encoding)
+}

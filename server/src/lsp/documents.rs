@@ -1,0 +1,156 @@
+//! The open documents: text in a rope, the client's version, and the parsed state.
+//!
+//! Only the document actor ([`super::sync`]) mutates this store, one text-sync
+//! notification at a time in the order the client sent them, so a change is always
+//! applied on top of its predecessor. Readers never touch it: they get immutable
+//! [`Snapshot`]s published after each change.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ropey::Rope;
+use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
+
+use super::position::{to_byte_range_clamped, PositionEncoding};
+use super::snapshot::Snapshot;
+
+/// One text edit in byte offsets of the text it applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteEdit {
+    pub range: std::ops::Range<usize>,
+    pub new_text: String,
+}
+
+/// An open document.
+#[derive(Debug)]
+pub struct Document {
+    pub uri: Uri,
+    pub version: i32,
+    pub rope: Rope,
+}
+
+impl Document {
+    pub fn new(uri: Uri, version: i32, text: &str) -> Self {
+        Self {
+            uri,
+            version,
+            rope: Rope::from_str(text),
+        }
+    }
+
+    /// Applies the changes of one `didChange` in order (each change's range refers to
+    /// the text after the previous change) and returns the byte edits applied.
+    pub fn apply_changes(
+        &mut self,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+        encoding: PositionEncoding,
+    ) -> Vec<ByteEdit> {
+        let mut edits = Vec::with_capacity(changes.len());
+        for change in changes {
+            let range = match change.range {
+                Some(range) => to_byte_range_clamped(&self.rope, range, encoding),
+                None => 0..self.rope.len_bytes(),
+            };
+            self.apply_edit(&range, &change.text);
+            edits.push(ByteEdit {
+                range,
+                new_text: change.text,
+            });
+        }
+        self.version = version;
+        edits
+    }
+
+    /// Replaces `range` (char boundaries, as produced by [`super::position`]) by `text`.
+    fn apply_edit(&mut self, range: &std::ops::Range<usize>, text: &str) {
+        let start = self.rope.byte_to_char(range.start);
+        let end = self.rope.byte_to_char(range.end);
+        self.rope.remove(start..end);
+        self.rope.insert(start, text);
+    }
+
+    /// An immutable view of the current version for background work, produced by
+    /// text-sync notification number `sequence`.
+    pub fn snapshot_at(&self, sequence: u64) -> Arc<Snapshot> {
+        Arc::new(Snapshot::new(
+            self.uri.clone(),
+            self.version,
+            sequence,
+            self.rope.clone(),
+        ))
+    }
+}
+
+/// All open documents, by URI.
+#[derive(Debug, Default)]
+pub struct DocumentStore {
+    documents: HashMap<Uri, Document>,
+}
+
+impl DocumentStore {
+    /// Opens (or re-opens, replacing) a document.
+    pub fn open(&mut self, uri: Uri, version: i32, text: &str) -> &Document {
+        let document = Document::new(uri.clone(), version, text);
+        self.documents.insert(uri.clone(), document);
+        &self.documents[&uri]
+    }
+
+    pub fn get_mut(&mut self, uri: &Uri) -> Option<&mut Document> {
+        self.documents.get_mut(uri)
+    }
+
+    pub fn close(&mut self, uri: &Uri) -> Option<Document> {
+        self.documents.remove(uri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::ls_types::{Position, Range};
+
+    fn change(start: (u32, u32), end: (u32, u32), text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(
+                Position::new(start.0, start.1),
+                Position::new(end.0, end.1),
+            )),
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn changes_in_one_notification_apply_in_sequence() {
+        let uri: Uri = "file:///a.hlo".parse().unwrap();
+        let mut document = Document::new(uri, 1, "abc\ndef\n");
+        let edits = document.apply_changes(
+            2,
+            vec![change((0, 1), (0, 2), "XY"), change((1, 0), (1, 3), "")],
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(document.rope.to_string(), "aXYc\n\n");
+        assert_eq!(edits[1].range, 5..8);
+        assert_eq!(document.version, 2);
+    }
+
+    #[test]
+    fn full_replacement_and_out_of_range_edits_stay_inside_the_text() {
+        let uri: Uri = "file:///a.hlo".parse().unwrap();
+        let mut document = Document::new(uri, 1, "é\n");
+        document.apply_changes(
+            2,
+            vec![change((7, 0), (9, 9), "tail")],
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(document.rope.to_string(), "é\ntail");
+        let full = TextDocumentContentChangeEvent {
+            range: None,
+            range_length: None,
+            text: "new".into(),
+        };
+        document.apply_changes(3, vec![full], PositionEncoding::Utf8);
+        assert_eq!(document.rope.to_string(), "new");
+    }
+}

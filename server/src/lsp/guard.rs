@@ -1,0 +1,75 @@
+//! The panic guard: every request's work runs on a blocking thread under
+//! `catch_unwind`. A bug in one request becomes an error answer for that request and
+//! the server keeps serving (tower-lsp itself would re-panic on a panicked handler).
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use tower_lsp_server::jsonrpc::{Error, ErrorCode};
+
+/// Runs `work` off the async runtime; a panic becomes an `InternalError` naming `what`.
+pub async fn guarded<T, F>(what: &'static str, work: F) -> Result<T, Error>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let outcome = tokio::task::spawn_blocking(move || catch_unwind(AssertUnwindSafe(work))).await;
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(payload)) => Err(internal_error(what, &panic_message(payload.as_ref()))),
+        Err(join_error) => Err(internal_error(what, &join_error.to_string())),
+    }
+}
+
+/// Like [`guarded`] for synchronous callers (the document actor).
+pub fn guarded_sync<T>(what: &'static str, work: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+        let message = panic_message(payload.as_ref());
+        tracing::error!("{what} panicked: {message}");
+        message
+    })
+}
+
+fn internal_error(what: &str, message: &str) -> Error {
+    tracing::error!("{what} panicked: {message}");
+    Error {
+        code: ErrorCode::InternalError,
+        message: format!("internal error in {what}: {message}").into(),
+        data: None,
+    }
+}
+
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "unknown panic payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_panicking_request_becomes_an_error_and_the_next_one_runs() {
+        let error = guarded("hover", || -> i32 { panic!("boom {}", 7) })
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InternalError);
+        assert!(error.message.contains("hover") && error.message.contains("boom 7"));
+        assert_eq!(guarded("hover", || 41 + 1).await.unwrap(), 42);
+    }
+
+    #[test]
+    fn synchronous_guard_reports_the_message() {
+        assert_eq!(
+            guarded_sync("open", || -> () { panic!("bad") }),
+            Err("bad".into())
+        );
+        assert_eq!(guarded_sync("open", || 3), Ok(3));
+    }
+}

@@ -1,0 +1,159 @@
+//! User settings, from `initializationOptions` and `workspace/didChangeConfiguration`.
+//!
+//! Both carry the same JSON object, either bare or under an `"hlo-lsp"` / `"hloLsp"`
+//! section (VS Code sends the section, Neovim users often send it bare). Unknown keys
+//! are ignored and a malformed value keeps the previous setting, with a warning, so a
+//! typo in an editor config never takes features down.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How much of a map an inlay hint shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InlayHintMode {
+    /// No hints.
+    Off,
+    /// The map truncated to [`Settings::SHORT_HINT_CHARS`], full text in the tooltip.
+    #[default]
+    Short,
+    /// The whole map inline.
+    Full,
+}
+
+/// How floor division is spelled in printed maps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FloorDivSpelling {
+    /// XLA's spelling: `d0 floordiv 4`.
+    #[default]
+    FloorDiv,
+    /// Python-like: `d0 // 4`.
+    Slash,
+}
+
+/// The effective settings of the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub inlay_hints: InlayHintMode,
+    pub floordiv: FloorDivSpelling,
+    /// Reads per operand element above which hover flags an operand as re-read
+    /// (utilization is reads / elements; 1.0 means each element is read once).
+    pub utilization_budget: f64,
+    /// Show maps over the physical (layout-ordered) dimensions instead of logical ones.
+    pub physical_layout: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            inlay_hints: InlayHintMode::Short,
+            floordiv: FloorDivSpelling::FloorDiv,
+            utilization_budget: 1.0,
+            physical_layout: false,
+        }
+    }
+}
+
+/// The JSON shape of the settings object; every field optional so updates can be partial.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RawSettings {
+    inlay_hints: Option<Value>,
+    floordiv: Option<Value>,
+    utilization_budget: Option<Value>,
+    physical_layout: Option<Value>,
+}
+
+impl Settings {
+    /// Inlay hints longer than this are truncated in `short` mode.
+    pub const SHORT_HINT_CHARS: usize = 40;
+
+    /// Applies a settings object (bare or under a section) on top of `self`.
+    /// Returns one warning per value that could not be used.
+    pub fn apply(&mut self, value: &Value) -> Vec<String> {
+        let section = ["hlo-lsp", "hloLsp", "hlo"]
+            .iter()
+            .find_map(|key| value.get(key))
+            .unwrap_or(value);
+        let raw: RawSettings = match serde_json::from_value(section.clone()) {
+            Ok(raw) => raw,
+            Err(_) => return vec![format!("settings must be a JSON object, got {section}")],
+        };
+        let mut warnings = Vec::new();
+        set_field(
+            &mut self.inlay_hints,
+            raw.inlay_hints,
+            "inlayHints",
+            &mut warnings,
+        );
+        set_field(&mut self.floordiv, raw.floordiv, "floordiv", &mut warnings);
+        set_field(
+            &mut self.physical_layout,
+            raw.physical_layout,
+            "physicalLayout",
+            &mut warnings,
+        );
+        let mut budget = self.utilization_budget;
+        set_field(
+            &mut budget,
+            raw.utilization_budget,
+            "utilizationBudget",
+            &mut warnings,
+        );
+        if budget.is_finite() && budget > 0.0 {
+            self.utilization_budget = budget;
+        } else {
+            warnings.push(format!(
+                "utilizationBudget must be a positive number, got {budget}"
+            ));
+        }
+        warnings
+    }
+}
+
+/// Replaces `slot` with `value` decoded as `T`, or records why it could not.
+fn set_field<T: serde::de::DeserializeOwned>(
+    slot: &mut T,
+    value: Option<Value>,
+    key: &str,
+    warnings: &mut Vec<String>,
+) {
+    let Some(value) = value else { return };
+    if value.is_null() {
+        return;
+    }
+    match serde_json::from_value(value.clone()) {
+        Ok(decoded) => *slot = decoded,
+        Err(error) => warnings.push(format!("ignoring setting {key}={value}: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accepts_bare_and_sectioned_objects_and_partial_updates() {
+        let mut settings = Settings::default();
+        assert!(settings.apply(&json!({"inlayHints": "full"})).is_empty());
+        assert_eq!(settings.inlay_hints, InlayHintMode::Full);
+        let warnings =
+            settings.apply(&json!({"hlo-lsp": {"floordiv": "slash", "physicalLayout": true}}));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(settings.floordiv, FloorDivSpelling::Slash);
+        assert!(settings.physical_layout);
+        // Untouched by the second update.
+        assert_eq!(settings.inlay_hints, InlayHintMode::Full);
+    }
+
+    #[test]
+    fn bad_values_warn_and_keep_the_previous_setting() {
+        let mut settings = Settings::default();
+        let warnings = settings.apply(&json!({"inlayHints": "loud", "utilizationBudget": -2}));
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(settings, Settings::default());
+        assert_eq!(settings.apply(&json!(3)).len(), 1);
+    }
+}

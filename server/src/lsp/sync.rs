@@ -1,0 +1,239 @@
+//! Ordered text synchronisation.
+//!
+//! tower-lsp runs handlers concurrently (up to four at once, polled in no fixed
+//! order), so two `didChange` handlers could apply their edits out of order and
+//! corrupt the text. Instead, [`Sequencer`] sits in front of the `LspService`: it sees
+//! every message in wire order, and hands `didOpen`/`didChange`/`didClose` to a single
+//! document actor thread that applies them one after the other. Each change is thus
+//! applied strictly after its predecessor: the client sends versions in increasing
+//! order, so wire order is version order, and the actor rejects nothing but logs a
+//! warning when a client's versions go backwards.
+//!
+//! Every other request is held until all text-sync notifications that arrived before
+//! it have been applied, so a hover sent right after an edit sees the edited text.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::task::{Context, Poll};
+
+use serde::de::DeserializeOwned;
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+};
+use tower_service::Service;
+
+use super::diagnostics::DiagnosticsScheduler;
+use super::documents::DocumentStore;
+use super::guard::guarded_sync;
+use super::outbox::Outbox;
+use super::progress::{ProgressTask, LARGE_DOCUMENT_BYTES};
+use super::workspace::Workspace;
+
+/// A text-sync notification with its arrival number.
+#[derive(Debug)]
+pub enum SyncEvent {
+    Open(u64, DidOpenTextDocumentParams),
+    Change(u64, DidChangeTextDocumentParams),
+    Close(u64, DidCloseTextDocumentParams),
+}
+
+impl SyncEvent {
+    fn sequence(&self) -> u64 {
+        match self {
+            Self::Open(sequence, _) | Self::Change(sequence, _) | Self::Close(sequence, _) => {
+                *sequence
+            }
+        }
+    }
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The service in front of tower-lsp's `LspService` (see the module docs).
+pub struct Sequencer<S> {
+    inner: S,
+    workspace: Arc<Workspace>,
+    events: mpsc::Sender<SyncEvent>,
+}
+
+impl<S> Sequencer<S> {
+    pub fn new(inner: S, workspace: Arc<Workspace>, events: mpsc::Sender<SyncEvent>) -> Self {
+        Self {
+            inner,
+            workspace,
+            events,
+        }
+    }
+
+    /// Queues a text-sync notification; returns false when `request` is not one.
+    fn route_text_sync(&self, request: &Request) -> bool {
+        let method = request.method();
+        if !matches!(
+            method,
+            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose"
+        ) {
+            return false;
+        }
+        if !self.workspace.initialized.load(Ordering::SeqCst) {
+            tracing::warn!("dropping {method} received before initialize");
+            return true;
+        }
+        let event = match method {
+            "textDocument/didOpen" => decode(request).map(|p: DidOpenTextDocumentParams| {
+                SyncEvent::Open(self.workspace.arrive(&p.text_document.uri), p)
+            }),
+            "textDocument/didChange" => decode(request).map(|p: DidChangeTextDocumentParams| {
+                SyncEvent::Change(self.workspace.arrive(&p.text_document.uri), p)
+            }),
+            _ => decode(request).map(|p: DidCloseTextDocumentParams| {
+                SyncEvent::Close(self.workspace.arrive(&p.text_document.uri), p)
+            }),
+        };
+        match event {
+            Ok(event) => {
+                let _ = self.events.send(event);
+            }
+            Err(error) => tracing::warn!("ignoring {method} with invalid params: {error}"),
+        }
+        true
+    }
+}
+
+fn decode<P: DeserializeOwned>(request: &Request) -> Result<P, serde_json::Error> {
+    let params = request.params().cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::from_value(params)
+}
+
+impl<S> Service<Request> for Sequencer<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if self.route_text_sync(&request) {
+            return Box::pin(async { Ok(None) });
+        }
+        let needed = self.workspace.arrived();
+        let workspace = self.workspace.clone();
+        // The handler's body only runs when this future is first polled, after the wait.
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            workspace.wait_applied(needed).await;
+            response.await
+        })
+    }
+}
+
+/// The single consumer of text-sync events.
+pub struct DocumentActor {
+    workspace: Arc<Workspace>,
+    outbox: Outbox,
+    diagnostics: DiagnosticsScheduler,
+    store: DocumentStore,
+}
+
+impl DocumentActor {
+    /// Starts the actor thread; it ends when every sender is dropped.
+    pub fn spawn(
+        workspace: Arc<Workspace>,
+        outbox: Outbox,
+        diagnostics: DiagnosticsScheduler,
+    ) -> mpsc::Sender<SyncEvent> {
+        let (sender, receiver) = mpsc::channel();
+        let mut actor = Self {
+            workspace,
+            outbox,
+            diagnostics,
+            store: DocumentStore::default(),
+        };
+        std::thread::Builder::new()
+            .name("hlo-lsp-documents".into())
+            .spawn(move || {
+                while let Ok(event) = receiver.recv() {
+                    actor.handle(event);
+                }
+            })
+            .expect("spawning the document thread");
+        sender
+    }
+
+    fn handle(&mut self, event: SyncEvent) {
+        let sequence = event.sequence();
+        // A panic while applying one event must not stop text sync for good.
+        let _ = guarded_sync("text synchronisation", || self.apply(event));
+        self.workspace.mark_applied(sequence);
+    }
+
+    fn apply(&mut self, event: SyncEvent) {
+        let encoding = self.workspace.encoding();
+        match event {
+            SyncEvent::Open(sequence, params) => {
+                let item = params.text_document;
+                let large = item.text.len() >= LARGE_DOCUMENT_BYTES
+                    && self
+                        .workspace
+                        .client_supports_progress
+                        .load(Ordering::SeqCst);
+                let mut progress = ProgressTask::begin(
+                    &self.outbox,
+                    large,
+                    format!("Opening {}", file_name(item.uri.as_str())),
+                );
+                let document = self.store.open(item.uri.clone(), item.version, &item.text);
+                let snapshot = document.snapshot_at(sequence);
+                if let Some(progress) = progress.as_mut() {
+                    progress.set_end_message(format!("{} lines", snapshot.rope.len_lines()));
+                }
+                self.workspace.publish(snapshot.clone());
+                self.diagnostics.schedule(snapshot);
+            }
+            SyncEvent::Change(sequence, params) => {
+                let uri = params.text_document.uri;
+                let Some(document) = self.store.get_mut(&uri) else {
+                    tracing::warn!(
+                        "didChange for a document that is not open: {}",
+                        uri.as_str()
+                    );
+                    return;
+                };
+                let version = params.text_document.version;
+                if version <= document.version {
+                    tracing::warn!(
+                        "{}: version {version} after {}; applying in the order received",
+                        uri.as_str(),
+                        document.version
+                    );
+                }
+                document.apply_changes(version, params.content_changes, encoding);
+                let snapshot = document.snapshot_at(sequence);
+                self.workspace.publish(snapshot.clone());
+                self.diagnostics.schedule(snapshot);
+            }
+            SyncEvent::Close(_, params) => {
+                let uri = params.text_document.uri;
+                if self.store.close(&uri).is_none() {
+                    tracing::warn!("didClose for a document that is not open: {}", uri.as_str());
+                }
+                self.workspace.remove(&uri);
+                self.diagnostics.clear(uri);
+            }
+        }
+    }
+}
+
+/// The last path segment of a URI, for progress titles.
+fn file_name(uri: &str) -> &str {
+    uri.rsplit('/').next().unwrap_or(uri)
+}

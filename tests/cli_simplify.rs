@@ -1,0 +1,147 @@
+//! End-to-end tests of `hlo-lsp simplify` through the built binary: one map on the
+//! command line, the division spelling, parse errors with a position, and the
+//! JSON-lines batch mode continuing after bad lines.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn hlo_lsp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+}
+
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[test]
+fn simplifies_a_map_given_on_the_command_line() {
+    let out = hlo_lsp()
+        .args([
+            "simplify",
+            "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        squash(&text),
+        squash("(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]")
+    );
+}
+
+#[test]
+fn prints_floor_division_as_requested() {
+    let map = "(d0, d1, d2) -> ((d0 * 16 + d1 * 4 + d2) floordiv 8), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]";
+    let default = hlo_lsp().args(["simplify", map]).output().unwrap();
+    let slash = hlo_lsp()
+        .args(["simplify", "--div", "slash", map])
+        .output()
+        .unwrap();
+    assert_eq!(
+        squash(&String::from_utf8_lossy(&default.stdout)),
+        squash("(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) floordiv 8), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]")
+    );
+    assert_eq!(
+        squash(&String::from_utf8_lossy(&slash.stdout)),
+        squash("(d0, d1, d2) -> (d0 * 2 + (d1 * 4 + d2) / 8), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]")
+    );
+}
+
+#[test]
+fn parse_errors_report_the_position_and_fail() {
+    let out = hlo_lsp()
+        .args(["simplify", "(d0) -> (d0 + q), domain: d0 in [0, 3]"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 1, column 15"), "{err}");
+    assert!(err.contains("unknown variable `q`"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn batch_mode_answers_every_line_and_continues_after_errors() {
+    let mut child = hlo_lsp()
+        .args(["simplify", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = concat!(
+        r#"{"map": "(d0) -> (d0 mod 42), domain: d0 in [53, 71]"}"#,
+        "\n",
+        "this is not json\n",
+        r#"{"map": "(d0) -> (d0 +"}"#,
+        "\n",
+        r#"{"other": 1}"#,
+        "\n",
+        r#"{"map": "()[s0] -> ((s0 * 6 + 9) floordiv 18), domain: s0 in [0, 1233]"}"#,
+        "\n",
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let answers: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 5);
+    assert_eq!(
+        answers[0]["output"],
+        "(d0) -> (d0 - 42), domain: d0 in [53, 71]"
+    );
+    assert!(answers[0]["error"].is_null());
+    assert!(answers[0]["micros"].as_f64().unwrap() >= 0.0);
+    assert!(answers[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("invalid JSON"));
+    assert!(answers[1]["output"].is_null());
+    assert!(
+        answers[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("offset 13: expected an expression"),
+        "{}",
+        answers[2]
+    );
+    assert_eq!(answers[2]["input"], "(d0) -> (d0 +");
+    assert!(answers[3]["error"].as_str().unwrap().contains("\"map\""));
+    assert_eq!(
+        answers[4]["output"],
+        "()[s0] -> ((s0 + 1) floordiv 3), domain: s0 in [0, 1233]"
+    );
+}
+
+#[test]
+fn mlir_affine_maps_are_accepted() {
+    let out = hlo_lsp()
+        .args([
+            "simplify",
+            "--one-line",
+            "affine_map<(d0)[s0] -> ((d0 * 4) floordiv 2, s0 mod 1)>",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "(d0)[s0] -> (d0 * 2, 0)"
+    );
+}

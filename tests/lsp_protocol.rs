@@ -1,0 +1,175 @@
+//! End-to-end protocol tests through the real `hlo-lsp` binary over stdio:
+//! initialize and capabilities, position-encoding negotiation, text sync (ordered
+//! incremental edits, bursts), bad input over the wire, shutdown and exit codes.
+
+mod lsp_support;
+
+use lsp_support::{pos, uri, Client};
+use serde_json::{json, Value};
+
+#[test]
+fn initialize_announces_incremental_sync_and_negotiates_utf8() {
+    let (client, result) = Client::start_with(json!({}), true);
+    assert_eq!(result["capabilities"]["positionEncoding"], "utf-8");
+    assert_eq!(result["capabilities"]["textDocumentSync"]["change"], 2);
+    assert_eq!(result["serverInfo"]["name"], "hlo-lsp");
+    assert!(client.shutdown_and_exit().success());
+
+    let (client, result) = Client::start_with(json!({}), false);
+    assert_eq!(result["capabilities"]["positionEncoding"], "utf-16");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn serve_subcommand_speaks_lsp_too() {
+    let mut client = Client::spawn(&["serve"]);
+    let response = client.request("initialize", json!({"capabilities": {}}));
+    assert!(response["result"]["capabilities"].is_object(), "{response}");
+    client.notify("initialized", json!({}));
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn exit_without_shutdown_exits_with_code_1() {
+    let mut client = Client::start();
+    client.notify("exit", Value::Null);
+    let status = client.wait_for_exit();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn end_of_input_without_exit_ends_the_server_with_code_1() {
+    let mut client = Client::start();
+    let status = client.wait_for_exit();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn requests_after_shutdown_are_rejected() {
+    let mut client = Client::start();
+    assert!(client
+        .request("shutdown", Value::Null)
+        .get("error")
+        .is_none());
+    let response = client.request("shutdown", Value::Null);
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+    client.notify("exit", Value::Null);
+    assert_eq!(client.wait_for_exit().code(), Some(0));
+}
+
+/// Replaces `range` of `text` like an editor would (UTF-16 columns, ASCII here).
+fn edit_text(text: &str, start: (usize, usize), end: (usize, usize), new: &str) -> String {
+    let offset = |(line, column): (usize, usize)| -> usize {
+        let mut offset = 0;
+        for (index, l) in text.split_inclusive('\n').enumerate() {
+            if index == line {
+                return offset + column.min(l.trim_end_matches('\n').len());
+            }
+            offset += l.len();
+        }
+        offset
+    };
+    let (a, b) = (offset(start), offset(end));
+    format!("{}{}{}", &text[..a], new, &text[b..])
+}
+
+/// A burst of 200 edits sent back to back (each insert depends on the previous
+/// one's result) ends in exactly the text the client holds.
+#[test]
+fn burst_of_200_incremental_edits_applies_in_order() {
+    let mut client = Client::start();
+    let document = uri("burst.hlo");
+    let mut text =
+        String::from("HloModule burst\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n");
+    client.open(&document, &text);
+    for version in 2..202 {
+        // Alternate inserts at positions that only exist after the previous edit.
+        let line = 1 + (version as usize % 3);
+        let (start, end, new) = if version % 5 == 0 {
+            ((line, 0), (line, 1), String::new())
+        } else {
+            ((line, 0), (line, 0), format!("{}", version % 10))
+        };
+        text = edit_text(&text, start, end, &new);
+        client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": document, "version": version},
+                "contentChanges": [{"range": {"start": pos(start.0 as u32, start.1 as u32), "end": pos(end.0 as u32, end.1 as u32)}, "text": new}],
+            }),
+        );
+    }
+    let echoed = client.result(
+        "hlo-lsp/documentText",
+        json!({"textDocument": {"uri": document}}),
+    );
+    assert_eq!(echoed["version"], 201);
+    assert_eq!(echoed["text"].as_str().unwrap(), text);
+    // Diagnostics get published for the final version.
+    client.diagnostics(&document, 201);
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn malformed_messages_get_errors_and_the_server_keeps_serving() {
+    let mut client = Client::start();
+    let document = uri("bad.hlo");
+    client.open(
+        &document,
+        "HloModule m\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n",
+    );
+    // Not JSON, a header without a length, JSON but not JSON-RPC: logged and skipped.
+    client.send_raw(b"Content-Length: 9\r\n\r\n{not json");
+    client.send_raw(b"Content-Type: text/plain\r\n\r\n");
+    client.send(&json!({"hello": "world"}));
+    let logged = client.notification("window/logMessage", |p| {
+        p["message"].as_str().unwrap_or("").contains("not JSON")
+    });
+    assert_eq!(logged["type"], 2, "{logged}");
+    // A malformed request with an id gets an error answer for that id.
+    client.send(&json!({"jsonrpc": "2.0", "id": 99, "method": 17}));
+    let response = client.response(99);
+    assert_eq!(response["error"]["code"], -32600, "{response}");
+    // Wrong params for a known method.
+    let response = client.request("textDocument/hover", json!({"textDocument": 5}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    // Unknown method.
+    let response = client.request("textDocument/doesNotExist", json!({}));
+    assert_eq!(response["error"]["code"], -32601, "{response}");
+    // Unknown document.
+    let response = client.request(
+        "hlo-lsp/documentText",
+        json!({"textDocument": {"uri": uri("never-opened.hlo")}}),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    // Edits and closes of unknown documents and garbage notifications are ignored.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri("never-opened.hlo"), "version": 2}, "contentChanges": [{"text": "x"}]}),
+    );
+    client.notify("textDocument/didChange", json!({"garbage": true}));
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri("never-opened.hlo")}}),
+    );
+    // Edits with positions past the end of a line, past the end of the file, and
+    // inside a surrogate pair are clamped, never a crash.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": document, "version": 2}, "contentChanges": [
+            {"range": {"start": pos(0, 500), "end": pos(0, 900)}, "text": " // 😀"},
+            {"range": {"start": pos(0, 16), "end": pos(0, 16)}, "text": "x"},
+            {"range": {"start": pos(99, 0), "end": pos(120, 4)}, "text": "\n// end"},
+        ]}),
+    );
+    let echoed = client.result(
+        "hlo-lsp/documentText",
+        json!({"textDocument": {"uri": document}}),
+    );
+    assert_eq!(
+        echoed["text"],
+        "HloModule m // x😀\n\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n\n// end"
+    );
+    assert!(client.is_running());
+    assert!(client.shutdown_and_exit().success());
+}

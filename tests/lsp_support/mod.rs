@@ -1,0 +1,335 @@
+//! A small LSP client for end-to-end tests: starts the real `hlo-lsp` binary, speaks
+//! JSON-RPC over its stdio, answers the server's own requests, and keeps every
+//! notification so tests can wait for a specific one.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// How long any single wait may take before the test fails (instead of hanging).
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Path of a file under the repository's `tests/data` or `examples`.
+pub fn repo_file(relative: &str) -> String {
+    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn read_repo_file(relative: &str) -> String {
+    std::fs::read_to_string(repo_file(relative)).expect("test data file")
+}
+
+/// A `file://` URI for a (virtual) file name.
+pub fn uri(name: &str) -> String {
+    format!("file:///virtual/{name}")
+}
+
+pub struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<Value>,
+    /// Notifications received while waiting for something else.
+    notifications: VecDeque<Value>,
+    next_id: i64,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Client {
+    /// Starts the server with `args` (e.g. `[]` or `["serve"]`).
+    pub fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+            .args(args)
+            .env("HLO_LSP_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting hlo-lsp");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, incoming) = mpsc::channel();
+        std::thread::spawn(move || read_messages(BufReader::new(stdout), sender));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut stderr_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            incoming,
+            notifications: VecDeque::new(),
+            next_id: 1,
+            stderr,
+        }
+    }
+
+    /// Starts the server and completes `initialize`/`initialized` with `options`.
+    /// Offers UTF-16 only (the harder encoding) unless `utf8` is set.
+    pub fn start_with(options: Value, utf8: bool) -> (Self, Value) {
+        let mut client = Self::spawn(&[]);
+        let encodings = if utf8 {
+            json!(["utf-8", "utf-16"])
+        } else {
+            json!(["utf-16"])
+        };
+        let result = client.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": null,
+                "capabilities": {
+                    "general": {"positionEncodings": encodings},
+                    "window": {"workDoneProgress": true},
+                    "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}
+                },
+                "initializationOptions": options,
+            }),
+        );
+        client.notify("initialized", json!({}));
+        let result = result.get("result").cloned().expect("initialize result");
+        (client, result)
+    }
+
+    pub fn start() -> Self {
+        Self::start_with(json!({}), false).0
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("writing to hlo-lsp");
+        stdin.flush().unwrap();
+    }
+
+    /// Sends one framed JSON-RPC message.
+    pub fn send(&mut self, message: &Value) {
+        let body = serde_json::to_vec(message).unwrap();
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(&body);
+        self.send_raw(&frame);
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Sends a request and returns the whole response object (`result` or `error`).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    /// The `result` of a request that must succeed.
+    pub fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}\nstderr:\n{}",
+            self.stderr()
+        );
+        response["result"].clone()
+    }
+
+    /// Waits for an error answer to a message without a usable id.
+    pub fn wait_error(&mut self) -> Value {
+        self.wait_message(|m| m.get("error").is_some() && m["id"].is_null())
+    }
+
+    /// Waits for the response with `id`.
+    pub fn response(&mut self, id: i64) -> Value {
+        self.wait_message(|message| {
+            message.get("id") == Some(&json!(id)) && message.get("method").is_none()
+        })
+    }
+
+    /// Waits for the next notification `method` that satisfies `accept`
+    /// (earlier notifications that do not match stay queued for later waits).
+    pub fn notification(&mut self, method: &str, accept: impl Fn(&Value) -> bool) -> Value {
+        if let Some(index) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method && accept(&n["params"]))
+        {
+            return self.notifications.remove(index).unwrap()["params"].clone();
+        }
+        let message = self.wait_message(|m| {
+            m["method"] == method && m.get("id").is_none() && accept(&m["params"])
+        });
+        message["params"].clone()
+    }
+
+    /// Drops queued notifications named `method` (e.g. older diagnostics).
+    pub fn discard(&mut self, method: &str) {
+        self.notifications.retain(|n| n["method"] != method);
+    }
+
+    /// All queued notifications named `method`, oldest first.
+    pub fn queued(&self, method: &str) -> Vec<Value> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == method)
+            .map(|n| n["params"].clone())
+            .collect()
+    }
+
+    fn wait_message(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = match self.incoming.recv_timeout(left) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("timed out; stderr:\n{}", self.stderr())
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("server closed its output; stderr:\n{}", self.stderr())
+                }
+            };
+            if wanted(&message) {
+                return message;
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A request from the server (progress creation, refreshes): accept it.
+                let id = message["id"].clone();
+                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+            }
+            if message.get("method").is_some() {
+                self.notifications.push_back(message);
+            }
+        }
+    }
+
+    pub fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "hlo", "version": 1, "text": text}}),
+        );
+    }
+
+    /// The diagnostics published for `uri` at `version`.
+    pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let params = self.notification("textDocument/publishDiagnostics", |p| {
+            p["uri"] == uri && p["version"] == version
+        });
+        params["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `shutdown` then `exit`; returns the process status.
+    pub fn shutdown_and_exit(mut self) -> ExitStatus {
+        let response = self.request("shutdown", Value::Null);
+        assert!(
+            response.get("error").is_none(),
+            "shutdown failed: {response}"
+        );
+        self.notify("exit", Value::Null);
+        self.wait_for_exit()
+    }
+
+    /// Waits (bounded) for the process to end.
+    pub fn wait_for_exit(&mut self) -> ExitStatus {
+        self.stdin.take();
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "hlo-lsp did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// True while the process runs.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if self.is_running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Reads `Content-Length`-framed JSON messages until the stream ends.
+fn read_messages(mut reader: impl BufRead, sender: mpsc::Sender<Value>) {
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length:") {
+                length = value.trim().parse::<usize>().ok();
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice(&body) else {
+            return;
+        };
+        if sender.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+/// An LSP position.
+pub fn pos(line: u32, character: u32) -> Value {
+    json!({"line": line, "character": character})
+}
+
+/// The position of the first occurrence of `needle` (plus `offset` characters) in
+/// `text`, in UTF-16 units (the test texts are ASCII where it matters).
+pub fn position_of(text: &str, needle: &str, offset: usize) -> Value {
+    let byte = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in text"))
+        + offset;
+    let before = &text[..byte];
+    let line = before.matches('\n').count();
+    let column = before.rsplit('\n').next().unwrap().encode_utf16().count();
+    pos(line as u32, column as u32)
+}
