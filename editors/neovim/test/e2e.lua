@@ -175,6 +175,24 @@ local ok = xpcall(function()
     skip(name, 'no ' .. capability .. ' in the server capabilities')
   end
 
+  -- A hover that shows no indexing map at all (an early server) is a missing feature: skip
+  -- (strict: fail). A hover with maps must show the right one.
+  local hover_has_maps = true
+  if caps.hoverProvider and not STRICT then
+    local line, col = find(buf, '%neg = ')
+    local ok_probe, probe = pcall(request, client, buf, 'textDocument/hover', {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      position = { line = line, character = col + 1 },
+    })
+    if ok_probe and probe and probe.contents and not hover_text(probe):find('d0', 1, true) then
+      hover_has_maps = false
+      local why = 'the server hover shows no indexing map yet: ' .. hover_text(probe):gsub('\n', ' ')
+      skip('hover on an instruction inside a fusion shows its indexing map', why)
+      skip('vim.lsp.buf.hover() opens a float with the map', why)
+    end
+  end
+
+  if hover_has_maps then
   check_with('hoverProvider', 'hover on an instruction inside a fusion shows its indexing map', function()
     local line, col = find(buf, '%neg = ')
     local result = request(client, buf, 'textDocument/hover', {
@@ -209,6 +227,8 @@ local ok = xpcall(function()
     end
   end)
 
+  end
+
   check_with('definitionProvider', 'go to definition jumps from an operand to the instruction that defines it', function()
     local def_line = find(buf, '%neg = ')
     local use_line, use_col = find(buf, 'transpose(%neg)')
@@ -228,13 +248,20 @@ local ok = xpcall(function()
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
 
+  -- Diagnostics are pushed, so no capability says whether the server has them: when none
+  -- arrive for a file with a syntax error, that is a skip (a failure in strict mode).
+  vim.cmd('edit ' .. fixtures .. '/broken.hlo')
+  local broken = vim.api.nvim_get_current_buf()
+  local got = vim.wait(TIMEOUT, function()
+    return #vim.diagnostic.get(broken) > 0
+  end, 50)
+  if not got and not STRICT then
+    skip('diagnostics arrive for a file with a syntax error, on the broken line',
+      'no diagnostics published within ' .. TIMEOUT .. ' ms for a file with a syntax error (server has no syntax diagnostics yet)')
+    return
+  end
   check('diagnostics arrive for a file with a syntax error, on the broken line', function()
-    vim.cmd('edit ' .. fixtures .. '/broken.hlo')
-    local broken = vim.api.nvim_get_current_buf()
     local bad_line = find(broken, 'add(%a, %a')
-    local got = vim.wait(TIMEOUT, function()
-      return #vim.diagnostic.get(broken) > 0
-    end, 50)
     assert(got, 'no diagnostics within ' .. TIMEOUT .. ' ms')
     local near = {}
     for _, d in ipairs(vim.diagnostic.get(broken)) do

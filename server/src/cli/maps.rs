@@ -1,10 +1,250 @@
-//! `hlo-lsp maps` (not implemented yet). `check` lives in `check.rs`.
+//! `hlo-lsp maps FILE`: the indexing maps of instructions and fusions, in XLA's
+//! `operand id = N <map>` text or as JSON with operand utilization.
+//!
+//! Default target: the ROOT of the entry computation (as XLA's tests do).
+//! `--all`: every fusion of every computation plus the entry ROOT, analyzed in
+//! parallel. Errors are one line on stderr and a non-zero exit.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+use rayon::prelude::*;
+use serde_json::{json, Value};
 
-pub fn run(_args: Args) -> ExitCode {
-    super::fail("`maps` is not implemented yet")
+use crate::algebra::{DivSpelling, PrintOptions};
+use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
+use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
+use crate::analysis::{analyze, view, Direction, InstructionIndexing, Module, Query};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    OutputToInput,
+    InputToOutput,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DivArg {
+    /// `d0 floordiv 8` (the indexing documentation's spelling).
+    Floordiv,
+    /// `d0 / 8` (XLA's printer since 2026-06).
+    Slash,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// Instruction to analyze (repeatable); default: the entry computation's ROOT.
+    #[arg(long = "instruction", value_name = "NAME")]
+    pub instructions: Vec<String>,
+    /// Every fusion instruction of every computation, plus the entry ROOT.
+    #[arg(long)]
+    pub all: bool,
+    /// Which way the maps go.
+    #[arg(long, value_enum, default_value = "output-to-input")]
+    pub direction: DirectionArg,
+    /// Input to output: the operand whose elements are mapped.
+    #[arg(long, default_value_t = 0)]
+    pub operand: usize,
+    /// Output to input: which output of a tuple-shaped instruction.
+    #[arg(long, default_value_t = 0)]
+    pub output: usize,
+    /// Map between physical (layout-ordered) index spaces.
+    #[arg(long)]
+    pub physical_layout: bool,
+    /// How to spell floor division.
+    #[arg(long, value_enum, default_value = "slash")]
+    pub div: DivArg,
+    /// Print JSON (with operand utilization) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Utilization: enumerate at most this many domain points per operand.
+    #[arg(long, default_value_t = DEFAULT_BUDGET as u64)]
+    pub budget: u64,
+}
+
+/// One instruction to analyze: module, computation, instruction.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    module: usize,
+    computation: usize,
+    instruction: usize,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match run_inner(&args) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => super::fail(message),
+    }
+}
+
+fn run_inner(args: &Args) -> Result<String, String> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let (_, modules) = view::parse(&text);
+    if modules.iter().all(|m| m.computations.is_empty()) {
+        return Err(format!("{}: no HLO computation found", args.file.display()));
+    }
+    let targets = targets(args, &modules)?;
+    let options = PrintOptions {
+        div: match args.div {
+            DivArg::Floordiv => DivSpelling::FloorDiv,
+            DivArg::Slash => DivSpelling::Slash,
+        },
+        ..PrintOptions::default()
+    };
+    let direction = match args.direction {
+        DirectionArg::OutputToInput => Direction::OutputToInput,
+        DirectionArg::InputToOutput => Direction::InputToOutput,
+    };
+    let results: Vec<(Target, InstructionIndexing)> = targets
+        .par_iter()
+        .map(|t| {
+            let q = Query {
+                computation: t.computation,
+                instruction: t.instruction,
+                direction,
+                output_id: args.output,
+                operand_id: args.operand,
+                physical_layout: args.physical_layout,
+            };
+            (*t, analyze(&modules[t.module], &q))
+        })
+        .collect();
+    if args.json {
+        let instructions: Vec<Value> = results
+            .par_iter()
+            .map(|(t, indexing)| instruction_json(args, &modules[t.module], *t, indexing, &options))
+            .collect();
+        let doc = json!({ "instructions": instructions });
+        Ok(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
+        ))
+    } else {
+        let mut out = String::new();
+        for (t, indexing) in &results {
+            let m = &modules[t.module];
+            let c = &m.computations[t.computation];
+            let n = &c.nodes[t.instruction];
+            let which = match direction {
+                Direction::OutputToInput => format!("output {}", args.output),
+                Direction::InputToOutput => format!("operand {}", args.operand),
+            };
+            out.push_str(&format!(
+                "// {} = {} in {}, {}\n",
+                n.name, n.op.opcode, c.name, which
+            ));
+            for (id, entry) in indexing.entries.iter().enumerate() {
+                out.push_str(&format!("operand id = {id}\n"));
+                out.push_str(&entry_to_string(entry, &options));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Resolves `--instruction`, `--all` and the default into targets (in file order).
+fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
+    let mut out = vec![];
+    for name in &args.instructions {
+        let name = name.trim_start_matches('%');
+        let found = modules.iter().enumerate().find_map(|(mi, m)| {
+            m.computations
+                .iter()
+                .enumerate()
+                .find_map(|(ci, c)| c.find(name).map(|ii| (mi, ci, ii)))
+        });
+        let (module, computation, instruction) = found
+            .ok_or_else(|| format!("no instruction named `{name}` in {}", args.file.display()))?;
+        out.push(Target {
+            module,
+            computation,
+            instruction,
+        });
+    }
+    if args.all {
+        for (mi, m) in modules.iter().enumerate() {
+            for (ci, c) in m.computations.iter().enumerate() {
+                for (ii, n) in c.nodes.iter().enumerate() {
+                    if n.op.opcode == "fusion" {
+                        out.push(Target {
+                            module: mi,
+                            computation: ci,
+                            instruction: ii,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if args.all || args.instructions.is_empty() {
+        for (mi, m) in modules.iter().enumerate() {
+            if let Some(c) = m.computations.get(m.entry) {
+                if c.root < c.nodes.len()
+                    && !out.iter().any(|t| {
+                        t.module == mi && t.computation == m.entry && t.instruction == c.root
+                    })
+                {
+                    out.push(Target {
+                        module: mi,
+                        computation: m.entry,
+                        instruction: c.root,
+                    });
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("{}: nothing to analyze", args.file.display()));
+    }
+    Ok(out)
+}
+
+fn instruction_json(
+    args: &Args,
+    m: &Module,
+    t: Target,
+    indexing: &InstructionIndexing,
+    options: &PrintOptions,
+) -> Value {
+    let c = &m.computations[t.computation];
+    let n = &c.nodes[t.instruction];
+    let entries: Vec<Value> = indexing
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(k, entry)| {
+            let maps: Vec<String> = entry.maps.iter().map(|om| operand_map_to_string(om, options).trim_end().to_string()).collect();
+            let mut v = json!({ "index": k, "maps": maps });
+            if let Some(reason) = &entry.unknown {
+                v["unknown"] = json!(reason);
+            }
+            if args.direction == DirectionArg::OutputToInput {
+                let name = n.operands.get(k).and_then(|&o| c.nodes.get(o)).map(|o| o.name.clone());
+                v["name"] = json!(name);
+                let shape = n.op.operands.get(k).and_then(|s| s.as_array());
+                v["utilization"] = match shape.and_then(|s| utilization(entry, s, args.budget as u128)) {
+                    Some(u) => json!({ "fraction": u.fraction, "multiplicity": u.multiplicity, "exact": u.exact }),
+                    None => Value::Null,
+                };
+            }
+            v
+        })
+        .collect();
+    let mut v = json!({ "name": n.name, "computation": c.name, "opcode": n.op.opcode });
+    match args.direction {
+        DirectionArg::OutputToInput => {
+            v["output_id"] = json!(args.output);
+            v["operands"] = Value::Array(entries);
+        }
+        DirectionArg::InputToOutput => {
+            v["operand_id"] = json!(args.operand);
+            v["outputs"] = Value::Array(entries);
+        }
+    }
+    v
 }

@@ -13,12 +13,16 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tower_lsp_server::ls_types::{Diagnostic, Uri};
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
+};
 
 use super::guard::guarded;
 use super::outbox::{Outbox, Outgoing};
+use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
+use crate::model::{self, Severity};
 
 /// Wait this long without a new edit before computing.
 pub const QUIET_PERIOD: Duration = Duration::from_millis(5);
@@ -135,10 +139,53 @@ async fn publish(
     });
 }
 
-/// Every diagnostic of one snapshot, in LSP terms.
-pub fn collect(
+/// Every diagnostic of one snapshot in LSP terms: syntax errors, the model's semantic
+/// diagnostics, and every extra source `hlo-lsp check` uses, so editor and CLI agree.
+pub fn collect(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<Diagnostic> {
+    let file = snapshot.model();
+    let syntax = snapshot.syntax.syntax_errors().into_iter().map(|error| {
+        model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
+    });
+    let mut all: Vec<model::Diagnostic> = syntax.chain(file.diagnostics.iter().cloned()).collect();
+    for source in crate::cli::check::SOURCES {
+        all.extend(source(snapshot.text(), file));
+    }
+    all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+    all.into_iter()
+        .map(|d| to_lsp(snapshot, &d, encoding))
+        .collect()
+}
+
+/// One library diagnostic as an LSP diagnostic (related locations in the same file).
+fn to_lsp(
     snapshot: &Snapshot,
-    encoding: super::position::PositionEncoding,
-) -> Vec<Diagnostic> {
-    snapshot.diagnostics(encoding)
+    diagnostic: &model::Diagnostic,
+    encoding: PositionEncoding,
+) -> Diagnostic {
+    let severity = match diagnostic.severity {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Information => DiagnosticSeverity::INFORMATION,
+        Severity::Hint => DiagnosticSeverity::HINT,
+    };
+    let related: Vec<DiagnosticRelatedInformation> = diagnostic
+        .related
+        .iter()
+        .map(|(range, message)| DiagnosticRelatedInformation {
+            location: Location::new(
+                snapshot.uri.clone(),
+                snapshot.range(range.clone(), encoding),
+            ),
+            message: message.clone(),
+        })
+        .collect();
+    Diagnostic {
+        range: snapshot.range(diagnostic.range.clone(), encoding),
+        severity: Some(severity),
+        code: Some(NumberOrString::String(diagnostic.code.to_string())),
+        source: Some("hlo-lsp".into()),
+        message: diagnostic.message.clone(),
+        related_information: (!related.is_empty()).then_some(related),
+        ..Default::default()
+    }
 }

@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use super::position::{to_byte_range_clamped, PositionEncoding};
 use super::snapshot::Snapshot;
+use crate::syntax::SyntaxDocument;
 
 /// One text edit in byte offsets of the text it applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub struct Document {
     pub uri: Uri,
     pub version: i32,
     pub rope: Rope,
+    /// Trees of the same text, edited and reparsed incrementally with the rope.
+    pub syntax: Arc<SyntaxDocument>,
 }
 
 impl Document {
@@ -35,6 +38,7 @@ impl Document {
             uri,
             version,
             rope: Rope::from_str(text),
+            syntax: Arc::new(SyntaxDocument::parse(text)),
         }
     }
 
@@ -68,6 +72,8 @@ impl Document {
         let end = self.rope.byte_to_char(range.end);
         self.rope.remove(start..end);
         self.rope.insert(start, text);
+        // Clones only when a snapshot still holds the previous trees.
+        Arc::make_mut(&mut self.syntax).edit(range.start, range.end, text);
     }
 
     /// An immutable view of the current version for background work, produced by
@@ -78,6 +84,7 @@ impl Document {
             self.version,
             sequence,
             self.rope.clone(),
+            self.syntax.clone(),
         ))
     }
 }
@@ -131,6 +138,7 @@ mod tests {
             PositionEncoding::Utf16,
         );
         assert_eq!(document.rope.to_string(), "aXYc\n\n");
+        assert_eq!(document.syntax.text(), "aXYc\n\n");
         assert_eq!(edits[1].range, 5..8);
         assert_eq!(document.version, 2);
     }
@@ -152,5 +160,6 @@ mod tests {
         };
         document.apply_changes(3, vec![full], PositionEncoding::Utf8);
         assert_eq!(document.rope.to_string(), "new");
+        assert_eq!(document.syntax.text(), "new");
     }
 }

@@ -19,11 +19,16 @@ use tower_lsp_server::{LspService, Server};
 
 pub mod diagnostics;
 pub mod documents;
+pub mod folding;
 pub mod guard;
+pub mod hover;
 pub mod logging;
+pub mod maps;
+pub mod navigation;
 pub mod outbox;
 pub mod position;
 pub mod progress;
+pub mod semantic_tokens;
 pub mod server;
 pub mod settings;
 pub mod snapshot;

@@ -10,18 +10,25 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use super::guard::guarded;
 use super::position::PositionEncoding;
+use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
+use super::{folding, hover, navigation};
 
 /// The language server's request handlers.
 pub struct Backend {
     client: Client,
     workspace: Arc<Workspace>,
+    tokens: Arc<TokenCache>,
 }
 
 impl Backend {
     pub fn new(client: Client, workspace: Arc<Workspace>) -> Self {
-        Self { client, workspace }
+        Self {
+            client,
+            workspace,
+            tokens: Arc::default(),
+        }
     }
 
     /// Runs `work` on the current snapshot of `uri` under the panic guard, and answers
@@ -44,6 +51,25 @@ impl Backend {
             return Err(Error::content_modified());
         }
         Ok(answer)
+    }
+
+    /// Like [`Self::on_document`] at a position; `None` when the line does not exist.
+    async fn on_position<T, F>(
+        &self,
+        what: &'static str,
+        at: TextDocumentPositionParams,
+        work: F,
+    ) -> Result<Option<T>>
+    where
+        F: FnOnce(&Snapshot, usize, PositionEncoding) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let position = at.position;
+        self.on_document(what, &at.text_document.uri, move |snapshot, encoding| {
+            let offset = snapshot.offset(position, encoding)?;
+            Some(work(snapshot, offset, encoding))
+        })
+        .await
     }
 
     fn apply_settings(&self, value: &serde_json::Value) {
@@ -77,7 +103,7 @@ impl Backend {
         let uri = params.text_document.uri;
         self.on_document("documentText", &uri, |snapshot, _| DocumentText {
             version: snapshot.version,
-            text: snapshot.text(),
+            text: snapshot.text().to_string(),
         })
         .await
     }
@@ -122,6 +148,25 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             TextDocumentSyncOptions {
                 open_close: Some(true),
                 change: Some(TextDocumentSyncKind::INCREMENTAL),
+                ..Default::default()
+            },
+        )),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+            SemanticTokensOptions {
+                legend: semantic_tokens::legend(),
+                full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                range: None,
                 ..Default::default()
             },
         )),
@@ -179,5 +224,158 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         self.apply_settings(&params.settings);
         let _ = &self.client;
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let at = params.text_document_position_params;
+        let settings = self.workspace.settings();
+        self.on_position("hover", at, move |snapshot, offset, encoding| {
+            hover::hover(snapshot, offset, &settings, encoding)
+        })
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        self.on_position("definition", at, |snapshot, offset, encoding| {
+            let locations: Vec<Location> = navigation::definition(snapshot, offset)
+                .into_iter()
+                .map(|range| Location::new(snapshot.uri.clone(), snapshot.range(range, encoding)))
+                .collect();
+            (!locations.is_empty()).then_some(GotoDefinitionResponse::Array(locations))
+        })
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let include = params.context.include_declaration;
+        self.on_position(
+            "references",
+            params.text_document_position,
+            move |snapshot, offset, encoding| {
+                navigation::references(snapshot, offset, include, encoding)
+            },
+        )
+        .await
+    }
+
+    async fn document_highlight(
+        &self,
+        params: DocumentHighlightParams,
+    ) -> Result<Option<Vec<DocumentHighlight>>> {
+        self.on_position(
+            "documentHighlight",
+            params.text_document_position_params,
+            navigation::highlights,
+        )
+        .await
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        self.on_position("prepareRename", params, |snapshot, offset, encoding| {
+            navigation::rename_range(snapshot, offset)
+                .map(|range| PrepareRenameResponse::Range(snapshot.range(range, encoding)))
+        })
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let new_name = params.new_name;
+        let outcome = self
+            .on_position(
+                "rename",
+                params.text_document_position,
+                move |snapshot, offset, encoding| {
+                    navigation::rename(snapshot, offset, &new_name, encoding)
+                },
+            )
+            .await?;
+        match outcome {
+            None => Ok(None),
+            Some(Ok(edit)) => Ok(edit),
+            Some(Err(error)) => Err(Error::invalid_params(error.0)),
+        }
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        self.on_document(
+            "documentSymbol",
+            &params.text_document.uri,
+            |snapshot, encoding| {
+                Some(DocumentSymbolResponse::Nested(
+                    navigation::document_symbols(snapshot, encoding),
+                ))
+            },
+        )
+        .await
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        let snapshots = self.workspace.snapshots();
+        let encoding = self.workspace.encoding();
+        guarded("workspaceSymbol", move || {
+            Some(WorkspaceSymbolResponse::Nested(
+                navigation::workspace_symbols(&snapshots, &params.query, encoding),
+            ))
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        self.on_document(
+            "foldingRange",
+            &params.text_document.uri,
+            |snapshot, encoding| Some(folding::folding_ranges(snapshot, encoding)),
+        )
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        let uri = params.text_document.uri;
+        let cache = self.tokens.clone();
+        self.on_document("semanticTokens", &uri.clone(), move |snapshot, encoding| {
+            let tokens = semantic_tokens::tokens(snapshot, encoding);
+            Some(SemanticTokensResult::Tokens(cache.full(&uri, tokens)))
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> Result<Option<SemanticTokensFullDeltaResult>> {
+        let uri = params.text_document.uri;
+        let previous = params.previous_result_id;
+        let cache = self.tokens.clone();
+        self.on_document(
+            "semanticTokensDelta",
+            &uri.clone(),
+            move |snapshot, encoding| {
+                let tokens = semantic_tokens::tokens(snapshot, encoding);
+                Some(match cache.delta(&uri, &previous, tokens.clone()) {
+                    Some(delta) => SemanticTokensFullDeltaResult::TokensDelta(delta),
+                    None => SemanticTokensFullDeltaResult::Tokens(cache.full(&uri, tokens)),
+                })
+            },
+        )
+        .await
     }
 }

@@ -1,7 +1,7 @@
 //! User settings, from `initializationOptions` and `workspace/didChangeConfiguration`.
 //!
-//! Both carry the same JSON object, either bare or under an `"hlo-lsp"` / `"hloLsp"`
-//! section (VS Code sends the section, Neovim users often send it bare). Unknown keys
+//! Both carry the same JSON object (the contract in ARCHITECTURE.md, "Server
+//! settings"), bare or, leniently, under an `"hlo-lsp"` / `"hloLsp"` section. Unknown keys
 //! are ignored and a malformed value keeps the previous setting, with a warning, so a
 //! typo in an editor config never takes features down.
 
@@ -59,8 +59,10 @@ impl Default for Settings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct RawSettings {
+    /// `{"mode": "off" | "short" | "full"}` (ARCHITECTURE.md); a bare mode string is
+    /// accepted too.
     inlay_hints: Option<Value>,
-    floordiv: Option<Value>,
+    div_spelling: Option<Value>,
     utilization_budget: Option<Value>,
     physical_layout: Option<Value>,
 }
@@ -81,13 +83,21 @@ impl Settings {
             Err(_) => return vec![format!("settings must be a JSON object, got {section}")],
         };
         let mut warnings = Vec::new();
+        let mode = raw
+            .inlay_hints
+            .map(|hints| hints.get("mode").cloned().unwrap_or(hints));
         set_field(
             &mut self.inlay_hints,
-            raw.inlay_hints,
-            "inlayHints",
+            mode,
+            "inlayHints.mode",
             &mut warnings,
         );
-        set_field(&mut self.floordiv, raw.floordiv, "floordiv", &mut warnings);
+        set_field(
+            &mut self.floordiv,
+            raw.div_spelling,
+            "divSpelling",
+            &mut warnings,
+        );
         set_field(
             &mut self.physical_layout,
             raw.physical_layout,
@@ -137,10 +147,12 @@ mod tests {
     #[test]
     fn accepts_bare_and_sectioned_objects_and_partial_updates() {
         let mut settings = Settings::default();
-        assert!(settings.apply(&json!({"inlayHints": "full"})).is_empty());
+        assert!(settings
+            .apply(&json!({"inlayHints": {"mode": "full"}}))
+            .is_empty());
         assert_eq!(settings.inlay_hints, InlayHintMode::Full);
         let warnings =
-            settings.apply(&json!({"hlo-lsp": {"floordiv": "slash", "physicalLayout": true}}));
+            settings.apply(&json!({"hlo-lsp": {"divSpelling": "slash", "physicalLayout": true}}));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(settings.floordiv, FloorDivSpelling::Slash);
         assert!(settings.physical_layout);
@@ -151,7 +163,8 @@ mod tests {
     #[test]
     fn bad_values_warn_and_keep_the_previous_setting() {
         let mut settings = Settings::default();
-        let warnings = settings.apply(&json!({"inlayHints": "loud", "utilizationBudget": -2}));
+        let warnings =
+            settings.apply(&json!({"inlayHints": {"mode": "loud"}, "utilizationBudget": -2}));
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert_eq!(settings, Settings::default());
         assert_eq!(settings.apply(&json!(3)).len(), 1);

@@ -700,6 +700,21 @@ pub const KNOWN_ATTRIBUTES: &[&str] = &[
     "source_target_pairs",
 ];
 
+/// Whether XLA knows attribute `name` (binary search in a sorted copy of the list).
+pub fn is_known_attribute(name: &str) -> bool {
+    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let sorted = SORTED.get_or_init(|| {
+        let mut v: Vec<&str> = KNOWN_ATTRIBUTES
+            .iter()
+            .chain(COMPUTATION_ATTRIBUTES)
+            .copied()
+            .collect();
+        v.sort_unstable();
+        v
+    });
+    sorted.binary_search(&name).is_ok()
+}
+
 /// Attributes whose value names a computation (or a list of them).
 pub const COMPUTATION_ATTRIBUTES: &[&str] = &[
     "to_apply",

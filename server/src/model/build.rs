@@ -12,7 +12,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 use tree_sitter::Node;
 
-use super::attributes::{self, decode_attrs, AttrError, COMPUTATION_ATTRIBUTES, KNOWN_ATTRIBUTES};
+use super::attributes::{self, decode_attrs, AttrError};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
@@ -77,7 +77,7 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
                 }
                 let m = current.get_or_insert_with(|| ModuleBuilder::new(chunk.range.start));
                 m.module.header_range = Some(chunk.abs_range(header));
-                if let Some(name) = header.child_by_field_name("name") {
+                if let Some(name) = header.child_by_field_id(fields().name) {
                     let r = chunk.abs_range(name);
                     m.module.name = Some(strip_percent(&text[r.clone()]).to_string());
                     m.module.name_range = Some(r);
@@ -104,6 +104,51 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
         file.modules.push(m.finish(&mut file.diagnostics));
     }
     file
+}
+
+/// Field ids of the grammar, looked up once: `child_by_field_name` compares strings
+/// on every call, which showed up in profiles of large modules.
+struct Fields {
+    body: u16,
+    entry: u16,
+    key: u16,
+    literal: u16,
+    name: u16,
+    nested: u16,
+    opcode: u16,
+    operands: u16,
+    root: u16,
+    shape: u16,
+    signature: u16,
+    value: u16,
+    attribute_id: std::num::NonZeroU16,
+}
+
+fn fields() -> &'static Fields {
+    static FIELDS: std::sync::OnceLock<Fields> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let language = crate::syntax::language();
+        let id = |name: &str| {
+            language
+                .field_id_for_name(name)
+                .unwrap_or_else(|| panic!("the grammar has no field `{name}`"))
+        };
+        Fields {
+            body: id("body").get(),
+            entry: id("entry").get(),
+            key: id("key").get(),
+            literal: id("literal").get(),
+            name: id("name").get(),
+            nested: id("nested").get(),
+            opcode: id("opcode").get(),
+            operands: id("operands").get(),
+            root: id("root").get(),
+            shape: id("shape").get(),
+            signature: id("signature").get(),
+            value: id("value").get(),
+            attribute_id: id("attribute"),
+        }
+    })
 }
 
 fn strip_percent(name: &str) -> &str {
@@ -317,16 +362,16 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
         roots: Vec::new(),
         undecoded: Vec::new(),
     };
-    if let Some(name) = node.child_by_field_name("name") {
+    if let Some(name) = node.child_by_field_id(fields().name) {
         let r = chunk.abs_range(name);
         b.computation.name = strip_percent(&text[r.clone()]).to_string();
         b.computation.name_range = r;
     }
-    b.computation.is_entry = node.child_by_field_name("entry").is_some();
+    b.computation.is_entry = node.child_by_field_id(fields().entry).is_some();
     b.computation.signature_range = node
-        .child_by_field_name("signature")
+        .child_by_field_id(fields().signature)
         .map(|s| chunk.abs_range(s));
-    if let Some(body) = node.child_by_field_name("body") {
+    if let Some(body) = node.child_by_field_id(fields().body) {
         let mut cursor = body.walk();
         for instr in body
             .named_children(&mut cursor)
@@ -340,7 +385,7 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
     b.check_shapes();
     if b.computation.instructions.is_empty()
         && node
-            .child_by_field_name("body")
+            .child_by_field_id(fields().body)
             .is_some_and(|n| !n.has_error())
     {
         b.diagnostics.push(Diagnostic::warning(
@@ -370,22 +415,22 @@ impl<'a> ComputationBuilder<'a> {
 
     fn instruction(&mut self, node: Node) {
         let (Some(name), Some(opcode), Some(operands)) = (
-            node.child_by_field_name("name"),
-            node.child_by_field_name("opcode"),
-            node.child_by_field_name("operands"),
+            node.child_by_field_id(fields().name),
+            node.child_by_field_id(fields().opcode),
+            node.child_by_field_id(fields().operands),
         ) else {
             return; // a broken instruction: the syntax layer reports it
         };
         let name_range = self.range(name);
         let name_text = strip_percent(self.node_text(name)).to_string();
         let parts = Parts {
-            shape: node.child_by_field_name("shape"),
+            shape: node.child_by_field_id(fields().shape),
             opcode,
             operands,
         };
         let mut attributes = Vec::new();
         let mut cursor = node.walk();
-        for attr in node.children_by_field_name("attribute", &mut cursor) {
+        for attr in node.children_by_field_id(fields().attribute_id, &mut cursor) {
             attributes.push(attr);
         }
         let id = self.add(
@@ -396,7 +441,7 @@ impl<'a> ComputationBuilder<'a> {
             &attributes,
             false,
         );
-        if node.child_by_field_name("root").is_some() {
+        if node.child_by_field_id(fields().root).is_some() {
             self.computation.instructions[id.index()].is_root = true;
             self.roots.push(id);
         }
@@ -437,9 +482,9 @@ impl<'a> ComputationBuilder<'a> {
         let mut pending_names = Vec::new();
         for operand in operand_nodes {
             let operand_range = self.range(operand);
-            if let Some(literal) = operand.child_by_field_name("literal") {
+            if let Some(literal) = operand.child_by_field_id(fields().literal) {
                 literals.push(self.range(literal));
-            } else if let Some(nested) = operand.child_by_field_name("nested") {
+            } else if let Some(nested) = operand.child_by_field_id(fields().nested) {
                 let k = operands.len();
                 let target = self.nested(&name, k, nested);
                 operands.push(Operand {
@@ -448,8 +493,10 @@ impl<'a> ComputationBuilder<'a> {
                     declared_shape: None,
                     target,
                 });
-            } else if let Some(op_name) = operand.child_by_field_name("name") {
-                let declared_shape = operand.child_by_field_name("shape").map(|s| self.shape(s));
+            } else if let Some(op_name) = operand.child_by_field_id(fields().name) {
+                let declared_shape = operand
+                    .child_by_field_id(fields().shape)
+                    .map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
                 operands.push(Operand {
                     range: operand_range,
@@ -531,13 +578,13 @@ impl<'a> ComputationBuilder<'a> {
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
     fn nested(&mut self, user: &str, k: usize, node: Node) -> Option<InstrId> {
         let (Some(opcode), Some(operands)) = (
-            node.child_by_field_name("opcode"),
-            node.child_by_field_name("operands"),
+            node.child_by_field_id(fields().opcode),
+            node.child_by_field_id(fields().operands),
         ) else {
             return None;
         };
         let parts = Parts {
-            shape: node.child_by_field_name("shape"),
+            shape: node.child_by_field_id(fields().shape),
             opcode,
             operands,
         };
@@ -581,8 +628,8 @@ impl<'a> ComputationBuilder<'a> {
     }
 
     fn attribute(&mut self, node: Node) -> Option<Attribute> {
-        let key = node.child_by_field_name("key")?;
-        let value = node.child_by_field_name("value")?;
+        let key = node.child_by_field_id(fields().key)?;
+        let value = node.child_by_field_id(fields().value)?;
         let name = self.node_text(key);
         let value_kind = match value.kind() {
             "computation_ref" => AttributeValueKind::ComputationRef,
@@ -591,7 +638,7 @@ impl<'a> ComputationBuilder<'a> {
             "string" => AttributeValueKind::String,
             _ => AttributeValueKind::Atom,
         };
-        if !KNOWN_ATTRIBUTES.contains(&name) && !COMPUTATION_ATTRIBUTES.contains(&name) {
+        if !attributes::is_known_attribute(name) {
             self.diagnostics.push(Diagnostic::warning(
                 self.range(key),
                 codes::UNKNOWN_ATTRIBUTE,
@@ -608,7 +655,7 @@ impl<'a> ComputationBuilder<'a> {
 
     /// The computations an attribute names.
     fn called(&self, node: Node, attribute: &Attribute) -> Vec<CalledComputation> {
-        let Some(value) = node.child_by_field_name("value") else {
+        let Some(value) = node.child_by_field_id(fields().value) else {
             return Vec::new();
         };
         let mut cursor = value.walk();

@@ -22,7 +22,7 @@ pub use build::{build, parse_hlo};
 pub use diagnostics::{codes, Diagnostic, Severity};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, Operand,
+    HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,
 };
 pub use opcode::{Arity, Opcode};
 pub use shape::{parse_shape, ArrayShape, Layout, PrimitiveType, Shape};

@@ -4,12 +4,40 @@
 //! instructions that define them and called computations to their ids.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use super::attributes::Attrs;
 use super::diagnostics::Diagnostic;
 use super::opcode::Opcode;
 use super::shape::Shape;
+
+/// A map from names to ids with a fast, non-cryptographic hash (the FxHash mix used
+/// by rustc): names come from the document, and hashing them with SipHash showed up in
+/// profiles of large modules.
+pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
+
+/// FxHash: rotate, xor, multiply per 8-byte word.
+#[derive(Default, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Index of a module in [`HloFile::modules`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,7 +91,7 @@ pub struct Module {
     /// The `ENTRY` computation, or the last one when none is marked (as XLA's parser).
     pub entry: Option<ComputationId>,
     /// First computation of each name (duplicates are reported).
-    pub computation_names: HashMap<String, ComputationId>,
+    pub computation_names: NameMap<ComputationId>,
     /// For each computation (by id), the instructions that call it (`calls=`,
     /// `to_apply=`, ...): for a fused computation, the fusion instruction(s).
     pub callers: Vec<Vec<CallSite>>,
@@ -91,7 +119,7 @@ pub struct Computation {
     pub signature_range: Option<Range<usize>>,
     pub instructions: Vec<Instruction>,
     /// First instruction of each name (duplicates are reported).
-    pub names: HashMap<String, InstrId>,
+    pub names: NameMap<InstrId>,
     /// The `ROOT` instruction, or the last one when none is marked.
     pub root: Option<InstrId>,
     /// `parameters[k]` is the instruction `parameter(k)`, if any.

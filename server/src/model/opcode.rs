@@ -17,6 +17,39 @@ macro_rules! opcodes {
         const TABLE: &[(&str, Opcode, Arity, Class)] = &[
             $(($name, Opcode::$variant, $arity, Class::$class),)*
         ];
+
+        impl Opcode {
+            /// Decodes XLA's spelling; an unknown spelling gives `Opcode::Unknown`.
+            pub fn from_name(name: &str) -> Opcode {
+                match name {
+                    $($name => Opcode::$variant,)*
+                    other => Opcode::Unknown(other.to_string()),
+                }
+            }
+
+            /// XLA's spelling (`get-tuple-element`, `exponential`, ...).
+            pub fn name(&self) -> &str {
+                match self {
+                    $(Opcode::$variant => $name,)*
+                    Opcode::Unknown(name) => name,
+                }
+            }
+
+            /// The operand counts XLA accepts; `Any` for unknown opcodes.
+            pub fn arity(&self) -> Arity {
+                match self {
+                    $(Opcode::$variant => $arity,)*
+                    Opcode::Unknown(_) => Arity::Any,
+                }
+            }
+
+            pub fn class(&self) -> Class {
+                match self {
+                    $(Opcode::$variant => Class::$class,)*
+                    Opcode::Unknown(_) => Class::Other,
+                }
+            }
+        }
     };
 }
 
@@ -203,38 +236,8 @@ opcodes! {
 }
 
 impl Opcode {
-    /// Decodes XLA's spelling; an unknown spelling gives `Opcode::Unknown`.
-    pub fn from_name(name: &str) -> Opcode {
-        TABLE
-            .iter()
-            .find(|(n, ..)| *n == name)
-            .map(|(_, op, ..)| op.clone())
-            .unwrap_or_else(|| Opcode::Unknown(name.to_string()))
-    }
-
-    fn entry(&self) -> Option<&'static (&'static str, Opcode, Arity, Class)> {
-        TABLE.iter().find(|(_, op, ..)| op == self)
-    }
-
-    /// XLA's spelling (`get-tuple-element`, `exponential`, ...).
-    pub fn name(&self) -> &str {
-        match self {
-            Opcode::Unknown(name) => name,
-            _ => self.entry().map(|e| e.0).unwrap_or("?"),
-        }
-    }
-
     pub fn is_unknown(&self) -> bool {
         matches!(self, Opcode::Unknown(_))
-    }
-
-    /// The operand counts XLA accepts; `Any` for unknown opcodes.
-    pub fn arity(&self) -> Arity {
-        self.entry().map(|e| e.2).unwrap_or(Arity::Any)
-    }
-
-    pub fn class(&self) -> Class {
-        self.entry().map(|e| e.3).unwrap_or(Class::Other)
     }
 
     /// Elementwise in XLA's sense (`HloInstruction::IsElementwise` for the opcodes

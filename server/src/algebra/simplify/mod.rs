@@ -47,13 +47,16 @@ impl IndexingMap {
         }
         let before = self.clone();
         for _ in 0..MAX_MAP_ROUNDS {
-            let round_start = self.clone();
+            // Results are simplified to a fixpoint for a given domain, so another
+            // round is needed only when the constraints changed the domain.
+            let domain = self.domain_snapshot();
             constraints::simplify_constraints(self);
             if self.state != MapState::Defined {
                 break;
             }
+            let unchanged = domain == self.domain_snapshot();
             self.simplify_results();
-            if *self == round_start {
+            if unchanged {
                 break;
             }
         }
@@ -65,6 +68,18 @@ impl IndexingMap {
         let mut m = self.clone();
         m.simplify();
         m
+    }
+
+    /// Bounds and constraints: what the result simplification depends on.
+    fn domain_snapshot(&self) -> (Vec<Interval>, Vec<(Expr, Interval)>) {
+        let bounds = self
+            .dims
+            .iter()
+            .chain(&self.range_vars)
+            .chain(&self.runtime_vars)
+            .map(|v| v.bounds)
+            .collect();
+        (bounds, self.constraints.clone())
     }
 
     fn simplify_results(&mut self) {

@@ -1,0 +1,189 @@
+//! Output-to-input indexing of any instruction of a module, composing through
+//! fused (and called) computations: XLA's `ComputeGroupedOutputToInputIndexing`.
+//!
+//! Starting from the identity on the chosen output, the traversal visits the
+//! computation's instructions users-before-operands, composes every map that
+//! reached an instruction with that instruction's own operand maps, simplifies,
+//! and accumulates a deduplicated set per instruction. Parameters collect the
+//! maps of the fusion's operands. Nested fusions recurse.
+
+use super::build::identity;
+use super::compose::{compose, resolve_sources};
+use super::graph::Module;
+use super::operand_indexing::{InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource};
+use super::ops;
+
+/// Maps that reached one instruction, tagged with which of its outputs they index.
+#[derive(Clone, Debug, Default)]
+pub struct Reached {
+    pub maps: Vec<(usize, OperandMap)>,
+    pub unknown: Option<String>,
+}
+
+impl Reached {
+    fn insert(&mut self, output: usize, m: OperandMap) {
+        if !self.maps.iter().any(|(o, x)| *o == output && *x == m) {
+            self.maps.push((output, m));
+        }
+    }
+
+    fn mark_unknown(&mut self, reason: &str) {
+        if self.unknown.is_none() {
+            self.unknown = Some(reason.to_string());
+        }
+    }
+
+    /// The maps as one operand entry (output tags dropped).
+    pub fn to_entry(&self) -> OperandIndexing {
+        let mut e = OperandIndexing::none();
+        for (_, m) in &self.maps {
+            e.insert(m.clone());
+        }
+        if let Some(r) = &self.unknown {
+            e.mark_unknown(r.clone());
+        }
+        e
+    }
+}
+
+/// The runtime-variable source for operand `k` of node `node` in `comp`.
+fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource {
+    let c = &module.computations[comp];
+    match c.nodes[node].operands.get(k) {
+        Some(&operand) => RuntimeSource::Instruction {
+            computation: comp,
+            instruction: operand,
+            label: c.nodes[operand].label(),
+        },
+        None => RuntimeSource::Operand(k),
+    }
+}
+
+/// Output-to-input indexing of `node` (in computation `comp`) for `output_id`.
+/// Fusions and calls are composed through their computation; other instructions
+/// get their per-op maps, with runtime variables naming the operand instructions.
+pub fn output_to_input(
+    module: &Module,
+    comp: usize,
+    node: usize,
+    output_id: usize,
+) -> InstructionIndexing {
+    let n = &module.computations[comp].nodes[node];
+    if n.is_composite() {
+        return fused_output_to_input(module, n.called[0], output_id, n.operands.len());
+    }
+    let mut indexing = ops::output_to_input(&n.op, output_id);
+    for entry in &mut indexing.entries {
+        for m in &mut entry.maps {
+            resolve_sources(m, &|k| source(module, comp, node, k));
+        }
+    }
+    indexing
+}
+
+/// Where traversal of output `output_id` of `comp` starts: the tuple root's
+/// operand, or the root itself (a variadic op's output).
+pub fn output_start(module: &Module, comp: usize, output_id: usize) -> Option<(usize, usize)> {
+    let c = module.computations.get(comp)?;
+    let root = &c.nodes.get(c.root)?;
+    if root.op.opcode == "tuple" {
+        Some((*root.operands.get(output_id)?, 0))
+    } else {
+        Some((c.root, output_id))
+    }
+}
+
+/// Composed maps from output `output_id` of the fused computation `comp` to each
+/// of its `operand_count` parameters.
+pub fn fused_output_to_input(
+    module: &Module,
+    comp: usize,
+    output_id: usize,
+    operand_count: usize,
+) -> InstructionIndexing {
+    let Some((start, out)) = output_start(module, comp, output_id) else {
+        return InstructionIndexing::all_unknown(operand_count, "the fusion has no such output");
+    };
+    let reached = grouped_output_to_input(module, comp, start, out);
+    let c = &module.computations[comp];
+    let mut entries = vec![OperandIndexing::none(); operand_count];
+    for (i, node) in c.nodes.iter().enumerate() {
+        if let Some(p) = node.parameter_number {
+            if p < operand_count {
+                entries[p].extend(reached[i].to_entry());
+            }
+        }
+    }
+    InstructionIndexing { entries }
+}
+
+/// Maps from output `out` of `start` to every instruction of `comp` it reaches
+/// (the grouped form; index = instruction). Unreached instructions are empty.
+pub fn grouped_output_to_input(
+    module: &Module,
+    comp: usize,
+    start: usize,
+    out: usize,
+) -> Vec<Reached> {
+    let c = &module.computations[comp];
+    let mut reached = vec![Reached::default(); c.nodes.len()];
+    match c.nodes[start].op.shape.output(out) {
+        Some(shape) => reached[start].insert(out, OperandMap::plain(identity(&shape.dims))),
+        None => reached[start].mark_unknown("the instruction has no such array output"),
+    }
+    let order = c.post_order_from(start);
+    for &u in order.iter().rev() {
+        let node = &c.nodes[u];
+        if node.parameter_number.is_some()
+            || (reached[u].maps.is_empty() && reached[u].unknown.is_none())
+        {
+            continue;
+        }
+        let maps = std::mem::take(&mut reached[u].maps);
+        let unknown = reached[u].unknown.clone();
+        let mut outputs: Vec<usize> = maps.iter().map(|(o, _)| *o).collect();
+        outputs.sort_unstable();
+        outputs.dedup();
+        let operand_output = if node.op.opcode == "get-tuple-element" {
+            node.op
+                .attrs
+                .tuple_index
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        for output in outputs {
+            let producer = output_to_input(module, comp, u, output);
+            for (k, &v) in node.operands.iter().enumerate() {
+                if v >= c.nodes.len() {
+                    continue;
+                }
+                let Some(entry) = producer.entries.get(k) else {
+                    reached[v].mark_unknown("operand count differs from the op's indexing");
+                    continue;
+                };
+                for (_, m) in maps.iter().filter(|(o, _)| *o == output) {
+                    for p in &entry.maps {
+                        match compose(m, p, &|kk| source(module, comp, u, kk), module) {
+                            Ok(cm) => reached[v].insert(operand_output, cm),
+                            Err(reason) => reached[v].mark_unknown(&reason),
+                        }
+                    }
+                }
+                if let Some(reason) = &entry.unknown {
+                    reached[v].mark_unknown(reason);
+                }
+            }
+        }
+        if let Some(reason) = unknown {
+            for &v in &node.operands {
+                if v < c.nodes.len() {
+                    reached[v].mark_unknown(&reason);
+                }
+            }
+        }
+        reached[u].maps = maps;
+    }
+    reached
+}

@@ -1,0 +1,110 @@
+//! The analysis' view of an HLO module: computations of nodes with resolved
+//! operands and called computations. Built from the model by [`super::view`], or
+//! directly by tests (random fusions need no text).
+
+use super::op::OpInfo;
+
+/// One instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub op: OpInfo,
+    /// Operand instructions, as indices into the same computation's `nodes`.
+    pub operands: Vec<usize>,
+    /// Called computations (`calls=` of a fusion or call), as module indices.
+    pub called: Vec<usize>,
+    /// `parameter(N)`'s number.
+    pub parameter_number: Option<usize>,
+    /// The value of an integer scalar constant (runtime variables fold it).
+    pub constant_scalar: Option<i64>,
+    /// The literal text of a constant, for printing `constant(42)`.
+    pub constant_text: Option<String>,
+}
+
+impl Node {
+    pub fn new(name: impl Into<String>, op: OpInfo, operands: Vec<usize>) -> Node {
+        Node {
+            name: name.into(),
+            op,
+            operands,
+            called: vec![],
+            parameter_number: None,
+            constant_scalar: None,
+            constant_text: None,
+        }
+    }
+
+    /// How XLA names a runtime variable's source: `parameter(1)`, `constant(99)`,
+    /// or the instruction name.
+    pub fn label(&self) -> String {
+        if let Some(n) = self.parameter_number {
+            return format!("parameter({n})");
+        }
+        if let Some(text) = &self.constant_text {
+            return format!("constant({text})");
+        }
+        self.name.clone()
+    }
+
+    /// True for instructions whose maps are composed through a called computation.
+    pub fn is_composite(&self) -> bool {
+        matches!(self.op.opcode.as_str(), "fusion" | "call") && self.called.len() == 1
+    }
+}
+
+/// A computation: its nodes in text order and its root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Computation {
+    pub name: String,
+    pub nodes: Vec<Node>,
+    pub root: usize,
+}
+
+impl Computation {
+    /// Nodes reachable from `start` through operands, operands before users
+    /// (iterative DFS: deep chains must not overflow the stack).
+    pub fn post_order_from(&self, start: usize) -> Vec<usize> {
+        let mut order = vec![];
+        let mut state = vec![0u8; self.nodes.len()]; // 0 new, 1 open, 2 done
+        let mut stack = vec![(start, 0usize)];
+        while let Some((node, next)) = stack.pop() {
+            if next == 0 {
+                if state[node] != 0 {
+                    continue;
+                }
+                state[node] = 1;
+            }
+            let operands = &self.nodes[node].operands;
+            if next < operands.len() {
+                stack.push((node, next + 1));
+                let child = operands[next];
+                if child < self.nodes.len() && state[child] == 0 {
+                    stack.push((child, 0));
+                }
+            } else {
+                state[node] = 2;
+                order.push(node);
+            }
+        }
+        order
+    }
+
+    /// Index of `parameter(number)`.
+    pub fn parameter(&self, number: usize) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.parameter_number == Some(number))
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        let name = name.trim_start_matches('%');
+        self.nodes.iter().position(|n| n.name == name)
+    }
+}
+
+/// A module: computations and the entry.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Module {
+    pub computations: Vec<Computation>,
+    pub entry: usize,
+}

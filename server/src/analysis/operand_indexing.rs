@@ -1,0 +1,196 @@
+//! The result of the analysis for one instruction: for every operand (output to
+//! input) or every output (input to output), the set of indexing maps, each with
+//! the runtime variables it uses and, for collectives, the replica it reads from.
+//!
+//! Printed in XLA's text format (`operand id = N <map>`), so that the output can be
+//! compared with XLA's own tests.
+
+use crate::algebra::{IndexingMap, PrintOptions};
+
+/// Where a runtime variable's value comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RuntimeSource {
+    /// Operand `k` of the instruction whose per-op map this is (before composition).
+    Operand(usize),
+    /// An instruction of a computation, after composition through a fusion.
+    Instruction {
+        /// Index of the computation in [`super::graph::Module::computations`].
+        computation: usize,
+        /// Index of the instruction in that computation.
+        instruction: usize,
+        /// How XLA prints it: `parameter(1)`, `constant(42)`, or the name.
+        label: String,
+    },
+}
+
+/// A runtime variable: its value is the element of the source tensor at the index
+/// `map` gives (from the same index space as the map it belongs to).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RuntimeVar {
+    pub source: RuntimeSource,
+    pub map: IndexingMap,
+}
+
+/// One access pattern of an operand: the map plus what its runtime variables and
+/// replica mean. `runtime_vars[i]` describes runtime variable `rt{i}` of `map`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OperandMap {
+    pub map: IndexingMap,
+    pub runtime_vars: Vec<RuntimeVar>,
+    /// For collectives (all-gather): which replica holds the element read.
+    pub replica_id: Option<IndexingMap>,
+}
+
+impl OperandMap {
+    /// A map without runtime variables or replica.
+    pub fn plain(map: IndexingMap) -> OperandMap {
+        OperandMap {
+            map,
+            runtime_vars: vec![],
+            replica_id: None,
+        }
+    }
+}
+
+/// Every access pattern of one operand (or, input to output, of one output):
+/// a deduplicated list in discovery order, plus the reason when some path through
+/// the computation has no known indexing.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OperandIndexing {
+    pub maps: Vec<OperandMap>,
+    pub unknown: Option<String>,
+}
+
+impl OperandIndexing {
+    pub fn single(map: OperandMap) -> OperandIndexing {
+        OperandIndexing {
+            maps: vec![map],
+            unknown: None,
+        }
+    }
+
+    pub fn plain(map: IndexingMap) -> OperandIndexing {
+        OperandIndexing::single(OperandMap::plain(map))
+    }
+
+    pub fn unknown(reason: impl Into<String>) -> OperandIndexing {
+        OperandIndexing {
+            maps: vec![],
+            unknown: Some(reason.into()),
+        }
+    }
+
+    /// No access at all (e.g. the other elements of a tuple).
+    pub fn none() -> OperandIndexing {
+        OperandIndexing::default()
+    }
+
+    /// Adds a map unless an equal one is already there (XLA keeps a set).
+    pub fn insert(&mut self, map: OperandMap) {
+        if map.map.is_undefined() {
+            self.mark_unknown("undefined indexing map");
+            return;
+        }
+        if !self.maps.contains(&map) {
+            self.maps.push(map);
+        }
+    }
+
+    /// Records that some path has no known indexing (the first reason wins).
+    pub fn mark_unknown(&mut self, reason: impl Into<String>) {
+        if self.unknown.is_none() {
+            self.unknown = Some(reason.into());
+        }
+    }
+
+    /// Merges another set into this one.
+    pub fn extend(&mut self, other: OperandIndexing) {
+        for m in other.maps {
+            self.insert(m);
+        }
+        if let Some(r) = other.unknown {
+            self.mark_unknown(r);
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        self.unknown.is_some()
+    }
+}
+
+/// Indexing of one instruction in one direction: entry `k` is operand `k`
+/// (output to input) or output `k` (input to output).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct InstructionIndexing {
+    pub entries: Vec<OperandIndexing>,
+}
+
+impl InstructionIndexing {
+    /// Every entry unknown for the same reason.
+    pub fn all_unknown(count: usize, reason: &str) -> InstructionIndexing {
+        InstructionIndexing {
+            entries: (0..count)
+                .map(|_| OperandIndexing::unknown(reason))
+                .collect(),
+        }
+    }
+
+    /// XLA's text: `operand id = N` followed by each map (or `unknown indexing`).
+    pub fn to_xla_string(&self, options: &PrintOptions) -> String {
+        let mut out = String::new();
+        for (id, entry) in self.entries.iter().enumerate() {
+            out.push_str(&format!("operand id = {id}\n"));
+            out.push_str(&entry_to_string(entry, options));
+        }
+        out
+    }
+}
+
+/// The text of one operand's maps, each indented by two spaces.
+pub fn entry_to_string(entry: &OperandIndexing, options: &PrintOptions) -> String {
+    let mut out = String::new();
+    for m in &entry.maps {
+        out.push_str(&indent(&operand_map_to_string(m, options), 2));
+    }
+    if entry.unknown.is_some() {
+        out.push_str("  unknown indexing\n");
+    }
+    out
+}
+
+/// One map with its runtime variables and replica, in XLA's layout.
+pub fn operand_map_to_string(m: &OperandMap, options: &PrintOptions) -> String {
+    let mut out = m.map.print(options);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if !m.runtime_vars.is_empty() {
+        out.push_str("runtime variables:\n");
+        for (i, rt) in m.runtime_vars.iter().enumerate() {
+            let label = match &rt.source {
+                RuntimeSource::Operand(k) => format!("operand({k})"),
+                RuntimeSource::Instruction { label, .. } => label.clone(),
+            };
+            out.push_str(&format!("  rt{i}: {label}; "));
+            out.push_str(indent(rt.map.print(options).trim_end(), 4).trim());
+            out.push('\n');
+        }
+    }
+    if let Some(replica) = &m.replica_id {
+        out.push_str("replica id:\n");
+        out.push_str(&indent(replica.print(options).trim_end(), 2));
+        out.push('\n');
+    }
+    out
+}
+
+fn indent(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(&pad);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,81 @@
+//! Pad: the inverse of a strided slice. Output index `d` reads operand index
+//! `(d - low) / (interior + 1)` where that divides and lands inside the operand;
+//! the padding value is read by every output element (XLA's convention).
+
+use super::OpResult;
+use crate::algebra::{Expr, IndexingMap, Variable};
+use crate::analysis::build::{affine, c, d, from_scalar, to_scalar, within};
+use crate::analysis::op::{OpInfo, PadDim};
+use crate::analysis::operand_indexing::OperandIndexing;
+
+fn pad_dims(op: &OpInfo, rank: usize) -> Result<Vec<PadDim>, String> {
+    let dims = op
+        .attrs
+        .padding
+        .clone()
+        .ok_or("pad needs a `padding` attribute")?;
+    if dims.len() != rank || dims.iter().any(|p| p.interior < 0) {
+        return Err("pad: `padding` does not match the operand rank".to_string());
+    }
+    Ok(dims)
+}
+
+/// Output-to-input map of padding `operand` extents by `pads` into `out` extents.
+pub fn pad_map(operand: &[i64], out: &[i64], pads: &[PadDim]) -> IndexingMap {
+    let mut vars = vec![];
+    let mut results = vec![];
+    let mut constraints = vec![];
+    for (k, p) in pads.iter().enumerate() {
+        let step = p.interior + 1;
+        let lo = p.low.max(0);
+        let hi = (p.low + (operand[k] - 1) * step).min(out[k] - 1);
+        vars.push(Variable::new(lo, hi));
+        let shifted: Expr = if p.low == 0 { d(k) } else { d(k) - c(p.low) };
+        if step == 1 {
+            results.push(shifted);
+        } else {
+            results.push(shifted.clone().floor_div(step));
+            constraints.push(within(shifted.modulo(step), 0, 0));
+        }
+    }
+    IndexingMap::new(vars, vec![], vec![], results, constraints)
+}
+
+pub fn output_to_input(op: &OpInfo) -> OpResult {
+    let out = op.output(0)?;
+    let operand = op.operand(0)?;
+    let pads = pad_dims(op, out.rank())?;
+    Ok(vec![
+        OperandIndexing::plain(pad_map(&operand.dims, &out.dims, &pads)),
+        OperandIndexing::plain(to_scalar(&out.dims)),
+    ])
+}
+
+pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
+    let out = op.output(0)?;
+    if operand_id == 1 {
+        return Ok(vec![OperandIndexing::plain(from_scalar(&out.dims))]);
+    }
+    let operand = op.operand(0)?;
+    let pads = pad_dims(op, out.rank())?;
+    let mut vars = vec![];
+    let mut results = vec![];
+    for (k, p) in pads.iter().enumerate() {
+        let step = p.interior + 1;
+        // Operand indices i with 0 <= low + i * step <= out - 1.
+        let lo = ceil_div(-p.low, step).max(0);
+        let hi = floor_div(out.dims[k] - 1 - p.low, step).min(operand.dims[k] - 1);
+        vars.push(Variable::new(lo, hi));
+        results.push(affine(d(k), step, p.low));
+    }
+    let m = IndexingMap::new(vars, vec![], vec![], results, vec![]);
+    Ok(vec![OperandIndexing::plain(m)])
+}
+
+fn floor_div(a: i64, b: i64) -> i64 {
+    a.div_euclid(b)
+}
+
+fn ceil_div(a: i64, b: i64) -> i64 {
+    -((-a).div_euclid(b))
+}

@@ -1,0 +1,61 @@
+//! Transpose: a permutation of dimensions. Output dimension `i` is operand
+//! dimension `dimensions[i]`.
+
+use super::OpResult;
+use crate::algebra::IndexingMap;
+use crate::analysis::build::{d, map};
+use crate::analysis::op::OpInfo;
+use crate::analysis::operand_indexing::OperandIndexing;
+
+/// Validates `perm` as a permutation of `0..rank`.
+pub fn check_permutation(perm: &[usize], rank: usize) -> Result<(), String> {
+    let mut seen = vec![false; rank];
+    if perm.len() != rank
+        || perm
+            .iter()
+            .any(|&p| p >= rank || std::mem::replace(&mut seen[p], true))
+    {
+        return Err("transpose: `dimensions` is not a permutation".to_string());
+    }
+    Ok(())
+}
+
+/// Output to input of a transpose with permutation `perm` over output `extents`:
+/// operand dimension `perm[i]` is `d{i}`.
+pub fn permutation_map(out_extents: &[i64], perm: &[usize]) -> IndexingMap {
+    let mut results = vec![d(0); perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        results[p] = d(i);
+    }
+    map(out_extents, vec![], results, vec![])
+}
+
+/// Input to output: output dimension `i` is `d{perm[i]}`.
+pub fn inverse_permutation_map(in_extents: &[i64], perm: &[usize]) -> IndexingMap {
+    map(
+        in_extents,
+        vec![],
+        perm.iter().map(|&p| d(p)).collect(),
+        vec![],
+    )
+}
+
+pub fn output_to_input(op: &OpInfo) -> OpResult {
+    let out = op.output(0)?;
+    let perm = op.dimensions(out.rank())?;
+    check_permutation(&perm, out.rank())?;
+    Ok(vec![OperandIndexing::plain(permutation_map(
+        &out.dims, &perm,
+    ))])
+}
+
+pub fn input_to_output(op: &OpInfo) -> OpResult {
+    let out = op.output(0)?;
+    let operand = op.operand(0)?;
+    let perm = op.dimensions(out.rank())?;
+    check_permutation(&perm, out.rank())?;
+    Ok(vec![OperandIndexing::plain(inverse_permutation_map(
+        &operand.dims,
+        &perm,
+    ))])
+}

@@ -1,0 +1,219 @@
+//! Builds the analysis' module view ([`graph::Module`]) from the typed model:
+//! shapes with layouts, decoded attributes, resolved operands and called
+//! computations, and the values of integer scalar constants.
+
+use super::graph::{Computation, Module, Node};
+use super::op::{self, Attrs, OpInfo};
+use super::shape::{ArrayShape, Shape};
+use crate::model;
+
+/// Converts one model module; `text` is the document it was built from (for the
+/// few attributes and literals the model keeps as ranges).
+pub fn from_model(text: &str, m: &model::Module) -> Module {
+    let computations = m
+        .computations
+        .iter()
+        .map(|c| computation(text, c))
+        .collect();
+    let entry = m
+        .entry
+        .map(|id| id.index())
+        .unwrap_or_else(|| m.computations.len().saturating_sub(1));
+    Module {
+        computations,
+        entry,
+    }
+}
+
+fn computation(text: &str, c: &model::Computation) -> Computation {
+    let nodes = c.instructions.iter().map(|i| node(text, c, i)).collect();
+    let root = c
+        .root
+        .map(|r| r.index())
+        .unwrap_or_else(|| c.instructions.len().saturating_sub(1));
+    Computation {
+        name: c.name.clone(),
+        nodes,
+        root,
+    }
+}
+
+fn node(text: &str, c: &model::Computation, i: &model::Instruction) -> Node {
+    let opcode = i.opcode.name().to_string();
+    let operands: Vec<Shape> = (0..i.operands.len())
+        .map(|k| {
+            c.operand_shape(i, k)
+                .map(shape)
+                .unwrap_or(Shape::Tuple(vec![]))
+        })
+        .collect();
+    let mut op = OpInfo::new(opcode.clone(), shape(&i.shape), operands);
+    op.attrs = attrs(text, i);
+    let mut n = Node::new(
+        i.name.clone(),
+        op,
+        i.operands
+            .iter()
+            .map(|o| o.target.map_or(usize::MAX, |t| t.index()))
+            .collect(),
+    );
+    n.parameter_number = i.parameter_number.and_then(|p| usize::try_from(p).ok());
+    if matches!(opcode.as_str(), "fusion" | "call") {
+        let attribute = if opcode == "fusion" {
+            "calls"
+        } else {
+            "to_apply"
+        };
+        n.called = i
+            .called
+            .iter()
+            .filter(|cc| cc.attribute == attribute)
+            .filter_map(|cc| cc.target)
+            .map(|t| t.index())
+            .collect();
+    }
+    if opcode == "constant" {
+        if let Some(r) = i.literals.first() {
+            let lit = text.get(r.clone()).unwrap_or("").trim();
+            n.constant_text = Some(lit.to_string());
+            if i.shape
+                .as_array()
+                .is_some_and(|a| a.dims.is_empty() && a.element.is_integral())
+            {
+                n.constant_scalar = lit.parse::<i64>().ok();
+            }
+        }
+    }
+    n
+}
+
+/// The model's shape as the analysis' shape. Unbounded dynamic extents stay
+/// negative; the op constructors refuse them.
+pub fn shape(s: &model::Shape) -> Shape {
+    match s {
+        model::Shape::Array(a) => Shape::Array(array(a)),
+        model::Shape::Tuple(es) => Shape::Tuple(es.iter().map(shape).collect()),
+        model::Shape::Invalid => Shape::Tuple(vec![]),
+    }
+}
+
+fn array(a: &model::ArrayShape) -> ArrayShape {
+    let layout = a
+        .layout
+        .as_ref()
+        .filter(|l| l.minor_to_major.len() == a.dims.len())
+        .and_then(|l| {
+            l.minor_to_major
+                .iter()
+                .map(|&d| usize::try_from(d).ok())
+                .collect::<Option<Vec<_>>>()
+        });
+    ArrayShape {
+        dims: a.dims.clone(),
+        minor_to_major: layout,
+    }
+}
+
+fn idx(v: &[i64]) -> Option<Vec<usize>> {
+    v.iter().map(|&d| usize::try_from(d).ok()).collect()
+}
+
+fn attrs(text: &str, i: &model::Instruction) -> Attrs {
+    let a = &i.attrs;
+    let raw = |name: &str| {
+        i.attribute(name)
+            .and_then(|at| text.get(at.value_range.clone()))
+            .map(str::trim)
+    };
+    Attrs {
+        dimensions: a.dimensions.clone(),
+        slice: a.slice.as_ref().map(|v| {
+            v.iter()
+                .map(|s| op::SliceDim {
+                    start: s.start,
+                    limit: s.limit,
+                    stride: s.stride,
+                })
+                .collect()
+        }),
+        padding: a.padding.as_ref().map(|v| {
+            v.iter()
+                .map(|p| op::PadDim {
+                    low: p.low,
+                    high: p.high,
+                    interior: p.interior,
+                })
+                .collect()
+        }),
+        window: a.window.as_ref().map(|v| {
+            v.iter()
+                .map(|w| op::WindowDim {
+                    size: w.size,
+                    stride: w.stride,
+                    pad_low: w.padding_low,
+                    pad_high: w.padding_high,
+                    base_dilation: w.base_dilation,
+                    window_dilation: w.window_dilation,
+                    reversal: w.reversal,
+                })
+                .collect()
+        }),
+        dot: a.dot.as_ref().and_then(|dd| {
+            Some(op::DotDims {
+                lhs_batch: idx(&dd.lhs_batch)?,
+                rhs_batch: idx(&dd.rhs_batch)?,
+                lhs_contracting: idx(&dd.lhs_contracting)?,
+                rhs_contracting: idx(&dd.rhs_contracting)?,
+            })
+        }),
+        conv: a.dim_labels.as_ref().and_then(|l| {
+            Some(op::ConvDims {
+                input_batch: usize::try_from(l.input_batch).ok()?,
+                input_feature: usize::try_from(l.input_feature).ok()?,
+                input_spatial: idx(&l.input_spatial)?,
+                kernel_input_feature: usize::try_from(l.kernel_input_feature).ok()?,
+                kernel_output_feature: usize::try_from(l.kernel_output_feature).ok()?,
+                kernel_spatial: idx(&l.kernel_spatial)?,
+                output_batch: usize::try_from(l.output_batch).ok()?,
+                output_feature: usize::try_from(l.output_feature).ok()?,
+                output_spatial: idx(&l.output_spatial)?,
+            })
+        }),
+        gather: a.gather.as_ref().and_then(|g| {
+            Some(op::GatherDims {
+                offset_dims: idx(&g.offset_dims)?,
+                collapsed_slice_dims: idx(&g.collapsed_slice_dims)?,
+                start_index_map: idx(&g.start_index_map)?,
+                operand_batching_dims: idx(&g.operand_batching_dims)?,
+                start_indices_batching_dims: idx(&g.start_indices_batching_dims)?,
+                index_vector_dim: usize::try_from(g.index_vector_dim).ok()?,
+                slice_sizes: g.slice_sizes.clone(),
+            })
+        }),
+        scatter: a.scatter.as_ref().and_then(|s| {
+            Some(op::ScatterDims {
+                update_window_dims: idx(&s.update_window_dims)?,
+                inserted_window_dims: idx(&s.inserted_window_dims)?,
+                scatter_dims_to_operand_dims: idx(&s.scatter_dims_to_operand_dims)?,
+                input_batching_dims: idx(&s.input_batching_dims)?,
+                scatter_indices_batching_dims: idx(&s.scatter_indices_batching_dims)?,
+                index_vector_dim: usize::try_from(s.index_vector_dim).ok()?,
+            })
+        }),
+        dynamic_slice_sizes: a.dynamic_slice_sizes.clone(),
+        iota_dimension: a.iota_dimension,
+        tuple_index: a.tuple_index,
+        feature_group_count: a.feature_group_count,
+        batch_group_count: a.batch_group_count,
+        num_carries: raw("num_carries").and_then(|v| v.parse().ok()),
+        fft_length: raw("fft_length").and_then(|v| model::attributes::parse_int_list(v).ok()),
+        k: raw("k").and_then(|v| v.parse().ok()),
+    }
+}
+
+/// Parses `text` and builds the analysis view of every module in it.
+pub fn parse(text: &str) -> (model::HloFile, Vec<Module>) {
+    let file = model::parse_hlo(text);
+    let modules = file.modules.iter().map(|m| from_model(text, m)).collect();
+    (file, modules)
+}

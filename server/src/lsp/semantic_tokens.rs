@@ -1,0 +1,292 @@
+//! Semantic tokens (full and delta) from the syntax trees, with a legend made of the
+//! standard token types so every theme colours them without configuration.
+//!
+//! Delta requests diff the new token array against the previous result sent for the
+//! document (common prefix and suffix, one edit), which keeps typing in a large
+//! dump cheap on the wire.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use tower_lsp_server::ls_types::{
+    SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokens, SemanticTokensDelta,
+    SemanticTokensEdit, SemanticTokensLegend, Uri,
+};
+use tree_sitter::Node;
+
+use super::position::{to_position, PositionEncoding};
+use super::snapshot::Snapshot;
+use super::workspace::lock;
+use crate::syntax::Chunk;
+
+/// Token types, in legend order.
+const TYPES: [SemanticTokenType; 10] = [
+    SemanticTokenType::KEYWORD,
+    SemanticTokenType::COMMENT,
+    SemanticTokenType::FUNCTION,
+    SemanticTokenType::VARIABLE,
+    SemanticTokenType::TYPE,
+    SemanticTokenType::PROPERTY,
+    SemanticTokenType::ENUM_MEMBER,
+    SemanticTokenType::STRING,
+    SemanticTokenType::NUMBER,
+    SemanticTokenType::NAMESPACE,
+];
+const KEYWORD: u32 = 0;
+const COMMENT: u32 = 1;
+const FUNCTION: u32 = 2;
+const VARIABLE: u32 = 3;
+const TYPE: u32 = 4;
+const PROPERTY: u32 = 5;
+const ENUM_MEMBER: u32 = 6;
+const STRING: u32 = 7;
+const NUMBER: u32 = 8;
+const NAMESPACE: u32 = 9;
+
+/// Modifier bits, in legend order.
+const DECLARATION: u32 = 1;
+/// `DEFAULT_LIBRARY` marks opcodes: they are XLA's built-in operations.
+const DEFAULT_LIBRARY: u32 = 2;
+
+pub fn legend() -> SemanticTokensLegend {
+    SemanticTokensLegend {
+        token_types: TYPES.to_vec(),
+        token_modifiers: vec![
+            SemanticTokenModifier::DECLARATION,
+            SemanticTokenModifier::DEFAULT_LIBRARY,
+        ],
+    }
+}
+
+/// A token in absolute byte offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RawToken {
+    start: usize,
+    end: usize,
+    kind: u32,
+    modifiers: u32,
+}
+
+/// Classifies a node: `Some` for a token, `None` to look at its children.
+fn classify(node: Node) -> Option<(u32, u32)> {
+    let parent = node.parent().map(|p| p.kind()).unwrap_or("");
+    Some(match node.kind() {
+        "comment" => (COMMENT, 0),
+        "opcode" => (FUNCTION, DEFAULT_LIBRARY),
+        "shape" => (TYPE, 0),
+        "attribute_name" => (PROPERTY, 0),
+        "attribute_atom" | "boolean" => (ENUM_MEMBER, 0),
+        "string" => (STRING, 0),
+        "number" | "literal" => (NUMBER, 0),
+        "entry" | "root" | "HloModule" | "table_kind" => (KEYWORD, 0),
+        "identifier" if parent == "module_header" => (NAMESPACE, DECLARATION),
+        "name" => match parent {
+            "instruction" | "parameter" => (VARIABLE, DECLARATION),
+            "computation" => (FUNCTION, DECLARATION),
+            "computation_ref" | "computation_list" => (FUNCTION, 0),
+            _ => (VARIABLE, 0),
+        },
+        _ => return None,
+    })
+}
+
+fn collect_chunk(chunk: &Chunk, out: &mut Vec<RawToken>) {
+    let mut cursor = chunk.tree.walk();
+    let mut descend = true;
+    loop {
+        let node = cursor.node();
+        if descend {
+            if let Some((kind, modifiers)) = classify(node) {
+                let range = chunk.abs_range(node);
+                if !range.is_empty() {
+                    out.push(RawToken {
+                        start: range.start,
+                        end: range.end,
+                        kind,
+                        modifiers,
+                    });
+                }
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+        }
+        if cursor.goto_next_sibling() {
+            descend = true;
+            continue;
+        }
+        if !cursor.goto_parent() {
+            return;
+        }
+        descend = false;
+    }
+}
+
+/// All tokens of a snapshot, LSP-encoded (relative positions, one line per token).
+pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticToken> {
+    let mut raw = Vec::new();
+    for chunk in snapshot.syntax.chunks() {
+        collect_chunk(chunk, &mut raw);
+    }
+    raw.sort_by_key(|t| t.start);
+    let rope = &snapshot.rope;
+    let mut encoded = Vec::with_capacity(raw.len());
+    let (mut last_line, mut last_start) = (0u32, 0u32);
+    for token in raw {
+        let start = to_position(rope, token.start, encoding);
+        let end = to_position(rope, token.end, encoding);
+        // Split multi-line tokens (block comments) into one token per line.
+        for line in start.line..=end.line {
+            let from = if line == start.line {
+                start.character
+            } else {
+                0
+            };
+            let to = if line == end.line {
+                end.character
+            } else {
+                let next = rope.line_to_byte(line as usize + 1);
+                // The end of this line's content, before its terminator.
+                let text_end = snapshot.text()[..next].trim_end_matches(['\n', '\r']).len();
+                to_position(
+                    rope,
+                    text_end.max(rope.line_to_byte(line as usize)),
+                    encoding,
+                )
+                .character
+            };
+            if to <= from {
+                continue;
+            }
+            let delta_line = line - last_line;
+            let delta_start = if delta_line == 0 {
+                from - last_start
+            } else {
+                from
+            };
+            encoded.push(SemanticToken {
+                delta_line,
+                delta_start,
+                length: to - from,
+                token_type: token.kind,
+                token_modifiers_bitset: token.modifiers,
+            });
+            last_line = line;
+            last_start = from;
+        }
+    }
+    encoded
+}
+
+/// The last result sent per document, for delta requests.
+#[derive(Debug, Default)]
+pub struct TokenCache {
+    results: Mutex<HashMap<Uri, (String, Vec<SemanticToken>)>>,
+    next_id: AtomicU64,
+}
+
+impl TokenCache {
+    /// Full tokens; remembered for the next delta.
+    pub fn full(&self, uri: &Uri, tokens: Vec<SemanticToken>) -> SemanticTokens {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        lock(&self.results).insert(uri.clone(), (id.clone(), tokens.clone()));
+        SemanticTokens {
+            result_id: Some(id),
+            data: tokens,
+        }
+    }
+
+    /// The edit from result `previous` to `tokens`; `None` when `previous` is not the
+    /// last result we sent (the client then gets full tokens).
+    pub fn delta(
+        &self,
+        uri: &Uri,
+        previous: &str,
+        tokens: Vec<SemanticToken>,
+    ) -> Option<SemanticTokensDelta> {
+        let mut results = lock(&self.results);
+        let (id, old) = results.get(uri)?;
+        if id != previous {
+            return None;
+        }
+        let edit = diff(old, &tokens);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        results.insert(uri.clone(), (id.clone(), tokens));
+        Some(SemanticTokensDelta {
+            result_id: Some(id),
+            edits: edit.into_iter().collect(),
+        })
+    }
+
+    pub fn forget(&self, uri: &Uri) {
+        lock(&self.results).remove(uri);
+    }
+}
+
+/// One edit turning `old` into `new` (indices count integers: 5 per token).
+fn diff(old: &[SemanticToken], new: &[SemanticToken]) -> Option<SemanticTokensEdit> {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let removed = old.len() - prefix - suffix;
+    let inserted = &new[prefix..new.len() - suffix];
+    if removed == 0 && inserted.is_empty() {
+        return None;
+    }
+    Some(SemanticTokensEdit {
+        start: (prefix * 5) as u32,
+        delete_count: (removed * 5) as u32,
+        data: Some(inserted.to_vec()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(delta_line: u32, length: u32) -> SemanticToken {
+        SemanticToken {
+            delta_line,
+            delta_start: 0,
+            length,
+            token_type: 0,
+            token_modifiers_bitset: 0,
+        }
+    }
+
+    /// Applies an edit to a flat integer array, as the client does.
+    fn apply(old: &[SemanticToken], edit: &SemanticTokensEdit) -> Vec<SemanticToken> {
+        let mut tokens = old.to_vec();
+        let start = edit.start as usize / 5;
+        let end = start + edit.delete_count as usize / 5;
+        tokens.splice(start..end, edit.data.clone().unwrap_or_default());
+        tokens
+    }
+
+    #[test]
+    fn delta_edit_reproduces_the_new_tokens() {
+        let old: Vec<_> = (0..6).map(|i| token(1, i)).collect();
+        let cases = [
+            vec![
+                token(1, 0),
+                token(1, 9),
+                token(1, 2),
+                token(1, 3),
+                token(1, 4),
+                token(1, 5),
+            ],
+            old[..3].to_vec(),
+            [old.clone(), vec![token(2, 2)]].concat(),
+            vec![],
+        ];
+        for new in cases {
+            let edit = diff(&old, &new).unwrap();
+            assert_eq!(apply(&old, &edit), new);
+        }
+        assert!(diff(&old, &old).is_none());
+    }
+}

@@ -1,0 +1,152 @@
+//! Shared helpers of the analysis tests: enumerate index spaces and evaluate
+//! operand maps at concrete points (with runtime variables read from concrete
+//! tensors), so that maps can be compared with brute-force references.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+
+use hlo_lsp::algebra::IndexingMap;
+use hlo_lsp::analysis::{OperandIndexing, OperandMap, RuntimeSource};
+
+/// Every index of a tensor with these extents, row-major.
+pub fn indices(extents: &[i64]) -> Vec<Vec<i64>> {
+    let mut out = vec![];
+    if extents.iter().any(|&n| n <= 0) {
+        return out;
+    }
+    let mut idx = vec![0i64; extents.len()];
+    loop {
+        out.push(idx.clone());
+        let mut k = extents.len();
+        loop {
+            if k == 0 {
+                return out;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < extents[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+pub fn in_bounds(idx: &[i64], extents: &[i64]) -> bool {
+    idx.len() == extents.len() && idx.iter().zip(extents).all(|(&i, &n)| 0 <= i && i < n)
+}
+
+/// Row-major linear position.
+pub fn linear(idx: &[i64], extents: &[i64]) -> usize {
+    idx.iter()
+        .zip(extents)
+        .fold(0usize, |acc, (&i, &n)| acc * n as usize + i as usize)
+}
+
+/// A concrete tensor for runtime values (row-major).
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub dims: Vec<i64>,
+    pub values: Vec<i64>,
+}
+
+impl Tensor {
+    pub fn at(&self, idx: &[i64]) -> Option<i64> {
+        in_bounds(idx, &self.dims).then(|| self.values[linear(idx, &self.dims)])
+    }
+}
+
+/// How a runtime variable's value is derived from its source element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeRule {
+    /// The op clamps the value into the variable's range (dynamic-slice, gather).
+    Clamp,
+    /// Out-of-range values fall outside the domain (scatter skips the update).
+    Raw,
+}
+
+/// Elements of an operand with `extents` that map `m` reads from output index
+/// `out` (range variables enumerated, runtime variables from `tensors`).
+pub fn reads_of(
+    m: &OperandMap,
+    out: &[i64],
+    extents: &[i64],
+    tensors: &[Option<Tensor>],
+    rule: RuntimeRule,
+) -> BTreeSet<Vec<i64>> {
+    let mut set = BTreeSet::new();
+    let map = &m.map;
+    if map.is_known_empty() {
+        return set;
+    }
+    assert!(!map.is_undefined(), "undefined map");
+    let ranges: Vec<i64> = map
+        .range_vars()
+        .iter()
+        .map(|v| v.bounds.hi - v.bounds.lo + 1)
+        .collect();
+    let lows: Vec<i64> = map.range_vars().iter().map(|v| v.bounds.lo).collect();
+    for r in indices(&ranges) {
+        let r: Vec<i64> = r.iter().zip(&lows).map(|(a, b)| a + b).collect();
+        let mut rts = vec![];
+        let mut ok = true;
+        for (i, rt) in m.runtime_vars.iter().enumerate() {
+            let k = match rt.source {
+                RuntimeSource::Operand(k) => k,
+                _ => panic!("unresolved runtime source in a per-op map"),
+            };
+            let nr = rt.map.range_vars().len();
+            let idx = rt
+                .map
+                .evaluate_at(out, &r[..nr.min(r.len())], &[])
+                .expect("runtime map evaluates");
+            let Some(value) = tensors[k].as_ref().and_then(|t| t.at(&idx)) else {
+                ok = false;
+                break;
+            };
+            let b = map.runtime_vars()[i].bounds;
+            rts.push(match rule {
+                RuntimeRule::Clamp => value.clamp(b.lo, b.hi),
+                RuntimeRule::Raw => value,
+            });
+        }
+        if !ok || !map.contains_point(out, &r, &rts) {
+            continue;
+        }
+        if let Some(idx) = map.evaluate_at(out, &r, &rts) {
+            if in_bounds(&idx, extents) {
+                set.insert(idx);
+            }
+        }
+    }
+    set
+}
+
+/// Union of [`reads_of`] over every map of an entry.
+pub fn entry_reads(
+    e: &OperandIndexing,
+    out: &[i64],
+    extents: &[i64],
+    tensors: &[Option<Tensor>],
+    rule: RuntimeRule,
+) -> BTreeSet<Vec<i64>> {
+    assert!(e.unknown.is_none(), "unknown indexing: {:?}", e.unknown);
+    let mut set = BTreeSet::new();
+    for m in &e.maps {
+        set.extend(reads_of(m, out, extents, tensors, rule));
+    }
+    set
+}
+
+/// True when the map's domain holds `out` for some range values (used where the
+/// reference says "reads nothing" to tell it apart from "not in the domain").
+pub fn plain_reads(map: &IndexingMap, out: &[i64], extents: &[i64]) -> BTreeSet<Vec<i64>> {
+    reads_of(
+        &OperandMap::plain(map.clone()),
+        out,
+        extents,
+        &[],
+        RuntimeRule::Raw,
+    )
+}

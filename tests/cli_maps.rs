@@ -1,0 +1,202 @@
+//! End-to-end tests of `hlo-lsp maps` through the built binary: the README's
+//! example, JSON shape, directions, errors, and every real module of the test data
+//! (XLA samples and JAX dumps) with `--all`: no failure, no panic, and no `unknown`
+//! except for ops that have no defined indexing. `check` must not crash on them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run hlo-lsp")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Reasons that mean "this opcode has no defined indexing" (not a gap).
+const NO_INDEXING: &[&str] = &[
+    "custom-call",
+    "control flow",
+    "linear-algebra",
+    "I/O ops",
+    "random state",
+    "replica computing",
+    "dynamic shapes",
+    "asynchronous",
+    "unbounded dynamic",
+];
+
+#[test]
+fn softmax_example_prints_the_row_and_element_maps() {
+    let example = data("examples/softmax.hlo");
+    let o = run(&["maps", example.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text: String = stdout(&o).chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(text.contains("operandid=0"));
+    assert!(
+        text.contains("(d0,d1,d2)->(d0,d1,d2),domain:d0in[0,1],d1in[0,64],d2in[0,124]"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "(d0,d1,d2)[s0]->(d0,d1,s0),domain:d0in[0,1],d1in[0,64],d2in[0,124],s0in[0,124]"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let example = data("examples/softmax.hlo");
+    let o = run(&["maps", "--json", example.to_str().unwrap()]);
+    assert!(o.status.success());
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let instr = &v["instructions"][0];
+    assert_eq!(instr["name"], "fusion");
+    assert_eq!(instr["computation"], "main");
+    assert_eq!(instr["opcode"], "fusion");
+    assert_eq!(instr["output_id"], 0);
+    let operand = &instr["operands"][0];
+    assert_eq!(operand["index"], 0);
+    assert_eq!(operand["name"], "x");
+    assert_eq!(operand["maps"].as_array().unwrap().len(), 2);
+    let u = &operand["utilization"];
+    assert_eq!(u["fraction"], 1.0);
+    assert_eq!(u["exact"], true);
+    // Each element is read once directly and 125 times through the row reductions... per map.
+    assert!(u["multiplicity"].as_f64().unwrap() > 1.0);
+}
+
+#[test]
+fn input_to_output_lists_outputs() {
+    let example = data("examples/softmax.hlo");
+    let o = run(&[
+        "maps",
+        "--json",
+        "--direction",
+        "input-to-output",
+        "--operand",
+        "0",
+        example.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let outputs = v["instructions"][0]["outputs"].as_array().expect("outputs");
+    assert_eq!(outputs.len(), 1);
+    assert!(!outputs[0]["maps"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn floordiv_spelling_and_instruction_selection() {
+    let f = data("tests/data/samples/xla/xla__tools__print_indexing_test.hlo");
+    let o = run(&["maps", "--all", "--div", "floordiv", f.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(!stdout(&o).contains(" / "));
+}
+
+#[test]
+fn errors_are_one_line_and_non_zero() {
+    let o = run(&["maps", "/nonexistent/file.hlo"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let example = data("examples/softmax.hlo");
+    let o = run(&[
+        "maps",
+        "--instruction",
+        "no_such_instruction",
+        example.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no_such_instruction"));
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-maps-{}.txt", std::process::id()));
+    std::fs::write(&dir, "this is not HLO at all\n").unwrap();
+    let o = run(&["maps", dir.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert_ne!(o.status.code(), Some(101), "panicked");
+    let _ = std::fs::remove_file(dir);
+}
+
+fn real_modules() -> Vec<PathBuf> {
+    let mut files = vec![];
+    for dir in ["tests/data/samples/xla", "tests/data/jax"] {
+        for e in std::fs::read_dir(data(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "hlo") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20);
+    files
+}
+
+#[test]
+fn every_real_module_maps_without_unknowns() {
+    for f in real_modules() {
+        for direction in ["output-to-input", "input-to-output"] {
+            let o = run(&[
+                "maps",
+                "--all",
+                "--json",
+                "--direction",
+                direction,
+                f.to_str().unwrap(),
+            ]);
+            assert!(
+                o.status.success(),
+                "{}: {}",
+                f.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+            let key = if direction == "output-to-input" {
+                "operands"
+            } else {
+                "outputs"
+            };
+            for instr in v["instructions"].as_array().unwrap() {
+                for e in instr[key].as_array().unwrap() {
+                    if let Some(reason) = e["unknown"].as_str() {
+                        // Input to output: gather and all-gather depend on values/replicas;
+                        // a few directions are not modelled yet (reported as such).
+                        let allowed = NO_INDEXING.iter().any(|r| reason.contains(r))
+                            || (direction == "input-to-output"
+                                && (reason.contains("gather") || reason.contains("not modelled")));
+                        assert!(
+                            allowed,
+                            "{}: {} ({direction}): unknown: {reason}",
+                            f.display(),
+                            instr["name"]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn check_does_not_crash_on_real_modules() {
+    for f in real_modules() {
+        let o = run(&["check", f.to_str().unwrap()]);
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(1)),
+            "{}: {:?}",
+            f.display(),
+            o.status
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! End-to-end feature tests through the real `hlo-lsp` binary: diagnostics (syntax
+//! and shape errors, with versions), hover, definition, references, highlights,
+//! rename, document symbols, semantic tokens (full + delta), folding, and edits
+//! that end in the same answers as a fresh open of the final text.
+
+mod lsp_support;
+
+use lsp_support::{position_of, read_repo_file, uri, Client};
+use serde_json::{json, Value};
+
+const EXAMPLE: &str = "examples/multi_output_fusion.hlo";
+
+fn at(document: &str, text: &str, needle: &str, offset: usize) -> Value {
+    json!({"textDocument": {"uri": document}, "position": position_of(text, needle, offset)})
+}
+
+#[test]
+fn shipped_example_opens_clean_and_navigates() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let document = uri("multi_output_fusion.hlo");
+    client.open(&document, &text);
+    // The example (from XLA's tests) feeds s32[1024] into the s32[] parameter %b:
+    // exactly that one warning, no errors.
+    let diagnostics = client.diagnostics(&document, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "call-shape-mismatch");
+    assert_eq!(diagnostics[0]["severity"], 2);
+
+    // Definition of an operand inside the fused computation.
+    let found = client.result(
+        "textDocument/definition",
+        at(&document, &text, "multiply(%a", 10),
+    );
+    let expected = position_of(&text, "%a = s32[1024] parameter(0)", 0);
+    assert_eq!(found[0]["range"]["start"], expected, "{found}");
+    // Definition on a fused parameter's own name: the fusion operand feeding it.
+    let found = client.result(
+        "textDocument/definition",
+        at(&document, &text, "%b = s32[] parameter(1)", 1),
+    );
+    assert_eq!(
+        found[0]["range"]["start"],
+        position_of(&text, "%b, %c), kind", 0),
+        "{found}"
+    );
+    // Computation references: definition + calls=.
+    let found = client.result(
+        "textDocument/references",
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "%fused_computation {", 2), "context": {"includeDeclaration": true}}),
+    );
+    assert_eq!(found.as_array().unwrap().len(), 2, "{found}");
+    // Highlights of %mul: definition (write) + two uses (read).
+    let found = client.result(
+        "textDocument/documentHighlight",
+        at(&document, &text, "%mul = ", 2),
+    );
+    let kinds: Vec<_> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_i64().unwrap())
+        .collect();
+    assert_eq!(kinds, [3, 2, 2], "{found}");
+
+    // Document symbols: module → computations → instructions with shapes.
+    let symbols = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let computations = symbols[0]["children"].as_array().unwrap();
+    assert_eq!(computations.len(), 2, "{symbols}");
+    assert_eq!(computations[0]["name"], "fused_computation");
+    let instructions = computations[0]["children"].as_array().unwrap();
+    assert_eq!(instructions.len(), 7);
+    assert_eq!(instructions[4]["name"], "mul");
+    assert!(instructions[4]["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("s32[1024]"));
+
+    // Workspace symbols find instructions by substring.
+    let found = client.result("workspace/symbol", json!({"query": "fusion"}));
+    assert!(
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "fusion"),
+        "{found}"
+    );
+
+    // Folding: both computations.
+    let folds = client.result(
+        "textDocument/foldingRange",
+        json!({"textDocument": {"uri": document}}),
+    );
+    assert_eq!(folds.as_array().unwrap().len(), 2, "{folds}");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn hover_describes_instructions_operands_and_fused_parameters() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let document = uri("example.hlo");
+    client.open(&document, &text);
+    let hover = client.result("textDocument/hover", at(&document, &text, "multiply(", 2));
+    let value = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        value.contains("%mul = s32[1024] multiply(s32[1024] %a, s32[1024] %d)"),
+        "{value}"
+    );
+    // On an operand: the defining instruction with its shape.
+    let hover = client.result(
+        "textDocument/hover",
+        at(&document, &text, "broadcast(%b", 11),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap();
+    assert!(value.contains("%b = s32[] parameter(1)"), "{value}");
+    // On a fused parameter: the fusion operand that feeds it.
+    let hover = client.result(
+        "textDocument/hover",
+        at(&document, &text, "%c = s32[1024] parameter(2)", 1),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap();
+    assert!(value.contains("fed by operand 2 of `%fusion`"), "{value}");
+    assert!(value.contains("`%c` s32[1024]"), "{value}");
+    // Whitespace: no hover; a line past the end: no hover, no error.
+    assert!(client
+        .result(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": document}, "position": {"line": 0, "character": 0}})
+        )
+        .is_null());
+    assert!(client
+        .result(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": document}, "position": {"line": 9999, "character": 3}})
+        )
+        .is_null());
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn rename_validates_and_edits_every_occurrence() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let document = uri("rename.hlo");
+    client.open(&document, &text);
+    let prepared = client.result(
+        "textDocument/prepareRename",
+        at(&document, &text, "%mul = ", 2),
+    );
+    assert_eq!(
+        prepared["start"],
+        position_of(&text, "mul = ", 0),
+        "{prepared}"
+    );
+    let mut params = at(&document, &text, "%mul = ", 2);
+    params["newName"] = json!("product");
+    let edit = client.result("textDocument/rename", params.clone());
+    let edits = edit["changes"][&document].as_array().unwrap();
+    assert_eq!(edits.len(), 3, "{edit}");
+    assert!(edits.iter().all(|e| e["newText"] == "product"));
+    for bad in ["9lives", "has space", "add"] {
+        params["newName"] = json!(bad);
+        let response = client.request("textDocument/rename", params.clone());
+        assert_eq!(response["error"]["code"], -32602, "{bad}: {response}");
+    }
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn syntax_and_shape_errors_are_published_with_their_version() {
+    let mut client = Client::start();
+    let broken =
+        "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p\n}\n";
+    let document = uri("syntax.hlo");
+    client.open(&document, broken);
+    let diagnostics = client.diagnostics(&document, 1);
+    assert!(!diagnostics.is_empty());
+    assert!(
+        diagnostics.iter().all(|d| d["severity"] == 1),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "syntax-error"),
+        "{diagnostics:?}"
+    );
+
+    let shape = "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  q = f32[8] parameter(1)\n  ROOT a = f32[4] add(p, q)\n}\n";
+    let document = uri("shape.hlo");
+    client.open(&document, shape);
+    let diagnostics = client.diagnostics(&document, 1);
+    assert!(!diagnostics.is_empty(), "shape error not reported");
+    assert!(
+        diagnostics.iter().all(|d| d["code"] != "syntax-error"),
+        "{diagnostics:?}"
+    );
+    assert_eq!(
+        diagnostics[0]["range"]["start"]["line"], 5,
+        "{diagnostics:?}"
+    );
+
+    // Fixing the shape in an edit clears the diagnostics for version 2.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": document, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 4, "character": 10}, "end": {"line": 4, "character": 11}}, "text": "4"}]}),
+    );
+    assert_eq!(client.diagnostics(&document, 2), Vec::<Value>::new());
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn semantic_tokens_full_and_delta() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let document = uri("tokens.hlo");
+    client.open(&document, &text);
+    let full = client.result(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let data: Vec<u64> = full["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(data.len() % 5, 0);
+    // Decode absolute positions and find the opcode `multiply` (type 2 = function).
+    let (mut line, mut column) = (0, 0);
+    let mut found = Vec::new();
+    for token in data.chunks(5) {
+        if token[0] > 0 {
+            line += token[0];
+            column = token[1];
+        } else {
+            column += token[1];
+        }
+        let text_line = text.lines().nth(line as usize).unwrap();
+        found.push((
+            text_line[column as usize..(column + token[2]) as usize].to_string(),
+            token[3],
+        ));
+    }
+    assert!(found.contains(&("multiply".to_string(), 2)), "{found:?}");
+    assert!(found.contains(&("s32[1024]".to_string(), 4)), "{found:?}");
+    assert!(found.contains(&("ENTRY".to_string(), 0)), "{found:?}");
+    // An edit, then a delta against the previous result.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": document, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "// note\n"}]}),
+    );
+    let delta = client.result(
+        "textDocument/semanticTokens/full/delta",
+        json!({"textDocument": {"uri": document}, "previousResultId": full["resultId"]}),
+    );
+    assert!(delta["edits"].is_array(), "{delta}");
+    assert!(client.shutdown_and_exit().success());
+}
+
+/// After a sequence of incremental edits, every answer equals a fresh open of the
+/// final text.
+#[test]
+fn incremental_edits_match_a_fresh_open() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let edited = uri("edited.hlo");
+    client.open(&edited, &text);
+    // Rename %d to %bcast by hand in three edits, insert a line, break then fix it.
+    let edits = [
+        json!({"range": {"start": position_of(&text, "%d = ", 1), "end": position_of(&text, "%d = ", 2)}, "text": "bcast"}),
+        json!({"range": {"start": position_of(&text, "%a, %d)", 5), "end": position_of(&text, "%a, %d)", 6)}, "text": "bcast"}),
+        json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "HloModule edited\n"}),
+        json!({"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "ENTRY {{{\n"}),
+        json!({"range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}, "text": ""}),
+    ];
+    for (i, change) in edits.iter().enumerate() {
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": edited, "version": i + 2}, "contentChanges": [change]}),
+        );
+    }
+    let final_text = client.result(
+        "hlo-lsp/documentText",
+        json!({"textDocument": {"uri": edited}}),
+    )["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(final_text.starts_with("HloModule edited\n"));
+    assert!(
+        final_text.contains("%bcast = s32[1024] broadcast(%b)")
+            && final_text.contains("multiply(%a, %bcast)")
+    );
+    let fresh = uri("fresh.hlo");
+    client.open(&fresh, &final_text);
+    // Related locations name their own document: compare with URIs blanked.
+    let blank = |diagnostics: Vec<Value>, name: &str| {
+        Value::Array(diagnostics).to_string().replace(name, "URI")
+    };
+    let edited_diagnostics = blank(client.diagnostics(&edited, 6), &edited);
+    let fresh_diagnostics = blank(client.diagnostics(&fresh, 1), &fresh);
+    assert_eq!(edited_diagnostics, fresh_diagnostics);
+    for needle in ["multiply(", "%bcast = ", "%bcast)", "fusion(", "=%fused_computation"] {
+        let h1 = client.result("textDocument/hover", at(&edited, &final_text, needle, 2));
+        let h2 = client.result("textDocument/hover", at(&fresh, &final_text, needle, 2));
+        assert!(!h1.is_null(), "{needle}");
+        assert_eq!(h1, h2, "{needle}");
+        let t1 = client.result(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": edited}}),
+        );
+        let t2 = client.result(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": fresh}}),
+        );
+        assert_eq!(t1["data"], t2["data"]);
+    }
+    let s1 = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": edited}}),
+    );
+    let s2 = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": fresh}}),
+    );
+    assert_eq!(s1, s2);
+    // Still answering after everything.
+    assert!(client
+        .request(
+            "textDocument/hover",
+            at(&edited, &final_text, "multiply(", 2)
+        )
+        .get("error")
+        .is_none());
+    assert!(client.shutdown_and_exit().success());
+}
