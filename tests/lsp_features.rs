@@ -306,7 +306,13 @@ fn incremental_edits_match_a_fresh_open() {
     let edited_diagnostics = blank(client.diagnostics(&edited, 6), &edited);
     let fresh_diagnostics = blank(client.diagnostics(&fresh, 1), &fresh);
     assert_eq!(edited_diagnostics, fresh_diagnostics);
-    for needle in ["multiply(", "%bcast = ", "%bcast)", "fusion(", "=%fused_computation"] {
+    for needle in [
+        "multiply(",
+        "%bcast = ",
+        "%bcast)",
+        "fusion(",
+        "=%fused_computation",
+    ] {
         let h1 = client.result("textDocument/hover", at(&edited, &final_text, needle, 2));
         let h2 = client.result("textDocument/hover", at(&fresh, &final_text, needle, 2));
         assert!(!h1.is_null(), "{needle}");
