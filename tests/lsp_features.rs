@@ -346,3 +346,37 @@ fn incremental_edits_match_a_fresh_open() {
         .is_none());
     assert!(client.shutdown_and_exit().success());
 }
+
+const TRANSPOSE: &str = "HloModule t\n\n%fused {\n  %p = f32[8,16] parameter(0)\n  %n = f32[8,16] negate(%p)\n  ROOT %t = f32[16,8] transpose(%n), dimensions={1,0}\n}\n\nENTRY %main {\n  %a = f32[8,16] parameter(0)\n  ROOT %f = f32[16,8] fusion(%a), kind=kLoop, calls=%fused\n}\n";
+
+#[test]
+fn hover_inside_a_fusion_shows_the_maps() {
+    let mut client = Client::start();
+    let document = uri("transpose.hlo");
+    client.open(&document, TRANSPOSE);
+    let hover = client.result(
+        "textDocument/hover",
+        at(&document, TRANSPOSE, "transpose(", 3),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap().to_string();
+    assert!(value.contains("(d0, d1) -> (d1, d0)"), "{value}");
+    assert!(value.contains("utilization 100%"), "{value}");
+    // The negate inside the fusion: composed map from the fusion output to it.
+    let hover = client.result("textDocument/hover", at(&document, TRANSPOSE, "negate(", 2));
+    let value = hover["contents"]["value"].as_str().unwrap().to_string();
+    assert!(
+        value.contains("From the output of fusion `%f` to this instruction"),
+        "{value}"
+    );
+    assert!(
+        value.contains("From the fusion output to parameter 0"),
+        "{value}"
+    );
+    let composed = value.split("From the output of fusion").nth(1).unwrap();
+    assert!(composed.contains("(d0, d1) -> (d1, d0)"), "{value}");
+    // The fusion itself: composed maps to its operands.
+    let hover = client.result("textDocument/hover", at(&document, TRANSPOSE, "fusion(", 2));
+    let value = hover["contents"]["value"].as_str().unwrap().to_string();
+    assert!(value.contains("(d0, d1) -> (d1, d0)"), "{value}");
+    assert!(client.shutdown_and_exit().success());
+}

@@ -139,25 +139,17 @@ async fn publish(
     });
 }
 
-/// Every diagnostic of one snapshot in LSP terms: syntax errors, the model's semantic
-/// diagnostics, and every extra source `hlo-lsp check` uses, so editor and CLI agree.
+/// Every diagnostic of one snapshot in LSP terms (see [`Snapshot::diagnostics`]).
 pub fn collect(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<Diagnostic> {
-    let file = snapshot.model();
-    let syntax = snapshot.syntax.syntax_errors().into_iter().map(|error| {
-        model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
-    });
-    let mut all: Vec<model::Diagnostic> = syntax.chain(file.diagnostics.iter().cloned()).collect();
-    for source in crate::cli::check::SOURCES {
-        all.extend(source(snapshot.text(), file));
-    }
-    all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
-    all.into_iter()
-        .map(|d| to_lsp(snapshot, &d, encoding))
+    snapshot
+        .diagnostics()
+        .iter()
+        .map(|d| to_lsp(snapshot, d, encoding))
         .collect()
 }
 
 /// One library diagnostic as an LSP diagnostic (related locations in the same file).
-fn to_lsp(
+pub fn to_lsp(
     snapshot: &Snapshot,
     diagnostic: &model::Diagnostic,
     encoding: PositionEncoding,

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use tower_lsp_server::{LspService, Server};
 
+pub mod code_actions;
 pub mod diagnostics;
 pub mod documents;
 pub mod folding;

@@ -13,7 +13,7 @@ use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{folding, hover, navigation};
+use super::{code_actions, folding, hover, navigation};
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -152,6 +152,10 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             },
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..Default::default()
+        })),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         document_highlight_provider: Some(OneOf::Left(true)),
@@ -234,6 +238,20 @@ impl LanguageServer for Backend {
         })
         .await
         .map(Option::flatten)
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let range = params.range;
+        self.on_document(
+            "codeAction",
+            &params.text_document.uri,
+            move |snapshot, encoding| {
+                let start = snapshot.offset(range.start, encoding)?;
+                let end = snapshot.offset(range.end, encoding)?.max(start);
+                Some(code_actions::quick_fixes(snapshot, start..end, encoding))
+            },
+        )
+        .await
     }
 
     async fn goto_definition(

@@ -27,6 +27,10 @@ pub struct Snapshot {
     pub rope: Rope,
     pub syntax: Arc<SyntaxDocument>,
     model: OnceLock<Arc<HloFile>>,
+    /// The analysis' view of each module, built on first hover.
+    analysis: OnceLock<Vec<crate::analysis::Module>>,
+    /// Every library diagnostic (syntax, model, `cli::check::SOURCES`), sorted.
+    diagnostics: OnceLock<Vec<model::Diagnostic>>,
 }
 
 impl Snapshot {
@@ -44,6 +48,8 @@ impl Snapshot {
             rope,
             syntax,
             model: OnceLock::new(),
+            analysis: OnceLock::new(),
+            diagnostics: OnceLock::new(),
         }
     }
 
@@ -56,6 +62,38 @@ impl Snapshot {
     pub fn model(&self) -> &Arc<HloFile> {
         self.model
             .get_or_init(|| Arc::new(model::build::build(&self.syntax)))
+    }
+
+    /// The analysis' module view of module `index` of [`Self::model`] (built once).
+    pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module {
+        let modules = self.analysis.get_or_init(|| {
+            let text = self.text();
+            self.model()
+                .modules
+                .iter()
+                .map(|m| crate::analysis::view::from_model(text, m))
+                .collect()
+        });
+        &modules[index]
+    }
+
+    /// Every diagnostic of this version in library terms, computed once: syntax
+    /// errors, the model's semantic diagnostics and every extra source `hlo-lsp check`
+    /// uses, so that editor and CLI agree and code actions see the same fixes.
+    pub fn diagnostics(&self) -> &[model::Diagnostic] {
+        self.diagnostics.get_or_init(|| {
+            let file = self.model();
+            let syntax = self.syntax.syntax_errors().into_iter().map(|error| {
+                model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
+            });
+            let mut all: Vec<model::Diagnostic> =
+                syntax.chain(file.diagnostics.iter().cloned()).collect();
+            for source in crate::cli::check::SOURCES {
+                all.extend(source(self.text(), file));
+            }
+            all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+            all
+        })
     }
 
     /// Byte offset of an LSP position; `None` for a line past the end.

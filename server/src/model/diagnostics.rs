@@ -32,21 +32,48 @@ pub struct Diagnostic {
     pub message: String,
     /// Other places that explain this one (the first definition of a duplicate, ...).
     pub related: Vec<(Range<usize>, String)>,
+    /// Edits that resolve this finding (the server offers them as quick fixes).
+    pub fixes: Vec<Fix>,
+}
+
+/// A quick fix: a title and the text edits that apply it, in bytes of the document
+/// the diagnostic was computed on. Edits do not overlap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    pub edits: Vec<TextEdit>,
+}
+
+/// Replace the bytes `range` with `new_text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub range: Range<usize>,
+    pub new_text: String,
 }
 
 impl Diagnostic {
-    pub fn error(
+    pub fn new(
         range: Range<usize>,
+        severity: Severity,
         code: &'static str,
         message: impl Into<String>,
     ) -> Diagnostic {
         Diagnostic {
             range,
-            severity: Severity::Error,
+            severity,
             code,
             message: message.into(),
             related: Vec::new(),
+            fixes: Vec::new(),
         }
+    }
+
+    pub fn error(
+        range: Range<usize>,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic::new(range, Severity::Error, code, message)
     }
 
     pub fn warning(
@@ -54,13 +81,12 @@ impl Diagnostic {
         code: &'static str,
         message: impl Into<String>,
     ) -> Diagnostic {
-        Diagnostic {
-            range,
-            severity: Severity::Warning,
-            code,
-            message: message.into(),
-            related: Vec::new(),
-        }
+        Diagnostic::new(range, Severity::Warning, code, message)
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Diagnostic {
+        self.fixes.push(fix);
+        self
     }
 
     pub fn with_related(mut self, range: Range<usize>, message: impl Into<String>) -> Diagnostic {

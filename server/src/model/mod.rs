@@ -19,7 +19,7 @@ pub use attributes::{
     WindowDim,
 };
 pub use build::{build, parse_hlo};
-pub use diagnostics::{codes, Diagnostic, Severity};
+pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
     HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,

@@ -1,0 +1,174 @@
+//! Benchmarks of the indexing analysis: the composed maps of one fusion of 500
+//! instructions (target < 10 ms), and `maps --all` over a generated ~50 MB module
+//! (parse + every fusion in parallel; target < 2 s on 2 cores).
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hlo_lsp::analysis::fusion::fused_output_to_input;
+use hlo_lsp::analysis::op::SliceDim;
+use hlo_lsp::analysis::{
+    analyze, view, ArrayShape, Computation, Direction, Module, Node, OpInfo, Query, Shape,
+};
+use rayon::prelude::*;
+
+fn arr(d: &[i64]) -> Shape {
+    Shape::Array(ArrayShape::new(d.to_vec()))
+}
+
+/// A fusion of `n` instructions over f32[64,128]: elementwise ops, transposes
+/// (pairs), reshapes through [8192] and adds of earlier values, like a long
+/// normalization epilogue.
+fn big_fusion(n: usize) -> Module {
+    let mut nodes = vec![];
+    let mut p0 = Node::new(
+        "p0",
+        OpInfo::new("parameter", ArrayShape::new(vec![64, 128]), vec![]),
+        vec![],
+    );
+    p0.parameter_number = Some(0);
+    nodes.push(p0);
+    let mut p1 = Node::new(
+        "p1",
+        OpInfo::new("parameter", ArrayShape::new(vec![64, 128]), vec![]),
+        vec![],
+    );
+    p1.parameter_number = Some(1);
+    nodes.push(p1);
+    let d = [64i64, 128];
+    while nodes.len() < n {
+        let v = nodes.len() - 1;
+        let i = nodes.len();
+        let node = match i % 6 {
+            0 => Node::new(
+                format!("e{i}"),
+                OpInfo::new("exponential", ArrayShape::new(d.to_vec()), vec![arr(&d)]),
+                vec![v],
+            ),
+            1 => {
+                let mut op = OpInfo::new("reshape", ArrayShape::new(vec![8192]), vec![arr(&d)]);
+                op.attrs = Default::default();
+                Node::new(format!("r{i}"), op, vec![v])
+            }
+            2 => Node::new(
+                format!("b{i}"),
+                OpInfo::new("reshape", ArrayShape::new(d.to_vec()), vec![arr(&[8192])]),
+                vec![v],
+            ),
+            3 => Node::new(
+                format!("a{i}"),
+                OpInfo::new("add", ArrayShape::new(d.to_vec()), vec![arr(&d), arr(&d)]),
+                vec![v, 1],
+            ),
+            4 => {
+                let mut op = OpInfo::new("slice", ArrayShape::new(d.to_vec()), vec![arr(&d)]);
+                op.attrs.slice = Some(vec![
+                    SliceDim {
+                        start: 0,
+                        limit: 64,
+                        stride: 1,
+                    },
+                    SliceDim {
+                        start: 0,
+                        limit: 128,
+                        stride: 1,
+                    },
+                ]);
+                Node::new(format!("s{i}"), op, vec![v])
+            }
+            _ => Node::new(
+                format!("m{i}"),
+                OpInfo::new(
+                    "multiply",
+                    ArrayShape::new(d.to_vec()),
+                    vec![arr(&d), arr(&d)],
+                ),
+                vec![v, 0],
+            ),
+        };
+        nodes.push(node);
+    }
+    let root = nodes.len() - 1;
+    Module {
+        computations: vec![Computation {
+            name: "f".into(),
+            nodes,
+            root,
+        }],
+        entry: 0,
+    }
+}
+
+/// HLO text of about `bytes` bytes: many softmax-like fusions called from ENTRY.
+fn big_module_text(bytes: usize) -> String {
+    let mut text = String::from("HloModule big\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n");
+    let mut entry = String::from("ENTRY main {\n  x = f32[64,128]{1,0} parameter(0)\n");
+    let mut prev = "x".to_string();
+    let mut i = 0;
+    while text.len() + entry.len() < bytes {
+        text.push_str(&format!(
+            "fused_{i} {{\n  p0 = f32[64,128]{{1,0}} parameter(0)\n  z = f32[] constant(0)\n  r = f32[64]{{0}} reduce(p0, z), dimensions={{1}}, to_apply=add\n  b = f32[64,128]{{1,0}} broadcast(r), dimensions={{0}}\n  s = f32[64,128]{{1,0}} subtract(p0, b)\n  e = f32[64,128]{{1,0}} exponential(s)\n  t = f32[128,64]{{1,0}} transpose(e), dimensions={{1,0}}\n  f = f32[8192]{{0}} reshape(t)\n  g = f32[128,64]{{1,0}} reshape(f)\n  ROOT o = f32[64,128]{{1,0}} transpose(g), dimensions={{1,0}}\n}}\n\n"
+        ));
+        entry.push_str(&format!(
+            "  f{i} = f32[64,128]{{1,0}} fusion({prev}), kind=kLoop, calls=fused_{i}\n"
+        ));
+        prev = format!("f{i}");
+        i += 1;
+    }
+    entry.push_str(&format!(
+        "  ROOT out = f32[64,128]{{1,0}} copy({prev})\n}}\n"
+    ));
+    text.push_str(&entry);
+    text
+}
+
+/// What `maps --all` does: parse, then every fusion (and the entry ROOT) in parallel.
+fn maps_all(text: &str) -> usize {
+    let (_, modules) = view::parse(text);
+    let mut targets = vec![];
+    for (mi, m) in modules.iter().enumerate() {
+        for (ci, c) in m.computations.iter().enumerate() {
+            for (ii, n) in c.nodes.iter().enumerate() {
+                if n.op.opcode == "fusion" || (ci == m.entry && ii == c.root) {
+                    targets.push((mi, ci, ii));
+                }
+            }
+        }
+    }
+    targets
+        .par_iter()
+        .map(|&(mi, ci, ii)| {
+            let q = Query {
+                computation: ci,
+                instruction: ii,
+                direction: Direction::OutputToInput,
+                output_id: 0,
+                operand_id: 0,
+                physical_layout: false,
+            };
+            analyze(&modules[mi], &q).entries.len()
+        })
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let module = big_fusion(500);
+    let mut g = c.benchmark_group("maps");
+    g.sample_size(20)
+        .measurement_time(Duration::from_secs(5))
+        .warm_up_time(Duration::from_secs(1));
+    g.bench_function("fusion_500_instructions", |b| {
+        b.iter(|| fused_output_to_input(&module, 0, 0, 2))
+    });
+    g.finish();
+    let text = big_module_text(50 << 20);
+    let mut g = c.benchmark_group("maps_all");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .warm_up_time(Duration::from_secs(1));
+    g.bench_function("generated_50mb_module", |b| b.iter(|| maps_all(&text)));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
