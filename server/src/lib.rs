@@ -11,5 +11,6 @@ pub mod algebra;
 pub mod analysis;
 pub mod cli;
 pub mod lsp;
+pub mod mlir;
 pub mod model;
 pub mod syntax;
