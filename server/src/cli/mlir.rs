@@ -43,7 +43,10 @@ pub fn run(args: Args) -> ExitCode {
     if args.json {
         println!("{}", to_json(&text, &a, &pos));
     } else {
-        print!("{}", to_text(&args.file.display().to_string(), &text, &a, &pos));
+        print!(
+            "{}",
+            to_text(&args.file.display().to_string(), &text, &a, &pos)
+        );
     }
     if a.diagnostics.iter().any(|d| d.is_error()) {
         ExitCode::from(1)
@@ -53,22 +56,35 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn func_name(a: &MlirAnalysis, op: usize) -> String {
-    a.file.ops[op].func.and_then(|f| a.file.funcs.get(f)).map_or(String::new(), |f| f.name.clone())
+    a.file.ops[op]
+        .func
+        .and_then(|f| a.file.funcs.get(f))
+        .map_or(String::new(), |f| f.name.clone())
 }
 
 fn map_text(src: &str, a: &MlirAnalysis, l: &LinalgAnalysis, k: usize) -> String {
     let m = &l.op.maps[k];
     match &m.source {
         mlir::ops::MapSource::Alias { range, alias } => {
-            let value = alias.map(|i| &src[a.file.aliases[i].value_range.clone()]).unwrap_or("undefined");
+            let value = alias
+                .map(|i| &src[a.file.aliases[i].value_range.clone()])
+                .unwrap_or("undefined");
             format!("{} = {value}", &src[range.clone()])
         }
         mlir::ops::MapSource::Inline { range, .. } => src[range.clone()].to_string(),
-        mlir::ops::MapSource::Implied => m.map.as_ref().map_or("?".into(), |m| format!("implied {}", m.to_affine_map())),
+        mlir::ops::MapSource::Implied => m
+            .map
+            .as_ref()
+            .map_or("?".into(), |m| format!("implied {}", m.to_affine_map())),
     }
 }
 
-fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -> String {
+fn to_text(
+    name: &str,
+    src: &str,
+    a: &MlirAnalysis,
+    pos: &dyn Fn(usize) -> (usize, usize),
+) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     for l in &a.linalg {
@@ -76,7 +92,11 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
         let (line, col) = pos(op.name_range.start);
         let func = func_name(a, l.op.op);
         let _ = writeln!(out, "{name}:{line}:{col}: {} (func {func})", l.op.name);
-        let iters: Vec<&str> = l.loops.iter().map(|x| x.iterator.map_or("?", |i| i.as_str())).collect();
+        let iters: Vec<&str> = l
+            .loops
+            .iter()
+            .map(|x| x.iterator.map_or("?", |i| i.as_str()))
+            .collect();
         let _ = writeln!(out, "  domain: {}  [{}]", l.domain_text(), iters.join(", "));
         for (k, operand) in l.op.operands.iter().enumerate() {
             let role = if operand.is_output { "out" } else { "in" };
@@ -103,16 +123,31 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
         let (line, col) = pos(op.name_range.start);
         match &m.map {
             Some(map) => {
-                let _ = writeln!(out, "{name}:{line}:{col}: {}: {} ({})", op.name, one_line(map), m.note);
+                let _ = writeln!(
+                    out,
+                    "{name}:{line}:{col}: {}: {} ({})",
+                    op.name,
+                    one_line(map),
+                    m.note
+                );
             }
             None => {
-                let _ = writeln!(out, "{name}:{line}:{col}: {}: no static map: {}", op.name, m.note);
+                let _ = writeln!(
+                    out,
+                    "{name}:{line}:{col}: {}: no static map: {}",
+                    op.name, m.note
+                );
             }
         }
     }
     for (i, site) in a.file.maps.iter().enumerate() {
         let (line, col) = pos(site.range.start);
-        let alias = a.file.aliases.iter().find(|al| al.map == Some(i)).map_or(String::new(), |al| format!("{} = ", al.name));
+        let alias = a
+            .file
+            .aliases
+            .iter()
+            .find(|al| al.map == Some(i))
+            .map_or(String::new(), |al| format!("{} = ", al.name));
         if let Ok(m) = &site.map {
             let simplified = m.simplified();
             let shown = if site.kind == mlir::MapKind::XlaIndexingMap {
@@ -120,7 +155,11 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
             } else {
                 simplified.to_affine_map()
             };
-            let _ = writeln!(out, "{name}:{line}:{col}: {alias}{} → {shown}", &src[site.range.clone()]);
+            let _ = writeln!(
+                out,
+                "{name}:{line}:{col}: {alias}{} → {shown}",
+                &src[site.range.clone()]
+            );
         }
     }
     for t in &a.tiles {
@@ -134,8 +173,17 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
         for &k in &t.targets {
             let target = &a.linalg[k];
             let (tl, tc) = pos(a.file.ops[target.op.op].name_range.start);
-            let _ = writeln!(out, "  tiles {} at {tl}:{tc}: {}", target.op.name, target.domain_text());
-            for (d, s) in mlir::transform::tile(t, target).unwrap_or_default().iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  tiles {} at {tl}:{tc}: {}",
+                target.op.name,
+                target.domain_text()
+            );
+            for (d, s) in mlir::transform::tile(t, target)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
                 if let Some(s) = s {
                     let _ = writeln!(
                         out,
@@ -144,7 +192,8 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
                         s.tile,
                         s.tiles,
                         s.holes,
-                        s.predicate().map_or(String::new(), |p| format!("; predicate {p}"))
+                        s.predicate()
+                            .map_or(String::new(), |p| format!("; predicate {p}"))
                     );
                 }
             }
@@ -152,7 +201,13 @@ fn to_text(name: &str, src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usiz
     }
     for d in &a.diagnostics {
         let (line, col) = pos(d.range.start);
-        let _ = writeln!(out, "{name}:{line}:{col}: {}: {} [{}]", d.severity.as_str(), d.message, d.code);
+        let _ = writeln!(
+            out,
+            "{name}:{line}:{col}: {}: {} [{}]",
+            d.severity.as_str(),
+            d.message,
+            d.code
+        );
     }
     out
 }

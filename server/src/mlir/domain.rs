@@ -35,7 +35,7 @@ pub mod codes {
 }
 
 /// Enumeration budget for utilization (domain points per operand): keeps hover fast.
-pub const UTILIZATION_BUDGET: u128 = 2_000_000;
+pub const UTILIZATION_BUDGET: u128 = 250_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loop {
@@ -118,14 +118,22 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
         diags.push(Diagnostic::error(
             name_range.clone(),
             codes::MAP_COUNT,
-            format!("{} indexing maps for {} operands", op.maps.len(), op.operands.len()),
+            format!(
+                "{} indexing maps for {} operands",
+                op.maps.len(),
+                op.operands.len()
+            ),
         ));
     }
     if !op.iterators.is_empty() && op.iterators.len() != num_loops {
         diags.push(Diagnostic::error(
             name_range.clone(),
             codes::ITERATOR_COUNT,
-            format!("{} iterator types for {} loops", op.iterators.len(), num_loops),
+            format!(
+                "{} iterator types for {} loops",
+                op.iterators.len(),
+                num_loops
+            ),
         ));
     }
     for (k, (operand, m)) in op.operands.iter().zip(&op.maps).enumerate() {
@@ -133,7 +141,11 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
         let Some(map) = &m.map else {
             consistent = false;
             if let super::ops::MapSource::Alias { alias: None, range } = &m.source {
-                diags.push(Diagnostic::error(range.clone(), codes::UNDEFINED_ALIAS, "undefined attribute alias"));
+                diags.push(Diagnostic::error(
+                    range.clone(),
+                    codes::UNDEFINED_ALIAS,
+                    "undefined attribute alias",
+                ));
             }
             continue;
         };
@@ -142,7 +154,10 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
             diags.push(Diagnostic::error(
                 at.clone(),
                 codes::MAP_DIMS,
-                format!("map of operand #{k} has {} dimensions, the op has {num_loops} loops", map.dims().len()),
+                format!(
+                    "map of operand #{k} has {} dimensions, the op has {num_loops} loops",
+                    map.dims().len()
+                ),
             ));
         }
         if !map.range_vars().is_empty() {
@@ -169,7 +184,9 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
             continue;
         }
         for (j, e) in map.results().iter().enumerate() {
-            let (Some(d), Some(ext)) = (is_bare_dim(e), ty.dim(j)) else { continue };
+            let (Some(d), Some(ext)) = (is_bare_dim(e), ty.dim(j)) else {
+                continue;
+            };
             let Some(l) = loops.get_mut(d) else { continue };
             match (l.extent, l.source) {
                 (None, _) => {
@@ -188,7 +205,10 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
                         ),
                     );
                     diag.related.push((
-                        first_op.ty_range.clone().unwrap_or(first_op.value_range.clone()),
+                        first_op
+                            .ty_range
+                            .clone()
+                            .unwrap_or(first_op.value_range.clone()),
                         format!("d{d} = {first} here"),
                     ));
                     diags.push(diag);
@@ -279,8 +299,13 @@ fn build_views(a: &mut LinalgAnalysis, budget: u128) {
             views.push(None);
             continue;
         };
-        let results: Vec<Expr> = map.results().iter().map(|e| e.replace_vars(&subst, &[], &[])).collect();
-        let view = IndexingMap::new(dims.clone(), ranges.clone(), vec![], results, vec![]).simplified();
+        let results: Vec<Expr> = map
+            .results()
+            .iter()
+            .map(|e| e.replace_vars(&subst, &[], &[]))
+            .collect();
+        let view =
+            IndexingMap::new(dims.clone(), ranges.clone(), vec![], results, vec![]).simplified();
         let shape = operand.ty.as_ref().and_then(|t| t.static_dims());
         if let Some(shape) = &shape {
             for (j, e) in view.results().iter().enumerate() {

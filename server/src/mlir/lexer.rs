@@ -117,7 +117,10 @@ fn lex_one(src: &str, i: &mut usize) -> TokKind {
                 *i += 1;
             }
             // `%1#0`: result number of a multi-result op.
-            if c == b'%' && b.get(*i) == Some(&b'#') && b.get(*i + 1).is_some_and(u8::is_ascii_digit) {
+            if c == b'%'
+                && b.get(*i) == Some(&b'#')
+                && b.get(*i + 1).is_some_and(u8::is_ascii_digit)
+            {
                 *i += 1;
                 while *i < b.len() && b[*i].is_ascii_digit() {
                     *i += 1;
@@ -187,7 +190,10 @@ fn lex_one(src: &str, i: &mut usize) -> TokKind {
 }
 
 fn lex_number(b: &[u8], i: &mut usize) -> TokKind {
-    if b[*i] == b'0' && matches!(b.get(*i + 1), Some(b'x')) && b.get(*i + 2).is_some_and(u8::is_ascii_hexdigit) {
+    if b[*i] == b'0'
+        && matches!(b.get(*i + 1), Some(b'x'))
+        && b.get(*i + 2).is_some_and(u8::is_ascii_hexdigit)
+    {
         *i += 2;
         while *i < b.len() && b[*i].is_ascii_hexdigit() {
             *i += 1;
@@ -284,12 +290,16 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<(TokKind, &str)> {
-        tokenize(src).into_iter().map(|t| (t.kind, &src[t.range])).collect()
+        tokenize(src)
+            .into_iter()
+            .map(|t| (t.kind, &src[t.range]))
+            .collect()
     }
 
     #[test]
     fn dialect_forms_are_one_token() {
-        let src = "%0 = tensor.empty() : tensor<1x?x56xf16> // c\n#m = affine_map<(d0) -> (d0 >= 0)>";
+        let src =
+            "%0 = tensor.empty() : tensor<1x?x56xf16> // c\n#m = affine_map<(d0) -> (d0 >= 0)>";
         let k = kinds(src);
         assert!(k.contains(&(TokKind::Angle, "tensor<1x?x56xf16>")));
         assert!(k.contains(&(TokKind::Angle, "affine_map<(d0) -> (d0 >= 0)>")));
@@ -325,7 +335,9 @@ mod tests {
 
     #[test]
     fn never_panics_on_arbitrary_bytes() {
-        for s in ["<", "\"", "#", "%", "@\"", "é<>", "0x", "1.", "-", "a<\n", ">>>", "...."] {
+        for s in [
+            "<", "\"", "#", "%", "@\"", "é<>", "0x", "1.", "-", "a<\n", ">>>", "....",
+        ] {
             let _ = tokenize(s);
         }
     }

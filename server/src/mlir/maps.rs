@@ -61,10 +61,13 @@ fn decode_xla(text: &str, start: usize) -> Result<IndexingMap, MapError> {
         message: "expected `<\"` around the indexing map text".into(),
     })?;
     let body_start = open + 2;
-    let close = text.rfind("\">").filter(|&c| c >= body_start).ok_or_else(|| MapError {
-        offset: start + text.len(),
-        message: "expected `\">` closing the indexing map text".into(),
-    })?;
+    let close = text
+        .rfind("\">")
+        .filter(|&c| c >= body_start)
+        .ok_or_else(|| MapError {
+            offset: start + text.len(),
+            message: "expected `\">` closing the indexing map text".into(),
+        })?;
     let body = &text[body_start..close];
     IndexingMap::parse(body).map_err(|e| MapError {
         offset: start + body_start + e.offset,
@@ -81,12 +84,19 @@ fn decode_affine_set(text: &str, start: usize) -> Result<IndexingMap, MapError> 
         message: m.into(),
     };
     let inner_start = text.find('<').ok_or_else(|| err(0, "expected `<`"))? + 1;
-    let inner_end = text.rfind('>').filter(|&e| e >= inner_start).ok_or_else(|| err(text.len(), "expected `>`"))?;
+    let inner_end = text
+        .rfind('>')
+        .filter(|&e| e >= inner_start)
+        .ok_or_else(|| err(text.len(), "expected `>`"))?;
     let inner = &text[inner_start..inner_end];
-    let colon = top_level_find(inner, ':').ok_or_else(|| err(inner_start, "expected `:` after the set's dimensions"))?;
+    let colon = top_level_find(inner, ':')
+        .ok_or_else(|| err(inner_start, "expected `:` after the set's dimensions"))?;
     let header = &inner[..colon];
     let body = inner[colon + 1..].trim();
-    let body_off = inner_start + colon + 1 + (inner[colon + 1..].len() - inner[colon + 1..].trim_start().len());
+    let body_off = inner_start
+        + colon
+        + 1
+        + (inner[colon + 1..].len() - inner[colon + 1..].trim_start().len());
     let list = body
         .strip_prefix('(')
         .and_then(|b| b.strip_suffix(')'))
@@ -105,7 +115,10 @@ fn decode_affine_set(text: &str, start: usize) -> Result<IndexingMap, MapError> 
         } else if let Some(i) = p.find("<=") {
             (&p[i + 2..], &p[..i], false)
         } else {
-            return Err(err(body_off, "expected `>= 0` or `== 0` in an affine_set constraint"));
+            return Err(err(
+                body_off,
+                "expected `>= 0` or `== 0` in an affine_set constraint",
+            ));
         };
         exprs.push(format!("({}) - ({})", lhs.trim(), rhs.trim()));
         kinds.push(eq);
@@ -194,7 +207,12 @@ mod tests {
 
     #[test]
     fn affine_set_constraints_are_the_domain() {
-        let set = decode(MapKind::AffineSet, "affine_set<(d0)[s0] : (d0 - 2 >= 0, -d0 + 9 >= 0, d0 - s0 == 0)>", 0).unwrap();
+        let set = decode(
+            MapKind::AffineSet,
+            "affine_set<(d0)[s0] : (d0 - 2 >= 0, -d0 + 9 >= 0, d0 - s0 == 0)>",
+            0,
+        )
+        .unwrap();
         assert_eq!(set.results().len(), 0);
         assert_eq!(set.constraints().len(), 3);
         // d0 in [2, 9] and d0 == s0: check by evaluation over a box.
@@ -211,13 +229,24 @@ mod tests {
         let text = r#"#xla.indexing_map<"(d0) -> (d0 +), domain: d0 in [0, 3]">"#;
         let e = decode(MapKind::XlaIndexingMap, text, 100).unwrap_err();
         assert!(e.offset > 100 + 19 && e.offset < 100 + text.len(), "{e:?}");
-        let ok = decode(MapKind::XlaIndexingMap, r#"#xla.indexing_map<"(d0) -> (d0 * 2), domain: d0 in [0, 3]">"#, 0).unwrap();
+        let ok = decode(
+            MapKind::XlaIndexingMap,
+            r#"#xla.indexing_map<"(d0) -> (d0 * 2), domain: d0 in [0, 3]">"#,
+            0,
+        )
+        .unwrap();
         assert_eq!(ok.dims()[0].bounds, Interval::new(0, 3));
     }
 
     #[test]
     fn malformed_sets_are_errors_not_panics() {
-        for t in ["affine_set<", "affine_set<(d0)>", "affine_set<(d0) : d0 >= 0>", "affine_set<(d0) : (d0 > 1)>", "affine_set<>"] {
+        for t in [
+            "affine_set<",
+            "affine_set<(d0)>",
+            "affine_set<(d0) : d0 >= 0>",
+            "affine_set<(d0) : (d0 > 1)>",
+            "affine_set<>",
+        ] {
             assert!(decode(MapKind::AffineSet, t, 0).is_err(), "{t}");
         }
     }

@@ -49,11 +49,20 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
     for u in &file.alias_uses {
         // Dialect attributes without `<...>` have dots (`#gpu.block`); aliases do not.
         if u.target.is_none() && !u.name.contains('.') {
-            diagnostics.push(Diagnostic::error(u.range.clone(), codes::UNDEFINED_ALIAS, format!("undefined attribute alias {}", u.name)));
+            diagnostics.push(Diagnostic::error(
+                u.range.clone(),
+                codes::UNDEFINED_ALIAS,
+                format!("undefined attribute alias {}", u.name),
+            ));
         }
     }
     for a in &linalg {
-        diagnostics.extend(a.diagnostics.iter().filter(|d| d.code != codes::UNDEFINED_ALIAS).cloned());
+        diagnostics.extend(
+            a.diagnostics
+                .iter()
+                .filter(|d| d.code != codes::UNDEFINED_ALIAS)
+                .cloned(),
+        );
     }
     for t in &tiles {
         diagnostics.extend(tile_diagnostics(src, &file, t, &linalg));
@@ -70,7 +79,12 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
 
 /// Findings of one tiling op: sizes that do not divide a target's static loop
 /// bounds (holes and the predicates that guard them), and more sizes than loops.
-fn tile_diagnostics(src: &str, file: &MlirFile, t: &TileOp, linalg: &[LinalgAnalysis]) -> Vec<Diagnostic> {
+fn tile_diagnostics(
+    src: &str,
+    file: &MlirFile,
+    t: &TileOp,
+    linalg: &[LinalgAnalysis],
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for &k in &t.targets {
         let target = &linalg[k];
@@ -80,13 +94,22 @@ fn tile_diagnostics(src: &str, file: &MlirFile, t: &TileOp, linalg: &[LinalgAnal
             let mut d = Diagnostic::warning(
                 t.sizes_range.clone(),
                 codes::TILE_SIZES_COUNT,
-                format!("{} tile sizes for the {} loops of {} (line {line})", t.tile_sizes.len(), target.loops.len(), target.op.name),
+                format!(
+                    "{} tile sizes for the {} loops of {} (line {line})",
+                    t.tile_sizes.len(),
+                    target.loops.len(),
+                    target.op.name
+                ),
             );
             d.related.push((target_range.clone(), "tiled op".into()));
             out.push(d);
         }
-        let Some(splits) = transform::tile(t, target) else { continue };
-        let Some(extents) = target.extents() else { continue };
+        let Some(splits) = transform::tile(t, target) else {
+            continue;
+        };
+        let Some(extents) = target.extents() else {
+            continue;
+        };
         let bad: Vec<(usize, &tiling::LoopSplit)> = splits
             .iter()
             .enumerate()
@@ -114,10 +137,17 @@ fn tile_diagnostics(src: &str, file: &MlirFile, t: &TileOp, linalg: &[LinalgAnal
         let padded: u128 = extents
             .iter()
             .zip(&splits)
-            .map(|(&e, s)| s.as_ref().map_or(e.max(0) as u128, |s| (s.tiles * s.tile) as u128))
+            .map(|(&e, s)| {
+                s.as_ref()
+                    .map_or(e.max(0) as u128, |s| (s.tiles * s.tile) as u128)
+            })
             .product();
         let holes = padded - total;
-        let pct = if padded > 0 { 100.0 * holes as f64 / padded as f64 } else { 0.0 };
+        let pct = if padded > 0 {
+            100.0 * holes as f64 / padded as f64
+        } else {
+            0.0
+        };
         let mut d = Diagnostic::new(
             t.sizes_range.clone(),
             Severity::Warning,

@@ -47,7 +47,10 @@ pub struct Operand {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MapSource {
     /// An alias use `#map3` (range of the use; index of the alias definition).
-    Alias { range: Range<usize>, alias: Option<usize> },
+    Alias {
+        range: Range<usize>,
+        alias: Option<usize>,
+    },
     /// An inline `affine_map<...>`, index into [`MlirFile::maps`].
     Inline { range: Range<usize>, site: usize },
     /// Implied by a named op's definition.
@@ -87,7 +90,9 @@ pub struct StructuredOp {
 
 /// Every linalg op of the file with maps (written or implied).
 pub fn structured_ops(src: &str, file: &MlirFile) -> Vec<StructuredOp> {
-    (0..file.ops.len()).filter_map(|i| structured_op(src, file, i)).collect()
+    (0..file.ops.len())
+        .filter_map(|i| structured_op(src, file, i))
+        .collect()
 }
 
 /// The structured op at index `op` of the file, if it is one we know.
@@ -106,10 +111,7 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
         notes: vec![],
     };
     if let Some(list) = attr_list(src, file, toks.clone(), "indexing_maps") {
-        s.maps = list
-            .into_iter()
-            .map(|t| map_of_token(file, t))
-            .collect();
+        s.maps = list.into_iter().map(|t| map_of_token(file, t)).collect();
         s.iterators = attr_list(src, file, toks.clone(), "iterator_types")
             .unwrap_or_default()
             .into_iter()
@@ -127,13 +129,17 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
         if s.iterators.is_empty() {
             if let Some(m) = s.maps.iter().find_map(|m| m.map.as_ref()) {
                 // Named ops with explicit maps: reductions are the loops the output omits.
-                s.iterators = implied_iterators(m.dims().len(), s.maps.last().and_then(|m| m.map.as_ref()));
+                s.iterators =
+                    implied_iterators(m.dims().len(), s.maps.last().and_then(|m| m.map.as_ref()));
             }
         }
         return Some(s);
     }
     if short == "generic" {
-        s.notes.push((o.name_range.clone(), "linalg.generic without `indexing_maps`".into()));
+        s.notes.push((
+            o.name_range.clone(),
+            "linalg.generic without `indexing_maps`".into(),
+        ));
         return Some(s);
     }
     let implied = implied_maps(short, src, file, toks, &s.operands)?;
@@ -151,17 +157,36 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
 
 fn implied_iterators(loops: usize, output: Option<&IndexingMap>) -> Vec<IteratorType> {
     let used: Vec<usize> = output
-        .map(|m| m.results().iter().filter_map(super::maps::is_bare_dim).collect())
+        .map(|m| {
+            m.results()
+                .iter()
+                .filter_map(super::maps::is_bare_dim)
+                .collect()
+        })
         .unwrap_or_default();
     (0..loops)
-        .map(|d| if used.contains(&d) { IteratorType::Parallel } else { IteratorType::Reduction })
+        .map(|d| {
+            if used.contains(&d) {
+                IteratorType::Parallel
+            } else {
+                IteratorType::Reduction
+            }
+        })
         .collect()
 }
 
 /// `ins(%a, %b : T1, T2)` (or `outs`) within token range `toks`.
-fn group_operands(src: &str, file: &MlirFile, toks: Range<usize>, keyword: &str, is_output: bool) -> Vec<Operand> {
+fn group_operands(
+    src: &str,
+    file: &MlirFile,
+    toks: Range<usize>,
+    keyword: &str,
+    is_output: bool,
+) -> Vec<Operand> {
     let Some(k) = toks.clone().find(|&i| {
-        file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == keyword && file.token_text(src, i + 1) == "("
+        file.tokens[i].kind == TokKind::Ident
+            && file.token_text(src, i) == keyword
+            && file.token_text(src, i + 1) == "("
     }) else {
         return vec![];
     };
@@ -169,7 +194,9 @@ fn group_operands(src: &str, file: &MlirFile, toks: Range<usize>, keyword: &str,
         return vec![];
     };
     let inner = k + 2..close;
-    let colon = inner.clone().find(|&i| file.token_text(src, i) == ":" && file.tokens[i].kind == TokKind::Punct);
+    let colon = inner
+        .clone()
+        .find(|&i| file.token_text(src, i) == ":" && file.tokens[i].kind == TokKind::Punct);
     let values: Vec<usize> = inner
         .clone()
         .take_while(|&i| Some(i) != colon)
@@ -186,7 +213,9 @@ fn group_operands(src: &str, file: &MlirFile, toks: Range<usize>, keyword: &str,
         .enumerate()
         .map(|(n, &v)| {
             let t = types.get(n).copied();
-            let ty_text = t.map(|t| file.token_text(src, t).to_string()).unwrap_or_default();
+            let ty_text = t
+                .map(|t| file.token_text(src, t).to_string())
+                .unwrap_or_default();
             Operand {
                 value: file.token_text(src, v).to_string(),
                 value_range: file.tokens[v].range.clone(),
@@ -223,17 +252,34 @@ pub fn matching(src: &str, file: &MlirFile, open: usize, end: usize) -> Option<u
 /// The element tokens of `name = [a, b, ...]` in `toks` (commas dropped).
 pub fn attr_list(src: &str, file: &MlirFile, toks: Range<usize>, name: &str) -> Option<Vec<usize>> {
     let k = toks.clone().find(|&i| {
-        file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == name && file.token_text(src, i + 1) == "="
+        file.tokens[i].kind == TokKind::Ident
+            && file.token_text(src, i) == name
+            && file.token_text(src, i + 1) == "="
     })?;
     // `name = [..]` or `name [..]` (newer transform syntax writes `tile_sizes [8, 32]`).
-    let open = if file.token_text(src, k + 2) == "[" { k + 2 } else { return None };
+    let open = if file.token_text(src, k + 2) == "[" {
+        k + 2
+    } else {
+        return None;
+    };
     let close = matching(src, file, open, toks.end)?;
-    Some((open + 1..close).filter(|&i| file.token_text(src, i) != ",").collect())
+    Some(
+        (open + 1..close)
+            .filter(|&i| file.token_text(src, i) != ",")
+            .collect(),
+    )
 }
 
 /// Integers of `name = [1, 2]` (or `name [1, 2]`), with the list's range.
-pub fn int_list(src: &str, file: &MlirFile, toks: Range<usize>, name: &str) -> Option<(Vec<i64>, Range<usize>)> {
-    let k = toks.clone().find(|&i| file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == name)?;
+pub fn int_list(
+    src: &str,
+    file: &MlirFile,
+    toks: Range<usize>,
+    name: &str,
+) -> Option<(Vec<i64>, Range<usize>)> {
+    let k = toks
+        .clone()
+        .find(|&i| file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == name)?;
     let mut open = k + 1;
     if file.token_text(src, open) == "=" {
         open += 1;
@@ -242,7 +288,12 @@ pub fn int_list(src: &str, file: &MlirFile, toks: Range<usize>, name: &str) -> O
     if text.starts_with("array<") || text.starts_with("dense<") {
         // `array<i64: 1, 2>` / `dense<[1, 2]>`.
         let inner = text[text.find('<')? + 1..text.len() - 1].trim();
-        let inner = inner.split_once(':').map_or(inner, |(_, v)| v).trim().trim_start_matches('[').trim_end_matches(']');
+        let inner = inner
+            .split_once(':')
+            .map_or(inner, |(_, v)| v)
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         let vals = inner
             .split(',')
             .filter(|s| !s.trim().is_empty())
@@ -263,14 +314,21 @@ pub fn int_list(src: &str, file: &MlirFile, toks: Range<usize>, name: &str) -> O
         // Scalable sizes `[4]` inside the list are not tile sizes we can check.
         vals.push(t.parse::<i64>().ok()?);
     }
-    Some((vals, file.tokens[open].range.start..file.tokens[close].range.end))
+    Some((
+        vals,
+        file.tokens[open].range.start..file.tokens[close].range.end,
+    ))
 }
 
 fn map_of_token(file: &MlirFile, t: usize) -> OperandMap {
     let tok = &file.tokens[t];
     match tok.kind {
         TokKind::Hash => {
-            let alias = file.alias_uses.iter().find(|u| u.range == tok.range).and_then(|u| u.target);
+            let alias = file
+                .alias_uses
+                .iter()
+                .find(|u| u.range == tok.range)
+                .and_then(|u| u.target);
             let map = alias
                 .and_then(|a| file.aliases[a].map)
                 .and_then(|m| file.maps[m].map.as_ref().ok().cloned());
@@ -304,7 +362,9 @@ fn map_of_token(file: &MlirFile, t: usize) -> OperandMap {
 /// An MLIR map over `loops` dimensions with results `results` (loop indices or expressions).
 fn affine(loops: usize, results: Vec<Expr>) -> IndexingMap {
     IndexingMap::new(
-        (0..loops).map(|_| Variable::new(i64::MIN, i64::MAX)).collect(),
+        (0..loops)
+            .map(|_| Variable::new(i64::MIN, i64::MAX))
+            .collect(),
         vec![],
         vec![],
         results,
@@ -329,7 +389,11 @@ fn implied_maps(
     ops: &[Operand],
 ) -> Option<(Vec<IndexingMap>, Vec<IteratorType>)> {
     use IteratorType::{Parallel as P, Reduction as R};
-    let out_rank = ops.iter().rfind(|o| o.is_output).and_then(|o| o.ty.as_ref()).map(ShapedType::rank);
+    let out_rank = ops
+        .iter()
+        .rfind(|o| o.is_output)
+        .and_then(|o| o.ty.as_ref())
+        .map(ShapedType::rank);
     match short {
         "fill" | "copy" | "elemwise_unary" | "elemwise_binary" | "map" => {
             // Identity on the output; rank-0 (scalar) inputs broadcast.
@@ -348,16 +412,45 @@ fn implied_maps(
             Some((maps, vec![P; n]))
         }
         "matmul" => Some((
-            vec![affine(3, dims(&[0, 2])), affine(3, dims(&[2, 1])), affine(3, dims(&[0, 1]))],
+            vec![
+                affine(3, dims(&[0, 2])),
+                affine(3, dims(&[2, 1])),
+                affine(3, dims(&[0, 1])),
+            ],
             vec![P, P, R],
         )),
         "batch_matmul" => Some((
-            vec![affine(4, dims(&[0, 1, 3])), affine(4, dims(&[0, 3, 2])), affine(4, dims(&[0, 1, 2]))],
+            vec![
+                affine(4, dims(&[0, 1, 3])),
+                affine(4, dims(&[0, 3, 2])),
+                affine(4, dims(&[0, 1, 2])),
+            ],
             vec![P, P, P, R],
         )),
-        "matvec" => Some((vec![affine(2, dims(&[0, 1])), affine(2, dims(&[1])), affine(2, dims(&[0]))], vec![P, R])),
-        "vecmat" => Some((vec![affine(2, dims(&[1])), affine(2, dims(&[1, 0])), affine(2, dims(&[0]))], vec![P, R])),
-        "dot" => Some((vec![affine(1, dims(&[0])), affine(1, dims(&[0])), affine(1, vec![])], vec![R])),
+        "matvec" => Some((
+            vec![
+                affine(2, dims(&[0, 1])),
+                affine(2, dims(&[1])),
+                affine(2, dims(&[0])),
+            ],
+            vec![P, R],
+        )),
+        "vecmat" => Some((
+            vec![
+                affine(2, dims(&[1])),
+                affine(2, dims(&[1, 0])),
+                affine(2, dims(&[0])),
+            ],
+            vec![P, R],
+        )),
+        "dot" => Some((
+            vec![
+                affine(1, dims(&[0])),
+                affine(1, dims(&[0])),
+                affine(1, vec![]),
+            ],
+            vec![R],
+        )),
         "transpose" => {
             // out[i] = in[permutation[i]]: the input's result at permutation[i] is loop i.
             let (perm, _) = int_list(src, file, toks, "permutation")?;
@@ -366,14 +459,23 @@ fn implied_maps(
             for (i, &p) in perm.iter().enumerate() {
                 *res.get_mut(usize::try_from(p).ok()?)? = Expr::dim(i);
             }
-            Some((vec![affine(n, res), affine(n, dims(&(0..n).collect::<Vec<_>>()))], vec![P; n]))
+            Some((
+                vec![affine(n, res), affine(n, dims(&(0..n).collect::<Vec<_>>()))],
+                vec![P; n],
+            ))
         }
         "broadcast" => {
             // `dimensions` lists the output dimensions the input does not have.
             let (added, _) = int_list(src, file, toks, "dimensions")?;
             let n = out_rank?;
             let kept: Vec<usize> = (0..n).filter(|d| !added.contains(&(*d as i64))).collect();
-            Some((vec![affine(n, dims(&kept)), affine(n, dims(&(0..n).collect::<Vec<_>>()))], vec![P; n]))
+            Some((
+                vec![
+                    affine(n, dims(&kept)),
+                    affine(n, dims(&(0..n).collect::<Vec<_>>())),
+                ],
+                vec![P; n],
+            ))
         }
         "reduce" => {
             // Loops are the input's dimensions; `dimensions` are reduced away in the outputs.
@@ -390,7 +492,9 @@ fn implied_maps(
                     }
                 })
                 .collect();
-            let iters = (0..n).map(|d| if kept.contains(&d) { P } else { R }).collect();
+            let iters = (0..n)
+                .map(|d| if kept.contains(&d) { P } else { R })
+                .collect();
             Some((maps, iters))
         }
         "conv_2d_nhwc_fhwc" | "conv_2d_nhwc_hwcf" | "conv_2d_nchw_fchw" => {

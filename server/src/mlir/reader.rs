@@ -129,10 +129,17 @@ impl MlirFile {
 
     /// The alias definition an alias use or definition at `byte` refers to.
     pub fn alias_at(&self, byte: usize) -> Option<usize> {
-        if let Some(i) = self.aliases.iter().position(|a| a.name_range.contains(&byte)) {
+        if let Some(i) = self
+            .aliases
+            .iter()
+            .position(|a| a.name_range.contains(&byte))
+        {
             return Some(i);
         }
-        self.alias_uses.iter().find(|u| u.range.contains(&byte)).and_then(|u| u.target)
+        self.alias_uses
+            .iter()
+            .find(|u| u.range.contains(&byte))
+            .and_then(|u| u.target)
     }
 
     /// The value definition a value use or definition at `byte` refers to.
@@ -140,7 +147,10 @@ impl MlirFile {
         if let Some(i) = self.values.iter().position(|v| v.range.contains(&byte)) {
             return Some(i);
         }
-        self.value_uses.iter().find(|u| u.range.contains(&byte)).and_then(|u| u.target)
+        self.value_uses
+            .iter()
+            .find(|u| u.range.contains(&byte))
+            .and_then(|u| u.target)
     }
 
     /// The map attribute whose text contains `byte`.
@@ -225,7 +235,10 @@ impl Reader<'_> {
             .unwrap_or(0)
     }
     fn in_header_brackets(&self) -> bool {
-        matches!(self.stack.last(), Some(Open::Paren | Open::Bracket | Open::Dict))
+        matches!(
+            self.stack.last(),
+            Some(Open::Paren | Open::Bracket | Open::Dict)
+        )
     }
     fn func(&self) -> Option<usize> {
         self.func_stack.last().map(|&(_, f)| f)
@@ -261,11 +274,12 @@ impl Reader<'_> {
                 let mut j = i;
                 let mut results = Vec::new();
                 while self.kind(j) == Some(TokKind::Value) {
-                    let count = if self.is_punct(j + 1, ":") && self.kind(j + 2) == Some(TokKind::Int) {
-                        2
-                    } else {
-                        0
-                    };
+                    let count =
+                        if self.is_punct(j + 1, ":") && self.kind(j + 2) == Some(TokKind::Int) {
+                            2
+                        } else {
+                            0
+                        };
                     results.push(j);
                     j += 1 + count;
                     if self.is_punct(j, ",") {
@@ -294,7 +308,7 @@ impl Reader<'_> {
     /// Visits tokens from `i` up to the next line start outside brackets.
     fn skip_to_line_end(&mut self, mut i: usize) -> usize {
         let n = self.file.tokens.len();
-        while i < n && !(self.file.tokens[i].line_start && !self.in_header_brackets()) {
+        while i < n && (!self.file.tokens[i].line_start || self.in_header_brackets()) {
             self.visit(i, None);
             i += 1;
         }
@@ -327,7 +341,8 @@ impl Reader<'_> {
         };
         let before = self.file.maps.len();
         let end = self.skip_to_line_end(v).max(i + 2);
-        let map = (self.file.maps.len() > before && self.file.maps[before].range == value_range).then_some(before);
+        let map = (self.file.maps.len() > before && self.file.maps[before].range == value_range)
+            .then_some(before);
         self.file.aliases.push(AttrAlias {
             name,
             name_range,
@@ -345,7 +360,9 @@ impl Reader<'_> {
             j += 1;
             while j < self.file.tokens.len() && !self.is_punct(j, ")") {
                 if self.kind(j) == Some(TokKind::Value) {
-                    let ty = self.is_punct(j + 1, ":").then(|| self.text(j + 2).to_string());
+                    let ty = self
+                        .is_punct(j + 1, ":")
+                        .then(|| self.text(j + 2).to_string());
                     self.define(j, ValueKind::BlockArgument, region, ty);
                 }
                 j += 1;
@@ -389,7 +406,10 @@ impl Reader<'_> {
         let mut opened_region = None;
         while j < n {
             let t = &self.file.tokens[j];
-            if t.line_start && (self.stack.len() == base_depth || self.starts_statement(j)) {
+            if t.line_start
+                && ((self.stack.len() == base_depth && !self.continues_header(j))
+                    || self.starts_statement(j))
+            {
                 break;
             }
             if self.is_punct(j, "{") && self.stack.len() == base_depth && self.opens_region(j) {
@@ -397,7 +417,8 @@ impl Reader<'_> {
                 break;
             }
             let typed_argument = function_like && self.is_punct(j + 1, ":");
-            if self.kind(j) == Some(TokKind::Value) && (self.is_punct(j + 1, "=") || typed_argument) {
+            if self.kind(j) == Some(TokKind::Value) && (self.is_punct(j + 1, "=") || typed_argument)
+            {
                 let ty = typed_argument.then(|| self.text(j + 2).to_string());
                 region_defs.push((j, ty));
                 j += 1;
@@ -447,7 +468,11 @@ impl Reader<'_> {
             if let Some(f) = func_index {
                 self.func_stack.push((id, f));
             }
-            let kind = if is_func { ValueKind::Argument } else { ValueKind::BlockArgument };
+            let kind = if is_func {
+                ValueKind::Argument
+            } else {
+                ValueKind::BlockArgument
+            };
             for (t, ty) in region_defs {
                 self.define(t, kind, id, ty);
             }
@@ -465,7 +490,37 @@ impl Reader<'_> {
     fn starts_statement(&self, j: usize) -> bool {
         self.kind(j) == Some(TokKind::Value)
             && (self.is_punct(j + 1, "=")
-                || (self.is_punct(j + 1, ":") && self.kind(j + 2) == Some(TokKind::Int) && self.is_punct(j + 3, "=")))
+                || (self.is_punct(j + 1, ":")
+                    && self.kind(j + 2) == Some(TokKind::Int)
+                    && self.is_punct(j + 3, "=")))
+    }
+
+    /// Lines that continue an op header written over several lines
+    /// (`linalg.elemwise_unary ins(...)` then `outs(...)` on the next line).
+    fn continues_header(&self, j: usize) -> bool {
+        match self.kind(j) {
+            Some(TokKind::Arrow) => true,
+            Some(TokKind::Punct) => matches!(self.text(j), ":" | "," | ")" | "]"),
+            Some(TokKind::Ident) => matches!(
+                self.text(j),
+                "ins"
+                    | "outs"
+                    | "attrs"
+                    | "dimensions"
+                    | "permutation"
+                    | "into"
+                    | "to"
+                    | "step"
+                    | "iter_args"
+                    | "tile_sizes"
+                    | "interchange"
+                    | "low"
+                    | "high"
+                    | "output_shape"
+                    | "in"
+            ),
+            _ => false,
+        }
     }
 
     /// A `{` opens a region when nothing follows it on its line, unless the next
@@ -474,7 +529,8 @@ impl Reader<'_> {
         match self.file.tokens.get(j + 1) {
             None => true,
             Some(next) if next.line_start => {
-                let entry = matches!(next.kind, TokKind::Ident | TokKind::Str) && self.is_punct(j + 2, "=");
+                let entry =
+                    matches!(next.kind, TokKind::Ident | TokKind::Str) && self.is_punct(j + 2, "=");
                 !entry
             }
             Some(_) => false,
@@ -490,12 +546,18 @@ impl Reader<'_> {
             "[" => self.stack.push(Open::Bracket),
             "{" => self.stack.push(Open::Dict),
             ")" | "]" => {
-                if matches!(self.stack.last(), Some(Open::Paren | Open::Bracket | Open::Dict)) {
+                if matches!(
+                    self.stack.last(),
+                    Some(Open::Paren | Open::Bracket | Open::Dict)
+                ) {
                     self.stack.pop();
                 }
             }
             "}" => {
-                if matches!(self.stack.last(), Some(Open::Dict | Open::Paren | Open::Bracket)) {
+                if matches!(
+                    self.stack.last(),
+                    Some(Open::Dict | Open::Paren | Open::Bracket)
+                ) {
                     self.stack.pop();
                 }
             }
@@ -556,7 +618,10 @@ impl Reader<'_> {
         let f = &mut self.file;
         for u in &mut f.alias_uses {
             // The nearest definition before the use (excerpts redefine `#map`), else the first after.
-            let before = f.aliases.iter().rposition(|a| a.name == u.name && a.name_range.start < u.range.start);
+            let before = f
+                .aliases
+                .iter()
+                .rposition(|a| a.name == u.name && a.name_range.start < u.range.start);
             u.target = before.or_else(|| f.aliases.iter().position(|a| a.name == u.name));
         }
         let mut uses = std::mem::take(&mut f.value_uses);
@@ -575,7 +640,8 @@ impl Reader<'_> {
                 let better = match best {
                     None => true,
                     Some((brank, bk, bbefore)) => {
-                        (before, std::cmp::Reverse(rank), d.range.start) > (bbefore, std::cmp::Reverse(brank), f.values[bk].range.start)
+                        (before, std::cmp::Reverse(rank), d.range.start)
+                            > (bbefore, std::cmp::Reverse(brank), f.values[bk].range.start)
                     }
                 };
                 if better {
@@ -590,7 +656,10 @@ impl Reader<'_> {
 
 /// Ops whose `(%arg: type)` list declares the body's arguments.
 fn is_function_like(name: &str) -> bool {
-    matches!(name, "func.func" | "func" | "llvm.func" | "gpu.func" | "transform.named_sequence")
+    matches!(
+        name,
+        "func.func" | "func" | "llvm.func" | "gpu.func" | "transform.named_sequence"
+    )
 }
 
 #[cfg(test)]
@@ -626,7 +695,18 @@ func.func @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
         let f = read(SRC);
         assert_eq!(
             names(&f),
-            ["func.func", "tensor.empty", "linalg.generic", "arith.addf", "linalg.yield", "return", "func.func", "linalg.generic", "linalg.yield", "return"]
+            [
+                "func.func",
+                "tensor.empty",
+                "linalg.generic",
+                "arith.addf",
+                "linalg.yield",
+                "return",
+                "func.func",
+                "linalg.generic",
+                "linalg.yield",
+                "return"
+            ]
         );
         assert_eq!(f.aliases.len(), 1);
         assert_eq!(f.alias_uses.len(), 4);
@@ -651,7 +731,12 @@ func.func @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
         // `%in` in the second body resolves to the second body's block argument.
         let last_in = f.value_uses.iter().rfind(|u| u.name == "%in").unwrap();
         let def = &f.values[last_in.target.unwrap()];
-        assert!(def.range.start > SRC.find("@f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {\n  ...").unwrap());
+        assert!(
+            def.range.start
+                > SRC
+                    .find("@f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {\n  ...")
+                    .unwrap()
+        );
     }
 
     #[test]

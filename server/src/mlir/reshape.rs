@@ -36,7 +36,9 @@ pub struct DataMove {
 
 /// Every reshape and slice op of the file.
 pub fn data_moves(src: &str, file: &MlirFile) -> Vec<DataMove> {
-    (0..file.ops.len()).filter_map(|i| data_move(src, file, i)).collect()
+    (0..file.ops.len())
+        .filter_map(|i| data_move(src, file, i))
+        .collect()
 }
 
 pub fn data_move(src: &str, file: &MlirFile, op: usize) -> Option<DataMove> {
@@ -50,7 +52,9 @@ pub fn data_move(src: &str, file: &MlirFile, op: usize) -> Option<DataMove> {
     };
     let (from, to) = types(src, file, o.tokens.clone());
     let built = match kind {
-        DataMoveKind::ExpandShape | DataMoveKind::CollapseShape => reshape(src, file, o.tokens.clone(), kind, from, to),
+        DataMoveKind::ExpandShape | DataMoveKind::CollapseShape => {
+            reshape(src, file, o.tokens.clone(), kind, from, to)
+        }
         DataMoveKind::ExtractSlice => slice(src, file, o.tokens.clone(), to, from),
         DataMoveKind::InsertSlice => slice(src, file, o.tokens.clone(), from, to),
     };
@@ -58,14 +62,25 @@ pub fn data_move(src: &str, file: &MlirFile, op: usize) -> Option<DataMove> {
         Ok((m, n)) => (Some(m), n),
         Err(why) => (None, why),
     };
-    Some(DataMove { op, kind, map, note })
+    Some(DataMove {
+        op,
+        kind,
+        map,
+        note,
+    })
 }
 
 /// `: T1 into T2` / `: T1 to T2` at the end of the header.
-fn types(src: &str, file: &MlirFile, toks: Range<usize>) -> (Option<ShapedType>, Option<ShapedType>) {
+fn types(
+    src: &str,
+    file: &MlirFile,
+    toks: Range<usize>,
+) -> (Option<ShapedType>, Option<ShapedType>) {
     let angles: Vec<usize> = toks
         .clone()
-        .filter(|&i| file.tokens[i].kind == TokKind::Angle && parse_type(file.token_text(src, i)).is_some())
+        .filter(|&i| {
+            file.tokens[i].kind == TokKind::Angle && parse_type(file.token_text(src, i)).is_some()
+        })
         .collect();
     let ty = |i: Option<&usize>| i.and_then(|&i| parse_type(file.token_text(src, i)));
     match angles.len() {
@@ -88,7 +103,9 @@ fn domain(shape: &[i64]) -> Vec<Variable> {
 
 /// Reassociation groups `[[0, 1], [2]]`: the first `[` after the source value.
 fn groups(src: &str, file: &MlirFile, toks: Range<usize>) -> Option<Vec<Vec<usize>>> {
-    let open = toks.clone().find(|&i| file.token_text(src, i) == "[" && file.token_text(src, i + 1) == "[")?;
+    let open = toks
+        .clone()
+        .find(|&i| file.token_text(src, i) == "[" && file.token_text(src, i + 1) == "[")?;
     let close = matching(src, file, open, toks.end)?;
     let mut out = Vec::new();
     let mut cur: Option<Vec<usize>> = None;
@@ -115,9 +132,16 @@ fn reshape(
     let source = static_of(&from, "source")?;
     let result = static_of(&to, "result")?;
     // The expanded side is indexed by the groups' members, the collapsed side by group number.
-    let (expanded, collapsed) = if kind == DataMoveKind::ExpandShape { (&result, &source) } else { (&source, &result) };
+    let (expanded, collapsed) = if kind == DataMoveKind::ExpandShape {
+        (&result, &source)
+    } else {
+        (&source, &result)
+    };
     let members: Vec<usize> = groups.iter().flatten().copied().collect();
-    if members.len() != expanded.len() || groups.len() != collapsed.len() || members.iter().enumerate().any(|(i, &m)| i != m) {
+    if members.len() != expanded.len()
+        || groups.len() != collapsed.len()
+        || members.iter().enumerate().any(|(i, &m)| i != m)
+    {
         return Err(format!(
             "reassociation {groups:?} does not match ranks {} and {}",
             expanded.len(),
@@ -125,9 +149,15 @@ fn reshape(
         ));
     }
     for (g, group) in groups.iter().enumerate() {
-        let product = group.iter().try_fold(1i64, |acc, &d| acc.checked_mul(expanded[d])).ok_or("size overflow")?;
+        let product = group
+            .iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(expanded[d]))
+            .ok_or("size overflow")?;
         if product != collapsed[g] {
-            return Err(format!("group {g} {group:?} multiplies to {product}, not {}", collapsed[g]));
+            return Err(format!(
+                "group {g} {group:?} multiplies to {product}, not {}",
+                collapsed[g]
+            ));
         }
     }
     let mut results = Vec::new();
@@ -147,7 +177,11 @@ fn reshape(
         for (g, group) in groups.iter().enumerate() {
             for (pos, &d) in group.iter().enumerate() {
                 let stride: i64 = group[pos + 1..].iter().map(|&x| expanded[x]).product();
-                results.push(Expr::dim(g).floor_div(Expr::constant(stride)).modulo(Expr::constant(expanded[d])));
+                results.push(
+                    Expr::dim(g)
+                        .floor_div(Expr::constant(stride))
+                        .modulo(Expr::constant(expanded[d])),
+                );
             }
         }
         let map = IndexingMap::new(domain(&result), vec![], vec![], results, vec![]).simplified();
@@ -197,7 +231,8 @@ fn slice(
     inner: Option<ShapedType>,
     outer: Option<ShapedType>,
 ) -> Result<(IndexingMap, String), String> {
-    let [offsets, sizes, strides] = lists(src, file, toks).ok_or("no static `[offsets] [sizes] [strides]`")?;
+    let [offsets, sizes, strides] =
+        lists(src, file, toks).ok_or("no static `[offsets] [sizes] [strides]`")?;
     let outer = static_of(&outer, "sliced tensor")?;
     let inner_ty = inner.ok_or("no slice type")?;
     if offsets.len() != outer.len() || sizes.len() != outer.len() || strides.len() != outer.len() {
@@ -239,7 +274,9 @@ fn slice(
             Entry::Const(v) => Expr::constant(*v),
             Entry::Value(v) => {
                 // A valid slice fits: offset + (size - 1) * stride <= extent - 1.
-                let hi = (outer[i] - 1).checked_sub((size[i] - 1).checked_mul(stride[i]).ok_or("overflow")?).ok_or("overflow")?;
+                let hi = (outer[i] - 1)
+                    .checked_sub((size[i] - 1).checked_mul(stride[i]).ok_or("overflow")?)
+                    .ok_or("overflow")?;
                 names.push(format!("rt{} = {v}", runtimes.len()));
                 runtimes.push(Variable::new(0, hi.max(0)));
                 Expr::runtime(runtimes.len() - 1)
@@ -251,7 +288,10 @@ fn slice(
         };
         results.push(e);
     }
-    let dims: Vec<Variable> = kept.iter().map(|&i| Variable::new(0, size[i] - 1)).collect();
+    let dims: Vec<Variable> = kept
+        .iter()
+        .map(|&i| Variable::new(0, size[i] - 1))
+        .collect();
     let map = IndexingMap::new(dims, vec![], runtimes, results, vec![]).simplified();
     let mut note = "slice index → sliced tensor index".to_string();
     if !names.is_empty() {

@@ -53,14 +53,20 @@ pub fn split_loop(extent: i64, tile: i64, reduction: bool) -> Option<LoopSplit> 
     let padded = tiles.checked_mul(tile)?;
     let holes = padded - extent;
     let mut map = IndexingMap::new(
-        vec![Variable::new(0, (tiles - 1).max(0)), Variable::new(0, tile - 1)],
+        vec![
+            Variable::new(0, (tiles - 1).max(0)),
+            Variable::new(0, tile - 1),
+        ],
         vec![],
         vec![],
         vec![Expr::dim(0) * tile + Expr::dim(1)],
         vec![],
     );
     if holes > 0 {
-        map.add_constraint(Expr::dim(0) * tile + Expr::dim(1), Interval::new(0, extent - 1));
+        map.add_constraint(
+            Expr::dim(0) * tile + Expr::dim(1),
+            Interval::new(0, extent - 1),
+        );
     }
     Some(LoopSplit {
         extent,

@@ -42,7 +42,8 @@ pub fn tile_ops(src: &str, file: &MlirFile, linalg: &[LinalgAnalysis]) -> Vec<Ti
         if !o.name.starts_with("transform.") {
             continue;
         }
-        let Some((tile_sizes, sizes_range)) = int_list(src, file, o.tokens.clone(), "tile_sizes") else {
+        let Some((tile_sizes, sizes_range)) = int_list(src, file, o.tokens.clone(), "tile_sizes")
+        else {
             continue;
         };
         let interchange = int_list(src, file, o.tokens.clone(), "tile_interchange")
@@ -63,29 +64,54 @@ pub fn tile_ops(src: &str, file: &MlirFile, linalg: &[LinalgAnalysis]) -> Vec<Ti
 }
 
 /// The first handle operand of the tiling op, traced to its `match`.
-fn resolve_targets(src: &str, file: &MlirFile, op: usize, linalg: &[LinalgAnalysis]) -> (Vec<usize>, String) {
+fn resolve_targets(
+    src: &str,
+    file: &MlirFile,
+    op: usize,
+    linalg: &[LinalgAnalysis],
+) -> (Vec<usize>, String) {
     let o = &file.ops[op];
     let handle = file
         .value_uses
         .iter()
         .find(|u| o.range.contains(&u.range.start) && u.range.start > o.name_range.start);
     let Some(def) = handle.and_then(|u| u.target) else {
-        return (vec![], "the tiled handle is not defined in this file".into());
+        return (
+            vec![],
+            "the tiled handle is not defined in this file".into(),
+        );
     };
     let ValueKind::OpResult(m) = file.values[def].kind else {
-        return (vec![], format!("{} is the whole payload, not a matched op", file.values[def].name));
+        return (
+            vec![],
+            format!(
+                "{} is the whole payload, not a matched op",
+                file.values[def].name
+            ),
+        );
     };
     let matcher = &file.ops[m];
     if matcher.name != "transform.structured.match" {
-        return (vec![], format!("the tiled handle comes from `{}`", matcher.name));
+        return (
+            vec![],
+            format!("the tiled handle comes from `{}`", matcher.name),
+        );
     }
     let toks = matcher.tokens.clone();
     let op_names = braced_words(src, file, toks.clone(), "ops");
     let attrs = braced_words(src, file, toks, "attributes");
     let describe = format!(
         "match{}{}",
-        if op_names.is_empty() { String::new() } else { format!(" ops {op_names:?}") },
-        if attrs.is_empty() { String::new() } else { format!(" attributes {attrs:?}") }
+        if op_names.is_empty() {
+            String::new()
+        } else {
+            format!(" ops {op_names:?}")
+        },
+        if attrs.is_empty() {
+            String::new()
+        } else {
+            format!(" attributes {attrs:?}")
+        }
     );
     let matches = |a: &LinalgAnalysis| {
         let p = &file.ops[a.op.op];
@@ -111,7 +137,10 @@ fn resolve_targets(src: &str, file: &MlirFile, op: usize, linalg: &[LinalgAnalys
 
 /// Words inside `key {...}` / `key{[...]}`: `ops{["linalg.generic"]}` → `linalg.generic`.
 fn braced_words(src: &str, file: &MlirFile, toks: Range<usize>, key: &str) -> Vec<String> {
-    let Some(k) = toks.clone().find(|&i| file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == key) else {
+    let Some(k) = toks
+        .clone()
+        .find(|&i| file.tokens[i].kind == TokKind::Ident && file.token_text(src, i) == key)
+    else {
         return vec![];
     };
     if file.token_text(src, k + 1) != "{" {

@@ -42,9 +42,11 @@ pub fn parse_type(text: &str) -> Option<ShapedType> {
     let shape = inner.split(',').next().unwrap_or(inner).trim();
     let mut dims = Vec::new();
     let mut rest = shape;
-    loop {
-        let Some(x) = rest.find('x') else { break };
-        let part = rest[..x].trim().trim_start_matches('[').trim_end_matches(']');
+    while let Some(x) = rest.find('x') {
+        let part = rest[..x]
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         let dim = if part == "?" {
             None
         } else {
@@ -74,10 +76,18 @@ mod tests {
         let t = parse_type("tensor<1x?x56x256xf16>").unwrap();
         assert_eq!(t.dims, vec![Some(1), None, Some(56), Some(256)]);
         assert_eq!(t.element, "f16");
-        assert_eq!(parse_type("memref<4x8xf32, strided<[8, 1], offset: ?>>").unwrap().static_dims(), Some(vec![4, 8]));
+        assert_eq!(
+            parse_type("memref<4x8xf32, strided<[8, 1], offset: ?>>")
+                .unwrap()
+                .static_dims(),
+            Some(vec![4, 8])
+        );
         assert_eq!(parse_type("tensor<f32>").unwrap().rank(), 0);
         assert_eq!(parse_type("f16").unwrap().rank(), 0);
-        assert_eq!(parse_type("vector<4x[8]xf32>").unwrap().static_dims(), Some(vec![4, 8]));
+        assert_eq!(
+            parse_type("vector<4x[8]xf32>").unwrap().static_dims(),
+            Some(vec![4, 8])
+        );
         assert!(parse_type("tensor<*xf32>").is_none());
         assert!(parse_type("!pdl.operation").is_none());
         assert!(parse_type("tensor<2xcomplex<f32>>").is_some());
