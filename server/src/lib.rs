@@ -13,3 +13,4 @@ pub mod cli;
 pub mod lsp;
 pub mod model;
 pub mod syntax;
+pub mod tiling;
