@@ -12,4 +12,5 @@ pub mod analysis;
 pub mod cli;
 pub mod lsp;
 pub mod model;
+pub mod refactor;
 pub mod syntax;
