@@ -14,3 +14,4 @@ pub mod lsp;
 pub mod model;
 pub mod refactor;
 pub mod syntax;
+pub mod tiling;
