@@ -145,15 +145,11 @@ fn indivisible_tile_sizes_report_holes_and_predicates() {
     let msg = d[0]["message"].as_str().unwrap();
     // 56 = 9 * 6 + 2: 10 tiles, 4 holes; 256 = 5 * 48 + 16: 6 tiles, 32 holes.
     assert!(
-        msg.contains("d1: 56 is not a multiple of 6 → 10 tiles, 4 hole iterations"),
+        msg.contains("d1: 56 is not a multiple of 6 → 10 tiles, 4 hole iterations, the last tile has 2 valid; predicate d1 < 56"),
         "{msg}"
     );
     assert!(
-        msg.contains("d3: 256 is not a multiple of 48 → 6 tiles, 32 hole iterations"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("t * 6 + i < 56") && msg.contains("t * 48 + i < 256"),
+        msg.contains("d3: 256 is not a multiple of 48 → 6 tiles, 32 hole iterations, the last tile has 16 valid; predicate d3 < 256"),
         "{msg}"
     );
     // Padded 1 x 60 x 56 x 288 against 1 x 56 x 56 x 256.
@@ -174,10 +170,11 @@ fn indivisible_tile_sizes_report_holes_and_predicates() {
         })
         .collect();
     assert_eq!(got, vec![(1, 10, 4), (3, 6, 32)]);
+    assert_eq!(v["tiles"][0]["targets"][0]["holes"], holes);
     // The text form says the same.
     let (_, text) = run(&path, false);
     assert!(
-        text.contains("d1: 56 by 6 → 10 tiles, 4 holes; predicate t * 6 + i < 56"),
+        text.contains("d1: 56 by 6 → 10 tiles, 4 holes; predicate d1 < 56"),
         "{text}"
     );
     assert!(

@@ -13,4 +13,6 @@ pub mod cli;
 pub mod lsp;
 pub mod mlir;
 pub mod model;
+pub mod refactor;
 pub mod syntax;
+pub mod tiling;

@@ -179,20 +179,22 @@ fn to_text(
                 target.op.name,
                 target.domain_text()
             );
-            for (d, s) in mlir::transform::tile(t, target)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
-                if let Some(s) = s {
+            if let Some(Ok(tiling)) = mlir::transform::tile(t, target) {
+                for (d, s) in tiling
+                    .space
+                    .splits
+                    .iter()
+                    .enumerate()
+                    .filter(|(d, _)| tiling.tiled[*d])
+                {
                     let _ = writeln!(
                         out,
                         "    d{d}: {} by {} → {} tiles, {} holes{}",
                         s.extent,
                         s.tile,
-                        s.tiles,
-                        s.holes,
-                        s.predicate()
+                        s.tile_count(),
+                        s.holes(),
+                        s.predicate(d)
                             .map_or(String::new(), |p| format!("; predicate {p}"))
                     );
                 }
@@ -293,14 +295,24 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
                 .iter()
                 .map(|&k| {
                     let target = &a.linalg[k];
-                    let splits = mlir::transform::tile(t, target).unwrap_or_default();
+                    let tiling = mlir::transform::tile(t, target).and_then(Result::ok);
+                    let splits: Vec<Value> = tiling
+                        .iter()
+                        .flat_map(|tiling| {
+                            tiling.space.splits.iter().enumerate().filter(|(d, _)| tiling.tiled[*d]).map(|(d, s)| {
+                                json!({
+                                    "loop": d, "extent": s.extent, "tile": s.tile, "tiles": s.tile_count(),
+                                    "holes": s.holes(), "predicate": s.predicate(d).map(|p| p.to_string()),
+                                    "reduction": tiling.reduction[d],
+                                })
+                            })
+                        })
+                        .collect();
                     json!({
                         "name": target.op.name,
                         "at": at(a.file.ops[target.op.op].name_range.start),
-                        "splits": splits.iter().enumerate().filter_map(|(d, s)| s.as_ref().map(|s| json!({
-                            "loop": d, "extent": s.extent, "tile": s.tile, "tiles": s.tiles,
-                            "holes": s.holes, "predicate": s.predicate(), "reduction": s.reduction,
-                        }))).collect::<Vec<_>>(),
+                        "splits": splits,
+                        "holes": tiling.as_ref().map(|t| t.space.hole_elements()),
                     })
                 })
                 .collect();

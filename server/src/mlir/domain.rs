@@ -32,6 +32,7 @@ pub mod codes {
     pub const OUT_OF_BOUNDS: &str = "out-of-bounds";
     pub const INDIVISIBLE_TILE: &str = "indivisible-tile";
     pub const TILE_SIZES_COUNT: &str = "tile-sizes-count";
+    pub const INVALID_TILE: &str = "invalid-tile-size";
 }
 
 /// Enumeration budget for utilization (domain points per operand): keeps hover fast.

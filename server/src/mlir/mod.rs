@@ -13,7 +13,6 @@ pub mod maps;
 pub mod ops;
 pub mod reader;
 pub mod reshape;
-pub mod tiling;
 pub mod transform;
 pub mod types;
 
@@ -78,7 +77,8 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
 }
 
 /// Findings of one tiling op: sizes that do not divide a target's static loop
-/// bounds (holes and the predicates that guard them), and more sizes than loops.
+/// bounds (holes and the predicates that guard them, from [`crate::tiling`]), and
+/// more sizes than loops.
 fn tile_diagnostics(
     src: &str,
     file: &MlirFile,
@@ -104,45 +104,44 @@ fn tile_diagnostics(
             d.related.push((target_range.clone(), "tiled op".into()));
             out.push(d);
         }
-        let Some(splits) = transform::tile(t, target) else {
-            continue;
+        let tiling = match transform::tile(t, target) {
+            None => continue,
+            Some(Err(e)) => {
+                out.push(Diagnostic::error(
+                    t.sizes_range.clone(),
+                    codes::INVALID_TILE,
+                    format!("cannot tile {} (line {line}): {e}", target.op.name),
+                ));
+                continue;
+            }
+            Some(Ok(tiling)) => tiling,
         };
-        let Some(extents) = target.extents() else {
-            continue;
-        };
-        let bad: Vec<(usize, &tiling::LoopSplit)> = splits
-            .iter()
-            .enumerate()
-            .filter_map(|(d, s)| s.as_ref().filter(|s| !s.divisible()).map(|s| (d, s)))
-            .collect();
+        let space = &tiling.space;
+        let bad = space.indivisible_dims();
         if bad.is_empty() {
             continue;
         }
-        let mut parts = Vec::new();
-        for (d, s) in &bad {
-            let mut p = format!(
-                "d{d}: {} is not a multiple of {} → {} tiles, {} hole iterations; predicate {}",
-                s.extent,
-                s.tile,
-                s.tiles,
-                s.holes,
-                s.predicate().unwrap_or_default()
-            );
-            if s.reduction {
-                p.push_str("; reduction loop: holes must contribute the combiner's identity");
-            }
-            parts.push(p);
-        }
-        let total: u128 = extents.iter().map(|&e| e.max(0) as u128).product();
-        let padded: u128 = extents
+        let parts: Vec<String> = bad
             .iter()
-            .zip(&splits)
-            .map(|(&e, s)| {
-                s.as_ref()
-                    .map_or(e.max(0) as u128, |s| (s.tiles * s.tile) as u128)
+            .map(|&d| {
+                let s = &space.splits[d];
+                let mut p = format!(
+                    "d{d}: {} is not a multiple of {} → {} tiles, {} hole iterations, the last tile has {} valid; predicate {}",
+                    s.extent,
+                    s.tile,
+                    s.tile_count(),
+                    s.holes(),
+                    s.last_tile_valid(),
+                    s.predicate(d).map(|p| p.to_string()).unwrap_or_default()
+                );
+                if tiling.reduction[d] {
+                    p.push_str(" (a reduction loop: holes must contribute the combiner's identity)");
+                }
+                p
             })
-            .product();
-        let holes = padded - total;
+            .collect();
+        let holes = space.hole_elements();
+        let padded = space.padded_elements();
         let pct = if padded > 0 {
             100.0 * holes as f64 / padded as f64
         } else {
@@ -156,7 +155,7 @@ fn tile_diagnostics(
                 "tile sizes {:?} do not divide the loops of {} (line {line}, domain {:?}): {}; {holes} of {padded} tiled iterations ({pct:.1}%) are holes",
                 t.tile_sizes,
                 target.op.name,
-                extents,
+                space.extents(),
                 parts.join("; ")
             ),
         );

@@ -12,7 +12,7 @@ use super::domain::LinalgAnalysis;
 use super::lexer::TokKind;
 use super::ops::{int_list, matching, IteratorType};
 use super::reader::{MlirFile, ValueKind};
-use super::tiling::{split_loop, LoopSplit};
+use crate::tiling::{SplitError, TiledSpace};
 
 #[derive(Clone, Debug)]
 pub struct TileOp {
@@ -27,12 +27,14 @@ pub struct TileOp {
     pub matcher: String,
 }
 
-/// One tiled payload op: the split of every loop.
+/// A payload op's iteration space tiled by a tiling op. MLIR's tile size 0 (or a
+/// missing size) leaves a loop untiled: one tile of the whole extent.
 #[derive(Clone, Debug)]
-pub struct TiledOp {
-    pub target: usize,
-    /// Per loop; `None` for loops that are not tiled (size 0 or missing).
-    pub splits: Vec<Option<LoopSplit>>,
+pub struct Tiling {
+    pub space: TiledSpace,
+    /// Loops with a non-zero tile size.
+    pub tiled: Vec<bool>,
+    pub reduction: Vec<bool>,
 }
 
 /// Every tiling op of the file with its resolved targets.
@@ -159,18 +161,27 @@ fn braced_words(src: &str, file: &MlirFile, toks: Range<usize>, key: &str) -> Ve
         .collect()
 }
 
-/// Splits every tiled loop of `target` by the op's tile sizes (missing sizes are 0).
-pub fn tile(t: &TileOp, target: &LinalgAnalysis) -> Option<Vec<Option<LoopSplit>>> {
+/// Tiles `target`'s static iteration space by the op's sizes; `None` when a loop
+/// extent is unknown, an error for a negative size or an overflow.
+pub fn tile(t: &TileOp, target: &LinalgAnalysis) -> Option<Result<Tiling, SplitError>> {
     let extents = target.extents()?;
-    Some(
-        extents
-            .iter()
-            .enumerate()
-            .map(|(d, &n)| {
-                let size = t.tile_sizes.get(d).copied().unwrap_or(0);
-                let reduction = target.loops[d].iterator == Some(IteratorType::Reduction);
-                (size > 0).then(|| split_loop(n, size, reduction)).flatten()
-            })
-            .collect(),
-    )
+    let sizes: Vec<i64> = (0..extents.len())
+        .map(|d| t.tile_sizes.get(d).copied().unwrap_or(0))
+        .collect();
+    let tiles: Vec<i64> = sizes
+        .iter()
+        .zip(&extents)
+        .map(|(&s, &n)| if s == 0 { n.max(1) } else { s })
+        .collect();
+    Some(TiledSpace::new(&extents, &tiles).map(|space| {
+        Tiling {
+            space,
+            tiled: sizes.iter().map(|&s| s != 0).collect(),
+            reduction: target
+                .loops
+                .iter()
+                .map(|l| l.iterator == Some(IteratorType::Reduction))
+                .collect(),
+        }
+    }))
 }

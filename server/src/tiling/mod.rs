@@ -1,0 +1,20 @@
+//! Tiling analysis: what happens when an iteration space is executed tile by
+//! tile and a tile size does not divide the extent it splits (the nvFuser seed
+//! "Divisibility of Split", and XLA's symbolic tile analysis for Triton
+//! fusions).
+//!
+//! * [`split`]: extents `N_i` tiled by sizes `t_i`: tile counts, holes, guards.
+//! * [`predicates`]: graphs of split / merge / resize and their minimal
+//!   predicates by the seed's theorems.
+//! * [`identity`]: the value a reduction's holes must hold, by reducer.
+//!
+//! Plain library code: no LSP types. Shared by the HLO `output_tiles` analysis
+//! and MLIR `tile_sizes`.
+
+pub mod identity;
+pub mod predicates;
+pub mod split;
+
+pub use identity::{init_is_identity, Reducer};
+pub use predicates::{DomainGraph, DomainId, DomainPredicate, Transform};
+pub use split::{join_sizes, Predicate, Split, SplitError, TiledSpace};
