@@ -380,3 +380,78 @@ fn hover_inside_a_fusion_shows_the_maps() {
     assert!(value.contains("(d0, d1) -> (d1, d0)"), "{value}");
     assert!(client.shutdown_and_exit().success());
 }
+
+const RESHAPES: &str = "HloModule r\n\n%fused {\n  %p = f32[4,6,10] parameter(0)\n  %n = f32[4,6,10] negate(%p)\n  %flat = f32[240] reshape(%n)\n  ROOT %r = f32[6,40] reshape(%flat)\n}\n\nENTRY %main {\n  %a = f32[4,6,10] parameter(0)\n  ROOT %f = f32[6,40] fusion(%a), kind=kLoop, calls=%fused\n}\n";
+
+fn inlay_hints(client: &mut Client, document: &str, lines: (u32, u32)) -> Vec<Value> {
+    let hints = client.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": document},
+               "range": {"start": lsp_support::pos(lines.0, 0), "end": lsp_support::pos(lines.1, 0)}}),
+    );
+    hints.as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn inlay_hints_show_the_map_from_the_fusion_output_per_mode() {
+    let mut client = Client::start();
+    let document = uri("transpose.hlo");
+    client.open(&document, TRANSPOSE);
+    // Whole document: one hint per fused instruction, none in the entry computation.
+    let hints = inlay_hints(&mut client, &document, (0, 100));
+    let labels: Vec<&str> = hints.iter().map(|h| h["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "(d0, d1) -> (d1, d0)",
+            "(d0, d1) -> (d1, d0)",
+            "(d0, d1) -> (d0, d1)"
+        ],
+        "{hints:?}"
+    );
+    // Placed at the end of the instruction.
+    let negate_end = position_of(TRANSPOSE, "negate(%p)", "negate(%p)".len());
+    assert_eq!(hints[1]["position"], negate_end);
+    assert!(hints[1]["tooltip"]["value"]
+        .as_str()
+        .unwrap()
+        .contains("d1 in [0, 7]"));
+    // Only the requested range (the negate's line).
+    let line = negate_end["line"].as_u64().unwrap() as u32;
+    let hints = inlay_hints(&mut client, &document, (line, line + 1));
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert_eq!(hints[0]["position"], negate_end);
+
+    // A long map is cut in short mode, whole in the tooltip and in full mode.
+    let long = uri("reshapes.hlo");
+    client.open(&long, RESHAPES);
+    let hints = inlay_hints(&mut client, &long, (0, 100));
+    let parameter = hints[0]["label"].as_str().unwrap();
+    assert!(parameter.ends_with('…'), "{parameter}");
+    assert!(parameter.chars().count() <= 40, "{parameter}");
+    let tooltip = hints[0]["tooltip"]["value"].as_str().unwrap();
+    assert!(
+        tooltip.contains("(d0, d1) -> ((d0 * 40 + d1) floordiv 60"),
+        "{tooltip}"
+    );
+    client.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"inlayHints": {"mode": "full"}}}),
+    );
+    let hints = inlay_hints(&mut client, &long, (0, 100));
+    let full = hints[0]["label"].as_str().unwrap();
+    assert!(
+        full.starts_with("(d0, d1) -> ((d0 * 40 + d1) floordiv 60"),
+        "{full}"
+    );
+    assert!(
+        full.contains("domain: d0 in [0, 5], d1 in [0, 39]"),
+        "{full}"
+    );
+    client.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"inlayHints": {"mode": "off"}}}),
+    );
+    assert!(inlay_hints(&mut client, &long, (0, 100)).is_empty());
+    assert!(client.shutdown_and_exit().success());
+}

@@ -12,5 +12,6 @@ pub mod analysis;
 pub mod cli;
 pub mod lsp;
 pub mod model;
+pub mod refactor;
 pub mod syntax;
 pub mod tiling;

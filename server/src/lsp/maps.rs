@@ -1,31 +1,54 @@
 //! The indexing-map sections of hovers, from the analysis layer.
 //!
-//! For an instruction: its output-to-input map per operand (XLA's text format in a
-//! fenced block) with utilization. Inside a computation called by a fusion, also the
-//! composed map from the fusion's output to this instruction and from the fusion's
-//! output to each fusion parameter. On a fusion instruction the analysis composes
-//! through the fused computation, so its per-operand maps are already the composed
-//! maps to the fusion's operands.
+//! For an instruction: its output-to-input maps per operand (XLA's text format, one
+//! fenced block per map) with utilization. Inside a computation called by a fusion,
+//! also the composed map from the fusion's output to this instruction and from the
+//! fusion's output to each fusion parameter. On a fusion instruction the analysis
+//! composes through the fused computation, so its per-operand maps are already the
+//! composed maps to the fusion's operands.
 
 use std::fmt::Write as _;
 
 use super::settings::{FloorDivSpelling, Settings};
 use super::snapshot::Snapshot;
 use crate::algebra::{DivSpelling, PrintOptions};
-use crate::analysis::{self, fusion, operand_indexing, utilization, Direction, Query};
-use crate::model::{ComputationId, Instruction, Module};
+use crate::analysis::{self, operand_indexing, utilization, Direction, OperandIndexing, Query};
+use crate::model::{Computation, ComputationId, Instruction, Module};
 
 /// Most outputs of a multi-output instruction shown in one hover.
 const MAX_OUTPUTS: usize = 4;
 
-fn print_options(settings: &Settings) -> PrintOptions {
+/// Domain points a hover enumerates to make utilization exact; beyond that it shows
+/// the closed form or an estimate, so a hover stays fast on huge operands.
+const HOVER_UTILIZATION_BUDGET: u128 = 200_000;
+
+/// How maps are printed under the user's settings.
+pub fn print_options(settings: &Settings, multiline: bool) -> PrintOptions {
     PrintOptions {
         div: match settings.floordiv {
             FloorDivSpelling::FloorDiv => DivSpelling::FloorDiv,
             FloorDivSpelling::Slash => DivSpelling::Slash,
         },
-        ..PrintOptions::default()
+        multiline,
     }
+}
+
+/// Index of `module` in the snapshot's model (modules are split by `// -----`).
+pub fn module_index(snapshot: &Snapshot, module: &Module) -> Option<usize> {
+    snapshot
+        .model()
+        .modules
+        .iter()
+        .position(|m| std::ptr::eq(m, module))
+}
+
+/// The fusion instruction calling `computation`, if it is a fused computation.
+pub fn calling_fusion(module: &Module, computation: ComputationId) -> Option<&Instruction> {
+    let site = module.callers_of(computation).first()?;
+    let caller = module
+        .computation(site.computation)
+        .instruction(site.instruction);
+    (caller.opcode.name() == "fusion").then_some(caller)
 }
 
 /// Markdown for the maps of `instruction`; `None` when the analysis has nothing.
@@ -36,13 +59,9 @@ pub fn instruction_maps(
     instruction: &Instruction,
     settings: &Settings,
 ) -> Option<String> {
-    let module_index = snapshot
-        .model()
-        .modules
-        .iter()
-        .position(|m| std::ptr::eq(m, module))?;
+    let module_index = module_index(snapshot, module)?;
     let view = snapshot.analysis_module(module_index);
-    let options = print_options(settings);
+    let options = print_options(settings, true);
     let (comp, node) = (computation.index(), instruction.id.index());
     let n = view.computations.get(comp)?.nodes.get(node)?;
     let mut text = String::new();
@@ -62,75 +81,122 @@ pub fn instruction_maps(
                 let _ = write!(text, "\n**Output {output}**\n");
             }
             for (k, entry) in indexing.entries.iter().enumerate() {
-                let _ = write!(text, "\nOperand {k}");
-                if let Some(shape) = n.op.operands.get(k).and_then(|s| s.as_array()) {
-                    let budget = utilization::DEFAULT_BUDGET;
-                    if let Some(u) = utilization::utilization(entry, shape, budget) {
-                        let flag = if u.multiplicity > settings.utilization_budget {
-                            " ⚠ re-read"
-                        } else {
-                            ""
-                        };
-                        let _ = write!(
-                            text,
-                            " — utilization {:.0}%, each element read {:.2}×{}{}",
-                            u.fraction * 100.0,
-                            u.multiplicity,
-                            if u.exact { "" } else { " (estimate)" },
-                            flag
-                        );
-                    }
+                let operand_shape = n.op.operands.get(k).and_then(|s| s.as_array());
+                let name = operand_name(module.computation(computation), instruction, k);
+                let _ = write!(text, "\n**Operand {k}** {name}");
+                if let Some(shape) = operand_shape {
+                    text.push_str(&utilization_text(entry, shape, settings));
                 }
-                let _ = write!(
-                    text,
-                    "\n```\n{}```\n",
-                    operand_indexing::entry_to_string(entry, &options)
-                );
+                text.push('\n');
+                text.push_str(&map_blocks(entry, &options));
             }
         }
     }
-    fused_context(module, computation, view, node, &options, &mut text);
+    if let Some(fusion) = calling_fusion(module, computation) {
+        let fused = FusedContext {
+            snapshot,
+            module_index,
+            computation,
+            fusion,
+        };
+        fused.describe(instruction, &options, &mut text);
+    }
     (!text.is_empty()).then_some(text)
 }
 
-/// Inside a fused computation: maps from the fusion's output to `node` and to every
-/// fusion parameter.
-fn fused_context(
-    module: &Module,
+/// `` `%name` `` of operand `k`, or nothing for an unresolved operand.
+fn operand_name(computation: &Computation, instruction: &Instruction, k: usize) -> String {
+    instruction
+        .operands
+        .get(k)
+        .and_then(|o| o.target)
+        .map(|id| format!("`%{}`", computation.instruction(id).name))
+        .unwrap_or_default()
+}
+
+/// ` — utilization 50%, each element read 2.00×` (flagged above the budget).
+fn utilization_text(
+    entry: &OperandIndexing,
+    shape: &analysis::ArrayShape,
+    settings: &Settings,
+) -> String {
+    let Some(u) = utilization::utilization(entry, shape, HOVER_UTILIZATION_BUDGET) else {
+        return String::new();
+    };
+    // A scalar (an init value, a broadcast constant) is re-read by design.
+    let flag = if u.multiplicity > settings.utilization_budget && shape.rank() > 0 {
+        " ⚠ re-read"
+    } else {
+        ""
+    };
+    format!(
+        " — utilization {:.0}%, each element read {:.2}×{}{}",
+        u.fraction * 100.0,
+        u.multiplicity,
+        if u.exact { "" } else { " (estimate)" },
+        flag
+    )
+}
+
+/// One fenced block per map of `entry`, then the reason when some path is unknown.
+pub fn map_blocks(entry: &OperandIndexing, options: &PrintOptions) -> String {
+    let mut out = String::new();
+    for m in &entry.maps {
+        let printed = operand_indexing::operand_map_to_string(m, options);
+        let _ = write!(out, "```\n{}\n```\n", printed.trim_end());
+    }
+    if let Some(reason) = &entry.unknown {
+        let _ = writeln!(out, "unknown indexing: {reason}");
+    }
+    if entry.maps.is_empty() && entry.unknown.is_none() {
+        out.push_str("not read\n");
+    }
+    out
+}
+
+/// An instruction inside a fused computation, seen from the fusion's output.
+struct FusedContext<'a> {
+    snapshot: &'a Snapshot,
+    module_index: usize,
     computation: ComputationId,
-    view: &analysis::Module,
-    node: usize,
-    options: &PrintOptions,
-    text: &mut String,
-) {
-    let Some(site) = module.callers_of(computation).first() else {
-        return;
-    };
-    let caller = module
-        .computation(site.computation)
-        .instruction(site.instruction);
-    if caller.opcode.to_string() != "fusion" {
-        return;
-    }
-    let comp = computation.index();
-    let Some((start, out)) = fusion::output_start(view, comp, 0) else {
-        return;
-    };
-    let reached = fusion::grouped_output_to_input(view, comp, start, out);
-    if let Some(here) = reached.get(node) {
-        let _ = write!(
-            text,
-            "\nFrom the output of fusion `%{}` to this instruction\n```\n{}```\n",
-            caller.name,
-            operand_indexing::entry_to_string(&here.to_entry(), options)
-        );
-    }
-    let parameters = fusion::fused_output_to_input(view, comp, 0, caller.operands.len());
-    for (k, entry) in parameters.entries.iter().enumerate() {
-        let _ = write!(
-            text,
-            "\nFrom the fusion output to parameter {k}\n```\n{}```\n",
-            operand_indexing::entry_to_string(entry, options)
-        );
+    fusion: &'a Instruction,
+}
+
+impl FusedContext<'_> {
+    /// The composed map from the fusion's output to `instruction`, and (except on a
+    /// parameter, where that is the same thing) to every fusion parameter.
+    fn describe(&self, instruction: &Instruction, options: &PrintOptions, text: &mut String) {
+        let fused = self
+            .snapshot
+            .fused_maps(self.module_index, self.computation.index());
+        if let Some(here) = fused.reached.get(instruction.id.index()) {
+            let _ = write!(
+                text,
+                "\n**From the output of fusion `%{}` to this instruction**\n{}",
+                self.fusion.name,
+                map_blocks(&here.to_entry(), options)
+            );
+        }
+        if instruction.parameter_number.is_some() {
+            return;
+        }
+        let module = &self.snapshot.model().modules[self.module_index];
+        let computation = module.computation(self.computation);
+        let mut parameters: Vec<(i64, &Instruction)> = computation
+            .instructions
+            .iter()
+            .filter_map(|i| i.parameter_number.map(|k| (k, i)))
+            .collect();
+        parameters.sort_by_key(|(k, _)| *k);
+        for (k, parameter) in parameters {
+            if let Some(reached) = fused.reached.get(parameter.id.index()) {
+                let _ = write!(
+                    text,
+                    "\n**From the fusion output to parameter {k}** `%{}`\n{}",
+                    parameter.name,
+                    map_blocks(&reached.to_entry(), options)
+                );
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@ pub mod documents;
 pub mod folding;
 pub mod guard;
 pub mod hover;
+pub mod inlay_hints;
 pub mod logging;
 pub mod maps;
 pub mod navigation;

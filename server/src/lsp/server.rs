@@ -13,7 +13,7 @@ use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{code_actions, folding, hover, navigation};
+use super::{code_actions, folding, hover, inlay_hints, navigation};
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -152,6 +152,7 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             },
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        inlay_hint_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
             ..Default::default()
@@ -249,6 +250,29 @@ impl LanguageServer for Backend {
                 let start = snapshot.offset(range.start, encoding)?;
                 let end = snapshot.offset(range.end, encoding)?.max(start);
                 Some(code_actions::quick_fixes(snapshot, start..end, encoding))
+            },
+        )
+        .await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let range = params.range;
+        let settings = self.workspace.settings();
+        self.on_document(
+            "inlayHint",
+            &params.text_document.uri,
+            move |snapshot, encoding| {
+                let start = snapshot.offset(range.start, encoding).unwrap_or(0);
+                let end = snapshot
+                    .offset(range.end, encoding)
+                    .unwrap_or(snapshot.text().len())
+                    .max(start);
+                Some(inlay_hints::inlay_hints(
+                    snapshot,
+                    start..end,
+                    &settings,
+                    encoding,
+                ))
             },
         )
         .await

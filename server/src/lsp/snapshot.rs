@@ -6,7 +6,8 @@
 //! text (the HLO model, diagnostics) is computed at most once per snapshot, on first
 //! use, by whichever request needs it first.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, Range, Uri};
@@ -14,6 +15,13 @@ use tower_lsp_server::ls_types::{Position, Range, Uri};
 use super::position::{self, PositionEncoding};
 use crate::model::{self, HloFile};
 use crate::syntax::SyntaxDocument;
+
+/// What reaches each instruction of a fused computation from its output 0
+/// (`reached[i]` for instruction `i`; empty when nothing reaches it).
+#[derive(Debug, Default)]
+pub struct FusedMaps {
+    pub reached: Vec<crate::analysis::fusion::Reached>,
+}
 
 /// The state of one document at one version.
 #[derive(Debug)]
@@ -29,6 +37,9 @@ pub struct Snapshot {
     model: OnceLock<Arc<HloFile>>,
     /// The analysis' view of each module, built on first hover.
     analysis: OnceLock<Vec<crate::analysis::Module>>,
+    /// Maps from a fused computation's output 0 to each of its instructions, per
+    /// `(module, computation)`: shared by hover and inlay hints, computed once.
+    fused: Mutex<HashMap<(usize, usize), Arc<FusedMaps>>>,
     /// Every library diagnostic (syntax, model, `cli::check::SOURCES`), sorted.
     diagnostics: OnceLock<Vec<model::Diagnostic>>,
 }
@@ -50,6 +61,7 @@ impl Snapshot {
             model: OnceLock::new(),
             analysis: OnceLock::new(),
             diagnostics: OnceLock::new(),
+            fused: Mutex::default(),
         }
     }
 
@@ -75,6 +87,26 @@ impl Snapshot {
                 .collect()
         });
         &modules[index]
+    }
+
+    /// The maps from output 0 of fused computation `computation` of module `module` to
+    /// each of its instructions (see [`FusedMaps`]), computed on first use.
+    pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
+        let key = (module, computation);
+        if let Some(maps) = self.fused.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return maps;
+        }
+        let view = self.analysis_module(module);
+        let reached = crate::analysis::fusion::output_start(view, computation, 0)
+            .map(|(start, out)| {
+                crate::analysis::fusion::grouped_output_to_input(view, computation, start, out)
+            })
+            .unwrap_or_default();
+        let maps = Arc::new(FusedMaps { reached });
+        if let Ok(mut cache) = self.fused.lock() {
+            cache.insert(key, maps.clone());
+        }
+        maps
     }
 
     /// Every diagnostic of this version in library terms, computed once: syntax

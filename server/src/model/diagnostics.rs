@@ -158,4 +158,10 @@ pub mod codes {
     pub const EMPTY_COMPUTATION: &str = "empty-computation";
     /// A called computation takes a different number of parameters than it is given.
     pub const CALL_ARITY: &str = "call-arity";
+    /// A chain of reshape/bitcast/transpose that is the identity or one op (a hint
+    /// with a quick fix; `refactor`).
+    pub const RESHAPE_CHAIN: &str = "reshape-chain";
+    /// A single reshape/bitcast/transpose whose map is the identity on an unchanged
+    /// shape (a hint with a quick fix; `refactor`).
+    pub const NOOP_RESHAPE: &str = "noop-reshape";
 }

@@ -1,0 +1,142 @@
+//! Inlay hints inside fused computations: after each instruction, the simplified map
+//! from the fusion's output index to this instruction's index (`(d0, d1) -> (d1, d0)`),
+//! so a reader sees how the kernel indexes every intermediate without hovering.
+//!
+//! Only instructions in the requested range get a hint. The maps come from the
+//! snapshot's per-computation cache, so scrolling through a fusion composes its maps
+//! once. `short` mode shows the map's head truncated to
+//! [`Settings::SHORT_HINT_CHARS`] with the full map (and its domain) in the tooltip;
+//! `full` shows the whole map on one line.
+
+use std::ops::Range;
+
+use tower_lsp_server::ls_types::{
+    InlayHint, InlayHintKind, InlayHintLabel, InlayHintTooltip, MarkupContent, MarkupKind,
+};
+
+use super::maps::{calling_fusion, map_blocks, module_index, print_options};
+use super::position::PositionEncoding;
+use super::settings::{InlayHintMode, Settings};
+use super::snapshot::Snapshot;
+use crate::algebra::PrintOptions;
+use crate::analysis::fusion::Reached;
+use crate::analysis::operand_indexing::operand_map_to_string;
+use crate::model::{ComputationId, Module};
+
+/// The hints for instructions of fused computations that start inside `range` (bytes).
+pub fn inlay_hints(
+    snapshot: &Snapshot,
+    range: Range<usize>,
+    settings: &Settings,
+    encoding: PositionEncoding,
+) -> Vec<InlayHint> {
+    if settings.inlay_hints == InlayHintMode::Off {
+        return Vec::new();
+    }
+    let mut hints = Vec::new();
+    for module in &snapshot.model().modules {
+        for (index, computation) in module.computations.iter().enumerate() {
+            let id = ComputationId(index as u32);
+            if !overlaps(&computation.range, &range) || calling_fusion(module, id).is_none() {
+                continue;
+            }
+            computation_hints(snapshot, module, id, &range, settings, encoding, &mut hints);
+        }
+    }
+    hints
+}
+
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start <= b.end && b.start <= a.end
+}
+
+fn computation_hints(
+    snapshot: &Snapshot,
+    module: &Module,
+    id: ComputationId,
+    range: &Range<usize>,
+    settings: &Settings,
+    encoding: PositionEncoding,
+    hints: &mut Vec<InlayHint>,
+) {
+    let Some(module_index) = module_index(snapshot, module) else {
+        return;
+    };
+    let fused = snapshot.fused_maps(module_index, id.index());
+    for instruction in &module.computation(id).instructions {
+        if instruction.synthetic || !range.contains(&instruction.range.start) {
+            continue;
+        }
+        let Some(reached) = fused.reached.get(instruction.id.index()) else {
+            continue;
+        };
+        if let Some(hint) = hint(reached, settings) {
+            let position = snapshot
+                .range(instruction.range.end..instruction.range.end, encoding)
+                .end;
+            hints.push(InlayHint {
+                position,
+                label: InlayHintLabel::String(hint.label),
+                kind: Some(InlayHintKind::TYPE),
+                text_edits: None,
+                tooltip: Some(InlayHintTooltip::MarkupContent(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: hint.tooltip,
+                })),
+                padding_left: Some(true),
+                padding_right: None,
+                data: None,
+            });
+        }
+    }
+}
+
+/// A hint's text and its tooltip.
+struct Hint {
+    label: String,
+    tooltip: String,
+}
+
+/// The hint for one instruction; `None` when the output does not reach it.
+fn hint(reached: &Reached, settings: &Settings) -> Option<Hint> {
+    let entry = reached.to_entry();
+    let first = entry.maps.first()?;
+    let one_line = print_options(settings, false);
+    let mut label = match settings.inlay_hints {
+        InlayHintMode::Full => operand_map_to_string(first, &one_line)
+            .trim_end()
+            .to_string(),
+        _ => truncate(&head(first, &one_line), Settings::SHORT_HINT_CHARS),
+    };
+    let more = entry.maps.len() - 1;
+    if more > 0 {
+        label.push_str(&format!(" (+{more})"));
+    }
+    if entry.unknown.is_some() {
+        label.push_str(" (+unknown)");
+    }
+    let tooltip = format!(
+        "From the fusion output to this instruction:\n\n{}",
+        map_blocks(&entry, &print_options(settings, true))
+    );
+    Some(Hint { label, tooltip })
+}
+
+/// The map without its domain: `(d0, d1)[s0] -> (d1, s0)`.
+fn head(m: &crate::analysis::OperandMap, options: &PrintOptions) -> String {
+    let printed = m.map.print(options);
+    match printed.find(", domain:") {
+        Some(end) => printed[..end].to_string(),
+        None => printed,
+    }
+}
+
+/// At most `limit` characters, ending in `…` when cut.
+fn truncate(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(limit.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
