@@ -11,6 +11,7 @@ pub mod mlir;
 pub mod parse;
 pub mod serve;
 pub mod simplify;
+pub mod tiles;
 
 /// Exit code for bad invocations and unreadable input (missing file, not UTF-8).
 pub const EXIT_USAGE: u8 = 2;
@@ -38,6 +39,8 @@ pub enum Command {
     Mlir(mlir::Args),
     /// Report every syntax and semantic diagnostic of an HLO file.
     Check(check::CheckArgs),
+    /// Tiling analysis of tiled fusions: holes, predicates, valid tile sizes.
+    Tiles(tiles::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve(serve::Args),
 }
@@ -51,6 +54,7 @@ pub fn run() -> ExitCode {
         Some(Command::Maps(args)) => maps::run(args),
         Some(Command::Check(args)) => check::run_check(args),
         Some(Command::Mlir(args)) => mlir::run(args),
+        Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
     }
