@@ -31,6 +31,9 @@ pub fn hover(
     settings: &Settings,
     encoding: PositionEncoding,
 ) -> Option<Hover> {
+    if snapshot.is_mlir() {
+        return super::mlir::hover(snapshot, offset, settings, encoding);
+    }
     let file = snapshot.model();
     let (text, range) = describe(file, offset, snapshot, settings)?;
     Some(Hover {
