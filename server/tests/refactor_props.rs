@@ -7,7 +7,7 @@
 //! holds the value `i`, so the outputs ARE the output-to-parameter maps, enumerated),
 //! must compute exactly what the original computed, layouts included. And whenever
 //! the interpreter shows that the chain returns its source unchanged, a removal must
-//! be offered.
+//! be offered; when it reads its source in row-major order, a single reshape.
 
 use hlo_lsp::model::{self, parse_hlo, Opcode, Shape};
 use hlo_lsp::refactor::{self, rewrite::apply};
@@ -442,6 +442,27 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             removes_all,
             "identity chain without a removal:\n{text}\n{found:#?}"
         );
+    } else if !case.blocked && case.members.len() >= 2 {
+        // A chain that reads its source in row-major order is one reshape: offered.
+        let Value::Array(result) = value_of(text, last) else {
+            unreachable!()
+        };
+        let row_major: Vec<i64> = (0..result.data.len() as i64).collect();
+        if result.data == row_major {
+            let to_one_reshape = found.iter().any(|d| {
+                d.fixes.iter().any(|f| {
+                    let after = parse_hlo(&apply(text, &f.edits));
+                    let c = &after.modules[0].computations[0];
+                    let (kept, gone) = case.members.split_last().unwrap();
+                    gone.iter().all(|m| c.instruction_by_name(m).is_none())
+                        && c.instruction_by_name(kept).map(|i| &i.opcode) == Some(&Opcode::Reshape)
+                })
+            });
+            prop_assert!(
+                to_one_reshape,
+                "reshape chain without a fix:\n{text}\n{found:#?}"
+            );
+        }
     }
     Ok(())
 }

@@ -119,12 +119,15 @@ fn diagnostic(text: &str, c: &Computation, f: &Finding) -> Option<Diagnostic> {
             ),
         ),
     };
-    let mut d = Diagnostic::new(
-        first.range.start..last.range.end,
-        Severity::Hint,
-        code,
-        message,
-    );
+    // Members are usually in text order; the span covers them even when not.
+    let members = f.chain.members.iter().map(|&id| &c.instruction(id).range);
+    let start = members
+        .clone()
+        .map(|r| r.start)
+        .min()
+        .unwrap_or(first.range.start);
+    let end = members.map(|r| r.end).max().unwrap_or(last.range.end);
+    let mut d = Diagnostic::new(start..end, Severity::Hint, code, message);
     for (_, fix) in fixes {
         d = d.with_fix(fix);
     }
