@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hlo_lsp::algebra::IndexingMap;
 use hlo_lsp::analysis::{analyze, view, Direction, Query};
 use hlo_lsp::model::parse_hlo;
 use hlo_lsp::refactor::{diagnostics_of, maps::maps_equal, rewrite::apply};
@@ -20,8 +21,11 @@ fn samples(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every fusion's output-to-operand maps, by (computation name, fusion name).
-fn fusion_maps(text: &str) -> Vec<((String, String), Vec<Vec<hlo_lsp::algebra::IndexingMap>>)> {
+/// A fusion's (computation name, instruction name) and its maps per operand.
+type FusionMaps = ((String, String), Vec<Vec<IndexingMap>>);
+
+/// Every fusion's output-to-operand maps.
+fn fusion_maps(text: &str) -> Vec<FusionMaps> {
     let (_, modules) = view::parse(text);
     let mut out = vec![];
     for module in &modules {
