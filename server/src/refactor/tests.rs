@@ -274,3 +274,18 @@ fn members_out_of_text_order_are_spanned_and_removed() {
         "ENTRY e {\n  ROOT p = f32[4,6] parameter(0)\n}\n"
     );
 }
+
+#[test]
+fn inline_operands_are_never_rewritten() {
+    // The source is written inline (XLA's nested operand form): it has no line of its
+    // own to mark ROOT or to name, so the chain is left alone.
+    let text = "ENTRY e {\n  p = f32[4,6] parameter(0)\n  \
+                a = f32[24] reshape(f32[4,6] negate(f32[4,6] p))\n  \
+                ROOT b = f32[4,6] reshape(a)\n}\n";
+    assert!(
+        parse_hlo(text).diagnostics.is_empty(),
+        "{:#?}",
+        parse_hlo(text).diagnostics
+    );
+    assert_eq!(diagnostics_of(text), vec![]);
+}
