@@ -12,6 +12,8 @@ use hlo_lsp::analysis::{
 };
 use rayon::prelude::*;
 
+mod common;
+
 fn arr(d: &[i64]) -> Shape {
     Shape::Array(ArrayShape::new(d.to_vec()))
 }
@@ -99,29 +101,6 @@ fn big_fusion(n: usize) -> Module {
     }
 }
 
-/// HLO text of about `bytes` bytes: many softmax-like fusions called from ENTRY.
-fn big_module_text(bytes: usize) -> String {
-    let mut text = String::from("HloModule big\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n");
-    let mut entry = String::from("ENTRY main {\n  x = f32[64,128]{1,0} parameter(0)\n");
-    let mut prev = "x".to_string();
-    let mut i = 0;
-    while text.len() + entry.len() < bytes {
-        text.push_str(&format!(
-            "fused_{i} {{\n  p0 = f32[64,128]{{1,0}} parameter(0)\n  z = f32[] constant(0)\n  r = f32[64]{{0}} reduce(p0, z), dimensions={{1}}, to_apply=add\n  b = f32[64,128]{{1,0}} broadcast(r), dimensions={{0}}\n  s = f32[64,128]{{1,0}} subtract(p0, b)\n  e = f32[64,128]{{1,0}} exponential(s)\n  t = f32[128,64]{{1,0}} transpose(e), dimensions={{1,0}}\n  f = f32[8192]{{0}} reshape(t)\n  g = f32[128,64]{{1,0}} reshape(f)\n  ROOT o = f32[64,128]{{1,0}} transpose(g), dimensions={{1,0}}\n}}\n\n"
-        ));
-        entry.push_str(&format!(
-            "  f{i} = f32[64,128]{{1,0}} fusion({prev}), kind=kLoop, calls=fused_{i}\n"
-        ));
-        prev = format!("f{i}");
-        i += 1;
-    }
-    entry.push_str(&format!(
-        "  ROOT out = f32[64,128]{{1,0}} copy({prev})\n}}\n"
-    ));
-    text.push_str(&entry);
-    text
-}
-
 /// What `maps --all` does: parse, then every fusion (and the entry ROOT) in parallel.
 fn maps_all(text: &str) -> usize {
     let (_, modules) = view::parse(text);
@@ -161,7 +140,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| fused_output_to_input(&module, 0, 0, 2))
     });
     g.finish();
-    let text = big_module_text(50 << 20);
+    let text = common::fused_module(50 << 20);
     let mut g = c.benchmark_group("maps_all");
     g.sample_size(10)
         .measurement_time(Duration::from_secs(20))

@@ -10,104 +10,9 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use hlo_lsp::syntax::{ChunkKind, SyntaxDocument};
+use hlo_lsp::syntax::SyntaxDocument;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
-
-/// Non-ENTRY computations of every sample, as text.
-fn source_computations() -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in ["jax", "samples/xla"] {
-        let mut paths: Vec<_> = std::fs::read_dir(format!("{DATA}/{dir}"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        paths.sort();
-        for path in paths
-            .into_iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let doc = SyntaxDocument::parse(&text);
-            for chunk in doc
-                .chunks()
-                .iter()
-                .filter(|c| c.kind == ChunkKind::Computation)
-            {
-                let item = chunk.item();
-                let is_entry = item.is_some_and(|n| n.child_by_field_name("entry").is_some());
-                if !is_entry && !chunk.tree.root_node().has_error() {
-                    out.push(strip_comments(chunk.text(&text)));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Drops comment-only lines (lit-test CHECK lines) so the copies are plain HLO.
-fn strip_comments(text: &str) -> String {
-    let mut s: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    s.push_str("\n\n");
-    s
-}
-
-/// `text` with every `name` node suffixed by `.c<copy>` (definitions, uses and
-/// computation references alike, so the copy is as consistent as the original).
-fn renamed(text: &str, copy: usize) -> String {
-    let doc = SyntaxDocument::parse(text);
-    let mut ends = Vec::new();
-    for chunk in doc.chunks() {
-        let mut stack = vec![chunk.tree.root_node()];
-        while let Some(n) = stack.pop() {
-            if n.kind() == "name" {
-                ends.push(chunk.abs_range(n).end);
-            }
-            let mut c = n.walk();
-            stack.extend(n.children(&mut c));
-        }
-    }
-    ends.sort_unstable();
-    let mut out = String::with_capacity(text.len() + ends.len() * 8);
-    let mut at = 0;
-    for end in ends {
-        out.push_str(&text[at..end]);
-        out.push_str(&format!(".c{copy}"));
-        at = end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-fn large_module(megabytes: usize) -> String {
-    let sources = source_computations();
-    let header = "HloModule bench, is_scheduled=true, entry_computation_layout={(f32[8,128]{1,0})->f32[8,128]{1,0}}\n\n";
-    let mut text = String::from(header);
-    let mut entry = String::from(
-        "ENTRY %main (p: f32[8,128]) -> f32[8,128] {\n  %p = f32[8,128]{1,0} parameter(0)\n",
-    );
-    let target = megabytes * 1_000_000;
-    let mut copy = 0;
-    while text.len() + entry.len() < target {
-        for (k, source) in sources.iter().enumerate() {
-            let comp = renamed(source, copy);
-            let name_end = comp.find([' ', '{']).unwrap_or(0);
-            entry.push_str(&format!(
-                "  %call.{copy}.{k} = f32[8,128]{{1,0}} fusion(%p), kind=kLoop, calls={}, metadata={{op_name=\"bench\"}}\n",
-                comp[..name_end].trim()
-            ));
-            text.push_str(&comp);
-        }
-        copy += 1;
-    }
-    entry.push_str("  ROOT %r = f32[8,128]{1,0} copy(%p)\n}\n");
-    text.push_str(&entry);
-    text
-}
+mod common;
 
 /// An offset inside an instruction name in an indented line near the middle.
 fn middle_edit_point(text: &str) -> usize {
@@ -128,7 +33,7 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(50);
-    let text = large_module(mb);
+    let text = common::replicated_samples(mb);
     let doc = SyntaxDocument::parse(&text);
     let errors = doc.syntax_errors().len();
     eprintln!(

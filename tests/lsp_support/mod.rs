@@ -269,6 +269,11 @@ impl Client {
         }
     }
 
+    /// The server's process id (benchmarks read its peak memory from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()

@@ -22,7 +22,10 @@ pub struct CheckArgs {
 pub type DiagnosticSource = fn(&str, &HloFile) -> Vec<Diagnostic>;
 
 /// Every source beyond the model's own diagnostics (syntax + semantic).
-pub const SOURCES: &[DiagnosticSource] = &[crate::refactor::diagnostics];
+pub const SOURCES: &[DiagnosticSource] = &[
+    crate::refactor::diagnostics,
+    crate::tiling::diagnostics::diagnostics,
+];
 
 /// All diagnostics of `text`, sorted by position.
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {

@@ -10,6 +10,7 @@ pub mod maps;
 pub mod parse;
 pub mod serve;
 pub mod simplify;
+pub mod tiles;
 
 /// Exit code for bad invocations and unreadable input (missing file, not UTF-8).
 pub const EXIT_USAGE: u8 = 2;
@@ -35,6 +36,8 @@ pub enum Command {
     Maps(maps::Args),
     /// Report every syntax and semantic diagnostic of an HLO file.
     Check(check::CheckArgs),
+    /// Tiling analysis of tiled fusions: holes, predicates, valid tile sizes.
+    Tiles(tiles::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve(serve::Args),
 }
@@ -47,6 +50,7 @@ pub fn run() -> ExitCode {
         Some(Command::Simplify(args)) => simplify::run(args),
         Some(Command::Maps(args)) => maps::run(args),
         Some(Command::Check(args)) => check::run_check(args),
+        Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
     }

@@ -11,9 +11,15 @@
 //! Plain library code: no LSP types. Shared by the HLO `output_tiles` analysis
 //! and MLIR `tile_sizes`.
 
+pub mod candidates;
+pub mod config;
+pub mod diagnostics;
 pub mod identity;
 pub mod predicates;
+pub mod propagate;
+pub mod report;
 pub mod split;
+pub mod symbolic;
 
 pub use identity::{init_is_identity, Reducer};
 pub use predicates::{DomainGraph, DomainId, DomainPredicate, Transform};

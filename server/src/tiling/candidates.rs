@@ -1,0 +1,190 @@
+//! Valid tilings of a fusion output: per dimension the candidate sizes XLA
+//! considers for Triton (powers of two up to the extent, and the full extent),
+//! every combination whose tile is a hyper-rectangle everywhere, ranked by the
+//! holes and predicates it costs; and the valid tiling nearest to a
+//! configured one (what the quick fix proposes).
+
+use super::propagate::{FusionMaps, TilingOptions};
+use super::split::TiledSpace;
+
+/// At most this many combinations are checked; beyond it each dimension is
+/// restricted to the sizes within a factor 8 of the configured one.
+const MAX_COMBINATIONS: usize = 20_000;
+
+/// One valid tiling with its costs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub sizes: Vec<i64>,
+    /// Guards of indivisible splits (one per indivisible dimension).
+    pub predicates: usize,
+    /// Hole elements over the whole output.
+    pub holes: i64,
+    /// Distance to the configured sizes: sum over dimensions of
+    /// `|log2(size) - log2(configured)|`, in halves of a power of two.
+    pub distance: u32,
+}
+
+/// Candidate sizes of one dimension of extent `n`: 1, 2, 4, ... below `n`,
+/// and `n` itself.
+pub fn dimension_candidates(n: i64) -> Vec<i64> {
+    let mut v = vec![];
+    let mut p = 1i64;
+    while p < n {
+        v.push(p);
+        match p.checked_mul(2) {
+            Some(q) => p = q,
+            None => break,
+        }
+    }
+    v.push(n.max(1));
+    v
+}
+
+/// Twice `|log2(a) - log2(b)|`, rounded: the ranking distance.
+fn log_distance(a: i64, b: i64) -> u32 {
+    let (a, b) = (a.max(1) as f64, b.max(1) as f64);
+    ((a.log2() - b.log2()).abs() * 2.0).round() as u32
+}
+
+/// The valid tilings with about the configured tile volume (within a factor
+/// 4 either way: smaller tiles trivially have fewer holes, and are not an
+/// alternative for the same kernel), ranked by holes, then predicates, then
+/// distance to `configured`. `limit` caps the list.
+pub fn valid_tilings(
+    maps: &FusionMaps,
+    configured: &[i64],
+    options: TilingOptions,
+    limit: usize,
+) -> Vec<Candidate> {
+    let target = volume(configured);
+    let mut all = enumerate(maps, configured, options);
+    all.retain(|c| {
+        let v = volume(&c.sizes);
+        v.saturating_mul(4) >= target && v <= target.saturating_mul(4)
+    });
+    all.sort_by(|a, b| {
+        (
+            a.holes,
+            a.predicates,
+            a.distance,
+            std::cmp::Reverse(volume(&a.sizes)),
+        )
+            .cmp(&(
+                b.holes,
+                b.predicates,
+                b.distance,
+                std::cmp::Reverse(volume(&b.sizes)),
+            ))
+    });
+    all.truncate(limit);
+    all
+}
+
+/// The valid tiling nearest to `configured`: smallest distance, then fewest
+/// predicates, then fewest holes, then the larger tile.
+pub fn nearest_valid(
+    maps: &FusionMaps,
+    configured: &[i64],
+    options: TilingOptions,
+) -> Option<Candidate> {
+    nearest_valid_where(maps, configured, options, &|_| true)
+}
+
+/// The valid tiling nearest to `configured` among those `keep` accepts (same
+/// order as [`nearest_valid`]).
+pub fn nearest_valid_where(
+    maps: &FusionMaps,
+    configured: &[i64],
+    options: TilingOptions,
+    keep: &dyn Fn(&Candidate) -> bool,
+) -> Option<Candidate> {
+    enumerate(maps, configured, options)
+        .into_iter()
+        .filter(|c| keep(c))
+        .min_by(|a, b| {
+            (
+                a.distance,
+                a.predicates,
+                a.holes,
+                std::cmp::Reverse(volume(&a.sizes)),
+            )
+                .cmp(&(
+                    b.distance,
+                    b.predicates,
+                    b.holes,
+                    std::cmp::Reverse(volume(&b.sizes)),
+                ))
+        })
+}
+
+fn volume(sizes: &[i64]) -> i64 {
+    sizes
+        .iter()
+        .try_fold(1i64, |a, &s| a.checked_mul(s))
+        .unwrap_or(i64::MAX)
+}
+
+fn enumerate(maps: &FusionMaps, configured: &[i64], options: TilingOptions) -> Vec<Candidate> {
+    let mut per_dim: Vec<Vec<i64>> = maps
+        .extents
+        .iter()
+        .map(|&n| dimension_candidates(n))
+        .collect();
+    let count = |v: &Vec<Vec<i64>>| v.iter().try_fold(1usize, |a, d| a.checked_mul(d.len()));
+    if count(&per_dim).is_none_or(|c| c > MAX_COMBINATIONS) {
+        for (d, list) in per_dim.iter_mut().enumerate() {
+            let c = configured.get(d).copied().unwrap_or(1);
+            list.retain(|&s| log_distance(s, c) <= 6);
+            if list.is_empty() {
+                list.push(c.clamp(1, maps.extents[d].max(1)));
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut index = vec![0usize; per_dim.len()];
+    loop {
+        let sizes: Vec<i64> = index.iter().zip(&per_dim).map(|(&i, l)| l[i]).collect();
+        if maps.satisfies_constraints(&sizes, options) {
+            if let Ok(space) = TiledSpace::new(&maps.extents, &maps.blocks(&sizes, options)) {
+                out.push(Candidate {
+                    distance: sizes
+                        .iter()
+                        .zip(configured)
+                        .map(|(&s, &c)| log_distance(s, c))
+                        .sum(),
+                    predicates: space.predicates().len(),
+                    holes: space.hole_elements(),
+                    sizes,
+                });
+            }
+        }
+        if !advance(&mut index, &per_dim) || out.len() >= MAX_COMBINATIONS {
+            return out;
+        }
+    }
+}
+
+fn advance(index: &mut [usize], per_dim: &[Vec<i64>]) -> bool {
+    for k in (0..index.len()).rev() {
+        index[k] += 1;
+        if index[k] < per_dim[k].len() {
+            return true;
+        }
+        index[k] = 0;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_powers_of_two_and_the_extent() {
+        assert_eq!(dimension_candidates(6), vec![1, 2, 4, 6]);
+        assert_eq!(dimension_candidates(8), vec![1, 2, 4, 8]);
+        assert_eq!(dimension_candidates(1), vec![1]);
+        assert_eq!(log_distance(4, 8), 2);
+        assert_eq!(log_distance(6, 4), 1);
+    }
+}

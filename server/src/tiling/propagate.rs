@@ -1,0 +1,409 @@
+//! Propagating an output tile through a fused computation, the way XLA's
+//! symbolic tile analysis does: the output-to-input maps of `crate::analysis`
+//! give, for every instruction the output reaches (fusion parameters
+//! included), the index it reads as a function of the output index; each map
+//! is turned into the tile that instruction produces for one output tile
+//! ([`super::symbolic`]), with the constraints the tile sizes must satisfy.
+//!
+//! Besides tiles, the walk collects what guards the reads need beyond the
+//! output's own split guards: the maps' domain constraints (strided slices,
+//! pads, concatenate ranges), dynamic offsets, and reductions whose reduced
+//! dimension is padded with holes.
+
+use super::identity::{init_is_identity, Reducer};
+use super::split::{SplitError, TiledSpace};
+use super::symbolic::{tile_of_map, Constraint, TileDim};
+use crate::algebra::{DivSpelling, IndexingMap, VarKind};
+use crate::analysis::{self, fusion};
+use crate::model;
+
+/// How tile sizes become blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TilingOptions {
+    /// Triton blocks are powers of two: a single tile (size at least the
+    /// extent) is padded to the next power of two (XLA's emitter loads
+    /// `tensor<128xf32>` for a tile of 127), and so is a reduced dimension read
+    /// whole. The padding is holes.
+    pub pad_to_power_of_two: bool,
+}
+
+impl Default for TilingOptions {
+    fn default() -> TilingOptions {
+        TilingOptions {
+            pad_to_power_of_two: true,
+        }
+    }
+}
+
+/// What one instruction reads for one output tile, through one of its maps.
+#[derive(Clone, Debug)]
+pub struct Read {
+    /// Instruction index in the fused computation.
+    pub instruction: usize,
+    pub name: String,
+    /// `Some(k)` for `parameter(k)`: the tile read from the fusion's operand k.
+    pub parameter: Option<usize>,
+    /// Output index of the fusion -> index of this instruction's result.
+    pub map: IndexingMap,
+    /// One entry per dimension of the instruction's result.
+    pub tile: Vec<TileDim>,
+}
+
+/// A domain constraint of a read's map or a dynamic offset: a predicate on the
+/// read that the output's split guards do not cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadPredicate {
+    pub instruction: usize,
+    pub name: String,
+    /// `(d1 - 3) mod 7 == 0`, or `dynamic offset rt0 ...`.
+    pub text: String,
+    /// A dynamic offset: clamped into bounds by the op, so it costs no guard.
+    pub dynamic: bool,
+}
+
+/// A reduce whose reduced dimensions are read as padded blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReductionHoles {
+    pub instruction: usize,
+    pub name: String,
+    /// (operand dimension, extent, block) of every reduced dimension.
+    pub dims: Vec<(usize, i64, i64)>,
+    /// Hole elements per reduced row: `prod(block) - prod(extent)`.
+    pub holes: i64,
+    pub reducer: Option<Reducer>,
+    /// The identity of the reducer for the element type.
+    pub identity: Option<String>,
+    /// The init operand's literal, when it is a constant.
+    pub init: Option<String>,
+    /// Whether `init` is the identity (`None`: unknown).
+    pub init_is_identity: Option<bool>,
+}
+
+impl ReductionHoles {
+    /// Holes, the identity to fill them with, and whether the init value does.
+    pub fn describe(&self) -> String {
+        let reducer = self
+            .reducer
+            .map_or("an unknown reducer".to_string(), |r| r.to_string());
+        let init = self.init.as_deref().unwrap_or("(not a constant)");
+        let verdict = match (self.init_is_identity, self.init_fill_is_correct()) {
+            (Some(true), _) => "the identity".to_string(),
+            (Some(false), Some(true)) => format!(
+                "not the identity, but {reducer} is idempotent so filling with it is still correct"
+            ),
+            (Some(false), _) => "not the identity: holes filled with it change the result".into(),
+            (None, _) => "of unknown value".to_string(),
+        };
+        format!(
+            "{} holes per reduced row; masked loads must fill them with {} ({reducer}); init {init} is {verdict}",
+            self.holes,
+            self.identity.as_deref().unwrap_or("?"),
+        )
+    }
+
+    /// XLA fills masked reduction inputs with the init value. That is correct
+    /// when init is the identity, or when the reducer is idempotent (max, min,
+    /// and, or: init is part of the result anyway).
+    pub fn init_fill_is_correct(&self) -> Option<bool> {
+        if self.init_is_identity == Some(true) {
+            return Some(true);
+        }
+        match self.reducer? {
+            Reducer::Maximum | Reducer::Minimum | Reducer::And | Reducer::Or => Some(true),
+            Reducer::Add | Reducer::Multiply => self.init_is_identity,
+        }
+    }
+}
+
+/// The whole propagation for one output of one fused computation.
+#[derive(Clone, Debug)]
+pub struct Propagation {
+    /// The fused computation (index in the module).
+    pub computation: usize,
+    pub output: usize,
+    /// Output extents tiled by the block sizes.
+    pub space: TiledSpace,
+    /// The sizes as configured (before padding).
+    pub sizes: Vec<i64>,
+    pub reads: Vec<Read>,
+    /// Constraints met, with the instruction whose map imposed them.
+    pub constraints: Vec<(usize, Constraint)>,
+    pub read_predicates: Vec<ReadPredicate>,
+    pub reductions: Vec<ReductionHoles>,
+    /// Instructions with no tile, and why.
+    pub unknown: Vec<(usize, String)>,
+}
+
+impl Propagation {
+    /// Whether every constraint holds: the tile is a hyper-rectangle everywhere.
+    pub fn is_valid(&self) -> bool {
+        self.constraints.iter().all(|(_, c)| c.satisfied)
+    }
+
+    pub fn violated(&self) -> impl Iterator<Item = &(usize, Constraint)> {
+        self.constraints.iter().filter(|(_, c)| !c.satisfied)
+    }
+
+    /// Hole elements per reduced row summed over the reduces.
+    pub fn reduction_holes(&self) -> i64 {
+        self.reductions.iter().map(|r| r.holes).sum()
+    }
+}
+
+/// The smallest power of two `>= n` (saturating).
+pub fn next_power_of_two(n: i64) -> i64 {
+    if n <= 1 {
+        return 1;
+    }
+    u64::try_from(n)
+        .ok()
+        .and_then(u64::checked_next_power_of_two)
+        .and_then(|p| i64::try_from(p).ok())
+        .unwrap_or(i64::MAX)
+}
+
+/// The block a tile size becomes (see [`TilingOptions`]).
+pub fn block_size(extent: i64, tile: i64, options: TilingOptions) -> i64 {
+    if options.pad_to_power_of_two && tile >= extent {
+        next_power_of_two(tile)
+    } else {
+        tile
+    }
+}
+
+/// The size-independent part of a propagation: the composed maps from one
+/// output of a fused computation to every instruction it reaches. Computed
+/// once per fusion; [`FusionMaps::propagate`] and the candidate search then
+/// only evaluate tiles for concrete sizes.
+#[derive(Clone, Debug)]
+pub struct FusionMaps {
+    pub computation: usize,
+    pub output: usize,
+    /// The output's extents.
+    pub extents: Vec<i64>,
+    /// (instruction, map from the output index to its result index).
+    pub maps: Vec<(usize, IndexingMap)>,
+    /// Instructions whose indexing is unknown, and why.
+    pub unknown: Vec<(usize, String)>,
+}
+
+impl FusionMaps {
+    /// The maps of output `output` of the fused computation `comp` of `view`;
+    /// `None` when the computation has no such array output.
+    pub fn new(view: &analysis::Module, comp: usize, output: usize) -> Option<FusionMaps> {
+        let c = view.computations.get(comp)?;
+        let (start, out) = fusion::output_start(view, comp, output)?;
+        let extents = c.nodes.get(start)?.op.shape.output(out)?.dims.clone();
+        let reached = fusion::grouped_output_to_input(view, comp, start, out);
+        let mut maps = vec![];
+        let mut unknown = vec![];
+        for (i, r) in reached.iter().enumerate() {
+            if let Some(reason) = &r.unknown {
+                unknown.push((i, reason.clone()));
+            }
+            maps.extend(r.maps.iter().map(|(_, m)| (i, m.map.clone())));
+        }
+        Some(FusionMaps {
+            computation: comp,
+            output,
+            extents,
+            maps,
+            unknown,
+        })
+    }
+
+    /// The blocks of `sizes` (see [`TilingOptions`]).
+    pub fn blocks(&self, sizes: &[i64], options: TilingOptions) -> Vec<i64> {
+        self.extents
+            .iter()
+            .zip(sizes)
+            .map(|(&n, &t)| block_size(n, t, options))
+            .collect()
+    }
+
+    /// Whether `sizes` make every read a hyper-rectangle (cheap: no reports).
+    pub fn satisfies_constraints(&self, sizes: &[i64], options: TilingOptions) -> bool {
+        let blocks = self.blocks(sizes, options);
+        let mut cs = vec![];
+        for (_, m) in &self.maps {
+            // Maps with no tile are reported as unknown, not as violations.
+            let _ = tile_of_map(m, &blocks, &mut cs);
+            if cs.iter().any(|c| !c.satisfied) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The full propagation for `sizes`. `model_module` gives the reducers and
+    /// element types; `view` must be the module these maps came from.
+    pub fn propagate(
+        &self,
+        model_module: &model::Module,
+        view: &analysis::Module,
+        sizes: &[i64],
+        options: TilingOptions,
+    ) -> Result<Propagation, SplitError> {
+        if self.extents.len() != sizes.len() {
+            return Err(SplitError::RankMismatch {
+                extents: self.extents.len(),
+                tiles: sizes.len(),
+            });
+        }
+        let comp = self.computation;
+        let c = &view.computations[comp];
+        let blocks = self.blocks(sizes, options);
+        let space = TiledSpace::new(&self.extents, &blocks)?;
+        let mut p = Propagation {
+            computation: comp,
+            output: self.output,
+            space,
+            sizes: sizes.to_vec(),
+            reads: vec![],
+            constraints: vec![],
+            read_predicates: vec![],
+            reductions: vec![],
+            unknown: self.unknown.clone(),
+        };
+        for (i, map) in &self.maps {
+            let i = *i;
+            let node = &c.nodes[i];
+            let mut cs = vec![];
+            match tile_of_map(map, &blocks, &mut cs) {
+                Ok(tile) if p.reads.iter().any(|r| r.instruction == i && r.tile == tile) => {}
+                Ok(tile) => p.reads.push(Read {
+                    instruction: i,
+                    name: node.name.clone(),
+                    parameter: node.parameter_number,
+                    map: map.clone(),
+                    tile,
+                }),
+                Err(e) => p.unknown.push((i, e.0)),
+            }
+            for con in cs {
+                if !p
+                    .constraints
+                    .iter()
+                    .any(|(_, x)| x.condition == con.condition && x.dims == con.dims)
+                {
+                    p.constraints.push((i, con));
+                }
+            }
+            read_predicates(&mut p.read_predicates, i, &node.name, map);
+            if node.op.opcode == "reduce" && !p.reductions.iter().any(|r| r.instruction == i) {
+                if let Some(h) = reduction(model_module, view, comp, i, options) {
+                    p.reductions.push(h);
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// Domain constraints on the output dimensions (not the plain bounds) and
+/// runtime variables of `map`, as read predicates.
+fn read_predicates(out: &mut Vec<ReadPredicate>, i: usize, name: &str, map: &IndexingMap) {
+    let mut push = |text: String, dynamic: bool| {
+        if !out.iter().any(|r| r.instruction == i && r.text == text) {
+            out.push(ReadPredicate {
+                instruction: i,
+                name: name.to_string(),
+                text,
+                dynamic,
+            });
+        }
+    };
+    for (e, range) in map.constraints() {
+        let mut uses_dim = false;
+        e.for_each_var(&mut |v| uses_dim |= v.kind == VarKind::Dim);
+        if !uses_dim {
+            continue;
+        }
+        let s = map.expr_to_string(e, DivSpelling::FloorDiv);
+        let text = if range.lo == range.hi {
+            format!("{s} == {}", range.lo)
+        } else {
+            format!("{s} in [{}, {}]", range.lo, range.hi)
+        };
+        push(text, false);
+    }
+    for (k, _) in map.runtime_vars().iter().enumerate() {
+        let used = map.results().iter().any(|e| {
+            let mut u = false;
+            e.for_each_var(&mut |v| u |= v.kind == VarKind::Runtime && v.index == k);
+            u
+        });
+        if used {
+            let text = format!(
+                "dynamic offset {}: clamped into bounds at runtime",
+                map.runtime_vars()[k].display_name(VarKind::Runtime, k)
+            );
+            push(text, true);
+        }
+    }
+}
+
+/// The reduced dimensions of reduce `i` as padded blocks, with its reducer.
+fn reduction(
+    model_module: &model::Module,
+    view: &analysis::Module,
+    comp: usize,
+    i: usize,
+    options: TilingOptions,
+) -> Option<ReductionHoles> {
+    let node = &view.computations[comp].nodes[i];
+    let operand = node.op.operands.first()?.as_array()?;
+    let reduced: Vec<usize> = node
+        .op
+        .attrs
+        .dimensions
+        .as_ref()?
+        .iter()
+        .filter_map(|&d| usize::try_from(d).ok())
+        .filter(|&d| d < operand.dims.len())
+        .collect();
+    let dims: Vec<(usize, i64, i64)> = reduced
+        .iter()
+        .map(|&d| {
+            let n = operand.dims[d];
+            (d, n, block_size(n, n, options))
+        })
+        .collect();
+    let prod = |f: &dyn Fn(&(usize, i64, i64)) -> i64| {
+        dims.iter()
+            .try_fold(1i64, |acc, x| acc.checked_mul(f(x)))
+            .unwrap_or(i64::MAX)
+    };
+    let holes = prod(&|x| x.2).saturating_sub(prod(&|x| x.1));
+    let mc = &model_module.computations[comp];
+    let instr = mc.instructions.get(i)?;
+    let reducer = model_module
+        .called_computation(instr, "to_apply")
+        .and_then(|c| c.root_instruction())
+        .and_then(|r| Reducer::from_opcode(r.opcode.name()));
+    let element = match mc.operand_shape(instr, 0) {
+        Some(model::Shape::Array(a)) => a.element.name().to_string(),
+        _ => String::new(),
+    };
+    let init_index = node.operands.len() / 2;
+    let init = node
+        .operands
+        .get(init_index)
+        .and_then(|&k| view.computations[comp].nodes.get(k))
+        .and_then(|n| n.constant_text.clone());
+    let identity = reducer.map(|r| r.identity(&element));
+    let init_is = match (reducer, &init) {
+        (Some(r), Some(lit)) => init_is_identity(r, &element, lit),
+        _ => None,
+    };
+    Some(ReductionHoles {
+        instruction: i,
+        name: node.name.clone(),
+        dims,
+        holes,
+        reducer,
+        identity,
+        init,
+        init_is_identity: init_is,
+    })
+}
