@@ -289,7 +289,7 @@ impl FusionMaps {
                     p.constraints.push((i, con));
                 }
             }
-            read_predicates(&mut p.read_predicates, i, &node.name, map);
+            read_predicates(&mut p.read_predicates, i, &node.name, map, &self.extents);
             if node.op.opcode == "reduce" && !p.reductions.iter().any(|r| r.instruction == i) {
                 if let Some(h) = reduction(model_module, view, comp, i, options) {
                     p.reductions.push(h);
@@ -302,7 +302,13 @@ impl FusionMaps {
 
 /// Domain constraints on the output dimensions (not the plain bounds) and
 /// runtime variables of `map`, as read predicates.
-fn read_predicates(out: &mut Vec<ReadPredicate>, i: usize, name: &str, map: &IndexingMap) {
+fn read_predicates(
+    out: &mut Vec<ReadPredicate>,
+    i: usize,
+    name: &str,
+    map: &IndexingMap,
+    extents: &[i64],
+) {
     let mut push = |text: String, dynamic: bool| {
         if !out.iter().any(|r| r.instruction == i && r.text == text) {
             out.push(ReadPredicate {
@@ -313,6 +319,18 @@ fn read_predicates(out: &mut Vec<ReadPredicate>, i: usize, name: &str, map: &Ind
             });
         }
     };
+    // A constraint on a bare dimension was folded into its bounds: a bound
+    // narrower than the output extent is a read predicate (concatenate, pad).
+    for (d, var) in map.dims().iter().enumerate() {
+        let full = extents.get(d).map_or(var.bounds.hi, |n| n - 1);
+        if var.bounds.lo > 0 || var.bounds.hi < full {
+            let s = var.display_name(VarKind::Dim, d);
+            push(
+                format!("{s} in [{}, {}]", var.bounds.lo, var.bounds.hi),
+                false,
+            );
+        }
+    }
     for (e, range) in map.constraints() {
         let mut uses_dim = false;
         e.for_each_var(&mut |v| uses_dim |= v.kind == VarKind::Dim);

@@ -59,16 +59,21 @@ pub struct OutputReport {
 }
 
 impl OutputReport {
-    /// Predicates a tile needs: the minimal output guards plus the read
-    /// predicates of the maps' domains.
+    /// Predicates a tile needs: the minimal output guards plus the distinct
+    /// domain predicates of the loads (parameter reads; dynamic offsets are
+    /// clamped, not guarded).
     pub fn predicate_count(&self) -> usize {
-        self.predicates.len()
-            + self
-                .propagation
-                .read_predicates
-                .iter()
-                .filter(|r| !r.dynamic)
-                .count()
+        let p = &self.propagation;
+        let loads = p.read_predicates.iter().filter(|rp| {
+            !rp.dynamic
+                && p.reads
+                    .iter()
+                    .any(|r| r.instruction == rp.instruction && r.parameter.is_some())
+        });
+        let mut texts: Vec<&str> = loads.map(|rp| rp.text.as_str()).collect();
+        texts.sort_unstable();
+        texts.dedup();
+        self.predicates.len() + texts.len()
     }
 }
 

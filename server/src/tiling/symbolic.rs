@@ -276,7 +276,7 @@ fn modulo(t: TileDim, c: i64, cs: &mut Vec<Constraint>) -> TileDim {
     cs.push(Constraint {
         dims: t.sources.clone(),
         condition: format!(
-            "{n} = {names} mod {c2} == 0 || {c2} mod {names} == 0",
+            "{names} mod {c2} == 0 || {c2} mod {names} == 0 (the tile is {n})",
             names = size_names(&t.sources)
         ),
         satisfied,

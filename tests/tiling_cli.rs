@@ -1,0 +1,253 @@
+//! End-to-end tests of the tiling analysis through the real binary:
+//! `hlo-lsp tiles` (text and JSON, configured and given sizes, bad input) and the
+//! tiling diagnostics of `hlo-lsp check`, on constructed fusions with known
+//! answers and on XLA's Triton samples.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn data(relative: &str) -> String {
+    format!("{}/../tests/data/{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+        .args(args)
+        .output()
+        .expect("running hlo-lsp")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn tiles_json(file: &str, extra: &[&str]) -> (Value, i32) {
+    let path = data(file);
+    let mut args = vec!["tiles", path.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), String::from_utf8_lossy(&o.stderr)));
+    (v, o.status.code().unwrap_or(-1))
+}
+
+fn check_json(file: &str) -> Vec<Value> {
+    let o = run(&["check", &data(file), "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("check --json");
+    v["diagnostics"].as_array().unwrap().clone()
+}
+
+fn codes(diagnostics: &[Value]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn extent_six_split_by_four() {
+    let (v, code) = tiles_json("tiling/split_6_by_4.hlo", &[]);
+    assert_eq!(code, 0, "a valid tiling with holes exits 0");
+    let out = &v["fusions"][0]["outputs"][0];
+    assert_eq!(out["splits"][0]["tiles"], 2);
+    assert_eq!(out["splits"][0]["holes"], 2);
+    assert_eq!(out["splits"][0]["predicate"], "d0 < 6");
+    assert_eq!(out["predicates"], serde_json::json!(["d0 < 6"]));
+    assert_eq!(
+        v["fusions"][0]["summary"],
+        "tiles 4 · 1 predicate · 0 holes in reductions"
+    );
+    let text = stdout(&run(&["tiles", &data("tiling/split_6_by_4.hlo")]));
+    assert!(
+        text.contains("split d0: extent 6 by 4: 2 tiles, 2 holes in the last tile, guard d0 < 6"),
+        "{text}"
+    );
+    let diagnostics = check_json("tiling/split_6_by_4.hlo");
+    assert_eq!(
+        codes(&diagnostics),
+        ["indivisible-tile", "indivisible-tile"]
+    );
+    assert!(diagnostics.iter().all(|d| d["severity"] == "warning"));
+}
+
+#[test]
+fn merge_then_indivisible_split_is_invalid_and_non_contiguous() {
+    let (v, code) = tiles_json("tiling/merge_2x5_split_4.hlo", &[]);
+    assert_eq!(code, 1, "an invalid tiling exits 1");
+    let out = &v["fusions"][0]["outputs"][0];
+    assert_eq!(out["valid"], false);
+    assert_eq!(out["non_contiguous"][0]["inner_extent"], 5);
+    assert_eq!(out["non_contiguous"][0]["tile"], 4);
+    assert_eq!(out["suggestion"]["sizes"], serde_json::json!([10]));
+    let diagnostics = check_json("tiling/merge_2x5_split_4.hlo");
+    let found = codes(&diagnostics);
+    for want in ["invalid-tiling", "non-contiguous-tile", "indivisible-tile"] {
+        assert!(found.iter().any(|c| c == want), "{want} in {found:?}");
+    }
+    let errors: Vec<&Value> = diagnostics
+        .iter()
+        .filter(|d| d["code"] == "invalid-tiling")
+        .collect();
+    assert_eq!(errors.len(), 2, "on the fusion and on the reshape");
+    assert!(errors.iter().all(|d| d["severity"] == "error"));
+    // check exits 1 on errors.
+    assert_eq!(
+        run(&["check", &data("tiling/merge_2x5_split_4.hlo")])
+            .status
+            .code(),
+        Some(1)
+    );
+    // Valid sizes given on the command line: 10 tiles the merge whole.
+    let (v, code) = tiles_json("tiling/merge_2x5_split_4.hlo", &["--sizes", "10"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["fusions"][0]["valid"], true);
+    let reads = &v["fusions"][0]["outputs"][0]["reads"];
+    let p0 = reads
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["instruction"] == "p0")
+        .unwrap();
+    assert_eq!(p0["sizes"], serde_json::json!([2, 5]));
+}
+
+#[test]
+fn reduction_holes_and_init_value() {
+    let (v, _) = tiles_json("tiling/sum_init_one.hlo", &[]);
+    let r = &v["fusions"][0]["outputs"][0]["reductions"][0];
+    assert_eq!(r["holes"], 28);
+    assert_eq!(r["reducer"], "add");
+    assert_eq!(r["identity"], "0");
+    assert_eq!(r["init"], "1");
+    assert_eq!(r["init_is_identity"], false);
+    assert_eq!(
+        v["fusions"][0]["summary"],
+        "tiles 2 · 0 predicates · 28 holes in reductions"
+    );
+    let diagnostics = check_json("tiling/sum_init_one.hlo");
+    assert_eq!(codes(&diagnostics), ["reduction-holes", "reduction-holes"]);
+    assert!(diagnostics[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("change the result"));
+}
+
+#[test]
+fn divisible_tiles_have_no_findings() {
+    let (v, code) = tiles_json("tiling/valid_tiles.hlo", &[]);
+    assert_eq!(code, 0);
+    let out = &v["fusions"][0]["outputs"][0];
+    assert_eq!(out["splits"], serde_json::json!([]));
+    let p0 = &out["reads"][0];
+    assert_eq!(p0["offsets"], serde_json::json!(["t1 * 16", "t0 * 8"]));
+    assert_eq!(p0["sizes"], serde_json::json!([16, 8]));
+    assert!(check_json("tiling/valid_tiles.hlo").is_empty());
+}
+
+#[test]
+fn triton_samples_output_tiles() {
+    // XLA's generic emitter test: 1x1x127 is padded to a block of 128 over a
+    // maximum reduction whose init 0 is not -inf (correct anyway: max is idempotent).
+    let (v, code) = tiles_json(
+        "samples/xla/xla__backends__gpu__codegen__triton__tests__normalization__generic_emitter_multi_tiled_dims.hlo",
+        &[],
+    );
+    assert_eq!(code, 0);
+    let out = &v["fusions"][0]["outputs"][0];
+    assert_eq!(out["blocks"], serde_json::json!([1, 1, 128]));
+    assert_eq!(out["predicates"], serde_json::json!(["d2 < 127"]));
+    let r = &out["reductions"][0];
+    assert_eq!(
+        (r["holes"].as_i64(), r["identity"].as_str()),
+        (Some(1), Some("-inf"))
+    );
+    assert_eq!(r["init_is_identity"], false);
+    // concat: 281 by 32 → 9 tiles, 7 holes; the concatenate ranges are read predicates.
+    let (v, _) = tiles_json(
+        "samples/xla/xla__backends__gpu__codegen__triton__tests__concat__concat_fusion.hlo",
+        &[],
+    );
+    let out = &v["fusions"][0]["outputs"][0];
+    assert_eq!(
+        (
+            out["splits"][0]["tiles"].as_i64(),
+            out["splits"][0]["holes"].as_i64()
+        ),
+        (Some(9), Some(7))
+    );
+    let preds: Vec<&str> = out["read_predicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["predicate"].as_str().unwrap())
+        .collect();
+    assert!(preds.contains(&"d0 in [128, 255]"), "{preds:?}");
+    // kernel_reuse: escaped JSON in a string, 16x16 over 15x17, two fusions.
+    let (v, _) = tiles_json(
+        "samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo",
+        &[],
+    );
+    assert_eq!(v["fusions"].as_array().unwrap().len(), 2);
+    for f in v["fusions"].as_array().unwrap() {
+        assert_eq!(
+            f["outputs"][0]["predicates"],
+            serde_json::json!(["d0 < 15", "d1 < 17"])
+        );
+        assert_eq!(
+            f["summary"],
+            "tiles 16x16 · 2 predicates · 0 holes in reductions"
+        );
+    }
+    // pdl: bare keys and numbers (64x32), and a quoted 4x4 softmax tiling.
+    let (v, _) = tiles_json("samples/xla/xla__backends__gpu__tests__pdl.hlo", &[]);
+    let sizes: Vec<Value> = v["fusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["outputs"][0]["sizes"].clone())
+        .collect();
+    assert_eq!(
+        sizes,
+        [serde_json::json!([4, 4]), serde_json::json!([64, 32])]
+    );
+    // dot: 1x16x64 divides 16x32x512: valid, no predicates.
+    let (v, code) = tiles_json(
+        "samples/xla/xla__backends__gpu__codegen__triton__tests__dot__dot.hlo",
+        &[],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        v["fusions"][0]["summary"],
+        "tiles 1x16x64 · 0 predicates · 0 holes in reductions"
+    );
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let o = run(&["tiles", &data("tiling/split_6_by_4.hlo"), "--sizes", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
+    let o = run(&["tiles", &data("tiling/split_6_by_4.hlo"), "--sizes", "4,4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("rank 2"),
+        "{o:?}"
+    );
+    let o = run(&[
+        "tiles",
+        &data("tiling/split_6_by_4.hlo"),
+        "--fusion",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no fusion named nope"));
+    let o = run(&[
+        "tiles",
+        &data("samples/xla/xla__tools__print_indexing_test.hlo"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no fusion with output_tiles"));
+    let o = run(&["tiles", "/nonexistent.hlo"]);
+    assert_eq!(o.status.code(), Some(2));
+}
