@@ -201,19 +201,17 @@ test('every %name outside comments and strings is a definition, reference or com
   assert.ok(names > 4000, `only ${names} %names seen`);
 });
 
-test('the largest sample (165 KB) tokenizes fast', async () => {
+// Speed is measured by `npm run bench` (test/tokenize.bench.ts), not asserted here: a
+// timed test fails on a loaded machine for reasons unrelated to the grammar.
+test('the largest sample (165 KB) tokenizes completely: tokens cover every line exactly', async () => {
   const g = await grammar();
   const largest = SAMPLES.map((f) => ({ f, size: fs.statSync(path.join(samplesDir, f)).size })).sort((a, b) => b.size - a.size)[0];
   assert.ok(largest.size > 150_000, `largest sample is only ${largest.size} bytes`);
   const src = read(largest.f);
-  tokenize(g, src); // warm-up: compiles the regexes
-  const start = process.hrtime.bigint();
-  const toks = tokenize(g, src);
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  console.log(`# tokenized ${largest.f} (${largest.size} bytes, ${toks.length} tokens) in ${ms.toFixed(1)} ms`);
-  // VS Code tokenizes in the background in slices; a whole-file pass under a second on a
-  // loaded 2-core machine keeps the editor responsive.
-  assert.ok(ms < 1000, `took ${ms} ms`);
+  const lines = src.split(/\r?\n/);
+  const rebuilt: string[] = lines.map(() => '');
+  for (const t of tokenize(g, src)) rebuilt[t.line] += t.text;
+  lines.forEach((line, i) => assert.equal(rebuilt[i], line, `line ${i + 1} of ${largest.f}`));
 });
 
 test('every metadata={...} block in the corpus is scoped as metadata, its keys as attribute names', async () => {

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod maps;
+pub mod mlir;
 pub mod parse;
 pub mod serve;
 pub mod simplify;
@@ -34,6 +35,8 @@ pub enum Command {
     Simplify(simplify::Args),
     /// Print the indexing maps of instructions and fusions.
     Maps(maps::Args),
+    /// Print the index maps of an MLIR file (linalg domains, operand maps, tiling checks).
+    Mlir(mlir::Args),
     /// Report every syntax and semantic diagnostic of an HLO file.
     Check(check::CheckArgs),
     /// Tiling analysis of tiled fusions: holes, predicates, valid tile sizes.
@@ -50,6 +53,7 @@ pub fn run() -> ExitCode {
         Some(Command::Simplify(args)) => simplify::run(args),
         Some(Command::Maps(args)) => maps::run(args),
         Some(Command::Check(args)) => check::run_check(args),
+        Some(Command::Mlir(args)) => mlir::run(args),
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
