@@ -12,7 +12,7 @@ use crate::analysis::ops::transpose::{check_permutation, permutation_map};
 use crate::analysis::{view, ArrayShape};
 use crate::model::{self, Computation, InstrId, Opcode};
 
-use super::chain::{static_array, Chain};
+use super::chain::{plain_layout, static_array, Chain};
 
 /// Largest domain (in points) the enumeration fallback of [`maps_equal`] visits.
 pub const MAX_ENUMERATED_POINTS: i64 = 1 << 16;
@@ -286,7 +286,8 @@ pub fn replacements_for(
     if reshape_map(&source.dims, &last.dims).is_ok_and(|m| maps_equal(&m, composed)) {
         found.push(Replacement::Reshape);
     }
-    if bitcast_map(&source, &last).is_ok_and(|m| maps_equal(&m, composed)) {
+    let plain = plain_layout(src_model) && plain_layout(last_model);
+    if plain && bitcast_map(&source, &last).is_ok_and(|m| maps_equal(&m, composed)) {
         let all_bitcasts = chain
             .members
             .iter()

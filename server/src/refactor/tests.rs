@@ -289,3 +289,22 @@ fn inline_operands_are_never_rewritten() {
     );
     assert_eq!(diagnostics_of(text), vec![]);
 }
+
+#[test]
+fn tiled_layouts_get_no_bitcast() {
+    // Reshapes are logical: tiles do not matter, the pair is still one reshape. A
+    // bitcast of tiled buffers is not the analysis' row-major reinterpretation, so no
+    // bitcast is offered.
+    let text = module(
+        "  p = f32[8,128]{1,0:T(8,128)} parameter(0)\n  a = f32[1024]{0} bitcast(p)\n  \
+         r = f32[1024]{0} negate(a)\n  b = f32[2,512]{1,0} reshape(r)\n  \
+         ROOT c = f32[1024]{0:T(1024)} reshape(b)\n",
+    );
+    let found = diagnostics_of(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let titles: Vec<&str> = found[0].fixes.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        vec!["Replace the 2 instructions with one reshape of `r`"]
+    );
+}

@@ -165,8 +165,14 @@ impl Ctx<'_> {
                     .sizes
                     .get(i)
                     .ok_or_else(|| Unsupported(format!("no tile size for dimension {i}")))?;
+                // One tile: its index is always 0.
+                let offset = if t >= extent {
+                    Expr::constant(0)
+                } else {
+                    Expr::dim(i) * t
+                };
                 Ok(TileDim {
-                    offset: Expr::dim(i) * t,
+                    offset,
                     size: t.min(extent).max(1),
                     stride: 1,
                     sources: vec![i],
@@ -205,23 +211,36 @@ impl Ctx<'_> {
         } else {
             (b, a)
         };
+        // The outer steps must land on the inner progression and leave no gap:
+        // `outer.stride` a multiple of `inner.stride`, at most the inner span
+        // (equal: a merged hyper-rectangle; less: overlapping rows, the same
+        // elements read twice, still one progression).
         let span = inner.stride.checked_mul(inner.size);
-        let satisfied = span == Some(outer.stride);
+        let steps = (inner.stride != 0 && outer.stride % inner.stride == 0)
+            .then(|| outer.stride / inner.stride);
+        let satisfied = matches!((steps, span), (Some(k), Some(s)) if k >= 0 && outer.stride <= s);
         cs.push(Constraint {
             dims: sources.clone(),
             condition: format!(
-                "{} covers its whole dimension (stride {} must equal {} x {})",
+                "{} covers its whole dimension (stride {} must be a multiple of {} and at most {} x {})",
                 size_names(&inner.sources),
                 outer.stride,
+                inner.stride,
                 inner.stride,
                 inner.size
             ),
             satisfied,
             merge_split: None,
         });
+        let size = match steps {
+            Some(k) if satisfied => (outer.size - 1)
+                .saturating_mul(k)
+                .saturating_add(inner.size),
+            _ => inner.size.saturating_mul(outer.size),
+        };
         TileDim {
             offset,
-            size: inner.size.saturating_mul(outer.size),
+            size,
             stride: inner.stride,
             sources,
         }
@@ -240,7 +259,7 @@ fn floor_div(t: TileDim, c: i64) -> TileDim {
             ..t
         };
     }
-    if t.stride != 0 && c % t.stride == 0 {
+    if t.stride != 0 && c % t.stride == 0 && aligned(&t, c / t.stride, c) {
         let c2 = c / t.stride;
         let size = t.size / c2 + i64::from(t.size % c2 != 0);
         return TileDim {
@@ -250,9 +269,10 @@ fn floor_div(t: TileDim, c: i64) -> TileDim {
             sources: t.sources,
         };
     }
-    // Neither divides the other: the values still form a range (floor is
-    // monotone), a superset of what is read.
-    let last = (t.stride.saturating_mul(t.size - 1)) / c;
+    // Unaligned, or neither divides the other: the values still form a range
+    // (floor is monotone); this bounds it from above.
+    let span = t.stride.saturating_mul(t.size - 1).saturating_add(c - 1);
+    let last = span / c;
     TileDim {
         offset,
         size: last.saturating_add(1).max(1),
@@ -272,15 +292,30 @@ fn modulo(t: TileDim, c: i64, cs: &mut Vec<Constraint>) -> TileDim {
         c
     };
     let n = t.size;
-    let satisfied = n % c2 == 0 || c2 % n == 0;
+    let divides = n % c2 == 0 || c2 % n == 0;
+    // The tiles must also start on a row (n multiple of the row) or on a
+    // multiple of the tile inside a row: an offset like `T0 * 6` over rows of
+    // 4 makes every tile wrap even though the sizes divide.
+    let unit = if n % c2 == 0 {
+        c
+    } else {
+        n.saturating_mul(t.stride)
+    };
+    let aligned = divides && divisible(&t.offset, unit);
+    let names = size_names(&t.sources);
+    let condition = if divides && !aligned {
+        format!(
+            "the tile offsets {} are multiples of {unit} (rows of {c2} wrap otherwise)",
+            offset_note(&t)
+        )
+    } else {
+        format!("{names} mod {c2} == 0 || {c2} mod {names} == 0 (the tile is {n})")
+    };
     cs.push(Constraint {
         dims: t.sources.clone(),
-        condition: format!(
-            "{names} mod {c2} == 0 || {c2} mod {names} == 0 (the tile is {n})",
-            names = size_names(&t.sources)
-        ),
-        satisfied,
-        merge_split: (!satisfied).then_some(MergeSplit {
+        condition,
+        satisfied: aligned,
+        merge_split: (!divides).then_some(MergeSplit {
             inner_extent: c2,
             tile: n,
         }),
@@ -291,6 +326,56 @@ fn modulo(t: TileDim, c: i64, cs: &mut Vec<Constraint>) -> TileDim {
         stride: t.stride,
         sources: t.sources,
     }
+}
+
+/// Whether tile `t`, split into rows of `c2` elements (`c` in index units),
+/// starts on a row (when it spans whole rows) or on a multiple of itself
+/// inside a row: then it covers `ceil(size / c2)` rows exactly.
+fn aligned(t: &TileDim, c2: i64, c: i64) -> bool {
+    if t.size % c2 == 0 {
+        divisible(&t.offset, c)
+    } else if c2 % t.size == 0 {
+        divisible(&t.offset, t.size.saturating_mul(t.stride))
+    } else {
+        false
+    }
+}
+
+/// Whether every value of `e` is a multiple of `m` (sufficient test over the
+/// affine structure: a variable alone is not, a multiple of `m` is).
+fn divisible(e: &Expr, m: i64) -> bool {
+    if m <= 1 {
+        return true;
+    }
+    match e {
+        Expr::Const(c) => c % m == 0,
+        Expr::Add(a, b) => divisible(a, m) && divisible(b, m),
+        Expr::Mul(a, b) => match (a.as_const(), b.as_const()) {
+            (_, Some(k)) => divisible(a, m / gcd(k, m)),
+            (Some(k), _) => divisible(b, m / gcd(k, m)),
+            _ => false,
+        },
+        // floor(x / k) is a multiple of m when x is a multiple of k * m.
+        Expr::FloorDiv(a, b) => match (b.as_const(), b.as_const().and_then(|k| k.checked_mul(m))) {
+            (Some(k), Some(km)) if k > 0 => divisible(a, km),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(1).max(1)
+}
+
+/// The output dimensions a tile dimension derives from, for messages.
+fn offset_note(t: &TileDim) -> String {
+    let dims: Vec<String> = t.sources.iter().map(|d| format!("d{d}")).collect();
+    format!("(over {})", dims.join(", "))
 }
 
 fn positive_const(e: &Expr) -> Result<i64, Unsupported> {
