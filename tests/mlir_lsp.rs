@@ -198,3 +198,29 @@ fn indivisible_tiling_is_published_as_a_warning() {
     );
     client.shutdown_and_exit();
 }
+
+/// An unsaved buffer is MLIR when the client says so (`languageId` `mlir`), and an
+/// `.hlo` file with the same text is not analyzed as MLIR.
+#[test]
+fn language_id_selects_mlir() {
+    let mut client = Client::start();
+    let text = read_repo_file("tests/data/mlir/resnet_tile_indivisible.mlir");
+    let untitled = "untitled:Untitled-1";
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": untitled, "languageId": "mlir", "version": 1, "text": text}}),
+    );
+    let diagnostics = client.diagnostics(untitled, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "indivisible-tile");
+    let h = hover_text(&mut client, untitled, &text, "linalg.generic {__root__", 3);
+    assert!(h.contains("d1 ∈ [0, 56)"), "{h}");
+    let hlo = uri("same_text.hlo");
+    client.open(&hlo, &text);
+    let diagnostics = client.diagnostics(&hlo, 1);
+    assert!(
+        diagnostics.iter().all(|d| d["code"] != "indivisible-tile"),
+        "{diagnostics:?}"
+    );
+    client.shutdown_and_exit();
+}

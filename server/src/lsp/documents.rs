@@ -30,16 +30,26 @@ pub struct Document {
     pub rope: Rope,
     /// Trees of the same text, edited and reparsed incrementally with the rope.
     pub syntax: Arc<SyntaxDocument>,
+    /// MLIR rather than HLO: `languageId` `mlir` or a `.mlir` file (see [`Snapshot::is_mlir`]).
+    pub mlir: bool,
 }
 
 impl Document {
     pub fn new(uri: Uri, version: i32, text: &str) -> Self {
         Self {
+            mlir: false,
             uri,
             version,
             rope: Rope::from_str(text),
             syntax: Arc::new(SyntaxDocument::parse(text)),
         }
+        .with_language(None)
+    }
+
+    /// Sets the language from the client's `languageId` (`mlir`) or the file extension.
+    pub fn with_language(mut self, language_id: Option<&str>) -> Self {
+        self.mlir = language_id == Some("mlir") || self.uri.path().as_str().ends_with(".mlir");
+        self
     }
 
     /// Applies the changes of one `didChange` in order (each change's range refers to
@@ -79,13 +89,16 @@ impl Document {
     /// An immutable view of the current version for background work, produced by
     /// text-sync notification number `sequence`.
     pub fn snapshot_at(&self, sequence: u64) -> Arc<Snapshot> {
-        Arc::new(Snapshot::new(
-            self.uri.clone(),
-            self.version,
-            sequence,
-            self.rope.clone(),
-            self.syntax.clone(),
-        ))
+        Arc::new(
+            Snapshot::new(
+                self.uri.clone(),
+                self.version,
+                sequence,
+                self.rope.clone(),
+                self.syntax.clone(),
+            )
+            .with_mlir(self.mlir),
+        )
     }
 }
 
@@ -98,7 +111,18 @@ pub struct DocumentStore {
 impl DocumentStore {
     /// Opens (or re-opens, replacing) a document.
     pub fn open(&mut self, uri: Uri, version: i32, text: &str) -> &Document {
-        let document = Document::new(uri.clone(), version, text);
+        self.open_with_language(uri, version, text, None)
+    }
+
+    /// Opens a document whose `languageId` the client gave.
+    pub fn open_with_language(
+        &mut self,
+        uri: Uri,
+        version: i32,
+        text: &str,
+        language_id: Option<&str>,
+    ) -> &Document {
+        let document = Document::new(uri.clone(), version, text).with_language(language_id);
         self.documents.insert(uri.clone(), document);
         &self.documents[&uri]
     }

@@ -44,6 +44,7 @@ pub struct Snapshot {
     diagnostics: OnceLock<Vec<model::Diagnostic>>,
     /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
     mlir: OnceLock<Arc<crate::mlir::MlirAnalysis>>,
+    language_mlir: bool,
 }
 
 impl Snapshot {
@@ -65,13 +66,20 @@ impl Snapshot {
             diagnostics: OnceLock::new(),
             fused: Mutex::default(),
             mlir: OnceLock::new(),
+            language_mlir: false,
         }
     }
 
-    /// Whether this is an MLIR document (a `.mlir` file): the handlers then dispatch
-    /// to [`super::mlir`] instead of the HLO model.
+    /// Marks the document as MLIR (from its `languageId` or extension).
+    pub fn with_mlir(mut self, mlir: bool) -> Self {
+        self.language_mlir = mlir;
+        self
+    }
+
+    /// Whether this is an MLIR document (`languageId` `mlir` or a `.mlir` file): the
+    /// handlers then dispatch to [`super::mlir`] instead of the HLO model.
     pub fn is_mlir(&self) -> bool {
-        self.uri.path().as_str().ends_with(".mlir")
+        self.language_mlir || self.uri.path().as_str().ends_with(".mlir")
     }
 
     /// The MLIR reading and analysis of this version (built once).

@@ -191,7 +191,12 @@ impl DocumentActor {
                     large,
                     format!("Opening {}", file_name(item.uri.as_str())),
                 );
-                let document = self.store.open(item.uri.clone(), item.version, &item.text);
+                let document = self.store.open_with_language(
+                    item.uri.clone(),
+                    item.version,
+                    &item.text,
+                    Some(item.language_id.as_str()),
+                );
                 let snapshot = document.snapshot_at(sequence);
                 if let Some(progress) = progress.as_mut() {
                     progress.set_end_message(format!("{} lines", snapshot.rope.len_lines()));
