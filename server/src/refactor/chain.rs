@@ -87,9 +87,22 @@ fn is_member(c: &Computation, instr: &Instruction, pinned: &HashSet<String>) -> 
     };
     let source = c.instruction(target);
     match (static_array(&instr.shape), static_array(&source.shape)) {
-        (Some(out), Some(input)) => !source.synthetic && out.element == input.element,
+        (Some(out), Some(input)) => {
+            !source.synthetic
+                && out.element == input.element
+                && (instr.opcode != Opcode::Bitcast || (plain_layout(out) && plain_layout(input)))
+        }
         _ => false,
     }
+}
+
+/// A layout that is only a dimension order: no tiles (`T(8,128)`), element size
+/// (`E(4)`) or other items. The analysis' bitcast map models exactly those; a tiled
+/// buffer is reinterpreted differently, so such bitcasts never join a chain.
+pub fn plain_layout(a: &ArrayShape) -> bool {
+    a.layout.as_ref().is_none_or(|l| {
+        l.tiles.is_empty() && l.element_size_in_bits.is_none() && l.extra.trim().is_empty()
+    })
 }
 
 /// Whether `instr` is the computation's root (marked `ROOT`, or the last one).
@@ -168,6 +181,13 @@ mod tests {
     fn control_predecessors_pin_instructions() {
         let text = "ENTRY e {\n  p = f32[4,6] parameter(0)\n  a = f32[24] reshape(p)\n  \
                     b = f32[4,6] reshape(a)\n  ROOT n = f32[4,6] negate(b), control-predecessors={a}\n}\n";
+        assert_eq!(chains_of(text), vec![vec!["a", "b"]]);
+    }
+
+    #[test]
+    fn tiled_bitcasts_are_not_members() {
+        let text = "ENTRY e {\n  p = f32[8,128]{1,0:T(8,128)} parameter(0)\n  \
+                    a = f32[1024]{0} bitcast(p)\n  ROOT b = f32[8,128] reshape(a)\n}\n";
         assert_eq!(chains_of(text), vec![vec!["a", "b"]]);
     }
 

@@ -12,7 +12,7 @@ use crate::analysis::ops::transpose::{check_permutation, permutation_map};
 use crate::analysis::{view, ArrayShape};
 use crate::model::{self, Computation, InstrId, Opcode};
 
-use super::chain::{static_array, Chain};
+use super::chain::{plain_layout, static_array, Chain};
 
 /// Largest domain (in points) the enumeration fallback of [`maps_equal`] visits.
 pub const MAX_ENUMERATED_POINTS: i64 = 1 << 16;
@@ -89,36 +89,83 @@ pub fn chain_map(c: &Computation, chain: &Chain) -> Option<IndexingMap> {
     let mut members = chain.members.iter().rev();
     let mut composed = member_map(c, *members.next()?)?;
     for &id in members {
-        composed = composed.compose(&member_map(c, id)?);
+        composed = extend(&composed, &member_map(c, id)?)?;
     }
     composed.simplify();
     (!composed.is_undefined()).then_some(composed)
 }
 
-/// Whether two maps over the same domain agree at every point. The simplifier
-/// decides most cases; otherwise maps without symbols and constraints over at most
+/// `window` (last output to some member's output) extended by that member's map
+/// (its output to its operand), simplified.
+pub fn extend(window: &IndexingMap, member: &IndexingMap) -> Option<IndexingMap> {
+    let mut m = window.compose(member);
+    m.simplify();
+    (!m.is_undefined()).then_some(m)
+}
+
+/// Whether two maps over the same domain agree at every point. A few probe points
+/// refute most unequal pairs cheaply; the simplifier decides most of the rest;
+/// otherwise maps without symbols and constraints over at most
 /// [`MAX_ENUMERATED_POINTS`] points are compared point by point. `false` means
 /// "not shown equal": no fix is offered then.
 pub fn maps_equal(a: &IndexingMap, b: &IndexingMap) -> bool {
     if a.is_undefined() || b.is_undefined() || a.results().len() != b.results().len() {
         return false;
     }
+    let box_domain = plain_box(a).filter(|bounds| Some(bounds) == plain_box(b).as_ref());
+    if let Some(bounds) = &box_domain {
+        if bounds.iter().any(|&(lo, hi)| lo > hi) {
+            return true; // an empty domain: nothing to disagree on
+        }
+        if probe_points(bounds).any(|p| disagree(a, b, &p)) {
+            return false;
+        }
+    }
     if a.equivalent(b) {
         return true;
     }
-    let plain = |m: &IndexingMap| {
-        m.range_vars().is_empty() && m.runtime_vars().is_empty() && m.constraints().is_empty()
-    };
-    let bounds_of = |m: &IndexingMap| -> Vec<(i64, i64)> {
+    box_domain.is_some_and(|bounds| enumerate_equal(a, b, &bounds))
+}
+
+/// The dimension bounds of a map whose domain is a plain box: no symbols, no
+/// constraints (the maps of reshape, bitcast and transpose).
+fn plain_box(m: &IndexingMap) -> Option<Vec<(i64, i64)>> {
+    let plain =
+        m.range_vars().is_empty() && m.runtime_vars().is_empty() && m.constraints().is_empty();
+    plain.then(|| {
         m.dims()
             .iter()
             .map(|v| (v.bounds.lo, v.bounds.hi))
             .collect()
-    };
-    let bounds = bounds_of(a);
-    if !plain(a) || !plain(b) || bounds != bounds_of(b) {
-        return false;
-    }
+    })
+}
+
+/// Both maps evaluate at `point` and differ (an evaluation failure proves nothing).
+fn disagree(a: &IndexingMap, b: &IndexingMap, point: &[i64]) -> bool {
+    matches!((a.evaluate(point, &[]), b.evaluate(point, &[])), (Some(x), Some(y)) if x != y)
+}
+
+/// The corners `lo` and `hi`, and per dimension `lo` with that one coordinate at
+/// `lo + 1` or at `hi`: where strides and wrap-arounds of reshapes show first.
+fn probe_points(bounds: &[(i64, i64)]) -> impl Iterator<Item = Vec<i64>> + '_ {
+    let lo: Vec<i64> = bounds.iter().map(|&(lo, _)| lo).collect();
+    let hi: Vec<i64> = bounds.iter().map(|&(_, hi)| hi).collect();
+    let singles = (0..bounds.len()).flat_map(move |k| {
+        let (l, h) = bounds[k];
+        [l + 1, h]
+            .into_iter()
+            .filter(move |&v| v <= h)
+            .map(move |v| {
+                let mut p: Vec<i64> = bounds.iter().map(|&(lo, _)| lo).collect();
+                p[k] = v;
+                p
+            })
+    });
+    [lo, hi].into_iter().chain(singles)
+}
+
+/// Point-by-point comparison over a box of at most [`MAX_ENUMERATED_POINTS`].
+fn enumerate_equal(a: &IndexingMap, b: &IndexingMap, bounds: &[(i64, i64)]) -> bool {
     let points = bounds.iter().try_fold(1i64, |acc, &(lo, hi)| {
         acc.checked_mul(hi.checked_sub(lo)?.checked_add(1)?.max(0))
     });
@@ -126,9 +173,6 @@ pub fn maps_equal(a: &IndexingMap, b: &IndexingMap) -> bool {
         return false;
     }
     let mut point: Vec<i64> = bounds.iter().map(|&(lo, _)| lo).collect();
-    if bounds.iter().any(|&(lo, hi)| lo > hi) {
-        return true; // an empty domain: nothing to disagree on
-    }
     loop {
         match (a.evaluate(&point, &[]), b.evaluate(&point, &[])) {
             (Some(x), Some(y)) if x == y => {}
@@ -205,6 +249,16 @@ fn guess_permutation(m: &IndexingMap, out: &[i64], input: &[i64]) -> Option<Vec<
 /// reshape or bitcast (a bitcast first when the chain is made of bitcasts). Chains
 /// of one member only ever get [`Replacement::Remove`].
 pub fn replacements(c: &Computation, chain: &Chain) -> Vec<Replacement> {
+    chain_map(c, chain).map_or_else(Vec::new, |m| replacements_for(c, chain, &m))
+}
+
+/// [`replacements`] given the chain's composed map (callers that compose many
+/// overlapping windows build it incrementally).
+pub fn replacements_for(
+    c: &Computation,
+    chain: &Chain,
+    composed: &IndexingMap,
+) -> Vec<Replacement> {
     let (Some(source), Some(last)) = (array(c, chain.source), array(c, chain.last())) else {
         return vec![];
     };
@@ -214,11 +268,8 @@ pub fn replacements(c: &Computation, chain: &Chain) -> Vec<Replacement> {
     ) else {
         return vec![];
     };
-    let Some(composed) = chain_map(c, chain) else {
-        return vec![];
-    };
     if same_physical_shape(src_model, last_model)
-        && maps_equal(&composed, &IndexingMap::identity(&last.dims))
+        && maps_equal(composed, &IndexingMap::identity(&last.dims))
     {
         return vec![Replacement::Remove];
     }
@@ -226,16 +277,17 @@ pub fn replacements(c: &Computation, chain: &Chain) -> Vec<Replacement> {
         return vec![];
     }
     let mut found = Vec::new();
-    if let Some(perm) = guess_permutation(&composed, &last.dims, &source.dims) {
+    if let Some(perm) = guess_permutation(composed, &last.dims, &source.dims) {
         let is_identity = perm.iter().enumerate().all(|(i, &p)| i == p);
-        if !is_identity && maps_equal(&permutation_map(&last.dims, &perm), &composed) {
+        if !is_identity && maps_equal(&permutation_map(&last.dims, &perm), composed) {
             found.push(Replacement::Transpose(perm));
         }
     }
-    if reshape_map(&source.dims, &last.dims).is_ok_and(|m| maps_equal(&m, &composed)) {
+    if reshape_map(&source.dims, &last.dims).is_ok_and(|m| maps_equal(&m, composed)) {
         found.push(Replacement::Reshape);
     }
-    if bitcast_map(&source, &last).is_ok_and(|m| maps_equal(&m, &composed)) {
+    let plain = plain_layout(src_model) && plain_layout(last_model);
+    if plain && bitcast_map(&source, &last).is_ok_and(|m| maps_equal(&m, composed)) {
         let all_bitcasts = chain
             .members
             .iter()

@@ -16,8 +16,9 @@ pub mod rewrite;
 
 use crate::model::{self, codes, Computation, Diagnostic, Fix, HloFile, Severity};
 
+use crate::algebra::IndexingMap;
 use chain::{maximal_chains, Chain};
-use maps::{replacements, Replacement};
+use maps::Replacement;
 
 /// Longest window of a maximal chain that is tried as one fix: windows cost one
 /// composition each and real chains are short.
@@ -46,14 +47,18 @@ pub fn findings(text: &str, c: &Computation) -> Vec<Finding> {
     let mut found = Vec::new();
     for chain in maximal_chains(text, c) {
         let n = chain.members.len();
+        let windows = window_maps(c, &chain);
         let mut taken = vec![false; n];
         for len in (1..=n.min(MAX_WINDOW)).rev() {
             for start in 0..=n - len {
                 if taken[start..start + len].iter().any(|&t| t) {
                     continue;
                 }
+                let Some(composed) = &windows[start + len - 1][len - 1] else {
+                    continue;
+                };
                 let window = chain.window(start, start + len);
-                let replacements = replacements(c, &window);
+                let replacements = maps::replacements_for(c, &window, composed);
                 if useful(len, &replacements) {
                     taken[start..start + len].iter_mut().for_each(|t| *t = true);
                     found.push(Finding {
@@ -66,6 +71,34 @@ pub fn findings(text: &str, c: &Computation) -> Vec<Finding> {
     }
     found.sort_by_key(|f| c.instruction(f.chain.members[0]).range.start);
     found
+}
+
+/// `maps[end][len - 1]`: the composed map of the window of `len` members ending at
+/// member `end`, built right to left so each window costs one composition.
+fn window_maps(c: &Computation, chain: &Chain) -> Vec<Vec<Option<IndexingMap>>> {
+    let members: Vec<Option<IndexingMap>> = chain
+        .members
+        .iter()
+        .map(|&id| maps::member_map(c, id))
+        .collect();
+    (0..members.len())
+        .map(|end| {
+            let mut windows = Vec::with_capacity(MAX_WINDOW);
+            let mut acc = members[end].clone().map(|mut m| {
+                m.simplify();
+                m
+            });
+            windows.push(acc.clone());
+            for start in (end.saturating_sub(MAX_WINDOW - 1)..end).rev() {
+                acc = match (&acc, &members[start]) {
+                    (Some(w), Some(m)) => maps::extend(w, m),
+                    _ => None,
+                };
+                windows.push(acc.clone());
+            }
+            windows
+        })
+        .collect()
 }
 
 /// A one-line description of the chain's shapes: `f32[10,10,10] -> f32[50,20] -> ...`.
@@ -119,12 +152,15 @@ fn diagnostic(text: &str, c: &Computation, f: &Finding) -> Option<Diagnostic> {
             ),
         ),
     };
-    let mut d = Diagnostic::new(
-        first.range.start..last.range.end,
-        Severity::Hint,
-        code,
-        message,
-    );
+    // Members are usually in text order; the span covers them even when not.
+    let members = f.chain.members.iter().map(|&id| &c.instruction(id).range);
+    let start = members
+        .clone()
+        .map(|r| r.start)
+        .min()
+        .unwrap_or(first.range.start);
+    let end = members.map(|r| r.end).max().unwrap_or(last.range.end);
+    let mut d = Diagnostic::new(start..end, Severity::Hint, code, message);
     for (_, fix) in fixes {
         d = d.with_fix(fix);
     }

@@ -259,3 +259,52 @@ fn replacement_kinds_are_verified_not_guessed() {
     assert_eq!(chains.len(), 1);
     assert_eq!(maps::replacements(c, &chains[0]), Vec::<Replacement>::new());
 }
+
+#[test]
+fn members_out_of_text_order_are_spanned_and_removed() {
+    let text = "ENTRY e {\n  ROOT b = f32[4,6] reshape(a)\n  a = f32[24] reshape(p)\n  \
+                p = f32[4,6] parameter(0)\n}\n";
+    let found = diagnostics_of(text);
+    assert_eq!(
+        found[0].range,
+        text.find("ROOT b").unwrap()..text.find("\n  p =").unwrap()
+    );
+    assert_eq!(
+        fixed(text, 0),
+        "ENTRY e {\n  ROOT p = f32[4,6] parameter(0)\n}\n"
+    );
+}
+
+#[test]
+fn inline_operands_are_never_rewritten() {
+    // The source is written inline (XLA's nested operand form): it has no line of its
+    // own to mark ROOT or to name, so the chain is left alone.
+    let text = "ENTRY e {\n  p = f32[4,6] parameter(0)\n  \
+                a = f32[24] reshape(f32[4,6] negate(f32[4,6] p))\n  \
+                ROOT b = f32[4,6] reshape(a)\n}\n";
+    assert!(
+        parse_hlo(text).diagnostics.is_empty(),
+        "{:#?}",
+        parse_hlo(text).diagnostics
+    );
+    assert_eq!(diagnostics_of(text), vec![]);
+}
+
+#[test]
+fn tiled_layouts_get_no_bitcast() {
+    // Reshapes are logical: tiles do not matter, the pair is still one reshape. A
+    // bitcast of tiled buffers is not the analysis' row-major reinterpretation, so no
+    // bitcast is offered.
+    let text = module(
+        "  p = f32[8,128]{1,0:T(8,128)} parameter(0)\n  a = f32[1024]{0} bitcast(p)\n  \
+         r = f32[1024]{0} negate(a)\n  b = f32[2,512]{1,0} reshape(r)\n  \
+         ROOT c = f32[1024]{0:T(1024)} reshape(b)\n",
+    );
+    let found = diagnostics_of(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let titles: Vec<&str> = found[0].fixes.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        vec!["Replace the 2 instructions with one reshape of `r`"]
+    );
+}
