@@ -154,13 +154,18 @@ fn output_text(file: &HloFile, r: &FusionReport, o: &OutputReport) -> String {
         let offsets = offsets_text(p, read);
         let sizes: Vec<String> = read.tile.iter().map(|t| t.size.to_string()).collect();
         let strides: Vec<String> = read.tile.iter().map(|t| t.stride.to_string()).collect();
-        s += &format!(
+        let line = format!(
             "  tile of {}: offsets ({}) sizes [{}] strides [{}]\n",
             read.name,
             offsets.join(", "),
             sizes.join(", "),
             strides.join(", ")
         );
+        // Two maps can reach one instruction with the same tile (a parameter
+        // read twice): print it once.
+        if !s.contains(&line) {
+            s += &line;
+        }
     }
     for rp in &p.read_predicates {
         s += &format!("  read predicate on {}: {}\n", rp.name, rp.text);
