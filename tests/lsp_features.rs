@@ -455,3 +455,27 @@ fn inlay_hints_show_the_map_from_the_fusion_output_per_mode() {
     assert!(inlay_hints(&mut client, &long, (0, 100)).is_empty());
     assert!(client.shutdown_and_exit().success());
 }
+
+const TILED: &str = "HloModule t\n\n%fused {\n  %p = f32[6,128] parameter(0)\n  ROOT %e = f32[6,128] exponential(%p)\n}\n\nENTRY %main {\n  %a = f32[6,128] parameter(0)\n  ROOT %f = f32[6,128] fusion(%a), kind=kCustom, calls=%fused, backend_config={\"fusion_backend_config\":{\"kind\":\"__triton\",\"block_level_fusion_config\":{\"output_tiles\":[{\"sizes\":[\"4\",\"128\"]}]}}}\n}\n";
+
+#[test]
+fn hover_on_a_tiled_fusion_summarizes_its_tiling() {
+    let mut client = Client::start();
+    let document = uri("tiled.hlo");
+    client.open(&document, TILED);
+    let hover = client.result("textDocument/hover", at(&document, TILED, "%f = ", 1));
+    let value = hover["contents"]["value"].as_str().unwrap().to_string();
+    // 6 rows by tiles of 4: one predicate (`d0 < 6`), no reduction.
+    assert!(
+        value.contains("tiles 4x128 · 1 predicate · 0 holes in reductions"),
+        "{value}"
+    );
+    // A fusion without output_tiles gets no tiling line.
+    client.open(&uri("plain.hlo"), TRANSPOSE);
+    let hover = client.result(
+        "textDocument/hover",
+        at(&uri("plain.hlo"), TRANSPOSE, "%f = ", 1),
+    );
+    assert!(!hover.to_string().contains("tiles "), "{hover}");
+    assert!(client.shutdown_and_exit().success());
+}

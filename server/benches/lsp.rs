@@ -5,7 +5,8 @@
 //! server's peak resident memory. Latency percentiles are what matter here, so this is
 //! a plain harness rather than criterion (which reports means of batched iterations).
 //!
-//! `HLO_BENCH_MB` sets the size (default 50); `HLO_BENCH_HOVERS` the hover count (300).
+//! `HLO_BENCH_MB` sets the size (default 50); `HLO_BENCH_HOVERS` the hover count (300);
+//! `HLO_BENCH_WRITE=FILE` only writes the generated module (to profile the CLI on it).
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,11 @@ fn main() {
     let mb: usize = env_number("HLO_BENCH_MB", 50);
     let hovers: usize = env_number("HLO_BENCH_HOVERS", 300);
     let text = common::fused_module(mb << 20);
+    if let Ok(path) = std::env::var("HLO_BENCH_WRITE") {
+        std::fs::write(&path, &text).expect("writing the generated module");
+        eprintln!("wrote {path}");
+        return;
+    }
     let lines = fused_instruction_lines(&text);
     eprintln!(
         "module: {:.1} MB, {} lines, {} fused instructions",

@@ -448,3 +448,65 @@ proptest! {
         let _ = mlir::analyze_with_budget(&mixed, 0);
     }
 }
+
+/// The newer transform syntax: a named sequence, `tile_sizes [..]`, `match ops{[..]}`;
+/// an indivisible reduction loop, a negative size and too many sizes.
+#[test]
+fn tile_using_for_on_a_matched_matmul() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/mlir/matmul_tile_using_for.mlir"
+    ))
+    .unwrap();
+    let a = mlir::analyze(&text);
+    assert_eq!(a.linalg.len(), 1);
+    assert_eq!(a.linalg[0].extents(), Some(vec![128, 96, 100]));
+    assert_eq!(a.tiles.len(), 3);
+    for t in &a.tiles {
+        assert_eq!(t.targets, vec![0], "{}", t.matcher);
+    }
+    assert_eq!(a.tiles[0].tile_sizes, vec![8, 0, 6]);
+    let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        vec!["indivisible-tile", "invalid-tile-size", "tile-sizes-count"],
+        "{:?}",
+        a.diagnostics
+    );
+    let msg = &a.diagnostics[0].message;
+    // 100 = 16 * 6 + 4: 17 tiles, 2 holes, in the reduction loop d2; 8 divides 128.
+    assert!(msg.contains("d2: 100 is not a multiple of 6 → 17 tiles, 2 hole iterations, the last tile has 4 valid; predicate d2 < 100 (a reduction loop"), "{msg}");
+    assert!(!msg.contains("d0:"), "{msg}");
+    assert!(
+        a.diagnostics[1].message.contains("must be at least 1"),
+        "{}",
+        a.diagnostics[1].message
+    );
+    // The diagnostic sits on the sizes list.
+    assert_eq!(&text[a.diagnostics[0].range.clone()], "[8, 0, 6]");
+}
+
+/// Strided convolutions read rows `oh * 2 + kh`; an input too small for the output
+/// is flagged, a right-sized one is not.
+#[test]
+fn strided_convolution_bounds() {
+    let conv = |h: i64| {
+        format!(
+            "func.func @c(%i: tensor<1x{h}x{h}x3xf32>, %f: tensor<8x3x3x3xf32>, %o: tensor<1x4x4x8xf32>) {{\n  %0 = linalg.conv_2d_nhwc_fhwc {{dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}} ins(%i, %f : tensor<1x{h}x{h}x3xf32>, tensor<8x3x3x3xf32>) outs(%o : tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n}}\n"
+        )
+    };
+    // Rows read: 2 * oh + kh <= 2 * 3 + 2 = 8, so 9 rows are needed.
+    let ok = mlir::analyze(&conv(9));
+    assert!(ok.diagnostics.is_empty(), "{:?}", ok.diagnostics);
+    let view = &ok.linalg[0].views[0].as_ref().unwrap().map;
+    assert_eq!(
+        view.to_string().lines().next(),
+        Some("(d0, d1, d2, d3)[s0, s1, s2] -> (0, d1 * 2 + s0, d2 * 2 + s1, s2),")
+    );
+    let small = mlir::analyze(&conv(8));
+    let codes: Vec<&str> = small.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, vec!["out-of-bounds", "out-of-bounds"]);
+    assert!(small.diagnostics[0]
+        .message
+        .contains("indexed in [0, 8] along dimension 1 of extent 8"));
+}

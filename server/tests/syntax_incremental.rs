@@ -195,7 +195,15 @@ proptest! {
             });
             tree = parser.parse(&text, Some(&tree)).expect("tree");
             let fresh = parser.parse(&text, None).expect("tree");
-            prop_assert_eq!(dump(&tree), dump(&fresh), "text {:?}", text);
+            // Tree-sitter guarantees the same tree for text without errors; with errors
+            // its recovery depends on the old tree (ERROR nodes may be cut differently),
+            // which is why `SyntaxDocument` reparses a broken chunk afresh and the test
+            // above demands identical trees for every text.
+            if fresh.root_node().has_error() {
+                prop_assert!(tree.root_node().has_error(), "text {:?}", text);
+            } else {
+                prop_assert_eq!(dump(&tree), dump(&fresh), "text {:?}", text);
+            }
         }
     }
 }

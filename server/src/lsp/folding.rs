@@ -8,6 +8,9 @@ use super::snapshot::Snapshot;
 use crate::syntax::ChunkKind;
 
 pub fn folding_ranges(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<FoldingRange> {
+    if snapshot.is_mlir() {
+        return Vec::new(); // HLO chunks mean nothing in MLIR text
+    }
     let mut ranges = Vec::new();
     let mut push = |bytes: std::ops::Range<usize>, kind: Option<FoldingRangeKind>| {
         let range = snapshot.range(bytes, encoding);

@@ -31,6 +31,9 @@ pub fn hover(
     settings: &Settings,
     encoding: PositionEncoding,
 ) -> Option<Hover> {
+    if snapshot.is_mlir() {
+        return super::mlir::hover(snapshot, offset, settings, encoding);
+    }
     let file = snapshot.model();
     let (text, range) = describe(file, offset, snapshot, settings)?;
     Some(Hover {
@@ -141,6 +144,14 @@ fn instruction_hover(
 ) -> String {
     let computation = module.computation(computation_id);
     let mut text = format!("```hlo\n{}\n```\n", signature(computation, instruction));
+    // A tiled (Triton) fusion: the tiling analysis' one-line summary.
+    if let Some(tiling) = crate::tiling::report::hover_line(
+        snapshot.text(),
+        snapshot.model(),
+        instruction.name_range.start,
+    ) {
+        let _ = writeln!(text, "\n{tiling}");
+    }
     if let Some(k) = instruction.parameter_number {
         text.push_str(&parameter_sources(module, computation_id, k));
     }

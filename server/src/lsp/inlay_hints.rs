@@ -30,6 +30,9 @@ pub fn inlay_hints(
     settings: &Settings,
     encoding: PositionEncoding,
 ) -> Vec<InlayHint> {
+    if snapshot.is_mlir() {
+        return super::mlir::inlay_hints(snapshot, range, settings, encoding);
+    }
     if settings.inlay_hints == InlayHintMode::Off {
         return Vec::new();
     }

@@ -26,6 +26,7 @@ pub mod hover;
 pub mod inlay_hints;
 pub mod logging;
 pub mod maps;
+pub mod mlir;
 pub mod navigation;
 pub mod outbox;
 pub mod position;

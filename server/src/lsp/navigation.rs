@@ -173,6 +173,9 @@ pub fn parameter_sources(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>> {
 /// Definition: the symbol's definition; on a parameter's own name, the operands of
 /// the fusions (or other callers) that feed it.
 pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
+    if snapshot.is_mlir() {
+        return super::mlir::definition(snapshot, offset);
+    }
     let file = snapshot.model();
     let Some(symbol) = symbol_at(file, offset) else {
         return Vec::new();
@@ -240,6 +243,9 @@ pub fn validate_new_name(
 
 /// The range to rename at `offset` (the name without `%`), for `prepareRename`.
 pub fn rename_range(snapshot: &Snapshot, offset: usize) -> Option<Range<usize>> {
+    if snapshot.is_mlir() {
+        return None; // MLIR renames are not supported (yet): never edit HLO-style.
+    }
     let file = snapshot.model();
     let symbol = symbol_at(file, offset)?;
     occurrences(file, symbol)
@@ -255,6 +261,9 @@ pub fn rename(
     new_name: &str,
     encoding: PositionEncoding,
 ) -> Result<Option<WorkspaceEdit>, RenameError> {
+    if snapshot.is_mlir() {
+        return Ok(None);
+    }
     let file = snapshot.model();
     let Some(symbol) = symbol_at(file, offset) else {
         return Ok(None);
@@ -279,6 +288,9 @@ pub fn references(
     include_declaration: bool,
     encoding: PositionEncoding,
 ) -> Vec<Location> {
+    if snapshot.is_mlir() {
+        return super::mlir::references(snapshot, offset, include_declaration, encoding);
+    }
     let file = snapshot.model();
     let Some(symbol) = symbol_at(file, offset) else {
         return Vec::new();
@@ -295,6 +307,15 @@ pub fn highlights(
     offset: usize,
     encoding: PositionEncoding,
 ) -> Vec<DocumentHighlight> {
+    if snapshot.is_mlir() {
+        return super::mlir::occurrences(snapshot, offset, true)
+            .into_iter()
+            .map(|r| DocumentHighlight {
+                range: snapshot.range(r, encoding),
+                kind: None,
+            })
+            .collect();
+    }
     let file = snapshot.model();
     let Some(symbol) = symbol_at(file, offset) else {
         return Vec::new();
@@ -335,6 +356,9 @@ fn document_symbol(
 
 /// Module → computations → instructions, with shapes and opcodes as detail.
 pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<DocumentSymbol> {
+    if snapshot.is_mlir() {
+        return super::mlir::document_symbols(snapshot, encoding);
+    }
     let file = snapshot.model();
     file.modules
         .iter()

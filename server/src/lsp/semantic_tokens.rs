@@ -125,6 +125,9 @@ fn collect_chunk(chunk: &Chunk, out: &mut Vec<RawToken>) {
 /// All tokens of a snapshot, LSP-encoded (relative positions, one line per token).
 pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticToken> {
     let mut raw = Vec::new();
+    if snapshot.is_mlir() {
+        return Vec::new(); // the HLO grammar's tokens would be wrong on MLIR text
+    }
     for chunk in snapshot.syntax.chunks() {
         collect_chunk(chunk, &mut raw);
     }

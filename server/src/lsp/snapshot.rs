@@ -42,6 +42,8 @@ pub struct Snapshot {
     fused: Mutex<HashMap<(usize, usize), Arc<FusedMaps>>>,
     /// Every library diagnostic (syntax, model, `cli::check::SOURCES`), sorted.
     diagnostics: OnceLock<Vec<model::Diagnostic>>,
+    /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
+    mlir: OnceLock<Arc<crate::mlir::MlirAnalysis>>,
 }
 
 impl Snapshot {
@@ -62,7 +64,20 @@ impl Snapshot {
             analysis: OnceLock::new(),
             diagnostics: OnceLock::new(),
             fused: Mutex::default(),
+            mlir: OnceLock::new(),
         }
+    }
+
+    /// Whether this is an MLIR document (a `.mlir` file): the handlers then dispatch
+    /// to [`super::mlir`] instead of the HLO model.
+    pub fn is_mlir(&self) -> bool {
+        self.uri.path().as_str().ends_with(".mlir")
+    }
+
+    /// The MLIR reading and analysis of this version (built once).
+    pub fn mlir(&self) -> &Arc<crate::mlir::MlirAnalysis> {
+        self.mlir
+            .get_or_init(|| Arc::new(crate::mlir::analyze(self.text())))
     }
 
     /// The full text (the syntax layer's copy, identical to the rope's).
@@ -114,6 +129,9 @@ impl Snapshot {
     /// uses, so that editor and CLI agree and code actions see the same fixes.
     pub fn diagnostics(&self) -> &[model::Diagnostic] {
         self.diagnostics.get_or_init(|| {
+            if self.is_mlir() {
+                return self.mlir().diagnostics.clone();
+            }
             let file = self.model();
             let syntax = self.syntax.syntax_errors().into_iter().map(|error| {
                 model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)

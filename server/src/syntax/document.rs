@@ -362,7 +362,16 @@ fn reparse(chunk: &mut Chunk, text: &str, edit: &Edit) {
         old_end_position: edit.old_end_position,
         new_end_position,
     });
-    chunk.tree = parse_chunk(chunk_text, Some(&chunk.tree));
+    let tree = parse_chunk(chunk_text, Some(&chunk.tree));
+    // Tree-sitter's error recovery depends on the old tree: with errors, an
+    // incremental parse may shape its ERROR nodes differently from a fresh parse.
+    // Diagnostics must not depend on the edit history, so a chunk with errors is
+    // parsed afresh (one computation: cheap, and only while the text is broken).
+    chunk.tree = if tree.root_node().has_error() {
+        parse_chunk(chunk_text, None)
+    } else {
+        tree
+    };
 }
 
 /// Row and byte column of `byte` in `text`.

@@ -1,0 +1,200 @@
+//! The language server on `.mlir` documents, through the built binary: hover on
+//! linalg ops and maps, loop-bound inlay hints, alias / SSA navigation, symbols and
+//! the tiling diagnostics.
+
+mod lsp_support;
+
+use lsp_support::{position_of, read_repo_file, uri, Client};
+use serde_json::{json, Value};
+
+const RESNET: &str = "tests/data/samples/mlir/byteir_resnet_block_fuse_ext.mlir";
+
+fn at(document: &str, text: &str, needle: &str, offset: usize) -> Value {
+    json!({"textDocument": {"uri": document}, "position": position_of(text, needle, offset)})
+}
+
+/// LSP position of a byte offset (ASCII text).
+fn byte_position(text: &str, byte: usize) -> Value {
+    let line = text[..byte].matches('\n').count() as u32;
+    let column = (byte - text[..byte].rfind('\n').map_or(0, |n| n + 1)) as u32;
+    lsp_support::pos(line, column)
+}
+
+fn hover_text(
+    client: &mut Client,
+    document: &str,
+    text: &str,
+    needle: &str,
+    offset: usize,
+) -> String {
+    let h = client.result("textDocument/hover", at(document, text, needle, offset));
+    h["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no hover at {needle}: {h}"))
+        .to_string()
+}
+
+#[test]
+fn resnet_block_hover_hints_and_navigation() {
+    let mut client = Client::start();
+    let text = read_repo_file(RESNET);
+    let document = uri("resnet.mlir");
+    client.open(&document, &text);
+    assert_eq!(client.diagnostics(&document, 1), Vec::<Value>::new());
+
+    // The root generic of the input: domain from the tensor types, every operand's map.
+    let h = hover_text(&mut client, &document, &text, "linalg.generic {__root__", 3);
+    assert!(
+        h.contains("domain: d0 ∈ [0, 1), d1 ∈ [0, 56), d2 ∈ [0, 56), d3 ∈ [0, 256)"),
+        "{h}"
+    );
+    assert_eq!(h.matches("(d0, d1, d2, d3) -> (0, d1, d2, d3), domain: d0 in [0, 0], d1 in [0, 55], d2 in [0, 55], d3 in [0, 255]").count(), 3, "{h}");
+    assert!(h.contains("utilization 100.0% of elements"), "{h}");
+
+    // An alias use inside the tiled generic: the map and the operand's view over 1x8x56x32.
+    let h = hover_text(&mut client, &document, &text, "[#map6, #map6", 2);
+    assert!(
+        h.contains("#map6 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>"),
+        "{h}"
+    );
+    assert!(
+        h.contains("d1 in [0, 7], d2 in [0, 55], d3 in [0, 31]"),
+        "{h}"
+    );
+
+    // A convolution: reduction loops are range variables.
+    let h = hover_text(
+        &mut client,
+        &document,
+        &text,
+        "linalg.conv_2d_nhwc_fhwc {__conv_1__",
+        3,
+    );
+    assert!(
+        h.contains("(d0, d1, d2, d3)[s0, s1, s2] -> (0, d1 + s0, d2 + s1, s2)"),
+        "{h}"
+    );
+
+    // The tiling op: targets and splits.
+    let h = hover_text(
+        &mut client,
+        &document,
+        &text,
+        "transform.structured.fuse_ext",
+        3,
+    );
+    assert!(
+        h.contains("d1: 56 by 8 → 7 tiles, divisible")
+            && h.contains("d3: 256 by 32 → 8 tiles, divisible"),
+        "{h}"
+    );
+
+    // Inlay hints: loop bounds after each linalg op with a known domain.
+    let hints = client.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": document}, "range": {"start": lsp_support::pos(0, 0), "end": lsp_support::pos(200, 0)}}),
+    );
+    let labels: Vec<&str> = hints
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["label"].as_str())
+        .collect();
+    assert!(
+        labels.contains(&"d0 ∈ [0, 1), d1 ∈ [0, 8), d2 ∈ [0, 56), d3 ∈ [0, 32)"),
+        "{labels:?}"
+    );
+    assert!(labels.contains(&"d0 ∈ [0, 1), d1 ∈ [0, 56), d2 ∈ [0, 56), d3 ∈ [0, 64), d4 ∈ [0, 3), d5 ∈ [0, 3), d6 ∈ [0, 64)"), "{labels:?}");
+
+    // Go to definition: alias use → its (second-section) definition; SSA use → its def.
+    let found = client.result(
+        "textDocument/definition",
+        at(&document, &text, "affine.apply #map4", 14),
+    );
+    assert_eq!(
+        found[0]["range"]["start"],
+        position_of(&text, "#map4 = affine_map", 0),
+        "{found}"
+    );
+    let found = client.result(
+        "textDocument/definition",
+        at(&document, &text, "return %13", 8),
+    );
+    assert_eq!(
+        found[0]["range"]["start"],
+        position_of(&text, "%13 = linalg.generic", 0),
+        "{found}"
+    );
+    // `%in` in the second function's body resolves within that body.
+    let second_in = text.rfind("arith.addf %in,").unwrap() + "arith.addf ".len();
+    let found = client.result(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": document}, "position": byte_position(&text, second_in)}),
+    );
+    let def_line = found[0]["range"]["start"]["line"].as_u64().unwrap() as usize;
+    assert_eq!(
+        text.lines().nth(def_line).unwrap().trim(),
+        "^bb0(%in: f16, %in_15: f16, %out: f16):"
+    );
+
+    // References of #map6: the definition and its three uses.
+    let refs = client.result(
+        "textDocument/references",
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "#map6 =", 1), "context": {"includeDeclaration": true}}),
+    );
+    assert_eq!(refs.as_array().unwrap().len(), 4, "{refs}");
+
+    // Document symbols: aliases and the two functions with their ops.
+    let symbols = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let names: Vec<&str> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "@resnet_block").count(),
+        2,
+        "{names:?}"
+    );
+    assert!(names.contains(&"#map6"), "{names:?}");
+    let first = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "@resnet_block")
+        .unwrap();
+    let children: Vec<&str> = first["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(children.contains(&"%13 = linalg.generic"), "{children:?}");
+    client.shutdown_and_exit();
+}
+
+#[test]
+fn indivisible_tiling_is_published_as_a_warning() {
+    let mut client = Client::start();
+    let text = read_repo_file("tests/data/mlir/resnet_tile_indivisible.mlir");
+    let document = uri("tiled.mlir");
+    client.open(&document, &text);
+    let diagnostics = client.diagnostics(&document, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "indivisible-tile");
+    assert_eq!(diagnostics[0]["severity"], 2);
+    assert_eq!(
+        diagnostics[0]["range"]["start"],
+        position_of(&text, "tile_sizes = [0, 6, 0, 48]", 13)
+    );
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("predicate d1 < 56") && message.contains("predicate d3 < 256"),
+        "{message}"
+    );
+    client.shutdown_and_exit();
+}
