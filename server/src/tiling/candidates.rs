@@ -91,30 +91,29 @@ pub fn nearest_valid(
 }
 
 /// The valid tiling nearest to `configured` among those `keep` accepts (same
-/// order as [`nearest_valid`]).
+/// order as [`nearest_valid`]). Searched first among sizes within a factor 4
+/// of the configured ones per dimension (fast enough for diagnostics on every
+/// edit), then, when none qualifies there, over all candidates.
 pub fn nearest_valid_where(
     maps: &FusionMaps,
     configured: &[i64],
     options: TilingOptions,
     keep: &dyn Fn(&Candidate) -> bool,
 ) -> Option<Candidate> {
-    enumerate(maps, configured, options)
-        .into_iter()
-        .filter(|c| keep(c))
-        .min_by(|a, b| {
+    // Near tilings first (each size within a factor 4 of the configured one):
+    // cheap enough for diagnostics on every edit; the full space only if none.
+    let pick = |all: Vec<Candidate>| {
+        all.into_iter().filter(|c| keep(c)).min_by_key(|c| {
             (
-                a.distance,
-                a.predicates,
-                a.holes,
-                std::cmp::Reverse(volume(&a.sizes)),
+                c.distance,
+                c.predicates,
+                c.holes,
+                std::cmp::Reverse(volume(&c.sizes)),
             )
-                .cmp(&(
-                    b.distance,
-                    b.predicates,
-                    b.holes,
-                    std::cmp::Reverse(volume(&b.sizes)),
-                ))
         })
+    };
+    pick(enumerate_within(maps, configured, options, Some(4)))
+        .or_else(|| pick(enumerate(maps, configured, options)))
 }
 
 fn volume(sizes: &[i64]) -> i64 {
@@ -125,11 +124,31 @@ fn volume(sizes: &[i64]) -> i64 {
 }
 
 fn enumerate(maps: &FusionMaps, configured: &[i64], options: TilingOptions) -> Vec<Candidate> {
+    enumerate_within(maps, configured, options, None)
+}
+
+/// Valid candidates; with `radius`, only sizes within `radius` half-powers of
+/// two of the configured size in each dimension.
+fn enumerate_within(
+    maps: &FusionMaps,
+    configured: &[i64],
+    options: TilingOptions,
+    radius: Option<u32>,
+) -> Vec<Candidate> {
     let mut per_dim: Vec<Vec<i64>> = maps
         .extents
         .iter()
         .map(|&n| dimension_candidates(n))
         .collect();
+    if let Some(r) = radius {
+        for (d, list) in per_dim.iter_mut().enumerate() {
+            let c = configured.get(d).copied().unwrap_or(1);
+            list.retain(|&s| log_distance(s, c) <= r);
+        }
+        if per_dim.iter().any(Vec::is_empty) {
+            return vec![];
+        }
+    }
     let count = |v: &Vec<Vec<i64>>| v.iter().try_fold(1usize, |a, d| a.checked_mul(d.len()));
     if count(&per_dim).is_none_or(|c| c > MAX_COMBINATIONS) {
         for (d, list) in per_dim.iter_mut().enumerate() {
