@@ -73,7 +73,7 @@ check('0.11+: vim.lsp.config + vim.lsp.enable with the settings as init_options 
   assert(conf, 'vim.lsp.config was not called for hlo_lsp')
   assert(vim.deep_equal(enabled, { 'hlo_lsp' }), vim.inspect(enabled))
   assert(vim.deep_equal(conf.cmd, { '/opt/hlo-lsp', '--flag' }), vim.inspect(conf.cmd))
-  assert(vim.deep_equal(conf.filetypes, { 'hlo' }))
+  assert(vim.deep_equal(conf.filetypes, { 'hlo', 'mlir' }), vim.inspect(conf.filetypes))
   assert(vim.deep_equal(conf.init_options, settings), vim.inspect(conf.init_options))
   assert(vim.deep_equal(conf.settings, settings))
   assert(vim.deep_equal(conf.root_markers, { '.git', 'Cargo.toml' }))

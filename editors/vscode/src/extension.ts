@@ -56,6 +56,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     documentSelector: [
       { scheme: 'file', language: 'hlo' },
       { scheme: 'untitled', language: 'hlo' },
+      // The server also shows the index maps of MLIR files (affine_map, linalg, tiling).
+      { scheme: 'file', language: 'mlir' },
+      { scheme: 'untitled', language: 'mlir' },
     ],
     initializationOptions: serverSettings(config),
     outputChannel: output,

@@ -41,7 +41,7 @@ test('activate starts hlo-lsp over stdio with the settings as initializationOpti
   assert.equal(c.id, 'hlo'); // makes the client honour hlo.trace.server
   assert.deepEqual(c.serverOptions.run, { command: fakeServer, args: ['--log-level', 'debug'], transport: 0 });
   assert.ok(c.running);
-  assert.deepEqual(c.clientOptions.documentSelector.map((s) => s.language), ['hlo', 'hlo']);
+  assert.deepEqual(c.clientOptions.documentSelector.map((s) => s.language), ['hlo', 'hlo', 'mlir', 'mlir']);
   assert.deepEqual(c.clientOptions.initializationOptions, {
     inlayHints: { mode: 'full' },
     divSpelling: 'slash',

@@ -87,7 +87,8 @@ function M.client_config(cfg, cmd)
   return vim.tbl_extend('force', {
     name = 'hlo_lsp',
     cmd = cmd,
-    filetypes = { 'hlo' },
+    -- The server also reads MLIR (affine maps, linalg ops, transform tiling).
+    filetypes = { 'hlo', 'mlir' },
     init_options = cfg.settings,
     settings = cfg.settings,
   }, cfg.lsp, { on_attach = on_attach })
@@ -174,14 +175,15 @@ function M.setup(opts)
   local group = vim.api.nvim_create_augroup('hlo_lsp', { clear = true })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
-    pattern = 'hlo',
+    pattern = { 'hlo', 'mlir' },
     callback = function(args)
       M.attach(args.buf)
     end,
   })
   -- Buffers already open when setup() runs late (e.g. lazy loading).
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype == 'hlo' then
+    local filetype = vim.bo[buf].filetype
+    if vim.api.nvim_buf_is_loaded(buf) and (filetype == 'hlo' or filetype == 'mlir') then
       M.attach(buf)
     end
   end
