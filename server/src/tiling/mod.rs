@@ -7,6 +7,11 @@
 //! * [`predicates`]: graphs of split / merge / resize and their minimal
 //!   predicates by the seed's theorems.
 //! * [`identity`]: the value a reduction's holes must hold, by reducer.
+//! * [`config`]: the `output_tiles` of a fusion's `backend_config`.
+//! * [`symbolic`] / [`propagate`]: the tile each instruction reads, through the
+//!   fusion's indexing maps, and the constraints for it to be a hyper-rectangle.
+//! * [`candidates`]: valid tilings, ranked; [`report`]: the findings per fusion;
+//!   [`diagnostics`]: those findings as diagnostics with quick fixes.
 //!
 //! Plain library code: no LSP types. Shared by the HLO `output_tiles` analysis
 //! and MLIR `tile_sizes`.
