@@ -3,8 +3,6 @@
 //! range in the document so the server can point at it; operands are resolved to the
 //! instructions that define them and called computations to their ids.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use super::attributes::Attrs;
@@ -12,32 +10,10 @@ use super::diagnostics::Diagnostic;
 use super::opcode::Opcode;
 use super::shape::Shape;
 
-/// A map from names to ids with a fast, non-cryptographic hash (the FxHash mix used
-/// by rustc): names come from the document, and hashing them with SipHash showed up in
-/// profiles of large modules.
-pub type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
-
-/// FxHash: rotate, xor, multiply per 8-byte word.
-#[derive(Default, Clone, Copy)]
-pub struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// A map from names to ids with a fast, non-cryptographic hash (rustc's FxHash, from
+/// the `rustc-hash` crate): names come from the document, and hashing them with SipHash
+/// showed up in profiles of large modules.
+pub type NameMap<V> = rustc_hash::FxHashMap<String, V>;
 
 /// Index of a module in [`HloFile::modules`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
