@@ -360,7 +360,10 @@ fn hover_inside_a_fusion_shows_the_maps() {
     );
     let value = hover["contents"]["value"].as_str().unwrap().to_string();
     assert!(value.contains("(d0, d1) -> (d1, d0)"), "{value}");
-    assert!(value.contains("utilization 100%"), "{value}");
+    assert!(
+        value.contains("utilization 100.0% of elements, each read 1.00×"),
+        "{value}"
+    );
     // The negate inside the fusion: composed map from the fusion output to it.
     let hover = client.result("textDocument/hover", at(&document, TRANSPOSE, "negate(", 2));
     let value = hover["contents"]["value"].as_str().unwrap().to_string();

@@ -26,6 +26,20 @@ pub struct Utilization {
     pub exact: bool,
 }
 
+impl std::fmt::Display for Utilization {
+    /// `utilization 100.0% of elements, each read 1.00×` (` (estimate)` when not exact):
+    /// the one wording hovers and CLIs share.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "utilization {:.1}% of elements, each read {:.2}×{}",
+            self.fraction * 100.0,
+            self.multiplicity,
+            if self.exact { "" } else { " (estimate)" }
+        )
+    }
+}
+
 /// Utilization of `operand` by the maps of `entry`; `None` for unknown indexing.
 pub fn utilization(
     entry: &OperandIndexing,

@@ -107,13 +107,7 @@ fn to_text(
             if let Some(Some(v)) = l.views.get(k) {
                 let _ = writeln!(out, "    indexing: {}", one_line(&v.map));
                 if let Some(u) = v.utilization {
-                    let _ = writeln!(
-                        out,
-                        "    utilization: {:.1}% of elements, each read {:.2}x{}",
-                        u.fraction * 100.0,
-                        u.multiplicity,
-                        if u.exact { "" } else { " (estimate)" }
-                    );
+                    let _ = writeln!(out, "    {u}");
                 }
             }
         }

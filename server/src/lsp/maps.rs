@@ -114,7 +114,7 @@ fn operand_name(computation: &Computation, instruction: &Instruction, k: usize) 
         .unwrap_or_default()
 }
 
-/// ` — utilization 50%, each element read 2.00×` (flagged above the budget).
+/// ` — utilization 50.0% of elements, each read 2.00×` (flagged above the budget).
 fn utilization_text(
     entry: &OperandIndexing,
     shape: &analysis::ArrayShape,
@@ -129,13 +129,7 @@ fn utilization_text(
     } else {
         ""
     };
-    format!(
-        " — utilization {:.0}%, each element read {:.2}×{}{}",
-        u.fraction * 100.0,
-        u.multiplicity,
-        if u.exact { "" } else { " (estimate)" },
-        flag
-    )
+    format!(" — {u}{flag}")
 }
 
 /// One fenced block per map of `entry`, then the reason when some path is unknown.

@@ -250,13 +250,7 @@ fn operand_section(
 
 fn utilization_line(out: &mut String, v: &crate::mlir::domain::OperandView) {
     if let Some(u) = v.utilization {
-        let _ = writeln!(
-            out,
-            "utilization {:.1}% of elements, each read {:.2}×{}",
-            u.fraction * 100.0,
-            u.multiplicity,
-            if u.exact { "" } else { " (estimate)" }
-        );
+        let _ = writeln!(out, "{u}");
     }
 }
 
