@@ -224,3 +224,85 @@ fn language_id_selects_mlir() {
     );
     client.shutdown_and_exit();
 }
+
+const SIMPLIFIABLE: &str = "#map = affine_map<(d0, d1) -> (d0, d1)>\n#inner = affine_map<(d0, d1) -> ((d0 * 4) floordiv 2, (d1 * 8 + 4) mod 4)>\nfunc.func @f(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x16xf32> {\n  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #map], iterator_types = [\"parallel\", \"parallel\"]} ins(%b : tensor<16x8xf32>) outs(%a : tensor<8x16xf32>) {\n  ^bb0(%x: f32, %y: f32):\n    linalg.yield %x : f32\n  } -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n}\n";
+
+fn code_actions(client: &mut Client, document: &str, needle: &str, offset: usize) -> Vec<Value> {
+    let position = position_of(SIMPLIFIABLE, needle, offset);
+    let actions = client.result(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": document},
+               "range": {"start": position, "end": position},
+               "context": {"diagnostics": []}}),
+    );
+    actions.as_array().cloned().unwrap_or_default()
+}
+
+/// The text after applying the single-file edit of `action` (ASCII, edits on one line
+/// or insertions at line starts, applied from the last).
+fn applied(text: &str, document: &str, action: &Value) -> String {
+    let mut edits = action["edit"]["changes"][document]
+        .as_array()
+        .unwrap()
+        .clone();
+    let offset = |p: &Value| {
+        let line = p["line"].as_u64().unwrap() as usize;
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        start + p["character"].as_u64().unwrap() as usize
+    };
+    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
+    let mut out = text.to_string();
+    for e in edits {
+        let (s, t) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+        out.replace_range(s..t, e["newText"].as_str().unwrap());
+    }
+    out
+}
+
+#[test]
+fn map_code_actions_simplify_inline_and_extract() {
+    let mut client = Client::start();
+    let document = uri("simplify.mlir");
+    client.open(&document, SIMPLIFIABLE);
+    // The map that simplifies is a hint with its quick fix.
+    let diagnostics = client.diagnostics(&document, 1);
+    let hint = diagnostics
+        .iter()
+        .find(|d| d["code"] == "simplifiable-map")
+        .expect("simplifiable-map hint");
+    assert_eq!(hint["severity"], 4);
+    let actions = code_actions(&mut client, &document, "#inner = affine", 12);
+    let fix = actions
+        .iter()
+        .find(|a| a["kind"] == "quickfix")
+        .expect("quick fix");
+    let fixed = applied(SIMPLIFIABLE, &document, fix);
+    assert!(
+        fixed.contains("#inner = affine_map<(d0, d1) -> (d0 * 2, 0)>\n"),
+        "{fixed}"
+    );
+    // Inline the alias use.
+    let actions = code_actions(&mut client, &document, "#map]", 1);
+    let inline = actions
+        .iter()
+        .find(|a| a["kind"] == "refactor.inline")
+        .expect("inline");
+    let inlined = applied(SIMPLIFIABLE, &document, inline);
+    assert!(
+        inlined.contains("(d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>]"),
+        "{inlined}"
+    );
+    // Extract the inline map into a fresh alias defined before the function.
+    let actions = code_actions(&mut client, &document, "[affine_map", 3);
+    let extract = actions
+        .iter()
+        .find(|a| a["kind"] == "refactor.extract")
+        .expect("extract");
+    let extracted = applied(SIMPLIFIABLE, &document, extract);
+    assert!(
+        extracted.contains("#map0 = affine_map<(d0, d1) -> (d1, d0)>\nfunc.func"),
+        "{extracted}"
+    );
+    assert!(extracted.contains("[#map0, #map]"), "{extracted}");
+    assert!(client.shutdown_and_exit().success());
+}

@@ -475,7 +475,7 @@ fn tile_using_for_on_a_matched_matmul() {
     );
     let msg = &a.diagnostics[0].message;
     // 100 = 16 * 6 + 4: 17 tiles, 2 holes, in the reduction loop d2; 8 divides 128.
-    assert!(msg.contains("d2: 100 is not a multiple of 6 → 17 tiles, 2 hole iterations, the last tile has 4 valid; predicate d2 < 100 (a reduction loop"), "{msg}");
+    assert!(msg.contains("d2: 100 is not a multiple of 6 → 17 tiles, 2 hole iterations, the last tile has 4 valid; predicate d2 < 100 (a reduction loop: masked loads must fill holes with 0, the identity of the sum of linalg.matmul)"), "{msg}");
     assert!(!msg.contains("d0:"), "{msg}");
     assert!(
         a.diagnostics[1].message.contains("must be at least 1"),

@@ -2,6 +2,9 @@
 //! chains, ...); this module offers those of the diagnostics that overlap the
 //! requested range, as `quickfix` code actions with their workspace edit.
 //!
+//! In MLIR documents, the alias refactorings (inline a use, extract an inline map) are
+//! offered too: they are edits at a position, not answers to a finding.
+//!
 //! Keeping fixes on the diagnostics means one analysis serves `hlo-lsp check`, the
 //! published diagnostics and the code actions, and a fix can never be offered for a
 //! finding the user does not see.
@@ -16,18 +19,41 @@ use tower_lsp_server::ls_types::{
 use super::diagnostics::to_lsp;
 use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
+use crate::mlir::refactor::{self, RefactorKind};
 use crate::model::Fix;
 
-/// The quick fixes of every diagnostic overlapping `range` (bytes), in document order.
-pub fn quick_fixes(
+/// The code actions at `range` (bytes): the quick fixes of every diagnostic overlapping
+/// it, in document order, then (in MLIR) the alias refactorings there.
+pub fn code_actions(
     snapshot: &Snapshot,
     range: Range<usize>,
+    encoding: PositionEncoding,
+) -> CodeActionResponse {
+    let mut actions = quick_fixes(snapshot, &range, encoding);
+    if snapshot.is_mlir() {
+        let analysis = snapshot.mlir();
+        for refactor in refactor::refactors(&analysis.file, snapshot.text(), &range) {
+            let mut action = code_action(snapshot, &refactor.fix, encoding);
+            action.kind = Some(match refactor.kind {
+                RefactorKind::Inline => CodeActionKind::REFACTOR_INLINE,
+                RefactorKind::Extract => CodeActionKind::REFACTOR_EXTRACT,
+            });
+            actions.push(action.into());
+        }
+    }
+    actions
+}
+
+/// The quick fixes of every diagnostic overlapping `range` (bytes), in document order.
+fn quick_fixes(
+    snapshot: &Snapshot,
+    range: &Range<usize>,
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
     snapshot
         .diagnostics()
         .iter()
-        .filter(|d| !d.fixes.is_empty() && overlaps(&d.range, &range))
+        .filter(|d| !d.fixes.is_empty() && overlaps(&d.range, range))
         .flat_map(|d| {
             let diagnostic = to_lsp(snapshot, d, encoding);
             d.fixes.iter().enumerate().map(move |(k, fix)| {

@@ -154,7 +154,11 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         inlay_hint_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            code_action_kinds: Some(vec![
+                CodeActionKind::QUICKFIX,
+                CodeActionKind::REFACTOR_INLINE,
+                CodeActionKind::REFACTOR_EXTRACT,
+            ]),
             ..Default::default()
         })),
         definition_provider: Some(OneOf::Left(true)),
@@ -249,7 +253,7 @@ impl LanguageServer for Backend {
             move |snapshot, encoding| {
                 let start = snapshot.offset(range.start, encoding)?;
                 let end = snapshot.offset(range.end, encoding)?.max(start);
-                Some(code_actions::quick_fixes(snapshot, start..end, encoding))
+                Some(code_actions::code_actions(snapshot, start..end, encoding))
             },
         )
         .await

@@ -7,11 +7,13 @@
 //! Plain library code (no LSP types): [`reader::read`] finds the pieces with byte
 //! ranges; [`analyze`] turns them into indexing maps and diagnostics. Never fails.
 
+pub mod combiner;
 pub mod domain;
 pub mod lexer;
 pub mod maps;
 pub mod ops;
 pub mod reader;
+pub mod refactor;
 pub mod reshape;
 pub mod transform;
 pub mod types;
@@ -66,6 +68,7 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
     for t in &tiles {
         diagnostics.extend(tile_diagnostics(src, &file, t, &linalg));
     }
+    diagnostics.extend(refactor::simplification_hints(&file, &linalg));
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
     MlirAnalysis {
         file,
@@ -73,6 +76,26 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
         moves,
         tiles,
         diagnostics,
+    }
+}
+
+/// What the holes of a tiled reduction loop of `target` must contribute: the identity
+/// of the combiner read from the op's body, when it is a known one.
+fn reduction_note(file: &MlirFile, target: &LinalgAnalysis) -> String {
+    let element = target
+        .op
+        .operands
+        .iter()
+        .rev()
+        .find(|o| o.is_output)
+        .and_then(|o| o.ty.as_ref())
+        .map(|t| t.element.clone());
+    match (combiner::combiner(file, target), element) {
+        (Some((name, reducer)), Some(element)) => format!(
+            " (a reduction loop: masked loads must fill holes with {}, the identity of {name})",
+            combiner::identity(reducer, &element)
+        ),
+        _ => " (a reduction loop: holes must contribute the combiner's identity)".to_string(),
     }
 }
 
@@ -135,7 +158,7 @@ fn tile_diagnostics(
                     s.predicate(d).map(|p| p.to_string()).unwrap_or_default()
                 );
                 if tiling.reduction[d] {
-                    p.push_str(" (a reduction loop: holes must contribute the combiner's identity)");
+                    p.push_str(&reduction_note(file, target));
                 }
                 p
             })
