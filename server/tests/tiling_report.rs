@@ -2,6 +2,7 @@
 //! diagnostics' ranges and quick fixes (editing only the sizes list), and the
 //! candidate ranking, on test data with known answers.
 
+use hlo_lsp::analysis::view;
 use hlo_lsp::model;
 use hlo_lsp::tiling::diagnostics::{codes, diagnostics};
 use hlo_lsp::tiling::report::{analyze_file, hover_line, ReportOptions};
@@ -30,25 +31,28 @@ fn hover_line_of_tiled_fusions() {
     let file = model::parse_hlo(&text);
     let at = text.find("triton_gemm_dot1 = f16[15,17]").unwrap();
     assert_eq!(
-        hover_line(&text, &file, at).as_deref(),
+        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
         Some("tiles 16x16 · 2 predicates · 0 holes in reductions")
     );
     // Not a fusion: no line.
     let at = text.find("p0 = f16[").unwrap();
-    assert_eq!(hover_line(&text, &file, at), None);
+    assert_eq!(
+        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at),
+        None
+    );
 
     let text = read("tiling/sum_init_one.hlo");
     let file = model::parse_hlo(&text);
     let at = text.find("ROOT f = ").unwrap() + 5;
     assert_eq!(
-        hover_line(&text, &file, at).as_deref(),
+        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
         Some("tiles 2 · 0 predicates · 28 holes in reductions")
     );
     let text = read("tiling/merge_2x5_split_4.hlo");
     let file = model::parse_hlo(&text);
     let at = text.find("ROOT f = ").unwrap() + 5;
     assert_eq!(
-        hover_line(&text, &file, at).as_deref(),
+        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
         Some("tiles 4 · 1 predicate · 0 holes in reductions · invalid tiling")
     );
 }

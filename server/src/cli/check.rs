@@ -30,12 +30,18 @@ pub const SOURCES: &[DiagnosticSource] = &[
 /// All diagnostics of `text`, sorted by position.
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
     let file = model::parse_hlo(text);
-    let mut all = file.diagnostics.clone();
+    let own = file.diagnostics.clone();
+    with_sources(text, &file, own)
+}
+
+/// `own` (the syntax and model diagnostics of `file`) plus every [`SOURCES`] finding,
+/// sorted by position: the one list both `hlo-lsp check` and the server publish.
+pub fn with_sources(text: &str, file: &HloFile, mut own: Vec<Diagnostic>) -> Vec<Diagnostic> {
     for source in SOURCES {
-        all.extend(source(text, &file));
+        own.extend(source(text, file));
     }
-    all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
-    all
+    own.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+    own
 }
 
 /// 1-based line and column (in characters) of byte `offset`.

@@ -21,6 +21,7 @@ use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
 use crate::mlir::refactor::{self, RefactorKind};
 use crate::model::Fix;
+use crate::syntax::ranges_touch;
 
 /// The code actions at `range` (bytes): the quick fixes of every diagnostic overlapping
 /// it, in document order, then (in MLIR) the alias refactorings there.
@@ -53,7 +54,7 @@ fn quick_fixes(
     snapshot
         .diagnostics()
         .iter()
-        .filter(|d| !d.fixes.is_empty() && overlaps(&d.range, range))
+        .filter(|d| !d.fixes.is_empty() && ranges_touch(&d.range, range))
         .flat_map(|d| {
             let diagnostic = to_lsp(snapshot, d, encoding);
             d.fixes.iter().enumerate().map(move |(k, fix)| {
@@ -64,11 +65,6 @@ fn quick_fixes(
             })
         })
         .collect()
-}
-
-/// Touching counts: a cursor (empty range) at either end of a diagnostic selects it.
-fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
-    a.start <= b.end && b.start <= a.end
 }
 
 fn code_action(snapshot: &Snapshot, fix: &Fix, encoding: PositionEncoding) -> CodeAction {

@@ -36,13 +36,23 @@ pub fn hover(
     }
     let file = snapshot.model();
     let (text, range) = describe(file, offset, snapshot, settings)?;
-    Some(Hover {
+    Some(markdown(text, range, snapshot, encoding))
+}
+
+/// A markdown hover over the bytes `range` (HLO and MLIR hovers alike).
+pub fn markdown(
+    value: String,
+    range: Range<usize>,
+    snapshot: &Snapshot,
+    encoding: PositionEncoding,
+) -> Hover {
+    Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
-            value: text,
+            value,
         }),
         range: Some(snapshot.range(range, encoding)),
-    })
+    }
 }
 
 fn describe(
@@ -145,11 +155,15 @@ fn instruction_hover(
     let computation = module.computation(computation_id);
     let mut text = format!("```hlo\n{}\n```\n", signature(computation, instruction));
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
-    if let Some(tiling) = crate::tiling::report::hover_line(
-        snapshot.text(),
-        snapshot.model(),
-        instruction.name_range.start,
-    ) {
+    let tiling = super::maps::module_index(snapshot, module).and_then(|index| {
+        crate::tiling::report::hover_line(
+            snapshot.text(),
+            snapshot.model(),
+            snapshot.analysis_module(index),
+            instruction.name_range.start,
+        )
+    });
+    if let Some(tiling) = tiling {
         let _ = writeln!(text, "\n{tiling}");
     }
     if let Some(k) = instruction.parameter_number {

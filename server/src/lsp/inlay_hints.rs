@@ -22,6 +22,7 @@ use crate::algebra::PrintOptions;
 use crate::analysis::fusion::Reached;
 use crate::analysis::operand_indexing::operand_map_to_string;
 use crate::model::{ComputationId, Module};
+use crate::syntax::ranges_touch;
 
 /// The hints for instructions of fused computations that start inside `range` (bytes).
 pub fn inlay_hints(
@@ -40,17 +41,13 @@ pub fn inlay_hints(
     for module in &snapshot.model().modules {
         for (index, computation) in module.computations.iter().enumerate() {
             let id = ComputationId(index as u32);
-            if !overlaps(&computation.range, &range) || calling_fusion(module, id).is_none() {
+            if !ranges_touch(&computation.range, &range) || calling_fusion(module, id).is_none() {
                 continue;
             }
             computation_hints(snapshot, module, id, &range, settings, encoding, &mut hints);
         }
     }
     hints
-}
-
-fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
-    a.start <= b.end && b.start <= a.end
 }
 
 fn computation_hints(

@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use tower_lsp_server::ls_types::{
-    DocumentSymbol, Hover, HoverContents, InlayHint, InlayHintKind, InlayHintLabel, Location,
-    MarkupContent, MarkupKind, SymbolKind,
+    DocumentSymbol, Hover, InlayHint, InlayHintKind, InlayHintLabel, Location, SymbolKind,
 };
 
+use super::hover::markdown;
 use super::maps::print_options;
 use super::position::PositionEncoding;
 use super::settings::{InlayHintMode, Settings};
@@ -23,21 +23,6 @@ use crate::mlir::{LinalgAnalysis, MapKind, MlirAnalysis};
 
 fn touches(range: &Range<usize>, offset: usize) -> bool {
     range.start <= offset && offset <= range.end
-}
-
-fn markdown(
-    value: String,
-    range: Range<usize>,
-    snapshot: &Snapshot,
-    encoding: PositionEncoding,
-) -> Hover {
-    Hover {
-        contents: HoverContents::Markup(MarkupContent {
-            kind: MarkupKind::Markdown,
-            value,
-        }),
-        range: Some(snapshot.range(range, encoding)),
-    }
 }
 
 /// The hover at `offset` of an MLIR document.

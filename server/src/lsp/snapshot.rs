@@ -144,13 +144,8 @@ impl Snapshot {
             let syntax = self.syntax.syntax_errors().into_iter().map(|error| {
                 model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
             });
-            let mut all: Vec<model::Diagnostic> =
-                syntax.chain(file.diagnostics.iter().cloned()).collect();
-            for source in crate::cli::check::SOURCES {
-                all.extend(source(self.text(), file));
-            }
-            all.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
-            all
+            let own = syntax.chain(file.diagnostics.iter().cloned()).collect();
+            crate::cli::check::with_sources(self.text(), file, own)
         })
     }
 

@@ -14,6 +14,7 @@ use super::ops::MapSource;
 use super::reader::MlirFile;
 use crate::algebra::{IndexingMap, Interval, Variable};
 use crate::model::{Diagnostic, Fix, Severity, TextEdit};
+use crate::syntax::ranges_touch;
 
 /// Code of the hint on an `affine_map` that simplifies.
 pub const SIMPLIFIABLE_MAP: &str = "simplifiable-map";
@@ -114,7 +115,7 @@ fn within_extents(map: &IndexingMap, extents: &[i64]) -> Option<IndexingMap> {
 pub fn refactors(file: &MlirFile, src: &str, range: &Range<usize>) -> Vec<Refactor> {
     let mut out = Vec::new();
     for alias_use in &file.alias_uses {
-        if !touches(&alias_use.range, range) {
+        if !ranges_touch(&alias_use.range, range) {
             continue;
         }
         let Some(target) = alias_use.target.and_then(|t| file.aliases.get(t)) else {
@@ -138,7 +139,7 @@ pub fn refactors(file: &MlirFile, src: &str, range: &Range<usize>) -> Vec<Refact
         let inside_alias = file.aliases.iter().any(|a| {
             a.value_range.start <= site.range.start && site.range.end <= a.value_range.end
         });
-        if inside_alias || site.kind != MapKind::AffineMap || !touches(&site.range, range) {
+        if inside_alias || site.kind != MapKind::AffineMap || !ranges_touch(&site.range, range) {
             continue;
         }
         let Some(text) = src.get(site.range.clone()) else {
@@ -168,11 +169,6 @@ pub fn refactors(file: &MlirFile, src: &str, range: &Range<usize>) -> Vec<Refact
         });
     }
     out
-}
-
-/// Touching counts: a cursor at either end of `a` selects it.
-fn touches(a: &Range<usize>, b: &Range<usize>) -> bool {
-    a.start <= b.end && b.start <= a.end
 }
 
 /// `mapN` with the smallest `N` no alias uses.

@@ -15,6 +15,12 @@ pub use errors::SyntaxError;
 pub use line_index::{line_col, LineIndex};
 
 /// The HLO tree-sitter language.
+/// Whether byte ranges `a` and `b` overlap or touch: a cursor (an empty range) at
+/// either end of a name, a diagnostic or a computation selects it.
+pub fn ranges_touch(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
+    a.start <= b.end && b.start <= a.end
+}
+
 pub fn language() -> tree_sitter::Language {
     tree_sitter_hlo::LANGUAGE.into()
 }

@@ -374,7 +374,14 @@ pub fn offsets_text(p: &Propagation, read: &super::propagate::Read) -> Vec<Strin
 /// The report line for the hover on the fusion at byte `offset` of `text`
 /// (its name, or anywhere in the instruction): `tiles 4x128 · 2 predicates ·
 /// 0 holes in reductions`. `None` when the instruction is not a tiled fusion.
-pub fn hover_line(text: &str, file: &HloFile, offset: usize) -> Option<String> {
+/// `view` is the analysis view of the fusion's module: the caller keeps it (the
+/// server per snapshot), as building it walks the whole module.
+pub fn hover_line(
+    text: &str,
+    file: &HloFile,
+    view: &analysis::Module,
+    offset: usize,
+) -> Option<String> {
     let at = file.instruction_at(offset)?;
     let instr = file.instruction(at);
     if instr.opcode.name() != "fusion" {
@@ -386,7 +393,6 @@ pub fn hover_line(text: &str, file: &HloFile, offset: usize) -> Option<String> {
     };
     let module = file.module(at.module);
     let config = output_tiles(text, instr)?.ok()?;
-    let view = analysis::view::from_model(text, module);
-    let report = analyze_fusion(module, &view, at, instr, Some(config), &options)?;
+    let report = analyze_fusion(module, view, at, instr, Some(config), &options)?;
     (!report.outputs.is_empty()).then(|| report.summary())
 }
