@@ -2,13 +2,14 @@
 # Captures, as text, what a user sees in Neovim when hovering an instruction inside a fused
 # computation: runs nvim (with a UI) in a detached tmux session, waits for hlo-lsp to attach,
 # puts the cursor on %neg, calls vim.lsp.buf.hover(), and prints `tmux capture-pane`.
-# Usage: HLO_LSP_BIN=target/debug/hlo-lsp editors/neovim/test/capture-hover.sh [FILE] [NEEDLE]
+# Usage: editors/neovim/test/capture-hover.sh [FILE] [NEEDLE]
+# (HLO_LSP_BIN=/path/to/hlo-lsp to skip the cargo build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 plugin="$(cd "$here/.." && pwd)"
 file="$(realpath "${1:-$here/fixtures/transpose_fusion.hlo}")"
 needle="${2:-%neg = }"
-bin="$(realpath "${HLO_LSP_BIN:?set HLO_LSP_BIN to the hlo-lsp binary}")"
+bin="$(realpath "${HLO_LSP_BIN:-$("$here/../../../scripts/server-bin")}")"
 session="hlo-capture-$$"
 init="$(mktemp --suffix=.lua)"
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$init"' EXIT

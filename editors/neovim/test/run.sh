@@ -10,8 +10,7 @@ if ! command -v nvim >/dev/null 2>&1; then
   exit 0
 fi
 if [ -z "${HLO_LSP_BIN:-}" ]; then
-  (cd "$repo" && cargo build -q -p hlo-lsp --bin hlo-lsp)
-  HLO_LSP_BIN="$repo/target/debug/hlo-lsp"
+  HLO_LSP_BIN="$("$repo/scripts/server-bin")" # wherever cargo puts it (CARGO_TARGET_DIR)
 fi
 export HLO_LSP_BIN
 # The tree-sitter parser and queries, as a user would build them (parser/ and queries/ here).
