@@ -39,8 +39,12 @@ fn check_queries(dir: &Path) {
     assert!(!tree.root_node().has_error(), "the sample does not parse");
     for file in query_files(dir) {
         let source = std::fs::read_to_string(&file).unwrap();
-        let query = Query::new(&language, &source)
-            .unwrap_or_else(|e| panic!("{} does not compile against tree-sitter-hlo: {e}", file.display()));
+        let query = Query::new(&language, &source).unwrap_or_else(|e| {
+            panic!(
+                "{} does not compile against tree-sitter-hlo: {e}",
+                file.display()
+            )
+        });
         let mut cursor = QueryCursor::new();
         let mut captures = cursor.captures(&query, tree.root_node(), text.as_bytes());
         let mut count = 0;
@@ -50,7 +54,11 @@ fn check_queries(dir: &Path) {
         // Injections only match backend_config, which the sample lacks.
         let name = file.file_name().unwrap().to_string_lossy();
         if name != "injections.scm" {
-            assert!(count > 0, "{} captures nothing in the sample", file.display());
+            assert!(
+                count > 0,
+                "{} captures nothing in the sample",
+                file.display()
+            );
         }
     }
 }
