@@ -1,11 +1,19 @@
 -- End-to-end test: real headless Neovim (0.7+) + the plugin in this folder + the real
--- hlo-lsp binary. Run by test/run.sh:
---   HLO_LSP_BIN=... timeout 120 nvim --headless -u NONE -c 'luafile test/e2e.lua'
--- Prints TAP-like lines and exits non-zero (cquit) on the first failure.
+-- hlo-lsp binary. Run by test/run.sh, once per installed Neovim:
+--   HLO_LSP_BIN=... timeout 180 nvim --headless -u NONE -c 'luafile test/e2e.lua'
+-- Every check goes through the APIs a user's config and keymaps use (vim.lsp.buf.*,
+-- vim.lsp.inlay_hint, vim.ui.select for code actions), with each Neovim's current API (no
+-- deprecated calls: the last check fails on any deprecation message). Prints TAP-like lines
+-- and exits non-zero (cquit) on any failure.
 local plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
 local fixtures = plugin_dir .. '/test/fixtures'
+local data = vim.fn.fnamemodify(plugin_dir .. '/../../tests/data', ':p'):gsub('/$', '')
 local bin = os.getenv('HLO_LSP_BIN')
 local TIMEOUT = tonumber(os.getenv('HLO_NVIM_TIMEOUT_MS') or '') or 20000
+
+local function has(v)
+  return vim.fn.has('nvim-' .. v) == 1
+end
 
 local function out(s)
   io.stdout:write(s .. '\n')
@@ -41,11 +49,7 @@ end
 
 local function finish()
   out(('# %d checks, %d failed, %d skipped'):format(n, failures, #skips))
-  if failures > 0 then
-    vim.cmd('cquit 1')
-  else
-    vim.cmd('qall!')
-  end
+  vim.cmd(failures > 0 and 'cquit 1' or 'qall!')
 end
 
 local function clients_of(bufnr)
@@ -59,7 +63,7 @@ local function clients_of(bufnr)
   return list
 end
 
---- Line (0-based) and column of the first occurrence of `needle` in buffer `bufnr`.
+--- Line (0-based) and byte column of the first occurrence of `needle` in buffer `bufnr`.
 local function find(bufnr, needle)
   for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
     local col = line:find(needle, 1, true)
@@ -70,17 +74,162 @@ local function find(bufnr, needle)
   error('not in buffer: ' .. needle)
 end
 
+local function buffer_text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n') .. '\n'
+end
+
+local function read_file(path)
+  return table.concat(vim.fn.readfile(path), '\n') .. '\n'
+end
+
+--- Opens a scratch copy of `path` (code actions edit it) and returns its buffer.
+local scratch = vim.fn.tempname()
+vim.fn.mkdir(scratch, 'p')
+local function edit_copy(path)
+  local copy = scratch .. '/' .. vim.fn.fnamemodify(path, ':t')
+  vim.fn.writefile(vim.fn.readfile(path, 'b'), copy, 'b')
+  vim.cmd('edit ' .. vim.fn.fnameescape(copy))
+  return vim.api.nvim_get_current_buf()
+end
+
 local function hover_text(result)
   assert(result and result.contents, 'no hover result: ' .. vim.inspect(result))
   local lines = vim.lsp.util.convert_input_to_markdown_lines(result.contents)
   return table.concat(lines, '\n')
 end
 
+--- A synchronous request with this Neovim's API: methods take `self` since 0.11
+--- (`client.request_sync` is deprecated there).
 local function request(client, bufnr, method, params)
-  local resp, err = client.request_sync(method, params, TIMEOUT, bufnr)
+  local resp, err
+  if has('0.11') then
+    resp, err = client:request_sync(method, params, TIMEOUT, bufnr)
+  else
+    resp, err = client.request_sync(method, params, TIMEOUT, bufnr)
+  end
   assert(resp, method .. ' failed: ' .. tostring(err))
   assert(not resp.err, method .. ' error: ' .. vim.inspect(resp.err))
   return resp.result
+end
+
+local function hover_at(client, bufnr, needle)
+  local line, col = find(bufnr, needle)
+  return hover_text(request(client, bufnr, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = { line = line, character = col + 1 },
+  }))
+end
+
+--- Waits until a client named hlo_lsp is initialized on `bufnr` (or the server exited).
+local function wait_client(bufnr)
+  local found
+  vim.wait(TIMEOUT, function()
+    for _, c in ipairs(clients_of(bufnr)) do
+      if c.name == 'hlo_lsp' and c.initialized ~= false and c.server_capabilities ~= nil then
+        found = c
+        return true
+      end
+    end
+    return vim.g.hlo_test_server_exit ~= nil
+  end, 50)
+  return found
+end
+
+local function floating_windows()
+  local wins = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      table.insert(wins, win)
+    end
+  end
+  return wins
+end
+
+--- Text of the float `vim.lsp.buf.hover()` opens at the cursor; closes it.
+local function hover_float()
+  vim.lsp.buf.hover()
+  local text
+  assert(vim.wait(TIMEOUT, function()
+    local win = floating_windows()[1]
+    if win then
+      text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), '\n')
+    end
+    return win ~= nil
+  end, 50), 'no hover window')
+  for _, win in ipairs(floating_windows()) do
+    vim.api.nvim_win_close(win, true)
+  end
+  return text
+end
+
+--- Runs vim.lsp.buf.code_action() at the cursor the way a user does, answering the
+--- vim.ui.select menu with the action whose title contains `want`; returns the offered titles.
+--- Waits until the buffer changes.
+local function apply_code_action(bufnr, want)
+  local offered, chosen = {}, nil
+  local ui_select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    for i, item in ipairs(items) do
+      local title = opts.format_item and opts.format_item(item) or tostring(item)
+      table.insert(offered, title)
+      if not chosen and title:find(want, 1, true) then
+        chosen = title
+        on_choice(item, i)
+      end
+    end
+    if not chosen then
+      on_choice(nil, nil)
+    end
+  end
+  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
+  local ok, err = pcall(function()
+    vim.lsp.buf.code_action()
+    vim.wait(TIMEOUT, function()
+      return vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or (#offered > 0 and not chosen)
+    end, 50)
+  end)
+  vim.ui.select = ui_select
+  assert(ok, err)
+  assert(#offered > 0, 'no code actions offered at the cursor')
+  assert(chosen, ('no action titled "%s" among: %s'):format(want, table.concat(offered, ' | ')))
+  assert(vim.api.nvim_buf_get_changedtick(bufnr) ~= tick, 'applying "' .. chosen .. '" did not change the buffer')
+  return offered
+end
+
+local function wait_diagnostics(bufnr)
+  return vim.wait(TIMEOUT, function()
+    return #vim.diagnostic.get(bufnr) > 0
+  end, 50)
+end
+
+--- The text of an inlay hint label (a string or a list of label parts).
+local function label_text(label)
+  if type(label) == 'string' then
+    return label
+  end
+  local parts = {}
+  for _, p in ipairs(label) do
+    table.insert(parts, p.value)
+  end
+  return table.concat(parts)
+end
+
+--- Every virtual text chunk drawn on line `line` (0-based) of `bufnr`, from any namespace.
+local function virtual_text_on(bufnr, line)
+  local texts = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(bufnr, -1, { line, 0 }, { line, -1 }, { details = true })) do
+    for _, chunk in ipairs(mark[4].virt_text or {}) do
+      table.insert(texts, chunk[1])
+    end
+  end
+  return table.concat(texts)
+end
+
+local function messages()
+  if vim.api.nvim_exec2 then
+    return vim.api.nvim_exec2('messages', { output = true }).output
+  end
+  return vim.api.nvim_exec('messages', true)
 end
 
 local ok = xpcall(function()
@@ -103,12 +252,13 @@ local ok = xpcall(function()
   out(('# Neovim %d.%d.%d, server %s'):format(v.major, v.minor, v.patch, bin))
 
   local client, buf
-  check('filetype detection: *.hlo and XLA dump names are hlo', function()
+  check('filetype detection: *.hlo and XLA dump names are hlo, *.mlir is mlir', function()
     vim.cmd('edit ' .. fixtures .. '/transpose_fusion.hlo')
     buf = vim.api.nvim_get_current_buf()
     assert(vim.bo.filetype == 'hlo', 'filetype is ' .. vim.bo.filetype)
-    for _, name in ipairs({ 'a.hlo.txt', 'module_0001.jit_f.before_optimizations.txt', 'x.after_optimizations.txt', 'module_7.txt' }) do
-      local ft = vim.fn.has('nvim-0.8') == 1 and vim.filetype.match({ filename = name }) or nil
+    local names = { 'a.hlo.txt', 'module_0001.jit_f.before_optimizations.txt', 'x.after_optimizations.txt', 'module_7.txt', 'k.mlir' }
+    for _, name in ipairs(names) do
+      local ft = has('0.8') and vim.filetype.match({ filename = name }) or nil
       if not ft then -- 0.7: run the autocommands on a scratch buffer
         vim.cmd('noautocmd new')
         vim.api.nvim_buf_set_name(0, '/tmp/hlo-ft/' .. name)
@@ -116,7 +266,8 @@ local ok = xpcall(function()
         ft = vim.bo.filetype
         vim.cmd('bwipeout!')
       end
-      assert(ft == 'hlo', name .. ' -> ' .. tostring(ft))
+      local want = name:match('%.mlir$') and 'mlir' or 'hlo'
+      assert(ft == want, name .. ' -> ' .. tostring(ft) .. ', expected ' .. want)
     end
     vim.api.nvim_set_current_buf(buf)
   end)
@@ -129,9 +280,10 @@ local ok = xpcall(function()
       local get_query = vim.treesitter.query.get or vim.treesitter.query.get_query
       local query = get_query('hlo', 'highlights')
       assert(query, 'queries/hlo/highlights.scm not found on the runtimepath')
+      local node_text = vim.treesitter.get_node_text or vim.treesitter.query.get_node_text
       local seen = {}
       for id, node in query:iter_captures(root, buf, 0, -1) do
-        seen[vim.treesitter.get_node_text and vim.treesitter.get_node_text(node, buf) or vim.treesitter.query.get_node_text(node, buf)] = query.captures[id]
+        seen[node_text(node, buf)] = query.captures[id]
       end
       for text, capture in pairs({ ['%neg'] = 'variable', negate = 'function.builtin', ['f32[30,20]{1,0}'] = 'type', ['%fused_transpose'] = 'function' }) do
         assert(seen[text] == capture, text .. ' captured as ' .. tostring(seen[text]) .. ', expected ' .. capture)
@@ -139,22 +291,15 @@ local ok = xpcall(function()
       assert(vim.treesitter.highlighter.active[buf], 'the plugin did not start the tree-sitter highlighter')
     end)
   else
-    out('# SKIP tree-sitter check: parser not built (no C compiler or no tree-sitter-hlo)')
+    out('# not checked: tree-sitter highlighting (parser not built: no C compiler or no tree-sitter-hlo)')
   end
 
-  -- Wait for the client, or for the server process to exit.
-  vim.wait(TIMEOUT, function()
-    local cs = clients_of(buf)
-    return (#cs > 0 and cs[1].initialized ~= false and cs[1].server_capabilities ~= nil) or vim.g.hlo_test_server_exit ~= nil
-  end, 50)
   -- The server on main serves LSP: exiting at startup is a failure, never a skip.
-  local exit = vim.g.hlo_test_server_exit
   local attached = check('the server starts and attaches to the buffer', function()
+    client = wait_client(buf)
+    local exit = vim.g.hlo_test_server_exit
     assert(not exit, ('the server exited during startup (code %s, signal %s)'):format(tostring(exit and exit[1]), tostring(exit and exit[2])))
-    local cs = clients_of(buf)
-    assert(#cs > 0 and cs[1].server_capabilities, 'no client attached within ' .. TIMEOUT .. ' ms')
-    client = cs[1]
-    assert(client.name == 'hlo_lsp', 'client name ' .. tostring(client.name))
+    assert(client, 'no hlo_lsp client attached within ' .. TIMEOUT .. ' ms')
   end)
   if not attached then
     return
@@ -169,31 +314,8 @@ local ok = xpcall(function()
     skip(name, 'no ' .. capability .. ' in the server capabilities')
   end
 
-  -- A hover that shows no indexing map at all (an early server) is a missing feature: skip
-  -- (strict: fail). A hover with maps must show the right one.
-  local hover_has_maps = true
-  if caps.hoverProvider and not STRICT then
-    local line, col = find(buf, '%neg = ')
-    local ok_probe, probe = pcall(request, client, buf, 'textDocument/hover', {
-      textDocument = { uri = vim.uri_from_bufnr(buf) },
-      position = { line = line, character = col + 1 },
-    })
-    if ok_probe and probe and probe.contents and not hover_text(probe):find('d0', 1, true) then
-      hover_has_maps = false
-      local why = 'the server hover shows no indexing map yet: ' .. hover_text(probe):gsub('\n', ' ')
-      skip('hover on an instruction inside a fusion shows its indexing map', why)
-      skip('vim.lsp.buf.hover() opens a float with the map', why)
-    end
-  end
-
-  if hover_has_maps then
-  check_with('hoverProvider', 'hover on an instruction inside a fusion shows its indexing map', function()
-    local line, col = find(buf, '%neg = ')
-    local result = request(client, buf, 'textDocument/hover', {
-      textDocument = { uri = vim.uri_from_bufnr(buf) },
-      position = { line = line, character = col + 1 },
-    })
-    local text = hover_text(result)
+  check_with('hoverProvider', 'hover on an instruction inside a fusion shows the composed map', function()
+    local text = hover_at(client, buf, '%neg = ')
     -- The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
     assert(text:find('(d0, d1) -> (d1, d0)', 1, true), 'no transposed map in hover:\n' .. text)
   end)
@@ -201,26 +323,36 @@ local ok = xpcall(function()
   check_with('hoverProvider', 'vim.lsp.buf.hover() opens a float with the map', function()
     local line, col = find(buf, '%t = ')
     vim.api.nvim_win_set_cursor(0, { line + 1, col + 1 })
-    vim.lsp.buf.hover()
-    local float_text
-    local shown = vim.wait(TIMEOUT, function()
-      for _, win in ipairs(vim.api.nvim_list_wins()) do
-        if vim.api.nvim_win_get_config(win).relative ~= '' then
-          float_text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), '\n')
-          return true
-        end
-      end
-      return false
-    end, 50)
-    assert(shown, 'no hover window')
-    assert(float_text:find('(d0, d1) -> (d1, d0)', 1, true), 'float lacks the map:\n' .. float_text)
-    for _, win in ipairs(vim.api.nvim_list_wins()) do
-      if vim.api.nvim_win_get_config(win).relative ~= '' then
-        vim.api.nvim_win_close(win, true)
-      end
-    end
+    local text = hover_float()
+    assert(text:find('(d0, d1) -> (d1, d0)', 1, true), 'float lacks the map:\n' .. text)
   end)
 
+  if vim.lsp.inlay_hint then
+    check_with('inlayHintProvider', 'inlay hints (vim.lsp.inlay_hint): the composed map drawn after the fused instruction', function()
+      assert(vim.lsp.inlay_hint.is_enabled({ bufnr = buf }), 'the plugin did not enable inlay hints on attach')
+      local line = find(buf, '%neg = ')
+      local label
+      assert(vim.wait(TIMEOUT, function()
+        for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = buf })) do
+          if h.inlay_hint.position.line == line then
+            label = label_text(h.inlay_hint.label)
+            return true
+          end
+        end
+        return false
+      end, 50), 'no inlay hint on the %neg line: ' .. vim.inspect(vim.lsp.inlay_hint.get({ bufnr = buf })))
+      assert(label:find('(d0, d1) -> (d1, d0)', 1, true), 'hint lacks the transposed map: ' .. label)
+      -- Drawn in the buffer, not only known to the client.
+      local drawn = ''
+      vim.wait(TIMEOUT, function()
+        vim.cmd('redraw')
+        drawn = virtual_text_on(buf, line)
+        return drawn:find('d1, d0', 1, true) ~= nil
+      end, 50)
+      assert(drawn:find('d1, d0', 1, true), 'hint not drawn on line ' .. (line + 1) .. ': "' .. drawn .. '"')
+    end)
+  else
+    out('# not on Neovim ' .. v.major .. '.' .. v.minor .. ': inlay hints (vim.lsp.inlay_hint is 0.10+)')
   end
 
   check_with('definitionProvider', 'go to definition jumps from an operand to the instruction that defines it', function()
@@ -242,12 +374,62 @@ local ok = xpcall(function()
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
 
+  -- The reshape-chain sample: a fused chain with a floordiv map, and quick fixes.
+  local chains = edit_copy(data .. '/refactor/chains.hlo')
+  local chains_client = wait_client(chains)
+
+  check_with('hoverProvider', "require('hlo').update_settings() reaches the running server (divSpelling)", function()
+    assert(chains_client, 'no client on ' .. vim.api.nvim_buf_get_name(chains))
+    local before = hover_at(chains_client, chains, '%reshape.1 = ')
+    assert(before:find('floordiv', 1, true), 'expected floordiv in:\n' .. before)
+    require('hlo').update_settings({ divSpelling = 'slash' })
+    local after = hover_at(chains_client, chains, '%reshape.1 = ')
+    assert(not after:find('floordiv', 1, true) and after:find(' / ', 1, true), 'divSpelling=slash not applied:\n' .. after)
+    require('hlo').update_settings({ divSpelling = 'floordiv' })
+    assert(hover_at(chains_client, chains, '%reshape.1 = '):find('floordiv', 1, true), 'divSpelling=floordiv not restored')
+  end)
+
+  check_with('codeActionProvider', 'code action: the reshape-chain quick fix removes the identity chain', function()
+    assert(wait_diagnostics(chains), 'no reshape-chain diagnostics')
+    local line, col = find(chains, '%r1 = ')
+    vim.api.nvim_set_current_buf(chains)
+    vim.api.nvim_win_set_cursor(0, { line + 1, col + 1 })
+    apply_code_action(chains, 'Remove the 2 instructions')
+    local want = read_file(data .. '/refactor/chains.identity-fixed.hlo')
+    assert(buffer_text(chains) == want, 'after the fix:\n' .. buffer_text(chains) .. '\nexpected:\n' .. want)
+  end)
+
+  check_with('codeActionProvider', 'code action: the tiling quick fix rewrites the invalid output tile sizes', function()
+    local tiles = edit_copy(data .. '/tiling/merge_2x5_split_4.hlo')
+    assert(wait_client(tiles), 'no client on the tiling sample')
+    assert(wait_diagnostics(tiles), 'no tiling diagnostics')
+    local original = buffer_text(tiles)
+    local line, col = find(tiles, '["4"]')
+    vim.api.nvim_win_set_cursor(0, { line + 1, col + 2 })
+    apply_code_action(tiles, 'nearest valid tiling')
+    local want = original:gsub('%[{"sizes":%["4"%]}%]', '[{"sizes":["10"]}]', 1)
+    assert(buffer_text(tiles) == want, 'after the fix:\n' .. buffer_text(tiles))
+  end)
+
+  check('MLIR: an .mlir buffer gets the server; hover on a linalg op shows its indexing maps', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(data .. '/mlir/matmul_tile_using_for.mlir'))
+    local mlir = vim.api.nvim_get_current_buf()
+    assert(vim.bo.filetype == 'mlir', 'filetype ' .. vim.bo.filetype)
+    local c = wait_client(mlir)
+    assert(c, 'no hlo_lsp client on the .mlir buffer')
+    local line, col = find(mlir, 'linalg.matmul ins')
+    vim.api.nvim_win_set_cursor(0, { line + 1, col + 2 })
+    local text = hover_float()
+    -- linalg.matmul reads A at (i, k), B at (k, j) and writes C at (i, j).
+    for _, map in ipairs({ '(d0, d1, d2) -> (d0, d2)', '(d0, d1, d2) -> (d2, d1)', '(d0, d1, d2) -> (d0, d1)' }) do
+      assert(text:find(map, 1, true), 'hover lacks ' .. map .. ':\n' .. text)
+    end
+  end)
+
   -- Syntax diagnostics are on main: none arriving is a failure.
   vim.cmd('edit ' .. fixtures .. '/broken.hlo')
   local broken = vim.api.nvim_get_current_buf()
-  local got = vim.wait(TIMEOUT, function()
-    return #vim.diagnostic.get(broken) > 0
-  end, 50)
+  local got = wait_diagnostics(broken)
   check('diagnostics arrive for a file with a syntax error, on the broken line', function()
     local bad_line = find(broken, 'add(%a, %a')
     assert(got, 'no diagnostics within ' .. TIMEOUT .. ' ms')
@@ -263,8 +445,14 @@ local ok = xpcall(function()
       assert(d.severity ~= vim.diagnostic.severity.ERROR, 'unexpected error in the good file: ' .. vim.inspect(d))
     end
   end)
+
+  check('no deprecation warnings from the plugin or this test on this Neovim', function()
+    local m = messages()
+    assert(not m:lower():find('deprecat'), 'messages:\n' .. m)
+  end)
 end, function(err)
   failures = failures + 1
   out('not ok - aborted: ' .. debug.traceback(tostring(err)))
 end)
+vim.fn.delete(scratch, 'rf')
 finish()

@@ -164,23 +164,57 @@ check('server lookup: explicit cmd, then vim.g.hlo_lsp_path, then PATH; a messag
   restore()
 end)
 
-check('update_settings sends workspace/didChangeConfiguration with the merged settings', function()
-  local hlo = fresh_module()
-  hlo.setup({ cmd = { '/opt/hlo-lsp' }, treesitter = false })
-  local sent = {}
-  local fake = { name = 'hlo_lsp', config = {} }
-  fake.notify = function(a, b, c)
-    -- dot call (< 0.11): (method, params); colon call (0.11+): (self, method, params)
-    if a == fake then a, b = b, c end
-    table.insert(sent, { a, b })
-  end
-  local real_get = vim.lsp.get_active_clients
-  vim.lsp.get_active_clients = function() return { fake } end
-  hlo.update_settings({ divSpelling = 'slash', inlayHints = { mode = 'off' } })
-  vim.lsp.get_active_clients = real_get
-  assert(#sent == 1 and sent[1][1] == 'workspace/didChangeConfiguration', vim.inspect(sent))
-  assert(vim.deep_equal(sent[1][2].settings, { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false }), vim.inspect(sent[1][2]))
-end)
+-- Each version's way to find running clients and to notify: get_active_clients + dot calls
+-- (< 0.10), get_clients + dot calls (0.10), get_clients + colon calls (0.11+, which also
+-- updates vim.lsp.config for clients started later).
+for _, version in ipairs({ '0.9', '0.10', '0.11' }) do
+  check(version .. ': update_settings sends workspace/didChangeConfiguration with the merged settings', function()
+    pretend(version)
+    local real_get_clients, real_get_active = vim.lsp.get_clients, vim.lsp.get_active_clients
+    local configured = {}
+    vim.lsp.config = function(name, conf)
+      configured[name] = conf
+    end
+    vim.lsp.enable = function() end
+    local hlo = fresh_module()
+    hlo.setup({ cmd = { '/opt/hlo-lsp' }, treesitter = false })
+    configured = {}
+    local sent = {}
+    local fake = { name = 'hlo_lsp', config = {} }
+    fake.notify = function(a, b, c)
+      local colon = a == fake
+      if colon then
+        a, b = b, c
+      end
+      table.insert(sent, { a, b, colon })
+    end
+    local other = { name = 'other', config = {}, notify = function() error('notified another server') end }
+    if version == '0.9' then
+      vim.lsp.get_clients = nil
+      vim.lsp.get_active_clients = function() return { other, fake } end
+    else
+      vim.lsp.get_clients = function(filter)
+        assert(filter and filter.name == 'hlo_lsp', vim.inspect(filter))
+        return { fake }
+      end
+    end
+    local ok, err = pcall(hlo.update_settings, { divSpelling = 'slash', inlayHints = { mode = 'off' } })
+    vim.lsp.get_clients, vim.lsp.get_active_clients = real_get_clients, real_get_active
+    restore()
+    assert(ok, err)
+    local want = { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false }
+    assert(#sent == 1 and sent[1][1] == 'workspace/didChangeConfiguration', vim.inspect(sent))
+    assert(vim.deep_equal(sent[1][2].settings, want), vim.inspect(sent[1][2]))
+    assert(sent[1][3] == (version == '0.11'), 'colon call expected exactly on 0.11+: ' .. vim.inspect(sent[1]))
+    assert(vim.deep_equal(fake.settings, want) and vim.deep_equal(fake.config.settings, want), vim.inspect(fake))
+    if version == '0.11' then
+      local conf = configured.hlo_lsp
+      assert(conf and vim.deep_equal(conf.settings, want) and vim.deep_equal(conf.init_options, want), vim.inspect(configured))
+    else
+      assert(next(configured) == nil, 'vim.lsp.config called before 0.11')
+    end
+  end)
+end
 
 check(':checkhealth hlo reports the server and the parser', function()
   local hlo = fresh_module()

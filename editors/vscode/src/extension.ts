@@ -8,7 +8,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
@@ -48,9 +47,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   output?.appendLine(`HLO: starting ${discovery.command} (found via ${discovery.source})`);
 
   const args = extraArgs(config);
+  // No `transport`: the client then talks over the process's stdio as it is. With
+  // `TransportKind.stdio` vscode-languageclient appends `--stdio` to the arguments, which
+  // hlo-lsp (serving LSP when run with no arguments) rejects.
   const serverOptions: ServerOptions = {
-    run: { command: discovery.command, args, transport: TransportKind.stdio },
-    debug: { command: discovery.command, args, transport: TransportKind.stdio },
+    run: { command: discovery.command, args },
+    debug: { command: discovery.command, args },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [

@@ -39,7 +39,8 @@ test('activate starts hlo-lsp over stdio with the settings as initializationOpti
   assert.equal(stubs.rec.clients.length, 1);
   const c = stubs.rec.clients[0];
   assert.equal(c.id, 'hlo'); // makes the client honour hlo.trace.server
-  assert.deepEqual(c.serverOptions.run, { command: fakeServer, args: ['--log-level', 'debug'], transport: 0 });
+  // Exactly the user's arguments: a `transport` would make the client append `--stdio`.
+  assert.deepEqual(c.serverOptions.run, { command: fakeServer, args: ['--log-level', 'debug'] });
   assert.ok(c.running);
   assert.deepEqual(c.clientOptions.documentSelector.map((s) => s.language), ['hlo', 'hlo', 'mlir', 'mlir']);
   assert.deepEqual(c.clientOptions.initializationOptions, {

@@ -1,21 +1,19 @@
 // The settings contract against the REAL server: the object this extension builds from the
 // `hlo.*` settings is sent to the built hlo-lsp binary as initializationOptions and in
 // workspace/didChangeConfiguration, and the server's answers must change accordingly.
-// Binary: $HLO_LSP_BIN, else <repo>/target/debug/hlo-lsp (built by `cargo test`).
+// Binary: $HLO_LSP_BIN, else <cargo target dir>/debug/hlo-lsp (built by `cargo test`).
 // A missing binary, or one that does not serve LSP, skips with a message unless
 // HLO_EDITOR_TESTS_STRICT=1; a feature the server does not advertise likewise.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { LspProcess } from './lspClient';
 import { serverSettings } from '../src/settings';
 import { contentsToMarkdown, HoverContents } from '../src/fusionMaps';
-import { extensionRoot } from './tokenize';
+import { serverBinary } from './serverBinary';
 
 const STRICT = process.env.HLO_EDITOR_TESTS_STRICT === '1';
-const repoRoot = path.resolve(extensionRoot, '..', '..');
-const binary = process.env.HLO_LSP_BIN ?? path.join(repoRoot, 'target', 'debug', process.platform === 'win32' ? 'hlo-lsp.exe' : 'hlo-lsp');
+const binary = serverBinary();
 
 // The fusion's output f32[32] reads its f32[4,8] parameter at (d0 floordiv 8, d0 mod 8).
 const TEXT = `HloModule reshape_fusion
@@ -39,8 +37,9 @@ interface Session {
 }
 
 async function start(initializationOptions: unknown): Promise<Session | string> {
-  if (!fs.existsSync(binary)) return `no server binary at ${binary} (run cargo build, or set HLO_LSP_BIN)`;
-  const server = LspProcess.spawn(binary);
+  if ('error' in binary) return `no server binary: ${binary.error} (set HLO_LSP_BIN)`;
+  if (!fs.existsSync(binary.path)) return `no server binary at ${binary.path} (run cargo build, or set HLO_LSP_BIN)`;
+  const server = LspProcess.spawn(binary.path);
   let result: { capabilities: Record<string, unknown> };
   try {
     result = (await server.request('initialize', {

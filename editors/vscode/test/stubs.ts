@@ -113,7 +113,7 @@ export class FakeClient {
   constructor(
     public id: string,
     public name: string,
-    public serverOptions: { run: { command: string; args: string[]; transport: number } },
+    public serverOptions: { run: { command: string; args: string[]; transport?: number } },
     public clientOptions: { documentSelector: { language: string }[]; initializationOptions: unknown },
   ) {
     rec.clients.push(this);

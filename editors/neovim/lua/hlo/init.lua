@@ -189,19 +189,38 @@ function M.setup(opts)
   end
 end
 
---- Sends new settings to running servers (workspace/didChangeConfiguration).
+--- The running hlo-lsp clients, with this Neovim's API (get_active_clients is deprecated in 0.10+).
+local function running_clients()
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ name = 'hlo_lsp' })
+  end
+  local clients = {}
+  for _, client in ipairs(vim.lsp.get_active_clients()) do
+    if client.name == 'hlo_lsp' then
+      table.insert(clients, client)
+    end
+  end
+  return clients
+end
+
+--- Merges `settings` into the configuration and sends them to running servers
+--- (workspace/didChangeConfiguration); servers started later get them too.
 function M.update_settings(settings)
   M.config.settings = vim.tbl_deep_extend('force', M.config.settings, settings)
-  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ name = 'hlo_lsp' }) or vim.lsp.get_active_clients()
-  local params = { settings = M.config.settings }
-  for _, client in ipairs(clients) do
-    if client.name == 'hlo_lsp' then
-      client.config.settings = M.config.settings
-      if has('0.11') then
-        client:notify('workspace/didChangeConfiguration', params) -- methods take self since 0.11
-      else
-        client.notify('workspace/didChangeConfiguration', params)
-      end
+  local merged = M.config.settings
+  if has('0.11') and vim.lsp.config then
+    -- Clients started from now on (new roots, :lsp restart) read vim.lsp.config.
+    vim.lsp.config('hlo_lsp', { settings = merged, init_options = merged })
+  end
+  local params = { settings = merged }
+  for _, client in ipairs(running_clients()) do
+    -- 0.11+ answers workspace/configuration from client.settings; older ones from config.
+    client.settings = merged
+    client.config.settings = merged
+    if has('0.11') then
+      client:notify('workspace/didChangeConfiguration', params) -- methods take self since 0.11
+    else
+      client.notify('workspace/didChangeConfiguration', params)
     end
   end
 end
