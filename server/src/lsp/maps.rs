@@ -45,9 +45,7 @@ pub fn module_index(snapshot: &Snapshot, module: &Module) -> Option<usize> {
 /// The fusion instruction calling `computation`, if it is a fused computation.
 pub fn calling_fusion(module: &Module, computation: ComputationId) -> Option<&Instruction> {
     let site = module.callers_of(computation).first()?;
-    let caller = module
-        .computation(site.computation)
-        .instruction(site.instruction);
+    let (_, caller) = module.caller(site)?;
     (caller.opcode.name() == "fusion").then_some(caller)
 }
 
