@@ -48,7 +48,7 @@ impl Reached {
 
 /// The runtime-variable source for operand `k` of node `node` in `comp`.
 fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     match c.nodes[node].operands.get(k) {
         Some(&operand) => RuntimeSource::Instruction {
             computation: comp,
@@ -68,7 +68,7 @@ pub fn output_to_input(
     node: usize,
     output_id: usize,
 ) -> InstructionIndexing {
-    let n = &module.computations[comp].nodes[node];
+    let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
         return fused_output_to_input(module, n.called[0], output_id, n.operands.len());
     }
@@ -84,7 +84,7 @@ pub fn output_to_input(
 /// Where traversal of output `output_id` of `comp` starts: the tuple root's
 /// operand, or the root itself (a variadic op's output).
 pub fn output_start(module: &Module, comp: usize, output_id: usize) -> Option<(usize, usize)> {
-    let c = module.computations.get(comp)?;
+    let c = module.get(comp)?;
     let root = &c.nodes.get(c.root)?;
     if root.op.opcode == "tuple" {
         Some((*root.operands.get(output_id)?, 0))
@@ -105,7 +105,7 @@ pub fn fused_output_to_input(
         return InstructionIndexing::all_unknown(operand_count, "the fusion has no such output");
     };
     let reached = grouped_output_to_input(module, comp, start, out);
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let mut entries = vec![OperandIndexing::none(); operand_count];
     for (i, node) in c.nodes.iter().enumerate() {
         if let Some(p) = node.parameter_number {
@@ -125,7 +125,7 @@ pub fn grouped_output_to_input(
     start: usize,
     out: usize,
 ) -> Vec<Reached> {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let mut reached = vec![Reached::default(); c.nodes.len()];
     match c.nodes[start].op.shape.output(out) {
         Some(shape) => reached[start].insert(out, OperandMap::plain(identity(&shape.dims))),

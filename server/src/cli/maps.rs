@@ -85,7 +85,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let (_, modules) = view::parse(&text);
-    if modules.iter().all(|m| m.computations.is_empty()) {
+    if modules.iter().all(|m| m.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
     let targets = targets(args, &modules)?;
@@ -128,7 +128,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         let mut out = String::new();
         for (t, indexing) in &results {
             let m = &modules[t.module];
-            let c = &m.computations[t.computation];
+            let c = m.computation(t.computation);
             let n = &c.nodes[t.instruction];
             let which = match direction {
                 Direction::OutputToInput => format!("output {}", args.output),
@@ -153,8 +153,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     for name in &args.instructions {
         let name = name.trim_start_matches('%');
         let found = modules.iter().enumerate().find_map(|(mi, m)| {
-            m.computations
-                .iter()
+            m.computations()
                 .enumerate()
                 .find_map(|(ci, c)| c.find(name).map(|ii| (mi, ci, ii)))
         });
@@ -168,7 +167,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     }
     if args.all {
         for (mi, m) in modules.iter().enumerate() {
-            for (ci, c) in m.computations.iter().enumerate() {
+            for (ci, c) in m.computations().enumerate() {
                 for (ii, n) in c.nodes.iter().enumerate() {
                     if n.op.opcode == "fusion" {
                         out.push(Target {
@@ -183,7 +182,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     }
     if args.all || args.instructions.is_empty() {
         for (mi, m) in modules.iter().enumerate() {
-            if let Some(c) = m.computations.get(m.entry) {
+            if let Some(c) = m.get(m.entry) {
                 if c.root < c.nodes.len()
                     && !out.iter().any(|t| {
                         t.module == mi && t.computation == m.entry && t.instruction == c.root
@@ -211,7 +210,7 @@ fn instruction_json(
     indexing: &InstructionIndexing,
     options: &PrintOptions,
 ) -> Value {
-    let c = &m.computations[t.computation];
+    let c = m.computation(t.computation);
     let n = &c.nodes[t.instruction];
     let entries: Vec<Value> = indexing
         .entries

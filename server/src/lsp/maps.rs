@@ -61,7 +61,7 @@ pub fn instruction_maps(
     let view = snapshot.analysis_module(module_index);
     let options = print_options(settings, true);
     let (comp, node) = (computation.index(), instruction.id.index());
-    let n = view.computations.get(comp)?.nodes.get(node)?;
+    let n = view.get(comp)?.nodes.get(node)?;
     let mut text = String::new();
     let outputs = n.op.shape.output_count().clamp(1, MAX_OUTPUTS);
     if !instruction.operands.is_empty() {

@@ -35,7 +35,7 @@ pub struct Snapshot {
     document: Arc<model::Document>,
     /// The whole text, for MLIR documents (their reader wants one string).
     text: OnceLock<String>,
-    /// The analysis' view of each module, built on first hover.
+    /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module>>,
     /// Maps from a fused computation's output 0 to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
@@ -105,10 +105,8 @@ impl Snapshot {
     /// The analysis' module view of module `index` of [`Self::model`] (built once).
     pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module {
         let modules = self.analysis.get_or_init(|| {
-            self.model()
-                .modules
-                .iter()
-                .map(crate::analysis::view::from_model)
+            (0..self.model().modules.len())
+                .map(|m| crate::analysis::view::lazy(self.document.clone(), m))
                 .collect()
         });
         &modules[index]
