@@ -18,7 +18,7 @@ use super::navigation::{symbol_at, Symbol};
 use super::position::PositionEncoding;
 use super::settings::Settings;
 use super::snapshot::Snapshot;
-use crate::model::{Computation, HloFile, Instruction, Module};
+use crate::model::{ComputationRef, HloFile, Instruction, Module};
 
 fn touches(range: &Range<usize>, offset: usize) -> bool {
     range.start <= offset && offset <= range.end
@@ -63,11 +63,13 @@ fn describe(
 ) -> Option<(String, Range<usize>)> {
     // The opcode is not a name: find the instruction whose opcode is under the cursor.
     if let Some(at) = file.instruction_at(offset) {
-        let instruction = file.instruction(at);
-        if touches(&instruction.opcode_range, offset) {
+        let computation = file.computation(at);
+        let instruction = computation.instruction(at.instruction);
+        let opcode = computation.abs(instruction.opcode_range);
+        if touches(&opcode, offset) {
             let module = file.module(at.module);
             let text = instruction_hover(snapshot, module, at.computation, instruction, settings);
-            return Some((text, instruction.opcode_range.clone()));
+            return Some((text, opcode));
         }
     }
     match symbol_at(file, offset)? {
@@ -79,10 +81,11 @@ fn describe(
             let module = file.module(module_id);
             let computation = module.computation(computation_id);
             let instruction = computation.instruction(instruction);
-            if touches(&instruction.name_range, offset) {
+            let name = computation.abs(instruction.name_range);
+            if touches(&name, offset) {
                 let text =
                     instruction_hover(snapshot, module, computation_id, instruction, settings);
-                return Some((text, instruction.name_range.clone()));
+                return Some((text, name));
             }
             // An operand reference: show the definition.
             let range = operand_range_at(computation, offset)?;
@@ -99,30 +102,33 @@ fn describe(
     }
 }
 
-fn operand_range_at(computation: &Computation, offset: usize) -> Option<Range<usize>> {
+fn operand_range_at(computation: ComputationRef, offset: usize) -> Option<Range<usize>> {
     computation
+        .model()
         .instructions
         .iter()
         .flat_map(|i| &i.operands)
-        .filter_map(|o| o.name_range.clone())
+        .filter_map(|o| o.name_range.map(|r| computation.abs(r)))
         .find(|r| touches(r, offset))
 }
 
+/// The computation name under the cursor: a computation's own name or a call's.
 fn name_range_at(module: &Module, offset: usize) -> Option<Range<usize>> {
-    module.computations.iter().find_map(|c| {
-        if touches(&c.name_range, offset) {
-            return Some(c.name_range.clone());
-        }
-        c.instructions
-            .iter()
-            .flat_map(|i| &i.called)
-            .map(|called| called.name_range.clone())
-            .find(|r| touches(r, offset))
-    })
+    let c = module.computation(module.computation_at(offset)?);
+    let own = c.abs(c.name_range);
+    if touches(&own, offset) {
+        return Some(own);
+    }
+    c.model()
+        .instructions
+        .iter()
+        .flat_map(|i| &i.called)
+        .map(|called| c.abs(called.name_range))
+        .find(|r| touches(r, offset))
 }
 
 /// `%name = shape opcode(...)` as a one-line code block.
-fn signature(computation: &Computation, instruction: &Instruction) -> String {
+fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
     let operands: Vec<String> = (0..instruction.operands.len())
         .map(|k| {
             let name = instruction.operands[k]
@@ -157,10 +163,9 @@ fn instruction_hover(
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let tiling = super::maps::module_index(snapshot, module).and_then(|index| {
         crate::tiling::report::hover_line(
-            snapshot.text(),
             snapshot.model(),
             snapshot.analysis_module(index),
-            instruction.name_range.start,
+            computation.abs(instruction.name_range).start,
         )
     });
     if let Some(tiling) = tiling {
@@ -210,7 +215,7 @@ fn parameter_sources(
     text
 }
 
-fn reference_hover(computation: &Computation, definition: &Instruction) -> String {
+fn reference_hover(computation: ComputationRef, definition: &Instruction) -> String {
     format!(
         "```hlo\n{}\n```\nDefined in `{}`",
         signature(computation, definition),

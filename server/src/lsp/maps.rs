@@ -13,7 +13,7 @@ use super::settings::{FloorDivSpelling, Settings};
 use super::snapshot::Snapshot;
 use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::{self, operand_indexing, utilization, Direction, OperandIndexing, Query};
-use crate::model::{Computation, ComputationId, Instruction, Module};
+use crate::model::{ComputationId, ComputationRef, Instruction, Module};
 
 /// Most outputs of a multi-output instruction shown in one hover.
 const MAX_OUTPUTS: usize = 4;
@@ -105,7 +105,7 @@ pub fn instruction_maps(
 }
 
 /// `` `%name` `` of operand `k`, or nothing for an unresolved operand.
-fn operand_name(computation: &Computation, instruction: &Instruction, k: usize) -> String {
+fn operand_name(computation: ComputationRef, instruction: &Instruction, k: usize) -> String {
     instruction
         .operands
         .get(k)
