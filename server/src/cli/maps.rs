@@ -3,7 +3,9 @@
 //!
 //! Default target: the ROOT of the entry computation (as XLA's tests do).
 //! `--all`: every fusion of every computation plus the entry ROOT, analyzed in
-//! parallel. Errors are one line on stderr and a non-zero exit.
+//! parallel. Output to input, a multi-output instruction (a tuple-shaped fusion,
+//! a variadic reduce) is printed once per output, as XLA's `print_indexing` does;
+//! `--output K` narrows it to one. Errors are one line on stderr and a non-zero exit.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,9 +48,9 @@ pub struct Args {
     /// Input to output: the operand whose elements are mapped.
     #[arg(long, default_value_t = 0)]
     pub operand: usize,
-    /// Output to input: which output of a tuple-shaped instruction.
-    #[arg(long, default_value_t = 0)]
-    pub output: usize,
+    /// Output to input: only this output of a multi-output instruction (default: every output).
+    #[arg(long)]
+    pub output: Option<usize>,
     /// Map between physical (layout-ordered) index spaces.
     #[arg(long)]
     pub physical_layout: bool,
@@ -84,7 +86,7 @@ pub fn run(args: Args) -> ExitCode {
 fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let (_, modules) = view::parse(&text);
+    let (file, modules) = view::parse(&text);
     if modules.iter().all(|m| m.computations.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
@@ -100,24 +102,58 @@ fn run_inner(args: &Args) -> Result<String, String> {
         DirectionArg::OutputToInput => Direction::OutputToInput,
         DirectionArg::InputToOutput => Direction::InputToOutput,
     };
-    let results: Vec<(Target, InstructionIndexing)> = targets
+    let jobs: Vec<(Target, usize)> = targets
+        .iter()
+        .flat_map(|t| {
+            let outputs = match (direction, args.output) {
+                (Direction::OutputToInput, Some(k)) => vec![k],
+                (Direction::OutputToInput, None) => {
+                    let n = &modules[t.module].computations[t.computation].nodes[t.instruction];
+                    (0..n.op.shape.output_count().max(1)).collect()
+                }
+                (Direction::InputToOutput, _) => vec![0],
+            };
+            outputs.into_iter().map(move |k| (*t, k))
+        })
+        .collect();
+    let results: Vec<(Target, usize, InstructionIndexing)> = jobs
         .par_iter()
-        .map(|t| {
+        .map(|&(t, output_id)| {
             let q = Query {
                 computation: t.computation,
                 instruction: t.instruction,
                 direction,
-                output_id: args.output,
+                output_id,
                 operand_id: args.operand,
                 physical_layout: args.physical_layout,
             };
-            (*t, analyze(&modules[t.module], &q))
+            (t, output_id, analyze(&modules[t.module], &q))
         })
         .collect();
+    let shape_of = |t: Target, output: usize| -> Option<String> {
+        let shape = &file
+            .modules
+            .get(t.module)?
+            .computations
+            .get(t.computation)?
+            .instructions
+            .get(t.instruction)?
+            .shape;
+        let a = if shape.is_tuple() {
+            shape.tuple_element(output)?.as_array()?
+        } else {
+            shape.as_array()?
+        };
+        let mut a = a.clone();
+        a.layout = None;
+        Some(a.to_string())
+    };
     if args.json {
         let instructions: Vec<Value> = results
             .par_iter()
-            .map(|(t, indexing)| instruction_json(args, &modules[t.module], *t, indexing, &options))
+            .map(|(t, output, indexing)| {
+                instruction_json(args, &modules[t.module], *t, *output, indexing, &options)
+            })
             .collect();
         let doc = json!({ "instructions": instructions });
         Ok(format!(
@@ -126,12 +162,18 @@ fn run_inner(args: &Args) -> Result<String, String> {
         ))
     } else {
         let mut out = String::new();
-        for (t, indexing) in &results {
+        for (t, output, indexing) in &results {
             let m = &modules[t.module];
             let c = &m.computations[t.computation];
             let n = &c.nodes[t.instruction];
             let which = match direction {
-                Direction::OutputToInput => format!("output {}", args.output),
+                Direction::OutputToInput => {
+                    let count = n.op.shape.output_count();
+                    match shape_of(*t, *output) {
+                        Some(shape) if count > 1 => format!("output {output} of {count} ({shape})"),
+                        _ => format!("output {output}"),
+                    }
+                }
                 Direction::InputToOutput => format!("operand {}", args.operand),
             };
             out.push_str(&format!(
@@ -208,6 +250,7 @@ fn instruction_json(
     args: &Args,
     m: &Module,
     t: Target,
+    output: usize,
     indexing: &InstructionIndexing,
     options: &PrintOptions,
 ) -> Value {
@@ -238,7 +281,7 @@ fn instruction_json(
     let mut v = json!({ "name": n.name, "computation": c.name, "opcode": n.op.opcode });
     match args.direction {
         DirectionArg::OutputToInput => {
-            v["output_id"] = json!(args.output);
+            v["output_id"] = json!(output);
             v["operands"] = Value::Array(entries);
         }
         DirectionArg::InputToOutput => {
