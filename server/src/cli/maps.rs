@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
 use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
+use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
 use crate::analysis::{analyze, view, Direction, InstructionIndexing, Module, Query};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -57,6 +58,11 @@ pub struct Args {
     /// How to spell floor division.
     #[arg(long, value_enum, default_value = "slash")]
     pub div: DivArg,
+    /// For instructions inside a fused computation: the composed maps from every
+    /// output of the calling fusion to the instruction (what the hover shows first);
+    /// `--output K` narrows to one fusion output. With `--all`: every fused instruction.
+    #[arg(long)]
+    pub from_fusion: bool,
     /// Print JSON (with operand utilization) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -90,7 +96,6 @@ fn run_inner(args: &Args) -> Result<String, String> {
     if modules.iter().all(|m| m.computations.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
-    let targets = targets(args, &modules)?;
     let options = PrintOptions {
         div: match args.div {
             DivArg::Floordiv => DivSpelling::FloorDiv,
@@ -98,6 +103,10 @@ fn run_inner(args: &Args) -> Result<String, String> {
         },
         ..PrintOptions::default()
     };
+    if args.from_fusion {
+        return from_fusion(args, &file, &modules, &options);
+    }
+    let targets = targets(args, &modules)?;
     let direction = match args.direction {
         DirectionArg::OutputToInput => Direction::OutputToInput,
         DirectionArg::InputToOutput => Direction::InputToOutput,
@@ -130,24 +139,6 @@ fn run_inner(args: &Args) -> Result<String, String> {
             (t, output_id, analyze(&modules[t.module], &q))
         })
         .collect();
-    let shape_of = |t: Target, output: usize| -> Option<String> {
-        let shape = &file
-            .modules
-            .get(t.module)?
-            .computations
-            .get(t.computation)?
-            .instructions
-            .get(t.instruction)?
-            .shape;
-        let a = if shape.is_tuple() {
-            shape.tuple_element(output)?.as_array()?
-        } else {
-            shape.as_array()?
-        };
-        let mut a = a.clone();
-        a.layout = None;
-        Some(a.to_string())
-    };
     if args.json {
         let instructions: Vec<Value> = results
             .par_iter()
@@ -169,7 +160,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             let which = match direction {
                 Direction::OutputToInput => {
                     let count = n.op.shape.output_count();
-                    match shape_of(*t, *output) {
+                    match output_shape(&file, *t, *output) {
                         Some(shape) if count > 1 => format!("output {output} of {count} ({shape})"),
                         _ => format!("output {output}"),
                     }
@@ -187,6 +178,158 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
         Ok(out)
     }
+}
+
+/// `--from-fusion`: the maps from the calling fusion's outputs to each target
+/// instruction (`--instruction`, or with `--all` every instruction of every fused
+/// computation), one record per fusion output.
+fn from_fusion(
+    args: &Args,
+    file: &crate::model::HloFile,
+    modules: &[Module],
+    options: &PrintOptions,
+) -> Result<String, String> {
+    let mut targets = vec![];
+    for name in &args.instructions {
+        let name = name.trim_start_matches('%');
+        let found = modules.iter().enumerate().find_map(|(mi, m)| {
+            m.computations.iter().enumerate().find_map(|(ci, c)| {
+                let ii = c.find(name)?;
+                calling_fusion(m, ci).map(|_| Target {
+                    module: mi,
+                    computation: ci,
+                    instruction: ii,
+                })
+            })
+        });
+        targets.push(found.ok_or_else(|| {
+            format!(
+                "no instruction named `{name}` inside a fused computation in {}",
+                args.file.display()
+            )
+        })?);
+    }
+    if args.all {
+        for (mi, m) in modules.iter().enumerate() {
+            for (ci, c) in m.computations.iter().enumerate() {
+                if calling_fusion(m, ci).is_some() {
+                    targets.extend((0..c.nodes.len()).map(|ii| Target {
+                        module: mi,
+                        computation: ci,
+                        instruction: ii,
+                    }));
+                }
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err("--from-fusion needs --instruction NAME (inside a fused computation) or --all".into());
+    }
+    let mut text = String::new();
+    let mut records = vec![];
+    let mut cache: Vec<((usize, usize), Vec<Vec<Reached>>)> = vec![];
+    for t in targets {
+        let m = &modules[t.module];
+        let (fc, fi) = calling_fusion(m, t.computation).expect("targets are fused");
+        let key = (t.module, t.computation);
+        if !cache.iter().any(|(k, _)| *k == key) {
+            cache.push((key, grouped_from_every_output(m, t.computation)));
+        }
+        let every = &cache.iter().find(|(k, _)| *k == key).expect("cached").1;
+        let c = &m.computations[t.computation];
+        let node = &c.nodes[t.instruction];
+        let fusion = &m.computations[fc].nodes[fi];
+        let outputs: Vec<usize> = match args.output {
+            Some(k) => vec![k],
+            None => (0..every.len()).collect(),
+        };
+        for k in outputs {
+            let Some(reached) = every.get(k).and_then(|r| r.get(t.instruction)) else {
+                return Err(format!("fusion `{}` has no output {k}", fusion.name));
+            };
+            let mut entry = reached.to_entry();
+            let from = output_start(m, t.computation, k)
+                .and_then(|(start, out)| c.nodes[start].op.shape.output(out));
+            let tag = reached.maps.first().map_or(0, |(tag, _)| *tag);
+            if let (true, Some(from), Some(to)) =
+                (args.physical_layout, from, node.op.shape.output(tag))
+            {
+                for om in &mut entry.maps {
+                    *om = crate::analysis::layout::to_physical(om, from, to);
+                }
+            }
+            let fusion_target = Target {
+                module: t.module,
+                computation: fc,
+                instruction: fi,
+            };
+            let shape = output_shape(file, fusion_target, k);
+            if args.json {
+                let maps: Vec<String> = entry
+                    .maps
+                    .iter()
+                    .map(|om| operand_map_to_string(om, options).trim_end().to_string())
+                    .collect();
+                let mut v = json!({ "name": node.name, "computation": c.name, "fusion": fusion.name,
+                                    "output_id": k, "read": reached.is_read(), "maps": maps });
+                if let Some(shape) = shape {
+                    v["output_shape"] = json!(shape);
+                }
+                if let Some(reason) = &entry.unknown {
+                    v["unknown"] = json!(reason);
+                }
+                records.push(v);
+            } else {
+                let shape = shape.map(|s| format!(" ({s})")).unwrap_or_default();
+                text.push_str(&format!(
+                    "// {} in {}, from output {k}{shape} of fusion %{}\n",
+                    node.name, c.name, fusion.name
+                ));
+                if reached.is_read() {
+                    text.push_str(&entry_to_string(&entry, options));
+                } else {
+                    text.push_str("  not read\n");
+                }
+            }
+        }
+    }
+    if args.json {
+        let doc = json!({ "instructions": records });
+        return serde_json::to_string_pretty(&doc)
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string());
+    }
+    Ok(text)
+}
+
+/// The fusion instruction `(computation, instruction)` that calls `comp`.
+fn calling_fusion(m: &Module, comp: usize) -> Option<(usize, usize)> {
+    m.computations.iter().enumerate().find_map(|(ci, c)| {
+        c.nodes
+            .iter()
+            .position(|n| n.op.opcode == "fusion" && n.called.first() == Some(&comp))
+            .map(|ii| (ci, ii))
+    })
+}
+
+/// Output `output` of a target's shape in the model, without layout (`s32[1024]`).
+fn output_shape(file: &crate::model::HloFile, t: Target, output: usize) -> Option<String> {
+    let shape = &file
+        .modules
+        .get(t.module)?
+        .computations
+        .get(t.computation)?
+        .instructions
+        .get(t.instruction)?
+        .shape;
+    let a = if shape.is_tuple() {
+        shape.tuple_element(output)?.as_array()?
+    } else {
+        shape.as_array()?
+    };
+    let mut a = a.clone();
+    a.layout = None;
+    Some(a.to_string())
 }
 
 /// Resolves `--instruction`, `--all` and the default into targets (in file order).

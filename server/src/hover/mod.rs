@@ -46,9 +46,8 @@ pub struct Style {
     pub physical: bool,
 }
 
-/// Where the whole text of a summarized hover is.
-pub const WHOLE_TEXT: &str =
-    "whole text: the fusion maps panel (VS Code: *HLO: Show Fusion Indexing Maps*) or `hlo-lsp maps`";
+/// Where the whole text of a summarized hover is (the command line is added).
+pub const WHOLE_TEXT: &str = "Whole text: **HLO: Show Fusion Indexing Maps at Cursor** (VS Code)";
 
 /// In a summary: outputs groups, parameters, operands and maps shown before "N more".
 const MAX_GROUPS: usize = 4;
@@ -69,6 +68,8 @@ pub struct InstructionHover {
     pub parameters: Vec<Reads>,
     /// The instruction's operands (on a fusion: its operands, composed per output).
     pub operands: Vec<Reads>,
+    /// The command line that prints the maps a summary cuts (`hlo-lsp maps ...`).
+    pub whole_text: Option<String>,
 }
 
 /// The maps from the outputs of the calling fusion to one fused instruction.
@@ -88,8 +89,10 @@ pub struct Labelled {
     /// Which fusion output, with its shape (`f32[1024]`); `None` for a single map set.
     pub output: Option<(usize, String)>,
     pub maps: OperandIndexing,
-    /// The extents of the tensor the maps index (identity is only trivial over the
-    /// same shape).
+    /// The extents of the index space the maps start from (an output's, the
+    /// instruction's) and of the tensor they index: identity is only trivial over
+    /// the same shape, a scalar read only over the whole domain.
+    pub domain: Vec<i64>,
     pub target: Vec<i64>,
     pub utilization: Option<Utilization>,
     /// Why this read is worth a look (a recomputation), shown with ⚠.
@@ -144,7 +147,14 @@ pub fn render(hover: &InstructionHover, style: &Style) -> String {
         cut |= reads_list(&mut out, &hover.operands, MAX_OPERANDS, "operands", style);
     }
     if cut {
-        let _ = writeln!(out, "\n_{WHOLE_TEXT}_");
+        match &hover.whole_text {
+            Some(command) => {
+                let _ = writeln!(out, "\n_{WHOLE_TEXT} or `{command}`_");
+            }
+            None => {
+                let _ = writeln!(out, "\n_{WHOLE_TEXT}_");
+            }
+        }
     }
     out
 }
@@ -286,7 +296,7 @@ fn trivial_word(r: &Reads) -> Option<&'static str> {
         }
         let w = match &read.maps.maps[..] {
             [m] if is_identity(&m.map, &read.target) && m.runtime_vars.is_empty() => "identity",
-            [m] if is_scalar_read(m) => "scalar",
+            [m] if is_scalar_read(m, &read.domain) => "scalar",
             _ => return None,
         };
         if word.is_some_and(|x| x != w) {
@@ -380,7 +390,7 @@ fn item(out: &mut String, label: &str, read: &Labelled, style: &Style, indent: &
             let _ = writeln!(out, "{label}{separator}identity{suffix}");
             return false;
         }
-        if is_scalar_read(m) {
+        if is_scalar_read(m, &read.domain) {
             let _ = writeln!(out, "{label}{separator}scalar `{}`{suffix}", head(m, style));
             return false;
         }

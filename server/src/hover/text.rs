@@ -127,12 +127,22 @@ pub fn families(maps: &[OperandMap]) -> Vec<Family<'_>> {
     out
 }
 
-/// True for a read of a scalar: `(d0, ...) -> ()` without runtime variables.
-pub fn is_scalar_read(m: &OperandMap) -> bool {
+/// True for a read of a scalar at every index of `domain`: `(d0, ...) -> ()` over
+/// the whole of `domain`, without symbols or constraints.
+pub fn is_scalar_read(m: &OperandMap, domain: &[i64]) -> bool {
     m.map.state() == MapState::Defined
         && m.map.results().is_empty()
+        && m.map.range_vars().is_empty()
+        && m.map.constraints().is_empty()
         && m.runtime_vars.is_empty()
         && m.replica_id.is_none()
+        && m.map.dims().len() == domain.len()
+        && m
+            .map
+            .dims()
+            .iter()
+            .zip(domain)
+            .all(|(d, &n)| d.bounds.lo == 0 && d.bounds.hi == n - 1)
 }
 
 /// The map (with its runtime variables and replica) as lines of at most [`WIDTH`]
@@ -255,8 +265,11 @@ mod tests {
         let part = map("(d0) -> (d0), domain: d0 in [0, 511]");
         assert!(!is_identity(&part.map, &[1024]));
         let s = map("(d0) -> (), domain: d0 in [0, 1023]");
-        assert!(is_scalar_read(&s));
-        assert!(!is_scalar_read(&m));
+        assert!(is_scalar_read(&s, &[1024]));
+        assert!(!is_scalar_read(&s, &[2048]));
+        assert!(!is_scalar_read(&m, &[8, 128]));
+        let padded = map("(d0) -> (), domain: d0 in [0, 9], d0 mod 2 in [1, 1]");
+        assert!(!is_scalar_read(&padded, &[10]));
     }
 
     #[test]

@@ -155,6 +155,23 @@ pub fn instruction_maps(
     if site.node().is_none() {
         return;
     }
+    let file = snapshot
+        .uri
+        .path()
+        .as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or("FILE")
+        .to_string();
+    let from_fusion = if calling_fusion(module, computation).is_some() {
+        " --from-fusion"
+    } else {
+        ""
+    };
+    hover.whole_text = Some(format!(
+        "hlo-lsp maps{from_fusion} --instruction {} {file}",
+        instruction.name
+    ));
     let root_tuple = module.computation(computation).root == Some(instruction.id)
         && instruction.opcode.name() == "tuple";
     if let Some(fusion) = calling_fusion(module, computation).filter(|_| root_tuple) {
@@ -216,6 +233,7 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
         outputs.push(Labelled {
             output: (count > 1).then_some((k, shape)),
             maps,
+            domain: from.map(|f| site.extents(f)).unwrap_or_default(),
             target,
             utilization: utilization.filter(|u| !plain(u)),
             warning: None,
@@ -271,6 +289,7 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
                 reads: vec![Labelled {
                     output: None,
                     maps,
+                    domain: from.map(|f| site.extents(f)).unwrap_or_default(),
                     target: to.map(|t| site.extents(t)).unwrap_or_default(),
                     utilization: None,
                     warning: None,
@@ -363,9 +382,11 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                             u
                         }
                     };
+                    let domain = node.op.shape.output(k).map(|a| site.extents(a));
                     Some(Labelled {
                         output: (count > 1).then(|| (k, String::new())),
                         maps,
+                        domain: domain.unwrap_or_default(),
                         target: target.clone(),
                         utilization: u.filter(|u| !plain(u)),
                         warning: None,
