@@ -58,10 +58,7 @@ fn reads(map: &IndexingMap, at: &[i64]) -> BTreeSet<Vec<i64>> {
     if map.is_known_empty() {
         return out;
     }
-    assert!(
-        map.runtime_vars().is_empty(),
-        "runtime variables: {map}"
-    );
+    assert!(map.runtime_vars().is_empty(), "runtime variables: {map}");
     let extents: Vec<i64> = map
         .range_vars()
         .iter()
@@ -174,7 +171,10 @@ fn strip_suffix(rest: &str) -> &str {
 
 /// Parses what follows an item's label: `identity`, `scalar ...`, `` `map` ``, `not
 /// read`, or nothing (the maps follow on indented lines / in fenced blocks).
-fn parse_item(rest: Option<&str>, lines: &mut std::iter::Peekable<std::slice::Iter<'_, &str>>) -> Shown {
+fn parse_item(
+    rest: Option<&str>,
+    lines: &mut std::iter::Peekable<std::slice::Iter<'_, &str>>,
+) -> Shown {
     if let Some(rest) = rest {
         let rest = strip_suffix(rest);
         if rest == "identity" {
@@ -220,7 +220,9 @@ fn parse_item(rest: Option<&str>, lines: &mut std::iter::Peekable<std::slice::It
 /// text after `: `, or `None` when the maps follow on their own lines.
 fn inline_text(tail: &str) -> Option<&str> {
     let tail = match tail.strip_prefix(", ") {
-        Some(t) => t.split_once(' ').map_or("", |(_, rest)| rest.trim_start_matches("maps")),
+        Some(t) => t
+            .split_once(' ')
+            .map_or("", |(_, rest)| rest.trim_start_matches("maps")),
         None => tail,
     };
     tail.strip_prefix(": ")
@@ -245,12 +247,20 @@ fn fusion_section(hover: &str, output_count: usize) -> (BTreeMap<usize, Shown>, 
     let mut out = BTreeMap::new();
     let start = lines
         .iter()
-        .position(|l| l.starts_with("**From the output of fusion") || l.starts_with("**From fusion"))
+        .position(|l| {
+            l.starts_with("**From the output of fusion") || l.starts_with("**From fusion")
+        })
         .unwrap_or_else(|| panic!("no fusion section in:\n{hover}"));
     let heading = lines[start];
     let mut rest = lines[start + 1..].iter().peekable();
     if output_count <= 1 {
-        let after = heading.split_once("**").unwrap().1.split_once("**").unwrap().1;
+        let after = heading
+            .split_once("**")
+            .unwrap()
+            .1
+            .split_once("**")
+            .unwrap()
+            .1;
         let shown = parse_item(inline_text(after), &mut rest);
         if !matches!(shown, Shown::NotRead) {
             out.insert(0, shown);
@@ -320,7 +330,12 @@ fn shown_reads(shown: &Shown, at: &[i64], own: &[i64]) -> BTreeSet<Vec<i64>> {
         Shown::NotRead => BTreeSet::new(),
         Shown::Maps(maps) => maps
             .iter()
-            .flat_map(|m| reads(&IndexingMap::parse(m).unwrap_or_else(|e| panic!("{m}: {e:?}")), at))
+            .flat_map(|m| {
+                reads(
+                    &IndexingMap::parse(m).unwrap_or_else(|e| panic!("{m}: {e:?}")),
+                    at,
+                )
+            })
             .collect(),
     }
 }
@@ -390,11 +405,11 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                     v["instructions"][0]["operands"].clone()
                 })
                 .collect();
-            let model_c = &model_module.computations[ci];
+            let model_c = model_module.computation(hlo_lsp::model::ComputationId(ci as u32));
             let hints = client.result(
                 "textDocument/inlayHint",
                 json!({"textDocument": {"uri": document},
-                       "range": {"start": position(text, model_c.range.start), "end": position(text, model_c.range.end)}}),
+                       "range": {"start": position(text, model_c.range().start), "end": position(text, model_c.range().end)}}),
             );
             let hints = hints.as_array().cloned().unwrap_or_default();
             let root = c.root;
@@ -407,7 +422,7 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                 if instruction.synthetic || i == root {
                     continue;
                 }
-                let at = json!({"textDocument": {"uri": document}, "position": position(text, instruction.name_range.start + 1)});
+                let at = json!({"textDocument": {"uri": document}, "position": position(text, model_c.abs(instruction.name_range).start + 1)});
                 let hover = client.result("textDocument/hover", at.clone());
                 let hover = hover["contents"]["value"].as_str().unwrap().to_string();
                 let whole = client.result("hlo-lsp/fusionMaps", at);
@@ -416,9 +431,9 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                 let (summary, cut) = fusion_section(&hover, count);
                 let (full, full_cut) = fusion_section(&whole, count);
                 assert!(!full_cut, "{whole}");
-                let hint = hints.iter().find(|h| {
-                    h["position"] == position(text, instruction.range.end)
-                });
+                let hint = hints
+                    .iter()
+                    .find(|h| h["position"] == position(text, model_c.abs(instruction.range).end));
                 let tooltip = hint.map(|h| tooltip_maps(h["tooltip"]["value"].as_str().unwrap()));
                 if let (Some(h), Some(t)) = (hint, &tooltip) {
                     // The label: the first map, then `(+N)` for the other distinct maps.
@@ -426,15 +441,32 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                     assert!(!label.contains("KNOWN EMPTY"), "{h}");
                     let distinct: BTreeSet<&String> = t.values().flatten().collect();
                     let first = t.values().flatten().next().expect("a map in the tooltip");
-                    let head = first.split(", domain:").next().unwrap().split('\n').next().unwrap();
+                    let head = first
+                        .split(", domain:")
+                        .next()
+                        .unwrap()
+                        .split('\n')
+                        .next()
+                        .unwrap();
                     let head = head.trim_end_matches(',');
-                    assert!(label.starts_with(&head[..head.len().min(30)]), "{label} vs {first}");
+                    assert!(
+                        label.starts_with(&head[..head.len().min(30)]),
+                        "{label} vs {first}"
+                    );
                     match distinct.len() {
                         1 => assert!(!label.contains("(+"), "{label}"),
-                        n => assert!(label.ends_with(&format!("(+{})", n - 1)), "{label}: {distinct:?}"),
+                        n => assert!(
+                            label.ends_with(&format!("(+{})", n - 1)),
+                            "{label}: {distinct:?}"
+                        ),
                     }
                 }
-                let own = node.op.shape.output(0).map(|a| a.dims.clone()).unwrap_or_default();
+                let own = node
+                    .op
+                    .shape
+                    .output(0)
+                    .map(|a| a.dims.clone())
+                    .unwrap_or_default();
                 for k in 0..count {
                     let (start, out) = analysis::fusion::output_start(m, ci, k).unwrap();
                     let out_dims = c.nodes[start].op.shape.output(out).unwrap().dims.clone();
@@ -450,15 +482,34 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                         any |= !want.is_empty();
                         let context = format!("{name}: {} from output {k} at {o:?}", node.name);
                         let full_k = full.get(&k).cloned().unwrap_or(Shown::NotRead);
-                        assert_eq!(shown_reads(&full_k, &o, &own), want, "whole text, {context}\n{whole}");
+                        assert_eq!(
+                            shown_reads(&full_k, &o, &own),
+                            want,
+                            "whole text, {context}\n{whole}"
+                        );
                         match summary.get(&k) {
-                            Some(s) => assert_eq!(shown_reads(s, &o, &own), want, "hover, {context}\n{hover}"),
-                            None => assert!(cut || want.is_empty(), "hover omits a reading output, {context}\n{hover}"),
+                            Some(s) => assert_eq!(
+                                shown_reads(s, &o, &own),
+                                want,
+                                "hover, {context}\n{hover}"
+                            ),
+                            None => assert!(
+                                cut || want.is_empty(),
+                                "hover omits a reading output, {context}\n{hover}"
+                            ),
                         }
-                        assert_eq!(text_maps_reads(&cli_k, &o), want, "maps --from-fusion, {context}");
+                        assert_eq!(
+                            text_maps_reads(&cli_k, &o),
+                            want,
+                            "maps --from-fusion, {context}"
+                        );
                         if let Some(t) = &tooltip {
                             let maps = t.get(&k).cloned().unwrap_or_default();
-                            assert_eq!(text_maps_reads(&maps, &o), want, "inlay tooltip, {context}");
+                            assert_eq!(
+                                text_maps_reads(&maps, &o),
+                                want,
+                                "inlay tooltip, {context}"
+                            );
                         }
                         if let Some(p) = node.parameter_number {
                             let maps: Vec<String> = per_output[k][p]["maps"]
@@ -467,22 +518,42 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
                                 .iter()
                                 .map(|m| m.as_str().unwrap().to_string())
                                 .collect();
-                            assert_eq!(text_maps_reads(&maps, &o), want, "maps --output {k}, {context}");
+                            assert_eq!(
+                                text_maps_reads(&maps, &o),
+                                want,
+                                "maps --output {k}, {context}"
+                            );
                         }
                         checked += 1;
                     }
                     // Sampled points may miss a read; where the reference found one, every
                     // view must say the output reads the instruction.
                     if any {
-                        assert!(cli_read, "{}: maps --from-fusion says output {k} does not read it", node.name);
-                        assert!(full.contains_key(&k), "{}: whole text omits output {k}\n{whole}", node.name);
+                        assert!(
+                            cli_read,
+                            "{}: maps --from-fusion says output {k} does not read it",
+                            node.name
+                        );
+                        assert!(
+                            full.contains_key(&k),
+                            "{}: whole text omits output {k}\n{whole}",
+                            node.name
+                        );
                         if let Some(t) = &tooltip {
-                            assert!(t.contains_key(&k), "{}: inlay tooltip omits output {k}", node.name);
+                            assert!(
+                                t.contains_key(&k),
+                                "{}: inlay tooltip omits output {k}",
+                                node.name
+                            );
                         }
                     }
                 }
                 if hint.is_none() {
-                    assert!(full.is_empty(), "{}: no inlay hint but read: {whole}", node.name);
+                    assert!(
+                        full.is_empty(),
+                        "{}: no inlay hint but read: {whole}",
+                        node.name
+                    );
                 }
             }
         }
@@ -562,9 +633,7 @@ fn constructed_hover_names_each_output_and_the_one_feeding_only_the_last() {
     let mut client = Client::start();
     let document = uri("constructed.hlo");
     client.open(&document, CONSTRUCTED);
-    let at = |needle: &str| {
-        json!({"textDocument": {"uri": document}, "position": position(CONSTRUCTED, CONSTRUCTED.find(needle).unwrap() + 1)})
-    };
+    let at = |needle: &str| json!({"textDocument": {"uri": document}, "position": position(CONSTRUCTED, CONSTRUCTED.find(needle).unwrap() + 1)});
     let e = client.result("textDocument/hover", at("%e = "));
     let e = e["contents"]["value"].as_str().unwrap();
     assert!(
@@ -575,11 +644,16 @@ fn constructed_hover_names_each_output_and_the_one_feeding_only_the_last() {
     let n = n["contents"]["value"].as_str().unwrap();
     assert!(n.contains("(read by 4 of 5 outputs)"), "{n}");
     assert!(
-        n.contains("- output 0 (f32[6,4]): `(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]`"),
+        n.contains(
+            "- output 0 (f32[6,4]): `(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]`"
+        ),
         "{n}"
     );
     assert!(n.contains("- output 1 (f32[4,6]): identity"), "{n}");
-    assert!(n.contains("- output 3 (f32[4]): `(d0)[s0] -> (d0, s0)"), "{n}");
+    assert!(
+        n.contains("- output 3 (f32[4]): `(d0)[s0] -> (d0, s0)"),
+        "{n}"
+    );
     assert!(client.shutdown_and_exit().success());
 }
 

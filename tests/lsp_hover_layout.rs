@@ -21,7 +21,10 @@ fn hover(client: &mut Client, document: &str, text: &str, offset: usize) -> Stri
         "textDocument/hover",
         json!({"textDocument": {"uri": document}, "position": position(text, offset)}),
     );
-    h["contents"]["value"].as_str().unwrap_or_default().to_string()
+    h["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn hover_at(client: &mut Client, document: &str, text: &str, needle: &str) -> String {
@@ -35,7 +38,10 @@ fn samples() -> Vec<String> {
         for e in std::fs::read_dir(lsp_support::repo_file(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "hlo") {
-                files.push(format!("{dir}/{}", p.file_name().unwrap().to_str().unwrap()));
+                files.push(format!(
+                    "{dir}/{}",
+                    p.file_name().unwrap().to_str().unwrap()
+                ));
             }
         }
     }
@@ -56,8 +62,8 @@ fn hovers_on_fused_instructions_fit_the_budget() {
         let document = uri(rel.rsplit('/').next().unwrap());
         client.open(&document, &text);
         for module in &file.modules {
-            for (index, computation) in module.computations.iter().enumerate() {
-                let id = hlo_lsp::model::ComputationId(index as u32);
+            for computation in module.computations() {
+                let id = computation.id;
                 let fused = module.callers_of(id).iter().any(|site| {
                     module
                         .computation(site.computation)
@@ -74,9 +80,13 @@ fn hovers_on_fused_instructions_fit_the_budget() {
                         &mut client,
                         &document,
                         &text,
-                        instruction.name_range.start + 1,
+                        computation.abs(instruction.name_range).start + 1,
                     );
-                    assert!(value.contains("```hlo"), "{rel}: {}: {value}", instruction.name);
+                    assert!(
+                        value.contains("```hlo"),
+                        "{rel}: {}: {value}",
+                        instruction.name
+                    );
                     sizes.push((
                         value.lines().count(),
                         value.chars().count(),
@@ -145,7 +155,9 @@ fn sections_come_in_order_of_usefulness_with_trivial_maps_in_a_word() {
         ),
         "{value}"
     );
-    let composed = value.find("**From the output of fusion `%f`**: identity").expect(&value);
+    let composed = value
+        .find("**From the output of fusion `%f`**: identity")
+        .expect(&value);
     // 3. only the parameters read through it: %p0 (through the reduce), not %p1/%p2.
     let parameters = value
         .find("**Fusion parameters it reads** (maps from its index)\n- `%p0` (parameter 0, f32[8,128]): `(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127]`")

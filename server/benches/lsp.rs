@@ -1,13 +1,23 @@
-//! The language server on a generated 50 MB module, over stdio, as an editor drives it:
-//! time to open (didOpen until the first diagnostics and the first hover answer),
-//! hover latency (p50/p99 over random instructions inside fusions), the time from a
-//! one-character `didChange` to the published diagnostics of the new version, and the
-//! server's peak resident memory. Latency percentiles are what matter here, so this is
-//! a plain harness rather than criterion (which reports means of batched iterations).
+//! Scale: the language server and the CLI on a real dump and on 32 renamed copies of it
+//! in one module, measured side by side with XLA's own parser where jaxlib is installed
+//! (issue 13's table). The dump is an 8-layer transformer training step (1.77 MB,
+//! `tests/data/bench`); `HLO_BENCH_COPIES` sets the large module's copies (default 32,
+//! 56 MB) and `HLO_BENCH_CHECK_COPIES` the `check` module's (default 9, 16 MB).
 //!
-//! `HLO_BENCH_MB` sets the size (default 50); `HLO_BENCH_HOVERS` the hover count (300);
-//! `HLO_BENCH_WRITE=FILE` only writes the generated module (to profile the CLI on it).
+//! For each module, over stdio as an editor drives the server: didOpen followed at once
+//! by a hover (time to the hover's answer), the first published diagnostics, hover
+//! latency over random instructions inside fused computations (p50/p99), a
+//! one-character didChange inside a fused computation until the diagnostics of that
+//! version arrive (p50 over 10 edits), and the server's peak resident memory. Then
+//! `hlo-lsp check` and `hlo-lsp maps --all` through the built binary. Latency
+//! percentiles are what matter, so this is a plain harness rather than criterion.
+//!
+//! `HLO_BENCH_HOVERS` sets the hover count (300); `HLO_LSP_SERVER=PATH` measures another
+//! build of the binary (e.g. the one before a change) on the same modules; `HLO_BENCH_WRITE=DIR` only writes the
+//! generated modules there (to profile the CLI on them).
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -19,21 +29,32 @@ mod lsp_support;
 use lsp_support::Client;
 
 /// Positions (0-based line, column) of the names of instructions inside fused
-/// computations.
-fn fused_instruction_lines(text: &str) -> Vec<(u32, u32)> {
+/// computations (computations named by a `calls=` of a `fusion`).
+fn fused_instruction_positions(text: &str) -> Vec<(u32, u32)> {
+    let fused: std::collections::HashSet<&str> = text
+        .lines()
+        .filter(|l| l.contains(" fusion("))
+        .filter_map(|l| l.split("calls=").nth(1))
+        .map(|rest| {
+            let rest = rest.trim_start_matches('%');
+            &rest[..rest.find([',', ' ', '}']).unwrap_or(rest.len())]
+        })
+        .collect();
     let mut in_fused = false;
-    let mut lines = Vec::new();
+    let mut positions = Vec::new();
     for (number, line) in text.lines().enumerate() {
-        if line.starts_with("fused_") {
-            in_fused = true;
+        if !line.starts_with(' ') && line.ends_with('{') {
+            let name = line.trim_start_matches("ENTRY ").trim_start_matches('%');
+            let name = &name[..name.find([' ', '(']).unwrap_or(name.len())];
+            in_fused = fused.contains(name);
         } else if line.starts_with('}') {
             in_fused = false;
         } else if in_fused && line.starts_with("  ") {
             let column = if line.starts_with("  ROOT ") { 7 } else { 2 };
-            lines.push((number as u32, column));
+            positions.push((number as u32, column));
         }
     }
-    lines
+    positions
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -48,11 +69,153 @@ fn peak_rss(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn hover_at(client: &mut Client, uri: &str, (line, character): (u32, u32)) -> Value {
-    client.result(
+fn hover_request(uri: &str, (line, character): (u32, u32)) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+}
+
+/// What the server did on one module.
+struct ServerRun {
+    open_to_first_hover: Duration,
+    open_to_diagnostics: Duration,
+    hover_p50: Duration,
+    hover_p99: Duration,
+    edit_p50: Duration,
+    edit_max: Duration,
+    peak_rss: Option<u64>,
+}
+
+fn next_random(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// One character of `op_name` metadata in a fused computation near the middle of the
+/// module, as (line, column): changing it keeps the module valid.
+fn edit_site(text: &str, positions: &[(u32, u32)]) -> (u32, u32) {
+    let lines: Vec<&str> = text.lines().collect();
+    positions[positions.len() / 2..]
+        .iter()
+        .find_map(|&(line, _)| {
+            let column = lines[line as usize].find("op_name=\"")?;
+            Some((line, (column + "op_name=\"".len() + 1) as u32))
+        })
+        .expect("a fused instruction with op_name metadata")
+}
+
+fn run_server(text: &str, hovers: usize) -> ServerRun {
+    let positions = fused_instruction_positions(text);
+    assert!(!positions.is_empty(), "no fused instructions");
+    let uri = lsp_support::uri("big.hlo");
+    let mut client = Client::start();
+
+    let started = Instant::now();
+    client.open(&uri, text);
+    let first = client.result(
         "textDocument/hover",
-        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
-    )
+        hover_request(&uri, positions[positions.len() / 2]),
+    );
+    let open_to_first_hover = started.elapsed();
+    assert!(first.to_string().contains("->"), "no map in {first}");
+    client.diagnostics(&uri, 1);
+    let open_to_diagnostics = started.elapsed();
+
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut latencies = Vec::with_capacity(hovers);
+    for _ in 0..hovers {
+        let position = positions[(next_random(&mut seed) % positions.len() as u64) as usize];
+        let t = Instant::now();
+        let answer = client.result("textDocument/hover", hover_request(&uri, position));
+        latencies.push(t.elapsed());
+        assert!(!answer.is_null(), "no hover at {position:?}");
+    }
+    latencies.sort();
+
+    let (line, column) = edit_site(text, &positions);
+    let mut edits = Vec::new();
+    for version in 2..12 {
+        let letter = if version % 2 == 0 { "X" } else { "Y" };
+        let t = Instant::now();
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": column},
+                                                 "end": {"line": line, "character": column + 1}},
+                                       "text": letter}]}),
+        );
+        client.diagnostics(&uri, version);
+        edits.push(t.elapsed());
+    }
+    edits.sort();
+    let peak_rss = peak_rss(client.pid());
+    assert!(client.shutdown_and_exit().success());
+    ServerRun {
+        open_to_first_hover,
+        open_to_diagnostics,
+        hover_p50: percentile(&latencies, 0.5),
+        hover_p99: percentile(&latencies, 0.99),
+        edit_p50: percentile(&edits, 0.5),
+        edit_max: *edits.last().unwrap(),
+        peak_rss,
+    }
+}
+
+/// Seconds XLA's parser (jaxlib's `hlo_module_from_text`) takes on `path`, best of
+/// `runs`, reading excluded; `None` when jaxlib is not installed.
+fn xla_parse_seconds(path: &Path, runs: usize) -> Option<f64> {
+    let script = "import sys, time\n\
+        from jax._src.lib import hlo\n\
+        text = open(sys.argv[1]).read()\n\
+        best = min((lambda t: (hlo.hlo_module_from_text(text), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(int(sys.argv[2])))\n\
+        print(best)\n";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .arg(runs.to_string())
+        .env("JAX_PLATFORMS", "cpu")
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "XLA's parser not timed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// Wall time of `hlo-lsp ARGS`, best of `runs`.
+fn cli_seconds(args: &[&str], runs: usize) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let out = Command::new(lsp_support::server_binary())
+                .args(args)
+                .output()
+                .expect("running hlo-lsp");
+            assert!(
+                out.status.code().is_some_and(|c| c <= 1),
+                "hlo-lsp {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn write_module(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("writing a generated module");
+    path
+}
+
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / 1e6
 }
 
 fn main() {
@@ -60,89 +223,79 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let mb: usize = env_number("HLO_BENCH_MB", 50);
-    let hovers: usize = env_number("HLO_BENCH_HOVERS", 300);
-    let text = common::fused_module(mb << 20);
-    if let Ok(path) = std::env::var("HLO_BENCH_WRITE") {
-        std::fs::write(&path, &text).expect("writing the generated module");
-        eprintln!("wrote {path}");
+    let copies = env_number("HLO_BENCH_COPIES", 32);
+    let check_copies = env_number("HLO_BENCH_CHECK_COPIES", 9);
+    let hovers = env_number("HLO_BENCH_HOVERS", 300);
+    let small = common::transformer_module(1);
+    let large = common::transformer_module(copies);
+    let checked = common::transformer_module(check_copies);
+    let dir = match std::env::var("HLO_BENCH_WRITE") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => std::env::temp_dir().join(format!("hlo-lsp-bench-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir).expect("bench folder");
+    write_module(&dir, "small.hlo", &small);
+    let large_path = write_module(&dir, "large.hlo", &large);
+    let checked_path = write_module(&dir, "checked.hlo", &checked);
+    if std::env::var("HLO_BENCH_WRITE").is_ok() {
+        eprintln!("wrote the modules to {}", dir.display());
         return;
     }
-    let lines = fused_instruction_lines(&text);
-    eprintln!(
-        "module: {:.1} MB, {} lines, {} fused instructions",
-        text.len() as f64 / 1e6,
-        text.lines().count(),
-        lines.len()
-    );
-    let uri = lsp_support::uri("big.hlo");
-    let mut client = Client::start();
 
-    let started = Instant::now();
-    client.open(&uri, &text);
-    let diagnostics = client.diagnostics(&uri, 1);
-    let to_diagnostics = started.elapsed();
-    assert!(diagnostics.is_empty(), "generated module has diagnostics");
-    let first = hover_at(&mut client, &uri, lines[lines.len() / 2]);
-    let to_first_hover = started.elapsed();
-    assert!(first.to_string().contains("->"), "no map in {first}");
+    let xla_large = xla_parse_seconds(&large_path, 1);
+    let xla_checked = xla_parse_seconds(&checked_path, 3);
+    let small_run = run_server(&small, hovers);
+    let large_run = run_server(&large, hovers);
+    let check = cli_seconds(&["check", checked_path.to_str().unwrap()], 3);
+    let maps_all = cli_seconds(&["maps", "--all", large_path.to_str().unwrap()], 1);
+    let _ = std::fs::remove_dir_all(&dir);
 
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut latencies = Vec::with_capacity(hovers);
-    for _ in 0..hovers {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let line = lines[(seed % lines.len() as u64) as usize];
-        let t = Instant::now();
-        let answer = hover_at(&mut client, &uri, line);
-        latencies.push(t.elapsed());
-        assert!(!answer.is_null(), "no hover at {line:?}");
-    }
-    latencies.sort();
-
-    // One character of metadata in the middle: the module stays valid.
-    let middle = lines[lines.len() / 2].0;
-    let line_text = text.lines().nth(middle as usize).unwrap();
-    let column = line_text.find("jit(f)").map(|c| c + 4).unwrap_or(3) as u32;
-    let mut edits = Vec::new();
-    for version in 2..12 {
-        let letter = if version % 2 == 0 { "g" } else { "f" };
-        let t = Instant::now();
-        client.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": version},
-                   "contentChanges": [{"range": {"start": {"line": middle, "character": column},
-                                                 "end": {"line": middle, "character": column + 1}},
-                                       "text": letter}]}),
-        );
-        client.diagnostics(&uri, version);
-        edits.push(t.elapsed());
-    }
-    edits.sort();
-    let peak = peak_rss(client.pid());
-    assert!(client.shutdown_and_exit().success());
-
-    println!("lsp/open_to_diagnostics      {to_diagnostics:?}");
-    println!("lsp/open_to_first_hover      {to_first_hover:?}");
-    println!(
-        "lsp/hover ({hovers} random fused instructions) p50 {:?}  p99 {:?}  max {:?}",
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
-        latencies.last().unwrap()
-    );
-    println!(
-        "lsp/didChange_to_diagnostics (10 edits) p50 {:?}  max {:?}",
-        percentile(&edits, 0.5),
-        edits.last().unwrap()
-    );
-    if let Some(peak) = peak {
+    let ratio = |ours: f64, theirs: Option<f64>| match theirs {
+        Some(t) => format!(" = {:.2}x XLA's parse ({t:.2} s)", ours / t),
+        None => String::new(),
+    };
+    for (label, text, run) in [("small", &small, &small_run), ("large", &large, &large_run)] {
+        let open = run.open_to_first_hover.as_secs_f64();
+        let xla = if label == "large" { xla_large } else { None };
+        println!("lsp/{label} ({:.1} MB)", mb(text.len()));
         println!(
-            "lsp/peak_rss {:.0} MB ({:.1}x the file)",
-            peak as f64 / 1e6,
-            peak as f64 / text.len() as f64
+            "  didOpen -> first hover     {:.3} s{}",
+            open,
+            ratio(open, xla)
         );
+        println!(
+            "  didOpen -> diagnostics     {:.3} s",
+            run.open_to_diagnostics.as_secs_f64()
+        );
+        println!(
+            "  hover ({hovers} fused)        p50 {:?}  p99 {:?}",
+            run.hover_p50, run.hover_p99
+        );
+        println!(
+            "  didChange -> diagnostics   p50 {:?}  max {:?}",
+            run.edit_p50, run.edit_max
+        );
+        if let Some(peak) = run.peak_rss {
+            println!(
+                "  peak RSS                   {:.0} MB = {:.1}x the file",
+                peak as f64 / 1e6,
+                peak as f64 / text.len() as f64
+            );
+        }
     }
+    println!(
+        "lsp/edit large vs small       {:.2}x",
+        large_run.edit_p50.as_secs_f64() / small_run.edit_p50.as_secs_f64()
+    );
+    println!(
+        "cli/check ({:.1} MB)           {check:.3} s{}",
+        mb(checked.len()),
+        ratio(check, xla_checked)
+    );
+    println!(
+        "cli/maps --all ({:.1} MB)      {maps_all:.3} s",
+        mb(large.len())
+    );
 }
 
 fn env_number(name: &str, default: usize) -> usize {

@@ -162,7 +162,7 @@ fn tolerant_forms() {
     let inline = &fused.instructions[2];
     assert!(inline.synthetic);
     assert_eq!(inline.opcode, Opcode::Negate);
-    assert_eq!(&text[inline.range.clone()], "f32[8] negate(n)");
+    assert_eq!(&text[fused.abs(inline.range)], "f32[8] negate(n)");
     assert_eq!(inline.operands[0].target, fused.names.get("n").copied());
     assert_eq!(fused.instructions[3].operands[0].target, Some(inline.id));
     let m2 = &file.modules[1];

@@ -120,19 +120,21 @@ proptest! {
                 prop_assert!(valid(&text, r));
             }
         }
-        for (_, instr) in file.all_instructions() {
-            prop_assert!(valid(&text, &instr.range) && valid(&text, &instr.name_range));
-            prop_assert!(valid(&text, &instr.shape_range) && valid(&text, &instr.opcode_range));
+        for (r, instr) in file.all_instructions() {
+            let c = file.computation(r);
+            let valid = |span| valid(&text, &c.abs(span)) && text[c.abs(span)] == *c.src(span);
+            prop_assert!(valid(instr.range) && valid(instr.name_range));
+            prop_assert!(valid(instr.shape_range) && valid(instr.opcode_range));
             for o in &instr.operands {
-                prop_assert!(valid(&text, &o.range));
+                prop_assert!(valid(o.range));
             }
             for a in &instr.attributes {
-                prop_assert!(valid(&text, &a.name_range) && valid(&text, &a.value_range));
+                prop_assert!(valid(a.name_range) && valid(a.value_range));
             }
         }
         for m in &file.modules {
-            prop_assert!(m.entry.is_none_or(|e| e.index() < m.computations.len()));
-            for c in &m.computations {
+            prop_assert!(m.entry.is_none_or(|e| e.index() < m.computation_count()));
+            for c in m.computations() {
                 prop_assert!(c.root.is_none_or(|r| r.index() < c.instructions.len()));
                 for i in &c.instructions {
                     prop_assert!(i.operands.iter().all(|o| o.target.is_none_or(|t| t.index() < c.instructions.len())));

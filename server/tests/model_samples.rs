@@ -55,9 +55,9 @@ fn real_files_build_without_errors() {
         assert!(!file.modules.is_empty(), "{name}: no module");
         for m in &file.modules {
             assert!(m.entry.is_some(), "{name}: a module without computations");
-            for c in &m.computations {
+            for c in m.computations() {
                 assert!(c.root.is_some(), "{name}: `{}` has no root", c.name);
-                for i in &c.instructions {
+                for i in &c.model().instructions {
                     assert!(
                         !i.opcode.is_unknown(),
                         "{name}: unknown opcode {}",
@@ -69,19 +69,19 @@ fn real_files_build_without_errors() {
                         i.name
                     );
                     assert!(
-                        i.called.iter().all(|c| c.target.is_some()),
+                        i.called.iter().all(|called| m.resolve(called).is_some()),
                         "{name}: unresolved call in {}",
                         i.name
                     );
                     if !i.synthetic {
                         assert_eq!(
-                            &text[i.name_range.clone()].trim_start_matches('%'),
+                            &text[c.abs(i.name_range)].trim_start_matches('%'),
                             &i.name.as_str(),
                             "{name}: name range"
                         );
                     }
                     assert_eq!(
-                        &text[i.opcode_range.clone()],
+                        &text[c.abs(i.opcode_range)],
                         i.opcode.name(),
                         "{name}: opcode range"
                     );
@@ -124,8 +124,8 @@ fn no_instruction_is_lost() {
         let built = file
             .modules
             .iter()
-            .flat_map(|m| &m.computations)
-            .flat_map(|c| &c.instructions)
+            .flat_map(|m| m.computations())
+            .flat_map(|c| &c.model().instructions)
             .filter(|i| !i.synthetic)
             .count();
         assert_eq!(built, expected, "{}", path.display());

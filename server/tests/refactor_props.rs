@@ -385,8 +385,9 @@ fn value_of(text: &str, name: &str) -> Value {
     let c = m.computation(m.entry.unwrap());
     let instr = c.instruction_by_name(name).expect("named");
     // Cut the module after `name` and make it the root.
-    let end = instr.range.end;
-    let line_start = text[..instr.range.start].rfind('\n').unwrap() + 1;
+    let range = c.abs(instr.range);
+    let end = range.end;
+    let line_start = text[..range.start].rfind('\n').unwrap() + 1;
     let head = text[..line_start].replace("ROOT ", "");
     let own = text[line_start..end].replace("ROOT ", "");
     run(&format!("{head}  ROOT {}\n}}\n", own.trim_start()))
@@ -401,7 +402,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
         file.diagnostics
     );
     let before = run(text);
-    let found = refactor::diagnostics(text, &file);
+    let found = refactor::diagnostics(&file);
     for d in &found {
         prop_assert!(!d.fixes.is_empty());
         for fix in &d.fixes {
@@ -413,7 +414,12 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 fix.title,
                 after.diagnostics
             );
-            let count = |f: &model::HloFile| f.modules[0].computations[0].instructions.len();
+            let count = |f: &model::HloFile| {
+                f.modules[0]
+                    .computation(model::ComputationId(0))
+                    .instructions
+                    .len()
+            };
             prop_assert!(count(&after) < count(&file), "{text}\n->\n{after_text}");
             prop_assert_eq!(
                 run(&after_text),
@@ -432,7 +438,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
         let removes_all = found.iter().any(|d| {
             d.fixes.iter().any(|f| {
                 let after = parse_hlo(&apply(text, &f.edits));
-                let c = &after.modules[0].computations[0];
+                let c = after.modules[0].computation(model::ComputationId(0));
                 case.members
                     .iter()
                     .all(|m| c.instruction_by_name(m).is_none())
@@ -452,7 +458,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             let to_one_reshape = found.iter().any(|d| {
                 d.fixes.iter().any(|f| {
                     let after = parse_hlo(&apply(text, &f.edits));
-                    let c = &after.modules[0].computations[0];
+                    let c = after.modules[0].computation(model::ComputationId(0));
                     let (kept, gone) = case.members.split_last().unwrap();
                     gone.iter().all(|m| c.instruction_by_name(m).is_none())
                         && c.instruction_by_name(kept).map(|i| &i.opcode) == Some(&Opcode::Reshape)

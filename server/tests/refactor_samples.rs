@@ -80,7 +80,7 @@ fn fixes_on_real_samples_keep_modules_valid_and_fusion_maps_equal() {
         let before_count = parse_hlo(&text)
             .modules
             .iter()
-            .flat_map(|m| &m.computations)
+            .flat_map(|m| m.computations())
             .map(|c| c.instructions.len())
             .sum::<usize>();
         let before_maps = fusion_maps(&text);
@@ -91,7 +91,7 @@ fn fixes_on_real_samples_keep_modules_valid_and_fusion_maps_equal() {
                 let after_count = parse_hlo(&after)
                     .modules
                     .iter()
-                    .flat_map(|m| &m.computations)
+                    .flat_map(|m| m.computations())
                     .map(|c| c.instructions.len())
                     .sum::<usize>();
                 assert!(after_count < before_count, "{name}: {}", fix.title);

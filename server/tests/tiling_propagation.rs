@@ -120,7 +120,7 @@ fn propagated_tiles_match_enumeration() {
         let file = model::parse_hlo(&text);
         assert!(!file.has_errors(), "{text}: {:?}", file.diagnostics);
         let m = &file.modules[0];
-        let v = view::from_model(&text, m);
+        let v = view::from_model(m);
         let comp = m.computation_by_name("fused").unwrap().index();
         let maps = FusionMaps::new(&v, comp, 0).unwrap();
         for sizes in tilings(&maps.extents) {

@@ -31,13 +31,13 @@ fn hover_line_of_tiled_fusions() {
     let file = model::parse_hlo(&text);
     let at = text.find("triton_gemm_dot1 = f16[15,17]").unwrap();
     assert_eq!(
-        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
+        hover_line(&file, &view::from_model(&file.modules[0]), at).as_deref(),
         Some("tiles 16x16 · 2 predicates · 0 holes in reductions")
     );
     // Not a fusion: no line.
     let at = text.find("p0 = f16[").unwrap();
     assert_eq!(
-        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at),
+        hover_line(&file, &view::from_model(&file.modules[0]), at),
         None
     );
 
@@ -45,14 +45,14 @@ fn hover_line_of_tiled_fusions() {
     let file = model::parse_hlo(&text);
     let at = text.find("ROOT f = ").unwrap() + 5;
     assert_eq!(
-        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
+        hover_line(&file, &view::from_model(&file.modules[0]), at).as_deref(),
         Some("tiles 2 · 0 predicates · 28 holes in reductions")
     );
     let text = read("tiling/merge_2x5_split_4.hlo");
     let file = model::parse_hlo(&text);
     let at = text.find("ROOT f = ").unwrap() + 5;
     assert_eq!(
-        hover_line(&text, &file, &view::from_model(&text, &file.modules[0]), at).as_deref(),
+        hover_line(&file, &view::from_model(&file.modules[0]), at).as_deref(),
         Some("tiles 4 · 1 predicate · 0 holes in reductions · invalid tiling")
     );
 }
@@ -62,7 +62,7 @@ fn fixes_rewrite_only_the_sizes_list() {
     // Invalid: 4 over a merged 2x5 → 10.
     let text = read("tiling/merge_2x5_split_4.hlo");
     let file = model::parse_hlo(&text);
-    let found = diagnostics(&text, &file);
+    let found = diagnostics(&file);
     let on_fusion = found
         .iter()
         .find(|d| d.code == codes::INVALID_TILING && &text[d.range.clone()] == "\"4\"")
@@ -72,7 +72,7 @@ fn fixes_rewrite_only_the_sizes_list() {
         fixed,
         text.replace("\"sizes\":[\"4\"]", "\"sizes\":[\"10\"]")
     );
-    let after = diagnostics(&fixed, &model::parse_hlo(&fixed));
+    let after = diagnostics(&model::parse_hlo(&fixed));
     assert!(
         after.iter().all(|d| d.code != codes::INVALID_TILING),
         "{after:?}"
@@ -81,7 +81,7 @@ fn fixes_rewrite_only_the_sizes_list() {
     // Indivisible: 4 over 6 → the nearest tiling with fewer guards, 2.
     let text = read("tiling/split_6_by_4.hlo");
     let file = model::parse_hlo(&text);
-    let found = diagnostics(&text, &file);
+    let found = diagnostics(&file);
     let d = found
         .iter()
         .find(|d| d.code == codes::INDIVISIBLE_TILE && !d.fixes.is_empty())
@@ -96,7 +96,7 @@ fn fixes_rewrite_only_the_sizes_list() {
         fixed,
         text.replace("\"sizes\":[\"4\"]", "\"sizes\":[\"2\"]")
     );
-    let after = diagnostics(&fixed, &model::parse_hlo(&fixed));
+    let after = diagnostics(&model::parse_hlo(&fixed));
     assert!(after.is_empty(), "{after:?}");
 }
 
@@ -105,7 +105,7 @@ fn escaped_configs_are_fixed_in_their_own_quoting() {
     // kernel_reuse writes the config as a string with \" escapes and bare keys.
     let text = read("samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo");
     let file = model::parse_hlo(&text);
-    let found = diagnostics(&text, &file);
+    let found = diagnostics(&file);
     let d = found
         .iter()
         .find(|d| d.code == codes::INDIVISIBLE_TILE && !d.fixes.is_empty())
@@ -115,7 +115,7 @@ fn escaped_configs_are_fixed_in_their_own_quoting() {
     assert!(edit.new_text.starts_with(r#"\""#), "{}", edit.new_text);
     let fixed = apply(&text, &d.fixes[0]);
     let refile = model::parse_hlo(&fixed);
-    let (reports, problems) = analyze_file(&fixed, &refile, &ReportOptions::default());
+    let (reports, problems) = analyze_file(&refile, &ReportOptions::default());
     assert!(problems.is_empty());
     assert_eq!(reports.len(), 2, "the fixed config still reads");
 }
@@ -128,7 +128,7 @@ fn candidates_are_valid_and_ranked() {
         candidates: 10,
         ..ReportOptions::default()
     };
-    let (reports, _) = analyze_file(&text, &file, &options);
+    let (reports, _) = analyze_file(&file, &options);
     let out = &reports[0].outputs[0];
     let sizes: Vec<Vec<i64>> = out.candidates.iter().map(|c| c.sizes.clone()).collect();
     // Powers of two and the full extent that keep the reshape's read a rectangle:

@@ -37,6 +37,12 @@ pub fn uri(name: &str) -> String {
     format!("file:///virtual/{name}")
 }
 
+/// The server under test: `HLO_LSP_SERVER` when set (a benchmark compares an older
+/// build that way), else the binary cargo built for these tests.
+pub fn server_binary() -> String {
+    std::env::var("HLO_LSP_SERVER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hlo-lsp").to_string())
+}
+
 pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -50,7 +56,7 @@ pub struct Client {
 impl Client {
     /// Starts the server with `args` (e.g. `[]` or `["serve"]`).
     pub fn spawn(args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+        let mut child = Command::new(server_binary())
             .args(args)
             .env("HLO_LSP_LOG", "info")
             .stdin(Stdio::piped())

@@ -27,7 +27,7 @@ test('vsce ls: the .vsix holds the runtime files and no sources or tests', () =>
     assert.ok(files.has(needed), `${needed} missing from the package:\n${[...files].slice(0, 20).join('\n')}`);
   }
   for (const f of files) {
-    assert.ok(!/^(src|test|out\/test|tools)\//.test(f) && !f.endsWith('.ts') && !f.endsWith('.map'), `${f} should not be packaged`);
+    assert.ok(!/^(src|test|out\/test|out\/host|host|tools|test-artifacts)\//.test(f) && !f.endsWith('.ts') && !f.endsWith('.map'), `${f} should not be packaged`);
   }
   // Paths named in package.json exist in the package.
   for (const c of pkg.contributes.grammars) assert.ok(files.has(c.path.replace(/^\.\//, '')), c.path);

@@ -6,6 +6,8 @@
 //! * [`fused_module`]: a valid module of fused computations (elementwise chains,
 //!   broadcasts, transposes, slices, reduces, with metadata and backend configs) and
 //!   an entry that calls each one: for the model, the analysis and the server.
+//! * [`transformer_module`]: renamed copies of a real JAX dump (an 8-layer transformer
+//!   training step, 1.77 MB, `tests/data/bench`) in one module: the scale benchmark.
 
 #![allow(dead_code)]
 
@@ -148,4 +150,36 @@ pub fn fused_module(target_bytes: usize) -> String {
         "  ROOT out = f32[128,256]{{1,0}} copy({previous})\n}}\n"
     ));
     text
+}
+
+/// The real dump the scale benchmarks replicate (`tests/data/bench/make_transformer.py`).
+pub fn transformer_dump() -> String {
+    std::fs::read_to_string(format!("{DATA}/bench/transformer.after.hlo"))
+        .expect("tests/data/bench/transformer.after.hlo")
+}
+
+/// `copies` renamed copies of the transformer dump in one valid module: the first copy
+/// keeps the `HloModule` line and the stack-frame tables, and only the last keeps
+/// `ENTRY` (XLA's parser accepts the result, so both parsers read the same text).
+pub fn transformer_module(copies: usize) -> String {
+    let dump = transformer_dump();
+    let doc = SyntaxDocument::parse(&dump);
+    let mut out = String::with_capacity(dump.len() * copies + 64);
+    for copy in 0..copies {
+        let renamed = renamed(&dump, copy);
+        let doc_copy = SyntaxDocument::parse(&renamed);
+        for chunk in doc_copy.chunks() {
+            let text = chunk.text(&renamed);
+            match chunk.kind {
+                ChunkKind::Header | ChunkKind::Table if copy > 0 => continue,
+                ChunkKind::Header => out.push_str(&text.replace(".c0", "")),
+                ChunkKind::Computation if copy + 1 < copies => {
+                    out.push_str(text.strip_prefix("ENTRY ").unwrap_or(text))
+                }
+                _ => out.push_str(text),
+            }
+        }
+    }
+    debug_assert!(!doc.chunks().is_empty());
+    out
 }

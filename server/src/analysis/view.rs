@@ -7,26 +7,21 @@ use super::op::{self, Attrs, OpInfo};
 use super::shape::{ArrayShape, Shape};
 use crate::model;
 
-/// Converts one model module; `text` is the document it was built from (for the
-/// few attributes and literals the model keeps as ranges).
-pub fn from_model(text: &str, m: &model::Module) -> Module {
-    let computations = m
-        .computations
-        .iter()
-        .map(|c| computation(text, c))
-        .collect();
+/// Converts one model module.
+pub fn from_model(m: &model::Module) -> Module {
+    let computations = m.computations().map(|c| computation(m, c)).collect();
     let entry = m
         .entry
         .map(|id| id.index())
-        .unwrap_or_else(|| m.computations.len().saturating_sub(1));
+        .unwrap_or_else(|| m.computation_count().saturating_sub(1));
     Module {
         computations,
         entry,
     }
 }
 
-fn computation(text: &str, c: &model::Computation) -> Computation {
-    let nodes = c.instructions.iter().map(|i| node(text, c, i)).collect();
+fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
+    let nodes = c.instructions.iter().map(|i| node(m, c, i)).collect();
     let root = c
         .root
         .map(|r| r.index())
@@ -38,7 +33,7 @@ fn computation(text: &str, c: &model::Computation) -> Computation {
     }
 }
 
-fn node(text: &str, c: &model::Computation, i: &model::Instruction) -> Node {
+fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> Node {
     let opcode = i.opcode.name().to_string();
     let operands: Vec<Shape> = (0..i.operands.len())
         .map(|k| {
@@ -48,7 +43,7 @@ fn node(text: &str, c: &model::Computation, i: &model::Instruction) -> Node {
         })
         .collect();
     let mut op = OpInfo::new(opcode.clone(), shape(&i.shape), operands);
-    op.attrs = attrs(text, i);
+    op.attrs = attrs(c, i);
     let mut n = Node::new(
         i.name.clone(),
         op,
@@ -68,13 +63,13 @@ fn node(text: &str, c: &model::Computation, i: &model::Instruction) -> Node {
             .called
             .iter()
             .filter(|cc| cc.attribute == attribute)
-            .filter_map(|cc| cc.target)
-            .map(|t| t.index())
+            .filter_map(|cc| m.resolve(cc))
+            .map(|t| t.id.index())
             .collect();
     }
     if opcode == "constant" {
         if let Some(r) = i.literals.first() {
-            let lit = text.get(r.clone()).unwrap_or("").trim();
+            let lit = c.src(*r).trim();
             n.constant_text = Some(lit.to_string());
             if i.shape
                 .as_array()
@@ -118,13 +113,9 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
     v.iter().map(|&d| usize::try_from(d).ok()).collect()
 }
 
-fn attrs(text: &str, i: &model::Instruction) -> Attrs {
+fn attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
     let a = &i.attrs;
-    let raw = |name: &str| {
-        i.attribute(name)
-            .and_then(|at| text.get(at.value_range.clone()))
-            .map(str::trim)
-    };
+    let raw = |name: &str| i.attribute(name).map(|at| c.src(at.value_range).trim());
     Attrs {
         dimensions: a.dimensions.clone(),
         slice: a.slice.as_ref().map(|v| {
@@ -214,6 +205,6 @@ fn attrs(text: &str, i: &model::Instruction) -> Attrs {
 /// Parses `text` and builds the analysis view of every module in it.
 pub fn parse(text: &str) -> (model::HloFile, Vec<Module>) {
     let file = model::parse_hlo(text);
-    let modules = file.modules.iter().map(|m| from_model(text, m)).collect();
+    let modules = file.modules.iter().map(from_model).collect();
     (file, modules)
 }

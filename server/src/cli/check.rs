@@ -18,8 +18,8 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// A producer of diagnostics for a built file (given the text and the model).
-pub type DiagnosticSource = fn(&str, &HloFile) -> Vec<Diagnostic>;
+/// A producer of diagnostics for a built file.
+pub type DiagnosticSource = fn(&HloFile) -> Vec<Diagnostic>;
 
 /// Every source beyond the model's own diagnostics (syntax + semantic).
 pub const SOURCES: &[DiagnosticSource] = &[
@@ -31,14 +31,14 @@ pub const SOURCES: &[DiagnosticSource] = &[
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
     let file = model::parse_hlo(text);
     let own = file.diagnostics.clone();
-    with_sources(text, &file, own)
+    with_sources(&file, own)
 }
 
 /// `own` (the syntax and model diagnostics of `file`) plus every [`SOURCES`] finding,
 /// sorted by position: the one list both `hlo-lsp check` and the server publish.
-pub fn with_sources(text: &str, file: &HloFile, mut own: Vec<Diagnostic>) -> Vec<Diagnostic> {
+pub fn with_sources(file: &HloFile, mut own: Vec<Diagnostic>) -> Vec<Diagnostic> {
     for source in SOURCES {
-        own.extend(source(text, file));
+        own.extend(source(file));
     }
     own.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
     own

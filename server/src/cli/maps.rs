@@ -14,9 +14,9 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::algebra::{DivSpelling, PrintOptions};
+use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
 use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
 use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
-use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
 use crate::analysis::{analyze, view, Direction, InstructionIndexing, Module, Query};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -223,7 +223,9 @@ fn from_fusion(
         }
     }
     if targets.is_empty() {
-        return Err("--from-fusion needs --instruction NAME (inside a fused computation) or --all".into());
+        return Err(
+            "--from-fusion needs --instruction NAME (inside a fused computation) or --all".into(),
+        );
     }
     let mut text = String::new();
     let mut records = vec![];
@@ -314,14 +316,12 @@ fn calling_fusion(m: &Module, comp: usize) -> Option<(usize, usize)> {
 
 /// Output `output` of a target's shape in the model, without layout (`s32[1024]`).
 fn output_shape(file: &crate::model::HloFile, t: Target, output: usize) -> Option<String> {
-    let shape = &file
-        .modules
-        .get(t.module)?
-        .computations
-        .get(t.computation)?
-        .instructions
-        .get(t.instruction)?
-        .shape;
+    let module = file.modules.get(t.module)?;
+    if t.computation >= module.computation_count() {
+        return None;
+    }
+    let computation = module.computation(crate::model::ComputationId(t.computation as u32));
+    let shape = &computation.instructions.get(t.instruction)?.shape;
     let a = if shape.is_tuple() {
         shape.tuple_element(output)?.as_array()?
     } else {

@@ -62,7 +62,7 @@ fn run_inner(args: &Args) -> Result<(String, bool), String> {
         sizes: args.sizes.clone(),
         candidates: args.candidates,
     };
-    let (reports, problems) = analyze_file(&text, &file, &options);
+    let (reports, problems) = analyze_file(&file, &options);
     if let Some(p) = problems.first() {
         let (line, col) = crate::syntax::line_col(&text, p.error.range.start);
         return Err(format!(
@@ -108,7 +108,9 @@ fn run_inner(args: &Args) -> Result<(String, bool), String> {
 }
 
 fn fused_name(file: &HloFile, r: &FusionReport, i: usize) -> String {
-    file.module(r.at.module).computations[r.fused]
+    file.module(r.at.module)
+        .computation(crate::model::ComputationId(r.fused as u32))
+        .model()
         .instructions
         .get(i)
         .map_or_else(|| format!("#{i}"), |x| x.name.clone())

@@ -137,8 +137,7 @@ pub fn is_scalar_read(m: &OperandMap, domain: &[i64]) -> bool {
         && m.runtime_vars.is_empty()
         && m.replica_id.is_none()
         && m.map.dims().len() == domain.len()
-        && m
-            .map
+        && m.map
             .dims()
             .iter()
             .zip(domain)

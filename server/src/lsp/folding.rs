@@ -30,8 +30,8 @@ pub fn folding_ranges(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<Fo
         if file.modules.len() > 1 {
             push(module.range.clone(), Some(FoldingRangeKind::Region));
         }
-        for computation in &module.computations {
-            push(computation.range.clone(), Some(FoldingRangeKind::Region));
+        for computation in module.computations() {
+            push(computation.range(), Some(FoldingRangeKind::Region));
         }
     }
     for chunk in snapshot.syntax.chunks() {

@@ -19,7 +19,7 @@ use super::position::PositionEncoding;
 use super::settings::Settings;
 use super::snapshot::Snapshot;
 use crate::hover::{Detail, InstructionHover, Style};
-use crate::model::{Computation, HloFile, Instruction, Module};
+use crate::model::{ComputationRef, HloFile, Instruction, Module};
 
 fn touches(range: &Range<usize>, offset: usize) -> bool {
     range.start <= offset && offset <= range.end
@@ -79,8 +79,10 @@ fn describe(
 ) -> Option<(String, Range<usize>)> {
     // The opcode is not a name: find the instruction whose opcode is under the cursor.
     if let Some(at) = file.instruction_at(offset) {
-        let instruction = file.instruction(at);
-        if touches(&instruction.opcode_range, offset) {
+        let computation = file.computation(at);
+        let instruction = computation.instruction(at.instruction);
+        let opcode = computation.abs(instruction.opcode_range);
+        if touches(&opcode, offset) {
             let module = file.module(at.module);
             let text = instruction_hover(
                 snapshot,
@@ -90,7 +92,7 @@ fn describe(
                 settings,
                 detail,
             );
-            return Some((text, instruction.opcode_range.clone()));
+            return Some((text, opcode));
         }
     }
     match symbol_at(file, offset)? {
@@ -102,7 +104,8 @@ fn describe(
             let module = file.module(module_id);
             let computation = module.computation(computation_id);
             let instruction = computation.instruction(instruction);
-            if touches(&instruction.name_range, offset) {
+            let name = computation.abs(instruction.name_range);
+            if touches(&name, offset) {
                 let text = instruction_hover(
                     snapshot,
                     module,
@@ -111,14 +114,11 @@ fn describe(
                     settings,
                     detail,
                 );
-                return Some((text, instruction.name_range.clone()));
+                return Some((text, name));
             }
             // An operand reference: show the definition.
             let range = operand_range_at(computation, offset)?;
-            Some((
-                reference_hover(snapshot.text(), computation, instruction),
-                range,
-            ))
+            Some((reference_hover(computation, instruction), range))
         }
         Symbol::Computation {
             module,
@@ -131,26 +131,29 @@ fn describe(
     }
 }
 
-fn operand_range_at(computation: &Computation, offset: usize) -> Option<Range<usize>> {
+fn operand_range_at(computation: ComputationRef, offset: usize) -> Option<Range<usize>> {
     computation
+        .model()
         .instructions
         .iter()
         .flat_map(|i| &i.operands)
-        .filter_map(|o| o.name_range.clone())
+        .filter_map(|o| o.name_range.map(|r| computation.abs(r)))
         .find(|r| touches(r, offset))
 }
 
+/// The computation name under the cursor: a computation's own name or a call's.
 fn name_range_at(module: &Module, offset: usize) -> Option<Range<usize>> {
-    module.computations.iter().find_map(|c| {
-        if touches(&c.name_range, offset) {
-            return Some(c.name_range.clone());
-        }
-        c.instructions
-            .iter()
-            .flat_map(|i| &i.called)
-            .map(|called| called.name_range.clone())
-            .find(|r| touches(r, offset))
-    })
+    let c = module.computation(module.computation_at(offset)?);
+    let own = c.abs(c.name_range);
+    if touches(&own, offset) {
+        return Some(own);
+    }
+    c.model()
+        .instructions
+        .iter()
+        .flat_map(|i| &i.called)
+        .map(|called| c.abs(called.name_range))
+        .find(|r| touches(r, offset))
 }
 
 /// Attributes that define an instruction's maps (or what a fusion calls), shown in
@@ -191,7 +194,7 @@ const DEFINING_ATTRIBUTES: &[&str] = &[
 ];
 
 /// `%name = shape opcode(operand shapes and names), defining attributes` (one line).
-fn signature(text: &str, computation: &Computation, instruction: &Instruction) -> String {
+fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
     let operands: Vec<String> = (0..instruction.operands.len())
         .map(|k| {
             let name = instruction.operands[k]
@@ -206,7 +209,7 @@ fn signature(text: &str, computation: &Computation, instruction: &Instruction) -
         .collect();
     let arguments = match instruction.parameter_number {
         Some(k) => k.to_string(),
-        None if operands.is_empty() => literal(text, instruction),
+        None if operands.is_empty() => literal(computation, instruction),
         None => operands.join(", "),
     };
     let mut line = format!(
@@ -217,22 +220,20 @@ fn signature(text: &str, computation: &Computation, instruction: &Instruction) -
     );
     for attribute in &instruction.attributes {
         if DEFINING_ATTRIBUTES.contains(&attribute.name.as_str()) {
-            if let Some(value) = text.get(attribute.value_range.clone()) {
-                let _ = write!(line, ", {}={}", attribute.name, value.trim());
-            }
+            let value = computation.src(attribute.value_range);
+            let _ = write!(line, ", {}={}", attribute.name, value.trim());
         }
     }
     line
 }
 
 /// A constant's literal as written, cut to a few dozen characters.
-fn literal(text: &str, instruction: &Instruction) -> String {
+fn literal(computation: ComputationRef, instruction: &Instruction) -> String {
     const MAX: usize = 48;
     let written: Vec<&str> = instruction
         .literals
         .iter()
-        .filter_map(|r| text.get(r.clone()))
-        .map(str::trim)
+        .map(|&r| computation.src(r).trim())
         .collect();
     let joined = written.join(", ");
     if joined.chars().count() <= MAX {
@@ -284,16 +285,15 @@ pub fn instruction_hover(
 ) -> String {
     let computation = module.computation(computation_id);
     let mut hover = InstructionHover {
-        header: signature(snapshot.text(), computation, instruction),
+        header: signature(computation, instruction),
         ..InstructionHover::default()
     };
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let tiling = super::maps::module_index(snapshot, module).and_then(|index| {
         crate::tiling::report::hover_line(
-            snapshot.text(),
             snapshot.model(),
             snapshot.analysis_module(index),
-            instruction.name_range.start,
+            computation.abs(instruction.name_range).start,
         )
     });
     hover.notes.extend(tiling);
@@ -346,10 +346,10 @@ fn parameter_sources(
     lines
 }
 
-fn reference_hover(text: &str, computation: &Computation, definition: &Instruction) -> String {
+fn reference_hover(computation: ComputationRef, definition: &Instruction) -> String {
     format!(
         "```hlo\n{}\n```\nDefined in `{}`",
-        signature(text, computation, definition),
+        signature(computation, definition),
         computation.name
     )
 }

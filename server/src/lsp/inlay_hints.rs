@@ -40,9 +40,9 @@ pub fn inlay_hints(
     }
     let mut hints = Vec::new();
     for module in &snapshot.model().modules {
-        for (index, computation) in module.computations.iter().enumerate() {
-            let id = ComputationId(index as u32);
-            if !ranges_touch(&computation.range, &range) || calling_fusion(module, id).is_none() {
+        for computation in module.computations() {
+            let id = computation.id;
+            if !ranges_touch(&computation.range(), &range) || calling_fusion(module, id).is_none() {
                 continue;
             }
             computation_hints(snapshot, module, id, &range, settings, encoding, &mut hints);
@@ -64,8 +64,10 @@ fn computation_hints(
         return;
     };
     let fused = snapshot.fused_maps(module_index, id.index());
-    for instruction in &module.computation(id).instructions {
-        if instruction.synthetic || !range.contains(&instruction.range.start) {
+    let computation = module.computation(id);
+    for instruction in &computation.model().instructions {
+        let at = computation.abs(instruction.range);
+        if instruction.synthetic || !range.contains(&at.start) {
             continue;
         }
         let reaching: Vec<(usize, OperandIndexing)> = fused
@@ -73,9 +75,7 @@ fn computation_hints(
             .map(|(k, reached)| (k, reached.to_entry()))
             .collect();
         if let Some(hint) = hint(&reaching, fused.outputs.len(), settings) {
-            let position = snapshot
-                .range(instruction.range.end..instruction.range.end, encoding)
-                .end;
+            let position = snapshot.range(at.end..at.end, encoding).end;
             hints.push(InlayHint {
                 position,
                 label: InlayHintLabel::String(hint.label),

@@ -14,7 +14,7 @@ use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::fusion::Reached;
 use crate::analysis::{self, layout, utilization, ArrayShape, Direction, OperandIndexing, Query};
 use crate::hover::{FusionReach, InstructionHover, Labelled, Reads};
-use crate::model::{self, Computation, ComputationId, Instruction, Module};
+use crate::model::{self, ComputationId, ComputationRef, Instruction, Module};
 
 /// Domain points a hover enumerates to make utilization exact; beyond that it shows
 /// the closed form or an estimate, so a hover stays fast on huge operands.
@@ -90,7 +90,7 @@ impl Site<'_> {
             .get(self.instruction.id.index())
     }
 
-    fn model_computation(&self) -> &Computation {
+    fn model_computation(&self) -> ComputationRef<'_> {
         self.module.computation(self.computation)
     }
 

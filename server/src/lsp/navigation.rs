@@ -53,7 +53,7 @@ pub fn symbol_at(file: &HloFile, offset: usize) -> Option<Symbol> {
         module: module_id,
         computation: target,
     };
-    if touches(&computation.name_range, offset) {
+    if touches(&computation.abs(computation.name_range), offset) {
         return Some(as_computation(computation_id));
     }
     let as_instruction = |instruction| Symbol::Instruction {
@@ -61,27 +61,28 @@ pub fn symbol_at(file: &HloFile, offset: usize) -> Option<Symbol> {
         computation: computation_id,
         instruction,
     };
+    let at = computation.relative(offset)?;
     for instruction in computation
+        .model()
         .instructions
         .iter()
-        .filter(|i| touches(&i.range, offset))
+        .filter(|i| i.range.touches(at))
     {
-        if !instruction.synthetic && touches(&instruction.name_range, offset) {
+        if !instruction.synthetic && instruction.name_range.touches(at) {
             return Some(as_instruction(instruction.id));
         }
         for operand in &instruction.operands {
-            if let (Some(range), Some(target)) = (&operand.name_range, operand.target) {
-                if touches(range, offset) {
+            if let (Some(range), Some(target)) = (operand.name_range, operand.target) {
+                if range.touches(at) {
                     return Some(as_instruction(target));
                 }
             }
         }
         for called in &instruction.called {
-            if let Some(target) = called
-                .target
-                .filter(|_| touches(&called.name_range, offset))
-            {
-                return Some(as_computation(target));
+            if called.name_range.touches(at) {
+                if let Some(target) = module.resolve(called) {
+                    return Some(as_computation(target.id));
+                }
             }
         }
     }
@@ -104,12 +105,12 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
             computation,
             instruction,
         } => {
-            let computation = file.module(module).computation(computation);
-            let mut found = vec![definition(&computation.instruction(instruction).name_range)];
-            for user in &computation.instructions {
+            let c = file.module(module).computation(computation);
+            let mut found = vec![definition(&c.abs(c.instruction(instruction).name_range))];
+            for user in &c.model().instructions {
                 for operand in &user.operands {
                     if operand.target == Some(instruction) {
-                        found.extend(operand.name_range.as_ref().map(reference));
+                        found.extend(operand.name_range.map(|r| reference(&c.abs(r))));
                     }
                 }
             }
@@ -120,14 +121,12 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
             computation,
         } => {
             let module = file.module(module);
-            let mut found = vec![definition(&module.computation(computation).name_range)];
-            for caller in &module.computations {
-                for instruction in &caller.instructions {
-                    for called in &instruction.called {
-                        if called.target == Some(computation) {
-                            found.push(reference(&called.name_range));
-                        }
-                    }
+            let c = module.computation(computation);
+            let mut found = vec![definition(&c.abs(c.name_range))];
+            for site in module.callers_of(computation) {
+                let (caller, instruction) = module.caller(site);
+                if let Some(called) = instruction.called.get(site.called_index as usize) {
+                    found.push(reference(&caller.abs(called.name_range)));
                 }
             }
             found
@@ -159,13 +158,11 @@ pub fn parameter_sources(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>> {
         .callers_of(computation)
         .iter()
         .filter_map(|site| {
-            let caller = module
-                .computation(site.computation)
-                .instruction(site.instruction);
+            let (c, caller) = module.caller(site);
             caller
                 .operands
                 .get(number)
-                .map(|operand| operand.range.clone())
+                .map(|operand| c.abs(operand.range))
         })
         .collect()
 }
@@ -192,8 +189,8 @@ pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
 }
 
 /// The name's range without a leading `%` (what rename replaces).
-fn bare_name(text: &str, range: &Range<usize>) -> Range<usize> {
-    match text.get(range.clone()) {
+fn bare_name(file: &HloFile, range: &Range<usize>) -> Range<usize> {
+    match file.text(range.clone()) {
         Some(name) if name.starts_with('%') => range.start + 1..range.end,
         _ => range.clone(),
     }
@@ -251,7 +248,7 @@ pub fn rename_range(snapshot: &Snapshot, offset: usize) -> Option<Range<usize>> 
     occurrences(file, symbol)
         .into_iter()
         .find(|o| touches(&o.range, offset))
-        .map(|o| bare_name(snapshot.text(), &o.range))
+        .map(|o| bare_name(file, &o.range))
 }
 
 /// The edits renaming the symbol at `offset` to `new_name`.
@@ -273,7 +270,7 @@ pub fn rename(
         .iter()
         .map(|o| {
             TextEdit::new(
-                snapshot.range(bare_name(snapshot.text(), &o.range), encoding),
+                snapshot.range(bare_name(file, &o.range), encoding),
                 name.clone(),
             )
         })
@@ -372,10 +369,10 @@ fn module_symbol(
     encoding: PositionEncoding,
 ) -> DocumentSymbol {
     let computations = module
-        .computations
-        .iter()
+        .computations()
         .map(|computation| {
             let instructions = computation
+                .model()
                 .instructions
                 .iter()
                 .filter(|i| !i.synthetic)
@@ -388,8 +385,8 @@ fn module_symbol(
                         } else {
                             SymbolKind::FIELD
                         },
-                        snapshot.range(i.range.clone(), encoding),
-                        snapshot.range(i.name_range.clone(), encoding),
+                        snapshot.range(computation.abs(i.range), encoding),
+                        snapshot.range(computation.abs(i.name_range), encoding),
                         None,
                     )
                 })
@@ -398,8 +395,8 @@ fn module_symbol(
                 computation.name.clone(),
                 computation.is_entry.then(|| "ENTRY".to_string()),
                 SymbolKind::FUNCTION,
-                snapshot.range(computation.range.clone(), encoding),
-                snapshot.range(computation.name_range.clone(), encoding),
+                snapshot.range(computation.range(), encoding),
+                snapshot.range(computation.abs(computation.name_range), encoding),
                 Some(instructions),
             )
         })
@@ -447,17 +444,18 @@ pub fn workspace_symbols(
             };
         for module in &snapshot.model().modules {
             let module_name = module.name.as_deref().unwrap_or("");
-            for computation in &module.computations {
+            for computation in module.computations() {
                 if matches(&computation.name) {
                     found.push(symbol(
                         &computation.name,
                         SymbolKind::FUNCTION,
-                        &computation.name_range,
+                        &computation.abs(computation.name_range),
                         module_name,
                         &snapshot.uri,
                     ));
                 }
                 for instruction in computation
+                    .model()
                     .instructions
                     .iter()
                     .filter(|i| !i.synthetic && matches(&i.name))
@@ -465,7 +463,7 @@ pub fn workspace_symbols(
                     found.push(symbol(
                         &instruction.name,
                         SymbolKind::FIELD,
-                        &instruction.name_range,
+                        &computation.abs(instruction.name_range),
                         &computation.name,
                         &snapshot.uri,
                     ));

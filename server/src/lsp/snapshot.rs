@@ -116,11 +116,10 @@ impl Snapshot {
     /// The analysis' module view of module `index` of [`Self::model`] (built once).
     pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module {
         let modules = self.analysis.get_or_init(|| {
-            let text = self.text();
             self.model()
                 .modules
                 .iter()
-                .map(|m| crate::analysis::view::from_model(text, m))
+                .map(crate::analysis::view::from_model)
                 .collect()
         });
         &modules[index]
@@ -155,7 +154,7 @@ impl Snapshot {
                 model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
             });
             let own = syntax.chain(file.diagnostics.iter().cloned()).collect();
-            crate::cli::check::with_sources(self.text(), file, own)
+            crate::cli::check::with_sources(file, own)
         })
     }
 

@@ -7,7 +7,7 @@
 //! computation chunk is built on its own (in parallel with rayon); a second, cheap
 //! pass per module resolves called computations and builds the callers index.
 
-use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use tree_sitter::Node;
@@ -16,12 +16,12 @@ use super::attributes::{self, decode_attrs, AttrError};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    HloFile, InstrId, Instruction, Module, Operand,
+    ComputationRef, HloFile, InstrId, Instruction, Module, Operand, Placed, Span, Unit,
 };
 use super::opcode::Opcode;
 use super::shape::{parse_shape, PrimitiveType, Shape};
 use super::shape_inference::{self, Site};
-use crate::syntax::{Chunk, ChunkKind, SyntaxDocument};
+use crate::syntax::{ChunkKind, SyntaxDocument};
 
 /// Parses `text` with the syntax layer and builds the model: the convenience entry
 /// point for tests, the CLI and the analysis. Syntax errors are included in
@@ -44,20 +44,17 @@ pub fn parse_hlo(text: &str) -> HloFile {
 pub fn build(doc: &SyntaxDocument) -> HloFile {
     let text = doc.text();
     let chunks = doc.chunks();
-    // Computations first, in parallel: they do not depend on each other.
-    let built: Vec<Option<(Computation, Vec<Diagnostic>)>> = chunks
+    // Computations first, in parallel: each is built from its own chunk alone.
+    let built: Vec<Option<Arc<Unit>>> = chunks
         .par_iter()
         .map(|chunk| match chunk.kind {
-            ChunkKind::Computation => chunk
-                .item()
-                .filter(|n| n.kind() == "computation")
-                .map(|n| build_computation(text, chunk, n)),
+            ChunkKind::Computation => build_unit(chunk.text(text), &chunk.tree).map(Arc::new),
             _ => None,
         })
         .collect();
     let mut file = HloFile::default();
     let mut current: Option<ModuleBuilder> = None;
-    for (chunk, computation) in chunks.iter().zip(built) {
+    for (chunk, unit) in chunks.iter().zip(built) {
         match chunk.kind {
             ChunkKind::Separator => {
                 if let Some(m) = current.take() {
@@ -68,9 +65,10 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
                 let Some(header) = chunk.item().filter(|n| n.kind() == "module_header") else {
                     continue;
                 };
-                if current.as_ref().is_some_and(|m| {
-                    m.module.header_range.is_some() || !m.module.computations.is_empty()
-                }) {
+                if current
+                    .as_ref()
+                    .is_some_and(|m| m.module.header_range.is_some() || !m.module.units.is_empty())
+                {
                     if let Some(m) = current.take() {
                         file.modules.push(m.finish(&mut file.diagnostics));
                     }
@@ -85,12 +83,14 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
                 m.module.range.end = chunk.range.end;
             }
             ChunkKind::Computation => {
-                let Some((computation, diagnostics)) = computation else {
+                let Some(unit) = unit else {
                     continue;
                 };
                 let m = current.get_or_insert_with(|| ModuleBuilder::new(chunk.range.start));
-                m.module.computations.push(computation);
-                m.diagnostics.extend(diagnostics);
+                let offset = chunk.range.start;
+                m.diagnostics
+                    .extend(unit.diagnostics.iter().map(|d| d.shifted(offset)));
+                m.module.units.push(Placed { offset, unit });
                 m.module.range.end = chunk.range.end;
             }
             ChunkKind::Table | ChunkKind::Other => {
@@ -104,6 +104,24 @@ pub fn build(doc: &SyntaxDocument) -> HloFile {
         file.modules.push(m.finish(&mut file.diagnostics));
     }
     file
+}
+
+/// Builds one computation chunk (its text and tree) on its own: the computation and
+/// what it alone shows to be wrong, positions relative to the chunk. `None` when the
+/// chunk did not parse as a computation.
+pub fn build_unit(text: &str, tree: &tree_sitter::Tree) -> Option<Unit> {
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let node = root
+        .named_children(&mut cursor)
+        .find(|n| n.kind() != "comment")
+        .filter(|n| n.kind() == "computation")?;
+    let (computation, diagnostics) = build_computation(text, node);
+    Some(Unit {
+        text: text.into(),
+        computation,
+        diagnostics,
+    })
 }
 
 /// Field ids of the grammar, looked up once: `child_by_field_name` compares strings
@@ -175,64 +193,66 @@ impl ModuleBuilder {
     fn finish(mut self, out: &mut Vec<Diagnostic>) -> Module {
         let m = &mut self.module;
         let diags = &mut self.diagnostics;
-        for (i, c) in m.computations.iter().enumerate() {
+        for i in 0..m.units.len() {
+            let c = m.computation(ComputationId(i as u32));
             match m.computation_names.get(&c.name) {
                 Some(&first) => diags.push(
                     Diagnostic::error(
-                        c.name_range.clone(),
+                        c.abs(c.name_range),
                         codes::DUPLICATE_NAME,
                         format!("computation `{}` is defined twice", c.name),
                     )
                     .with_related(
-                        m.computations[first.index()].name_range.clone(),
+                        m.computation(first).abs(m.computation(first).name_range),
                         "first defined here",
                     ),
                 ),
                 None => {
-                    m.computation_names
-                        .insert(c.name.clone(), ComputationId(i as u32));
+                    let name = c.name.clone();
+                    m.computation_names.insert(name, ComputationId(i as u32));
                 }
             }
         }
-        let entries: Vec<usize> = (0..m.computations.len())
-            .filter(|&i| m.computations[i].is_entry)
+        let entries: Vec<ComputationId> = m
+            .computations()
+            .filter(|c| c.is_entry)
+            .map(|c| c.id)
             .collect();
         for &extra in entries.iter().skip(1) {
+            let c = m.computation(extra);
             diags.push(Diagnostic::error(
-                m.computations[extra].name_range.clone(),
+                c.abs(c.name_range),
                 codes::DUPLICATE_NAME,
                 "a module has one ENTRY computation; this is another",
             ));
         }
-        m.entry = entries
-            .first()
-            .copied()
-            .or(m.computations.len().checked_sub(1))
-            .map(|i| ComputationId(i as u32));
-        m.callers = vec![Vec::new(); m.computations.len()];
-        for ci in 0..m.computations.len() {
-            for ii in 0..m.computations[ci].instructions.len() {
-                for k in 0..m.computations[ci].instructions[ii].called.len() {
-                    let called = &m.computations[ci].instructions[ii].called[k];
-                    let target = m.computation_names.get(&called.name).copied();
-                    match target {
-                        Some(t) => m.callers[t.index()].push(CallSite {
-                            computation: ComputationId(ci as u32),
-                            instruction: InstrId(ii as u32),
+        m.entry = entries.first().copied().or(m
+            .units
+            .len()
+            .checked_sub(1)
+            .map(|i| ComputationId(i as u32)));
+        let mut callers = vec![Vec::new(); m.units.len()];
+        for c in m.computations() {
+            for instr in &c.model().instructions {
+                for (k, called) in instr.called.iter().enumerate() {
+                    match m.computation_names.get(&called.name).copied() {
+                        Some(t) => callers[t.index()].push(CallSite {
+                            computation: c.id,
+                            instruction: instr.id,
                             called_index: k as u32,
                         }),
                         None => diags.push(Diagnostic::error(
-                            called.name_range.clone(),
+                            c.abs(called.name_range),
                             codes::UNDEFINED_COMPUTATION,
                             format!("no computation named `{}` in this module", called.name),
                         )),
                     }
-                    m.computations[ci].instructions[ii].called[k].target = target;
                 }
             }
         }
-        for c in &m.computations {
-            for instr in &c.instructions {
+        m.callers = callers;
+        for c in m.computations() {
+            for instr in &c.model().instructions {
                 check_calls(m, c, instr, diags);
             }
         }
@@ -244,12 +264,16 @@ impl ModuleBuilder {
 /// Checks an instruction against the computations it calls: parameter counts and
 /// shapes for `fusion`/`call` (operand k feeds parameter k), the result shape of a
 /// fusion or call against the callee's root, and the arity of reducers.
-fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mut Vec<Diagnostic>) {
+fn check_calls(
+    m: &Module,
+    caller: ComputationRef,
+    instr: &Instruction,
+    diags: &mut Vec<Diagnostic>,
+) {
     for called in &instr.called {
-        let Some(target) = called.target else {
+        let Some(callee) = m.resolve(called) else {
             continue;
         };
-        let callee = m.computation(target);
         let params = callee.parameters.len();
         let expected = match (&instr.opcode, called.attribute.as_str()) {
             (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
@@ -275,14 +299,14 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
         if params != expected {
             diags.push(
                 Diagnostic::error(
-                    called.name_range.clone(),
+                    caller.abs(called.name_range),
                     codes::CALL_ARITY,
                     format!(
                         "`{}` takes {params} parameter(s) but {} passes {expected}",
                         callee.name, instr.opcode
                     ),
                 )
-                .with_related(callee.name_range.clone(), "computation defined here"),
+                .with_related(callee.abs(callee.name_range), "computation defined here"),
             );
             continue;
         }
@@ -303,14 +327,14 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
                 // lit tests contain such fusions: a warning, not an error.
                 diags.push(
                     Diagnostic::warning(
-                        operand.range.clone(),
+                        caller.abs(operand.range),
                         codes::CALL_SHAPE_MISMATCH,
                         format!(
                             "operand {k} has shape {arg} but parameter {k} of `{}` is {}",
                             callee.name, param.shape
                         ),
                     )
-                    .with_related(param.shape_range.clone(), "parameter declared here"),
+                    .with_related(callee.abs(param.shape_range), "parameter declared here"),
                 );
             }
             if let Some(root) = callee.root_instruction() {
@@ -319,14 +343,14 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
                 if comparable && !root.shape.compatible(&instr.shape) {
                     diags.push(
                         Diagnostic::warning(
-                            instr.shape_range.clone(),
+                            caller.abs(instr.shape_range),
                             codes::CALL_SHAPE_MISMATCH,
                             format!(
                                 "{} declares {} but `{}` returns {}",
                                 instr.opcode, instr.shape, callee.name, root.shape
                             ),
                         )
-                        .with_related(root.shape_range.clone(), "root shape here"),
+                        .with_related(callee.abs(root.shape_range), "root shape here"),
                     );
                 }
             }
@@ -335,9 +359,10 @@ fn check_calls(m: &Module, caller: &Computation, instr: &Instruction, diags: &mu
 }
 
 /// Everything about one computation chunk, built without looking at other chunks.
+/// Positions are relative to the chunk (its tree's own byte offsets).
 struct ComputationBuilder<'a> {
+    /// The chunk's text.
     text: &'a str,
-    chunk: &'a Chunk,
     computation: Computation,
     diagnostics: Vec<Diagnostic>,
     /// Operand names to resolve once every instruction is known: (instruction,
@@ -349,12 +374,11 @@ struct ComputationBuilder<'a> {
     undecoded: Vec<usize>,
 }
 
-fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec<Diagnostic>) {
+fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
     let mut b = ComputationBuilder {
         text,
-        chunk,
         computation: Computation {
-            range: chunk.abs_range(node),
+            range: span(node),
             ..Computation::default()
         },
         diagnostics: Vec::new(),
@@ -363,14 +387,11 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
         undecoded: Vec::new(),
     };
     if let Some(name) = node.child_by_field_id(fields().name) {
-        let r = chunk.abs_range(name);
-        b.computation.name = strip_percent(&text[r.clone()]).to_string();
-        b.computation.name_range = r;
+        b.computation.name = strip_percent(&text[name.byte_range()]).to_string();
+        b.computation.name_range = span(name);
     }
     b.computation.is_entry = node.child_by_field_id(fields().entry).is_some();
-    b.computation.signature_range = node
-        .child_by_field_id(fields().signature)
-        .map(|s| chunk.abs_range(s));
+    b.computation.signature_range = node.child_by_field_id(fields().signature).map(span);
     if let Some(body) = node.child_by_field_id(fields().body) {
         let mut cursor = body.walk();
         for instr in body
@@ -389,7 +410,7 @@ fn build_computation(text: &str, chunk: &Chunk, node: Node) -> (Computation, Vec
             .is_some_and(|n| !n.has_error())
     {
         b.diagnostics.push(Diagnostic::warning(
-            b.computation.name_range.clone(),
+            b.computation.name_range.range(),
             codes::EMPTY_COMPUTATION,
             format!("computation `{}` has no instructions", b.computation.name),
         ));
@@ -404,13 +425,18 @@ struct Parts<'t> {
     operands: Node<'t>,
 }
 
+/// A node's span in its chunk.
+fn span(node: Node) -> Span {
+    Span::new(node.byte_range())
+}
+
 impl<'a> ComputationBuilder<'a> {
-    fn range(&self, node: Node) -> Range<usize> {
-        self.chunk.abs_range(node)
+    fn range(&self, node: Node) -> Span {
+        span(node)
     }
 
     fn node_text(&self, node: Node) -> &'a str {
-        &self.text[self.chunk.abs_range(node)]
+        &self.text[node.byte_range()]
     }
 
     fn instruction(&mut self, node: Node) {
@@ -451,8 +477,8 @@ impl<'a> ComputationBuilder<'a> {
     fn add(
         &mut self,
         name: String,
-        name_range: Range<usize>,
-        range: Range<usize>,
+        name_range: Span,
+        range: Span,
         parts: Parts,
         attribute_nodes: &[Node],
         synthetic: bool,
@@ -462,14 +488,14 @@ impl<'a> ComputationBuilder<'a> {
         let opcode_range = self.range(parts.opcode);
         if opcode.is_unknown() {
             self.diagnostics.push(Diagnostic::warning(
-                opcode_range.clone(),
+                opcode_range.range(),
                 codes::UNKNOWN_OPCODE,
                 format!("unknown opcode `{opcode_text}`"),
             ));
         }
         let (shape, shape_range) = match parts.shape {
             Some(s) => (self.shape(s), self.range(s)),
-            None => (Shape::Invalid, opcode_range.start..opcode_range.start),
+            None => (Shape::Invalid, Span::at(opcode_range.start)),
         };
         let mut operands = Vec::new();
         let mut literals = Vec::new();
@@ -513,11 +539,11 @@ impl<'a> ComputationBuilder<'a> {
         let (attrs, errors) = decode_attrs(
             attributes
                 .iter()
-                .map(|a| (a.name.as_str(), &self.text[a.value_range.clone()])),
+                .map(|a| (a.name.as_str(), &self.text[a.value_range.range()])),
         );
         let had_errors = !errors.is_empty();
         for (i, AttrError { offset, message }) in errors {
-            let v = &attributes[i].value_range;
+            let v = attributes[i].value_range.range();
             let start = (v.start + offset).min(v.end);
             self.diagnostics.push(Diagnostic::error(
                 start..v.end.max(start),
@@ -536,13 +562,13 @@ impl<'a> ComputationBuilder<'a> {
         let parameter_number = if opcode == Opcode::Parameter {
             literals
                 .first()
-                .and_then(|r| attributes::parse_integer(&self.text[r.clone()]).ok())
+                .and_then(|r| attributes::parse_integer(&self.text[r.range()]).ok())
         } else {
             None
         };
         if !opcode.arity().accepts(operands.len()) {
             self.diagnostics.push(Diagnostic::error(
-                self.range(parts.operands),
+                parts.operands.byte_range(),
                 codes::OPERAND_COUNT,
                 format!("{opcode} takes {}, got {}", opcode.arity(), operands.len()),
             ));
@@ -589,18 +615,11 @@ impl<'a> ComputationBuilder<'a> {
             operands,
         };
         let range = self.range(node);
-        Some(self.add(
-            format!("{user}.operand{k}"),
-            range.clone(),
-            range,
-            parts,
-            &[],
-            true,
-        ))
+        Some(self.add(format!("{user}.operand{k}"), range, range, parts, &[], true))
     }
 
     fn shape(&mut self, node: Node) -> Shape {
-        let range = self.range(node);
+        let range = node.byte_range();
         let text = &self.text[range.clone()];
         match parse_shape(text) {
             Ok(shape) => {
@@ -640,7 +659,7 @@ impl<'a> ComputationBuilder<'a> {
         };
         if !attributes::is_known_attribute(name) {
             self.diagnostics.push(Diagnostic::warning(
-                self.range(key),
+                key.byte_range(),
                 codes::UNKNOWN_ATTRIBUTE,
                 format!("unknown attribute `{name}`"),
             ));
@@ -672,7 +691,6 @@ impl<'a> ComputationBuilder<'a> {
                 attribute: attribute.name.clone(),
                 name: strip_percent(self.node_text(n)).to_string(),
                 name_range: self.range(n),
-                target: None,
             })
             .collect()
     }
@@ -684,12 +702,12 @@ impl<'a> ComputationBuilder<'a> {
             match c.names.get(&instr.name) {
                 Some(&first) => self.diagnostics.push(
                     Diagnostic::error(
-                        instr.name_range.clone(),
+                        instr.name_range.range(),
                         codes::DUPLICATE_NAME,
                         format!("`{}` is defined twice in `{}`", instr.name, c.name),
                     )
                     .with_related(
-                        c.instructions[first.index()].name_range.clone(),
+                        c.instructions[first.index()].name_range.range(),
                         "first defined here",
                     ),
                 ),
@@ -707,8 +725,8 @@ impl<'a> ComputationBuilder<'a> {
                 None => {
                     let range = c.instructions[i].operands[k]
                         .name_range
-                        .clone()
-                        .unwrap_or_default();
+                        .unwrap_or_default()
+                        .range();
                     self.diagnostics.push(Diagnostic::error(
                         range,
                         codes::UNDEFINED_NAME,
@@ -730,7 +748,7 @@ impl<'a> ComputationBuilder<'a> {
         }
         for &extra in self.roots.iter().skip(1) {
             self.diagnostics.push(Diagnostic::error(
-                c.instructions[extra.index()].name_range.clone(),
+                c.instructions[extra.index()].name_range.range(),
                 codes::MULTIPLE_ROOTS,
                 format!("`{}` has more than one ROOT", c.name),
             ));
@@ -753,7 +771,7 @@ impl<'a> ComputationBuilder<'a> {
             }
             let Some(k) = instr.parameter_number.and_then(|k| usize::try_from(k).ok()) else {
                 self.diagnostics.push(Diagnostic::error(
-                    instr.operands_range.clone(),
+                    instr.operands_range.range(),
                     codes::PARAMETER_NUMBER,
                     "parameter needs a non-negative number: `parameter(0)`",
                 ));
@@ -761,7 +779,7 @@ impl<'a> ComputationBuilder<'a> {
             };
             if k > c.instructions.len() + 1024 {
                 self.diagnostics.push(Diagnostic::error(
-                    instr.operands_range.clone(),
+                    instr.operands_range.range(),
                     codes::PARAMETER_NUMBER,
                     format!("parameter number {k} is too large"),
                 ));
@@ -773,12 +791,12 @@ impl<'a> ComputationBuilder<'a> {
             match c.parameters[k] {
                 Some(first) => self.diagnostics.push(
                     Diagnostic::error(
-                        instr.operands_range.clone(),
+                        instr.operands_range.range(),
                         codes::PARAMETER_NUMBER,
                         format!("parameter {k} is declared twice"),
                     )
                     .with_related(
-                        c.instructions[first.index()].name_range.clone(),
+                        c.instructions[first.index()].name_range.range(),
                         "first declared here",
                     ),
                 ),
@@ -788,7 +806,7 @@ impl<'a> ComputationBuilder<'a> {
         for (k, p) in c.parameters.iter().enumerate() {
             if p.is_none() {
                 self.diagnostics.push(Diagnostic::error(
-                    c.name_range.clone(),
+                    c.name_range.range(),
                     codes::PARAMETER_NUMBER,
                     format!(
                         "`{}` has no parameter {k} (parameters are numbered from 0 without gaps)",
@@ -815,14 +833,14 @@ impl<'a> ComputationBuilder<'a> {
                 {
                     found.push(
                         Diagnostic::error(
-                            operand.range.clone(),
+                            operand.range.range(),
                             codes::SHAPE_MISMATCH,
                             format!(
                                 "operand written as {declared} but `{}` has shape {actual}",
                                 c.instruction(t).name
                             ),
                         )
-                        .with_related(c.instruction(t).shape_range.clone(), "defined here"),
+                        .with_related(c.instruction(t).shape_range.range(), "defined here"),
                     );
                 }
             }
@@ -846,14 +864,14 @@ impl<'a> ComputationBuilder<'a> {
                     Site::Operand(k) => instr
                         .operands
                         .get(k)
-                        .map(|o| o.range.clone())
-                        .unwrap_or(instr.operands_range.clone()),
+                        .map(|o| o.range.range())
+                        .unwrap_or(instr.operands_range.range()),
                     Site::Attribute(name) => instr
                         .attribute(name)
-                        .map(|a| a.value_range.clone())
-                        .unwrap_or(instr.opcode_range.clone()),
-                    Site::Shape => instr.shape_range.clone(),
-                    Site::Opcode => instr.opcode_range.clone(),
+                        .map(|a| a.value_range.range())
+                        .unwrap_or(instr.opcode_range.range()),
+                    Site::Shape => instr.shape_range.range(),
+                    Site::Opcode => instr.opcode_range.range(),
                 };
                 found.push(Diagnostic::error(range, p.code, p.message));
             }

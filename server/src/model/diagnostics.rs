@@ -97,6 +97,38 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// The same diagnostic `by` bytes later in the document: a computation's own
+    /// diagnostics are kept relative to its chunk and placed when published.
+    pub fn shifted(&self, by: usize) -> Diagnostic {
+        let shift = |r: &Range<usize>| r.start + by..r.end + by;
+        Diagnostic {
+            range: shift(&self.range),
+            severity: self.severity,
+            code: self.code,
+            message: self.message.clone(),
+            related: self
+                .related
+                .iter()
+                .map(|(r, m)| (shift(r), m.clone()))
+                .collect(),
+            fixes: self
+                .fixes
+                .iter()
+                .map(|f| Fix {
+                    title: f.title.clone(),
+                    edits: f
+                        .edits
+                        .iter()
+                        .map(|e| TextEdit {
+                            range: shift(&e.range),
+                            new_text: e.new_text.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The stable codes the model reports. Syntax errors use `syntax-error`.

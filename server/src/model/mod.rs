@@ -22,7 +22,8 @@ pub use build::{build, parse_hlo};
 pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,
+    ComputationRef, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,
+    Span, Unit,
 };
 pub use opcode::{Arity, Opcode};
 pub use shape::{parse_shape, ArrayShape, Layout, PrimitiveType, Shape};

@@ -1,9 +1,15 @@
 //! The typed HLO model: a file holds modules, a module holds computations, a
-//! computation holds instructions. Every name, operand and attribute keeps its byte
-//! range in the document so the server can point at it; operands are resolved to the
-//! instructions that define them and called computations to their ids.
+//! computation holds instructions. Operands are resolved to the instructions that
+//! define them; called computations are resolved by name through the module.
+//!
+//! A computation is built from its own chunk of text alone (see [`super::build`]), so
+//! every position inside it is a [`Span`] relative to the start of that chunk: an edit
+//! elsewhere moves the chunk without touching what was built from it. Code that needs
+//! document positions goes through a [`ComputationRef`], which knows where its chunk
+//! starts ([`ComputationRef::abs`]) and its text ([`ComputationRef::src`]).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::attributes::Attrs;
 use super::diagnostics::Diagnostic;
@@ -14,6 +20,46 @@ use super::shape::Shape;
 /// the `rustc-hash` crate): names come from the document, and hashing them with SipHash
 /// showed up in profiles of large modules.
 pub type NameMap<V> = rustc_hash::FxHashMap<String, V>;
+
+/// Bytes of a computation's chunk, relative to the chunk's start (`u32`: a chunk is a
+/// single computation, far below 4 GiB; half the size of a `Range<usize>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(range: Range<usize>) -> Span {
+        Span {
+            start: range.start as u32,
+            end: range.end as u32,
+        }
+    }
+
+    /// The empty span at `at`.
+    pub fn at(at: u32) -> Span {
+        Span { start: at, end: at }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start >= self.end
+    }
+
+    pub fn len(self) -> usize {
+        self.end.saturating_sub(self.start) as usize
+    }
+
+    /// As a range of the chunk's text.
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Whether `offset` (relative to the chunk) is inside or at either end.
+    pub fn touches(self, offset: usize) -> bool {
+        self.start as usize <= offset && offset <= self.end as usize
+    }
+}
 
 /// Index of a module in [`HloFile::modules`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,7 +109,8 @@ pub struct Module {
     pub header_range: Option<Range<usize>>,
     /// From the first to the last byte of the module's text.
     pub range: Range<usize>,
-    pub computations: Vec<Computation>,
+    /// The computations in text order, each where its chunk starts.
+    pub(crate) units: Vec<Placed>,
     /// The `ENTRY` computation, or the last one when none is marked (as XLA's parser).
     pub entry: Option<ComputationId>,
     /// First computation of each name (duplicates are reported).
@@ -71,6 +118,26 @@ pub struct Module {
     /// For each computation (by id), the instructions that call it (`calls=`,
     /// `to_apply=`, ...): for a fused computation, the fusion instruction(s).
     pub callers: Vec<Vec<CallSite>>,
+}
+
+/// A computation built from its chunk, and the chunk's text. Shared (`Arc`) between
+/// versions of a document whose edits did not touch the chunk.
+#[derive(Debug)]
+pub struct Unit {
+    /// The chunk's text; every [`Span`] of the computation indexes it.
+    pub text: Box<str>,
+    pub computation: Computation,
+    /// What building the computation alone found (syntax and semantic), with ranges
+    /// relative to the chunk.
+    pub diagnostics: Vec<super::Diagnostic>,
+}
+
+/// A [`Unit`] at its place in the document.
+#[derive(Debug, Clone)]
+pub(crate) struct Placed {
+    /// Document offset of the chunk's first byte.
+    pub offset: usize,
+    pub unit: Arc<Unit>,
 }
 
 /// An instruction that calls a computation.
@@ -82,17 +149,88 @@ pub struct CallSite {
     pub called_index: u32,
 }
 
-/// One computation: `[ENTRY] name [(signature) -> shape] { instructions }`.
+/// A computation where it stands in the document: its id in the module, where its
+/// chunk starts and the chunk's text. Dereferences to the [`Computation`].
+#[derive(Debug, Clone, Copy)]
+pub struct ComputationRef<'a> {
+    pub id: ComputationId,
+    /// Document offset of the chunk's first byte.
+    pub offset: usize,
+    /// The chunk's text.
+    pub text: &'a str,
+    computation: &'a Computation,
+}
+
+impl<'a> std::ops::Deref for ComputationRef<'a> {
+    type Target = Computation;
+    fn deref(&self) -> &Computation {
+        self.computation
+    }
+}
+
+impl<'a> ComputationRef<'a> {
+    /// The computation itself, for the lifetime of the model.
+    pub fn model(&self) -> &'a Computation {
+        self.computation
+    }
+
+    /// A span of this computation in document bytes.
+    pub fn abs(&self, span: Span) -> Range<usize> {
+        self.offset + span.start as usize..self.offset + span.end as usize
+    }
+
+    /// The text of a span.
+    pub fn src(&self, span: Span) -> &'a str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+
+    /// A document offset relative to this computation's chunk, if it falls inside.
+    pub fn relative(&self, offset: usize) -> Option<usize> {
+        offset
+            .checked_sub(self.offset)
+            .filter(|&r| r <= self.text.len())
+    }
+
+    /// The whole computation in document bytes.
+    pub fn range(&self) -> Range<usize> {
+        self.abs(self.computation.range)
+    }
+
+    pub fn instruction(&self, id: InstrId) -> &'a Instruction {
+        &self.computation.instructions[id.index()]
+    }
+
+    /// The innermost instruction whose text contains document offset `offset`
+    /// (synthesized inline operands win over the instruction that contains them).
+    pub fn instruction_at(&self, offset: usize) -> Option<&'a Instruction> {
+        let rel = self.relative(offset)?;
+        let mut best: Option<&Instruction> = None;
+        for instr in self
+            .computation
+            .instructions
+            .iter()
+            .filter(|i| i.range.touches(rel))
+        {
+            if best.is_none_or(|b| instr.range.len() < b.range.len()) {
+                best = Some(instr);
+            }
+        }
+        best
+    }
+}
+
+/// One computation: `[ENTRY] name [(signature) -> shape] { instructions }`. Spans are
+/// relative to the computation's chunk.
 #[derive(Debug, Clone, Default)]
 pub struct Computation {
     pub name: String,
-    pub name_range: Range<usize>,
+    pub name_range: Span,
     /// The whole computation including its body.
-    pub range: Range<usize>,
+    pub range: Span,
     /// Marked `ENTRY` in the text.
     pub is_entry: bool,
     /// The `(p: shape, ...) -> shape` signature, if written.
-    pub signature_range: Option<Range<usize>>,
+    pub signature_range: Option<Span>,
     pub instructions: Vec<Instruction>,
     /// First instruction of each name (duplicates are reported).
     pub names: NameMap<InstrId>,
@@ -111,22 +249,22 @@ pub struct Instruction {
     pub name: String,
     /// Range of the name as written (including `%`); for synthesized instructions,
     /// the range of the inline operand.
-    pub name_range: Range<usize>,
+    pub name_range: Span,
     /// The whole instruction, up to and including its last attribute.
-    pub range: Range<usize>,
+    pub range: Span,
     /// Marked `ROOT` in the text.
     pub is_root: bool,
     /// True for instructions synthesized from inline operands.
     pub synthetic: bool,
     pub shape: Shape,
-    pub shape_range: Range<usize>,
+    pub shape_range: Span,
     pub opcode: Opcode,
-    pub opcode_range: Range<usize>,
+    pub opcode_range: Span,
     pub operands: Vec<Operand>,
     /// The parenthesized operand list, `(` to `)`.
-    pub operands_range: Range<usize>,
+    pub operands_range: Span,
     /// Literal operands (`constant(1)`, `parameter(0)`'s number): ranges in order.
-    pub literals: Vec<Range<usize>>,
+    pub literals: Vec<Span>,
     /// `parameter(k)`'s number.
     pub parameter_number: Option<i64>,
     pub attributes: Vec<Attribute>,
@@ -144,9 +282,9 @@ pub struct Instruction {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operand {
     /// The whole operand text.
-    pub range: Range<usize>,
+    pub range: Span,
     /// The name as written (with `%`), if the operand is a name.
-    pub name_range: Option<Range<usize>>,
+    pub name_range: Option<Span>,
     /// A shape written before the name (`f32[2] %x`), decoded.
     pub declared_shape: Option<Shape>,
     /// The defining instruction, `None` when the name is undefined (reported).
@@ -172,8 +310,8 @@ pub enum AttributeValueKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribute {
     pub name: String,
-    pub name_range: Range<usize>,
-    pub value_range: Range<usize>,
+    pub name_range: Span,
+    pub value_range: Span,
     pub value_kind: AttributeValueKind,
 }
 
@@ -184,9 +322,7 @@ pub struct CalledComputation {
     pub attribute: String,
     /// The name without `%`.
     pub name: String,
-    pub name_range: Range<usize>,
-    /// `None` when the module has no computation of that name (reported).
-    pub target: Option<ComputationId>,
+    pub name_range: Span,
 }
 
 /// Where an instruction lives: module, computation, instruction.
@@ -214,58 +350,86 @@ impl HloFile {
             .map(|i| ModuleId(i as u32))
     }
 
-    /// The innermost instruction whose text contains `offset` (synthesized inline
-    /// operands win over the instruction that contains them).
-    pub fn instruction_at(&self, offset: usize) -> Option<InstrRef> {
+    /// The computation whose text contains `offset`.
+    pub fn computation_at(&self, offset: usize) -> Option<(ModuleId, ComputationRef<'_>)> {
         let module = self.module_at(offset)?;
         let m = self.module(module);
         let computation = m.computation_at(offset)?;
-        let c = m.computation(computation);
-        let mut best: Option<&Instruction> = None;
-        for instr in c
-            .instructions
-            .iter()
-            .filter(|i| i.range.start <= offset && offset <= i.range.end)
-        {
-            if best.is_none_or(|b| instr.range.len() < b.range.len()) {
-                best = Some(instr);
-            }
-        }
-        best.map(|i| InstrRef {
+        Some((module, m.computation(computation)))
+    }
+
+    /// The innermost instruction whose text contains `offset` (synthesized inline
+    /// operands win over the instruction that contains them).
+    pub fn instruction_at(&self, offset: usize) -> Option<InstrRef> {
+        let (module, c) = self.computation_at(offset)?;
+        c.instruction_at(offset).map(|i| InstrRef {
             module,
-            computation,
+            computation: c.id,
             instruction: i.id,
         })
     }
 
+    /// The document text of `range`, when it lies inside one computation.
+    pub fn text(&self, range: Range<usize>) -> Option<&str> {
+        let (_, c) = self.computation_at(range.start)?;
+        let start = c.relative(range.start)?;
+        let end = c.relative(range.end)?;
+        c.text.get(start..end)
+    }
+
+    /// The computation of an instruction reference.
+    pub fn computation(&self, r: InstrRef) -> ComputationRef<'_> {
+        self.module(r.module).computation(r.computation)
+    }
+
     pub fn instruction(&self, r: InstrRef) -> &Instruction {
-        self.module(r.module)
-            .computation(r.computation)
-            .instruction(r.instruction)
+        self.computation(r).instruction(r.instruction)
+    }
+
+    /// Every computation of every module.
+    pub fn all_computations(&self) -> impl Iterator<Item = (ModuleId, ComputationRef<'_>)> {
+        self.modules
+            .iter()
+            .enumerate()
+            .flat_map(|(mi, m)| m.computations().map(move |c| (ModuleId(mi as u32), c)))
     }
 
     /// Iterates over every instruction of every computation of every module.
     pub fn all_instructions(&self) -> impl Iterator<Item = (InstrRef, &Instruction)> {
-        self.modules.iter().enumerate().flat_map(|(mi, m)| {
-            m.computations.iter().enumerate().flat_map(move |(ci, c)| {
-                c.instructions.iter().map(move |i| {
-                    (
-                        InstrRef {
-                            module: ModuleId(mi as u32),
-                            computation: ComputationId(ci as u32),
-                            instruction: i.id,
-                        },
-                        i,
-                    )
-                })
+        self.all_computations().flat_map(|(module, c)| {
+            c.model().instructions.iter().map(move |i| {
+                (
+                    InstrRef {
+                        module,
+                        computation: c.id,
+                        instruction: i.id,
+                    },
+                    i,
+                )
             })
         })
     }
 }
 
 impl Module {
-    pub fn computation(&self, id: ComputationId) -> &Computation {
-        &self.computations[id.index()]
+    /// Computation `id` where it stands in the document.
+    pub fn computation(&self, id: ComputationId) -> ComputationRef<'_> {
+        let placed = &self.units[id.index()];
+        ComputationRef {
+            id,
+            offset: placed.offset,
+            text: &placed.unit.text,
+            computation: &placed.unit.computation,
+        }
+    }
+
+    /// The computations in text order.
+    pub fn computations(&self) -> impl ExactSizeIterator<Item = ComputationRef<'_>> + '_ {
+        (0..self.units.len()).map(|i| self.computation(ComputationId(i as u32)))
+    }
+
+    pub fn computation_count(&self) -> usize {
+        self.units.len()
     }
 
     pub fn computation_by_name(&self, name: &str) -> Option<ComputationId> {
@@ -274,15 +438,25 @@ impl Module {
             .copied()
     }
 
-    pub fn entry_computation(&self) -> Option<&Computation> {
+    /// The computation a call names, when the module has one of that name.
+    pub fn resolve(&self, called: &CalledComputation) -> Option<ComputationRef<'_>> {
+        self.computation_by_name(&called.name)
+            .map(|id| self.computation(id))
+    }
+
+    pub fn entry_computation(&self) -> Option<ComputationRef<'_>> {
         self.entry.map(|id| self.computation(id))
     }
 
+    /// The computation whose text contains `offset`.
     pub fn computation_at(&self, offset: usize) -> Option<ComputationId> {
-        self.computations
-            .iter()
-            .position(|c| c.range.start <= offset && offset <= c.range.end)
-            .map(|i| ComputationId(i as u32))
+        // The chunk holding `offset`, or the one before it when `offset` is the end
+        // of the previous computation (a cursor right after its closing brace).
+        let after = self.units.partition_point(|p| p.offset <= offset);
+        (after.saturating_sub(2)..after)
+            .map(|i| self.computation(ComputationId(i as u32)))
+            .find(|c| c.range().start <= offset && offset <= c.range().end)
+            .map(|c| c.id)
     }
 
     /// Instructions that call computation `id` (for a fused computation: its fusions).
@@ -293,24 +467,32 @@ impl Module {
             .unwrap_or(&[])
     }
 
+    /// The calling computation and instruction of a call site.
+    pub fn caller(&self, site: &CallSite) -> (ComputationRef<'_>, &Instruction) {
+        let c = self.computation(site.computation);
+        let instruction = c.model().instruction(site.instruction);
+        (c, instruction)
+    }
+
     /// The computation an instruction calls through attribute `attribute`
     /// (`calls` for a fusion, `to_apply` for a reduce, ...).
-    pub fn called_computation(&self, instr: &Instruction, attribute: &str) -> Option<&Computation> {
+    pub fn called_computation(
+        &self,
+        instr: &Instruction,
+        attribute: &str,
+    ) -> Option<ComputationRef<'_>> {
         instr
             .called
             .iter()
             .find(|c| c.attribute == attribute)
-            .and_then(|c| c.target)
-            .map(|id| self.computation(id))
+            .and_then(|c| self.resolve(c))
     }
 
     /// Finds an instruction by name in any computation (first match in order).
     pub fn find_instruction(&self, name: &str) -> Option<(ComputationId, InstrId)> {
         let name = name.strip_prefix('%').unwrap_or(name);
-        self.computations
-            .iter()
-            .enumerate()
-            .find_map(|(ci, c)| c.names.get(name).map(|&id| (ComputationId(ci as u32), id)))
+        self.computations()
+            .find_map(|c| c.model().names.get(name).map(|&id| (c.id, id)))
     }
 }
 

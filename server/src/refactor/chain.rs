@@ -59,7 +59,7 @@ pub fn control_dependency_names(text: &str, c: &Computation) -> HashSet<String> 
             .iter()
             .filter(|a| a.name == "control-predecessors")
         {
-            let value = text.get(attr.value_range.clone()).unwrap_or("");
+            let value = text.get(attr.value_range.range()).unwrap_or("");
             for name in value.split([',', '{', '}']) {
                 let name = name.trim().trim_start_matches('%');
                 if !name.is_empty() {
@@ -153,7 +153,7 @@ mod tests {
         let file = parse_hlo(text);
         let m = &file.modules[0];
         let c = m.computation(m.entry.expect("entry"));
-        maximal_chains(text, c)
+        maximal_chains(c.text, c.model())
             .iter()
             .map(|ch| {
                 std::iter::once(ch.source)

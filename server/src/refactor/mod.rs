@@ -8,13 +8,15 @@
 //! edits ([`rewrite`]) ride on a `Hint` diagnostic, so `hlo-lsp check`, the published
 //! diagnostics and `textDocument/codeAction` all see the same findings.
 //!
-//! Library code only: byte ranges and [`model::Diagnostic`]s, no LSP types.
+//! Library code only: byte ranges and [`model::Diagnostic`]s, no LSP types. A
+//! computation is analyzed on its own chunk: `text` is the chunk's text and every
+//! range is relative to it until [`computation_diagnostics`] places the findings.
 
 pub mod chain;
 pub mod maps;
 pub mod rewrite;
 
-use crate::model::{self, codes, Computation, Diagnostic, Fix, HloFile, Severity};
+use crate::model::{self, codes, Computation, ComputationRef, Diagnostic, Fix, HloFile, Severity};
 
 use crate::algebra::IndexingMap;
 use chain::{maximal_chains, Chain};
@@ -107,7 +109,7 @@ fn describe(text: &str, c: &Computation, chain: &Chain) -> String {
         .chain(chain.members.iter().copied())
         .map(|id| {
             let i = c.instruction(id);
-            text.get(i.shape_range.clone())
+            text.get(i.shape_range.range())
                 .unwrap_or("?")
                 .trim()
                 .to_string()
@@ -153,14 +155,14 @@ fn diagnostic(text: &str, c: &Computation, f: &Finding) -> Option<Diagnostic> {
         ),
     };
     // Members are usually in text order; the span covers them even when not.
-    let members = f.chain.members.iter().map(|&id| &c.instruction(id).range);
+    let members = f.chain.members.iter().map(|&id| c.instruction(id).range);
     let start = members
         .clone()
         .map(|r| r.start)
         .min()
         .unwrap_or(first.range.start);
     let end = members.map(|r| r.end).max().unwrap_or(last.range.end);
-    let mut d = Diagnostic::new(start..end, Severity::Hint, code, message);
+    let mut d = Diagnostic::new(start as usize..end as usize, Severity::Hint, code, message);
     for (_, fix) in fixes {
         d = d.with_fix(fix);
     }
@@ -169,21 +171,24 @@ fn diagnostic(text: &str, c: &Computation, f: &Finding) -> Option<Diagnostic> {
 
 /// Every reshape-chain and no-op diagnostic of the file, fixes attached (a
 /// [`crate::cli::check::DiagnosticSource`]).
-pub fn diagnostics(text: &str, file: &HloFile) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for module in &file.modules {
-        for c in &module.computations {
-            for f in findings(text, c) {
-                out.extend(diagnostic(text, c, &f));
-            }
-        }
-    }
-    out
+pub fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
+    file.all_computations()
+        .flat_map(|(_, c)| computation_diagnostics(c))
+        .collect()
+}
+
+/// The reshape-chain and no-op diagnostics of one computation, in document bytes.
+pub fn computation_diagnostics(c: ComputationRef) -> Vec<Diagnostic> {
+    findings(c.text, c.model())
+        .iter()
+        .filter_map(|f| diagnostic(c.text, c.model(), f))
+        .map(|d| d.shifted(c.offset))
+        .collect()
 }
 
 /// Convenience for tests and tools: parse `text` and list its diagnostics.
 pub fn diagnostics_of(text: &str) -> Vec<Diagnostic> {
-    diagnostics(text, &model::parse_hlo(text))
+    diagnostics(&model::parse_hlo(text))
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ pub fn edits(
     };
     for &id in deleted {
         edits.push(TextEdit {
-            range: line_span(text, c.instruction(id).range.clone()),
+            range: line_span(text, c.instruction(id).range.range()),
             new_text: String::new(),
         });
     }
@@ -77,7 +77,7 @@ pub fn edits(
                     if operand.target != Some(last.id) {
                         continue;
                     }
-                    let range = operand.name_range.clone()?;
+                    let range = operand.name_range?.range();
                     edits.push(TextEdit {
                         new_text: spelled_like(text.get(range.clone())?, &source.name),
                         range,
@@ -85,7 +85,7 @@ pub fn edits(
                 }
             }
             if is_root(c, last) {
-                let at = source.range.start;
+                let at = source.range.start as usize;
                 edits.push(TextEdit {
                     range: at..at,
                     new_text: "ROOT ".to_string(),
@@ -93,7 +93,7 @@ pub fn edits(
             }
         }
         _ => {
-            let operand = text.get(first.operands[0].name_range.clone()?)?;
+            let operand = text.get(first.operands[0].name_range?.range())?;
             let opcode = replacement.opcode()?;
             let mut new_text = format!("{opcode}({operand})");
             if let Replacement::Transpose(perm) = replacement {
@@ -106,10 +106,12 @@ pub fn edits(
                 .filter(|a| a.name != "dimensions" && a.name != "inferred_dimension")
             {
                 new_text.push_str(", ");
-                new_text.push_str(text.get(attr.name_range.start..attr.value_range.end)?);
+                new_text.push_str(
+                    text.get(attr.name_range.start as usize..attr.value_range.end as usize)?,
+                );
             }
             edits.push(TextEdit {
-                range: last.opcode_range.start..last.range.end,
+                range: last.opcode_range.start as usize..last.range.end as usize,
                 new_text,
             });
         }

@@ -254,10 +254,13 @@ fn replacement_kinds_are_verified_not_guessed() {
     );
     assert_eq!(diagnostics_of(&text), vec![]);
     let file = parse_hlo(&text);
-    let c = &file.modules[0].computations[0];
-    let chains = chain::maximal_chains(&text, c);
+    let c = file.modules[0].computation(model::ComputationId(0));
+    let chains = chain::maximal_chains(c.text, c.model());
     assert_eq!(chains.len(), 1);
-    assert_eq!(maps::replacements(c, &chains[0]), Vec::<Replacement>::new());
+    assert_eq!(
+        maps::replacements(c.model(), &chains[0]),
+        Vec::<Replacement>::new()
+    );
 }
 
 #[test]

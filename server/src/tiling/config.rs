@@ -31,10 +31,10 @@ pub struct ConfigError {
     pub message: String,
 }
 
-/// The output tiles of `instr` (in the document `text`), `None` when its
-/// backend_config has no `output_tiles`.
+/// The output tiles of `instr` (an instruction of computation `c`), `None` when its
+/// backend_config has no `output_tiles`. Ranges are in document bytes.
 pub fn output_tiles(
-    text: &str,
+    c: model::ComputationRef,
     instr: &model::Instruction,
 ) -> Option<Result<OutputTiles, ConfigError>> {
     let config = instr.attrs.backend_config.as_ref()?;
@@ -47,8 +47,8 @@ pub fn output_tiles(
         .and_then(|k| k.as_str())
         .is_some_and(|k| k.starts_with("__triton"));
     let attr = instr.attributes.iter().find(|a| a.name == "backend_config");
-    let attr_range = attr.map_or(instr.name_range.clone(), |a| a.value_range.clone());
-    let located = locate(text, attr_range.clone());
+    let attr_range = c.abs(attr.map_or(instr.name_range, |a| a.value_range));
+    let located = locate(c.text, c.offset, attr_range.clone());
     let range = located.as_ref().map_or(attr_range.clone(), |l| l.0.clone());
     let list_ranges = located.map(|l| l.1).unwrap_or_default();
     let error = |k: usize, message: String| ConfigError {
@@ -97,8 +97,14 @@ pub fn output_tiles(
 
 /// Finds `output_tiles` in the attribute text and the inside of every `sizes`
 /// list after it (up to the end of the output_tiles list).
-fn locate(text: &str, attr: Range<usize>) -> Option<(Range<usize>, Vec<Range<usize>>)> {
-    let body = text.get(attr.clone())?;
+/// `text` is the chunk's text, starting at document offset `base`; `attr` is in
+/// document bytes.
+fn locate(
+    text: &str,
+    base: usize,
+    attr: Range<usize>,
+) -> Option<(Range<usize>, Vec<Range<usize>>)> {
+    let body = text.get(attr.start - base..attr.end - base)?;
     let key = body.find("output_tiles")?;
     let open = key + body[key..].find('[')?;
     let close = open + matching_bracket(&body[open..])?;
@@ -198,7 +204,9 @@ mod tests {
                 "f {{\n  p = f32[8,256] parameter(0)\n  ROOT n = f32[8,256] negate(p)\n}}\n\nENTRY e {{\n  a = f32[8,256] parameter(0)\n  ROOT r = f32[8,256] fusion(a), kind=kCustom, calls=f, {config}\n}}\n"
             );
             let (file, r) = first_fusion(&text);
-            let tiles = output_tiles(&text, file.instruction(r)).unwrap().unwrap();
+            let tiles = output_tiles(file.computation(r), file.instruction(r))
+                .unwrap()
+                .unwrap();
             assert_eq!(tiles.sizes, vec![sizes], "{config}");
             assert_eq!(tiles.triton, triton);
             assert_eq!(&text[tiles.list_ranges[0].clone()], inside);
@@ -211,7 +219,7 @@ mod tests {
     fn bad_sizes_are_errors_with_a_range() {
         let text = "f {\n  ROOT p = f32[8] parameter(0)\n}\n\nENTRY e {\n  a = f32[8] parameter(0)\n  ROOT r = f32[8] fusion(a), kind=kCustom, calls=f, backend_config={\"fusion_backend_config\":{\"block_level_fusion_config\":{\"output_tiles\":[{\"sizes\":[\"0\"]}]}}}\n}\n";
         let (file, r) = first_fusion(text);
-        let err = output_tiles(text, file.instruction(r))
+        let err = output_tiles(file.computation(r), file.instruction(r))
             .unwrap()
             .unwrap_err();
         assert_eq!(&text[err.range.clone()], "\"0\"");

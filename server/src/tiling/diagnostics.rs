@@ -22,7 +22,7 @@ use super::candidates::Candidate;
 use super::config::format_sizes_like;
 use super::report::{analyze_file, FusionReport, OutputReport, ReportOptions};
 use super::split::join_sizes;
-use crate::model::{Diagnostic, Fix, HloFile, TextEdit};
+use crate::model::{ComputationId, ComputationRef, Diagnostic, Fix, HloFile, TextEdit};
 
 /// Stable codes of the tiling diagnostics.
 pub mod codes {
@@ -34,15 +34,15 @@ pub mod codes {
 }
 
 /// Every tiling diagnostic of the file (the `SOURCES` entry).
-pub fn diagnostics(text: &str, file: &HloFile) -> Vec<Diagnostic> {
-    let (reports, problems) = analyze_file(text, file, &ReportOptions::default());
+pub fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
+    let (reports, problems) = analyze_file(file, &ReportOptions::default());
     let mut out: Vec<Diagnostic> = problems
         .into_iter()
         .map(|p| Diagnostic::error(p.error.range, codes::INVALID_TILE_CONFIG, p.error.message))
         .collect();
     for r in &reports {
         for o in &r.outputs {
-            output_diagnostics(text, file, r, o, &mut out);
+            output_diagnostics(file, r, o, &mut out);
         }
     }
     out
@@ -53,29 +53,45 @@ fn sizes_range(file: &HloFile, r: &FusionReport, output: usize) -> Range<usize> 
     r.config
         .as_ref()
         .and_then(|c| c.list_ranges.get(output).cloned().or(Some(c.range.clone())))
-        .unwrap_or_else(|| file.instruction(r.at).name_range.clone())
+        .unwrap_or_else(|| {
+            file.computation(r.at)
+                .abs(file.instruction(r.at).name_range)
+        })
+}
+
+/// The fused computation of a report.
+fn fused<'a>(file: &'a HloFile, r: &FusionReport) -> ComputationRef<'a> {
+    file.module(r.at.module)
+        .computation(ComputationId(r.fused as u32))
 }
 
 /// The name range of instruction `i` of the fused computation.
 fn fused_range(file: &HloFile, r: &FusionReport, i: usize) -> Option<Range<usize>> {
-    let c = &file.module(r.at.module).computations[r.fused];
-    c.instructions.get(i).map(|x| x.name_range.clone())
+    let c = fused(file, r);
+    c.model().instructions.get(i).map(|x| c.abs(x.name_range))
 }
 
 /// The instruction that reads instruction `i`'s result inside the fused
 /// computation (its first user), or `i` itself for the root.
 fn reader(file: &HloFile, r: &FusionReport, i: usize) -> usize {
-    let c = &file.module(r.at.module).computations[r.fused];
-    c.instructions
+    fused(file, r)
+        .model()
+        .instructions
         .get(i)
         .and_then(|x| x.users.first())
         .map_or(i, |u| u.index())
 }
 
 /// A fix replacing the sizes list with `c.sizes`.
-fn sizes_fix(text: &str, r: &FusionReport, output: usize, c: &Candidate, why: &str) -> Option<Fix> {
+fn sizes_fix(
+    file: &HloFile,
+    r: &FusionReport,
+    output: usize,
+    c: &Candidate,
+    why: &str,
+) -> Option<Fix> {
     let range = r.config.as_ref()?.list_ranges.get(output)?.clone();
-    let old = text.get(range.clone())?;
+    let old = file.text(range.clone())?;
     Some(Fix {
         title: format!("Use tile sizes {} ({why})", join_sizes(&c.sizes)),
         edits: vec![TextEdit {
@@ -86,7 +102,6 @@ fn sizes_fix(text: &str, r: &FusionReport, output: usize, c: &Candidate, why: &s
 }
 
 fn output_diagnostics(
-    text: &str,
     file: &HloFile,
     r: &FusionReport,
     o: &OutputReport,
@@ -95,7 +110,8 @@ fn output_diagnostics(
     let at = sizes_range(file, r, o.output);
     let p = &o.propagation;
     let fused_name = |i: usize| {
-        file.module(r.at.module).computations[r.fused]
+        fused(file, r)
+            .model()
             .instructions
             .get(i)
             .map_or_else(String::new, |x| x.name.clone())
@@ -129,7 +145,7 @@ fn output_diagnostics(
         }
         if let Some(fix) = o.fewer_predicates.as_ref().and_then(|c| {
             sizes_fix(
-                text,
+                file,
                 r,
                 o.output,
                 c,
@@ -217,7 +233,7 @@ fn output_diagnostics(
         if let Some(fix) = o
             .suggestion
             .as_ref()
-            .and_then(|s| sizes_fix(text, r, o.output, s, "the nearest valid tiling"))
+            .and_then(|s| sizes_fix(file, r, o.output, s, "the nearest valid tiling"))
         {
             d = d.with_fix(fix);
         }

@@ -393,11 +393,13 @@ fn reduction(
             .unwrap_or(i64::MAX)
     };
     let holes = prod(&|x| x.2).saturating_sub(prod(&|x| x.1));
-    let mc = &model_module.computations[comp];
+    let mc = model_module
+        .computation(model::ComputationId(comp as u32))
+        .model();
     let instr = mc.instructions.get(i)?;
     let reducer = model_module
         .called_computation(instr, "to_apply")
-        .and_then(|c| c.root_instruction())
+        .and_then(|c| c.model().root_instruction())
         .and_then(|r| Reducer::from_opcode(r.opcode.name()));
     let element = match mc.operand_shape(instr, 0) {
         Some(model::Shape::Array(a)) => a.element.name().to_string(),

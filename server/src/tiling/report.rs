@@ -145,7 +145,6 @@ pub struct ConfigProblem {
 /// Reports for every tiled fusion of the file (those with `output_tiles`, or
 /// with `options.sizes` every fusion). Views are built once per module.
 pub fn analyze_file(
-    text: &str,
     file: &HloFile,
     options: &ReportOptions,
 ) -> (Vec<FusionReport>, Vec<ConfigProblem>) {
@@ -153,18 +152,18 @@ pub fn analyze_file(
     let mut problems = vec![];
     for (mi, module) in file.modules.iter().enumerate() {
         let mut view: Option<analysis::Module> = None;
-        for (ci, comp) in module.computations.iter().enumerate() {
-            for instr in &comp.instructions {
+        for comp in module.computations() {
+            for instr in &comp.model().instructions {
                 if instr.opcode.name() != "fusion" {
                     continue;
                 }
                 if options.fusion.as_ref().is_some_and(|f| *f != instr.name) {
                     continue;
                 }
-                let config = output_tiles(text, instr);
+                let config = output_tiles(comp, instr);
                 let at = InstrRef {
                     module: model::ModuleId(mi as u32),
-                    computation: model::ComputationId(ci as u32),
+                    computation: comp.id,
                     instruction: instr.id,
                 };
                 let config = match config {
@@ -176,7 +175,7 @@ pub fn analyze_file(
                     None if options.sizes.is_some() => None,
                     None => continue,
                 };
-                let view = view.get_or_insert_with(|| analysis::view::from_model(text, module));
+                let view = view.get_or_insert_with(|| analysis::view::from_model(module));
                 if let Some(r) = analyze_fusion(module, view, at, instr, config, options) {
                     reports.push(r);
                 }
@@ -195,12 +194,7 @@ pub fn analyze_fusion(
     config: Option<OutputTiles>,
     options: &ReportOptions,
 ) -> Option<FusionReport> {
-    let called = instr
-        .called
-        .iter()
-        .find(|c| c.attribute == "calls")?
-        .target?;
-    let fused = called.index();
+    let fused = module.called_computation(instr, "calls")?.id.index();
     let tiling = TilingOptions {
         pad_to_power_of_two: config.as_ref().is_none_or(|c| c.triton),
     };
@@ -212,7 +206,10 @@ pub fn analyze_fusion(
         at,
         name: instr.name.clone(),
         fused,
-        fused_name: module.computations[fused].name.clone(),
+        fused_name: module
+            .computation(model::ComputationId(fused as u32))
+            .name
+            .clone(),
         config: config.clone(),
         outputs: vec![],
         errors: vec![],
@@ -376,12 +373,7 @@ pub fn offsets_text(p: &Propagation, read: &super::propagate::Read) -> Vec<Strin
 /// 0 holes in reductions`. `None` when the instruction is not a tiled fusion.
 /// `view` is the analysis view of the fusion's module: the caller keeps it (the
 /// server per snapshot), as building it walks the whole module.
-pub fn hover_line(
-    text: &str,
-    file: &HloFile,
-    view: &analysis::Module,
-    offset: usize,
-) -> Option<String> {
+pub fn hover_line(file: &HloFile, view: &analysis::Module, offset: usize) -> Option<String> {
     let at = file.instruction_at(offset)?;
     let instr = file.instruction(at);
     if instr.opcode.name() != "fusion" {
@@ -392,7 +384,7 @@ pub fn hover_line(
         ..ReportOptions::default()
     };
     let module = file.module(at.module);
-    let config = output_tiles(text, instr)?.ok()?;
+    let config = output_tiles(file.computation(at), instr)?.ok()?;
     let report = analyze_fusion(module, view, at, instr, Some(config), &options)?;
     (!report.outputs.is_empty()).then(|| report.summary())
 }

@@ -1,0 +1,411 @@
+// The extension in VS Code itself: the packaged .vsix installed into code-server (VS Code
+// in a browser, the same workbench and extension host), driven in headless Chromium by
+// playwright-core the way a user works: quick open, the mouse on a token, Ctrl+., the
+// command palette. Run by host/run.sh, which provides (environment):
+//   HLO_CODE_SERVER_DIR  the folder host/install-code-server.sh printed
+//   HLO_VSIX             the packaged extension (npm run package)
+//   HLO_LSP_BIN          the server binary
+//   HLO_CHROMIUM         the browser (default /usr/bin/chromium)
+//   HLO_ARTIFACTS        where screenshots go (default: test-artifacts/ beside package.json)
+// The checks run in order and share one workbench; each prints what it checked.
+import { test, before, after } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as cp from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium, BrowserContext, Page, Frame } from 'playwright-core';
+
+const extensionRoot = path.resolve(__dirname, '..', '..');
+const repoRoot = path.resolve(extensionRoot, '..', '..');
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (run host/run.sh)`);
+  return v;
+};
+const codeServerDir = env('HLO_CODE_SERVER_DIR');
+const vsix = env('HLO_VSIX');
+const serverBin = env('HLO_LSP_BIN');
+const browserPath = process.env.HLO_CHROMIUM ?? '/usr/bin/chromium';
+const artifacts = process.env.HLO_ARTIFACTS ?? path.join(extensionRoot, 'test-artifacts');
+const TIMEOUT = Number(process.env.HLO_HOST_TIMEOUT_MS ?? 60_000);
+
+const node = path.join(codeServerDir, 'node', 'bin', 'node');
+const entry = path.join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hlo-code-server-'));
+const dirs = {
+  userData: path.join(root, 'user-data'),
+  extensions: path.join(root, 'extensions'),
+  config: path.join(root, 'config'),
+  workspace: path.join(root, 'workspace'),
+  browserProfile: path.join(root, 'chromium-profile'),
+};
+
+// The samples: the transposing fusion (hover, inlay hints, panel) and the reshape chains
+// (quick fix; the expected result is the Rust tests' own fixed file).
+const samples = {
+  transpose: path.join(extensionRoot, '..', 'neovim', 'test', 'fixtures', 'transpose_fusion.hlo'),
+  chains: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.hlo'),
+  chainsFixed: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.identity-fixed.hlo'),
+};
+// The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
+const TRANSPOSED = '(d0, d1) -> (d1, d0)';
+
+let codeServer: cp.ChildProcess | undefined;
+let codeServerLog = '';
+let context: BrowserContext | undefined;
+let page: Page;
+let shot = 0;
+
+/** Saves a screenshot of the window (or of the editor area alone) in the artifacts folder. */
+async function screenshot(name: string, what: 'window' | 'editor' = 'window'): Promise<void> {
+  fs.mkdirSync(artifacts, { recursive: true });
+  shot += 1;
+  const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
+  if (what === 'editor') {
+    // The editor area, down to a little below the hover: what a reader of the README needs.
+    const box = await page.locator('.part.editor').boundingBox();
+    assert.ok(box, 'no editor area');
+    await page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 440) } });
+  } else {
+    await page.screenshot({ path: file });
+  }
+  console.log(`# screenshot: ${path.relative(process.cwd(), file)}`);
+}
+
+/** A free TCP port on the loopback interface. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** code-server's own environment: no hlo-lsp on PATH, config and data in the temp root. */
+function codeServerEnv(): NodeJS.ProcessEnv {
+  return {
+    HOME: root,
+    PATH: [path.dirname(node), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+    XDG_CONFIG_HOME: dirs.config,
+    XDG_DATA_HOME: path.join(root, 'data'),
+    XDG_CACHE_HOME: path.join(root, 'cache'),
+    LANG: 'C.UTF-8',
+  };
+}
+
+function writeJson(file: string, value: unknown) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(value, null, 2));
+}
+
+async function startCodeServer(): Promise<string> {
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+  for (const f of [samples.transpose, samples.chains]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
+  // A quiet workbench: no welcome page, no trust prompt, no telemetry, nothing fetched.
+  writeJson(path.join(dirs.userData, 'User', 'settings.json'), {
+    'workbench.startupEditor': 'none',
+    'workbench.colorTheme': 'Default Dark Modern',
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.tips.enabled': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'extensions.autoUpdate': false,
+    'extensions.autoCheckUpdates': false,
+    'chat.disableAIFeatures': true,
+    'editor.inlayHints.enabled': 'on',
+    'editor.hover.delay': 200,
+  });
+  const common = ['--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
+  const install = cp.spawnSync(node, [entry, ...common, '--install-extension', vsix, '--force'], {
+    env: codeServerEnv(),
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(install.status, 0, `code-server --install-extension ${vsix} failed:\n${install.stdout}\n${install.stderr}`);
+  assert.match(install.stdout, /successfully installed/, install.stdout);
+
+  const port = await freePort();
+  const args = [
+    entry,
+    ...common,
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    dirs.workspace,
+  ];
+  codeServer = cp.spawn(node, args, { env: codeServerEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const url = `http://127.0.0.1:${port}/`;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`code-server did not listen within ${TIMEOUT} ms:\n${codeServerLog}`)), TIMEOUT);
+    const onData = (d: Buffer) => {
+      codeServerLog += d.toString();
+      if (codeServerLog.includes('HTTP server listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    codeServer!.stdout!.on('data', onData);
+    codeServer!.stderr!.on('data', onData);
+    codeServer!.on('exit', (code) => reject(new Error(`code-server exited (${code}):\n${codeServerLog}`)));
+  });
+  return url;
+}
+
+async function stopCodeServer() {
+  const p = codeServer;
+  if (!p || p.exitCode !== null || p.pid === undefined) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  process.kill(-p.pid, 'SIGTERM'); // its process group: the extension host and hlo-lsp too
+  const timer = setTimeout(() => p.pid && process.kill(-p.pid, 'SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Types `value` into the open quick input (Quick Open, the command palette, a picker) and
+ * clicks the row labelled `label` (a string: the label contains it; a RegExp: matches it).
+ * Typing again until the row shows covers a picker that replaces another one.
+ */
+async function quickPick(value: string, label: string | RegExp) {
+  const input = page.locator('.quick-input-widget input');
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: label }) })
+    .first();
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+    await input.fill(value);
+    if (await row.waitFor({ timeout: 2000 }).then(() => true, () => false)) break;
+    const rows = await page.locator('.quick-input-list .monaco-list-row').allTextContents();
+    if (Date.now() > deadline) throw new Error(`no "${label}" row for "${value}"; rows: ${JSON.stringify(rows)}`);
+  }
+  await row.click();
+}
+
+/** Opens a workspace file by name with Quick Open (Ctrl+P), as a user does. */
+async function quickOpen(name: string) {
+  await page.keyboard.press('Control+P');
+  await quickPick(name, new RegExp(`^${name.replace(/\./g, '\\.')}$`));
+  await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.monaco-editor .view-line').first().waitFor({ timeout: TIMEOUT });
+}
+
+/** Runs a command from the command palette (F1) by its title. */
+async function runCommand(title: string) {
+  await page.keyboard.press('F1');
+  await quickPick('>' + title, title);
+}
+
+/** Moves the cursor with Go to Line (Ctrl+G): 1-based line and column. */
+async function goTo(line: number, column: number) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: TIMEOUT });
+  await input.fill(`:${line}:${column}`); // the ':' prefix is what Ctrl+G puts there
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+}
+
+/** 1-based line of the first line containing `needle` in a file. */
+function lineOf(file: string, needle: string): { line: number; column: number } {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.includes(needle));
+  assert.ok(i >= 0, `${needle} not in ${file}`);
+  return { line: i + 1, column: lines[i].indexOf(needle) + 1 };
+}
+
+/** The rendered editor line whose text contains `needle`. */
+function viewLine(needle: string) {
+  return page.locator('.editor-instance .monaco-editor .view-line', { hasText: needle }).first();
+}
+
+/** The inspect-tokens widget's TextMate scopes for the token at the cursor. */
+async function textMateScopeAtCursor(): Promise<string> {
+  await runCommand('Developer: Inspect Editor Tokens and Scopes');
+  const widget = page.locator('.token-inspect-widget');
+  await widget.waitFor({ timeout: TIMEOUT });
+  const text = (await widget.textContent()) ?? '';
+  await screenshot('highlighting-token-scopes');
+  await page.keyboard.press('Escape');
+  return text;
+}
+
+before(async () => {
+  const url = await startCodeServer();
+  context = await chromium.launchPersistentContext(dirs.browserProfile, {
+    executablePath: browserPath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1400, height: 900 },
+  });
+  context.setDefaultTimeout(TIMEOUT);
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${url}?folder=${encodeURIComponent(dirs.workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: TIMEOUT });
+  const version = cp.spawnSync(node, [entry, '--version'], { env: codeServerEnv(), encoding: 'utf8' }).stdout.trim();
+  console.log(`# code-server ${version}; Chromium ${context.browser()?.version() ?? '(persistent context)'}`);
+});
+
+after(async () => {
+  await context?.close().catch(() => undefined);
+  await stopCodeServer();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+test('TextMate highlighting: the HLO grammar colours the tokens (no server running yet)', async () => {
+  await quickOpen('transpose_fusion.hlo');
+  const line = viewLine('negate(');
+  await line.waitFor();
+  // Distinct token classes (colours) for the name, the shape and the opcode.
+  const tokens = await line.locator('span > span').evaluateAll((spans) =>
+    spans.map((s) => ({ text: s.textContent ?? '', cls: s.className, color: getComputedStyle(s).color })),
+  );
+  const colorOf = (text: string) => tokens.find((t) => t.text.trim() === text)?.color;
+  const plain = tokens.find((t) => t.cls.split(' ').includes('mtk1'))?.color;
+  for (const text of ['%neg', 'negate', 'f32']) {
+    assert.ok(colorOf(text), `no token "${text}" in ${JSON.stringify(tokens)}`);
+    assert.notEqual(colorOf(text), plain, `"${text}" has the plain text colour: ${JSON.stringify(tokens)}`);
+  }
+  assert.notEqual(colorOf('%neg'), colorOf('negate'), 'the instruction name and the opcode look the same');
+  // And the scopes come from our grammar.
+  const at = lineOf(samples.transpose, 'negate(');
+  await goTo(at.line, at.column + 1);
+  const scopes = await textMateScopeAtCursor();
+  assert.match(scopes, /support\.function\.opcode\.hlo/, `inspect tokens at negate: ${scopes}`);
+  assert.match(scopes, /source\.hlo/, scopes);
+  console.log(`# negate: support.function.opcode.hlo, colours ${JSON.stringify([colorOf('%neg'), colorOf('negate'), colorOf('f32'), plain])}`);
+});
+
+test('server discovery: with no hlo-lsp anywhere, the warning names every place tried', async () => {
+  // The notification center keeps the warning after its toast is gone.
+  await runCommand('Notifications: Show Notifications');
+  const item = page.locator('.notifications-center .notification-list-item', { hasText: 'hlo-lsp language server was not found' });
+  await item.first().waitFor({ timeout: TIMEOUT });
+  const text = (await item.first().textContent()) ?? '';
+  for (const part of ['Tried:', 'bundled:', path.join('server', `${process.platform}-${process.arch}`, 'hlo-lsp'), 'PATH: hlo-lsp', 'hlo.server.path']) {
+    assert.ok(text.includes(part), `the warning lacks "${part}": ${text}`);
+  }
+  console.log(`# warning: ${text.slice(0, 200)}...`);
+  await screenshot('discovery-warning');
+  await runCommand('Notifications: Clear All Notifications');
+});
+
+test('the server starts once hlo.server.path is set in the workspace settings', async () => {
+  // What a user does after the warning: set the path; the extension restarts the client.
+  writeJson(path.join(dirs.workspace, '.vscode', 'settings.json'), { 'hlo.server.path': serverBin });
+  await runCommand('Output: Show Output Channels');
+  await quickPick('HLO', /^HLO$/);
+  const output = page.locator('.output-view, .panel .monaco-editor').first();
+  const started = `HLO: starting ${serverBin} (found via setting)`;
+  await page.waitForFunction(
+    (want) => Array.from(document.querySelectorAll('.panel .view-line')).some((l) => (l.textContent ?? '').replace(/\u00a0/g, ' ').includes(want)),
+    started,
+    { timeout: TIMEOUT },
+  );
+  assert.ok(await output.isVisible());
+  await screenshot('output-server-started');
+  await page.keyboard.press('Control+J'); // close the panel again
+});
+
+test('hover inside the fusion shows the composed map', async () => {
+  await quickOpen('transpose_fusion.hlo');
+  const neg = viewLine('negate(').locator('span > span', { hasText: /^%neg$/ }).first();
+  const hover = page.locator('.monaco-hover:visible', { hasText: TRANSPOSED });
+  // The first hover can come before the server has read the file: move away and back.
+  for (let attempt = 0; attempt < 10 && !(await hover.isVisible()); attempt++) {
+    await page.mouse.move(5, 5);
+    await neg.hover();
+    await hover.waitFor({ timeout: 5000 }).catch(() => undefined);
+  }
+  const text = (await hover.textContent()) ?? '';
+  assert.ok(text.includes(TRANSPOSED), `no ${TRANSPOSED} in the hover: ${text}`);
+  console.log(`# hover: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
+  await screenshot('hover-in-fusion');
+  await screenshot('hover-in-fusion-editor', 'editor'); // the one in editors/README.md
+  await page.mouse.move(5, 5);
+});
+
+test('inlay hints: the composed map is drawn after the fused instruction', async () => {
+  const line = viewLine('negate(');
+  await page.waitForFunction(
+    ([want]) =>
+      Array.from(document.querySelectorAll('.editor-instance .view-line'))
+        .filter((l) => (l.textContent ?? '').includes('negate('))
+        .some((l) => (l.textContent ?? '').replace(/\u00a0/g, ' ').includes(want)),
+    [TRANSPOSED],
+    { timeout: TIMEOUT },
+  );
+  const text = ((await line.textContent()) ?? '').replace(/\u00a0/g, ' ');
+  // The hint is injected text after the instruction, not part of the document.
+  assert.ok(text.indexOf(TRANSPOSED) > text.indexOf('negate(%p0)'), text);
+  console.log(`# line with hint: ${text.trim()}`);
+  await screenshot('inlay-hints');
+});
+
+test('quick fix: the reshape-chain fix applies and the saved file is the expected one', async () => {
+  await quickOpen('chains.hlo');
+  const at = lineOf(samples.chains, '%r1 = ');
+  await goTo(at.line, at.column + 1);
+  const title = 'Remove the 2 instructions';
+  const item = page.locator('.action-widget .monaco-list-row', { hasText: title }).first();
+  // Diagnostics and actions arrive asynchronously: ask again until the fix is offered.
+  for (let attempt = 0; attempt < 10 && !(await item.isVisible()); attempt++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+.');
+    await item.waitFor({ timeout: 3000 }).catch(() => undefined);
+  }
+  const offered = await page.locator('.action-widget .monaco-list-row').allTextContents();
+  assert.ok(await item.isVisible(), `no "${title}" action; offered: ${JSON.stringify(offered)}`);
+  await screenshot('quick-fix-menu');
+  await item.click();
+  await page.keyboard.press('Control+S');
+  const file = path.join(dirs.workspace, 'chains.hlo');
+  const want = fs.readFileSync(samples.chainsFixed, 'utf8');
+  const deadline = Date.now() + TIMEOUT;
+  while (fs.readFileSync(file, 'utf8') !== want && Date.now() < deadline) await page.waitForTimeout(100);
+  assert.equal(fs.readFileSync(file, 'utf8'), want, 'the file after the quick fix and save');
+  console.log(`# applied "${offered.find((o) => o.includes(title))?.trim()}"; chains.hlo now equals chains.identity-fixed.hlo`);
+});
+
+test('the fusion-maps panel opens beside the editor with the composed map', async () => {
+  await quickOpen('transpose_fusion.hlo');
+  const at = lineOf(samples.transpose, '%neg = ');
+  await goTo(at.line, at.column + 1);
+  await runCommand('HLO: Show Fusion Indexing Maps at Cursor');
+  await page.locator('.tab', { hasText: 'maps.md' }).first().waitFor({ timeout: TIMEOUT });
+  // The markdown preview is a webview: find the frame that renders the panel's text.
+  let panel: Frame | undefined;
+  const deadline = Date.now() + TIMEOUT;
+  while (!panel && Date.now() < deadline) {
+    for (const f of page.frames()) {
+      const body = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (body.includes('Indexing maps at') && body.includes(TRANSPOSED)) panel = f;
+    }
+    if (!panel) await page.waitForTimeout(200);
+  }
+  assert.ok(panel, 'no webview shows the panel with the map');
+  const text = await panel.evaluate(() => document.body.innerText);
+  assert.ok(text.includes('transpose_fusion.hlo:' + at.line), text);
+  console.log(`# panel: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
+  await screenshot('fusion-maps-panel');
+});
