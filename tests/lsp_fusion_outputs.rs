@@ -84,12 +84,15 @@ fn reads(map: &IndexingMap, at: &[i64]) -> BTreeSet<Vec<i64>> {
 /// point from the output down to the parameters.
 struct Reference<'a> {
     c: &'a analysis::Computation,
-    memo: HashMap<(usize, usize, Vec<i64>), BTreeSet<(usize, Vec<i64>)>>,
+    memo: HashMap<(usize, usize, Vec<i64>), Elements>,
 }
+
+/// Elements of instructions: `(instruction, index)`.
+type Elements = BTreeSet<(usize, Vec<i64>)>;
 
 impl Reference<'_> {
     /// `(instruction, index)` reached from element `idx` of output `tag` of `node`.
-    fn reach(&mut self, node: usize, tag: usize, idx: &[i64]) -> BTreeSet<(usize, Vec<i64>)> {
+    fn reach(&mut self, node: usize, tag: usize, idx: &[i64]) -> Elements {
         let key = (node, tag, idx.to_vec());
         if let Some(r) = self.memo.get(&key) {
             return r.clone();

@@ -7,6 +7,7 @@
 //! a variadic reduce) is printed once per output, as XLA's `print_indexing` does;
 //! `--output K` narrows it to one. Errors are one line on stderr and a non-zero exit.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -229,15 +230,14 @@ fn from_fusion(
     }
     let mut text = String::new();
     let mut records = vec![];
-    let mut cache: Vec<((usize, usize), Vec<Vec<Reached>>)> = vec![];
+    // Maps from every output, per (module, fused computation), composed once.
+    let mut cache: HashMap<(usize, usize), Vec<Vec<Reached>>> = HashMap::new();
     for t in targets {
         let m = &modules[t.module];
         let (fc, fi) = calling_fusion(m, t.computation).expect("targets are fused");
-        let key = (t.module, t.computation);
-        if !cache.iter().any(|(k, _)| *k == key) {
-            cache.push((key, grouped_from_every_output(m, t.computation)));
-        }
-        let every = &cache.iter().find(|(k, _)| *k == key).expect("cached").1;
+        let every = cache
+            .entry((t.module, t.computation))
+            .or_insert_with(|| grouped_from_every_output(m, t.computation));
         let c = &m.computations[t.computation];
         let node = &c.nodes[t.instruction];
         let fusion = &m.computations[fc].nodes[fi];

@@ -422,7 +422,7 @@ fn item(out: &mut String, label: &str, read: &Labelled, style: &Style, indent: &
             let _ = writeln!(out, "{indent}  ```");
         }
     }
-    let hidden: usize = families[shown..].iter().map(Family::len).sum();
+    let hidden: usize = families[shown..].iter().map(Family::count).sum();
     if hidden > 0 {
         let _ = writeln!(out, "{indent}  … {hidden} more maps");
     }

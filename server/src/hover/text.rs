@@ -45,8 +45,8 @@ pub struct Family<'a> {
 }
 
 impl Family<'_> {
-    /// How many maps this family stands for.
-    pub fn len(&self) -> usize {
+    /// How many maps this family stands for (at least one).
+    pub fn count(&self) -> usize {
         self.varying.as_ref().map_or(1, |(_, v)| v.len())
     }
 
@@ -304,12 +304,12 @@ mod tests {
             .collect();
         let f = families(&maps);
         assert_eq!(f.len(), 2);
-        assert_eq!(f[0].len(), 4);
+        assert_eq!(f[0].count(), 4);
         assert_eq!(
             f[0].lines(&SLASH),
             ["(d0) -> ({0, 1, 2, 3}, d0, 0), domain: d0 in [0, 8191]"]
         );
-        assert_eq!(f[1].len(), 1);
+        assert_eq!(f[1].count(), 1);
         // A map of extent-1 dimensions simplified to 0 is still the identity.
         let m = map("(d0, d1) -> (d0, 0), domain: d0 in [0, 8191], d1 in [0, 0]");
         assert!(is_identity(&m.map, &[8192, 1]));
