@@ -125,7 +125,7 @@ fn hover_describes_instructions_operands_and_fused_parameters() {
     );
     let value = hover["contents"]["value"].as_str().unwrap();
     assert!(value.contains("fed by operand 2 of `%fusion`"), "{value}");
-    assert!(value.contains("`%c` s32[1024]"), "{value}");
+    assert!(value.contains("`%c` `s32[1024]`"), "{value}");
     // Whitespace: no hover; a line past the end: no hover, no error.
     assert!(client
         .result(
@@ -378,7 +378,7 @@ fn hover_inside_a_fusion_shows_the_maps() {
         .find("**From the output of fusion `%f`**: `(d0, d1) -> (d1, d0), domain: d0 in [0, 15], d1 in [0, 7]`")
         .unwrap_or_else(|| panic!("{value}"));
     let parameters = value
-        .find("**Fusion parameters it reads** (maps from its index)\n- `%p` (parameter 0, f32[8,16]): identity")
+        .find("**Fusion parameters it reads** (maps from its index)\n- `%p` (parameter 0, `f32[8,16]`): identity")
         .unwrap_or_else(|| panic!("{value}"));
     let operands = value
         .find("**Operands**\n- `%p`: identity")

@@ -640,7 +640,7 @@ fn constructed_hover_names_each_output_and_the_one_feeding_only_the_last() {
     let e = client.result("textDocument/hover", at("%e = "));
     let e = e["contents"]["value"].as_str().unwrap();
     assert!(
-        e.contains("**From fusion `%f`** (read by 1 of 5 outputs)\n- output 4 (f32[6]): identity"),
+        e.contains("**From fusion `%f`** (read by 1 of 5 outputs)\n- output 4 (`f32[6]`): identity"),
         "{e}"
     );
     let n = client.result("textDocument/hover", at("%n = "));
@@ -648,13 +648,13 @@ fn constructed_hover_names_each_output_and_the_one_feeding_only_the_last() {
     assert!(n.contains("(read by 4 of 5 outputs)"), "{n}");
     assert!(
         n.contains(
-            "- output 0 (f32[6,4]): `(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]`"
+            "- output 0 (`f32[6,4]`): `(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]`"
         ),
         "{n}"
     );
-    assert!(n.contains("- output 1 (f32[4,6]): identity"), "{n}");
+    assert!(n.contains("- output 1 (`f32[4,6]`): identity"), "{n}");
     assert!(
-        n.contains("- output 3 (f32[4]): `(d0)[s0] -> (d0, s0)"),
+        n.contains("- output 3 (`f32[4]`): `(d0)[s0] -> (d0, s0)"),
         "{n}"
     );
     assert!(client.shutdown_and_exit().success());

@@ -163,7 +163,7 @@ fn sections_come_in_order_of_usefulness_with_trivial_maps_in_a_word() {
         .expect(&value);
     // 3. only the parameters read through it: %p0 (through the reduce), not %p1/%p2.
     let parameters = value
-        .find("**Fusion parameters it reads** (maps from its index)\n- `%p0` (parameter 0, f32[8,128]): `(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127]`")
+        .find("**Fusion parameters it reads** (maps from its index)\n- `%p0` (parameter 0, `f32[8,128]`): `(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 7], d1 in [0, 127], s0 in [0, 127]`")
         .expect(&value);
     assert!(!value.contains("%p1") && !value.contains("%p2"), "{value}");
     // 4. its own operand map, with utilization.
@@ -230,7 +230,7 @@ fn physical_layout_applies_to_every_section_and_says_so() {
         "{physical}"
     );
     assert!(
-        physical.contains("- `%p0` (parameter 0, f32[4,8]): identity"),
+        physical.contains("- `%p0` (parameter 0, `f32[4,8]`): identity"),
         "{physical}"
     );
     let root = hover_at(&mut client, &document, LAYOUT, "%t = ");

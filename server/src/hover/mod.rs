@@ -244,10 +244,11 @@ fn outputs_label(outputs: &[usize], shape: &str) -> String {
     } else {
         "outputs"
     };
+    // Shapes in code spans: `[30,20]` alone reads as a link to some markdown renderers.
     let shape = if shape.is_empty() {
         String::new()
     } else {
-        format!(" ({shape})")
+        format!(" (`{shape}`)")
     };
     format!("{noun} {}{shape}", output_ranges(outputs))
 }
@@ -314,8 +315,10 @@ fn reads_name(r: &Reads) -> String {
     } else {
         format!("`{}`", r.name)
     };
-    let details: Vec<&str> = [r.role.as_str(), r.shape.as_str()]
+    let shape = (!r.shape.is_empty()).then(|| format!("`{}`", r.shape));
+    let details: Vec<&str> = [Some(r.role.as_str()), shape.as_deref()]
         .into_iter()
+        .flatten()
         .filter(|s| !s.is_empty())
         .collect();
     if details.is_empty() {
