@@ -640,7 +640,9 @@ fn constructed_hover_names_each_output_and_the_one_feeding_only_the_last() {
     let e = client.result("textDocument/hover", at("%e = "));
     let e = e["contents"]["value"].as_str().unwrap();
     assert!(
-        e.contains("**From fusion `%f`** (read by 1 of 5 outputs)\n- output 4 (`f32[6]`): identity"),
+        e.contains(
+            "**From fusion `%f`** (read by 1 of 5 outputs)\n- output 4 (`f32[6]`): identity"
+        ),
         "{e}"
     );
     let n = client.result("textDocument/hover", at("%n = "));

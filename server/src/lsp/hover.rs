@@ -339,7 +339,12 @@ fn parameter_sources(
             caller.name, caller.opcode, caller_computation.name
         );
         if let Some(source) = operand.target.map(|id| caller_computation.instruction(id)) {
-            let _ = write!(line, ": `%{}` `{}`", source.name, short_shape(&source.shape));
+            let _ = write!(
+                line,
+                ": `%{}` `{}`",
+                source.name,
+                short_shape(&source.shape)
+            );
         }
         lines.push(line);
     }
