@@ -125,7 +125,7 @@ fn hover_describes_instructions_operands_and_fused_parameters() {
     );
     let value = hover["contents"]["value"].as_str().unwrap();
     assert!(value.contains("fed by operand 2 of `%fusion`"), "{value}");
-    assert!(value.contains("`%c` s32[1024]"), "{value}");
+    assert!(value.contains("`%c` `s32[1024]`"), "{value}");
     // Whitespace: no hover; a line past the end: no hover, no error.
     assert!(client
         .result(
@@ -359,24 +359,31 @@ fn hover_inside_a_fusion_shows_the_maps() {
         at(&document, TRANSPOSE, "transpose(", 3),
     );
     let value = hover["contents"]["value"].as_str().unwrap().to_string();
-    assert!(value.contains("(d0, d1) -> (d1, d0)"), "{value}");
+    // The root: the fusion output reads it as is; its operand is read transposed,
+    // every element once (nothing to say about utilization).
     assert!(
-        value.contains("utilization 100.0% of elements, each read 1.00×"),
+        value.contains("**From the output of fusion `%f`**: identity"),
         "{value}"
     );
-    // The negate inside the fusion: composed map from the fusion output to it.
+    assert!(
+        value.contains("- `%n`: `(d0, d1) -> (d1, d0), domain: d0 in [0, 15], d1 in [0, 7]`"),
+        "{value}"
+    );
+    assert!(!value.contains("utilization"), "{value}");
+    // The negate inside the fusion: composed map from the fusion output to it first,
+    // then the parameter it reads, then its own operand.
     let hover = client.result("textDocument/hover", at(&document, TRANSPOSE, "negate(", 2));
     let value = hover["contents"]["value"].as_str().unwrap().to_string();
-    assert!(
-        value.contains("From the output of fusion `%f` to this instruction"),
-        "{value}"
-    );
-    assert!(
-        value.contains("From the fusion output to parameter 0"),
-        "{value}"
-    );
-    let composed = value.split("From the output of fusion").nth(1).unwrap();
-    assert!(composed.contains("(d0, d1) -> (d1, d0)"), "{value}");
+    let composed = value
+        .find("**From the output of fusion `%f`**: `(d0, d1) -> (d1, d0), domain: d0 in [0, 15], d1 in [0, 7]`")
+        .unwrap_or_else(|| panic!("{value}"));
+    let parameters = value
+        .find("**Fusion parameters it reads** (maps from its index)\n- `%p` (parameter 0, `f32[8,16]`): identity")
+        .unwrap_or_else(|| panic!("{value}"));
+    let operands = value
+        .find("**Operands**\n- `%p`: identity")
+        .unwrap_or_else(|| panic!("{value}"));
+    assert!(composed < parameters && parameters < operands, "{value}");
     // The fusion itself: composed maps to its operands.
     let hover = client.result("textDocument/hover", at(&document, TRANSPOSE, "fusion(", 2));
     let value = hover["contents"]["value"].as_str().unwrap().to_string();

@@ -10,6 +10,7 @@
 pub mod algebra;
 pub mod analysis;
 pub mod cli;
+pub mod hover;
 pub mod lsp;
 pub mod mlir;
 pub mod model;

@@ -9,7 +9,7 @@ mod analysis_support;
 use std::collections::{BTreeSet, HashMap};
 
 use analysis_support::{entry_reads, in_bounds, indices, linear, RuntimeRule};
-use hlo_lsp::analysis::fusion::fused_output_to_input;
+use hlo_lsp::analysis::fusion::{fused_output_to_input, grouped_from_every_output};
 use hlo_lsp::analysis::op::*;
 use hlo_lsp::analysis::{ArrayShape, Computation, Module, Node, OpInfo, Shape};
 use proptest::prelude::*;
@@ -183,6 +183,83 @@ fn check(c: Computation, params: usize) -> Result<(), TestCaseError> {
                 o,
                 indexing.entries[p]
             );
+        }
+    }
+    Ok(())
+}
+
+/// Every element of every instruction that output element `o` of `node` reads
+/// (itself included), as `(instruction, index)`.
+fn reach(
+    c: &Computation,
+    node: usize,
+    o: &[i64],
+    memo: &mut HashMap<(usize, Vec<i64>), BTreeSet<(usize, Vec<i64>)>>,
+) -> BTreeSet<(usize, Vec<i64>)> {
+    if let Some(r) = memo.get(&(node, o.to_vec())) {
+        return r.clone();
+    }
+    let n = &c.nodes[node];
+    let mut out = BTreeSet::from([(node, o.to_vec())]);
+    if n.parameter_number.is_none() {
+        for (k, set) in op_reads(&n.op, o).into_iter().enumerate() {
+            for x in set {
+                out.extend(reach(c, n.operands[k], &x, memo));
+            }
+        }
+    }
+    memo.insert((node, o.to_vec()), out.clone());
+    out
+}
+
+/// A multi-output fusion: the root tuples `outputs`. The maps from every output to
+/// every instruction ([`grouped_from_every_output`], what hovers and inlay hints
+/// show) must give exactly the elements [`reach`] finds, and an instruction that
+/// no path from an output reads must not be reported as read by it.
+fn check_every_output(mut nodes: Vec<Node>, outputs: &[usize]) -> Result<(), TestCaseError> {
+    let shapes: Vec<Shape> = outputs.iter().map(|&o| nodes[o].op.shape.clone()).collect();
+    let tuple = OpInfo::new("tuple", Shape::Tuple(shapes.clone()), shapes);
+    nodes.push(Node::new("root", tuple, outputs.to_vec()));
+    let root = nodes.len() - 1;
+    let module = Module::new(
+        vec![Computation {
+            name: "f".into(),
+            nodes,
+            root,
+        }],
+        0,
+    );
+    let c = module.computation(0);
+    let every = grouped_from_every_output(&module, 0);
+    prop_assert_eq!(every.len(), outputs.len());
+    for (k, &start) in outputs.iter().enumerate() {
+        let out_dims = c.nodes[start].op.output(0).unwrap().dims.clone();
+        let mut memo = HashMap::new();
+        let mut read_somewhere = vec![false; c.nodes.len()];
+        for o in indices(&out_dims) {
+            let expected = reach(c, start, &o, &mut memo);
+            for (i, node) in c.nodes.iter().enumerate().filter(|&(i, _)| i != root) {
+                let extents = node.op.output(0).unwrap().dims.clone();
+                let want: BTreeSet<Vec<i64>> = expected
+                    .iter()
+                    .filter(|(j, _)| *j == i)
+                    .map(|(_, x)| x.clone())
+                    .collect();
+                read_somewhere[i] |= !want.is_empty();
+                let got = entry_reads(&every[k][i].to_entry(), &o, &extents, &[], RuntimeRule::Raw);
+                prop_assert_eq!(&got, &want, "output {} instruction {} at {:?}", k, i, o);
+            }
+        }
+        for i in (0..c.nodes.len()).filter(|&i| i != root) {
+            if !read_somewhere[i] {
+                prop_assert!(
+                    !every[k][i].is_read(),
+                    "output {} claims to read instruction {}: {:?}",
+                    k,
+                    i,
+                    every[k][i]
+                );
+            }
         }
     }
     Ok(())
@@ -373,6 +450,28 @@ proptest! {
         let root = b.nodes.len() - 1;
         let params = b.params;
         check(Computation { name: "f".into(), nodes: b.nodes, root }, params)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_output_of_random_multi_output_fusions_reaches_exactly(
+        seed in any::<u64>(),
+        steps in 2usize..10,
+        d0 in prop::collection::vec(1i64..4, 1..4),
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 2..4),
+    ) {
+        let mut b = Builder { nodes: vec![], params: 0, rng: seed };
+        b.param(d0);
+        for _ in 0..steps { b.step(); }
+        // Outputs: the last value (so that most instructions feed something) and
+        // random others; an instruction may feed only some outputs, or none.
+        let n = b.nodes.len();
+        let mut outputs: Vec<usize> = vec![n - 1];
+        outputs.extend(picks.iter().map(|p| p.index(n)));
+        check_every_output(b.nodes, &outputs)?;
     }
 }
 

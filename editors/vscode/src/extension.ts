@@ -89,6 +89,9 @@ async function onConfigurationChanged(context: vscode.ExtensionContext, e: vscod
   }
 }
 
+/** hlo-lsp's request for the whole, unsummarized hover at a position. */
+const FUSION_MAPS = 'hlo-lsp/fusionMaps';
+
 async function showFusionMaps(): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.languageId !== 'hlo') {
@@ -101,7 +104,11 @@ async function showFusionMaps(): Promise<void> {
   }
   const pos = editor.selection.active;
   const params = client.code2ProtocolConverter.asTextDocumentPositionParams(editor.document, pos);
-  const hover = await client.sendRequest(HoverRequest.type, params);
+  // The server's whole text (a hover summarizes large fusions); a server without the
+  // request answers an error, then the hover is the next best thing.
+  const hover =
+    (await client.sendRequest<{ contents: HoverContents } | null>(FUSION_MAPS, params).catch(() => undefined)) ??
+    (await client.sendRequest(HoverRequest.type, params));
   const text = panelMarkdown(
     vscode.workspace.asRelativePath(editor.document.uri),
     pos.line,

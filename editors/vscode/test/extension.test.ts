@@ -99,21 +99,29 @@ test('no server anywhere: a warning names what was tried, and no client starts',
   }
 });
 
-test('show fusion maps: hover at the cursor rendered in a markdown panel beside', async () => {
+test('show fusion maps: the whole hover at the cursor rendered in a markdown panel beside', async () => {
   await ext.activate(context() as never);
   const docUri = { scheme: 'file', path: '/ws/fusion.hlo', fsPath: '/ws/fusion.hlo', toString: () => 'file:///ws/fusion.hlo' };
   stubs.state.activeEditor = { document: { languageId: 'hlo', uri: docUri }, selection: { active: { line: 4, character: 7 } } };
   stubs.state.hoverResult = { contents: { kind: 'markdown', value: '**transpose**\n```\n(d0, d1) -> (d1, d0)\n```' } };
   await stubs.rec.commands.get('hlo.showFusionMaps')!();
   const c = stubs.rec.clients[0];
-  assert.deepEqual(c.requests, [
-    { method: 'textDocument/hover', params: { textDocument: { uri: 'file:///ws/fusion.hlo' }, position: { line: 4, character: 7 } } },
-  ]);
+  const at = { textDocument: { uri: 'file:///ws/fusion.hlo' }, position: { line: 4, character: 7 } };
+  // The server's unsummarized text (`hlo-lsp/fusionMaps`), not the summarized hover.
+  assert.deepEqual(c.requests, [{ method: 'hlo-lsp/fusionMaps', params: at }]);
   const shown = stubs.rec.executed.find((e) => e.id === 'markdown.showPreviewToSide');
   assert.ok(shown, 'no preview opened');
   const text = stubs.rec.providers.get('hlo-maps')!.provideTextDocumentContent(shown.args[0]);
   assert.match(text, /^# Indexing maps at `fusion\.hlo:5:8`/);
   assert.ok(text.includes('(d0, d1) -> (d1, d0)'));
+  // A server without the request: the hover instead.
+  stubs.state.fusionMapsUnsupported = true;
+  c.requests.length = 0;
+  await stubs.rec.commands.get('hlo.showFusionMaps')!();
+  assert.deepEqual(c.requests, [
+    { method: 'hlo-lsp/fusionMaps', params: at },
+    { method: 'textDocument/hover', params: at },
+  ]);
   // Outside an HLO editor the command explains itself instead of failing.
   stubs.state.activeEditor = undefined;
   await stubs.rec.commands.get('hlo.showFusionMaps')!();

@@ -18,6 +18,8 @@ export const state = {
   workspaceFolders: [] as string[],
   activeEditor: undefined as unknown,
   hoverResult: null as unknown,
+  /** The server answers `hlo-lsp/fusionMaps` with an error (an older server). */
+  fusionMapsUnsupported: false,
 };
 export const rec: Recorded = {
   commands: new Map(),
@@ -41,6 +43,7 @@ export function reset() {
   state.workspaceFolders = [];
   state.activeEditor = undefined;
   state.hoverResult = null;
+  state.fusionMapsUnsupported = false;
 }
 
 class EventEmitter<T> {
@@ -131,8 +134,10 @@ export class FakeClient {
   async sendNotification(type: { method: string }, params: unknown) {
     this.notifications.push({ method: type.method, params });
   }
-  async sendRequest(type: { method: string }, params: unknown) {
-    this.requests.push({ method: type.method, params });
+  async sendRequest(type: { method: string } | string, params: unknown) {
+    const method = typeof type === 'string' ? type : type.method;
+    this.requests.push({ method, params });
+    if (method === 'hlo-lsp/fusionMaps' && state.fusionMapsUnsupported) throw new Error('MethodNotFound');
     return state.hoverResult;
   }
   code2ProtocolConverter = {

@@ -10,7 +10,9 @@
 use super::build::identity;
 use super::compose::{compose, resolve_sources};
 use super::graph::Module;
-use super::operand_indexing::{InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource};
+use super::operand_indexing::{
+    insert_live_first, InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource,
+};
 use super::ops;
 
 /// Maps that reached one instruction, tagged with which of its outputs they index.
@@ -22,9 +24,13 @@ pub struct Reached {
 
 impl Reached {
     fn insert(&mut self, output: usize, m: OperandMap) {
-        if !self.maps.iter().any(|(o, x)| *o == output && *x == m) {
-            self.maps.push((output, m));
-        }
+        insert_live_first(&mut self.maps, (output, m), |(_, m)| m, |a, b| a.0 == b.0);
+    }
+
+    /// True when some path reads this instruction: a map that is not known to be
+    /// empty, or a path whose indexing is unknown (it may read it).
+    pub fn is_read(&self) -> bool {
+        self.unknown.is_some() || self.maps.iter().any(|(_, m)| !m.map.is_known_empty())
     }
 
     fn mark_unknown(&mut self, reason: &str) {
@@ -105,16 +111,52 @@ pub fn fused_output_to_input(
         return InstructionIndexing::all_unknown(operand_count, "the fusion has no such output");
     };
     let reached = grouped_output_to_input(module, comp, start, out);
+    parameter_entries(module, comp, &reached, operand_count)
+}
+
+/// The maps that reached the parameters of `comp` (from [`grouped_output_to_input`])
+/// as the fusion's per-operand entries.
+pub fn parameter_entries(
+    module: &Module,
+    comp: usize,
+    reached: &[Reached],
+    operand_count: usize,
+) -> InstructionIndexing {
     let c = module.computation(comp);
     let mut entries = vec![OperandIndexing::none(); operand_count];
     for (i, node) in c.nodes.iter().enumerate() {
-        if let Some(p) = node.parameter_number {
+        if let (Some(p), Some(r)) = (node.parameter_number, reached.get(i)) {
             if p < operand_count {
-                entries[p].extend(reached[i].to_entry());
+                entries[p].extend(r.to_entry());
             }
         }
     }
     InstructionIndexing { entries }
+}
+
+/// Number of outputs of the computation `comp` (a fused computation's outputs):
+/// the operands of a tuple root, else the root's own outputs (a variadic reduce).
+pub fn output_count(module: &Module, comp: usize) -> usize {
+    let Some(c) = module.get(comp) else {
+        return 0;
+    };
+    match c.nodes.get(c.root) {
+        Some(root) if root.op.opcode == "tuple" => root.operands.len(),
+        Some(root) => root.op.shape.output_count(),
+        None => 0,
+    }
+}
+
+/// Maps from every output of the computation `comp` to each of its instructions:
+/// `result[k][i]` is what reaches instruction `i` from output `k` (XLA's grouped
+/// indexing, once per output, as `print_indexing` prints every output).
+pub fn grouped_from_every_output(module: &Module, comp: usize) -> Vec<Vec<Reached>> {
+    (0..output_count(module, comp))
+        .map(|k| match output_start(module, comp, k) {
+            Some((start, out)) => grouped_output_to_input(module, comp, start, out),
+            None => vec![Reached::default(); module.computation(comp).nodes.len()],
+        })
+        .collect()
 }
 
 /// Maps from output `out` of `start` to every instruction of `comp` it reaches
@@ -131,6 +173,33 @@ pub fn grouped_output_to_input(
         Some(shape) => reached[start].insert(out, OperandMap::plain(identity(&shape.dims))),
         None => reached[start].mark_unknown("the instruction has no such array output"),
     }
+    propagate(module, comp, start, reached)
+}
+
+/// Maps from every array output of `start` (its own index space) to every
+/// instruction of `comp` it reads, e.g. the fusion parameters one fused
+/// instruction reads.
+pub fn grouped_from_instruction(module: &Module, comp: usize, start: usize) -> Vec<Reached> {
+    let c = module.computation(comp);
+    let mut reached = vec![Reached::default(); c.nodes.len()];
+    let shape = &c.nodes[start].op.shape;
+    for out in 0..shape.output_count() {
+        if let Some(a) = shape.output(out) {
+            reached[start].insert(out, OperandMap::plain(identity(&a.dims)));
+        }
+    }
+    propagate(module, comp, start, reached)
+}
+
+/// Pushes the maps in `reached` (seeded at `start`) through the operands of
+/// every instruction `start` depends on, users before operands.
+fn propagate(
+    module: &Module,
+    comp: usize,
+    start: usize,
+    mut reached: Vec<Reached>,
+) -> Vec<Reached> {
+    let c = module.computation(comp);
     let order = c.post_order_from(start);
     for &u in order.iter().rev() {
         let node = &c.nodes[u];

@@ -85,15 +85,16 @@ impl OperandIndexing {
         OperandIndexing::default()
     }
 
-    /// Adds a map unless an equal one is already there (XLA keeps a set).
+    /// Adds a map unless an equal one is already there (XLA keeps a set). A
+    /// `KNOWN EMPTY` map reads nothing, so it is kept only while the set has no
+    /// other map: XLA prints `KNOWN EMPTY` for an operand no path reads, but a
+    /// union of live maps with an empty one is just the live maps.
     pub fn insert(&mut self, map: OperandMap) {
         if map.map.is_undefined() {
             self.mark_unknown("undefined indexing map");
             return;
         }
-        if !self.maps.contains(&map) {
-            self.maps.push(map);
-        }
+        insert_live_first(&mut self.maps, map, |m| m, |_, _| true);
     }
 
     /// Records that some path has no known indexing (the first reason wins).
@@ -116,6 +117,31 @@ impl OperandIndexing {
     pub fn is_unknown(&self) -> bool {
         self.unknown.is_some()
     }
+}
+
+/// Inserts `item` into the set `items` (deduplicated), where a known-empty map
+/// only stands in for "nothing read": it is dropped once a live map of the same
+/// group arrives and not added next to one. `group` tells which items are one set.
+pub(crate) fn insert_live_first<T: PartialEq>(
+    items: &mut Vec<T>,
+    item: T,
+    map: impl Fn(&T) -> &OperandMap,
+    same_group: impl Fn(&T, &T) -> bool,
+) {
+    if items.contains(&item) {
+        return;
+    }
+    if map(&item).map.is_known_empty() {
+        let live = items
+            .iter()
+            .any(|x| same_group(x, &item) && !map(x).map.is_known_empty());
+        if !live {
+            items.push(item);
+        }
+        return;
+    }
+    items.retain(|x| !(same_group(x, &item) && map(x).map.is_known_empty()));
+    items.push(item);
 }
 
 /// Indexing of one instruction in one direction: entry `k` is operand `k`

@@ -3,8 +3,11 @@
 //!
 //! Default target: the ROOT of the entry computation (as XLA's tests do).
 //! `--all`: every fusion of every computation plus the entry ROOT, analyzed in
-//! parallel. Errors are one line on stderr and a non-zero exit.
+//! parallel. Output to input, a multi-output instruction (a tuple-shaped fusion,
+//! a variadic reduce) is printed once per output, as XLA's `print_indexing` does;
+//! `--output K` narrows it to one. Errors are one line on stderr and a non-zero exit.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +15,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::algebra::{DivSpelling, PrintOptions};
+use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
 use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
 use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
 use crate::analysis::{analyze, view, Direction, InstructionIndexing, Module, Query};
@@ -46,15 +50,20 @@ pub struct Args {
     /// Input to output: the operand whose elements are mapped.
     #[arg(long, default_value_t = 0)]
     pub operand: usize,
-    /// Output to input: which output of a tuple-shaped instruction.
-    #[arg(long, default_value_t = 0)]
-    pub output: usize,
+    /// Output to input: only this output of a multi-output instruction (default: every output).
+    #[arg(long)]
+    pub output: Option<usize>,
     /// Map between physical (layout-ordered) index spaces.
     #[arg(long)]
     pub physical_layout: bool,
     /// How to spell floor division.
     #[arg(long, value_enum, default_value = "slash")]
     pub div: DivArg,
+    /// For instructions inside a fused computation: the composed maps from every
+    /// output of the calling fusion to the instruction (what the hover shows first);
+    /// `--output K` narrows to one fusion output. With `--all`: every fused instruction.
+    #[arg(long)]
+    pub from_fusion: bool,
     /// Print JSON (with operand utilization) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -84,11 +93,10 @@ pub fn run(args: Args) -> ExitCode {
 fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let (_, modules) = view::parse(&text);
+    let (file, modules) = view::parse(&text);
     if modules.iter().all(|m| m.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
-    let targets = targets(args, &modules)?;
     let options = PrintOptions {
         div: match args.div {
             DivArg::Floordiv => DivSpelling::FloorDiv,
@@ -96,28 +104,48 @@ fn run_inner(args: &Args) -> Result<String, String> {
         },
         ..PrintOptions::default()
     };
+    if args.from_fusion {
+        return from_fusion(args, &file, &modules, &options);
+    }
+    let targets = targets(args, &modules)?;
     let direction = match args.direction {
         DirectionArg::OutputToInput => Direction::OutputToInput,
         DirectionArg::InputToOutput => Direction::InputToOutput,
     };
-    let results: Vec<(Target, InstructionIndexing)> = targets
+    let jobs: Vec<(Target, usize)> = targets
+        .iter()
+        .flat_map(|t| {
+            let outputs = match (direction, args.output) {
+                (Direction::OutputToInput, Some(k)) => vec![k],
+                (Direction::OutputToInput, None) => {
+                    let n = &modules[t.module].computation(t.computation).nodes[t.instruction];
+                    (0..n.op.shape.output_count().max(1)).collect()
+                }
+                (Direction::InputToOutput, _) => vec![0],
+            };
+            outputs.into_iter().map(move |k| (*t, k))
+        })
+        .collect();
+    let results: Vec<(Target, usize, InstructionIndexing)> = jobs
         .par_iter()
-        .map(|t| {
+        .map(|&(t, output_id)| {
             let q = Query {
                 computation: t.computation,
                 instruction: t.instruction,
                 direction,
-                output_id: args.output,
+                output_id,
                 operand_id: args.operand,
                 physical_layout: args.physical_layout,
             };
-            (*t, analyze(&modules[t.module], &q))
+            (t, output_id, analyze(&modules[t.module], &q))
         })
         .collect();
     if args.json {
         let instructions: Vec<Value> = results
             .par_iter()
-            .map(|(t, indexing)| instruction_json(args, &modules[t.module], *t, indexing, &options))
+            .map(|(t, output, indexing)| {
+                instruction_json(args, &modules[t.module], *t, *output, indexing, &options)
+            })
             .collect();
         let doc = json!({ "instructions": instructions });
         Ok(format!(
@@ -126,12 +154,18 @@ fn run_inner(args: &Args) -> Result<String, String> {
         ))
     } else {
         let mut out = String::new();
-        for (t, indexing) in &results {
+        for (t, output, indexing) in &results {
             let m = &modules[t.module];
             let c = m.computation(t.computation);
             let n = &c.nodes[t.instruction];
             let which = match direction {
-                Direction::OutputToInput => format!("output {}", args.output),
+                Direction::OutputToInput => {
+                    let count = n.op.shape.output_count();
+                    match output_shape(&file, *t, *output) {
+                        Some(shape) if count > 1 => format!("output {output} of {count} ({shape})"),
+                        _ => format!("output {output}"),
+                    }
+                }
                 Direction::InputToOutput => format!("operand {}", args.operand),
             };
             out.push_str(&format!(
@@ -145,6 +179,157 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
         Ok(out)
     }
+}
+
+/// `--from-fusion`: the maps from the calling fusion's outputs to each target
+/// instruction (`--instruction`, or with `--all` every instruction of every fused
+/// computation), one record per fusion output.
+fn from_fusion(
+    args: &Args,
+    file: &crate::model::HloFile,
+    modules: &[Module],
+    options: &PrintOptions,
+) -> Result<String, String> {
+    let mut targets = vec![];
+    for name in &args.instructions {
+        let name = name.trim_start_matches('%');
+        let found = modules.iter().enumerate().find_map(|(mi, m)| {
+            m.computations().enumerate().find_map(|(ci, c)| {
+                let ii = c.find(name)?;
+                calling_fusion(m, ci).map(|_| Target {
+                    module: mi,
+                    computation: ci,
+                    instruction: ii,
+                })
+            })
+        });
+        targets.push(found.ok_or_else(|| {
+            format!(
+                "no instruction named `{name}` inside a fused computation in {}",
+                args.file.display()
+            )
+        })?);
+    }
+    if args.all {
+        for (mi, m) in modules.iter().enumerate() {
+            for (ci, c) in m.computations().enumerate() {
+                if calling_fusion(m, ci).is_some() {
+                    targets.extend((0..c.nodes.len()).map(|ii| Target {
+                        module: mi,
+                        computation: ci,
+                        instruction: ii,
+                    }));
+                }
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err(
+            "--from-fusion needs --instruction NAME (inside a fused computation) or --all".into(),
+        );
+    }
+    let mut text = String::new();
+    let mut records = vec![];
+    // Maps from every output, per (module, fused computation), composed once.
+    let mut cache: HashMap<(usize, usize), Vec<Vec<Reached>>> = HashMap::new();
+    for t in targets {
+        let m = &modules[t.module];
+        let (fc, fi) = calling_fusion(m, t.computation).expect("targets are fused");
+        let every = cache
+            .entry((t.module, t.computation))
+            .or_insert_with(|| grouped_from_every_output(m, t.computation));
+        let c = m.computation(t.computation);
+        let node = &c.nodes[t.instruction];
+        let fusion = &m.computation(fc).nodes[fi];
+        let outputs: Vec<usize> = match args.output {
+            Some(k) => vec![k],
+            None => (0..every.len()).collect(),
+        };
+        for k in outputs {
+            let Some(reached) = every.get(k).and_then(|r| r.get(t.instruction)) else {
+                return Err(format!("fusion `{}` has no output {k}", fusion.name));
+            };
+            let mut entry = reached.to_entry();
+            let from = output_start(m, t.computation, k)
+                .and_then(|(start, out)| c.nodes[start].op.shape.output(out));
+            let tag = reached.maps.first().map_or(0, |(tag, _)| *tag);
+            if let (true, Some(from), Some(to)) =
+                (args.physical_layout, from, node.op.shape.output(tag))
+            {
+                for om in &mut entry.maps {
+                    *om = crate::analysis::layout::to_physical(om, from, to);
+                }
+            }
+            let fusion_target = Target {
+                module: t.module,
+                computation: fc,
+                instruction: fi,
+            };
+            let shape = output_shape(file, fusion_target, k);
+            if args.json {
+                let maps: Vec<String> = entry
+                    .maps
+                    .iter()
+                    .map(|om| operand_map_to_string(om, options).trim_end().to_string())
+                    .collect();
+                let mut v = json!({ "name": node.name, "computation": c.name, "fusion": fusion.name,
+                                    "output_id": k, "read": reached.is_read(), "maps": maps });
+                if let Some(shape) = shape {
+                    v["output_shape"] = json!(shape);
+                }
+                if let Some(reason) = &entry.unknown {
+                    v["unknown"] = json!(reason);
+                }
+                records.push(v);
+            } else {
+                let shape = shape.map(|s| format!(" ({s})")).unwrap_or_default();
+                text.push_str(&format!(
+                    "// {} in {}, from output {k}{shape} of fusion %{}\n",
+                    node.name, c.name, fusion.name
+                ));
+                if reached.is_read() {
+                    text.push_str(&entry_to_string(&entry, options));
+                } else {
+                    text.push_str("  not read\n");
+                }
+            }
+        }
+    }
+    if args.json {
+        let doc = json!({ "instructions": records });
+        return serde_json::to_string_pretty(&doc)
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string());
+    }
+    Ok(text)
+}
+
+/// The fusion instruction `(computation, instruction)` that calls `comp`.
+fn calling_fusion(m: &Module, comp: usize) -> Option<(usize, usize)> {
+    m.computations().enumerate().find_map(|(ci, c)| {
+        c.nodes
+            .iter()
+            .position(|n| n.op.opcode == "fusion" && n.called.first() == Some(&comp))
+            .map(|ii| (ci, ii))
+    })
+}
+
+/// Output `output` of a target's shape in the model, without layout (`s32[1024]`).
+fn output_shape(file: &crate::model::HloFile, t: Target, output: usize) -> Option<String> {
+    let module = file.modules.get(t.module)?;
+    if t.computation >= module.computation_count() {
+        return None;
+    }
+    let computation = module.computation(crate::model::ComputationId(t.computation as u32));
+    let shape = &computation.instructions.get(t.instruction)?.shape;
+    let a = if shape.is_tuple() {
+        shape.tuple_element(output)?.as_array()?
+    } else {
+        shape.as_array()?
+    };
+    let mut a = a.clone();
+    a.layout = None;
+    Some(a.to_string())
 }
 
 /// Resolves `--instruction`, `--all` and the default into targets (in file order).
@@ -207,6 +392,7 @@ fn instruction_json(
     args: &Args,
     m: &Module,
     t: Target,
+    output: usize,
     indexing: &InstructionIndexing,
     options: &PrintOptions,
 ) -> Value {
@@ -237,7 +423,7 @@ fn instruction_json(
     let mut v = json!({ "name": n.name, "computation": c.name, "opcode": n.op.opcode });
     match args.direction {
         DirectionArg::OutputToInput => {
-            v["output_id"] = json!(args.output);
+            v["output_id"] = json!(output);
             v["operands"] = Value::Array(entries);
         }
         DirectionArg::InputToOutput => {

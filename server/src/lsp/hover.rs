@@ -6,18 +6,19 @@
 //!   calling instruction feeds it;
 //! * a computation name: its callers.
 //!
-//! Indexing maps are added by the analysis section ([`super::maps`]) when the
-//! analysis is available for the instruction.
+//! Indexing maps are gathered by [`super::maps`] and laid out by [`crate::hover`].
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
 use tower_lsp_server::ls_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 
+use super::maps::short_shape;
 use super::navigation::{symbol_at, Symbol};
 use super::position::PositionEncoding;
 use super::settings::Settings;
 use super::snapshot::Snapshot;
+use crate::hover::{Detail, InstructionHover, Style};
 use crate::model::{ComputationRef, HloFile, Instruction, Module};
 
 fn touches(range: &Range<usize>, offset: usize) -> bool {
@@ -35,7 +36,21 @@ pub fn hover(
         return super::mlir::hover(snapshot, offset, settings, encoding);
     }
     let file = snapshot.model();
-    let (text, range) = describe(file, offset, snapshot, settings)?;
+    let (text, range) = describe(file, offset, snapshot, settings, Detail::Summary)?;
+    Some(markdown(text, range, snapshot, encoding))
+}
+
+/// The whole hover at `offset`, nothing summarized (the fusion-maps panel's text).
+pub fn full_hover(
+    snapshot: &Snapshot,
+    offset: usize,
+    settings: &Settings,
+    encoding: PositionEncoding,
+) -> Option<Hover> {
+    if snapshot.is_mlir() {
+        return super::mlir::hover(snapshot, offset, settings, encoding);
+    }
+    let (text, range) = describe(snapshot.model(), offset, snapshot, settings, Detail::Full)?;
     Some(markdown(text, range, snapshot, encoding))
 }
 
@@ -60,6 +75,7 @@ fn describe(
     offset: usize,
     snapshot: &Snapshot,
     settings: &Settings,
+    detail: Detail,
 ) -> Option<(String, Range<usize>)> {
     // The opcode is not a name: find the instruction whose opcode is under the cursor.
     if let Some(at) = file.instruction_at(offset) {
@@ -68,7 +84,14 @@ fn describe(
         let opcode = computation.abs(instruction.opcode_range);
         if touches(&opcode, offset) {
             let module = file.module(at.module);
-            let text = instruction_hover(snapshot, module, at.computation, instruction, settings);
+            let text = instruction_hover(
+                snapshot,
+                module,
+                at.computation,
+                instruction,
+                settings,
+                detail,
+            );
             return Some((text, opcode));
         }
     }
@@ -83,8 +106,14 @@ fn describe(
             let instruction = computation.instruction(instruction);
             let name = computation.abs(instruction.name_range);
             if touches(&name, offset) {
-                let text =
-                    instruction_hover(snapshot, module, computation_id, instruction, settings);
+                let text = instruction_hover(
+                    snapshot,
+                    module,
+                    computation_id,
+                    instruction,
+                    settings,
+                    detail,
+                );
                 return Some((text, name));
             }
             // An operand reference: show the definition.
@@ -127,7 +156,44 @@ fn name_range_at(module: &Module, offset: usize) -> Option<Range<usize>> {
         .find(|r| touches(r, offset))
 }
 
-/// `%name = shape opcode(...)` as a one-line code block.
+/// Attributes that define an instruction's maps (or what a fusion calls), shown in
+/// the hover's header; metadata, backend configs and the like are left out.
+const DEFINING_ATTRIBUTES: &[&str] = &[
+    "dimensions",
+    "slice",
+    "padding",
+    "window",
+    "dim_labels",
+    "lhs_batch_dims",
+    "lhs_contracting_dims",
+    "rhs_batch_dims",
+    "rhs_contracting_dims",
+    "offset_dims",
+    "collapsed_slice_dims",
+    "start_index_map",
+    "operand_batching_dims",
+    "start_indices_batching_dims",
+    "index_vector_dim",
+    "slice_sizes",
+    "dynamic_slice_sizes",
+    "update_window_dims",
+    "inserted_window_dims",
+    "scatter_dims_to_operand_dims",
+    "input_batching_dims",
+    "scatter_indices_batching_dims",
+    "iota_dimension",
+    "index",
+    "feature_group_count",
+    "batch_group_count",
+    "fft_type",
+    "fft_length",
+    "direction",
+    "kind",
+    "calls",
+    "to_apply",
+];
+
+/// `%name = shape opcode(operand shapes and names), defining attributes` (one line).
 fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
     let operands: Vec<String> = (0..instruction.operands.len())
         .map(|k| {
@@ -136,30 +202,92 @@ fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
                 .map(|id| format!("%{}", computation.instruction(id).name))
                 .unwrap_or_else(|| "?".into());
             match computation.operand_shape(instruction, k) {
-                Some(shape) => format!("{shape} {name}"),
+                Some(shape) => format!("{} {name}", short_shape(shape)),
                 None => name,
             }
         })
         .collect();
     let arguments = match instruction.parameter_number {
         Some(k) => k.to_string(),
+        None if operands.is_empty() => literal(computation, instruction),
         None => operands.join(", "),
     };
-    format!(
+    let mut line = format!(
         "%{} = {} {}({arguments})",
-        instruction.name, instruction.shape, instruction.opcode
-    )
+        instruction.name,
+        compact_shape(&instruction.shape),
+        instruction.opcode
+    );
+    for attribute in &instruction.attributes {
+        if DEFINING_ATTRIBUTES.contains(&attribute.name.as_str()) {
+            let value = computation.src(attribute.value_range);
+            let _ = write!(line, ", {}={}", attribute.name, value.trim());
+        }
+    }
+    line
 }
 
-fn instruction_hover(
+/// A constant's literal as written, cut to a few dozen characters.
+fn literal(computation: ComputationRef, instruction: &Instruction) -> String {
+    const MAX: usize = 48;
+    let written: Vec<&str> = instruction
+        .literals
+        .iter()
+        .map(|&r| computation.src(r).trim())
+        .collect();
+    let joined = written.join(", ");
+    if joined.chars().count() <= MAX {
+        return joined;
+    }
+    let mut cut: String = joined.chars().take(MAX - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// A shape as written, except that a long tuple counts its repeated elements:
+/// `(4 × f32[1,8192]{1,0}, 42 × f32[8192,1]{1,0})`.
+fn compact_shape(shape: &crate::model::Shape) -> String {
+    let crate::model::Shape::Tuple(elements) = shape else {
+        return shape.to_string();
+    };
+    if elements.len() <= 4 {
+        return shape.to_string();
+    }
+    let mut runs: Vec<(usize, String)> = Vec::new();
+    for element in elements {
+        let text = element.to_string();
+        match runs.last_mut() {
+            Some((n, last)) if *last == text => *n += 1,
+            _ => runs.push((1, text)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .into_iter()
+        .map(|(n, text)| {
+            if n == 1 {
+                text
+            } else {
+                format!("{n} × {text}")
+            }
+        })
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+/// The hover on an instruction, summarized ([`Detail::Summary`]) or whole.
+pub fn instruction_hover(
     snapshot: &Snapshot,
     module: &Module,
     computation_id: crate::model::ComputationId,
     instruction: &Instruction,
     settings: &Settings,
+    detail: Detail,
 ) -> String {
     let computation = module.computation(computation_id);
-    let mut text = format!("```hlo\n{}\n```\n", signature(computation, instruction));
+    let mut hover = InstructionHover {
+        header: signature(computation, instruction),
+        ..InstructionHover::default()
+    };
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let tiling = super::maps::module_index(snapshot, module).and_then(|index| {
         crate::tiling::report::hover_line(
@@ -168,18 +296,26 @@ fn instruction_hover(
             computation.abs(instruction.name_range).start,
         )
     });
-    if let Some(tiling) = tiling {
-        let _ = writeln!(text, "\n{tiling}");
-    }
+    hover.notes.extend(tiling);
     if let Some(k) = instruction.parameter_number {
-        text.push_str(&parameter_sources(module, computation_id, k));
+        hover
+            .notes
+            .extend(parameter_sources(module, computation_id, k));
     }
-    if let Some(maps) =
-        super::maps::instruction_maps(snapshot, module, computation_id, instruction, settings)
-    {
-        text.push_str(&maps);
-    }
-    text
+    super::maps::instruction_maps(
+        snapshot,
+        module,
+        computation_id,
+        instruction,
+        settings,
+        &mut hover,
+    );
+    let style = Style {
+        print: super::maps::print_options(settings, true),
+        detail,
+        physical: settings.physical_layout,
+    };
+    crate::hover::render(&hover, &style)
 }
 
 /// Which operand of which caller feeds parameter `k` of a called computation.
@@ -187,11 +323,11 @@ fn parameter_sources(
     module: &Module,
     computation_id: crate::model::ComputationId,
     k: i64,
-) -> String {
-    let mut text = String::new();
+) -> Vec<String> {
     let Ok(k) = usize::try_from(k) else {
-        return text;
+        return Vec::new();
     };
+    let mut lines = Vec::new();
     for site in module.callers_of(computation_id) {
         let Some((caller_computation, caller)) = module.caller(site) else {
             continue;
@@ -199,21 +335,21 @@ fn parameter_sources(
         let Some(operand) = caller.operands.get(k) else {
             continue;
         };
-        let source = operand.target.map(|id| caller_computation.instruction(id));
-        let _ = write!(
-            text,
-            "\nParameter {k} of `{}` is fed by operand {k} of `%{}` ({} in `{}`)",
-            module.computation(computation_id).name,
-            caller.name,
-            caller.opcode,
-            caller_computation.name
+        let mut line = format!(
+            "Parameter {k}, fed by operand {k} of `%{}` ({} in `{}`)",
+            caller.name, caller.opcode, caller_computation.name
         );
-        if let Some(source) = source {
-            let _ = write!(text, ": `%{}` {}", source.name, source.shape);
+        if let Some(source) = operand.target.map(|id| caller_computation.instruction(id)) {
+            let _ = write!(
+                line,
+                ": `%{}` `{}`",
+                source.name,
+                short_shape(&source.shape)
+            );
         }
-        text.push('\n');
+        lines.push(line);
     }
-    text
+    lines
 }
 
 fn reference_hover(computation: ComputationRef, definition: &Instruction) -> String {

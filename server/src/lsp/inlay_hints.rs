@@ -14,13 +14,14 @@ use tower_lsp_server::ls_types::{
     InlayHint, InlayHintKind, InlayHintLabel, InlayHintTooltip, MarkupContent, MarkupKind,
 };
 
-use super::maps::{calling_fusion, map_blocks, module_index, print_options};
+use super::maps::{calling_fusion, module_index, print_options};
 use super::position::PositionEncoding;
 use super::settings::{InlayHintMode, Settings};
 use super::snapshot::Snapshot;
 use crate::algebra::PrintOptions;
-use crate::analysis::fusion::Reached;
 use crate::analysis::operand_indexing::operand_map_to_string;
+use crate::analysis::{OperandIndexing, OperandMap};
+use crate::hover::map_blocks;
 use crate::model::{ComputationId, Module};
 use crate::syntax::ranges_touch;
 
@@ -69,10 +70,11 @@ fn computation_hints(
         if instruction.synthetic || !range.contains(&at.start) {
             continue;
         }
-        let Some(reached) = fused.reached.get(instruction.id.index()) else {
-            continue;
-        };
-        if let Some(hint) = hint(reached, settings) {
+        let reaching: Vec<(usize, OperandIndexing)> = fused
+            .reaching(instruction.id.index())
+            .map(|(k, reached)| (k, reached.to_entry()))
+            .collect();
+        if let Some(hint) = hint(&reaching, fused.outputs.len(), settings) {
             let position = snapshot.range(at.end..at.end, encoding).end;
             hints.push(InlayHint {
                 position,
@@ -97,29 +99,57 @@ struct Hint {
     tooltip: String,
 }
 
-/// The hint for one instruction; `None` when the output does not reach it.
-fn hint(reached: &Reached, settings: &Settings) -> Option<Hint> {
-    let entry = reached.to_entry();
-    let first = entry.maps.first()?;
-    let one_line = print_options(settings, false);
-    let mut label = match settings.inlay_hints {
-        InlayHintMode::Full => operand_map_to_string(first, &one_line)
-            .trim_end()
-            .to_string(),
-        _ => truncate(&head(first, &one_line), Settings::SHORT_HINT_CHARS),
-    };
-    let more = entry.maps.len() - 1;
-    if more > 0 {
-        label.push_str(&format!(" (+{more})"));
+/// The hint for one instruction from the maps of the fusion outputs that reach it
+/// (`(output, maps)`, in output order): the first map, then `(+N)` for the other
+/// distinct maps; every output's maps in the tooltip. `None` when no output reads it.
+fn hint(
+    reaching: &[(usize, OperandIndexing)],
+    outputs: usize,
+    settings: &Settings,
+) -> Option<Hint> {
+    let mut distinct: Vec<&OperandMap> = Vec::new();
+    for (_, entry) in reaching {
+        for m in &entry.maps {
+            if !distinct.contains(&m) {
+                distinct.push(m);
+            }
+        }
     }
-    if entry.unknown.is_some() {
+    let unknown = reaching.iter().any(|(_, e)| e.unknown.is_some());
+    let one_line = print_options(settings, false);
+    let mut label = match distinct.first() {
+        Some(first) => match settings.inlay_hints {
+            InlayHintMode::Full => operand_map_to_string(first, &one_line)
+                .trim_end()
+                .to_string(),
+            _ => truncate(&head(first, &one_line), Settings::SHORT_HINT_CHARS),
+        },
+        None if unknown => "unknown".to_string(),
+        None => return None,
+    };
+    if distinct.len() > 1 {
+        label.push_str(&format!(" (+{})", distinct.len() - 1));
+    }
+    if unknown && !distinct.is_empty() {
         label.push_str(" (+unknown)");
     }
-    let tooltip = format!(
-        "From the fusion output to this instruction:\n\n{}",
-        map_blocks(&entry, &print_options(settings, true))
-    );
-    Some(Hint { label, tooltip })
+    let multiline = print_options(settings, true);
+    let mut tooltip = String::new();
+    for (k, entry) in reaching {
+        let from = if outputs > 1 {
+            format!("From output {k} of the fusion")
+        } else {
+            "From the fusion output".to_string()
+        };
+        tooltip.push_str(&format!(
+            "{from} to this instruction:\n\n{}\n",
+            map_blocks(entry, &multiline)
+        ));
+    }
+    Some(Hint {
+        label,
+        tooltip: tooltip.trim_end().to_string(),
+    })
 }
 
 /// The map without its domain: `(d0, d1)[s0] -> (d1, s0)`.

@@ -1,22 +1,20 @@
-//! The indexing-map sections of hovers, from the analysis layer.
+//! The facts behind the indexing-map sections of a hover, gathered from the analysis
+//! for [`crate::hover`] to lay out.
 //!
-//! For an instruction: its output-to-input maps per operand (XLA's text format, one
-//! fenced block per map) with utilization. Inside a computation called by a fusion,
-//! also the composed map from the fusion's output to this instruction and from the
-//! fusion's output to each fusion parameter. On a fusion instruction the analysis
-//! composes through the fused computation, so its per-operand maps are already the
-//! composed maps to the fusion's operands.
-
-use std::fmt::Write as _;
+//! For an instruction: its output-to-input maps per operand with utilization (on a
+//! fusion, the analysis composes through the fused computation, per output). Inside
+//! a computation called by a fusion, also the composed maps from every fusion output
+//! that reaches the instruction, and the maps from this instruction to the fusion
+//! parameters it reads. With `physicalLayout` every map goes between physical
+//! (layout-ordered) index spaces.
 
 use super::settings::{FloorDivSpelling, Settings};
-use super::snapshot::Snapshot;
+use super::snapshot::{FusedMaps, Snapshot};
 use crate::algebra::{DivSpelling, PrintOptions};
-use crate::analysis::{self, operand_indexing, utilization, Direction, OperandIndexing, Query};
-use crate::model::{ComputationId, ComputationRef, Instruction, Module};
-
-/// Most outputs of a multi-output instruction shown in one hover.
-const MAX_OUTPUTS: usize = 4;
+use crate::analysis::fusion::Reached;
+use crate::analysis::{self, layout, utilization, ArrayShape, Direction, OperandIndexing, Query};
+use crate::hover::{FusionReach, InstructionHover, Labelled, Reads};
+use crate::model::{self, ComputationId, ComputationRef, Instruction, Module};
 
 /// Domain points a hover enumerates to make utilization exact; beyond that it shows
 /// the closed form or an estimate, so a hover stays fast on huge operands.
@@ -49,146 +47,357 @@ pub fn calling_fusion(module: &Module, computation: ComputationId) -> Option<&In
     (caller.opcode.name() == "fusion").then_some(caller)
 }
 
-/// Markdown for the maps of `instruction`; `None` when the analysis has nothing.
+/// A shape without its layout: `f32[8,128]`.
+pub fn short_shape(shape: &model::Shape) -> String {
+    match shape {
+        model::Shape::Array(a) => {
+            let mut a = a.clone();
+            a.layout = None;
+            a.to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Output `k` of a (possibly tuple-shaped) model shape.
+fn model_output(shape: &model::Shape, k: usize) -> Option<&model::Shape> {
+    if shape.is_tuple() {
+        shape.tuple_element(k)
+    } else {
+        (k == 0).then_some(shape)
+    }
+}
+
+/// One instruction of the snapshot, located in both the model and the analysis view.
+struct Site<'a> {
+    snapshot: &'a Snapshot,
+    settings: &'a Settings,
+    module: &'a Module,
+    module_index: usize,
+    view: &'a analysis::Module,
+    computation: ComputationId,
+    instruction: &'a Instruction,
+}
+
+impl Site<'_> {
+    fn node(&self) -> Option<&analysis::Node> {
+        self.view
+            .get(self.computation.index())?
+            .nodes
+            .get(self.instruction.id.index())
+    }
+
+    fn model_computation(&self) -> ComputationRef<'_> {
+        self.module.computation(self.computation)
+    }
+
+    /// An analysis shape as the maps see it: physical extents in physical mode.
+    fn extents(&self, shape: &ArrayShape) -> Vec<i64> {
+        if self.settings.physical_layout {
+            shape.physical_dims()
+        } else {
+            shape.dims.clone()
+        }
+    }
+
+    /// Rewrites `entry` (from `from` to `to`) between physical spaces if asked.
+    fn physical(&self, entry: &mut OperandIndexing, from: &ArrayShape, to: &ArrayShape) {
+        if self.settings.physical_layout {
+            for m in &mut entry.maps {
+                *m = layout::to_physical(m, from, to);
+            }
+        }
+    }
+
+    /// How much of a tensor with extents `target` the maps read; nothing for a
+    /// scalar (read once per element by design).
+    fn utilization(
+        &self,
+        entry: &OperandIndexing,
+        target: &[i64],
+    ) -> Option<utilization::Utilization> {
+        if target.is_empty() {
+            return None;
+        }
+        utilization::utilization(
+            entry,
+            &ArrayShape::new(target.to_vec()),
+            HOVER_UTILIZATION_BUDGET,
+        )
+    }
+}
+
+/// Fills the map sections of `hover` for `instruction`; nothing when the analysis
+/// has no view of it.
 pub fn instruction_maps(
     snapshot: &Snapshot,
     module: &Module,
     computation: ComputationId,
     instruction: &Instruction,
     settings: &Settings,
-) -> Option<String> {
-    let module_index = module_index(snapshot, module)?;
-    let view = snapshot.analysis_module(module_index);
-    let options = print_options(settings, true);
-    let (comp, node) = (computation.index(), instruction.id.index());
-    let n = view.get(comp)?.nodes.get(node)?;
-    let mut text = String::new();
-    let outputs = n.op.shape.output_count().clamp(1, MAX_OUTPUTS);
-    if !instruction.operands.is_empty() {
-        for output in 0..outputs {
-            let query = Query {
-                computation: comp,
-                instruction: node,
-                direction: Direction::OutputToInput,
-                output_id: output,
-                operand_id: 0,
-                physical_layout: settings.physical_layout,
-            };
-            let indexing = analysis::analyze(view, &query);
-            if outputs > 1 {
-                let _ = write!(text, "\n**Output {output}**\n");
-            }
-            for (k, entry) in indexing.entries.iter().enumerate() {
-                let operand_shape = n.op.operands.get(k).and_then(|s| s.as_array());
-                let name = operand_name(module.computation(computation), instruction, k);
-                let _ = write!(text, "\n**Operand {k}** {name}");
-                if let Some(shape) = operand_shape {
-                    text.push_str(&utilization_text(entry, shape, settings));
-                }
-                text.push('\n');
-                text.push_str(&map_blocks(entry, &options));
-            }
-        }
-    }
-    if let Some(fusion) = calling_fusion(module, computation) {
-        let fused = FusedContext {
-            snapshot,
-            module_index,
-            computation,
-            fusion,
-        };
-        fused.describe(instruction, &options, &mut text);
-    }
-    (!text.is_empty()).then_some(text)
-}
-
-/// `` `%name` `` of operand `k`, or nothing for an unresolved operand.
-fn operand_name(computation: ComputationRef, instruction: &Instruction, k: usize) -> String {
-    instruction
-        .operands
-        .get(k)
-        .and_then(|o| o.target)
-        .map(|id| format!("`%{}`", computation.instruction(id).name))
-        .unwrap_or_default()
-}
-
-/// ` — utilization 50.0% of elements, each read 2.00×` (flagged above the budget).
-fn utilization_text(
-    entry: &OperandIndexing,
-    shape: &analysis::ArrayShape,
-    settings: &Settings,
-) -> String {
-    let Some(u) = utilization::utilization(entry, shape, HOVER_UTILIZATION_BUDGET) else {
-        return String::new();
+    hover: &mut InstructionHover,
+) {
+    let Some(module_index) = module_index(snapshot, module) else {
+        return;
     };
-    // A scalar (an init value, a broadcast constant) is re-read by design.
-    let flag = if u.multiplicity > settings.utilization_budget && shape.rank() > 0 {
-        " ⚠ re-read"
+    let site = Site {
+        snapshot,
+        settings,
+        module,
+        module_index,
+        view: snapshot.analysis_module(module_index),
+        computation,
+        instruction,
+    };
+    if site.node().is_none() {
+        return;
+    }
+    let file = snapshot
+        .uri
+        .path()
+        .as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or("FILE")
+        .to_string();
+    let from_fusion = if calling_fusion(module, computation).is_some() {
+        " --from-fusion"
     } else {
         ""
     };
-    format!(" — {u}{flag}")
-}
-
-/// One fenced block per map of `entry`, then the reason when some path is unknown.
-pub fn map_blocks(entry: &OperandIndexing, options: &PrintOptions) -> String {
-    let mut out = String::new();
-    for m in &entry.maps {
-        let printed = operand_indexing::operand_map_to_string(m, options);
-        let _ = write!(out, "```\n{}\n```\n", printed.trim_end());
-    }
-    if let Some(reason) = &entry.unknown {
-        let _ = writeln!(out, "unknown indexing: {reason}");
-    }
-    if entry.maps.is_empty() && entry.unknown.is_none() {
-        out.push_str("not read\n");
-    }
-    out
-}
-
-/// An instruction inside a fused computation, seen from the fusion's output.
-struct FusedContext<'a> {
-    snapshot: &'a Snapshot,
-    module_index: usize,
-    computation: ComputationId,
-    fusion: &'a Instruction,
-}
-
-impl FusedContext<'_> {
-    /// The composed map from the fusion's output to `instruction`, and (except on a
-    /// parameter, where that is the same thing) to every fusion parameter.
-    fn describe(&self, instruction: &Instruction, options: &PrintOptions, text: &mut String) {
-        let fused = self
-            .snapshot
-            .fused_maps(self.module_index, self.computation.index());
-        if let Some(here) = fused.reached.get(instruction.id.index()) {
-            let _ = write!(
-                text,
-                "\n**From the output of fusion `%{}` to this instruction**\n{}",
-                self.fusion.name,
-                map_blocks(&here.to_entry(), options)
-            );
+    hover.whole_text = Some(format!(
+        "hlo-lsp maps{from_fusion} --instruction {} {file}",
+        instruction.name
+    ));
+    let root_tuple = module.computation(computation).root == Some(instruction.id)
+        && instruction.opcode.name() == "tuple";
+    if let Some(fusion) = calling_fusion(module, computation).filter(|_| root_tuple) {
+        // The outputs themselves: the fusion's hover has their maps to the parameters.
+        hover.notes.push(format!(
+            "The root of fusion `%{}`: output k is operand k.",
+            fusion.name
+        ));
+    } else if let Some(fusion) = calling_fusion(module, computation) {
+        let fused = snapshot.fused_maps(module_index, computation.index());
+        hover.fusion = Some(fusion_reach(&site, fusion, &fused));
+        if instruction.parameter_number.is_none() {
+            hover.parameters = parameters_read(&site);
         }
-        if instruction.parameter_number.is_some() {
-            return;
+    }
+    if instruction.parameter_number.is_none() {
+        hover.operands = operands(&site);
+    }
+}
+
+/// The maps from every fusion output that reaches the instruction.
+fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> FusionReach {
+    let node = site.node().expect("checked by the caller");
+    let comp = site.computation.index();
+    let is_parameter = site.instruction.parameter_number.is_some();
+    let count = fused.outputs.len();
+    let mut outputs = Vec::new();
+    let mut seen: Vec<(OperandIndexing, Option<utilization::Utilization>)> = Vec::new();
+    for (k, reached) in fused.reaching(site.instruction.id.index()) {
+        let from = analysis::fusion::output_start(site.view, comp, k).and_then(|(start, out)| {
+            site.view.computation(comp).nodes[start]
+                .op
+                .shape
+                .output(out)
+        });
+        let to = node.op.shape.output(first_tag(reached));
+        let mut maps = reached.to_entry();
+        if let (Some(from), Some(to)) = (from, to) {
+            site.physical(&mut maps, from, to);
         }
-        let module = &self.snapshot.model().modules[self.module_index];
-        let computation = module.computation(self.computation);
-        let mut parameters: Vec<(i64, &Instruction)> = computation
-            .instructions
-            .iter()
-            .filter_map(|i| i.parameter_number.map(|k| (k, i)))
-            .collect();
-        parameters.sort_by_key(|(k, _)| *k);
-        for (k, parameter) in parameters {
-            if let Some(reached) = fused.reached.get(parameter.id.index()) {
-                let _ = write!(
-                    text,
-                    "\n**From the fusion output to parameter {k}** `%{}`\n{}",
-                    parameter.name,
-                    map_blocks(&reached.to_entry(), options)
-                );
+        let target = to.map(|t| site.extents(t)).unwrap_or_default();
+        // A parameter's maps are the fusion's reads of that operand: say how much
+        // of it they read (computed once per distinct map set).
+        let utilization = if is_parameter {
+            match seen.iter().find(|(e, _)| *e == maps) {
+                Some((_, u)) => *u,
+                None => {
+                    let u = site.utilization(&maps, &target);
+                    seen.push((maps.clone(), u));
+                    u
+                }
             }
-        }
+        } else {
+            None
+        };
+        let shape = model_output(&fusion.shape, k)
+            .map(short_shape)
+            .unwrap_or_default();
+        outputs.push(Labelled {
+            output: (count > 1).then_some((k, shape)),
+            maps,
+            domain: from.map(|f| site.extents(f)).unwrap_or_default(),
+            target,
+            utilization: utilization.filter(|u| !plain(u)),
+            warning: None,
+        });
     }
+    FusionReach {
+        fusion: fusion.name.clone(),
+        output_count: count,
+        outputs,
+    }
+}
+
+/// Which output of the instruction the reached maps index (0 unless it is
+/// tuple-shaped inside the fusion).
+fn first_tag(reached: &Reached) -> usize {
+    reached.maps.first().map_or(0, |(tag, _)| *tag)
+}
+
+/// Every element read exactly once: nothing worth a word.
+fn plain(u: &utilization::Utilization) -> bool {
+    u.exact && u.fraction >= 1.0 && (u.multiplicity - 1.0).abs() < 1e-9
+}
+
+/// The fusion parameters this instruction reads, with maps from its own index.
+fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
+    let comp = site.computation.index();
+    let node = site.node().expect("checked by the caller");
+    let reached =
+        analysis::fusion::grouped_from_instruction(site.view, comp, site.instruction.id.index());
+    let computation = site.model_computation();
+    let mut parameters: Vec<(i64, &Instruction)> = computation
+        .instructions
+        .iter()
+        .filter_map(|i| i.parameter_number.map(|k| (k, i)))
+        .filter(|(_, i)| reached.get(i.id.index()).is_some_and(Reached::is_read))
+        .collect();
+    parameters.sort_by_key(|(k, _)| *k);
+    parameters
+        .into_iter()
+        .map(|(k, parameter)| {
+            let r = &reached[parameter.id.index()];
+            let view_parameter = &site.view.computation(comp).nodes[parameter.id.index()];
+            let to = view_parameter.op.shape.output(0);
+            let from = node.op.shape.output(first_tag(r));
+            let mut maps = r.to_entry();
+            if let (Some(from), Some(to)) = (from, to) {
+                site.physical(&mut maps, from, to);
+            }
+            Reads {
+                name: format!("%{}", parameter.name),
+                role: format!("parameter {k}"),
+                shape: short_shape(&parameter.shape),
+                reads: vec![Labelled {
+                    output: None,
+                    maps,
+                    domain: from.map(|f| site.extents(f)).unwrap_or_default(),
+                    target: to.map(|t| site.extents(t)).unwrap_or_default(),
+                    utilization: None,
+                    warning: None,
+                }],
+                extra: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// The instruction's operands with their maps (per output of a multi-output
+/// instruction) and utilization.
+fn operands(site: &Site<'_>) -> Vec<Reads> {
+    let node = site.node().expect("checked by the caller");
+    let comp = site.computation.index();
+    let count = node.op.shape.output_count().max(1);
+    let fused = (node.op.opcode == "fusion" && node.is_composite()).then(|| {
+        (
+            node.called[0],
+            site.snapshot.fused_maps(site.module_index, node.called[0]),
+        )
+    });
+    let per_output: Vec<analysis::InstructionIndexing> = (0..count)
+        .map(|output| {
+            if let Some((called, fused)) = &fused {
+                // The fused computation's cached maps: the same as composing again.
+                let mut indexing = match fused.outputs.get(output) {
+                    Some(reached) => analysis::fusion::parameter_entries(
+                        site.view,
+                        *called,
+                        reached,
+                        node.operands.len(),
+                    ),
+                    None => analysis::InstructionIndexing::all_unknown(
+                        node.operands.len(),
+                        "the fusion has no such output",
+                    ),
+                };
+                if let (true, Some(from)) =
+                    (site.settings.physical_layout, node.op.shape.output(output))
+                {
+                    let to: Vec<Option<&ArrayShape>> = node
+                        .op
+                        .operands
+                        .iter()
+                        .map(analysis::Shape::as_array)
+                        .collect();
+                    layout::indexing_to_physical(&mut indexing, from, &to);
+                }
+                return indexing;
+            }
+            let query = Query {
+                computation: comp,
+                instruction: site.instruction.id.index(),
+                direction: Direction::OutputToInput,
+                output_id: output,
+                operand_id: 0,
+                physical_layout: site.settings.physical_layout,
+            };
+            analysis::analyze(site.view, &query)
+        })
+        .collect();
+    let computation = site.model_computation();
+    (0..site.instruction.operands.len())
+        .map(|j| {
+            let operand = site.instruction.operands[j]
+                .target
+                .map(|id| computation.instruction(id));
+            let target = node
+                .op
+                .operands
+                .get(j)
+                .and_then(|s| s.as_array())
+                .map(|a| site.extents(a))
+                .unwrap_or_default();
+            let mut seen: Vec<(OperandIndexing, Option<utilization::Utilization>)> = Vec::new();
+            let reads = per_output
+                .iter()
+                .enumerate()
+                .filter_map(|(k, indexing)| {
+                    let maps = indexing.entries.get(j)?.clone();
+                    if count > 1 && maps.maps.is_empty() && maps.unknown.is_none() {
+                        return None; // this output does not read the operand
+                    }
+                    let u = match seen.iter().find(|(e, _)| *e == maps) {
+                        Some((_, u)) => *u,
+                        None => {
+                            let u = site.utilization(&maps, &target);
+                            seen.push((maps.clone(), u));
+                            u
+                        }
+                    };
+                    let domain = node.op.shape.output(k).map(|a| site.extents(a));
+                    Some(Labelled {
+                        output: (count > 1).then(|| (k, String::new())),
+                        maps,
+                        domain: domain.unwrap_or_default(),
+                        target: target.clone(),
+                        utilization: u.filter(|u| !plain(u)),
+                        warning: None,
+                    })
+                })
+                .collect();
+            // The header already shows the operands' shapes.
+            Reads {
+                name: operand.map(|o| format!("%{}", o.name)).unwrap_or_default(),
+                role: String::new(),
+                shape: String::new(),
+                reads,
+                extra: Vec::new(),
+            }
+        })
+        .collect()
 }

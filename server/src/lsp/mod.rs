@@ -82,6 +82,7 @@ async fn serve(workspace: Arc<Workspace>) {
         server::Backend::new(client, workspace.clone())
     })
     .custom_method(server::DOCUMENT_TEXT, server::Backend::document_text)
+    .custom_method(server::FUSION_MAPS, server::Backend::fusion_maps)
     .custom_method(wire::INVALID_REQUEST, server::Backend::invalid_request)
     .custom_method(wire::INVALID_MESSAGE, server::Backend::invalid_message)
     .finish();

@@ -109,6 +109,22 @@ impl Backend {
     }
 }
 
+/// Custom request (params: `TextDocumentPositionParams`) returning the whole hover at
+/// a position, nothing summarized: what the editor's fusion-maps panel shows when
+/// the hover of a large fusion says "N more". Same answer shape as a hover.
+pub const FUSION_MAPS: &str = "hlo-lsp/fusionMaps";
+
+impl Backend {
+    pub async fn fusion_maps(&self, at: TextDocumentPositionParams) -> Result<Option<Hover>> {
+        let settings = self.workspace.settings();
+        self.on_position("fusionMaps", at, move |snapshot, offset, encoding| {
+            hover::full_hover(snapshot, offset, &settings, encoding)
+        })
+        .await
+        .map(Option::flatten)
+    }
+}
+
 /// Params of the stand-ins for malformed messages (see [`super::wire`]).
 #[derive(Debug, serde::Deserialize)]
 pub struct InvalidMessageParams {

@@ -16,11 +16,25 @@ use super::position::{self, PositionEncoding};
 use crate::model::{self, HloFile};
 use crate::syntax::SyntaxDocument;
 
-/// What reaches each instruction of a fused computation from its output 0
-/// (`reached[i]` for instruction `i`; empty when nothing reaches it).
+/// What reaches each instruction of a fused computation from each of its outputs:
+/// `outputs[k][i]` from output `k` to instruction `i` (empty when it does not reach).
 #[derive(Debug, Default)]
 pub struct FusedMaps {
-    pub reached: Vec<crate::analysis::fusion::Reached>,
+    pub outputs: Vec<Vec<crate::analysis::fusion::Reached>>,
+}
+
+impl FusedMaps {
+    /// The outputs that read instruction `i`, with what reaches it from each.
+    pub fn reaching(
+        &self,
+        i: usize,
+    ) -> impl Iterator<Item = (usize, &crate::analysis::fusion::Reached)> {
+        self.outputs
+            .iter()
+            .enumerate()
+            .filter_map(move |(k, reached)| Some((k, reached.get(i)?)))
+            .filter(|(_, r)| r.is_read())
+    }
 }
 
 /// The state of one document at one version.
@@ -112,20 +126,16 @@ impl Snapshot {
         &modules[index]
     }
 
-    /// The maps from output 0 of fused computation `computation` of module `module` to
-    /// each of its instructions (see [`FusedMaps`]), computed on first use.
+    /// The maps from every output of fused computation `computation` of module
+    /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use.
     pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
         let key = (module, computation);
         if let Some(maps) = self.fused.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return maps;
         }
         let view = self.analysis_module(module);
-        let reached = crate::analysis::fusion::output_start(view, computation, 0)
-            .map(|(start, out)| {
-                crate::analysis::fusion::grouped_output_to_input(view, computation, start, out)
-            })
-            .unwrap_or_default();
-        let maps = Arc::new(FusedMaps { reached });
+        let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
+        let maps = Arc::new(FusedMaps { outputs });
         if let Ok(mut cache) = self.fused.lock() {
             cache.insert(key, maps.clone());
         }
