@@ -21,7 +21,7 @@ fn arr(d: &[i64]) -> Shape {
 /// A fusion of `n` instructions over f32[64,128]: elementwise ops, transposes
 /// (pairs), reshapes through [8192] and adds of earlier values, like a long
 /// normalization epilogue.
-fn big_fusion(n: usize) -> Module {
+fn big_fusion(n: usize) -> Module<'static> {
     let mut nodes = vec![];
     let mut p0 = Node::new(
         "p0",

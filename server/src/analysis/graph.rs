@@ -105,19 +105,21 @@ impl Computation {
 }
 
 /// Builds computation `i` of a lazily viewed module.
-type Builder = Box<dyn Fn(usize) -> Computation + Send + Sync>;
+type Builder<'a> = Box<dyn Fn(usize) -> Computation + Send + Sync + 'a>;
 
 /// A module: computations and the entry. The computations are given up front (tests,
 /// generated fusions, the CLI) or built on first use ([`Module::lazy`]): a hover on
 /// one fusion of a 50 MB dump views that fusion, not the module.
+/// The lifetime is that of what the builder borrows (`'static` for views that own
+/// their source).
 #[derive(Default)]
-pub struct Module {
+pub struct Module<'a> {
     computations: Vec<OnceLock<Computation>>,
-    builder: Option<Builder>,
+    builder: Option<Builder<'a>>,
     pub entry: usize,
 }
 
-impl std::fmt::Debug for Module {
+impl std::fmt::Debug for Module<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Module")
             .field("computations", &self.computations.len())
@@ -126,8 +128,8 @@ impl std::fmt::Debug for Module {
     }
 }
 
-impl Module {
-    pub fn new(computations: Vec<Computation>, entry: usize) -> Module {
+impl<'a> Module<'a> {
+    pub fn new(computations: Vec<Computation>, entry: usize) -> Module<'a> {
         Module {
             computations: computations.into_iter().map(OnceLock::from).collect(),
             builder: None,
@@ -140,8 +142,8 @@ impl Module {
     pub fn lazy(
         count: usize,
         entry: usize,
-        build: impl Fn(usize) -> Computation + Send + Sync + 'static,
-    ) -> Module {
+        build: impl Fn(usize) -> Computation + Send + Sync + 'a,
+    ) -> Module<'a> {
         Module {
             computations: (0..count).map(|_| OnceLock::new()).collect(),
             builder: Some(Box::new(build)),

@@ -8,14 +8,21 @@ use super::shape::{ArrayShape, Shape};
 use crate::model;
 
 /// Converts one model module (every computation, now).
-pub fn from_model(m: &model::Module) -> Module {
+pub fn from_model(m: &model::Module) -> Module<'static> {
     let computations = m.computations().map(|c| computation(m, c)).collect();
     Module::new(computations, entry(m))
 }
 
+/// The view of `m`, each computation converted when the analysis first reaches it.
+pub fn borrowed(m: &model::Module) -> Module<'_> {
+    Module::lazy(m.computation_count(), entry(m), move |ci| {
+        computation(m, m.computation(model::ComputationId(ci as u32)))
+    })
+}
+
 /// The view of module `index` of `document`, each computation converted when the
 /// analysis first reaches it.
-pub fn lazy(document: std::sync::Arc<model::Document>, index: usize) -> Module {
+pub fn lazy(document: std::sync::Arc<model::Document>, index: usize) -> Module<'static> {
     let m = document.file().module(model::ModuleId(index as u32));
     let (count, entry) = (m.computation_count(), entry(m));
     Module::lazy(count, entry, move |ci| {
@@ -213,7 +220,7 @@ fn attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
 }
 
 /// Parses `text` and builds the analysis view of every module in it.
-pub fn parse(text: &str) -> (model::HloFile, Vec<Module>) {
+pub fn parse(text: &str) -> (model::HloFile, Vec<Module<'static>>) {
     let file = model::parse_hlo(text);
     let modules = file.modules.iter().map(from_model).collect();
     (file, modules)

@@ -1,13 +1,13 @@
 //! `hlo-lsp check FILE [--json]`: every syntax and semantic diagnostic of a file, as
 //! `FILE:LINE:COL: severity: message [code]` lines or JSON; exit 1 on any error.
 //!
-//! Diagnostics come from a list of sources ([`SOURCES`]); another layer (the analysis,
-//! tiling checks) joins by adding a function there.
+//! Diagnostics come from [`crate::checks`]: another layer joins by adding a source
+//! there.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::model::{self, Diagnostic, HloFile};
+use crate::model::Diagnostic;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct CheckArgs {
@@ -18,30 +18,9 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// A producer of diagnostics for a built file.
-pub type DiagnosticSource = fn(&HloFile) -> Vec<Diagnostic>;
-
-/// Every source beyond the model's own diagnostics (syntax + semantic).
-pub const SOURCES: &[DiagnosticSource] = &[
-    crate::refactor::diagnostics,
-    crate::tiling::diagnostics::diagnostics,
-];
-
 /// All diagnostics of `text`, sorted by position.
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
-    let file = model::parse_hlo(text);
-    let own = file.diagnostics.clone();
-    with_sources(&file, own)
-}
-
-/// `own` (the syntax and model diagnostics of `file`) plus every [`SOURCES`] finding,
-/// sorted by position: the one list both `hlo-lsp check` and the server publish.
-pub fn with_sources(file: &HloFile, mut own: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    for source in SOURCES {
-        own.extend(source(file));
-    }
-    own.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
-    own
+    crate::checks::all(&crate::model::Document::parse(text))
 }
 
 /// 1-based line and column (in characters) of byte `offset`.

@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use super::position::{to_byte_range_clamped, PositionEncoding};
 use super::snapshot::Snapshot;
+use crate::checks::incremental::Checked;
 use crate::model;
 
 /// One text edit in byte offsets of the text it applies to.
@@ -29,17 +30,22 @@ pub struct Document {
     pub version: i32,
     /// The current version's chunks and model (shared with the snapshots made of it).
     pub model: Arc<model::Document>,
+    /// Its diagnostics, per computation, shared with earlier versions where valid.
+    pub checked: Arc<Checked>,
     /// MLIR rather than HLO: `languageId` `mlir` or a `.mlir` file (see [`Snapshot::is_mlir`]).
     pub mlir: bool,
 }
 
 impl Document {
     pub fn new(uri: Uri, version: i32, text: &str) -> Self {
+        let model = model::Document::parse(text);
+        let checked = Checked::new(&model);
         Self {
             mlir: false,
             uri,
             version,
-            model: Arc::new(model::Document::parse(text)),
+            model: Arc::new(model),
+            checked: Arc::new(checked),
         }
         .with_language(None)
     }
@@ -78,20 +84,31 @@ impl Document {
     /// Replaces `range` (char boundaries, as produced by [`super::position`]) by `text`:
     /// a new version sharing every untouched chunk with the previous one.
     fn apply_edit(&mut self, range: &std::ops::Range<usize>, text: &str) {
-        let next = if range.start == 0 && range.end == self.model.syntax().len() {
-            model::Document::parse(text)
+        let (model, checked) = if range.start == 0 && range.end == self.model.syntax().len() {
+            let model = model::Document::parse(text);
+            let checked = Checked::new(&model);
+            (model, checked)
         } else {
-            self.model.edited(range.start, range.end, text)
+            let (model, change) = self.model.edited(range.start, range.end, text);
+            let checked = self.checked.after(&model, &change);
+            (model, checked)
         };
-        self.model = Arc::new(next);
+        self.model = Arc::new(model);
+        self.checked = Arc::new(checked);
     }
 
     /// An immutable view of the current version for background work, produced by
     /// text-sync notification number `sequence`.
     pub fn snapshot_at(&self, sequence: u64) -> Arc<Snapshot> {
         Arc::new(
-            Snapshot::new(self.uri.clone(), self.version, sequence, self.model.clone())
-                .with_mlir(self.mlir),
+            Snapshot::new(
+                self.uri.clone(),
+                self.version,
+                sequence,
+                self.model.clone(),
+                self.checked.clone(),
+            )
+            .with_mlir(self.mlir),
         )
     }
 }

@@ -74,7 +74,7 @@ struct Site<'a> {
     settings: &'a Settings,
     module: &'a Module,
     module_index: usize,
-    view: &'a analysis::Module,
+    view: &'a analysis::Module<'static>,
     computation: ComputationId,
     instruction: &'a Instruction,
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 use super::position::{self, PositionEncoding};
+use crate::checks::incremental::Checked;
 use crate::model::{self, HloFile};
 use crate::syntax::SyntaxDocument;
 
@@ -47,14 +48,16 @@ pub struct Snapshot {
     /// request computed on this snapshot is stale once a later one has arrived.
     pub sequence: u64,
     document: Arc<model::Document>,
+    /// The version's diagnostics, per computation (see [`crate::checks::incremental`]).
+    checked: Arc<Checked>,
     /// The whole text, for MLIR documents (their reader wants one string).
     text: OnceLock<String>,
     /// The analysis' view of each module; each computation is converted on first use.
-    analysis: OnceLock<Vec<crate::analysis::Module>>,
+    analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from a fused computation's output 0 to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
     fused: Mutex<HashMap<(usize, usize), Arc<FusedMaps>>>,
-    /// Every library diagnostic (syntax, model, `cli::check::SOURCES`), sorted.
+    /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: OnceLock<Vec<model::Diagnostic>>,
     /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
     mlir: OnceLock<Arc<crate::mlir::MlirAnalysis>>,
@@ -62,12 +65,19 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(uri: Uri, version: i32, sequence: u64, document: Arc<model::Document>) -> Self {
+    pub fn new(
+        uri: Uri,
+        version: i32,
+        sequence: u64,
+        document: Arc<model::Document>,
+        checked: Arc<Checked>,
+    ) -> Self {
         Self {
             uri,
             version,
             sequence,
             document,
+            checked,
             text: OnceLock::new(),
             analysis: OnceLock::new(),
             diagnostics: OnceLock::new(),
@@ -117,7 +127,7 @@ impl Snapshot {
     }
 
     /// The analysis' module view of module `index` of [`Self::model`] (built once).
-    pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module {
+    pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module<'static> {
         let modules = self.analysis.get_or_init(|| {
             (0..self.model().modules.len())
                 .map(|m| crate::analysis::view::lazy(self.document.clone(), m))
@@ -142,16 +152,16 @@ impl Snapshot {
         maps
     }
 
-    /// Every diagnostic of this version in library terms, computed once: syntax
-    /// errors, the model's semantic diagnostics and every extra source `hlo-lsp check`
-    /// uses, so that editor and CLI agree and code actions see the same fixes.
+    /// Every diagnostic of this version in library terms, computed once: what `hlo-lsp
+    /// check` reports ([`crate::checks`]), so that editor and CLI agree and code actions
+    /// see the same fixes. Computations unchanged since an earlier version reuse its
+    /// findings.
     pub fn diagnostics(&self) -> &[model::Diagnostic] {
         self.diagnostics.get_or_init(|| {
             if self.is_mlir() {
                 return self.mlir().diagnostics.clone();
             }
-            let own = self.document.diagnostics();
-            crate::cli::check::with_sources(self.model(), own)
+            self.checked.diagnostics(&self.document)
         })
     }
 

@@ -21,7 +21,7 @@ use crate::syntax::{ChunkKind, SyntaxDocument};
 pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>]) -> HloFile {
     let mut file = HloFile::default();
     let mut current: Option<Module> = None;
-    for (placed, unit) in syntax.chunks().iter().zip(units) {
+    for (chunk, (placed, unit)) in syntax.chunks().iter().zip(units).enumerate() {
         match placed.kind() {
             ChunkKind::Separator => file.modules.extend(current.take().map(finish)),
             ChunkKind::Header => {
@@ -44,6 +44,7 @@ pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>]) -> HloFile {
                 let m = current.get_or_insert_with(|| new_module(placed.start));
                 m.units.push(Placed {
                     offset: placed.start,
+                    chunk,
                     unit: unit.clone(),
                 });
                 m.range.end = placed.range().end;
@@ -69,25 +70,35 @@ fn new_module(start: usize) -> Module {
 /// Names, the entry and the callers, from the outlines.
 fn finish(mut m: Module) -> Module {
     for (i, placed) in m.units.iter().enumerate() {
-        if let Some(name) = &placed.unit.chunk.outline().name {
-            m.computation_names
-                .entry(name.name.clone())
-                .or_insert(ComputationId(i as u32));
+        let id = ComputationId(i as u32);
+        let outline = placed.unit.chunk.outline();
+        if let Some(name) = &outline.name {
+            match m.computation_names.entry(name.name.clone()) {
+                std::collections::hash_map::Entry::Occupied(_) => m.duplicates.push(id),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(id);
+                }
+            }
+        }
+        if outline.is_entry {
+            m.marked_entries.push(id);
         }
     }
-    let entry = m.units.iter().position(|p| p.unit.chunk.outline().is_entry);
-    m.entry = entry
-        .or(m.units.len().checked_sub(1))
-        .map(|i| ComputationId(i as u32));
-    let mut callers = vec![Vec::new(); m.units.len()];
+    m.entry = m.marked_entries.first().copied().or(m
+        .units
+        .len()
+        .checked_sub(1)
+        .map(|i| ComputationId(i as u32)));
+    let mut callers: rustc_hash::FxHashMap<Arc<str>, Vec<CallSite>> = Default::default();
     for (caller, placed) in m.units.iter().enumerate() {
         for (k, call) in placed.unit.chunk.outline().calls.iter().enumerate() {
-            if let Some(&callee) = m.computation_names.get(&*call.callee.name) {
-                callers[callee.index()].push(CallSite {
+            callers
+                .entry(call.callee.name.clone())
+                .or_default()
+                .push(CallSite {
                     computation: ComputationId(caller as u32),
                     call: k as u32,
                 });
-            }
         }
     }
     m.callers = callers;

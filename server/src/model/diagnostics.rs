@@ -101,33 +101,23 @@ impl Diagnostic {
     /// The same diagnostic `by` bytes later in the document: a computation's own
     /// diagnostics are kept relative to its chunk and placed when published.
     pub fn shifted(&self, by: usize) -> Diagnostic {
-        let shift = |r: &Range<usize>| r.start + by..r.end + by;
-        Diagnostic {
-            range: shift(&self.range),
-            severity: self.severity,
-            code: self.code,
-            message: self.message.clone(),
-            related: self
-                .related
-                .iter()
-                .map(|(r, m)| (shift(r), m.clone()))
-                .collect(),
-            fixes: self
-                .fixes
-                .iter()
-                .map(|f| Fix {
-                    title: f.title.clone(),
-                    edits: f
-                        .edits
-                        .iter()
-                        .map(|e| TextEdit {
-                            range: shift(&e.range),
-                            new_text: e.new_text.clone(),
-                        })
-                        .collect(),
-                })
-                .collect(),
+        let mut d = self.clone();
+        for r in d.ranges_mut() {
+            *r = r.start + by..r.end + by;
         }
+        d
+    }
+
+    /// Every range the diagnostic holds: its own, its related locations', its fixes'
+    /// edits (in that order).
+    pub fn ranges_mut(&mut self) -> impl Iterator<Item = &mut Range<usize>> {
+        std::iter::once(&mut self.range)
+            .chain(self.related.iter_mut().map(|(r, _)| r))
+            .chain(
+                self.fixes
+                    .iter_mut()
+                    .flat_map(|f| f.edits.iter_mut().map(|e| &mut e.range)),
+            )
     }
 }
 

@@ -13,7 +13,15 @@ use rayon::prelude::*;
 use super::crossref;
 use super::diagnostics::Diagnostic;
 use super::module::{HloFile, Unit};
-use crate::syntax::{Splice, SyntaxDocument};
+use crate::syntax::{Chunk, Splice, SyntaxDocument};
+
+/// What an edit changed between two versions: the chunks replaced (`splice`) and the
+/// replaced chunks themselves (their outlines say which names they defined and called).
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub splice: Splice,
+    pub removed: Vec<Arc<Chunk>>,
+}
 
 /// See the module docs.
 #[derive(Debug, Default)]
@@ -53,21 +61,25 @@ impl Document {
             .get_or_init(|| crossref::index(&self.syntax, &self.units))
     }
 
-    /// The next version: this one with `start..old_end` replaced by `new_text`.
-    /// Units of untouched chunks are shared with this version.
-    pub fn edited(&self, start: usize, old_end: usize, new_text: &str) -> Document {
+    /// The next version: this one with `start..old_end` replaced by `new_text`, and
+    /// what changed. Units of untouched chunks are shared with this version.
+    pub fn edited(&self, start: usize, old_end: usize, new_text: &str) -> (Document, Change) {
         let mut syntax = self.syntax.clone();
-        let Splice { old, new_len } = syntax.edit(start, old_end, new_text);
+        let splice = syntax.edit(start, old_end, new_text);
         let mut units = self.units.clone();
-        let fresh = syntax.chunks()[old.start..old.start + new_len]
+        let fresh = syntax.chunks()[splice.old.start..splice.old.start + splice.new_len]
             .iter()
             .map(|c| Arc::new(Unit::new(c.chunk.clone())));
-        units.splice(old, fresh);
-        Document {
+        let removed = units
+            .splice(splice.old.clone(), fresh)
+            .map(|u| u.chunk.clone())
+            .collect();
+        let document = Document {
             syntax,
             units,
             file: OnceLock::new(),
-        }
+        };
+        (document, Change { splice, removed })
     }
 
     /// Builds every unit not built yet, in parallel.
@@ -77,23 +89,30 @@ impl Document {
         });
     }
 
-    /// Every diagnostic of the model: each chunk's own (syntax errors and what its
-    /// computation alone shows) and each computation's cross-references, in document
-    /// bytes, unsorted. Builds everything.
+    /// The units, one per chunk.
+    pub fn units(&self) -> &[Arc<Unit>] {
+        &self.units
+    }
+
+    /// What chunk `i` alone shows to be wrong (syntax errors, and what its computation
+    /// alone shows), in document bytes. Builds the chunk.
+    pub fn own_diagnostics(&self, i: usize) -> impl Iterator<Item = Diagnostic> + '_ {
+        let start = self.syntax.chunks()[i].start;
+        self.units[i]
+            .built()
+            .diagnostics
+            .iter()
+            .map(move |d| d.shifted(start))
+    }
+
+    /// Every diagnostic of the model: each chunk's own and each computation's
+    /// cross-references ([`crossref::diagnostics`]), in document bytes, unsorted.
+    /// Builds everything.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         self.build_all();
-        let own = self
-            .syntax
-            .chunks()
-            .par_iter()
-            .zip(&self.units)
-            .flat_map_iter(|(placed, unit)| {
-                unit.built()
-                    .diagnostics
-                    .iter()
-                    .map(|d| d.shifted(placed.start))
-                    .collect::<Vec<_>>()
-            });
+        let own = (0..self.units.len())
+            .into_par_iter()
+            .flat_map_iter(|i| self.own_diagnostics(i).collect::<Vec<_>>());
         let file = self.file();
         let across = file.modules.par_iter().flat_map(|m| {
             m.computations()

@@ -23,7 +23,7 @@ pub use attributes::{
     WindowDim,
 };
 pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
-pub use document::{parse_hlo, Document};
+pub use document::{parse_hlo, Change, Document};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
     ComputationRef, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,

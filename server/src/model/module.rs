@@ -118,9 +118,13 @@ pub struct Module {
     /// First computation of each name (duplicates are reported); names shared with
     /// the outlines, so indexing a version allocates no strings.
     pub computation_names: rustc_hash::FxHashMap<Arc<str>, ComputationId>,
-    /// For each computation (by id), the instructions that call it (`calls=`,
-    /// `to_apply=`, ...): for a fused computation, the fusion instruction(s).
-    pub callers: Vec<Vec<CallSite>>,
+    /// For each name called (`calls=`, `to_apply=`, ...), the call sites, whether the
+    /// module defines the name or not: for a fused computation, its fusion(s).
+    pub callers: rustc_hash::FxHashMap<Arc<str>, Vec<CallSite>>,
+    /// Computations whose name an earlier one already has.
+    pub duplicates: Vec<ComputationId>,
+    /// Computations marked `ENTRY` (one, in a valid module).
+    pub marked_entries: Vec<ComputationId>,
 }
 
 /// A chunk and what it alone yields, built on first use: shared (`Arc`) between
@@ -173,6 +177,8 @@ impl Unit {
 pub(crate) struct Placed {
     /// Document offset of the chunk's first byte.
     pub offset: usize,
+    /// Index of the chunk in the document.
+    pub chunk: usize,
     pub unit: Arc<Unit>,
 }
 
@@ -496,11 +502,30 @@ impl Module {
     }
 
     /// Instructions that call computation `id` (for a fused computation: its fusions).
+    /// Calls by name go to the first computation of that name.
     pub fn callers_of(&self, id: ComputationId) -> &[CallSite] {
-        self.callers
-            .get(id.index())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        let Some(name) = self.outline(id).name.as_ref() else {
+            return &[];
+        };
+        if self.computation_names.get(&name.name) != Some(&id) {
+            return &[];
+        }
+        self.callers_of_name(&name.name)
+    }
+
+    /// The call sites naming `name` (defined in the module or not).
+    pub fn callers_of_name(&self, name: &str) -> &[CallSite] {
+        self.callers.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The outline of computation `id`'s chunk (its name and calls, without building).
+    pub fn outline(&self, id: ComputationId) -> &crate::syntax::Outline {
+        self.units[id.index()].unit.chunk.outline()
+    }
+
+    /// The document's index of computation `id`'s chunk.
+    pub fn chunk_of(&self, id: ComputationId) -> usize {
+        self.units[id.index()].chunk
     }
 
     /// The name of the callee as written at a call site, in document bytes (no

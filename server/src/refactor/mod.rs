@@ -170,7 +170,7 @@ fn diagnostic(text: &str, c: &Computation, f: &Finding) -> Option<Diagnostic> {
 }
 
 /// Every reshape-chain and no-op diagnostic of the file, fixes attached (a
-/// [`crate::cli::check::DiagnosticSource`]).
+/// whole-file form of [`computation_diagnostics`], a [`crate::checks::SOURCES`] entry).
 pub fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
     file.all_computations()
         .flat_map(|(_, c)| computation_diagnostics(c))

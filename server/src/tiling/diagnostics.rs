@@ -1,5 +1,5 @@
 //! Tiling diagnostics for `hlo-lsp check` and the language server (registered
-//! in `cli::check::SOURCES`): on the fusion instruction (range: its
+//! in `checks::SOURCES`, per computation): on the fusion instruction (range: its
 //! `output_tiles` sizes list) and on the instruction inside the fused
 //! computation that reads the tile:
 //!
@@ -20,9 +20,12 @@ use std::ops::Range;
 
 use super::candidates::Candidate;
 use super::config::format_sizes_like;
-use super::report::{analyze_file, FusionReport, OutputReport, ReportOptions};
+use super::report::{report_at, FusionReport, OutputReport, ReportOptions};
 use super::split::join_sizes;
-use crate::model::{ComputationId, ComputationRef, Diagnostic, Fix, HloFile, TextEdit};
+use crate::analysis;
+use crate::model::{
+    ComputationId, ComputationRef, Diagnostic, Fix, HloFile, InstrRef, ModuleId, TextEdit,
+};
 
 /// Stable codes of the tiling diagnostics.
 pub mod codes {
@@ -33,18 +36,63 @@ pub mod codes {
     pub const INVALID_TILE_CONFIG: &str = "invalid-tile-config";
 }
 
-/// Every tiling diagnostic of the file (the `SOURCES` entry).
+/// Every tiling diagnostic of the file.
 pub fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
-    let (reports, problems) = analyze_file(file, &ReportOptions::default());
-    let mut out: Vec<Diagnostic> = problems
-        .into_iter()
-        .map(|p| Diagnostic::error(p.error.range, codes::INVALID_TILE_CONFIG, p.error.message))
-        .collect();
-    for r in &reports {
-        for o in &r.outputs {
-            output_diagnostics(file, r, o, &mut out);
+    file.all_computations()
+        .flat_map(|(module, c)| computation_diagnostics(file, module, c))
+        .collect()
+}
+
+/// The tiling diagnostics located in computation `c` (a `checks::SOURCES` entry): those
+/// of its own tiled fusions (on their sizes lists) and, when `c` is the fused
+/// computation of tiled fusions, those on its instructions. A report reads the fusion
+/// and its fused computation, so both ask for it.
+pub fn computation_diagnostics(
+    file: &HloFile,
+    module: ModuleId,
+    c: ComputationRef,
+) -> Vec<Diagnostic> {
+    let m = file.module(module);
+    let own = c.model().instructions.iter().map(|i| InstrRef {
+        module,
+        computation: c.id,
+        instruction: i.id,
+    });
+    let calling = m.callers_of(c.id).iter().filter_map(|site| {
+        let (caller, instruction) = m.caller(site)?;
+        Some(InstrRef {
+            module,
+            computation: caller.id,
+            instruction: instruction.id,
+        })
+    });
+    let fusions: Vec<InstrRef> = own.chain(calling).collect();
+    if !fusions.iter().any(|&at| {
+        crate::tiling::config::output_tiles(file.computation(at), file.instruction(at)).is_some()
+    }) {
+        return Vec::new();
+    }
+    let view = analysis::view::borrowed(m);
+    let options = ReportOptions::default();
+    let mut out = Vec::new();
+    for at in fusions {
+        match report_at(m, &view, at, &options) {
+            Some(Ok(r)) => {
+                for o in &r.outputs {
+                    output_diagnostics(file, &r, o, &mut out);
+                }
+            }
+            Some(Err(p)) => out.push(Diagnostic::error(
+                p.error.range,
+                codes::INVALID_TILE_CONFIG,
+                p.error.message,
+            )),
+            None => {}
         }
     }
+    let inside = c.offset..c.offset + c.text.len();
+    out.retain(|d| inside.contains(&d.range.start));
+    out.dedup();
     out
 }
 

@@ -143,7 +143,7 @@ pub struct ConfigProblem {
 }
 
 /// Reports for every tiled fusion of the file (those with `output_tiles`, or
-/// with `options.sizes` every fusion). Views are built once per module.
+/// with `options.sizes` every fusion).
 pub fn analyze_file(
     file: &HloFile,
     options: &ReportOptions,
@@ -151,38 +151,49 @@ pub fn analyze_file(
     let mut reports = vec![];
     let mut problems = vec![];
     for (mi, module) in file.modules.iter().enumerate() {
-        let mut view: Option<analysis::Module> = None;
+        let view = analysis::view::borrowed(module);
         for comp in module.computations() {
             for instr in &comp.model().instructions {
-                if instr.opcode.name() != "fusion" {
-                    continue;
-                }
-                if options.fusion.as_ref().is_some_and(|f| *f != instr.name) {
-                    continue;
-                }
-                let config = output_tiles(comp, instr);
                 let at = InstrRef {
                     module: model::ModuleId(mi as u32),
                     computation: comp.id,
                     instruction: instr.id,
                 };
-                let config = match config {
-                    Some(Err(error)) => {
-                        problems.push(ConfigProblem { at, error });
-                        continue;
-                    }
-                    Some(Ok(c)) => Some(c),
-                    None if options.sizes.is_some() => None,
-                    None => continue,
-                };
-                let view = view.get_or_insert_with(|| analysis::view::from_model(module));
-                if let Some(r) = analyze_fusion(module, view, at, instr, config, options) {
-                    reports.push(r);
+                match report_at(module, &view, at, options) {
+                    Some(Ok(r)) => reports.push(r),
+                    Some(Err(p)) => problems.push(p),
+                    None => {}
                 }
             }
         }
     }
     (reports, problems)
+}
+
+/// The report of the instruction at `at` when it is a tiled fusion (one with
+/// `output_tiles`, or any fusion with `options.sizes`), or the problem with its
+/// `output_tiles`.
+pub fn report_at(
+    module: &model::Module,
+    view: &analysis::Module,
+    at: InstrRef,
+    options: &ReportOptions,
+) -> Option<Result<FusionReport, ConfigProblem>> {
+    let comp = module.computation(at.computation);
+    let instr = comp.instruction(at.instruction);
+    if instr.opcode.name() != "fusion" {
+        return None;
+    }
+    if options.fusion.as_ref().is_some_and(|f| *f != instr.name) {
+        return None;
+    }
+    let config = match output_tiles(comp, instr) {
+        Some(Err(error)) => return Some(Err(ConfigProblem { at, error })),
+        Some(Ok(c)) => Some(c),
+        None if options.sizes.is_some() => None,
+        None => return None,
+    };
+    analyze_fusion(module, view, at, instr, config, options).map(Ok)
 }
 
 /// The report of one fusion instruction `instr` (at `at`), with its config.

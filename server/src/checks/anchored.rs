@@ -1,0 +1,98 @@
+//! Diagnostics kept relative to the computations their ranges fall in, so that a
+//! finding computed for one version stays right in a later one where those
+//! computations moved (an edit above them) without changing.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::model::{ComputationId, ComputationRef, Diagnostic, Module};
+
+/// Where one range of an anchored diagnostic is measured from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Anchor {
+    /// The computation the diagnostic belongs to.
+    Own,
+    /// Another computation of the module: the `n`-th of its name (0 is the one calls
+    /// find; later ones are duplicates).
+    Named(Arc<str>, usize),
+    /// The document's start (outside every computation).
+    Document,
+}
+
+/// A diagnostic with each range (in [`Diagnostic::ranges_mut`] order) relative to its
+/// anchor.
+#[derive(Debug, Clone)]
+pub struct Anchored {
+    diagnostic: Diagnostic,
+    anchors: Vec<Anchor>,
+}
+
+impl Anchored {
+    /// Anchors `diagnostic` (document bytes, computed on computation `own` of `m`).
+    pub fn new(mut diagnostic: Diagnostic, m: &Module, own: ComputationRef) -> Anchored {
+        let anchors = diagnostic.ranges_mut().map(|r| anchor(r, m, own)).collect();
+        Anchored {
+            diagnostic,
+            anchors,
+        }
+    }
+
+    /// The diagnostic in document bytes, for computation `own` of `m` (a later version
+    /// where the anchors may have moved).
+    pub fn place(&self, m: &Module, own: ComputationRef) -> Diagnostic {
+        let mut d = self.diagnostic.clone();
+        for (r, anchor) in d.ranges_mut().zip(&self.anchors) {
+            let base = match anchor {
+                Anchor::Own => own.offset,
+                Anchor::Named(name, n) => {
+                    nth_named(m, name, *n).map_or(own.offset, |id| m.computation(id).offset)
+                }
+                Anchor::Document => 0,
+            };
+            *r = r.start + base..r.end + base;
+        }
+        d
+    }
+}
+
+/// The anchor of `r` and `r` made relative to it.
+fn anchor(r: &mut Range<usize>, m: &Module, own: ComputationRef) -> Anchor {
+    let inside = |c: &ComputationRef| c.offset <= r.start && r.end <= c.offset + c.text.len();
+    let (anchor, base) = if inside(&own) {
+        (Anchor::Own, own.offset)
+    } else {
+        let other = m
+            .computation_at(r.start)
+            .map(|id| m.computation(id))
+            .filter(|c| inside(c))
+            .and_then(|c| {
+                let name = m.outline(c.id).name.as_ref()?.name.clone();
+                let n = (0..).find(|&n| nth_named(m, &name, n).is_none_or(|id| id == c.id))?;
+                Some((c.offset, Anchor::Named(name, n)))
+            });
+        match other {
+            Some((offset, anchor)) => (anchor, offset),
+            None => (Anchor::Document, 0),
+        }
+    };
+    *r = r.start - base..r.end - base;
+    anchor
+}
+
+/// The `n`-th computation of `m` named `name` (0: the first, which calls find).
+fn nth_named(m: &Module, name: &str, n: usize) -> Option<ComputationId> {
+    match n {
+        0 => m.computation_by_name(name),
+        _ => m
+            .duplicates
+            .iter()
+            .copied()
+            .filter(|&id| {
+                m.outline(id)
+                    .name
+                    .as_ref()
+                    .is_some_and(|x| &*x.name == name)
+            })
+            .nth(n - 1),
+    }
+}

@@ -1,0 +1,175 @@
+//! The server's diagnostics, kept per computation across versions of a document.
+//!
+//! Each chunk has a cell holding what the [`super::SOURCES`] found in its computation
+//! (anchored, see [`super::anchored`]). A new version shares its predecessor's cell for
+//! every computation the edit cannot have changed, so publishing after an edit costs the
+//! computations it touches plus a walk over the cells. What a computation's findings
+//! read besides itself, and so what an edit of computation `E` can change:
+//! * the computations it calls, transitively (call shapes, tiling through fusions):
+//!   the transitive callers of `E`'s name are recomputed;
+//! * the computations that call it (a fused computation's tiling comes from its
+//!   fusion): the computations `E` calls are recomputed;
+//! * the first computation of its name (duplicate names) and the `ENTRY` (a second
+//!   `ENTRY`): computations named like `E`, and every `ENTRY` when `E` is one.
+//!
+//! Names are what tie computations together (calls are by name), so an edit that adds,
+//! removes or renames a computation is covered by the same rules: old and new names
+//! both count. An edit of a module header or separator recomputes everything: it moves
+//! the scopes names resolve in.
+
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+
+use super::anchored::Anchored;
+use crate::model::{Change, ComputationId, Diagnostic, Document, HloFile, ModuleId};
+use crate::syntax::{Chunk, ChunkKind};
+
+/// One chunk's findings, filled on first use; shared by versions while valid.
+type Cell = Arc<OnceLock<Vec<Anchored>>>;
+
+fn fresh() -> Cell {
+    Arc::new(OnceLock::new())
+}
+
+/// The findings of one version of a document, one cell per chunk.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    cells: Vec<Cell>,
+}
+
+impl Checked {
+    /// Nothing computed yet.
+    pub fn new(document: &Document) -> Checked {
+        Checked {
+            cells: (0..document.units().len()).map(|_| fresh()).collect(),
+        }
+    }
+
+    /// The findings of `document`, the version `change` made from this one's: cells are
+    /// shared except for the chunks the change replaced and the computations it may
+    /// have changed (see the module docs).
+    pub fn after(&self, document: &Document, change: &Change) -> Checked {
+        let mut cells = self.cells.clone();
+        let splice = &change.splice;
+        cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
+        let added = &document.units()[splice.old.start..splice.old.start + splice.new_len];
+        let touched: Vec<&Chunk> = added
+            .iter()
+            .map(|u| &*u.chunk)
+            .chain(change.removed.iter().map(|c| &**c))
+            .collect();
+        // A module header or separator moves module boundaries: names resolve in
+        // other scopes, so everything is recomputed.
+        if touched
+            .iter()
+            .any(|c| matches!(c.kind, ChunkKind::Header | ChunkKind::Separator))
+        {
+            return Checked::new(document);
+        }
+        for chunk in affected(document.file(), touched.into_iter()) {
+            cells[chunk] = fresh();
+        }
+        Checked { cells }
+    }
+
+    /// Every diagnostic of `document` (the version these cells belong to), sorted:
+    /// computes the missing cells, in parallel.
+    pub fn diagnostics(&self, document: &Document) -> Vec<Diagnostic> {
+        let file = document.file();
+        let missing: Vec<(ModuleId, ComputationId)> = file
+            .modules
+            .iter()
+            .enumerate()
+            .flat_map(|(mi, m)| {
+                (0..m.computation_count())
+                    .map(move |ci| (ModuleId(mi as u32), ComputationId(ci as u32)))
+            })
+            .filter(|&(mi, ci)| {
+                let chunk = file.module(mi).chunk_of(ci);
+                self.cells[chunk].get().is_none()
+            })
+            .collect();
+        missing.into_par_iter().for_each(|(mi, ci)| {
+            let m = file.module(mi);
+            let c = m.computation(ci);
+            self.cells[m.chunk_of(ci)].get_or_init(|| {
+                super::of_computation(file, mi, c)
+                    .into_iter()
+                    .map(|d| Anchored::new(d, m, c))
+                    .collect()
+            });
+        });
+        self.assemble(document)
+    }
+
+    /// The findings in document order: per chunk, its own diagnostics and its cell's.
+    fn assemble(&self, document: &Document) -> Vec<Diagnostic> {
+        let file = document.file();
+        let mut placed: Vec<Option<(ModuleId, ComputationId)>> = vec![None; self.cells.len()];
+        for (mi, m) in file.modules.iter().enumerate() {
+            for ci in 0..m.computation_count() {
+                let id = ComputationId(ci as u32);
+                placed[m.chunk_of(id)] = Some((ModuleId(mi as u32), id));
+            }
+        }
+        let mut out = Vec::new();
+        for (chunk, cell) in self.cells.iter().enumerate() {
+            let start = out.len();
+            out.extend(document.own_diagnostics(chunk));
+            let found = cell.get().filter(|found| !found.is_empty());
+            if let (Some((mi, ci)), Some(found)) = (placed[chunk], found) {
+                let m = file.module(mi);
+                let c = m.computation(ci);
+                out.extend(found.iter().map(|a| a.place(m, c)));
+            }
+            super::sort(&mut out[start..]);
+        }
+        out
+    }
+}
+
+/// Chunks (document indices) whose computations' findings may change when chunks
+/// `touched` (replaced ones and their replacements) change, in `file` (the new index).
+fn affected<'a>(file: &HloFile, touched: impl Iterator<Item = &'a Chunk>) -> Vec<usize> {
+    let mut defined: HashSet<Arc<str>> = HashSet::new();
+    let mut called: HashSet<Arc<str>> = HashSet::new();
+    let mut entry = false;
+    for chunk in touched {
+        let outline = chunk.outline();
+        defined.extend(outline.name.as_ref().map(|n| n.name.clone()));
+        called.extend(outline.calls.iter().map(|c| c.callee.name.clone()));
+        entry |= outline.is_entry;
+    }
+    let mut out = Vec::new();
+    for m in &file.modules {
+        // Transitive callers of the names defined (old and new).
+        let mut seen: HashSet<Arc<str>> = defined.clone();
+        let mut queue: Vec<Arc<str>> = defined.iter().cloned().collect();
+        while let Some(name) = queue.pop() {
+            for site in m.callers_of_name(&name) {
+                out.push(m.chunk_of(site.computation));
+                if let Some(caller) = &m.outline(site.computation).name {
+                    if seen.insert(caller.name.clone()) {
+                        queue.push(caller.name.clone());
+                    }
+                }
+            }
+        }
+        // The computations called, and those sharing a touched name.
+        for name in called.iter().chain(&defined) {
+            out.extend(m.computation_by_name(name).map(|id| m.chunk_of(id)));
+        }
+        for &id in &m.duplicates {
+            let name = m.outline(id).name.as_ref().map(|n| &n.name);
+            if name.is_some_and(|n| defined.contains(n)) {
+                out.push(m.chunk_of(id));
+            }
+        }
+        if entry {
+            out.extend(m.marked_entries.iter().map(|&id| m.chunk_of(id)));
+        }
+    }
+    out
+}

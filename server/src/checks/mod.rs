@@ -1,0 +1,66 @@
+//! Every diagnostic of a document: each chunk's own (syntax errors, what a computation
+//! alone shows) and, per computation, what the [`SOURCES`] find by reading it together
+//! with the computations it calls or is called by. `hlo-lsp check` asks for all of them
+//! at once ([`all`]); the server keeps them per computation across versions
+//! ([`incremental`]), so an edit recomputes only what it can have changed.
+//!
+//! A source reports only diagnostics located in the computation it is given (their
+//! related locations may point anywhere): that is what lets each computation's findings
+//! be kept and replaced on their own.
+
+pub mod anchored;
+pub mod incremental;
+
+use rayon::prelude::*;
+
+use crate::model::{crossref, ComputationRef, Diagnostic, Document, HloFile, ModuleId};
+
+/// A producer of the diagnostics located in one computation.
+pub type Source = fn(&HloFile, ModuleId, ComputationRef) -> Vec<Diagnostic>;
+
+/// Every source, in the order their findings are listed.
+pub const SOURCES: &[Source] = &[
+    cross_references,
+    reshape_chains,
+    crate::tiling::diagnostics::computation_diagnostics,
+];
+
+fn cross_references(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
+    crossref::diagnostics(file.module(module), c)
+}
+
+fn reshape_chains(_: &HloFile, _: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
+    crate::refactor::computation_diagnostics(c)
+}
+
+/// What every source finds in computation `c` of module `module`.
+pub fn of_computation(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
+    SOURCES
+        .iter()
+        .flat_map(|source| source(file, module, c))
+        .collect()
+}
+
+/// Every diagnostic of `document`, sorted by position: what `hlo-lsp check` prints and
+/// the server publishes.
+pub fn all(document: &Document) -> Vec<Diagnostic> {
+    document.build_all();
+    let file = document.file();
+    let computations: Vec<(ModuleId, ComputationRef)> = file.all_computations().collect();
+    let mut found: Vec<Diagnostic> = (0..document.units().len())
+        .into_par_iter()
+        .flat_map_iter(|i| document.own_diagnostics(i).collect::<Vec<_>>())
+        .chain(
+            computations
+                .into_par_iter()
+                .flat_map_iter(|(module, c)| of_computation(file, module, c)),
+        )
+        .collect();
+    sort(&mut found);
+    found
+}
+
+/// Document order: by start, end, then severity.
+pub fn sort(found: &mut [Diagnostic]) {
+    found.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+}

@@ -1,0 +1,248 @@
+//! The server's diagnostics after a sequence of edits, kept per computation across
+//! versions (`checks::incremental`), must equal those of a fresh open of the final text
+//! (`checks::all`): random edits inside computations and across them, renames of
+//! called computations (all uses, or only the definition), signature changes,
+//! computations deleted, duplicated and marked `ENTRY`.
+
+use hlo_lsp::checks::{self, incremental::Checked};
+use hlo_lsp::model::{Diagnostic, Document};
+use proptest::prelude::*;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+
+/// Bases whose diagnostics depend on other computations: fusions and reducers, tiled
+/// fusions (tiling reads fusion and fused computation), reshape chains, a module with
+/// errors across computations.
+fn bases() -> Vec<String> {
+    let files = [
+        "jax/softmax.after.hlo",
+        "jax/attention.after.hlo",
+        "tiling/split_6_by_4.hlo",
+        "tiling/merge_2x5_split_4.hlo",
+        "refactor/chains.hlo",
+        "samples/xla/xla__tools__print_indexing_test.hlo",
+    ];
+    let mut out: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("{DATA}/{f}")).expect("test data"))
+        .collect();
+    out.push(
+        "HloModule m\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n\
+         fused {\n  p = f32[4,8] parameter(0)\n  t = f32[8,4] transpose(p), dimensions={1,0}\n  ROOT n = f32[8,4] negate(t)\n}\n\n\
+         ENTRY e {\n  x = f32[4,8] parameter(0)\n  f = f32[8,4] fusion(x), kind=kLoop, calls=fused\n  z = f32[] constant(0)\n  \
+         ROOT r = f32[8] reduce(f, z), dimensions={1}, to_apply=add\n}\n"
+            .to_string(),
+    );
+    out
+}
+
+/// One edit of the text, chosen from what changes cross-computation findings.
+#[derive(Debug, Clone)]
+enum EditKind {
+    /// Replace `len` bytes at a position (fraction of the text) with a snippet.
+    Splice { at: f64, len: usize, snippet: usize },
+    /// Rename the `k`-th computation: everywhere, or only its definition.
+    Rename { k: usize, everywhere: bool },
+    /// Change the first parameter shape of the `k`-th computation.
+    Signature { k: usize },
+    /// Delete the `k`-th computation.
+    Delete { k: usize },
+    /// Copy the `k`-th computation to the start (a duplicate name).
+    Duplicate { k: usize },
+    /// Mark the `k`-th computation `ENTRY` (or unmark it).
+    Entry { k: usize },
+}
+
+const SNIPPETS: &[&str] = &[
+    "",
+    "x",
+    "}",
+    "{",
+    "\n",
+    "(",
+    ")",
+    ",",
+    "%",
+    "f32[2]",
+    " = ",
+    "ROOT ",
+    "ENTRY ",
+    "calls=%fused",
+    "to_apply=add",
+    "\nnew {\n  q = f32[] parameter(0)\n}\n",
+    "é",
+    "  y = f32[4,8] copy(p)\n",
+    "dimensions={0}",
+];
+
+fn edit_kind() -> impl Strategy<Value = EditKind> {
+    prop_oneof![
+        4 => (0.0..1.0f64, 0..12usize, 0..SNIPPETS.len())
+            .prop_map(|(at, len, snippet)| EditKind::Splice { at, len, snippet }),
+        2 => (0..8usize, any::<bool>()).prop_map(|(k, everywhere)| EditKind::Rename { k, everywhere }),
+        1 => (0..8usize).prop_map(|k| EditKind::Signature { k }),
+        1 => (0..8usize).prop_map(|k| EditKind::Delete { k }),
+        1 => (0..8usize).prop_map(|k| EditKind::Duplicate { k }),
+        1 => (0..8usize).prop_map(|k| EditKind::Entry { k }),
+    ]
+}
+
+/// The `k`-th computation chunk (mod the count): its byte range and name.
+fn computation(doc: &Document, k: usize) -> Option<(std::ops::Range<usize>, String)> {
+    let chunks: Vec<_> = doc
+        .syntax()
+        .chunks()
+        .iter()
+        .filter(|c| {
+            c.outline().name.is_some() && c.kind() == hlo_lsp::syntax::ChunkKind::Computation
+        })
+        .collect();
+    let c = chunks.get(k % chunks.len().max(1))?;
+    Some((c.range(), c.outline().name.as_ref()?.name.to_string()))
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The byte edits (applied in order) that `kind` makes to `doc`'s text.
+fn byte_edits(
+    doc: &Document,
+    text: &str,
+    kind: &EditKind,
+) -> Vec<(std::ops::Range<usize>, String)> {
+    match *kind {
+        EditKind::Splice { at, len, snippet } => {
+            let start = floor_boundary(text, (at * text.len() as f64) as usize);
+            let end = floor_boundary(text, start + len).max(start);
+            vec![(start..end, SNIPPETS[snippet].to_string())]
+        }
+        EditKind::Rename { k, everywhere } => {
+            let Some((range, name)) = computation(doc, k) else {
+                return vec![];
+            };
+            let renamed = format!("{name}_r");
+            // Whole-word occurrences, last first so earlier offsets stay valid.
+            let mut edits: Vec<_> = text
+                .match_indices(name.as_str())
+                .filter(|(i, _)| {
+                    let before = text[..*i].chars().last();
+                    let after = text[i + name.len()..].chars().next();
+                    let word = |c: Option<char>| {
+                        c.is_some_and(|c| c.is_alphanumeric() || "_.-".contains(c))
+                    };
+                    !word(before) && !word(after)
+                })
+                .filter(|(i, _)| everywhere || range.contains(i))
+                .map(|(i, _)| (i..i + name.len(), renamed.clone()))
+                .collect();
+            edits.reverse();
+            edits
+        }
+        EditKind::Signature { k } => {
+            let Some((range, _)) = computation(doc, k) else {
+                return vec![];
+            };
+            match text[range.clone()].find("parameter(0)") {
+                Some(p) => {
+                    let line_start = text[..range.start + p].rfind('\n').map_or(0, |i| i + 1);
+                    let line = &text[line_start..range.start + p];
+                    match line.find("f32[") {
+                        Some(s) => {
+                            let at = line_start + s + 4;
+                            vec![(at..at, "3,".to_string())]
+                        }
+                        None => vec![],
+                    }
+                }
+                None => vec![],
+            }
+        }
+        EditKind::Delete { k } => match computation(doc, k) {
+            Some((range, _)) => vec![(range, String::new())],
+            None => vec![],
+        },
+        EditKind::Duplicate { k } => match computation(doc, k) {
+            Some((range, _)) => vec![(0..0, text[range].to_string())],
+            None => vec![],
+        },
+        EditKind::Entry { k } => match computation(doc, k) {
+            Some((range, _)) => {
+                let body = &text[range.clone()];
+                let at = range.start + body.len() - body.trim_start().len();
+                if body.trim_start().starts_with("ENTRY ") {
+                    vec![(at..at + 6, String::new())]
+                } else {
+                    vec![(at..at, "ENTRY ".to_string())]
+                }
+            }
+            None => vec![],
+        },
+    }
+}
+
+/// Diagnostics in a total order, for comparing lists.
+fn sorted(mut found: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    found.sort_by(|a, b| {
+        (a.range.start, a.range.end, a.severity, a.code, &a.message).cmp(&(
+            b.range.start,
+            b.range.end,
+            b.severity,
+            b.code,
+            &b.message,
+        ))
+    });
+    found
+}
+
+fn run(base: &str, kinds: &[EditKind], check_every: bool) -> Result<(), TestCaseError> {
+    let mut text = base.to_string();
+    let mut doc = Document::parse(&text);
+    let mut checked = Checked::new(&doc);
+    // The first version's findings are computed, so later versions reuse them.
+    checked.diagnostics(&doc);
+    for kind in kinds {
+        for (range, new_text) in byte_edits(&doc, &text, kind) {
+            let (next, change) = doc.edited(range.start, range.end, &new_text);
+            checked = checked.after(&next, &change);
+            doc = next;
+            text.replace_range(range, &new_text);
+        }
+        prop_assert_eq!(doc.syntax().text(), text.clone());
+        if check_every {
+            let incremental = sorted(checked.diagnostics(&doc));
+            let fresh = sorted(checks::all(&Document::parse(&text)));
+            prop_assert_eq!(incremental, fresh, "after {:?} the text is\n{}", kind, text);
+        }
+    }
+    let incremental = sorted(checked.diagnostics(&doc));
+    let fresh = sorted(checks::all(&Document::parse(&text)));
+    prop_assert_eq!(incremental, fresh, "final text\n{}", text);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Checked after every edit: versions whose findings were computed feed the next.
+    #[test]
+    fn incremental_diagnostics_equal_a_fresh_open(
+        which in 0..7usize,
+        kinds in prop::collection::vec(edit_kind(), 1..8),
+    ) {
+        run(&bases()[which], &kinds, true)?;
+    }
+
+    /// Checked only at the end: versions in between never computed their findings.
+    #[test]
+    fn skipped_versions_still_equal_a_fresh_open(
+        which in 0..7usize,
+        kinds in prop::collection::vec(edit_kind(), 1..12),
+    ) {
+        run(&bases()[which], &kinds, false)?;
+    }
+}
