@@ -414,7 +414,7 @@ fn instruction_json(
                 v["name"] = json!(name);
                 let shape = n.op.operands.get(k).and_then(|s| s.as_array());
                 v["utilization"] = match shape.and_then(|s| utilization(entry, s, args.budget as u128)) {
-                    Some(u) => json!({ "fraction": u.fraction, "multiplicity": u.multiplicity, "exact": u.exact }),
+                    Some(u) => super::utilization_json(&u),
                     None => Value::Null,
                 };
             }
