@@ -228,7 +228,10 @@ fn recomputed_expensive_work_warns_where_the_reads_start_and_says_why() {
     for needle in ["%sum = ", "%e = ", "%bs = "] {
         let value = hover_at(&mut client, &document, &input, needle);
         assert!(!value.contains('⚠'), "{needle}: {value}");
-        assert!(value.contains("**From the output of fusion `%f`**"), "{value}");
+        assert!(
+            value.contains("**From the output of fusion `%f`**"),
+            "{value}"
+        );
     }
     assert!(client.shutdown_and_exit().success());
 }

@@ -14,7 +14,11 @@ use proptest::prelude::*;
 fn fusion_entry(text: &str, k: usize) -> OperandIndexing {
     let (_, modules) = view::parse(text);
     let m = &modules[0];
-    let c = m.computations.iter().position(|c| c.find("f").is_some()).unwrap();
+    let c = m
+        .computations
+        .iter()
+        .position(|c| c.find("f").is_some())
+        .unwrap();
     let q = Query {
         computation: c,
         instruction: m.computations[c].find("f").unwrap(),
@@ -100,18 +104,36 @@ fn check_gather(u: &Utilization, truth: ((f64, f64), (f64, f64))) -> Result<(), 
     let ((least_f, least_m), (most_f, most_m)) = truth;
     match &u.spread {
         None => {
-            prop_assert!(close(least_f, most_f) && close(least_m, most_m), "{u:?} vs {truth:?}");
-            prop_assert!(close(u.fraction, most_f) && close(u.multiplicity, most_m), "{u:?} vs {truth:?}");
+            prop_assert!(
+                close(least_f, most_f) && close(least_m, most_m),
+                "{u:?} vs {truth:?}"
+            );
+            prop_assert!(
+                close(u.fraction, most_f) && close(u.multiplicity, most_m),
+                "{u:?} vs {truth:?}"
+            );
             prop_assert!(u.exact);
         }
         Some(s) if s.attained => {
-            prop_assert!(close(s.least.0, least_f) && close(s.least.1, least_m), "{u:?} vs {truth:?}");
-            prop_assert!(close(s.most.0, most_f) && close(s.most.1, most_m), "{u:?} vs {truth:?}");
+            prop_assert!(
+                close(s.least.0, least_f) && close(s.least.1, least_m),
+                "{u:?} vs {truth:?}"
+            );
+            prop_assert!(
+                close(s.most.0, most_f) && close(s.most.1, most_m),
+                "{u:?} vs {truth:?}"
+            );
         }
         Some(s) => {
-            prop_assert!(s.least.0 <= least_f + 1e-9 && s.most.0 >= most_f - 1e-9, "{u:?} vs {truth:?}");
+            prop_assert!(
+                s.least.0 <= least_f + 1e-9 && s.most.0 >= most_f - 1e-9,
+                "{u:?} vs {truth:?}"
+            );
             let (lo, hi) = (s.most.1.min(s.least.1), s.most.1.max(s.least.1));
-            prop_assert!(lo <= most_m.min(least_m) + 1e-9 && hi >= most_m.max(least_m) - 1e-9, "{u:?} vs {truth:?}");
+            prop_assert!(
+                lo <= most_m.min(least_m) + 1e-9 && hi >= most_m.max(least_m) - 1e-9,
+                "{u:?} vs {truth:?}"
+            );
             prop_assert!(!u.exact);
         }
     }
@@ -146,7 +168,10 @@ fn gather_of_three_rows_reads_between_one_and_three_rows() {
     let u = utilization(&entry, &ArrayShape::new(vec![16, 2]), 1_000_000).unwrap();
     let s = u.spread.expect("depends on the indices");
     assert!(s.attained);
-    assert!(close(s.least.0, 1.0 / 16.0) && close(s.least.1, 3.0), "{u:?}");
+    assert!(
+        close(s.least.0, 1.0 / 16.0) && close(s.least.1, 3.0),
+        "{u:?}"
+    );
     assert!(close(s.most.0, 3.0 / 16.0) && close(s.most.1, 1.0), "{u:?}");
     assert_eq!(
         u.to_string(),
@@ -172,8 +197,14 @@ ENTRY %main (a: f32[10,8], b: s32[]) -> f32[2,8] {
     let entry = fusion_entry(text, 0);
     let u = utilization(&entry, &ArrayShape::new(vec![10, 8]), 1_000_000).unwrap();
     assert!(u.exact && u.spread.is_none(), "{u:?}");
-    assert!(close(u.fraction, 0.2) && close(u.multiplicity, 1.0), "{u:?}");
-    assert_eq!(u.to_string(), "utilization 20.0% of elements, each read 1.00×");
+    assert!(
+        close(u.fraction, 0.2) && close(u.multiplicity, 1.0),
+        "{u:?}"
+    );
+    assert_eq!(
+        u.to_string(),
+        "utilization 20.0% of elements, each read 1.00×"
+    );
 }
 
 #[test]
@@ -196,7 +227,10 @@ ENTRY %main (a: f32[64]) -> f32[32,64] {
     let entry = fusion_entry(text, 0);
     let shape = ArrayShape::new(vec![64]);
     let exact = utilization(&entry, &shape, 1_000_000).unwrap();
-    assert!(exact.exact && close(exact.fraction, 1.0) && close(exact.multiplicity, 32.0), "{exact:?}");
+    assert!(
+        exact.exact && close(exact.fraction, 1.0) && close(exact.multiplicity, 32.0),
+        "{exact:?}"
+    );
     let mut two = entry.clone();
     let shifted = hlo_lsp::algebra::IndexingMap::parse(
         "(d0, d1) -> (d1 floordiv 2), domain: d0 in [0, 31], d1 in [0, 63]",
@@ -207,6 +241,9 @@ ENTRY %main (a: f32[64]) -> f32[32,64] {
     let bounded = utilization(&two, &shape, 10).unwrap();
     let s = bounded.spread.expect("bounds");
     assert!(!s.attained && !bounded.exact, "{bounded:?}");
-    assert!(s.least.0 <= counted.fraction && counted.fraction <= s.most.0, "{bounded:?} vs {counted:?}");
+    assert!(
+        s.least.0 <= counted.fraction && counted.fraction <= s.most.0,
+        "{bounded:?} vs {counted:?}"
+    );
     assert!(bounded.to_string().ends_with("(bounds)"), "{bounded}");
 }

@@ -81,7 +81,9 @@ pub fn recomputes(fusion_kind: Option<&str>) -> bool {
 pub fn producer(c: &Computation, mut node: usize) -> usize {
     while let Some(n) = c.nodes.get(node) {
         match n.operands.first() {
-            Some(&operand) if ONE_TO_ONE.contains(&n.op.opcode.as_str()) && operand < c.nodes.len() => {
+            Some(&operand)
+                if ONE_TO_ONE.contains(&n.op.opcode.as_str()) && operand < c.nodes.len() =>
+            {
                 node = operand
             }
             _ => break,

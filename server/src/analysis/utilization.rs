@@ -284,10 +284,9 @@ fn bounds(maps: &[&IndexingMap], size: u128, budget: u128) -> Utilization {
     let mut total_most = 0u128;
     let mut least = 0u128;
     for m in maps {
-        let boxed = m
-            .results()
-            .iter()
-            .fold(1u128, |acc, e: &Expr| acc.saturating_mul(m.range_of(e).size()));
+        let boxed = m.results().iter().fold(1u128, |acc, e: &Expr| {
+            acc.saturating_mul(m.range_of(e).size())
+        });
         most = most.saturating_add(boxed);
         total_most = total_most.saturating_add(domain_size(m));
         least = least.max(distinct_without_runtime(m, budget));
@@ -360,7 +359,12 @@ struct Lookup {
 /// Utilization of maps with runtime variables: the exact least and most over every
 /// assignment of values to the source elements they look up, when that fits the
 /// budget; else bounds.
-fn with_runtime(live: &[&OperandMap], operand: &ArrayShape, size: u128, budget: u128) -> Utilization {
+fn with_runtime(
+    live: &[&OperandMap],
+    operand: &ArrayShape,
+    size: u128,
+    budget: u128,
+) -> Utilization {
     let maps: Vec<&IndexingMap> = live.iter().map(|m| &m.map).collect();
     let points: u128 = maps
         .iter()

@@ -344,7 +344,10 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
 
 /// Why reading `operand` may cost something: it is (a one-to-one move of) expensive
 /// work that the calling loop fusion recomputes for every read.
-fn recomputation_warning(site: &Site<'_>, operand: Option<crate::model::InstrId>) -> Option<String> {
+fn recomputation_warning(
+    site: &Site<'_>,
+    operand: Option<crate::model::InstrId>,
+) -> Option<String> {
     calling_fusion(site.module, site.computation)?;
     let comp = site.view.computations.get(site.computation.index())?;
     let producer = recompute::producer(comp, operand?.index());
@@ -436,9 +439,9 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                     let u = site.utilization_once(&mut seen, &maps, &target);
                     // The read starts the recomputation only if it reads the work
                     // more than once per element itself.
-                    let warning = warning
-                        .clone()
-                        .filter(|_| u.is_some_and(|u| u.max_multiplicity() > site.settings.utilization_budget));
+                    let warning = warning.clone().filter(|_| {
+                        u.is_some_and(|u| u.max_multiplicity() > site.settings.utilization_budget)
+                    });
                     let domain = node.op.shape.output(k).map(|a| site.extents(a));
                     Some(Labelled {
                         output: (count > 1).then(|| (k, String::new())),
