@@ -382,9 +382,9 @@ fn check_file(name: &str, text: &str, path: &str) -> usize {
     let mut checked = 0;
     for (mi, m) in modules.iter().enumerate() {
         let model_module = &file.modules[mi];
-        for (ci, c) in m.computations.iter().enumerate() {
+        for (ci, c) in m.computations().enumerate() {
             let count = analysis::fusion::output_count(m, ci);
-            let caller = m.computations.iter().find_map(|cc| {
+            let caller = m.computations().find_map(|cc| {
                 cc.nodes
                     .iter()
                     .find(|n| n.op.opcode == "fusion" && n.called.first() == Some(&ci))

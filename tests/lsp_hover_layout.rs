@@ -66,11 +66,8 @@ fn hovers_on_fused_instructions_fit_the_budget() {
                 let id = computation.id;
                 let fused = module.callers_of(id).iter().any(|site| {
                     module
-                        .computation(site.computation)
-                        .instruction(site.instruction)
-                        .opcode
-                        .name()
-                        == "fusion"
+                        .caller(site)
+                        .is_some_and(|(_, caller)| caller.opcode.name() == "fusion")
                 });
                 if !fused {
                     continue;

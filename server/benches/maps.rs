@@ -91,14 +91,14 @@ fn big_fusion(n: usize) -> Module {
         nodes.push(node);
     }
     let root = nodes.len() - 1;
-    Module {
-        computations: vec![Computation {
+    Module::new(
+        vec![Computation {
             name: "f".into(),
             nodes,
             root,
         }],
-        entry: 0,
-    }
+        0,
+    )
 }
 
 /// What `maps --all` does: parse, then every fusion (and the entry ROOT) in parallel.
@@ -106,7 +106,7 @@ fn maps_all(text: &str) -> usize {
     let (_, modules) = view::parse(text);
     let mut targets = vec![];
     for (mi, m) in modules.iter().enumerate() {
-        for (ci, c) in m.computations.iter().enumerate() {
+        for (ci, c) in m.computations().enumerate() {
             for (ii, n) in c.nodes.iter().enumerate() {
                 if n.op.opcode == "fusion" || (ci == m.entry && ii == c.root) {
                     targets.push((mi, ci, ii));

@@ -1,12 +1,12 @@
-//! Building the model of a large generated module (parse done once, outside the
-//! measurement), so the cost of `model::build` itself is visible.
-//! `HLO_MODEL_BENCH_MB` sets the size (default 50 MB).
+//! Building the whole model of a large generated module: every chunk parsed and its
+//! computation built (in parallel), then the module index. The split into chunks is
+//! done once, outside the measurement. `HLO_MODEL_BENCH_MB` sets the size (default 50 MB).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use hlo_lsp::model;
+use hlo_lsp::model::Document;
 use hlo_lsp::syntax::SyntaxDocument;
 
 mod common;
@@ -18,26 +18,31 @@ fn bench(c: &mut Criterion) {
         .unwrap_or(50);
     let text = common::fused_module(mb << 20);
     let started = Instant::now();
-    let doc = SyntaxDocument::parse(&text);
-    let parsed = started.elapsed();
-    let file = model::build(&doc);
-    let first = file.diagnostics.first();
+    let syntax = SyntaxDocument::parse(&text);
+    let split = started.elapsed();
+    let document = Document::from_syntax(syntax.clone());
+    let diagnostics = document.diagnostics();
     assert!(
-        first.is_none(),
-        "generated module has diagnostics: {first:?}"
+        diagnostics.is_empty(),
+        "generated module has diagnostics: {:?}",
+        diagnostics.first()
     );
     eprintln!(
-        "generated {} bytes, {} instructions; parse took {parsed:?}",
+        "generated {} bytes, {} instructions; splitting took {split:?}",
         text.len(),
-        file.all_instructions().count()
+        document.file().all_instructions().count()
     );
     let mut group = c.benchmark_group("model");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20))
         .warm_up_time(Duration::from_secs(1));
-    group.bench_function(format!("build_{mb}mb"), |b| {
-        b.iter(|| black_box(model::build(black_box(&doc))))
+    group.bench_function(format!("build_all_{mb}mb"), |b| {
+        b.iter(|| {
+            let document = Document::from_syntax(syntax.clone());
+            document.build_all();
+            black_box(document.file().modules.len())
+        })
     });
     group.finish();
 }

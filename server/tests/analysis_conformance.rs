@@ -331,7 +331,7 @@ fn run_record(r: &Value) -> Option<Outcome> {
     let (_, modules) = view::parse(hlo);
     let module = modules.first().expect("a module");
     let computation = module.entry;
-    let instruction = module.computations[computation].root;
+    let instruction = module.computation(computation).root;
     let q = Query {
         computation,
         instruction,

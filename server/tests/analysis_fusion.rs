@@ -159,11 +159,8 @@ fn dataflow(
 
 /// Checks the composed maps of `c` (root = output) against [`dataflow`].
 fn check(c: Computation, params: usize) -> Result<(), TestCaseError> {
-    let module = Module {
-        computations: vec![c],
-        entry: 0,
-    };
-    let c = &module.computations[0];
+    let module = Module::new(vec![c], 0);
+    let c = module.computation(0);
     let indexing = fused_output_to_input(&module, 0, 0, params);
     let out = c.nodes[c.root].op.output(0).unwrap().dims.clone();
     let mut memo = HashMap::new();
@@ -224,15 +221,15 @@ fn check_every_output(mut nodes: Vec<Node>, outputs: &[usize]) -> Result<(), Tes
     let tuple = OpInfo::new("tuple", Shape::Tuple(shapes.clone()), shapes);
     nodes.push(Node::new("root", tuple, outputs.to_vec()));
     let root = nodes.len() - 1;
-    let module = Module {
-        computations: vec![Computation {
+    let module = Module::new(
+        vec![Computation {
             name: "f".into(),
             nodes,
             root,
         }],
-        entry: 0,
-    };
-    let c = &module.computations[0];
+        0,
+    );
+    let c = module.computation(0);
     let every = grouped_from_every_output(&module, 0);
     prop_assert_eq!(every.len(), outputs.len());
     for (k, &start) in outputs.iter().enumerate() {
@@ -531,14 +528,14 @@ fn seed_three_transposes_give_one_map() {
             vec![3, 6],
         ),
     ];
-    let module = Module {
-        computations: vec![Computation {
+    let module = Module::new(
+        vec![Computation {
             name: "f".into(),
             nodes,
             root: 7,
         }],
-        entry: 0,
-    };
+        0,
+    );
     let indexing = fused_output_to_input(&module, 0, 0, 1);
     assert_eq!(
         indexing.entries[0].maps.len(),
@@ -574,14 +571,14 @@ fn tensor_plus_its_transpose_gives_two_maps() {
             vec![0, 1],
         ),
     ];
-    let module = Module {
-        computations: vec![Computation {
+    let module = Module::new(
+        vec![Computation {
             name: "f".into(),
             nodes,
             root: 2,
         }],
-        entry: 0,
-    };
+        0,
+    );
     let indexing = fused_output_to_input(&module, 0, 0, 1);
     assert_eq!(indexing.entries[0].maps.len(), 2);
 }

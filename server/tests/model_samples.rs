@@ -146,7 +146,8 @@ fn fusions_are_indexed_as_callers() {
     assert_eq!(callers.len(), 1);
     let entry = m.entry_computation().unwrap();
     assert_eq!(entry.name, "main");
-    let fusion = entry.instruction(callers[0].instruction);
+    let (caller, fusion) = m.caller(&callers[0]).unwrap();
+    assert_eq!(caller.id, entry.id);
     assert_eq!(fusion.name, "fusion");
     assert_eq!(fusion.opcode, Opcode::Fusion);
     assert_eq!(fusion.attrs.fusion_kind.as_deref(), Some("kLoop"));

@@ -29,7 +29,7 @@ fn fusion_maps(text: &str) -> Vec<FusionMaps> {
     let (_, modules) = view::parse(text);
     let mut out = vec![];
     for module in &modules {
-        for (ci, c) in module.computations.iter().enumerate() {
+        for (ci, c) in module.computations().enumerate() {
             for (ni, node) in c.nodes.iter().enumerate() {
                 if node.op.opcode != "fusion" || node.op.shape.output_count() != 1 {
                     continue;

@@ -128,22 +128,22 @@ fn check_document(rng: &mut Rng, text: &str) {
         assert!(e.range.end <= text.len() && !e.message.is_empty());
     }
     for _ in 0..3 {
-        let len = doc.text().len();
+        let len = doc.len();
         let start = rng.below(len + 1);
         let end = start + rng.below(20);
         let insert = String::from_utf8_lossy(TOKENS[rng.below(TOKENS.len())]).into_owned();
         doc.edit(start, end, &insert);
     }
-    let fresh = SyntaxDocument::parse(doc.text());
+    let fresh = SyntaxDocument::parse(&doc.text());
     let ours: Vec<_> = doc
         .chunks()
         .iter()
-        .map(|c| (c.range.clone(), c.tree.root_node().to_sexp()))
+        .map(|c| (c.range(), c.tree().root_node().to_sexp()))
         .collect();
     let theirs: Vec<_> = fresh
         .chunks()
         .iter()
-        .map(|c| (c.range.clone(), c.tree.root_node().to_sexp()))
+        .map(|c| (c.range(), c.tree().root_node().to_sexp()))
         .collect();
     assert_eq!(
         ours,

@@ -115,28 +115,41 @@ fn dump(tree: &Tree) -> Vec<(String, usize, usize, bool, bool)> {
     }
 }
 
+/// Chunks, their places, outlines, trees, errors and line index equal a fresh parse.
 fn assert_same_as_fresh(doc: &SyntaxDocument) -> Result<(), TestCaseError> {
-    let fresh = SyntaxDocument::parse(doc.text());
-    let ours: Vec<_> = doc
-        .chunks()
-        .iter()
-        .map(|c| (c.range.clone(), c.kind))
-        .collect();
-    let theirs: Vec<_> = fresh
-        .chunks()
-        .iter()
-        .map(|c| (c.range.clone(), c.kind))
-        .collect();
-    prop_assert_eq!(ours, theirs, "chunks differ for text {:?}", doc.text());
+    let text = doc.text();
+    let fresh = SyntaxDocument::parse(&text);
+    let places = |d: &SyntaxDocument| -> Vec<_> {
+        d.chunks()
+            .iter()
+            .map(|c| (c.range(), c.kind(), c.first_line, c.outline().clone()))
+            .collect()
+    };
+    prop_assert_eq!(
+        places(doc),
+        places(&fresh),
+        "chunks differ for text {:?}",
+        text
+    );
     for (a, b) in doc.chunks().iter().zip(fresh.chunks()) {
         prop_assert_eq!(
-            dump(&a.tree),
-            dump(&b.tree),
+            dump(&a.tree()),
+            dump(&b.tree()),
             "tree of chunk {:?} differs",
-            a.text(doc.text())
+            a.text()
         );
     }
     prop_assert_eq!(doc.syntax_errors(), fresh.syntax_errors());
+    prop_assert_eq!(doc.line_count(), fresh.line_count());
+    for line in 0..=fresh.line_count() {
+        prop_assert_eq!(
+            doc.line_start(line),
+            fresh.line_start(line),
+            "line {}",
+            line
+        );
+        prop_assert_eq!(doc.line_text(line), fresh.line_text(line), "line {}", line);
+    }
     Ok(())
 }
 
@@ -213,8 +226,18 @@ fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
     let text = std::fs::read_to_string(format!("{DATA}/jax/layer_norm.after.hlo")).unwrap();
     let mut doc = SyntaxDocument::parse(&text);
     let at = text.find("%param_0").unwrap() + 3;
+    let before = doc.chunks().to_vec();
     doc.edit(at, at + 1, "Q");
     assert!(doc.text()[at - 3..].starts_with("%paQam_0"));
+    // Only the chunk holding the edit is new; it keeps its tree for the next edit.
+    let changed: Vec<_> = before
+        .iter()
+        .zip(doc.chunks())
+        .filter(|(a, b)| !std::sync::Arc::ptr_eq(&a.chunk, &b.chunk))
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert!(changed[0].kept_tree().is_some());
     assert_same_as_fresh(&doc).unwrap();
     assert!(doc.syntax_errors().is_empty());
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hlo_lsp::syntax::{ChunkKind, SyntaxDocument};
+use hlo_lsp::syntax::{Chunk, ChunkKind, SyntaxDocument};
 
 fn hlo_files() -> Vec<PathBuf> {
     let data = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data"));
@@ -51,24 +51,30 @@ fn chunks_tile_the_text_and_hold_the_item_they_claim() {
         let doc = SyntaxDocument::parse(&text);
         let mut at = 0;
         for chunk in doc.chunks() {
-            assert_eq!(chunk.range.start, at, "{}: gap or overlap", path.display());
-            at = chunk.range.end;
-            let expected = match chunk.kind {
+            assert_eq!(
+                chunk.range().start,
+                at,
+                "{}: gap or overlap",
+                path.display()
+            );
+            at = chunk.range().end;
+            let expected = match chunk.kind() {
                 ChunkKind::Header => Some("module_header"),
                 ChunkKind::Computation => Some("computation"),
                 ChunkKind::Table => Some("table"),
                 ChunkKind::Separator => Some("module_separator"),
                 ChunkKind::Other => None,
             };
-            let item = chunk.item().map(|n| n.kind());
+            let tree = chunk.tree();
+            let item = Chunk::item(&tree).map(|n| n.kind());
             assert_eq!(
                 item,
                 expected,
                 "{}: chunk {:?}",
                 path.display(),
-                chunk.text(&text)
+                chunk.text()
             );
-            let root = chunk.tree.root_node();
+            let root = tree.root_node();
             let mut cursor = root.walk();
             let items = root
                 .named_children(&mut cursor)

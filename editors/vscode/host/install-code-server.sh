@@ -6,7 +6,7 @@
 #   <dir>/node_modules/code-server/out/node/entry.js       code-server
 # code-server's install compiles VS Code's native modules (node-pty, spdlog, sqlite3,
 # kerberos, ...) against that Node: it needs a C/C++ compiler, make, python3 and the GSSAPI
-# headers (Debian: build-essential python3 libkrb5-dev). That takes ~2.5 minutes on 2 cores,
+# headers (Debian: build-essential python3 libkrb5-dev). That takes 1.5 minutes on 2 quiet cores (3 while cargo builds),
 # once: a second run reuses the folder (and npm's own cache keeps the downloads).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -33,12 +33,11 @@ fn source_computations() -> Vec<String> {
             for chunk in doc
                 .chunks()
                 .iter()
-                .filter(|c| c.kind == ChunkKind::Computation)
+                .filter(|c| c.kind() == ChunkKind::Computation)
             {
-                let item = chunk.item();
-                let is_entry = item.is_some_and(|n| n.child_by_field_name("entry").is_some());
-                if !is_entry && !chunk.tree.root_node().has_error() {
-                    out.push(strip_comments(chunk.text(&text)));
+                let tree = chunk.tree();
+                if !chunk.outline().is_entry && !tree.root_node().has_error() {
+                    out.push(strip_comments(chunk.text()));
                 }
             }
         }
@@ -63,10 +62,11 @@ fn renamed(text: &str, copy: usize) -> String {
     let doc = SyntaxDocument::parse(text);
     let mut ends = Vec::new();
     for chunk in doc.chunks() {
-        let mut stack = vec![chunk.tree.root_node()];
+        let tree = chunk.tree();
+        let mut stack = vec![tree.root_node()];
         while let Some(n) = stack.pop() {
             if n.kind() == "name" {
-                ends.push(chunk.abs_range(n).end);
+                ends.push(chunk.abs(n.byte_range()).end);
             }
             let mut c = n.walk();
             stack.extend(n.children(&mut c));
@@ -169,8 +169,8 @@ pub fn transformer_module(copies: usize) -> String {
         let renamed = renamed(&dump, copy);
         let doc_copy = SyntaxDocument::parse(&renamed);
         for chunk in doc_copy.chunks() {
-            let text = chunk.text(&renamed);
-            match chunk.kind {
+            let text = chunk.text();
+            match chunk.kind() {
                 ChunkKind::Header | ChunkKind::Table if copy > 0 => continue,
                 ChunkKind::Header => out.push_str(&text.replace(".c0", "")),
                 ChunkKind::Computation if copy + 1 < copies => {

@@ -110,7 +110,7 @@ fn static_value(
     bounds: Interval,
     main: &IndexingMap,
 ) -> Option<Expr> {
-    let n = module.computations.get(comp)?.nodes.get(node)?;
+    let n = module.get(comp)?.nodes.get(node)?;
     if let Some(v) = n.constant_scalar {
         return bounds.contains(v).then(|| Expr::constant(v));
     }

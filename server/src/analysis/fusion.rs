@@ -54,7 +54,7 @@ impl Reached {
 
 /// The runtime-variable source for operand `k` of node `node` in `comp`.
 fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     match c.nodes[node].operands.get(k) {
         Some(&operand) => RuntimeSource::Instruction {
             computation: comp,
@@ -74,7 +74,7 @@ pub fn output_to_input(
     node: usize,
     output_id: usize,
 ) -> InstructionIndexing {
-    let n = &module.computations[comp].nodes[node];
+    let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
         return fused_output_to_input(module, n.called[0], output_id, n.operands.len());
     }
@@ -90,7 +90,7 @@ pub fn output_to_input(
 /// Where traversal of output `output_id` of `comp` starts: the tuple root's
 /// operand, or the root itself (a variadic op's output).
 pub fn output_start(module: &Module, comp: usize, output_id: usize) -> Option<(usize, usize)> {
-    let c = module.computations.get(comp)?;
+    let c = module.get(comp)?;
     let root = &c.nodes.get(c.root)?;
     if root.op.opcode == "tuple" {
         Some((*root.operands.get(output_id)?, 0))
@@ -122,7 +122,7 @@ pub fn parameter_entries(
     reached: &[Reached],
     operand_count: usize,
 ) -> InstructionIndexing {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let mut entries = vec![OperandIndexing::none(); operand_count];
     for (i, node) in c.nodes.iter().enumerate() {
         if let (Some(p), Some(r)) = (node.parameter_number, reached.get(i)) {
@@ -137,7 +137,7 @@ pub fn parameter_entries(
 /// Number of outputs of the computation `comp` (a fused computation's outputs):
 /// the operands of a tuple root, else the root's own outputs (a variadic reduce).
 pub fn output_count(module: &Module, comp: usize) -> usize {
-    let Some(c) = module.computations.get(comp) else {
+    let Some(c) = module.get(comp) else {
         return 0;
     };
     match c.nodes.get(c.root) {
@@ -154,7 +154,7 @@ pub fn grouped_from_every_output(module: &Module, comp: usize) -> Vec<Vec<Reache
     (0..output_count(module, comp))
         .map(|k| match output_start(module, comp, k) {
             Some((start, out)) => grouped_output_to_input(module, comp, start, out),
-            None => vec![Reached::default(); module.computations[comp].nodes.len()],
+            None => vec![Reached::default(); module.computation(comp).nodes.len()],
         })
         .collect()
 }
@@ -167,7 +167,7 @@ pub fn grouped_output_to_input(
     start: usize,
     out: usize,
 ) -> Vec<Reached> {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let mut reached = vec![Reached::default(); c.nodes.len()];
     match c.nodes[start].op.shape.output(out) {
         Some(shape) => reached[start].insert(out, OperandMap::plain(identity(&shape.dims))),
@@ -180,7 +180,7 @@ pub fn grouped_output_to_input(
 /// instruction of `comp` it reads, e.g. the fusion parameters one fused
 /// instruction reads.
 pub fn grouped_from_instruction(module: &Module, comp: usize, start: usize) -> Vec<Reached> {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let mut reached = vec![Reached::default(); c.nodes.len()];
     let shape = &c.nodes[start].op.shape;
     for out in 0..shape.output_count() {
@@ -199,7 +199,7 @@ fn propagate(
     start: usize,
     mut reached: Vec<Reached>,
 ) -> Vec<Reached> {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let order = c.post_order_from(start);
     for &u in order.iter().rev() {
         let node = &c.nodes[u];

@@ -2,6 +2,8 @@
 //! operands and called computations. Built from the model by [`super::view`], or
 //! directly by tests (random fusions need no text).
 
+use std::sync::OnceLock;
+
 use super::op::OpInfo;
 
 /// One instruction.
@@ -102,9 +104,80 @@ impl Computation {
     }
 }
 
-/// A module: computations and the entry.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+/// Builds computation `i` of a lazily viewed module.
+type Builder = Box<dyn Fn(usize) -> Computation + Send + Sync>;
+
+/// A module: computations and the entry. The computations are given up front (tests,
+/// generated fusions, the CLI) or built on first use ([`Module::lazy`]): a hover on
+/// one fusion of a 50 MB dump views that fusion, not the module.
+#[derive(Default)]
 pub struct Module {
-    pub computations: Vec<Computation>,
+    computations: Vec<OnceLock<Computation>>,
+    builder: Option<Builder>,
     pub entry: usize,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("computations", &self.computations.len())
+            .field("entry", &self.entry)
+            .finish()
+    }
+}
+
+impl Module {
+    pub fn new(computations: Vec<Computation>, entry: usize) -> Module {
+        Module {
+            computations: computations.into_iter().map(OnceLock::from).collect(),
+            builder: None,
+            entry,
+        }
+    }
+
+    /// A module of `count` computations, computation `i` built by `build(i)` when
+    /// first asked for.
+    pub fn lazy(
+        count: usize,
+        entry: usize,
+        build: impl Fn(usize) -> Computation + Send + Sync + 'static,
+    ) -> Module {
+        Module {
+            computations: (0..count).map(|_| OnceLock::new()).collect(),
+            builder: Some(Box::new(build)),
+            entry,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.computations.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.computations.is_empty()
+    }
+
+    /// Computation `i`, if the module has one.
+    pub fn get(&self, i: usize) -> Option<&Computation> {
+        let cell = self.computations.get(i)?;
+        Some(cell.get_or_init(|| match &self.builder {
+            Some(build) => build(i),
+            None => Computation {
+                name: String::new(),
+                nodes: vec![],
+                root: 0,
+            },
+        }))
+    }
+
+    /// Computation `i`; panics past the end, as indexing does.
+    pub fn computation(&self, i: usize) -> &Computation {
+        self.get(i)
+            .unwrap_or_else(|| panic!("computation {i} of a module of {}", self.len()))
+    }
+
+    /// Every computation, in order (builds them all).
+    pub fn computations(&self) -> impl Iterator<Item = &Computation> {
+        (0..self.len()).map(|i| self.computation(i))
+    }
 }

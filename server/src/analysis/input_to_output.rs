@@ -11,7 +11,7 @@ use super::operand_indexing::{InstructionIndexing, OperandIndexing, OperandMap, 
 use super::ops;
 
 fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     match c.nodes[node].operands.get(k) {
         Some(&operand) => RuntimeSource::Instruction {
             computation: comp,
@@ -29,7 +29,7 @@ pub fn input_to_output(
     node: usize,
     operand_id: usize,
 ) -> InstructionIndexing {
-    let n = &module.computations[comp].nodes[node];
+    let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
         return fused_input_to_output(module, n.called[0], operand_id);
     }
@@ -44,7 +44,7 @@ pub fn input_to_output(
 
 /// Maps from parameter `number` of the fused computation `comp` to each output.
 pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> InstructionIndexing {
-    let c = &module.computations[comp];
+    let c = module.computation(comp);
     let outputs = c
         .nodes
         .get(c.root)

@@ -58,7 +58,7 @@ pub struct Query {
 /// Runs the analysis for one query. Entries are operands (output to input) or
 /// outputs (input to output).
 pub fn analyze(module: &Module, q: &Query) -> InstructionIndexing {
-    let node = &module.computations[q.computation].nodes[q.instruction];
+    let node = &module.computation(q.computation).nodes[q.instruction];
     match q.direction {
         Direction::OutputToInput => {
             let mut indexing =

@@ -7,17 +7,27 @@ use super::op::{self, Attrs, OpInfo};
 use super::shape::{ArrayShape, Shape};
 use crate::model;
 
-/// Converts one model module.
+/// Converts one model module (every computation, now).
 pub fn from_model(m: &model::Module) -> Module {
     let computations = m.computations().map(|c| computation(m, c)).collect();
-    let entry = m
-        .entry
+    Module::new(computations, entry(m))
+}
+
+/// The view of module `index` of `document`, each computation converted when the
+/// analysis first reaches it.
+pub fn lazy(document: std::sync::Arc<model::Document>, index: usize) -> Module {
+    let m = document.file().module(model::ModuleId(index as u32));
+    let (count, entry) = (m.computation_count(), entry(m));
+    Module::lazy(count, entry, move |ci| {
+        let m = document.file().module(model::ModuleId(index as u32));
+        computation(m, m.computation(model::ComputationId(ci as u32)))
+    })
+}
+
+fn entry(m: &model::Module) -> usize {
+    m.entry
         .map(|id| id.index())
-        .unwrap_or_else(|| m.computation_count().saturating_sub(1));
-    Module {
-        computations,
-        entry,
-    }
+        .unwrap_or_else(|| m.computation_count().saturating_sub(1))
 }
 
 fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {

@@ -94,7 +94,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let (file, modules) = view::parse(&text);
-    if modules.iter().all(|m| m.computations.is_empty()) {
+    if modules.iter().all(|m| m.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
     let options = PrintOptions {
@@ -118,7 +118,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             let outputs = match (direction, args.output) {
                 (Direction::OutputToInput, Some(k)) => vec![k],
                 (Direction::OutputToInput, None) => {
-                    let n = &modules[t.module].computations[t.computation].nodes[t.instruction];
+                    let n = &modules[t.module].computation(t.computation).nodes[t.instruction];
                     (0..n.op.shape.output_count().max(1)).collect()
                 }
                 (Direction::InputToOutput, _) => vec![0],
@@ -156,7 +156,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         let mut out = String::new();
         for (t, output, indexing) in &results {
             let m = &modules[t.module];
-            let c = &m.computations[t.computation];
+            let c = m.computation(t.computation);
             let n = &c.nodes[t.instruction];
             let which = match direction {
                 Direction::OutputToInput => {
@@ -194,7 +194,7 @@ fn from_fusion(
     for name in &args.instructions {
         let name = name.trim_start_matches('%');
         let found = modules.iter().enumerate().find_map(|(mi, m)| {
-            m.computations.iter().enumerate().find_map(|(ci, c)| {
+            m.computations().enumerate().find_map(|(ci, c)| {
                 let ii = c.find(name)?;
                 calling_fusion(m, ci).map(|_| Target {
                     module: mi,
@@ -212,7 +212,7 @@ fn from_fusion(
     }
     if args.all {
         for (mi, m) in modules.iter().enumerate() {
-            for (ci, c) in m.computations.iter().enumerate() {
+            for (ci, c) in m.computations().enumerate() {
                 if calling_fusion(m, ci).is_some() {
                     targets.extend((0..c.nodes.len()).map(|ii| Target {
                         module: mi,
@@ -238,9 +238,9 @@ fn from_fusion(
         let every = cache
             .entry((t.module, t.computation))
             .or_insert_with(|| grouped_from_every_output(m, t.computation));
-        let c = &m.computations[t.computation];
+        let c = m.computation(t.computation);
         let node = &c.nodes[t.instruction];
-        let fusion = &m.computations[fc].nodes[fi];
+        let fusion = &m.computation(fc).nodes[fi];
         let outputs: Vec<usize> = match args.output {
             Some(k) => vec![k],
             None => (0..every.len()).collect(),
@@ -306,7 +306,7 @@ fn from_fusion(
 
 /// The fusion instruction `(computation, instruction)` that calls `comp`.
 fn calling_fusion(m: &Module, comp: usize) -> Option<(usize, usize)> {
-    m.computations.iter().enumerate().find_map(|(ci, c)| {
+    m.computations().enumerate().find_map(|(ci, c)| {
         c.nodes
             .iter()
             .position(|n| n.op.opcode == "fusion" && n.called.first() == Some(&comp))
@@ -338,8 +338,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     for name in &args.instructions {
         let name = name.trim_start_matches('%');
         let found = modules.iter().enumerate().find_map(|(mi, m)| {
-            m.computations
-                .iter()
+            m.computations()
                 .enumerate()
                 .find_map(|(ci, c)| c.find(name).map(|ii| (mi, ci, ii)))
         });
@@ -353,7 +352,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     }
     if args.all {
         for (mi, m) in modules.iter().enumerate() {
-            for (ci, c) in m.computations.iter().enumerate() {
+            for (ci, c) in m.computations().enumerate() {
                 for (ii, n) in c.nodes.iter().enumerate() {
                     if n.op.opcode == "fusion" {
                         out.push(Target {
@@ -368,7 +367,7 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     }
     if args.all || args.instructions.is_empty() {
         for (mi, m) in modules.iter().enumerate() {
-            if let Some(c) = m.computations.get(m.entry) {
+            if let Some(c) = m.get(m.entry) {
                 if c.root < c.nodes.len()
                     && !out.iter().any(|t| {
                         t.module == mi && t.computation == m.entry && t.instruction == c.root
@@ -397,7 +396,7 @@ fn instruction_json(
     indexing: &InstructionIndexing,
     options: &PrintOptions,
 ) -> Value {
-    let c = &m.computations[t.computation];
+    let c = m.computation(t.computation);
     let n = &c.nodes[t.instruction];
     let entries: Vec<Value> = indexing
         .entries

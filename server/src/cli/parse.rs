@@ -33,11 +33,9 @@ pub fn run(args: Args) -> ExitCode {
     let doc = SyntaxDocument::parse(&text);
     if args.sexp {
         for chunk in doc.chunks() {
-            println!(
-                "; {:?} {}..{}",
-                chunk.kind, chunk.range.start, chunk.range.end
-            );
-            println!("{}", chunk.tree.root_node().to_sexp());
+            let range = chunk.range();
+            println!("; {:?} {}..{}", chunk.kind(), range.start, range.end);
+            println!("{}", chunk.tree().root_node().to_sexp());
         }
     }
     let errors = doc.syntax_errors();

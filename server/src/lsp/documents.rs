@@ -1,4 +1,5 @@
-//! The open documents: text in a rope, the client's version, and the parsed state.
+//! The open documents: the client's version and the current [`model::Document`] (its
+//! chunks own the text, the only copy the server keeps).
 //!
 //! Only the document actor ([`super::sync`]) mutates this store, one text-sync
 //! notification at a time in the order the client sent them, so a change is always
@@ -8,12 +9,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ropey::Rope;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use super::position::{to_byte_range_clamped, PositionEncoding};
 use super::snapshot::Snapshot;
-use crate::syntax::SyntaxDocument;
+use crate::model;
 
 /// One text edit in byte offsets of the text it applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +27,8 @@ pub struct ByteEdit {
 pub struct Document {
     pub uri: Uri,
     pub version: i32,
-    pub rope: Rope,
-    /// Trees of the same text, edited and reparsed incrementally with the rope.
-    pub syntax: Arc<SyntaxDocument>,
+    /// The current version's chunks and model (shared with the snapshots made of it).
+    pub model: Arc<model::Document>,
     /// MLIR rather than HLO: `languageId` `mlir` or a `.mlir` file (see [`Snapshot::is_mlir`]).
     pub mlir: bool,
 }
@@ -40,8 +39,7 @@ impl Document {
             mlir: false,
             uri,
             version,
-            rope: Rope::from_str(text),
-            syntax: Arc::new(SyntaxDocument::parse(text)),
+            model: Arc::new(model::Document::parse(text)),
         }
         .with_language(None)
     }
@@ -62,9 +60,10 @@ impl Document {
     ) -> Vec<ByteEdit> {
         let mut edits = Vec::with_capacity(changes.len());
         for change in changes {
+            let syntax = self.model.syntax();
             let range = match change.range {
-                Some(range) => to_byte_range_clamped(&self.rope, range, encoding),
-                None => 0..self.rope.len_bytes(),
+                Some(range) => to_byte_range_clamped(syntax, range, encoding),
+                None => 0..syntax.len(),
             };
             self.apply_edit(&range, &change.text);
             edits.push(ByteEdit {
@@ -76,28 +75,23 @@ impl Document {
         edits
     }
 
-    /// Replaces `range` (char boundaries, as produced by [`super::position`]) by `text`.
+    /// Replaces `range` (char boundaries, as produced by [`super::position`]) by `text`:
+    /// a new version sharing every untouched chunk with the previous one.
     fn apply_edit(&mut self, range: &std::ops::Range<usize>, text: &str) {
-        let start = self.rope.byte_to_char(range.start);
-        let end = self.rope.byte_to_char(range.end);
-        self.rope.remove(start..end);
-        self.rope.insert(start, text);
-        // Clones only when a snapshot still holds the previous trees.
-        Arc::make_mut(&mut self.syntax).edit(range.start, range.end, text);
+        let next = if range.start == 0 && range.end == self.model.syntax().len() {
+            model::Document::parse(text)
+        } else {
+            self.model.edited(range.start, range.end, text)
+        };
+        self.model = Arc::new(next);
     }
 
     /// An immutable view of the current version for background work, produced by
     /// text-sync notification number `sequence`.
     pub fn snapshot_at(&self, sequence: u64) -> Arc<Snapshot> {
         Arc::new(
-            Snapshot::new(
-                self.uri.clone(),
-                self.version,
-                sequence,
-                self.rope.clone(),
-                self.syntax.clone(),
-            )
-            .with_mlir(self.mlir),
+            Snapshot::new(self.uri.clone(), self.version, sequence, self.model.clone())
+                .with_mlir(self.mlir),
         )
     }
 }
@@ -161,8 +155,8 @@ mod tests {
             vec![change((0, 1), (0, 2), "XY"), change((1, 0), (1, 3), "")],
             PositionEncoding::Utf16,
         );
-        assert_eq!(document.rope.to_string(), "aXYc\n\n");
-        assert_eq!(document.syntax.text(), "aXYc\n\n");
+        assert_eq!(document.model.syntax().text(), "aXYc\n\n");
+        assert_eq!(document.model.syntax().text(), "aXYc\n\n");
         assert_eq!(edits[1].range, 5..8);
         assert_eq!(document.version, 2);
     }
@@ -176,14 +170,14 @@ mod tests {
             vec![change((7, 0), (9, 9), "tail")],
             PositionEncoding::Utf16,
         );
-        assert_eq!(document.rope.to_string(), "é\ntail");
+        assert_eq!(document.model.syntax().text(), "é\ntail");
         let full = TextDocumentContentChangeEvent {
             range: None,
             range_length: None,
             text: "new".into(),
         };
         document.apply_changes(3, vec![full], PositionEncoding::Utf8);
-        assert_eq!(document.rope.to_string(), "new");
-        assert_eq!(document.syntax.text(), "new");
+        assert_eq!(document.model.syntax().text(), "new");
+        assert_eq!(document.model.syntax().text(), "new");
     }
 }

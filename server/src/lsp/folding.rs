@@ -34,12 +34,11 @@ pub fn folding_ranges(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<Fo
             push(computation.range(), Some(FoldingRangeKind::Region));
         }
     }
-    for chunk in snapshot.syntax.chunks() {
-        if chunk.kind == ChunkKind::Table {
+    for chunk in snapshot.syntax().chunks() {
+        if chunk.kind() == ChunkKind::Table {
             // Chunks include their trailing newline: fold up to the last content line.
-            let text = chunk.text(snapshot.text());
-            let end = chunk.range.start + text.trim_end().len();
-            push(chunk.range.start..end, Some(FoldingRangeKind::Region));
+            let end = chunk.start + chunk.text().trim_end().len();
+            push(chunk.start..end, Some(FoldingRangeKind::Region));
         }
     }
     ranges.sort_by_key(|r| (r.start_line, std::cmp::Reverse(r.end_line)));

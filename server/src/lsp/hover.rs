@@ -329,8 +329,9 @@ fn parameter_sources(
     };
     let mut lines = Vec::new();
     for site in module.callers_of(computation_id) {
-        let caller_computation = module.computation(site.computation);
-        let caller = caller_computation.instruction(site.instruction);
+        let Some((caller_computation, caller)) = module.caller(site) else {
+            continue;
+        };
         let Some(operand) = caller.operands.get(k) else {
             continue;
         };
@@ -372,15 +373,13 @@ fn computation_hover(module: &Module, computation_id: crate::model::ComputationI
             .count()
     );
     for site in module.callers_of(computation_id) {
-        let caller = module
-            .computation(site.computation)
-            .instruction(site.instruction);
+        let Some((caller_computation, caller)) = module.caller(site) else {
+            continue;
+        };
         let _ = write!(
             text,
             "\n\nCalled by `%{}` ({}) in `{}`",
-            caller.name,
-            caller.opcode,
-            module.computation(site.computation).name
+            caller.name, caller.opcode, caller_computation.name
         );
     }
     text

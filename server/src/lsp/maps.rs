@@ -45,9 +45,7 @@ pub fn module_index(snapshot: &Snapshot, module: &Module) -> Option<usize> {
 /// The fusion instruction calling `computation`, if it is a fused computation.
 pub fn calling_fusion(module: &Module, computation: ComputationId) -> Option<&Instruction> {
     let site = module.callers_of(computation).first()?;
-    let caller = module
-        .computation(site.computation)
-        .instruction(site.instruction);
+    let (_, caller) = module.caller(site)?;
     (caller.opcode.name() == "fusion").then_some(caller)
 }
 
@@ -86,7 +84,6 @@ struct Site<'a> {
 impl Site<'_> {
     fn node(&self) -> Option<&analysis::Node> {
         self.view
-            .computations
             .get(self.computation.index())?
             .nodes
             .get(self.instruction.id.index())
@@ -242,7 +239,7 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
     let recomputed = site.recomputed(fused, site.instruction.id.index());
     for (k, reached) in fused.reaching(site.instruction.id.index()) {
         let from = analysis::fusion::output_start(site.view, comp, k).and_then(|(start, out)| {
-            site.view.computations[comp].nodes[start]
+            site.view.computation(comp).nodes[start]
                 .op
                 .shape
                 .output(out)
@@ -317,7 +314,7 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
         .into_iter()
         .map(|(k, parameter)| {
             let r = &reached[parameter.id.index()];
-            let view_parameter = &site.view.computations[comp].nodes[parameter.id.index()];
+            let view_parameter = &site.view.computation(comp).nodes[parameter.id.index()];
             let to = view_parameter.op.shape.output(0);
             let from = node.op.shape.output(first_tag(r));
             let mut maps = r.to_entry();

@@ -124,10 +124,7 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
             let c = module.computation(computation);
             let mut found = vec![definition(&c.abs(c.name_range))];
             for site in module.callers_of(computation) {
-                let (caller, instruction) = module.caller(site);
-                if let Some(called) = instruction.called.get(site.called_index as usize) {
-                    found.push(reference(&caller.abs(called.name_range)));
-                }
+                found.push(reference(&module.call_name_range(site)));
             }
             found
         }
@@ -158,7 +155,7 @@ pub fn parameter_sources(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>> {
         .callers_of(computation)
         .iter()
         .filter_map(|site| {
-            let (c, caller) = module.caller(site);
+            let (c, caller) = module.caller(site)?;
             caller
                 .operands
                 .get(number)

@@ -18,7 +18,7 @@ use tree_sitter::Node;
 use super::position::{to_position, PositionEncoding};
 use super::snapshot::Snapshot;
 use super::workspace::lock;
-use crate::syntax::Chunk;
+use crate::syntax::Placed;
 
 /// Token types, in legend order.
 const TYPES: [SemanticTokenType; 10] = [
@@ -91,14 +91,15 @@ fn classify(node: Node) -> Option<(u32, u32)> {
     })
 }
 
-fn collect_chunk(chunk: &Chunk, out: &mut Vec<RawToken>) {
-    let mut cursor = chunk.tree.walk();
+fn collect_chunk(chunk: &Placed, out: &mut Vec<RawToken>) {
+    let tree = chunk.tree();
+    let mut cursor = tree.walk();
     let mut descend = true;
     loop {
         let node = cursor.node();
         if descend {
             if let Some((kind, modifiers)) = classify(node) {
-                let range = chunk.abs_range(node);
+                let range = chunk.abs(node.byte_range());
                 if !range.is_empty() {
                     out.push(RawToken {
                         start: range.start,
@@ -128,16 +129,16 @@ pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticTo
     if snapshot.is_mlir() {
         return Vec::new(); // the HLO grammar's tokens would be wrong on MLIR text
     }
-    for chunk in snapshot.syntax.chunks() {
+    let doc = snapshot.syntax();
+    for chunk in doc.chunks() {
         collect_chunk(chunk, &mut raw);
     }
     raw.sort_by_key(|t| t.start);
-    let rope = &snapshot.rope;
     let mut encoded = Vec::with_capacity(raw.len());
     let (mut last_line, mut last_start) = (0u32, 0u32);
     for token in raw {
-        let start = to_position(rope, token.start, encoding);
-        let end = to_position(rope, token.end, encoding);
+        let start = to_position(doc, token.start, encoding);
+        let end = to_position(doc, token.end, encoding);
         // Split multi-line tokens (block comments) into one token per line.
         for line in start.line..=end.line {
             let from = if line == start.line {
@@ -148,15 +149,10 @@ pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticTo
             let to = if line == end.line {
                 end.character
             } else {
-                let next = rope.line_to_byte(line as usize + 1);
                 // The end of this line's content, before its terminator.
-                let text_end = snapshot.text()[..next].trim_end_matches(['\n', '\r']).len();
-                to_position(
-                    rope,
-                    text_end.max(rope.line_to_byte(line as usize)),
-                    encoding,
-                )
-                .character
+                let line_start = doc.line_start(line as usize).unwrap_or(doc.len());
+                let content = doc.line_text(line as usize).unwrap_or("");
+                to_position(doc, line_start + content.len(), encoding).character
             };
             if to <= from {
                 continue;

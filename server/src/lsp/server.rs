@@ -285,7 +285,7 @@ impl LanguageServer for Backend {
                 let start = snapshot.offset(range.start, encoding).unwrap_or(0);
                 let end = snapshot
                     .offset(range.end, encoding)
-                    .unwrap_or(snapshot.text().len())
+                    .unwrap_or(snapshot.syntax().len())
                     .max(start);
                 Some(inlay_hints::inlay_hints(
                     snapshot,

@@ -1,15 +1,15 @@
 //! Immutable per-version views of a document, handed to request handlers and to the
 //! diagnostics worker so that they never block (or observe) a later edit.
 //!
-//! A snapshot is cheap to make: the rope is a persistent tree shared with the live
-//! document and the syntax trees are reference counted. Everything derived from the
-//! text (the HLO model, diagnostics) is computed at most once per snapshot, on first
-//! use, by whichever request needs it first.
+//! A snapshot is cheap to make: it shares the version's [`model::Document`] (chunks and
+//! their lazily built computations, shared in turn with earlier versions for every
+//! chunk an edit did not touch). What is derived from the whole version (diagnostics,
+//! the analysis view) is computed at most once per snapshot, on first use, by whichever
+//! request needs it first.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ropey::Rope;
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 use super::position::{self, PositionEncoding};
@@ -46,10 +46,10 @@ pub struct Snapshot {
     /// Arrival number of the text-sync notification that produced this version; a
     /// request computed on this snapshot is stale once a later one has arrived.
     pub sequence: u64,
-    pub rope: Rope,
-    pub syntax: Arc<SyntaxDocument>,
-    model: OnceLock<Arc<HloFile>>,
-    /// The analysis' view of each module, built on first hover.
+    document: Arc<model::Document>,
+    /// The whole text, for MLIR documents (their reader wants one string).
+    text: OnceLock<String>,
+    /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module>>,
     /// Maps from a fused computation's output 0 to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
@@ -62,20 +62,13 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn new(
-        uri: Uri,
-        version: i32,
-        sequence: u64,
-        rope: Rope,
-        syntax: Arc<SyntaxDocument>,
-    ) -> Self {
+    pub fn new(uri: Uri, version: i32, sequence: u64, document: Arc<model::Document>) -> Self {
         Self {
             uri,
             version,
             sequence,
-            rope,
-            syntax,
-            model: OnceLock::new(),
+            document,
+            text: OnceLock::new(),
             analysis: OnceLock::new(),
             diagnostics: OnceLock::new(),
             fused: Mutex::default(),
@@ -102,24 +95,32 @@ impl Snapshot {
             .get_or_init(|| Arc::new(crate::mlir::analyze(self.text())))
     }
 
-    /// The full text (the syntax layer's copy, identical to the rope's).
+    /// The whole text, joined from the chunks once per snapshot: for MLIR documents
+    /// and the `documentText` request; HLO requests read their computations' text.
     pub fn text(&self) -> &str {
-        self.syntax.text()
+        self.text.get_or_init(|| self.document.syntax().text())
     }
 
-    /// The typed HLO model of this version (built once).
-    pub fn model(&self) -> &Arc<HloFile> {
-        self.model
-            .get_or_init(|| Arc::new(model::build::build(&self.syntax)))
+    /// The chunks of this version.
+    pub fn syntax(&self) -> &SyntaxDocument {
+        self.document.syntax()
+    }
+
+    /// The version in model terms (chunks, units, diagnostics).
+    pub fn document(&self) -> &Arc<model::Document> {
+        &self.document
+    }
+
+    /// The HLO model of this version: the module index; computations build on access.
+    pub fn model(&self) -> &HloFile {
+        self.document.file()
     }
 
     /// The analysis' module view of module `index` of [`Self::model`] (built once).
     pub fn analysis_module(&self, index: usize) -> &crate::analysis::Module {
         let modules = self.analysis.get_or_init(|| {
-            self.model()
-                .modules
-                .iter()
-                .map(crate::analysis::view::from_model)
+            (0..self.model().modules.len())
+                .map(|m| crate::analysis::view::lazy(self.document.clone(), m))
                 .collect()
         });
         &modules[index]
@@ -149,22 +150,18 @@ impl Snapshot {
             if self.is_mlir() {
                 return self.mlir().diagnostics.clone();
             }
-            let file = self.model();
-            let syntax = self.syntax.syntax_errors().into_iter().map(|error| {
-                model::Diagnostic::error(error.range, model::codes::SYNTAX_ERROR, error.message)
-            });
-            let own = syntax.chain(file.diagnostics.iter().cloned()).collect();
-            crate::cli::check::with_sources(file, own)
+            let own = self.document.diagnostics();
+            crate::cli::check::with_sources(self.model(), own)
         })
     }
 
     /// Byte offset of an LSP position; `None` for a line past the end.
     pub fn offset(&self, position: Position, encoding: PositionEncoding) -> Option<usize> {
-        position::to_offset(&self.rope, position, encoding).ok()
+        position::to_offset(self.syntax(), position, encoding).ok()
     }
 
     /// LSP range of a byte range.
     pub fn range(&self, bytes: std::ops::Range<usize>, encoding: PositionEncoding) -> Range {
-        position::to_range(&self.rope, bytes, encoding)
+        position::to_range(self.syntax(), bytes, encoding)
     }
 }

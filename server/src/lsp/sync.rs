@@ -199,7 +199,7 @@ impl DocumentActor {
                 );
                 let snapshot = document.snapshot_at(sequence);
                 if let Some(progress) = progress.as_mut() {
-                    progress.set_end_message(format!("{} lines", snapshot.rope.len_lines()));
+                    progress.set_end_message(format!("{} lines", snapshot.syntax().line_count()));
                 }
                 self.workspace.publish(snapshot.clone());
                 self.diagnostics.schedule(snapshot);

@@ -4,124 +4,71 @@
 //! diagnostic (or, for syntax errors, left to the syntax layer's report).
 //!
 //! Computations are independent until names are resolved across them, so each
-//! computation chunk is built on its own (in parallel with rayon); a second, cheap
-//! pass per module resolves called computations and builds the callers index.
+//! computation chunk is built on its own, on first use ([`build_chunk`]); the module's
+//! cross-references come from the chunks' outlines ([`super::crossref`]).
 
-use std::sync::Arc;
-
-use rayon::prelude::*;
 use tree_sitter::Node;
 
 use super::attributes::{self, decode_attrs, AttrError};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
-    Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    ComputationRef, HloFile, InstrId, Instruction, Module, Operand, Placed, Span, Unit,
+    Attribute, AttributeValueKind, Built, CalledComputation, Computation, InstrId, Instruction,
+    Operand, Span,
 };
 use super::opcode::Opcode;
 use super::shape::{parse_shape, PrimitiveType, Shape};
 use super::shape_inference::{self, Site};
-use crate::syntax::{ChunkKind, SyntaxDocument};
+use crate::syntax::{Chunk, ChunkKind};
 
-/// Parses `text` with the syntax layer and builds the model: the convenience entry
-/// point for tests, the CLI and the analysis. Syntax errors are included in
-/// [`HloFile::diagnostics`] with code `syntax-error`, before the semantic ones.
-pub fn parse_hlo(text: &str) -> HloFile {
-    let doc = SyntaxDocument::parse(text);
-    let mut file = build(&doc);
-    let mut all: Vec<Diagnostic> = doc
-        .syntax_errors()
+/// Builds what one chunk yields on its own: for a computation chunk, the computation
+/// (positions relative to the chunk) and what it alone shows to be wrong; for any chunk,
+/// its syntax errors. Uses the chunk's kept tree, else parses it (and drops the tree).
+pub fn build_chunk(chunk: &Chunk) -> Built {
+    let tree = chunk.tree();
+    let mut diagnostics: Vec<Diagnostic> = chunk
+        .syntax_errors(&tree)
         .into_iter()
         .map(|e| Diagnostic::error(e.range, codes::SYNTAX_ERROR, e.message))
         .collect();
-    all.append(&mut file.diagnostics);
-    file.diagnostics = all;
-    file
-}
-
-/// Builds the model from a parsed document: semantic diagnostics only (the syntax
-/// layer reports syntax errors itself).
-pub fn build(doc: &SyntaxDocument) -> HloFile {
-    let text = doc.text();
-    let chunks = doc.chunks();
-    // Computations first, in parallel: each is built from its own chunk alone.
-    let built: Vec<Option<Arc<Unit>>> = chunks
-        .par_iter()
-        .map(|chunk| match chunk.kind {
-            ChunkKind::Computation => build_unit(chunk.text(text), &chunk.tree).map(Arc::new),
-            _ => None,
-        })
-        .collect();
-    let mut file = HloFile::default();
-    let mut current: Option<ModuleBuilder> = None;
-    for (chunk, unit) in chunks.iter().zip(built) {
-        match chunk.kind {
-            ChunkKind::Separator => {
-                if let Some(m) = current.take() {
-                    file.modules.push(m.finish(&mut file.diagnostics));
-                }
-            }
-            ChunkKind::Header => {
-                let Some(header) = chunk.item().filter(|n| n.kind() == "module_header") else {
-                    continue;
-                };
-                if current
-                    .as_ref()
-                    .is_some_and(|m| m.module.header_range.is_some() || !m.module.units.is_empty())
-                {
-                    if let Some(m) = current.take() {
-                        file.modules.push(m.finish(&mut file.diagnostics));
-                    }
-                }
-                let m = current.get_or_insert_with(|| ModuleBuilder::new(chunk.range.start));
-                m.module.header_range = Some(chunk.abs_range(header));
-                if let Some(name) = header.child_by_field_id(fields().name) {
-                    let r = chunk.abs_range(name);
-                    m.module.name = Some(strip_percent(&text[r.clone()]).to_string());
-                    m.module.name_range = Some(r);
-                }
-                m.module.range.end = chunk.range.end;
-            }
-            ChunkKind::Computation => {
-                let Some(unit) = unit else {
-                    continue;
-                };
-                let m = current.get_or_insert_with(|| ModuleBuilder::new(chunk.range.start));
-                let offset = chunk.range.start;
-                m.diagnostics
-                    .extend(unit.diagnostics.iter().map(|d| d.shifted(offset)));
-                m.module.units.push(Placed { offset, unit });
-                m.module.range.end = chunk.range.end;
-            }
-            ChunkKind::Table | ChunkKind::Other => {
-                if let Some(m) = current.as_mut() {
-                    m.module.range.end = chunk.range.end;
-                }
-            }
+    if chunk.kind != ChunkKind::Computation {
+        return Built {
+            diagnostics,
+            ..Built::default()
+        };
+    }
+    let node = Chunk::item(&tree).filter(|n| n.kind() == "computation");
+    let computation = match node {
+        Some(node) => {
+            let (computation, mut own) = build_computation(chunk.text(), node);
+            diagnostics.append(&mut own);
+            computation
         }
-    }
-    if let Some(m) = current.take() {
-        file.modules.push(m.finish(&mut file.diagnostics));
-    }
-    file
-}
-
-/// Builds one computation chunk (its text and tree) on its own: the computation and
-/// what it alone shows to be wrong, positions relative to the chunk. `None` when the
-/// chunk did not parse as a computation.
-pub fn build_unit(text: &str, tree: &tree_sitter::Tree) -> Option<Unit> {
-    let root = tree.root_node();
-    let mut cursor = root.walk();
-    let node = root
-        .named_children(&mut cursor)
-        .find(|n| n.kind() != "comment")
-        .filter(|n| n.kind() == "computation")?;
-    let (computation, diagnostics) = build_computation(text, node);
-    Some(Unit {
-        text: text.into(),
+        None => unparsed_computation(chunk),
+    };
+    Built {
         computation,
         diagnostics,
-    })
+    }
+}
+
+/// A computation chunk that does not parse as one: named from its outline, empty (the
+/// syntax errors say what is wrong).
+fn unparsed_computation(chunk: &Chunk) -> Computation {
+    let outline = chunk.outline();
+    let name_range = outline.name.as_ref().map_or(Span::default(), |n| Span {
+        start: n.start,
+        end: n.end,
+    });
+    Computation {
+        name: outline
+            .name
+            .as_ref()
+            .map_or_else(String::new, |n| n.name.to_string()),
+        name_range,
+        range: Span::new(0..chunk.text().trim_end().len()),
+        is_entry: outline.is_entry,
+        ..Computation::default()
+    }
 }
 
 /// Field ids of the grammar, looked up once: `child_by_field_name` compares strings
@@ -171,191 +118,6 @@ fn fields() -> &'static Fields {
 
 fn strip_percent(name: &str) -> &str {
     name.strip_prefix('%').unwrap_or(name)
-}
-
-struct ModuleBuilder {
-    module: Module,
-    diagnostics: Vec<Diagnostic>,
-}
-
-impl ModuleBuilder {
-    fn new(start: usize) -> ModuleBuilder {
-        ModuleBuilder {
-            module: Module {
-                range: start..start,
-                ..Module::default()
-            },
-            diagnostics: Vec::new(),
-        }
-    }
-
-    /// Module-level work: computation names, the entry, called computations, callers.
-    fn finish(mut self, out: &mut Vec<Diagnostic>) -> Module {
-        let m = &mut self.module;
-        let diags = &mut self.diagnostics;
-        for i in 0..m.units.len() {
-            let c = m.computation(ComputationId(i as u32));
-            match m.computation_names.get(&c.name) {
-                Some(&first) => diags.push(
-                    Diagnostic::error(
-                        c.abs(c.name_range),
-                        codes::DUPLICATE_NAME,
-                        format!("computation `{}` is defined twice", c.name),
-                    )
-                    .with_related(
-                        m.computation(first).abs(m.computation(first).name_range),
-                        "first defined here",
-                    ),
-                ),
-                None => {
-                    let name = c.name.clone();
-                    m.computation_names.insert(name, ComputationId(i as u32));
-                }
-            }
-        }
-        let entries: Vec<ComputationId> = m
-            .computations()
-            .filter(|c| c.is_entry)
-            .map(|c| c.id)
-            .collect();
-        for &extra in entries.iter().skip(1) {
-            let c = m.computation(extra);
-            diags.push(Diagnostic::error(
-                c.abs(c.name_range),
-                codes::DUPLICATE_NAME,
-                "a module has one ENTRY computation; this is another",
-            ));
-        }
-        m.entry = entries.first().copied().or(m
-            .units
-            .len()
-            .checked_sub(1)
-            .map(|i| ComputationId(i as u32)));
-        let mut callers = vec![Vec::new(); m.units.len()];
-        for c in m.computations() {
-            for instr in &c.model().instructions {
-                for (k, called) in instr.called.iter().enumerate() {
-                    match m.computation_names.get(&called.name).copied() {
-                        Some(t) => callers[t.index()].push(CallSite {
-                            computation: c.id,
-                            instruction: instr.id,
-                            called_index: k as u32,
-                        }),
-                        None => diags.push(Diagnostic::error(
-                            c.abs(called.name_range),
-                            codes::UNDEFINED_COMPUTATION,
-                            format!("no computation named `{}` in this module", called.name),
-                        )),
-                    }
-                }
-            }
-        }
-        m.callers = callers;
-        for c in m.computations() {
-            for instr in &c.model().instructions {
-                check_calls(m, c, instr, diags);
-            }
-        }
-        out.append(diags);
-        self.module
-    }
-}
-
-/// Checks an instruction against the computations it calls: parameter counts and
-/// shapes for `fusion`/`call` (operand k feeds parameter k), the result shape of a
-/// fusion or call against the callee's root, and the arity of reducers.
-fn check_calls(
-    m: &Module,
-    caller: ComputationRef,
-    instr: &Instruction,
-    diags: &mut Vec<Diagnostic>,
-) {
-    for called in &instr.called {
-        let Some(callee) = m.resolve(called) else {
-            continue;
-        };
-        let params = callee.parameters.len();
-        let expected = match (&instr.opcode, called.attribute.as_str()) {
-            (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
-                Some(instr.operands.len())
-            }
-            (Opcode::While, "condition" | "body") => Some(1),
-            (
-                Opcode::Reduce | Opcode::ReduceWindow | Opcode::AllReduce | Opcode::ReduceScatter,
-                "to_apply",
-            ) => {
-                let n = if matches!(instr.opcode, Opcode::Reduce | Opcode::ReduceWindow) {
-                    instr.operands.len()
-                } else {
-                    2
-                };
-                Some(n)
-            }
-            (Opcode::Sort, "to_apply") => Some(2 * instr.operands.len()),
-            (Opcode::Map, "to_apply") => Some(instr.operands.len()),
-            _ => None,
-        };
-        let Some(expected) = expected else { continue };
-        if params != expected {
-            diags.push(
-                Diagnostic::error(
-                    caller.abs(called.name_range),
-                    codes::CALL_ARITY,
-                    format!(
-                        "`{}` takes {params} parameter(s) but {} passes {expected}",
-                        callee.name, instr.opcode
-                    ),
-                )
-                .with_related(callee.abs(callee.name_range), "computation defined here"),
-            );
-            continue;
-        }
-        if matches!(instr.opcode, Opcode::Fusion | Opcode::Call) {
-            for (k, operand) in instr.operands.iter().enumerate() {
-                let (Some(param), Some(arg)) =
-                    (callee.parameter(k), caller.operand_shape(instr, k))
-                else {
-                    continue;
-                };
-                if matches!(param.shape, Shape::Invalid)
-                    || matches!(arg, Shape::Invalid)
-                    || param.shape.compatible(arg)
-                {
-                    continue;
-                }
-                // XLA's parser accepts this (its verifier rejects it), and XLA's own
-                // lit tests contain such fusions: a warning, not an error.
-                diags.push(
-                    Diagnostic::warning(
-                        caller.abs(operand.range),
-                        codes::CALL_SHAPE_MISMATCH,
-                        format!(
-                            "operand {k} has shape {arg} but parameter {k} of `{}` is {}",
-                            callee.name, param.shape
-                        ),
-                    )
-                    .with_related(callee.abs(param.shape_range), "parameter declared here"),
-                );
-            }
-            if let Some(root) = callee.root_instruction() {
-                let comparable =
-                    !matches!(root.shape, Shape::Invalid) && !matches!(instr.shape, Shape::Invalid);
-                if comparable && !root.shape.compatible(&instr.shape) {
-                    diags.push(
-                        Diagnostic::warning(
-                            caller.abs(instr.shape_range),
-                            codes::CALL_SHAPE_MISMATCH,
-                            format!(
-                                "{} declares {} but `{}` returns {}",
-                                instr.opcode, instr.shape, callee.name, root.shape
-                            ),
-                        )
-                        .with_related(callee.abs(root.shape_range), "root shape here"),
-                    );
-                }
-            }
-        }
-    }
 }
 
 /// Everything about one computation chunk, built without looking at other chunks.

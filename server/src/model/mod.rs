@@ -1,14 +1,18 @@
 //! The typed HLO model built from the syntax trees: modules, computations,
 //! instructions with decoded shapes and attributes, plus semantic diagnostics.
 //!
-//! Building never fails: [`build`] returns an [`HloFile`] plus diagnostics, whatever
-//! the text. One concept per module: [`shape`], [`opcode`], [`attributes`],
-//! [`module`] (the model types), [`build`] (tree → model), [`shape_inference`]
-//! (XLA-style shape checks), [`diagnostics`].
+//! Building never fails: [`parse_hlo`] returns an [`HloFile`] plus diagnostics,
+//! whatever the text. One concept per module: [`shape`], [`opcode`], [`attributes`],
+//! [`module`] (the model types), [`build`] (one chunk's tree → its computation),
+//! [`crossref`] (names and calls across computations), [`document`] (a version of a
+//! document, built lazily per computation), [`shape_inference`] (XLA-style shape
+//! checks), [`diagnostics`].
 
 pub mod attributes;
 pub mod build;
+pub mod crossref;
 pub mod diagnostics;
+pub mod document;
 pub mod module;
 pub mod opcode;
 pub mod shape;
@@ -18,8 +22,8 @@ pub use attributes::{
     Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
     WindowDim,
 };
-pub use build::{build, parse_hlo};
 pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
+pub use document::{parse_hlo, Document};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
     ComputationRef, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,

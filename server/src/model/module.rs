@@ -9,7 +9,9 @@
 //! starts ([`ComputationRef::abs`]) and its text ([`ComputationRef::src`]).
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use crate::syntax::Chunk;
 
 use super::attributes::Attrs;
 use super::diagnostics::Diagnostic;
@@ -90,9 +92,9 @@ impl InstrId {
     }
 }
 
-/// Everything built from one document: the modules (split by `// -----`) and the
-/// semantic diagnostics (syntax diagnostics stay with the syntax layer; [`super::parse_hlo`]
-/// returns both).
+/// The modules of one document (split by `// -----`), and its diagnostics when built
+/// whole by [`super::parse_hlo`] (a lazily built [`super::Document`] leaves them empty:
+/// it computes diagnostics per computation instead).
 #[derive(Debug, Clone, Default)]
 pub struct HloFile {
     pub modules: Vec<Module>,
@@ -113,23 +115,57 @@ pub struct Module {
     pub(crate) units: Vec<Placed>,
     /// The `ENTRY` computation, or the last one when none is marked (as XLA's parser).
     pub entry: Option<ComputationId>,
-    /// First computation of each name (duplicates are reported).
-    pub computation_names: NameMap<ComputationId>,
+    /// First computation of each name (duplicates are reported); names shared with
+    /// the outlines, so indexing a version allocates no strings.
+    pub computation_names: rustc_hash::FxHashMap<Arc<str>, ComputationId>,
     /// For each computation (by id), the instructions that call it (`calls=`,
     /// `to_apply=`, ...): for a fused computation, the fusion instruction(s).
     pub callers: Vec<Vec<CallSite>>,
 }
 
-/// A computation built from its chunk, and the chunk's text. Shared (`Arc`) between
-/// versions of a document whose edits did not touch the chunk.
+/// A chunk and what it alone yields, built on first use: shared (`Arc`) between
+/// versions of a document whose edits did not touch the chunk, so a computation is
+/// built once however often the rest of the document changes.
 #[derive(Debug)]
 pub struct Unit {
-    /// The chunk's text; every [`Span`] of the computation indexes it.
-    pub text: Box<str>,
+    pub chunk: Arc<Chunk>,
+    built: OnceLock<Built>,
+}
+
+/// What a chunk yields on its own.
+#[derive(Debug, Default)]
+pub struct Built {
+    /// The computation (for a computation chunk; empty but named from the outline
+    /// when the chunk does not parse as one).
     pub computation: Computation,
-    /// What building the computation alone found (syntax and semantic), with ranges
+    /// Syntax errors and what building the computation alone found, with ranges
     /// relative to the chunk.
-    pub diagnostics: Vec<super::Diagnostic>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Unit {
+    pub fn new(chunk: Arc<Chunk>) -> Unit {
+        Unit {
+            chunk,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The chunk's text; every [`Span`] of its computation indexes it.
+    pub fn text(&self) -> &str {
+        self.chunk.text()
+    }
+
+    /// Builds on first use (parsing the chunk if it keeps no tree).
+    pub fn built(&self) -> &Built {
+        self.built
+            .get_or_init(|| super::build::build_chunk(&self.chunk))
+    }
+
+    /// Whether [`Self::built`] has run.
+    pub fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
 }
 
 /// A [`Unit`] at its place in the document.
@@ -140,13 +176,13 @@ pub(crate) struct Placed {
     pub unit: Arc<Unit>,
 }
 
-/// An instruction that calls a computation.
+/// A call of a computation, from the caller's outline (known without building it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallSite {
+    /// The calling computation.
     pub computation: ComputationId,
-    pub instruction: InstrId,
-    /// Index into the caller's [`Instruction::called`].
-    pub called_index: u32,
+    /// Index into the caller's outline calls ([`crate::syntax::Outline::calls`]).
+    pub call: u32,
 }
 
 /// A computation where it stands in the document: its id in the module, where its
@@ -418,8 +454,8 @@ impl Module {
         ComputationRef {
             id,
             offset: placed.offset,
-            text: &placed.unit.text,
-            computation: &placed.unit.computation,
+            text: placed.unit.text(),
+            computation: &placed.unit.built().computation,
         }
     }
 
@@ -467,11 +503,26 @@ impl Module {
             .unwrap_or(&[])
     }
 
-    /// The calling computation and instruction of a call site.
-    pub fn caller(&self, site: &CallSite) -> (ComputationRef<'_>, &Instruction) {
+    /// The name of the callee as written at a call site, in document bytes (no
+    /// computation is built for it).
+    pub fn call_name_range(&self, site: &CallSite) -> Range<usize> {
+        let placed = &self.units[site.computation.index()];
+        let callee = &placed.unit.chunk.outline().calls[site.call as usize].callee;
+        placed.offset + callee.start as usize..placed.offset + callee.end as usize
+    }
+
+    /// The calling computation and instruction of a call site; `None` when the
+    /// caller's model has no instruction calling there (broken text).
+    pub fn caller(&self, site: &CallSite) -> Option<(ComputationRef<'_>, &Instruction)> {
         let c = self.computation(site.computation);
-        let instruction = c.model().instruction(site.instruction);
-        (c, instruction)
+        let at = self.call_name_range(site);
+        let span = Span::new(at.start - c.offset..at.end - c.offset);
+        let instruction = c
+            .model()
+            .instructions
+            .iter()
+            .find(|i| i.called.iter().any(|called| called.name_range == span))?;
+        Some((c, instruction))
     }
 
     /// The computation an instruction calls through attribute `attribute`

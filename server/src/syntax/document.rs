@@ -1,113 +1,138 @@
-//! A document as chunks, each with its own tree, kept up to date under edits.
+//! A document as a sequence of chunks, each owning its text, kept up to date under
+//! edits.
+//!
+//! The chunk list is the document's only copy of its text: a rope whose leaves are
+//! whole computations. An edit replaces the chunks it touches (usually one) with new
+//! ones and moves the others without touching them, so everything derived from an
+//! untouched chunk survives the edit. Costs: an edit copies the list of chunk places
+//! (a few bytes per computation) and the text of the chunks it touches.
 
-use std::cell::RefCell;
+use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
-use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Point, Tree};
 
+use super::chunk::{parse_text, Chunk, ChunkKind};
 use super::split::Splitter;
 use super::SyntaxError;
 
-/// What a chunk holds, from the byte scan (the tree says what actually parsed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChunkKind {
-    /// `HloModule name, attributes...`
-    Header,
-    /// `[ENTRY] name [(signature) -> shape] { instructions }`
-    Computation,
-    /// `FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`.
-    Table,
-    /// `// -----` between modules.
-    Separator,
-    /// Comments only, or text that starts no known item.
-    Other,
-}
-
-/// One top-level item and its tree.
+/// A chunk at its place in the document.
 #[derive(Debug, Clone)]
-pub struct Chunk {
-    /// Bytes of the document this chunk covers; chunks tile the document.
-    pub range: Range<usize>,
-    pub kind: ChunkKind,
-    /// A `source_file` tree of the chunk's text; positions relative to `range.start`.
-    pub tree: Tree,
+pub struct Placed {
+    /// Document offset of the chunk's first byte.
+    pub start: usize,
+    /// Number of the document line the chunk starts on (0-based).
+    pub first_line: usize,
+    pub chunk: Arc<Chunk>,
 }
 
-impl Chunk {
-    /// A node's byte range in the document.
-    pub fn abs_range(&self, node: Node) -> Range<usize> {
-        let r = node.byte_range();
-        r.start + self.range.start..r.end + self.range.start
+impl Placed {
+    /// The chunk's bytes in the document.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.start + self.chunk.len()
     }
 
-    /// A node's text, given the document's text.
-    pub fn node_text<'a>(&self, doc_text: &'a str, node: Node) -> &'a str {
-        &doc_text[self.abs_range(node)]
+    pub fn kind(&self) -> ChunkKind {
+        self.chunk.kind
     }
 
-    /// This chunk's text, given the document's text.
-    pub fn text<'a>(&self, doc_text: &'a str) -> &'a str {
-        &doc_text[self.range.clone()]
-    }
-
-    /// The chunk's top-level item node (`module_header`, `computation`, ...), if it
-    /// parsed as one.
-    pub fn item(&self) -> Option<Node<'_>> {
-        let root = self.tree.root_node();
-        let mut cursor = root.walk();
-        let item = root
-            .named_children(&mut cursor)
-            .find(|n| n.kind() != "comment");
-        item
+    /// A node's (or any chunk-relative) range in the document.
+    pub fn abs(&self, relative: Range<usize>) -> Range<usize> {
+        relative.start + self.start..relative.end + self.start
     }
 }
 
-/// HLO text and its syntax trees, one per chunk.
-#[derive(Debug, Clone)]
+impl std::ops::Deref for Placed {
+    type Target = Chunk;
+    fn deref(&self) -> &Chunk {
+        &self.chunk
+    }
+}
+
+/// Which chunks an edit replaced: `old` (indices before the edit) became `new_len`
+/// chunks starting at `old.start`. Layers that keep one entry per chunk apply the same
+/// splice to keep theirs aligned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub old: Range<usize>,
+    pub new_len: usize,
+}
+
+/// HLO text as chunks (see the module docs).
+#[derive(Debug, Clone, Default)]
 pub struct SyntaxDocument {
-    text: String,
-    chunks: Vec<Chunk>,
-}
-
-thread_local! {
-    static PARSER: RefCell<Parser> = RefCell::new(super::new_parser());
-}
-
-/// Parses one chunk's text, reusing `old` (already edited) when given.
-fn parse_chunk(text: &str, old: Option<&Tree>) -> Tree {
-    PARSER.with(|p| {
-        let mut parser = p.borrow_mut();
-        // Without a timeout or cancellation flag tree-sitter always returns a tree.
-        parser
-            .parse(text, old)
-            .expect("tree-sitter parse without timeout returns a tree")
-    })
+    chunks: Vec<Placed>,
+    len: usize,
 }
 
 impl SyntaxDocument {
-    /// Splits and parses `text`; never fails (errors are nodes in the trees).
+    /// Splits `text` into chunks; never fails. Chunks are parsed on demand.
     pub fn parse(text: &str) -> SyntaxDocument {
         let spans: Vec<_> = Splitter::new(text, 0).collect();
-        let chunks = spans
+        let chunks: Vec<Arc<Chunk>> = spans
             .into_par_iter()
-            .map(|(range, kind)| {
-                let tree = parse_chunk(&text[range.clone()], None);
-                Chunk { range, kind, tree }
+            .map(|(range, kind)| Arc::new(Chunk::new(kind, &text[range])))
+            .collect();
+        let mut doc = SyntaxDocument {
+            chunks: Vec::with_capacity(chunks.len()),
+            len: text.len(),
+        };
+        doc.chunks = chunks
+            .into_iter()
+            .map(|chunk| Placed {
+                start: 0,
+                first_line: 0,
+                chunk,
             })
             .collect();
-        SyntaxDocument {
-            text: text.to_owned(),
-            chunks,
-        }
+        doc.place_from(0);
+        doc
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
+    pub fn len(&self) -> usize {
+        self.len
     }
 
-    pub fn chunks(&self) -> &[Chunk] {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn chunks(&self) -> &[Placed] {
         &self.chunks
+    }
+
+    /// The whole text (a copy: the chunks own it).
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.len);
+        for c in &self.chunks {
+            out.push_str(c.text());
+        }
+        out
+    }
+
+    /// The text of `range` (clamped to the text), borrowed when one chunk holds it.
+    pub fn slice(&self, range: Range<usize>) -> Cow<'_, str> {
+        let (start, end) = (range.start.min(self.len), range.end.min(self.len));
+        if start >= end {
+            return Cow::Borrowed("");
+        }
+        let first = self.chunk_index_at(start).unwrap_or(0);
+        let c = &self.chunks[first];
+        if end <= c.range().end {
+            return Cow::Borrowed(c.text().get(start - c.start..end - c.start).unwrap_or(""));
+        }
+        let mut out = String::with_capacity(end - start);
+        for c in &self.chunks[first..] {
+            if c.start >= end {
+                break;
+            }
+            let from = start.saturating_sub(c.start);
+            let to = (end - c.start).min(c.len());
+            out.push_str(c.text().get(from..to).unwrap_or(""));
+        }
+        Cow::Owned(out)
     }
 
     /// Index of the chunk containing `byte` (the last chunk for the end of text).
@@ -115,89 +140,146 @@ impl SyntaxDocument {
         if self.chunks.is_empty() {
             return None;
         }
-        let i = self.chunks.partition_point(|c| c.range.start <= byte);
+        let i = self.chunks.partition_point(|c| c.start <= byte);
         Some(i.saturating_sub(1))
     }
 
     /// The chunk containing `byte`.
-    pub fn chunk_at(&self, byte: usize) -> Option<&Chunk> {
+    pub fn chunk_at(&self, byte: usize) -> Option<&Placed> {
         self.chunk_index_at(byte).map(|i| &self.chunks[i])
     }
 
-    /// The smallest named node at `byte`, with its chunk.
-    pub fn named_node_at(&self, byte: usize) -> Option<(&Chunk, Node<'_>)> {
-        let chunk = self.chunk_at(byte)?;
-        let rel = byte.checked_sub(chunk.range.start)?;
-        let node = chunk
-            .tree
-            .root_node()
-            .named_descendant_for_byte_range(rel, rel)?;
-        Some((chunk, node))
-    }
-
-    /// Every `ERROR` and `MISSING` node, in document order.
+    /// Every `ERROR` and `MISSING` node, in document order (parses every chunk that
+    /// keeps no tree: for tests and tools; the model keeps each chunk's errors).
     pub fn syntax_errors(&self) -> Vec<SyntaxError> {
         self.chunks
-            .iter()
-            .filter(|c| c.tree.root_node().has_error())
-            .flat_map(|c| super::errors::collect(c, &self.text))
+            .par_iter()
+            .flat_map_iter(|c| {
+                let tree = c.tree();
+                c.syntax_errors(&tree)
+                    .into_iter()
+                    .map(move |e| SyntaxError {
+                        range: c.abs(e.range),
+                        message: e.message,
+                    })
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
-    /// Replaces `start_byte..old_end_byte` with `new_text` and brings the trees up to
-    /// date: only chunks whose text changed are reparsed (incrementally when the
-    /// chunk survives the edit), and chunk boundaries are rescanned only around it.
-    /// Offsets are clamped to the text and widened to char boundaries.
-    pub fn edit(&mut self, start_byte: usize, old_end_byte: usize, new_text: &str) {
-        let (start, old_end) = self.clamp_range(start_byte, old_end_byte);
-        if start == old_end && new_text.is_empty() {
-            return;
-        }
-        if self.chunks.is_empty() {
-            self.text.replace_range(start..old_end, new_text);
-            *self = SyntaxDocument::parse(&self.text);
-            return;
-        }
-        let new_end = start + new_text.len();
-        let fast = self.boundaries_unaffected(start, old_end, new_text);
-        let edit = self.describe_edit(start, old_end, new_end);
-        self.text.replace_range(start..old_end, new_text);
-        if let Some(i) = fast {
-            self.shift_after(i + 1, &edit);
-            let chunk = &mut self.chunks[i];
-            chunk.range.end = edit.map_end(chunk.range.end);
-            reparse(chunk, &self.text, &edit);
-            return;
-        }
-        self.resplit(&edit);
+    /// Number of lines (a text ending in a newline has an empty last line).
+    pub fn line_count(&self) -> usize {
+        self.chunks
+            .last()
+            .map_or(1, |c| c.first_line + c.newlines() + 1)
     }
 
-    /// The edit with the points tree-sitter needs, taken from the text before the
-    /// edit, relative to the chunk holding its start.
-    fn describe_edit(&self, start: usize, old_end: usize, new_end: usize) -> Edit {
-        let i = self.chunk_index_at(start).unwrap_or(0);
-        let base = self.chunks[i].range.start;
-        let old_chunk_text = &self.text[base..self.chunks[i].range.end.max(old_end)];
-        Edit {
+    /// The chunk holding the start of `line`: the last one starting on or before it.
+    fn chunk_of_line(&self, line: usize) -> Option<&Placed> {
+        let i = self.chunks.partition_point(|c| c.first_line <= line);
+        self.chunks.get(i.checked_sub(1)?)
+    }
+
+    /// Byte offset where `line` starts; `None` past the last line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        if line == 0 {
+            return Some(0);
+        }
+        let c = self.chunk_of_line(line)?;
+        let start = c.line_start(line - c.first_line)?;
+        Some(c.start + start)
+    }
+
+    /// The text of `line` without its terminator (`\n`, `\r\n`, `\r`), borrowed from
+    /// its chunk (lines never cross chunks).
+    pub fn line_text(&self, line: usize) -> Option<&str> {
+        if self.chunks.is_empty() {
+            return (line == 0).then_some("");
+        }
+        let start = self.line_start(line)?;
+        let c = self.chunk_at(start)?;
+        let rel = start - c.start;
+        let rest = c.text().get(rel..).unwrap_or("");
+        Some(rest.split(['\n', '\r']).next().unwrap_or(""))
+    }
+
+    /// The 0-based line of `byte` and the byte offset where that line starts.
+    pub fn line_of(&self, byte: usize) -> (usize, usize) {
+        let byte = byte.min(self.len);
+        let Some(c) = self.chunk_at(byte) else {
+            return (0, 0);
+        };
+        let k = c.line_of(byte - c.start);
+        (c.first_line + k, c.start + c.line_start(k).unwrap_or(0))
+    }
+
+    /// Whether `byte` is a char boundary of the text.
+    pub fn is_char_boundary(&self, byte: usize) -> bool {
+        match self.chunk_at(byte) {
+            Some(c) if byte < c.range().end => c.text().is_char_boundary(byte - c.start),
+            _ => byte <= self.len,
+        }
+    }
+
+    /// Replaces `start_byte..old_end_byte` with `new_text` and brings the chunks up to
+    /// date: only chunks whose text changed are replaced (the one holding the edit is
+    /// reparsed, incrementally when it kept its tree), and chunk boundaries are
+    /// rescanned only around the edit. Offsets are clamped to the text and widened to
+    /// char boundaries. Returns which chunks were replaced.
+    pub fn edit(&mut self, start_byte: usize, old_end_byte: usize, new_text: &str) -> Splice {
+        let (start, old_end) = self.clamp_range(start_byte, old_end_byte);
+        if start == old_end && new_text.is_empty() {
+            return Splice {
+                old: 0..0,
+                new_len: 0,
+            };
+        }
+        if self.chunks.is_empty() {
+            let old = 0..0;
+            *self = SyntaxDocument::parse(new_text);
+            return Splice {
+                old,
+                new_len: self.chunks.len(),
+            };
+        }
+        let edit = Edit {
             start,
             old_end,
-            new_end,
-            base,
-            start_position: point_at(old_chunk_text, start - base),
-            old_end_position: point_at(old_chunk_text, old_end - base),
+            new_end: start + new_text.len(),
+        };
+        let splice = match self.inside_one_chunk(start, old_end, new_text) {
+            Some(i) => self.replace_one(i, &edit, new_text),
+            None => self.resplit(&edit, new_text),
+        };
+        self.len = self.len + edit.new_end - edit.old_end;
+        self.place_from(splice.old.start);
+        splice
+    }
+
+    /// Recomputes the places of chunks `from..` from their predecessors.
+    fn place_from(&mut self, from: usize) {
+        let (mut start, mut line) = match from.checked_sub(1).map(|i| &self.chunks[i]) {
+            Some(p) => (p.start + p.len(), p.first_line + p.newlines()),
+            None => (0, 0),
+        };
+        for c in &mut self.chunks[from..] {
+            c.start = start;
+            c.first_line = line;
+            start += c.len();
+            line += c.newlines();
         }
     }
 
     fn clamp_range(&self, start: usize, end: usize) -> (usize, usize) {
-        let len = self.text.len();
+        let len = self.len;
         let (mut start, mut end) = (start.min(len), end.min(len));
         if end < start {
             std::mem::swap(&mut start, &mut end);
         }
-        while !self.text.is_char_boundary(start) {
+        while !self.is_char_boundary(start) {
             start -= 1;
         }
-        while !self.text.is_char_boundary(end) {
+        while !self.is_char_boundary(end) {
             end += 1;
         }
         (start, end)
@@ -208,9 +290,16 @@ impl SyntaxDocument {
     /// the splitter looks at (brackets, quotes, comment and escape characters,
     /// newlines, commas), the edit is strictly inside an indented line, and that line
     /// is not the chunk's first or last.
-    fn boundaries_unaffected(&self, start: usize, old_end: usize, new_text: &str) -> Option<usize> {
+    fn inside_one_chunk(&self, start: usize, old_end: usize, new_text: &str) -> Option<usize> {
         const SPECIAL: &[u8] = b"{}()\"\\/*\n\r,";
-        let removed = &self.text.as_bytes()[start..old_end];
+        let i = self.chunk_index_at(start)?;
+        let chunk = &self.chunks[i];
+        if old_end > chunk.range().end {
+            return None;
+        }
+        let bytes = chunk.text().as_bytes();
+        let (rel_start, rel_end) = (start - chunk.start, old_end - chunk.start);
+        let removed = &bytes[rel_start..rel_end];
         if removed
             .iter()
             .chain(new_text.as_bytes())
@@ -218,74 +307,131 @@ impl SyntaxDocument {
         {
             return None;
         }
-        let i = self.chunk_index_at(start)?;
-        let chunk = &self.chunks[i];
-        let bytes = self.text.as_bytes();
-        let line_start = bytes[..start]
+        let line_start = bytes[..rel_start]
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |p| p + 1);
-        let first_line_end = bytes[chunk.range.clone()]
-            .iter()
-            .position(|&b| b == b'\n')?
-            + chunk.range.start;
-        let last_line_start = bytes[chunk.range.start..chunk.range.end.saturating_sub(1)]
+        let first_line_end = bytes.iter().position(|&b| b == b'\n')?;
+        let last_line_start = bytes[..bytes.len().saturating_sub(1)]
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(chunk.range.start, |p| chunk.range.start + p + 1);
+            .map_or(0, |p| p + 1);
         let indented = matches!(bytes.get(line_start), Some(b' ' | b'\t'));
-        let inside = line_start > first_line_end && old_end < last_line_start;
-        (indented && start > line_start && inside && old_end <= chunk.range.end).then_some(i)
+        let inside = line_start > first_line_end && rel_end < last_line_start;
+        (indented && rel_start > line_start && inside).then_some(i)
     }
 
-    /// Moves chunks `from..` by the edit's length change (their text is unchanged).
-    fn shift_after(&mut self, from: usize, edit: &Edit) {
-        for c in &mut self.chunks[from..] {
-            c.range = edit.map_end(c.range.start)..edit.map_end(c.range.end);
+    /// The fast path: chunk `i` holds the whole edit and keeps its boundaries.
+    fn replace_one(&mut self, i: usize, edit: &Edit, new_text: &str) -> Splice {
+        let old = &self.chunks[i];
+        let base = old.start;
+        let mut text = String::with_capacity(old.len() + new_text.len());
+        text.push_str(&old.text()[..edit.start - base]);
+        text.push_str(new_text);
+        text.push_str(&old.text()[edit.old_end - base..]);
+        let chunk = edited_chunk(old, &text, edit);
+        self.chunks[i].chunk = Arc::new(chunk);
+        Splice {
+            old: i..i + 1,
+            new_len: 1,
         }
     }
 
     /// Rescans chunk boundaries from the chunk before the edit until the scan meets an
-    /// old boundary past the edit, then reparses the chunks in between.
-    fn resplit(&mut self, edit: &Edit) {
+    /// old boundary past the edit, then replaces the chunks in between.
+    fn resplit(&mut self, edit: &Edit, new_text: &str) -> Splice {
         let i = self.chunk_index_at(edit.start).unwrap_or(0);
         let first = i.saturating_sub(1);
-        let scan_from = self.chunks[first].range.start;
+        let base = self.chunks[first].start;
+        // Old chunks from the one holding the edit's end: the scan may stop at any of
+        // their starts. Take a few, and more when the scan runs past them.
+        let end_chunk = self.chunk_index_at(edit.old_end).unwrap_or(i);
+        let mut take = 2;
+        loop {
+            let last = (end_chunk + take).min(self.chunks.len());
+            let region = self.region_text(first, last, edit, new_text);
+            if let Some((spans, stop)) = self.scan_region(&region, base, first, last, edit) {
+                return self.splice_in(first, stop, &region, base, spans, edit);
+            }
+            if last == self.chunks.len() {
+                let spans: Vec<_> = Splitter::new(&region, 0).collect();
+                return self.splice_in(first, last, &region, base, spans, edit);
+            }
+            take *= 4;
+        }
+    }
+
+    /// The new text of old chunks `first..last` (the edit applied).
+    fn region_text(&self, first: usize, last: usize, edit: &Edit, new_text: &str) -> String {
+        let base = self.chunks[first].start;
+        let end = self.chunks[last - 1].range().end;
+        let old = self.slice(base..end);
+        let mut text = String::with_capacity(old.len() + new_text.len());
+        text.push_str(&old[..edit.start - base]);
+        text.push_str(new_text);
+        text.push_str(&old[(edit.old_end - base).min(old.len())..]);
+        text
+    }
+
+    /// Splits `region` (the new text from `base`, old chunks `first..last`) until a
+    /// span starts where an old chunk past the edit started: the chunks from there on
+    /// are unchanged. Returns the spans before it and that old chunk's index.
+    fn scan_region(
+        &self,
+        region: &str,
+        base: usize,
+        first: usize,
+        last: usize,
+        edit: &Edit,
+    ) -> Option<(Spans, usize)> {
+        let mut spans = Vec::new();
         // Old chunks that start at or after the edit's old end keep their text.
-        let mut j = self
-            .chunks
-            .partition_point(|c| c.range.start < edit.old_end);
-        let mut new_spans = Vec::new();
-        let mut met_old_boundary = false;
-        for (range, kind) in Splitter::new(&self.text, scan_from) {
-            if range.start >= edit.new_end {
-                while j < self.chunks.len()
-                    && edit.map_end(self.chunks[j].range.start) < range.start
-                {
+        let mut j = first + self.chunks[first..last].partition_point(|c| c.start < edit.old_end);
+        for (range, kind) in Splitter::new(region, 0) {
+            let at = base + range.start;
+            if at >= edit.new_end {
+                while j < last && edit.map_end(self.chunks[j].start) < at {
                     j += 1;
                 }
-                if j < self.chunks.len() && edit.map_end(self.chunks[j].range.start) == range.start
-                {
-                    met_old_boundary = true;
-                    break;
+                if j < last && edit.map_end(self.chunks[j].start) == at {
+                    return Some((spans, j));
                 }
             }
-            new_spans.push((range, kind));
+            spans.push((range, kind));
         }
-        if !met_old_boundary {
-            j = self.chunks.len();
-        }
-        let old: Vec<Chunk> = self.chunks.drain(first..j).collect();
-        let text = &self.text;
-        let rebuilt: Vec<Chunk> = new_spans
+        None
+    }
+
+    /// Replaces old chunks `first..stop` by chunks for `spans` (ranges in `region`).
+    fn splice_in(
+        &mut self,
+        first: usize,
+        stop: usize,
+        region: &str,
+        base: usize,
+        spans: Spans,
+        edit: &Edit,
+    ) -> Splice {
+        let old: Vec<Placed> = self.chunks[first..stop].to_vec();
+        let rebuilt: Vec<Placed> = spans
             .into_par_iter()
-            .map(|(range, kind)| rebuild_chunk(&old, range, kind, text, edit))
+            .map(|(range, kind)| Placed {
+                start: base + range.start,
+                first_line: 0,
+                chunk: rebuild_chunk(&old, base + range.start, &region[range], kind, edit),
+            })
             .collect();
-        let after = first + rebuilt.len();
-        self.chunks.splice(first..first, rebuilt);
-        self.shift_after(after, edit);
+        let new_len = rebuilt.len();
+        self.chunks.splice(first..stop, rebuilt);
+        Splice {
+            old: first..stop,
+            new_len,
+        }
     }
 }
+
+/// Chunk spans from a scan, in the scanned text's bytes.
+type Spans = Vec<(Range<usize>, ChunkKind)>;
 
 /// A text edit in document bytes.
 #[derive(Debug, Clone, Copy)]
@@ -293,11 +439,6 @@ struct Edit {
     start: usize,
     old_end: usize,
     new_end: usize,
-    /// Start of the chunk that held `start` before the edit; the points are
-    /// relative to it.
-    base: usize,
-    start_position: Point,
-    old_end_position: Point,
 }
 
 impl Edit {
@@ -307,71 +448,70 @@ impl Edit {
     }
 }
 
-/// The chunk for a rescanned span: the old tree when its text did not change,
-/// an incremental reparse when one old chunk held the whole edit and spans the same
-/// text around it, a fresh parse otherwise.
+/// The chunk for a rescanned span at document offset `start` with text `text`: the
+/// old chunk when its text did not change, the edited old chunk when one old chunk held
+/// the whole edit and spans the same text around it, a new chunk otherwise (parsed
+/// and kept when it holds the edit: it is being worked on).
 fn rebuild_chunk(
-    old: &[Chunk],
-    range: Range<usize>,
-    kind: ChunkKind,
+    old: &[Placed],
+    start: usize,
     text: &str,
+    kind: ChunkKind,
     edit: &Edit,
-) -> Chunk {
-    let unchanged_before = old
-        .iter()
-        .find(|c| c.range == range && c.range.end <= edit.start);
-    let unchanged_after = old.iter().find(|c| {
-        c.range.start >= edit.old_end
-            && edit.map_end(c.range.start) == range.start
-            && edit.map_end(c.range.end) == range.end
+) -> Arc<Chunk> {
+    let end = start + text.len();
+    let unchanged = old.iter().find(|c| {
+        let before = c.start == start && c.range().end == end && end <= edit.start;
+        let after = c.start >= edit.old_end
+            && edit.map_end(c.start) == start
+            && edit.map_end(c.range().end) == end;
+        (before || after) && c.kind == kind
     });
-    if let Some(c) = unchanged_before.or(unchanged_after) {
-        return Chunk {
-            range,
-            kind,
-            tree: c.tree.clone(),
-        };
+    if let Some(c) = unchanged {
+        return c.chunk.clone();
     }
+    let holds_edit = start <= edit.start && edit.new_end <= end;
     let holder = old.iter().find(|c| {
-        c.range.start == range.start
-            && c.range.start == edit.base
-            && edit.old_end <= c.range.end
-            && edit.map_end(c.range.end) == range.end
+        c.start == start && edit.old_end <= c.range().end && edit.map_end(c.range().end) == end
     });
-    let tree = match holder {
-        Some(c) => c.tree.clone(),
-        None => parse_chunk(&text[range.clone()], None),
-    };
-    let mut chunk = Chunk { range, kind, tree };
-    if holder.is_some() {
-        reparse(&mut chunk, text, edit);
+    match holder {
+        Some(c) if holds_edit && c.kind == kind => Arc::new(edited_chunk(c, text, edit)),
+        _ if holds_edit => Arc::new(Chunk::with_tree(kind, text, parse_text(text, None))),
+        _ => Arc::new(Chunk::new(kind, text)),
     }
-    chunk
 }
 
-/// Reparses a chunk that held the whole edit and whose range is already updated.
-fn reparse(chunk: &mut Chunk, text: &str, edit: &Edit) {
-    let chunk_text = &text[chunk.range.clone()];
-    let base = chunk.range.start;
-    let new_end_position = point_at(chunk_text, edit.new_end - base);
-    chunk.tree.edit(&InputEdit {
+/// `old` after `edit`, whose new text is `text`: reparsed incrementally from the old
+/// tree when it kept one, else parsed afresh; the tree is kept.
+fn edited_chunk(old: &Placed, text: &str, edit: &Edit) -> Chunk {
+    let tree = match old.kept_tree() {
+        Some(tree) => reparse(tree, old, text, edit),
+        None => parse_text(text, None),
+    };
+    Chunk::with_tree(old.kind, text, tree)
+}
+
+/// Reparses `tree` (of `old`'s text) for `text` (old's text with `edit` applied).
+fn reparse(mut tree: Tree, old: &Placed, text: &str, edit: &Edit) -> Tree {
+    let base = old.start;
+    tree.edit(&InputEdit {
         start_byte: edit.start - base,
         old_end_byte: edit.old_end - base,
         new_end_byte: edit.new_end - base,
-        start_position: edit.start_position,
-        old_end_position: edit.old_end_position,
-        new_end_position,
+        start_position: point_at(old.text(), edit.start - base),
+        old_end_position: point_at(old.text(), edit.old_end - base),
+        new_end_position: point_at(text, edit.new_end - base),
     });
-    let tree = parse_chunk(chunk_text, Some(&chunk.tree));
+    let reparsed = parse_text(text, Some(&tree));
     // Tree-sitter's error recovery depends on the old tree: with errors, an
     // incremental parse may shape its ERROR nodes differently from a fresh parse.
     // Diagnostics must not depend on the edit history, so a chunk with errors is
     // parsed afresh (one computation: cheap, and only while the text is broken).
-    chunk.tree = if tree.root_node().has_error() {
-        parse_chunk(chunk_text, None)
+    if reparsed.root_node().has_error() {
+        parse_text(text, None)
     } else {
-        tree
-    };
+        reparsed
+    }
 }
 
 /// Row and byte column of `byte` in `text`.

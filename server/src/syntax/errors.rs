@@ -3,33 +3,38 @@
 
 use std::ops::Range;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
-use super::Chunk;
-
-/// A syntax error: where (document bytes) and what.
+/// A syntax error: where (bytes of its chunk, or of the document once placed by
+/// [`super::SyntaxDocument::syntax_errors`]) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     pub range: Range<usize>,
     pub message: String,
 }
 
-/// All errors in one chunk's tree, in order. Only subtrees with errors are walked.
-pub(super) fn collect(chunk: &Chunk, doc_text: &str) -> Vec<SyntaxError> {
+/// All errors in one chunk's tree (`text` is the chunk's text), in order, positions
+/// relative to the chunk. Only subtrees with errors are walked, with a cursor that keeps
+/// the path from the root: asking a node for its parent walks down from the root in
+/// tree-sitter, which made deep trees quadratic.
+pub(super) fn collect(tree: &Tree, text: &str) -> Vec<SyntaxError> {
     let mut out = Vec::new();
-    let mut cursor = chunk.tree.walk();
+    let mut cursor = tree.walk();
+    // The ancestors of the cursor's node, outermost first.
+    let mut path: Vec<Node> = Vec::new();
     loop {
         let node = cursor.node();
         let descend = if node.is_error() || node.is_missing() {
             out.push(SyntaxError {
-                range: chunk.abs_range(node),
-                message: describe(chunk, doc_text, node),
+                range: node.byte_range(),
+                message: describe(text, node, &path),
             });
             false
         } else {
             node.has_error()
         };
         if descend && cursor.goto_first_child() {
+            path.push(node);
             continue;
         }
         loop {
@@ -39,69 +44,60 @@ pub(super) fn collect(chunk: &Chunk, doc_text: &str) -> Vec<SyntaxError> {
             if !cursor.goto_parent() {
                 return out;
             }
+            path.pop();
         }
     }
 }
 
-fn describe(chunk: &Chunk, doc_text: &str, node: Node) -> String {
+fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
+    text.get(node.byte_range()).unwrap_or("")
+}
+
+/// What went wrong at `node`, whose ancestors are `path` (outermost first).
+fn describe(text: &str, node: Node, path: &[Node]) -> String {
     if node.is_missing() {
         let what = if node.is_named() {
             node.kind().replace('_', " ")
         } else {
             format!("'{}'", node.kind())
         };
-        return format!("expected {what}{}", context(chunk, doc_text, node));
+        return format!("expected {what}{}", context(text, path));
     }
-    let text = chunk.node_text(doc_text, node);
+    let own = node_text(text, node);
     // What came just before the point where parsing failed: the ERROR's own last
     // child (tree-sitter often wraps the partial instruction) or its left sibling.
     let last_inside = node.child(node.child_count().saturating_sub(1));
+    let in_instruction = path.last().is_some_and(|p| p.kind() == "instruction");
     for prev in [last_inside, node.prev_sibling()].into_iter().flatten() {
-        let prev_text = snippet(chunk.node_text(doc_text, prev));
+        let prev_text = snippet(node_text(text, prev));
         match prev.kind() {
             "opcode" => return format!("expected operand list after opcode '{prev_text}'"),
-            "=" if node.parent().is_some_and(|p| p.kind() == "instruction") => {
-                return format!(
-                    "expected shape and opcode{}",
-                    context(chunk, doc_text, node)
-                );
+            "=" if in_instruction => {
+                return format!("expected shape and opcode{}", context(text, path));
             }
-            "=" => {
-                return format!(
-                    "expected a value after '='{}",
-                    context(chunk, doc_text, node)
-                )
-            }
+            "=" => return format!("expected a value after '='{}", context(text, path)),
             "attribute_name" => return format!("expected '=' after attribute name '{prev_text}'"),
             _ => {}
         }
     }
-    if text.trim().is_empty() {
-        return format!("syntax error{}", context(chunk, doc_text, node));
+    if own.trim().is_empty() {
+        return format!("syntax error{}", context(text, path));
     }
-    format!(
-        "unexpected '{}'{}",
-        snippet(text),
-        context(chunk, doc_text, node)
-    )
+    format!("unexpected '{}'{}", snippet(own), context(text, path))
 }
 
 /// ` in instruction 'x'` / ` in computation 'c'`, from the nearest named ancestor.
-fn context(chunk: &Chunk, doc_text: &str, node: Node) -> String {
-    let mut cur = node.parent();
-    while let Some(n) = cur {
+fn context(text: &str, path: &[Node]) -> String {
+    for n in path.iter().rev() {
         let label = match n.kind() {
             "instruction" => "instruction",
             "computation" => "computation",
             "module_header" => "module header",
             "nested_instruction" => "nested instruction",
-            _ => {
-                cur = n.parent();
-                continue;
-            }
+            _ => continue,
         };
         return match n.child_by_field_name("name") {
-            Some(name) => format!(" in {label} '{}'", snippet(chunk.node_text(doc_text, name))),
+            Some(name) => format!(" in {label} '{}'", snippet(node_text(text, name))),
             None => format!(" in {label}"),
         };
     }

@@ -1,18 +1,23 @@
-//! Parsing HLO text into tree-sitter trees: one tree per chunk (module header,
-//! table, computation, separator), split by a fast byte scan ([`split`]), parsed in
-//! parallel, and reparsed incrementally after an edit ([`SyntaxDocument::edit`]).
+//! HLO text as chunks (module header, table, computation, separator), split by a
+//! fast byte scan ([`split`]); each chunk owns its text ([`chunk`]), has an outline
+//! from a byte scan ([`outline`]) and parses to its own tree-sitter tree on demand,
+//! incrementally after an edit ([`SyntaxDocument::edit`]).
 //!
 //! Node kinds and fields are the contract in `ARCHITECTURE.md`; positions in a
-//! chunk's tree are relative to the chunk, [`Chunk::abs_range`] makes them absolute.
+//! chunk's tree are relative to the chunk, [`Placed::abs`] makes them absolute.
 
+pub mod chunk;
 mod document;
 mod errors;
 mod line_index;
+pub mod outline;
 pub mod split;
 
-pub use document::{Chunk, ChunkKind, SyntaxDocument};
+pub use chunk::{Chunk, ChunkKind};
+pub use document::{Placed, Splice, SyntaxDocument};
 pub use errors::SyntaxError;
 pub use line_index::{line_col, LineIndex};
+pub use outline::Outline;
 
 /// The HLO tree-sitter language.
 /// Whether byte ranges `a` and `b` overlap or touch: a cursor (an empty range) at

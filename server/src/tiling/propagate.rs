@@ -191,7 +191,7 @@ impl FusionMaps {
     /// The maps of output `output` of the fused computation `comp` of `view`;
     /// `None` when the computation has no such array output.
     pub fn new(view: &analysis::Module, comp: usize, output: usize) -> Option<FusionMaps> {
-        let c = view.computations.get(comp)?;
+        let c = view.get(comp)?;
         let (start, out) = fusion::output_start(view, comp, output)?;
         let extents = c.nodes.get(start)?.op.shape.output(out)?.dims.clone();
         let reached = fusion::grouped_output_to_input(view, comp, start, out);
@@ -251,7 +251,7 @@ impl FusionMaps {
             });
         }
         let comp = self.computation;
-        let c = &view.computations[comp];
+        let c = view.computation(comp);
         let blocks = self.blocks(sizes, options);
         let space = TiledSpace::new(&self.extents, &blocks)?;
         let mut p = Propagation {
@@ -369,7 +369,7 @@ fn reduction(
     i: usize,
     options: TilingOptions,
 ) -> Option<ReductionHoles> {
-    let node = &view.computations[comp].nodes[i];
+    let node = &view.computation(comp).nodes[i];
     let operand = node.op.operands.first()?.as_array()?;
     let reduced: Vec<usize> = node
         .op
@@ -409,7 +409,7 @@ fn reduction(
     let init = node
         .operands
         .get(init_index)
-        .and_then(|&k| view.computations[comp].nodes.get(k))
+        .and_then(|&k| view.computation(comp).nodes.get(k))
         .and_then(|n| n.constant_text.clone());
     let identity = reducer.map(|r| r.identity(&element));
     let init_is = match (reducer, &init) {

@@ -1,0 +1,234 @@
+//! A module's cross-references: which computation defines each name, the entry, who
+//! calls whom, and the checks that look across computations (duplicate names,
+//! undefined callees, parameter counts and shapes of calls).
+//!
+//! The index comes from the chunks' outlines (a byte scan each), so it exists before
+//! any computation is built: a request about one computation builds that one and the
+//! few it needs, not the module.
+
+use std::sync::Arc;
+
+use super::diagnostics::{codes, Diagnostic};
+use super::module::{
+    CallSite, ComputationId, ComputationRef, HloFile, Instruction, Module, Placed, Unit,
+};
+use super::opcode::Opcode;
+use super::shape::Shape;
+use crate::syntax::{ChunkKind, SyntaxDocument};
+
+/// The modules of a document (split by `// -----` or a second `HloModule`), indexed.
+/// `units[i]` is the unit of chunk `i`.
+pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>]) -> HloFile {
+    let mut file = HloFile::default();
+    let mut current: Option<Module> = None;
+    for (placed, unit) in syntax.chunks().iter().zip(units) {
+        match placed.kind() {
+            ChunkKind::Separator => file.modules.extend(current.take().map(finish)),
+            ChunkKind::Header => {
+                if current
+                    .as_ref()
+                    .is_some_and(|m| m.header_range.is_some() || !m.units.is_empty())
+                {
+                    file.modules.extend(current.take().map(finish));
+                }
+                let m = current.get_or_insert_with(|| new_module(placed.start));
+                let text = placed.text();
+                m.header_range = Some(placed.abs(0..text.trim_end().len()));
+                if let Some(name) = &placed.outline().name {
+                    m.name = Some(name.name.to_string());
+                    m.name_range = Some(placed.abs(name.start as usize..name.end as usize));
+                }
+                m.range.end = placed.range().end;
+            }
+            ChunkKind::Computation => {
+                let m = current.get_or_insert_with(|| new_module(placed.start));
+                m.units.push(Placed {
+                    offset: placed.start,
+                    unit: unit.clone(),
+                });
+                m.range.end = placed.range().end;
+            }
+            ChunkKind::Table | ChunkKind::Other => {
+                if let Some(m) = current.as_mut() {
+                    m.range.end = placed.range().end;
+                }
+            }
+        }
+    }
+    file.modules.extend(current.map(finish));
+    file
+}
+
+fn new_module(start: usize) -> Module {
+    Module {
+        range: start..start,
+        ..Module::default()
+    }
+}
+
+/// Names, the entry and the callers, from the outlines.
+fn finish(mut m: Module) -> Module {
+    for (i, placed) in m.units.iter().enumerate() {
+        if let Some(name) = &placed.unit.chunk.outline().name {
+            m.computation_names
+                .entry(name.name.clone())
+                .or_insert(ComputationId(i as u32));
+        }
+    }
+    let entry = m.units.iter().position(|p| p.unit.chunk.outline().is_entry);
+    m.entry = entry
+        .or(m.units.len().checked_sub(1))
+        .map(|i| ComputationId(i as u32));
+    let mut callers = vec![Vec::new(); m.units.len()];
+    for (caller, placed) in m.units.iter().enumerate() {
+        for (k, call) in placed.unit.chunk.outline().calls.iter().enumerate() {
+            if let Some(&callee) = m.computation_names.get(&*call.callee.name) {
+                callers[callee.index()].push(CallSite {
+                    computation: ComputationId(caller as u32),
+                    call: k as u32,
+                });
+            }
+        }
+    }
+    m.callers = callers;
+    m
+}
+
+/// What computation `c` of `m` shows to be wrong in relation to the others: its name
+/// defined twice, a second `ENTRY`, callees that do not exist, calls whose operands or
+/// result do not fit the callee. Builds `c` and the computations it calls.
+pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let outline = m.units[c.id.index()].unit.chunk.outline();
+    if let Some(name) = &outline.name {
+        let first = m.computation_names.get(&*name.name).copied();
+        if let Some(first) = first.filter(|&f| f != c.id) {
+            let first = m.computation(first);
+            out.push(
+                Diagnostic::error(
+                    c.abs(c.name_range),
+                    codes::DUPLICATE_NAME,
+                    format!("computation `{}` is defined twice", name.name),
+                )
+                .with_related(first.abs(first.name_range), "first defined here"),
+            );
+        }
+    }
+    if outline.is_entry && m.entry != Some(c.id) {
+        out.push(Diagnostic::error(
+            c.abs(c.name_range),
+            codes::DUPLICATE_NAME,
+            "a module has one ENTRY computation; this is another",
+        ));
+    }
+    for call in &outline.calls {
+        if !m.computation_names.contains_key(&*call.callee.name) {
+            out.push(Diagnostic::error(
+                c.offset + call.callee.start as usize..c.offset + call.callee.end as usize,
+                codes::UNDEFINED_COMPUTATION,
+                format!("no computation named `{}` in this module", call.callee.name),
+            ));
+        }
+    }
+    for instr in &c.model().instructions {
+        check_calls(m, c, instr, &mut out);
+    }
+    out
+}
+
+/// Checks an instruction against the computations it calls: parameter counts and
+/// shapes for `fusion`/`call` (operand k feeds parameter k), the result shape of a
+/// fusion or call against the callee's root, and the arity of reducers.
+fn check_calls(
+    m: &Module,
+    caller: ComputationRef,
+    instr: &Instruction,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for called in &instr.called {
+        let Some(callee) = m.resolve(called) else {
+            continue;
+        };
+        let params = callee.parameters.len();
+        let expected = match (&instr.opcode, called.attribute.as_str()) {
+            (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
+                Some(instr.operands.len())
+            }
+            (Opcode::While, "condition" | "body") => Some(1),
+            (
+                Opcode::Reduce | Opcode::ReduceWindow | Opcode::AllReduce | Opcode::ReduceScatter,
+                "to_apply",
+            ) => {
+                let n = if matches!(instr.opcode, Opcode::Reduce | Opcode::ReduceWindow) {
+                    instr.operands.len()
+                } else {
+                    2
+                };
+                Some(n)
+            }
+            (Opcode::Sort, "to_apply") => Some(2 * instr.operands.len()),
+            (Opcode::Map, "to_apply") => Some(instr.operands.len()),
+            _ => None,
+        };
+        let Some(expected) = expected else { continue };
+        if params != expected {
+            diags.push(
+                Diagnostic::error(
+                    caller.abs(called.name_range),
+                    codes::CALL_ARITY,
+                    format!(
+                        "`{}` takes {params} parameter(s) but {} passes {expected}",
+                        callee.name, instr.opcode
+                    ),
+                )
+                .with_related(callee.abs(callee.name_range), "computation defined here"),
+            );
+            continue;
+        }
+        if matches!(instr.opcode, Opcode::Fusion | Opcode::Call) {
+            for (k, operand) in instr.operands.iter().enumerate() {
+                let (Some(param), Some(arg)) =
+                    (callee.parameter(k), caller.operand_shape(instr, k))
+                else {
+                    continue;
+                };
+                if matches!(param.shape, Shape::Invalid)
+                    || matches!(arg, Shape::Invalid)
+                    || param.shape.compatible(arg)
+                {
+                    continue;
+                }
+                // XLA's parser accepts this (its verifier rejects it), and XLA's own
+                // lit tests contain such fusions: a warning, not an error.
+                diags.push(
+                    Diagnostic::warning(
+                        caller.abs(operand.range),
+                        codes::CALL_SHAPE_MISMATCH,
+                        format!(
+                            "operand {k} has shape {arg} but parameter {k} of `{}` is {}",
+                            callee.name, param.shape
+                        ),
+                    )
+                    .with_related(callee.abs(param.shape_range), "parameter declared here"),
+                );
+            }
+            if let Some(root) = callee.root_instruction() {
+                let comparable =
+                    !matches!(root.shape, Shape::Invalid) && !matches!(instr.shape, Shape::Invalid);
+                if comparable && !root.shape.compatible(&instr.shape) {
+                    diags.push(
+                        Diagnostic::warning(
+                            caller.abs(instr.shape_range),
+                            codes::CALL_SHAPE_MISMATCH,
+                            format!(
+                                "{} declares {} but `{}` returns {}",
+                                instr.opcode, instr.shape, callee.name, root.shape
+                            ),
+                        )
+                        .with_related(callee.abs(root.shape_range), "root shape here"),
+                    );
+                }
+            }
+        }
+    }
+}
