@@ -15,13 +15,12 @@ fn fusion_entry(text: &str, k: usize) -> OperandIndexing {
     let (_, modules) = view::parse(text);
     let m = &modules[0];
     let c = m
-        .computations
-        .iter()
+        .computations()
         .position(|c| c.find("f").is_some())
         .unwrap();
     let q = Query {
         computation: c,
-        instruction: m.computations[c].find("f").unwrap(),
+        instruction: m.computation(c).find("f").unwrap(),
         direction: Direction::OutputToInput,
         output_id: 0,
         operand_id: 0,

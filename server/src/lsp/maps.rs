@@ -132,7 +132,7 @@ impl Site<'_> {
     /// re-read budget allows: `(times, opcode)`.
     fn recomputed(&self, fused: &FusedMaps, node: usize) -> Option<(f64, String)> {
         let comp = self.computation.index();
-        let n = self.view.computations.get(comp)?.nodes.get(node)?;
+        let n = self.view.get(comp)?.nodes.get(node)?;
         if n.parameter_number.is_some() || !recompute::is_expensive(&n.op.opcode) {
             return None;
         }
@@ -346,7 +346,7 @@ fn recomputation_warning(
     operand: Option<crate::model::InstrId>,
 ) -> Option<String> {
     calling_fusion(site.module, site.computation)?;
-    let comp = site.view.computations.get(site.computation.index())?;
+    let comp = site.view.get(site.computation.index())?;
     let producer = recompute::producer(comp, operand?.index());
     let fused = site
         .snapshot
