@@ -166,7 +166,7 @@ pub fn utilization(
     }
     let maps: Vec<&IndexingMap> = live.iter().map(|m| &m.map).collect();
     if let [m] = maps[..] {
-        if let Some(u) = projection(m, size) {
+        if let Some(u) = projection(m, operand, size) {
             return Some(u);
         }
     }
@@ -188,15 +188,17 @@ fn domain_size(m: &IndexingMap) -> u128 {
         .fold(1u128, |acc, v| acc.saturating_mul(v.bounds.size()))
 }
 
-/// Closed form when every result is a distinct plain variable and the domain is a box.
-fn projection(m: &IndexingMap, size: u128) -> Option<Utilization> {
+/// Closed form when every result is a distinct plain variable or an in-bounds
+/// constant and the domain is a box.
+fn projection(m: &IndexingMap, operand: &ArrayShape, size: u128) -> Option<Utilization> {
     if !m.constraints().is_empty() || !m.runtime_vars().is_empty() {
         return None;
     }
     let mut used = vec![];
-    for e in m.results() {
-        match e.as_var() {
-            Some(v) if !used.contains(&v) => used.push(v),
+    for (e, &extent) in m.results().iter().zip(&operand.dims) {
+        match (e.as_var(), e.as_const()) {
+            (Some(v), _) if !used.contains(&v) => used.push(v),
+            (None, Some(c)) if (0..extent).contains(&c) => {}
             _ => return None,
         }
     }
@@ -204,10 +206,25 @@ fn projection(m: &IndexingMap, size: u128) -> Option<Utilization> {
     let distinct = used
         .iter()
         .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()));
-    if distinct > size {
+    if distinct > size || m.results().len() != operand.dims.len() {
         return None;
     }
     Some(Utilization::exact(distinct, total, size))
+}
+
+/// Distinct values the results that are distinct plain variables (not runtime ones)
+/// take over a box domain: a lower bound of the distinct elements read.
+fn bare_variables(m: &IndexingMap) -> u128 {
+    let mut used = vec![];
+    for e in m.results() {
+        if let Some(v) = e.as_var() {
+            if v.kind != VarKind::Runtime && !used.contains(&v) {
+                used.push(v);
+            }
+        }
+    }
+    used.iter()
+        .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()))
 }
 
 /// Every point of a map's domain box (dimensions then range variables).
@@ -317,7 +334,11 @@ fn distinct_without_runtime(m: &IndexingMap, budget: u128) -> u128 {
         return if domain_size(m) == 0 { 0 } else { 1 };
     }
     if domain_size(m) > budget {
-        return 1;
+        return if m.constraints().is_empty() {
+            bare_variables(m)
+        } else {
+            1
+        };
     }
     let free: Vec<&Expr> = m.results().iter().filter(|e| !uses_runtime(e)).collect();
     let nd = m.dims().len();
