@@ -222,6 +222,20 @@ fn language_id_selects_mlir() {
         diagnostics.iter().all(|d| d["code"] != "indivisible-tile"),
         "{diagnostics:?}"
     );
+    // A buffer whose client names no language and whose name says nothing: the
+    // content decides (as `hlo-lsp check` does).
+    for (name, language) in [
+        ("untitled:Untitled-2", "plaintext"),
+        ("file:///tmp/excerpt.txt", "plaintext"),
+    ] {
+        client.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": name, "languageId": language, "version": 1, "text": text}}),
+        );
+        let diagnostics = client.diagnostics(name, 1);
+        assert_eq!(diagnostics.len(), 1, "{name}: {diagnostics:?}");
+        assert_eq!(diagnostics[0]["code"], "indivisible-tile", "{name}");
+    }
     client.shutdown_and_exit();
 }
 

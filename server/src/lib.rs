@@ -11,6 +11,7 @@ pub mod algebra;
 pub mod analysis;
 pub mod cli;
 pub mod hover;
+pub mod language;
 pub mod lsp;
 pub mod mlir;
 pub mod model;
