@@ -173,31 +173,6 @@ fn rename_validates_and_edits_every_occurrence() {
 
 const SIGNED: &str = "HloModule s\n\n%fused (param_0: f32[8], param_1.11: f32[8]) -> f32[8] {\n  %param_0 = f32[8]{0} parameter(0)\n  %param_1.11 = f32[8]{0} parameter(1)\n  ROOT %a = f32[8]{0} add(%param_0, %param_1.11)\n}\n\nENTRY %main (x: f32[8], y: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n  %y = f32[8]{0} parameter(1)\n  ROOT %f = f32[8]{0} fusion(%x, %y), kind=kLoop, calls=%fused\n}\n";
 
-/// The edited text after applying single-line LSP edits (ASCII).
-fn apply_edits(text: &str, edits: &[Value]) -> String {
-    let offset = |p: &Value| {
-        let line = p["line"].as_u64().unwrap() as usize;
-        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
-        start + p["character"].as_u64().unwrap() as usize
-    };
-    let mut ranges: Vec<(usize, usize, &str)> = edits
-        .iter()
-        .map(|e| {
-            (
-                offset(&e["range"]["start"]),
-                offset(&e["range"]["end"]),
-                e["newText"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    ranges.sort_by_key(|r| std::cmp::Reverse(r.0));
-    let mut out = text.to_string();
-    for (a, b, new) in ranges {
-        out.replace_range(a..b, new);
-    }
-    out
-}
-
 #[test]
 fn rename_of_a_fused_parameter_edits_the_signature_and_names_clashes() {
     let mut client = Client::start();
@@ -214,7 +189,7 @@ fn rename_of_a_fused_parameter_edits_the_signature_and_names_clashes() {
         let edit = client.result("textDocument/rename", params);
         let edits = edit["changes"][&document].as_array().unwrap();
         assert_eq!(edits.len(), 3, "{needle}: {edit}");
-        assert_eq!(apply_edits(SIGNED, edits), renamed, "{needle}");
+        assert_eq!(lsp_support::apply_edits(SIGNED, edits), renamed, "{needle}");
     }
     // prepareRename works on the signature too.
     let prepared = client.result(
