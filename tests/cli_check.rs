@@ -109,3 +109,45 @@ fn unreadable_input_is_one_line_exit_two() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("not UTF-8"));
 }
+
+#[test]
+fn mlir_files_are_checked_as_mlir_by_extension_or_content() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+    // Valid MLIR: no syntax errors from the HLO parser, nothing at all.
+    for name in [
+        "samples/mlir/byteir_tile_reduction_axis.mlir",
+        "samples/mlir/byteir_input_sharing.mlir",
+    ] {
+        let out = check(&[&format!("{root}/{name}")]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {stdout}");
+        assert!(stdout.is_empty(), "{name}: {stdout}");
+    }
+    // The MLIR checks run: an indivisible tiling warns, an invalid tile size errs.
+    let tiled = format!("{root}/mlir/matmul_tile_using_for.mlir");
+    let out = check(&[&tiled]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("[indivisible-tile]") && stdout.contains("[invalid-tile-size]"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("syntax-error"), "{stdout}");
+    // The same text under a name that says nothing: the content decides.
+    let text = std::fs::read(&tiled).unwrap();
+    let copy = temp_file("excerpt.txt", &text);
+    let out2 = check(&[copy.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out2.stdout).replace(copy.to_str().unwrap(), "F"),
+        stdout.replace(&tiled, "F")
+    );
+    // And an HLO dump named .txt stays HLO.
+    let hlo = std::fs::read(format!("{root}/jax/softmax.after.hlo")).unwrap();
+    let dump = temp_file("module_0001.after_optimizations.txt", &hlo);
+    let out = check(&[dump.to_str().unwrap()]);
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

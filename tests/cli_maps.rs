@@ -200,3 +200,97 @@ fn check_does_not_crash_on_real_modules() {
         );
     }
 }
+
+#[test]
+fn gather_utilization_is_the_range_over_the_indices() {
+    // Three rows of f32[16,8] by runtime indices: one row read three times (all
+    // indices equal) up to three rows read once (all different), not a guess.
+    let f = data("tests/data/jax/gather.after.hlo");
+    let o = run(&[
+        "maps",
+        "--json",
+        "--instruction",
+        "gather_bitcast_fusion",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let u = &v["instructions"][0]["operands"][0]["utilization"];
+    assert_eq!(u["exact"], false, "{u}");
+    assert_eq!(u["attained"], true, "{u}");
+    assert_eq!(u["least"]["fraction"], 1.0 / 16.0, "{u}");
+    assert_eq!(u["least"]["multiplicity"], 3.0, "{u}");
+    assert_eq!(u["most"]["fraction"], 3.0 / 16.0, "{u}");
+    assert_eq!(u["most"]["multiplicity"], 1.0, "{u}");
+    // The indices themselves: each read by the 8 elements of its row.
+    let u = &v["instructions"][0]["operands"][1]["utilization"];
+    assert_eq!(u["exact"], true, "{u}");
+    assert_eq!(u["multiplicity"], 8.0, "{u}");
+}
+
+#[test]
+fn every_output_of_a_multi_output_fusion_is_printed_and_output_narrows() {
+    let f = data("tests/data/samples/xla/xla__tools__print_indexing_test.hlo");
+    let o = run(&["maps", f.to_str().unwrap()]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(
+        text.contains("// fusion = fusion in main, output 0 of 2 (s32[1024])"),
+        "{text}"
+    );
+    assert!(
+        text.contains("// fusion = fusion in main, output 1 of 2 (s32[1024])"),
+        "{text}"
+    );
+    let o = run(&["maps", "--output", "1", "--json", f.to_str().unwrap()]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let records = v["instructions"].as_array().unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["output_id"], 1);
+    assert_eq!(
+        records[0]["operands"][2]["maps"][0],
+        "(d0) -> (d0),\ndomain:\nd0 in [0, 1023]"
+    );
+    let o = run(&["maps", "--json", f.to_str().unwrap()]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids: Vec<&Value> = v["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["output_id"])
+        .collect();
+    assert_eq!(ids, [&Value::from(0), &Value::from(1)]);
+    // Output 0 does not read parameter 2: no map, the same as XLA's print_indexing.
+    assert!(v["instructions"][0]["operands"][2]["maps"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // From the fusion's outputs to an instruction inside it.
+    let o = run(&[
+        "maps",
+        "--from-fusion",
+        "--instruction",
+        "add",
+        f.to_str().unwrap(),
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "// add in fused_computation, from output 0 (s32[1024]) of fusion %fusion\n  not read"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("from output 1 (s32[1024]) of fusion %fusion\n  (d0) -> (d0),"),
+        "{text}"
+    );
+    let o = run(&[
+        "maps",
+        "--from-fusion",
+        "--instruction",
+        "fusion",
+        f.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inside a fused computation"));
+}

@@ -171,6 +171,64 @@ fn rename_validates_and_edits_every_occurrence() {
     assert!(client.shutdown_and_exit().success());
 }
 
+const SIGNED: &str = "HloModule s\n\n%fused (param_0: f32[8], param_1.11: f32[8]) -> f32[8] {\n  %param_0 = f32[8]{0} parameter(0)\n  %param_1.11 = f32[8]{0} parameter(1)\n  ROOT %a = f32[8]{0} add(%param_0, %param_1.11)\n}\n\nENTRY %main (x: f32[8], y: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n  %y = f32[8]{0} parameter(1)\n  ROOT %f = f32[8]{0} fusion(%x, %y), kind=kLoop, calls=%fused\n}\n";
+
+#[test]
+fn rename_of_a_fused_parameter_edits_the_signature_and_names_clashes() {
+    let mut client = Client::start();
+    let document = uri("signed.hlo");
+    client.open(&document, SIGNED);
+    let renamed = SIGNED
+        .replace("param_1.11: f32[8]", "scale: f32[8]")
+        .replace("%param_1.11 = ", "%scale = ")
+        .replace("%param_1.11)", "%scale)");
+    // From the instruction's name, and from its name in the signature: the same edits.
+    for needle in ["%param_1.11 = ", "param_1.11: f32"] {
+        let mut params = at(&document, SIGNED, needle, 2);
+        params["newName"] = json!("scale");
+        let edit = client.result("textDocument/rename", params);
+        let edits = edit["changes"][&document].as_array().unwrap();
+        assert_eq!(edits.len(), 3, "{needle}: {edit}");
+        assert_eq!(lsp_support::apply_edits(SIGNED, edits), renamed, "{needle}");
+    }
+    // prepareRename works on the signature too.
+    let prepared = client.result(
+        "textDocument/prepareRename",
+        at(&document, SIGNED, "param_1.11: f32", 2),
+    );
+    assert_eq!(
+        prepared["start"],
+        position_of(SIGNED, "param_1.11: f32", 0),
+        "{prepared}"
+    );
+    // A name that exists: an error that says what has it.
+    let mut params = at(&document, SIGNED, "%param_1.11 = ", 2);
+    params["newName"] = json!("param_0");
+    let response = client.request("textDocument/rename", params.clone());
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains("`param_0` is already defined in `fused`: `%param_0 = f32[8]{0} parameter"),
+        "{message}"
+    );
+    // Its own name is not a clash.
+    params["newName"] = json!("param_1.11");
+    assert!(client.request("textDocument/rename", params)["error"].is_null());
+    // A computation: the clash names the computation.
+    let mut params = at(&document, SIGNED, "%fused (", 2);
+    params["newName"] = json!("main");
+    let message = client.request("textDocument/rename", params)["error"]["message"].clone();
+    assert!(
+        message
+            .as_str()
+            .unwrap()
+            .contains("`main` is already the name of a computation"),
+        "{message}"
+    );
+    assert!(client.shutdown_and_exit().success());
+}
+
 #[test]
 fn syntax_and_shape_errors_are_published_with_their_version() {
     let mut client = Client::start();

@@ -190,6 +190,49 @@ fn sections_come_in_order_of_usefulness_with_trivial_maps_in_a_word() {
     assert!(client.shutdown_and_exit().success());
 }
 
+#[test]
+fn recomputed_expensive_work_warns_where_the_reads_start_and_says_why() {
+    let mut client = Client::start();
+    let document = uri("normalize.hlo");
+    client.open(&document, NORMALIZE);
+    // The reduce is broadcast back over its row: a loop fusion computes each sum
+    // once per element of the row (128 times), and the exponential once more.
+    let sum = hover_at(&mut client, &document, NORMALIZE, "%sum = ");
+    assert!(
+        sum.contains("⚠ recomputed 128.00×: the loop fusion computes each element of this reduce once per output element that reads it"),
+        "{sum}"
+    );
+    let e = hover_at(&mut client, &document, NORMALIZE, "%e = ");
+    assert!(e.contains("⚠ recomputed 129.00×: the loop fusion computes each element of this exponential once per output element that reads it"), "{e}");
+    // The broadcast is where the repeated reads start: its operand line says so,
+    // and keeps the number.
+    let bs = hover_at(&mut client, &document, NORMALIZE, "%bs = ");
+    assert!(
+        bs.contains("each read 128.00× ⚠ recomputed 128.00×: the loop fusion computes each element of `%sum` (reduce) once per output element that reads it"),
+        "{bs}"
+    );
+    // Reading the broadcast once per element, or a parameter many times: no warning.
+    for needle in ["%d = ", "%g = ", "%m = ", "%f = "] {
+        let value = hover_at(&mut client, &document, NORMALIZE, needle);
+        assert!(!value.contains('⚠'), "{needle}: {value}");
+    }
+    let g = hover_at(&mut client, &document, NORMALIZE, "%g = ");
+    assert!(g.contains("each read 8.00×"), "{g}");
+    // A reduction fusion computes its reductions once: no warning at all.
+    let input = NORMALIZE.replace("kind=kLoop", "kind=kInput");
+    let document = uri("normalize_input.hlo");
+    client.open(&document, &input);
+    for needle in ["%sum = ", "%e = ", "%bs = "] {
+        let value = hover_at(&mut client, &document, &input, needle);
+        assert!(!value.contains('⚠'), "{needle}: {value}");
+        assert!(
+            value.contains("**From the output of fusion `%f`**"),
+            "{value}"
+        );
+    }
+    assert!(client.shutdown_and_exit().success());
+}
+
 const LAYOUT: &str = "HloModule l
 
 %fused (p0: f32[4,8]) -> f32[8,4] {

@@ -222,6 +222,20 @@ fn language_id_selects_mlir() {
         diagnostics.iter().all(|d| d["code"] != "indivisible-tile"),
         "{diagnostics:?}"
     );
+    // A buffer whose client names no language and whose name says nothing: the
+    // content decides (as `hlo-lsp check` does).
+    for (name, language) in [
+        ("untitled:Untitled-2", "plaintext"),
+        ("file:///tmp/excerpt.txt", "plaintext"),
+    ] {
+        client.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": name, "languageId": language, "version": 1, "text": text}}),
+        );
+        let diagnostics = client.diagnostics(name, 1);
+        assert_eq!(diagnostics.len(), 1, "{name}: {diagnostics:?}");
+        assert_eq!(diagnostics[0]["code"], "indivisible-tile", "{name}");
+    }
     client.shutdown_and_exit();
 }
 
@@ -238,25 +252,12 @@ fn code_actions(client: &mut Client, document: &str, needle: &str, offset: usize
     actions.as_array().cloned().unwrap_or_default()
 }
 
-/// The text after applying the single-file edit of `action` (ASCII, edits on one line
-/// or insertions at line starts, applied from the last).
+/// The text after applying the single-file edit of `action`.
 fn applied(text: &str, document: &str, action: &Value) -> String {
-    let mut edits = action["edit"]["changes"][document]
-        .as_array()
-        .unwrap()
-        .clone();
-    let offset = |p: &Value| {
-        let line = p["line"].as_u64().unwrap() as usize;
-        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
-        start + p["character"].as_u64().unwrap() as usize
-    };
-    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
-    let mut out = text.to_string();
-    for e in edits {
-        let (s, t) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
-        out.replace_range(s..t, e["newText"].as_str().unwrap());
-    }
-    out
+    lsp_support::apply_edits(
+        text,
+        action["edit"]["changes"][document].as_array().unwrap(),
+    )
 }
 
 #[test]

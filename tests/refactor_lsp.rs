@@ -7,47 +7,13 @@ mod lsp_support;
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};
 
-/// Byte offset of an LSP position (UTF-16 columns) in `text`.
-fn offset(text: &str, position: &Value) -> usize {
-    let line = position["line"].as_u64().unwrap() as usize;
-    let character = position["character"].as_u64().unwrap() as usize;
-    let start = text
-        .split_inclusive('\n')
-        .take(line)
-        .map(str::len)
-        .sum::<usize>();
-    let mut units = 0;
-    for (i, ch) in text[start..].char_indices() {
-        if units >= character || ch == '\n' {
-            return start + i;
-        }
-        units += ch.len_utf16();
-    }
-    text.len()
-}
-
 /// `text` with the edits of `action` for `document` applied (from the end, as they
 /// do not overlap).
 fn apply(text: &str, action: &Value, document: &str) -> String {
     let edits = action["edit"]["changes"][document]
         .as_array()
         .unwrap_or_else(|| panic!("no edits for {document}: {action}"));
-    let mut spans: Vec<(usize, usize, &str)> = edits
-        .iter()
-        .map(|e| {
-            (
-                offset(text, &e["range"]["start"]),
-                offset(text, &e["range"]["end"]),
-                e["newText"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
-    let mut out = text.to_string();
-    for (start, end, new_text) in spans {
-        out.replace_range(start..end, new_text);
-    }
-    out
+    lsp_support::apply_edits(text, edits)
 }
 
 fn code_actions(client: &mut Client, document: &str, text: &str, needle: &str) -> Vec<Value> {

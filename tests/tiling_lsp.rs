@@ -89,3 +89,52 @@ fn code_action_replaces_the_invalid_sizes() {
     );
     client.shutdown_and_exit();
 }
+
+/// Two indivisible dimensions of one sizes list: the partial tiles are masked
+/// (information, not warnings), and the one fix both carry is one code action.
+const TWO_DIMS: &str = "HloModule t\n\n%fused (p: f32[6,1000]) -> f32[6,1000] {\n  %p = f32[6,1000]{1,0} parameter(0)\n  ROOT %e = f32[6,1000]{1,0} exponential(%p)\n}\n\nENTRY %main (a: f32[6,1000]) -> f32[6,1000] {\n  %a = f32[6,1000]{1,0} parameter(0)\n  ROOT %f = f32[6,1000]{1,0} fusion(%a), kind=kCustom, calls=%fused, backend_config={\"fusion_backend_config\":{\"kind\":\"__triton\",\"block_level_fusion_config\":{\"output_tiles\":[{\"sizes\":[\"4\",\"384\"]}]}}}\n}\n";
+
+#[test]
+fn one_fix_is_one_action_and_masked_tiles_are_information() {
+    let mut client = Client::start();
+    let document = uri("two_dims.hlo");
+    client.open(&document, TWO_DIMS);
+    let diagnostics = client.diagnostics(&document, 1);
+    let on_sizes: Vec<&Value> = diagnostics
+        .iter()
+        .filter(|d| {
+            d["code"] == "indivisible-tile"
+                && d["message"].as_str().unwrap().contains("does not divide")
+        })
+        .collect();
+    assert_eq!(on_sizes.len(), 2, "{diagnostics:?}");
+    // Information (3): the emitter masks partial tiles; nothing here is a warning.
+    assert!(
+        diagnostics.iter().all(|d| d["severity"] == 3),
+        "{diagnostics:?}"
+    );
+    let at = position_of(TWO_DIMS, "[\"4\",\"384\"]", 2);
+    let actions = client.result(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": document}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+    );
+    let actions = actions.as_array().expect("code actions");
+    assert!(!actions.is_empty(), "no fix offered");
+    let titles: Vec<&str> = actions
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    let mut unique = titles.clone();
+    unique.dedup();
+    assert_eq!(titles, unique, "the same fix offered twice: {titles:?}");
+    let fix = &actions[0];
+    assert!(
+        fix["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Use tile sizes "),
+        "{fix}"
+    );
+    assert_eq!(fix["diagnostics"].as_array().unwrap().len(), 2, "{fix}");
+    client.shutdown_and_exit();
+}

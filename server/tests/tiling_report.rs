@@ -86,7 +86,12 @@ fn fixes_rewrite_only_the_sizes_list() {
         .iter()
         .find(|d| d.code == codes::INDIVISIBLE_TILE && !d.fixes.is_empty())
         .expect("a fix on the indivisible split");
-    assert!(d.message.contains("2 tiles, 2 holes"), "{}", d.message);
+    assert!(
+        d.message
+            .contains("2 tiles, the last one masked by `d0 < 6` (2 holes)"),
+        "{}",
+        d.message
+    );
     assert!(d
         .related
         .iter()

@@ -351,3 +351,43 @@ pub fn position_of(text: &str, needle: &str, offset: usize) -> Value {
     let column = before.rsplit('\n').next().unwrap().encode_utf16().count();
     pos(line as u32, column as u32)
 }
+
+/// Byte offset of an LSP position (UTF-16 columns) in `text`.
+pub fn byte_offset(text: &str, position: &Value) -> usize {
+    let line = position["line"].as_u64().unwrap() as usize;
+    let character = position["character"].as_u64().unwrap() as usize;
+    let start = text
+        .split_inclusive('\n')
+        .take(line)
+        .map(str::len)
+        .sum::<usize>();
+    let mut units = 0;
+    for (i, ch) in text[start..].char_indices() {
+        if units >= character || ch == '\n' {
+            return start + i;
+        }
+        units += ch.len_utf16();
+    }
+    text.len()
+}
+
+/// `text` after LSP text edits (non-overlapping), applied from the last as an
+/// editor would.
+pub fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            (
+                byte_offset(text, &e["range"]["start"]),
+                byte_offset(text, &e["range"]["end"]),
+                e["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut out = text.to_string();
+    for (start, end, new_text) in spans {
+        out.replace_range(start..end, new_text);
+    }
+    out
+}

@@ -8,6 +8,7 @@
 //! * [`fusion`] / [`input_to_output`]: composition through fused computations.
 //! * [`compose`]: composition of one map pair with runtime variables and replicas.
 //! * [`layout`]: the physical-layout view. [`utilization`]: operand utilization.
+//! * [`recompute`]: expensive work a loop fusion computes more than once.
 //! * [`graph`]: the module view the analysis runs on; [`view`] builds it from the model.
 
 pub mod build;
@@ -19,6 +20,7 @@ pub mod layout;
 pub mod op;
 pub mod operand_indexing;
 pub mod ops;
+pub mod recompute;
 pub mod shape;
 pub mod utilization;
 pub mod view;

@@ -2,41 +2,144 @@
 //! reads, and how often each read element is read (total reads / distinct
 //! elements). Exact by enumerating the maps' domains when that fits a budget of
 //! points; projections (every result a distinct variable, no constraints) are
-//! counted in closed form; anything else is a bound from the result ranges,
-//! marked as an estimate.
+//! counted in closed form; beyond the budget, sound bounds (`between a% and b%`).
 //!
-//! Runtime variables make the set read depend on run-time values: those maps are
-//! evaluated at the runtime variables' lower bounds (one possible run) and the
-//! result is marked as an estimate.
+//! Runtime variables (gather indices, dynamic-slice offsets) make the set read
+//! depend on run-time values. Every element of a source tensor holds one value, so
+//! the free unknowns are the distinct source elements the maps look up; when every
+//! assignment of values to them (each within its variable's range, as gather and
+//! dynamic-slice clamp) times the domain fits the budget, all of them are
+//! enumerated and the result is the exact least and most utilization over every
+//! possible run; otherwise sound bounds. A scatter skips out-of-range indices
+//! instead of clamping, which can read less than the least reported here.
 
-use super::operand_indexing::OperandIndexing;
+use std::collections::HashMap;
+
+use super::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource};
 use super::shape::ArrayShape;
-use crate::algebra::{Expr, IndexingMap};
+use crate::algebra::{Expr, IndexingMap, Interval, VarKind};
 
 /// Default enumeration budget (domain points per operand).
 pub const DEFAULT_BUDGET: u128 = 10_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Utilization {
-    /// Distinct elements read / elements of the operand, in [0, 1].
+    /// Distinct elements read / elements of the operand, in [0, 1]; with a
+    /// [`Spread`], its most.
     pub fraction: f64,
-    /// Total reads / distinct elements read (0 when nothing is read).
+    /// Total reads / distinct elements read (0 when nothing is read); with a
+    /// [`Spread`], the multiplicity at the most fraction.
     pub multiplicity: f64,
-    /// True when computed by enumeration or closed form; false for estimates.
+    /// True when the one value above is what every run reads.
     pub exact: bool,
+    /// When the reads depend on runtime values or are too many to count: the least
+    /// and most fraction, each with its multiplicity.
+    pub spread: Option<Spread>,
+}
+
+/// The range a utilization lies in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// `(fraction, multiplicity)` of the run that reads the fewest elements, or
+    /// bounds (the least fraction, the most multiplicity).
+    pub least: (f64, f64),
+    /// `(fraction, multiplicity)` of the run that reads the most elements, or bounds
+    /// (the most fraction, the least multiplicity).
+    pub most: (f64, f64),
+    /// True when both ends are reached by some run (every runtime value
+    /// enumerated); false for bounds.
+    pub attained: bool,
+}
+
+impl Utilization {
+    fn exact(distinct: u128, total: u128, size: u128) -> Utilization {
+        let (fraction, multiplicity) = ratio(distinct, total, size);
+        Utilization {
+            fraction,
+            multiplicity,
+            exact: true,
+            spread: None,
+        }
+    }
+
+    fn spread(least: (f64, f64), most: (f64, f64), attained: bool) -> Utilization {
+        if attained && least == most {
+            return Utilization {
+                fraction: most.0,
+                multiplicity: most.1,
+                exact: true,
+                spread: None,
+            };
+        }
+        Utilization {
+            fraction: most.0,
+            multiplicity: most.1,
+            exact: false,
+            spread: Some(Spread {
+                least,
+                most,
+                attained,
+            }),
+        }
+    }
+
+    /// The most times any run reads an element on average (the multiplicity a
+    /// re-read warning compares with its budget).
+    pub fn max_multiplicity(&self) -> f64 {
+        match &self.spread {
+            Some(s) => s.least.1.max(s.most.1),
+            None => self.multiplicity,
+        }
+    }
+}
+
+/// `(fraction, multiplicity)` of `distinct` elements out of `size`, read `total` times.
+fn ratio(distinct: u128, total: u128, size: u128) -> (f64, f64) {
+    let fraction = if size == 0 {
+        0.0
+    } else {
+        distinct as f64 / size as f64
+    };
+    let multiplicity = if distinct == 0 {
+        0.0
+    } else {
+        total as f64 / distinct as f64
+    };
+    (fraction, multiplicity)
 }
 
 impl std::fmt::Display for Utilization {
-    /// `utilization 100.0% of elements, each read 1.00×` (` (estimate)` when not exact):
-    /// the one wording hovers and CLIs share.
+    /// `utilization 100.0% of elements, each read 1.00×`; with runtime values
+    /// `utilization between 6.2% (each read 3.00×) and 18.8% (each read 1.00×) of
+    /// elements, by the runtime values`; bounds `utilization between 1.0% and 18.8%
+    /// of elements, each read 1.00× to 3.00× (bounds)`: the one wording hovers and
+    /// CLIs share.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "utilization {:.1}% of elements, each read {:.2}×{}",
-            self.fraction * 100.0,
-            self.multiplicity,
-            if self.exact { "" } else { " (estimate)" }
-        )
+        match &self.spread {
+            None => write!(
+                f,
+                "utilization {:.1}% of elements, each read {:.2}×",
+                self.fraction * 100.0,
+                self.multiplicity
+            ),
+            Some(s) if s.attained => write!(
+                f,
+                "utilization between {:.1}% (each read {:.2}×) and {:.1}% (each read {:.2}×) of elements, by the runtime values",
+                s.least.0 * 100.0,
+                s.least.1,
+                s.most.0 * 100.0,
+                s.most.1
+            ),
+            Some(s) => {
+                let (lo, hi) = (s.most.1.min(s.least.1), s.most.1.max(s.least.1));
+                write!(
+                    f,
+                    "utilization between {:.1}% and {:.1}% of elements, each read {lo:.2}× to {hi:.2}× (bounds)",
+                    s.least.0 * 100.0,
+                    s.most.0 * 100.0,
+                )
+            }
+        }
     }
 }
 
@@ -50,40 +153,32 @@ pub fn utilization(
         return None;
     }
     let size = operand.element_count().filter(|&n| n >= 0)? as u128;
-    if size == 0 {
-        return Some(Utilization {
-            fraction: 0.0,
-            multiplicity: 0.0,
-            exact: true,
-        });
-    }
-    let live: Vec<&IndexingMap> = entry
+    let live: Vec<&OperandMap> = entry
         .maps
         .iter()
-        .map(|m| &m.map)
-        .filter(|m| !m.is_known_empty())
+        .filter(|m| !m.map.is_known_empty())
         .collect();
-    if live.is_empty() {
-        return Some(Utilization {
-            fraction: 0.0,
-            multiplicity: 0.0,
-            exact: true,
-        });
+    if size == 0 || live.is_empty() {
+        return Some(Utilization::exact(0, 0, size));
     }
-    if live.len() == 1 {
-        if let Some(u) = projection(live[0], size) {
+    if live.iter().any(|m| !m.runtime_vars.is_empty()) {
+        return Some(with_runtime(&live, operand, size, budget));
+    }
+    let maps: Vec<&IndexingMap> = live.iter().map(|m| &m.map).collect();
+    if let [m] = maps[..] {
+        if let Some(u) = projection(m, operand, size) {
             return Some(u);
         }
     }
-    let points: u128 = live
+    let points: u128 = maps
         .iter()
         .map(|m| domain_size(m))
         .fold(0u128, |a, b| a.saturating_add(b));
-    let has_runtime = live.iter().any(|m| !m.runtime_vars().is_empty());
     if points <= budget && size <= budget.saturating_mul(8) {
-        return Some(enumerate(&live, operand, size, !has_runtime));
+        let (distinct, total) = count(&maps, operand, size);
+        return Some(Utilization::exact(distinct, total, size));
     }
-    Some(estimate(&live, size))
+    Some(bounds(&maps, size, budget))
 }
 
 fn domain_size(m: &IndexingMap) -> u128 {
@@ -93,15 +188,17 @@ fn domain_size(m: &IndexingMap) -> u128 {
         .fold(1u128, |acc, v| acc.saturating_mul(v.bounds.size()))
 }
 
-/// Closed form when every result is a distinct plain variable and the domain is a box.
-fn projection(m: &IndexingMap, size: u128) -> Option<Utilization> {
+/// Closed form when every result is a distinct plain variable or an in-bounds
+/// constant and the domain is a box.
+fn projection(m: &IndexingMap, operand: &ArrayShape, size: u128) -> Option<Utilization> {
     if !m.constraints().is_empty() || !m.runtime_vars().is_empty() {
         return None;
     }
     let mut used = vec![];
-    for e in m.results() {
-        match e.as_var() {
-            Some(v) if !used.contains(&v) => used.push(v),
+    for (e, &extent) in m.results().iter().zip(&operand.dims) {
+        match (e.as_var(), e.as_const()) {
+            (Some(v), _) if !used.contains(&v) => used.push(v),
+            (None, Some(c)) if (0..extent).contains(&c) => {}
             _ => return None,
         }
     }
@@ -109,84 +206,287 @@ fn projection(m: &IndexingMap, size: u128) -> Option<Utilization> {
     let distinct = used
         .iter()
         .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()));
-    if distinct > size {
+    if distinct > size || m.results().len() != operand.dims.len() {
         return None;
     }
-    Some(Utilization {
-        fraction: distinct as f64 / size as f64,
-        multiplicity: if distinct == 0 {
-            0.0
-        } else {
-            total as f64 / distinct as f64
-        },
-        exact: true,
-    })
+    Some(Utilization::exact(distinct, total, size))
 }
 
-fn enumerate(maps: &[&IndexingMap], operand: &ArrayShape, size: u128, exact: bool) -> Utilization {
-    let mut seen = vec![0u64; (size as usize).div_ceil(64)];
-    let mut distinct = 0u128;
-    let mut total = 0u128;
-    for m in maps {
-        let rts: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
-        let nd = m.dims().len();
-        let bounds: Vec<(i64, i64)> = m
-            .dims()
-            .iter()
-            .chain(m.range_vars())
-            .map(|v| (v.bounds.lo, v.bounds.hi))
-            .collect();
-        if bounds.iter().any(|(lo, hi)| lo > hi) {
-            continue;
+/// Distinct values the results that are distinct plain variables (not runtime ones)
+/// take over a box domain: a lower bound of the distinct elements read.
+fn bare_variables(m: &IndexingMap) -> u128 {
+    let mut used = vec![];
+    for e in m.results() {
+        if let Some(v) = e.as_var() {
+            if v.kind != VarKind::Runtime && !used.contains(&v) {
+                used.push(v);
+            }
         }
-        let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
-        loop {
+    }
+    used.iter()
+        .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()))
+}
+
+/// Every point of a map's domain box (dimensions then range variables).
+fn box_points(m: &IndexingMap) -> Vec<Vec<i64>> {
+    let bounds: Vec<(i64, i64)> = m
+        .dims()
+        .iter()
+        .chain(m.range_vars())
+        .map(|v| (v.bounds.lo, v.bounds.hi))
+        .collect();
+    let mut out = vec![];
+    if bounds.iter().any(|(lo, hi)| lo > hi) {
+        return out;
+    }
+    let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
+    loop {
+        out.push(point.clone());
+        if !advance(&mut point, &bounds) {
+            return out;
+        }
+    }
+}
+
+/// Distinct elements and total reads of maps without runtime variables.
+fn count(maps: &[&IndexingMap], operand: &ArrayShape, size: u128) -> (u128, u128) {
+    let mut seen = Seen::new(size);
+    for m in maps {
+        let nd = m.dims().len();
+        for point in box_points(m) {
             let (dims, ranges) = point.split_at(nd);
-            if m.contains_point(dims, ranges, &rts) {
-                if let Some(idx) = m.evaluate_at(dims, ranges, &rts) {
-                    if let Some(lin) = linear(&idx, &operand.dims) {
-                        total += 1;
-                        let (w, b) = (lin / 64, lin % 64);
-                        if seen[w] & (1 << b) == 0 {
-                            seen[w] |= 1 << b;
-                            distinct += 1;
-                        }
-                    }
+            if m.contains_point(dims, ranges, &[]) {
+                if let Some(idx) = m.evaluate_at(dims, ranges, &[]) {
+                    seen.read(&idx, &operand.dims);
                 }
             }
-            if !advance(&mut point, &bounds) {
-                break;
+        }
+    }
+    (seen.distinct, seen.total)
+}
+
+/// A bitset of the operand's elements read, with counts.
+struct Seen {
+    bits: Vec<u64>,
+    distinct: u128,
+    total: u128,
+}
+
+impl Seen {
+    fn new(size: u128) -> Seen {
+        Seen {
+            bits: vec![0u64; (size as usize).div_ceil(64)],
+            distinct: 0,
+            total: 0,
+        }
+    }
+
+    fn read(&mut self, idx: &[i64], dims: &[i64]) {
+        if let Some(lin) = linear(idx, dims) {
+            self.total += 1;
+            let (w, b) = (lin / 64, lin % 64);
+            if self.bits[w] & (1 << b) == 0 {
+                self.bits[w] |= 1 << b;
+                self.distinct += 1;
             }
         }
     }
-    Utilization {
-        fraction: distinct as f64 / size as f64,
-        multiplicity: if distinct == 0 {
-            0.0
-        } else {
-            total as f64 / distinct as f64
-        },
-        exact,
-    }
 }
 
-/// Upper bound of the distinct elements from the box of the result ranges.
-fn estimate(maps: &[&IndexingMap], size: u128) -> Utilization {
-    let mut distinct = 0u128;
-    let mut total = 0u128;
+/// Sound bounds without counting: at most the box of the result ranges (and the
+/// operand), at least what the results that are plain distinct variables of a map
+/// without constraints tell apart.
+fn bounds(maps: &[&IndexingMap], size: u128, budget: u128) -> Utilization {
+    let mut most = 0u128;
+    let mut total_most = 0u128;
+    let mut least = 0u128;
     for m in maps {
         let boxed = m.results().iter().fold(1u128, |acc, e: &Expr| {
             acc.saturating_mul(m.range_of(e).size())
         });
-        distinct = distinct.saturating_add(boxed);
-        total = total.saturating_add(domain_size(m));
+        most = most.saturating_add(boxed);
+        total_most = total_most.saturating_add(domain_size(m));
+        least = least.max(distinct_without_runtime(m, budget));
     }
-    let distinct = distinct.min(size).max(1);
-    Utilization {
-        fraction: distinct as f64 / size as f64,
-        multiplicity: (total as f64 / distinct as f64).max(1.0),
-        exact: false,
+    let most = most.min(size).min(total_most).max(least);
+    let least_fraction = ratio(least, 0, size).0;
+    let most_fraction = ratio(most, 0, size).0;
+    // Reads per element: at least one; at most every read on the fewest elements.
+    let multiplicity_most = if least == 0 {
+        total_most as f64
+    } else {
+        total_most as f64 / least as f64
+    };
+    Utilization::spread(
+        (least_fraction, multiplicity_most),
+        (most_fraction, 1.0),
+        false,
+    )
+}
+
+/// A lower bound of the distinct elements one map reads: for a map whose constraints
+/// do not involve runtime variables, the distinct values of its results that do not
+/// involve them, counted when the domain fits the budget; else 1 when the domain is
+/// not empty (0 otherwise).
+fn distinct_without_runtime(m: &IndexingMap, budget: u128) -> u128 {
+    let uses_runtime = |e: &Expr| mentions_runtime(e);
+    if m.constraints().iter().any(|(e, _)| uses_runtime(e)) || domain_size(m) == 0 {
+        return if domain_size(m) == 0 { 0 } else { 1 };
     }
+    if domain_size(m) > budget {
+        return if m.constraints().is_empty() {
+            bare_variables(m)
+        } else {
+            1
+        };
+    }
+    let free: Vec<&Expr> = m.results().iter().filter(|e| !uses_runtime(e)).collect();
+    let nd = m.dims().len();
+    let mut seen: std::collections::HashSet<Vec<i64>> = std::collections::HashSet::new();
+    let runtime_lo: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
+    for point in box_points(m) {
+        let (dims, ranges) = point.split_at(nd);
+        if !m.contains_point(dims, ranges, &runtime_lo) {
+            continue;
+        }
+        let values: Option<Vec<i64>> = free
+            .iter()
+            .map(|e| e.evaluate(dims, ranges, &runtime_lo))
+            .collect();
+        if let Some(v) = values {
+            seen.insert(v);
+        }
+    }
+    seen.len() as u128
+}
+
+fn mentions_runtime(e: &Expr) -> bool {
+    match e {
+        Expr::Var(v) => v.kind == VarKind::Runtime,
+        _ => e
+            .as_binary()
+            .is_some_and(|(_, a, b)| mentions_runtime(a) || mentions_runtime(b)),
+    }
+}
+
+/// One domain point of one map, with the runtime values it looks up.
+struct Lookup {
+    map: usize,
+    point: Vec<i64>,
+    /// For each runtime variable of the map: which unknown holds its value.
+    unknowns: Vec<usize>,
+}
+
+/// Utilization of maps with runtime variables: the exact least and most over every
+/// assignment of values to the source elements they look up, when that fits the
+/// budget; else bounds.
+fn with_runtime(
+    live: &[&OperandMap],
+    operand: &ArrayShape,
+    size: u128,
+    budget: u128,
+) -> Utilization {
+    let maps: Vec<&IndexingMap> = live.iter().map(|m| &m.map).collect();
+    let points: u128 = maps
+        .iter()
+        .map(|m| domain_size(m))
+        .fold(0u128, |a, b| a.saturating_add(b));
+    // Each runtime variable needs its description (a map whose list disagrees with
+    // its own variables cannot be enumerated).
+    let described = live
+        .iter()
+        .all(|m| m.runtime_vars.len() == m.map.runtime_vars().len());
+    if points > budget || size > budget.saturating_mul(8) || !described {
+        return bounds(&maps, size, budget);
+    }
+    // The unknowns: distinct (source, index) pairs, each with the union of the
+    // ranges of the variables that read it.
+    let mut keys: HashMap<(RuntimeSource, Vec<i64>), usize> = HashMap::new();
+    let mut ranges: Vec<Interval> = Vec::new();
+    let mut lookups: Vec<Lookup> = Vec::new();
+    for (mi, m) in live.iter().enumerate() {
+        let nd = m.map.dims().len();
+        for point in box_points(&m.map) {
+            let (dims, symbols) = point.split_at(nd);
+            let mut unknowns = Vec::with_capacity(m.runtime_vars.len());
+            for (i, rt) in m.runtime_vars.iter().enumerate() {
+                let nr = rt.map.range_vars().len().min(symbols.len());
+                let Some(at) = rt.map.evaluate_at(dims, &symbols[..nr], &[]) else {
+                    return bounds(&maps, size, budget);
+                };
+                let bound = m.map.runtime_vars()[i].bounds;
+                let next = keys.len();
+                let k = *keys.entry((rt.source.clone(), at)).or_insert(next);
+                if k == ranges.len() {
+                    ranges.push(bound);
+                } else {
+                    ranges[k] = ranges[k].union(&bound);
+                }
+                unknowns.push(k);
+            }
+            lookups.push(Lookup {
+                map: mi,
+                point,
+                unknowns,
+            });
+        }
+    }
+    let assignments = ranges
+        .iter()
+        .fold(1u128, |acc, r| acc.saturating_mul(r.size()));
+    if ranges.iter().any(|r| r.size() == 0)
+        || assignments.saturating_mul(lookups.len().max(1) as u128) > budget
+    {
+        return bounds(&maps, size, budget);
+    }
+    let mut values: Vec<i64> = ranges.iter().map(|r| r.lo).collect();
+    let bounds_of: Vec<(i64, i64)> = ranges.iter().map(|r| (r.lo, r.hi)).collect();
+    let mut least: Option<(u128, u128)> = None;
+    let mut most: Option<(u128, u128)> = None;
+    loop {
+        let mut seen = Seen::new(size);
+        for l in &lookups {
+            let m = maps[l.map];
+            let (dims, symbols) = l.point.split_at(m.dims().len());
+            // Each variable sees the shared value clamped into its own range.
+            let rts: Vec<i64> = l
+                .unknowns
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| {
+                    let b = m.runtime_vars()[i].bounds;
+                    values[k].clamp(b.lo, b.hi)
+                })
+                .collect();
+            if m.contains_point(dims, symbols, &rts) {
+                if let Some(idx) = m.evaluate_at(dims, symbols, &rts) {
+                    seen.read(&idx, &operand.dims);
+                }
+            }
+        }
+        let run = (seen.distinct, seen.total);
+        if least.is_none_or(|l| fewer(run, l)) {
+            least = Some(run);
+        }
+        if most.is_none_or(|m| fewer(m, run)) {
+            most = Some(run);
+        }
+        if !advance(&mut values, &bounds_of) {
+            break;
+        }
+    }
+    let (least, most) = (least.unwrap_or((0, 0)), most.unwrap_or((0, 0)));
+    Utilization::spread(
+        ratio(least.0, least.1, size),
+        ratio(most.0, most.1, size),
+        true,
+    )
+}
+
+/// Orders runs by distinct elements, then by more reads per element first
+/// (`a` reads less than `b`).
+fn fewer(a: (u128, u128), b: (u128, u128)) -> bool {
+    a.0 < b.0 || (a.0 == b.0 && a.1 > b.1)
 }
 
 fn linear(idx: &[i64], dims: &[i64]) -> Option<usize> {

@@ -1,5 +1,7 @@
 //! `hlo-lsp check FILE [--json]`: every syntax and semantic diagnostic of a file, as
 //! `FILE:LINE:COL: severity: message [code]` lines or JSON; exit 1 on any error.
+//! The language (HLO or MLIR) comes from the extension, else the content, as the
+//! server decides it ([`crate::language::detect`]).
 //!
 //! Diagnostics come from [`crate::checks`]: another layer joins by adding a source
 //! there.
@@ -11,7 +13,7 @@ use crate::model::Diagnostic;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct CheckArgs {
-    /// The HLO text file to check.
+    /// The HLO (or MLIR: `.mlir`, or MLIR content) file to check.
     pub file: PathBuf,
     /// Print `{"diagnostics": [...]}` instead of one line per diagnostic.
     #[arg(long)]
@@ -60,7 +62,10 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
     let Ok(text) = String::from_utf8(bytes) else {
         return super::fail(format!("{} is not UTF-8 text", args.file.display()));
     };
-    let found = diagnostics(&text);
+    let found = match crate::language::detect(&args.file.to_string_lossy(), None, &text) {
+        crate::language::Language::Hlo => diagnostics(&text),
+        crate::language::Language::Mlir => crate::mlir::analyze(&text).diagnostics,
+    };
     let lines = LineIndex::new(&text);
     if args.json {
         let items: Vec<serde_json::Value> = found

@@ -403,19 +403,28 @@ fn instruction_json(
         .iter()
         .enumerate()
         .map(|(k, entry)| {
-            let maps: Vec<String> = entry.maps.iter().map(|om| operand_map_to_string(om, options).trim_end().to_string()).collect();
+            let maps: Vec<String> = entry
+                .maps
+                .iter()
+                .map(|om| operand_map_to_string(om, options).trim_end().to_string())
+                .collect();
             let mut v = json!({ "index": k, "maps": maps });
             if let Some(reason) = &entry.unknown {
                 v["unknown"] = json!(reason);
             }
             if args.direction == DirectionArg::OutputToInput {
-                let name = n.operands.get(k).and_then(|&o| c.nodes.get(o)).map(|o| o.name.clone());
+                let name = n
+                    .operands
+                    .get(k)
+                    .and_then(|&o| c.nodes.get(o))
+                    .map(|o| o.name.clone());
                 v["name"] = json!(name);
                 let shape = n.op.operands.get(k).and_then(|s| s.as_array());
-                v["utilization"] = match shape.and_then(|s| utilization(entry, s, args.budget as u128)) {
-                    Some(u) => json!({ "fraction": u.fraction, "multiplicity": u.multiplicity, "exact": u.exact }),
-                    None => Value::Null,
-                };
+                v["utilization"] =
+                    match shape.and_then(|s| utilization(entry, s, args.budget as u128)) {
+                        Some(u) => super::utilization_json(&u),
+                        None => Value::Null,
+                    };
             }
             v
         })

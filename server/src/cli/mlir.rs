@@ -232,9 +232,7 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
                         "map_source": if k < l.op.maps.len() { Value::from(map_text(src, a, l, k)) } else { Value::Null },
                         "affine_map": l.op.maps.get(k).and_then(|m| m.map.as_ref()).map(IndexingMap::to_affine_map),
                         "indexing_map": view.map(|v| one_line(&v.map)),
-                        "utilization": view.and_then(|v| v.utilization).map(|u| json!({
-                            "fraction": u.fraction, "multiplicity": u.multiplicity, "exact": u.exact,
-                        })),
+                        "utilization": view.and_then(|v| v.utilization).map(|u| super::utilization_json(&u)),
                     })
                 })
                 .collect();

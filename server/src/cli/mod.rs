@@ -60,6 +60,21 @@ pub fn run() -> ExitCode {
     }
 }
 
+/// A utilization as JSON: `fraction`, `multiplicity`, `exact`, and when the reads
+/// depend on runtime values or were not counted, `least` / `most` (`fraction`,
+/// `multiplicity`) with `attained` (true: both reached by some run; false: bounds).
+pub fn utilization_json(u: &crate::analysis::utilization::Utilization) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "fraction": u.fraction, "multiplicity": u.multiplicity, "exact": u.exact,
+    });
+    if let Some(s) = &u.spread {
+        v["least"] = serde_json::json!({ "fraction": s.least.0, "multiplicity": s.least.1 });
+        v["most"] = serde_json::json!({ "fraction": s.most.0, "multiplicity": s.most.1 });
+        v["attained"] = serde_json::json!(s.attained);
+    }
+    v
+}
+
 /// Prints a one-line error to stderr and returns the usage exit code.
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("hlo-lsp: error: {message}");

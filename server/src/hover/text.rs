@@ -163,12 +163,10 @@ pub fn map_lines(m: &OperandMap, options: &PrintOptions) -> Vec<String> {
             RuntimeSource::Operand(k) => format!("operand({k})"),
             RuntimeSource::Instruction { label, .. } => label.clone(),
         };
-        let mut rt_lines = one_map_lines(&rt.map, &one_line, &multiline).into_iter();
-        lines.push(format!(
-            "rt{i} = {label} at {}",
-            rt_lines.next().unwrap_or_default()
-        ));
-        lines.extend(rt_lines.map(|l| format!("  {l}")));
+        // The variable's map starts from the same indices as the map: its head says it.
+        let at = rt.map.print(&one_line);
+        let head = at.split(", domain:").next().unwrap_or_default();
+        lines.push(format!("rt{i} = {label} at {head}"));
     }
     if let Some(replica) = &m.replica_id {
         let mut r = one_map_lines(replica, &one_line, &multiline).into_iter();

@@ -46,25 +46,35 @@ pub fn code_actions(
 }
 
 /// The quick fixes of every diagnostic overlapping `range` (bytes), in document order.
+/// A fix that several diagnostics carry (one tiling fix answers each indivisible
+/// dimension) is one action that lists them all: one fix, one action.
 fn quick_fixes(
     snapshot: &Snapshot,
     range: &Range<usize>,
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
-    snapshot
+    let mut actions: Vec<(&Fix, CodeAction)> = Vec::new();
+    for d in snapshot
         .diagnostics()
         .iter()
         .filter(|d| !d.fixes.is_empty() && ranges_touch(&d.range, range))
-        .flat_map(|d| {
-            let diagnostic = to_lsp(snapshot, d, encoding);
-            d.fixes.iter().enumerate().map(move |(k, fix)| {
-                let mut action = code_action(snapshot, fix, encoding);
-                action.diagnostics = Some(vec![diagnostic.clone()]);
-                action.is_preferred = Some(k == 0);
-                action.into()
-            })
-        })
-        .collect()
+    {
+        let diagnostic = to_lsp(snapshot, d, encoding);
+        for (k, fix) in d.fixes.iter().enumerate() {
+            if let Some((_, action)) = actions.iter_mut().find(|(f, _)| *f == fix) {
+                action
+                    .diagnostics
+                    .get_or_insert_with(Vec::new)
+                    .push(diagnostic.clone());
+                continue;
+            }
+            let mut action = code_action(snapshot, fix, encoding);
+            action.diagnostics = Some(vec![diagnostic.clone()]);
+            action.is_preferred = Some(k == 0);
+            actions.push((fix, action));
+        }
+    }
+    actions.into_iter().map(|(_, a)| a.into()).collect()
 }
 
 fn code_action(snapshot: &Snapshot, fix: &Fix, encoding: PositionEncoding) -> CodeAction {

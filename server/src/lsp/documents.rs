@@ -32,7 +32,7 @@ pub struct Document {
     pub model: Arc<model::Document>,
     /// Its diagnostics, per computation, shared with earlier versions where valid.
     pub checked: Arc<Checked>,
-    /// MLIR rather than HLO: `languageId` `mlir` or a `.mlir` file (see [`Snapshot::is_mlir`]).
+    /// MLIR rather than HLO (see [`crate::language::detect`] and [`Snapshot::is_mlir`]).
     pub mlir: bool,
 }
 
@@ -50,9 +50,19 @@ impl Document {
         .with_language(None)
     }
 
-    /// Sets the language from the client's `languageId` (`mlir`) or the file extension.
+    /// Sets the language from the client's `languageId`, else the file extension,
+    /// else the content ([`crate::language::detect`], as `hlo-lsp check` does).
     pub fn with_language(mut self, language_id: Option<&str>) -> Self {
-        self.mlir = language_id == Some("mlir") || self.uri.path().as_str().ends_with(".mlir");
+        // The top of the file is enough to tell (and a 50 MB dump is not copied).
+        let mut top = String::new();
+        for chunk in self.model.syntax().chunks() {
+            if top.len() > 64 * 1024 {
+                break;
+            }
+            top.push_str(chunk.text());
+        }
+        let language = crate::language::detect(self.uri.path().as_str(), language_id, &top);
+        self.mlir = language == crate::language::Language::Mlir;
         self
     }
 

@@ -12,7 +12,9 @@ use super::settings::{FloorDivSpelling, Settings};
 use super::snapshot::{FusedMaps, Snapshot};
 use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::fusion::Reached;
-use crate::analysis::{self, layout, utilization, ArrayShape, Direction, OperandIndexing, Query};
+use crate::analysis::{
+    self, layout, recompute, utilization, ArrayShape, Direction, OperandIndexing, Query,
+};
 use crate::hover::{FusionReach, InstructionHover, Labelled, Reads};
 use crate::model::{self, ComputationId, ComputationRef, Instruction, Module};
 
@@ -109,6 +111,41 @@ impl Site<'_> {
         }
     }
 
+    /// [`Self::utilization`], computed once per distinct map set in `cache` (the
+    /// outputs of a multi-output fusion often read an operand alike).
+    fn utilization_once(
+        &self,
+        cache: &mut Vec<(OperandIndexing, Option<utilization::Utilization>)>,
+        entry: &OperandIndexing,
+        target: &[i64],
+    ) -> Option<utilization::Utilization> {
+        if let Some((_, u)) = cache.iter().find(|(e, _)| e == entry) {
+            return *u;
+        }
+        let u = self.utilization(entry, target);
+        cache.push((entry.clone(), u));
+        u
+    }
+
+    /// How many times the calling loop fusion computes each element of fused
+    /// instruction `node`, if that is expensive work computed more often than the
+    /// re-read budget allows: `(times, opcode)`.
+    fn recomputed(&self, fused: &FusedMaps, node: usize) -> Option<(f64, String)> {
+        let comp = self.computation.index();
+        let n = self.view.get(comp)?.nodes.get(node)?;
+        if n.parameter_number.is_some() || !recompute::is_expensive(&n.op.opcode) {
+            return None;
+        }
+        let fusion = calling_fusion(self.module, self.computation)?;
+        if !recompute::recomputes(fusion.attrs.fusion_kind.as_deref()) {
+            return None;
+        }
+        let reached: Vec<&Reached> = fused.reaching(node).map(|(_, r)| r).collect();
+        let shape = n.op.shape.output(first_tag(reached.first()?))?;
+        let times = recompute::computations_per_element(&reached, shape, HOVER_UTILIZATION_BUDGET)?;
+        (times > self.settings.utilization_budget).then(|| (times, n.op.opcode.clone()))
+    }
+
     /// How much of a tensor with extents `target` the maps read; nothing for a
     /// scalar (read once per element by design).
     fn utilization(
@@ -196,7 +233,10 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
     let is_parameter = site.instruction.parameter_number.is_some();
     let count = fused.outputs.len();
     let mut outputs = Vec::new();
-    let mut seen: Vec<(OperandIndexing, Option<utilization::Utilization>)> = Vec::new();
+    let mut seen = Vec::new();
+    // Expensive work this loop fusion computes more than once per element: say so
+    // on the outputs that read it more than once.
+    let recomputed = site.recomputed(fused, site.instruction.id.index());
     for (k, reached) in fused.reaching(site.instruction.id.index()) {
         let from = analysis::fusion::output_start(site.view, comp, k).and_then(|(start, out)| {
             site.view.computation(comp).nodes[start]
@@ -212,17 +252,19 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
         let target = to.map(|t| site.extents(t)).unwrap_or_default();
         // A parameter's maps are the fusion's reads of that operand: say how much
         // of it they read (computed once per distinct map set).
-        let utilization = if is_parameter {
-            match seen.iter().find(|(e, _)| *e == maps) {
-                Some((_, u)) => *u,
-                None => {
-                    let u = site.utilization(&maps, &target);
-                    seen.push((maps.clone(), u));
-                    u
-                }
-            }
+        let utilization = if is_parameter || recomputed.is_some() {
+            site.utilization_once(&mut seen, &maps, &target)
         } else {
             None
+        };
+        let warning = match (&recomputed, &utilization) {
+            (Some((_, opcode)), Some(u)) if u.max_multiplicity() > site.settings.utilization_budget => {
+                Some(format!(
+                    "recomputed {:.2}×: the loop fusion computes each element of this {opcode} once per output element that reads it",
+                    u.max_multiplicity()
+                ))
+            }
+            _ => None,
         };
         let shape = model_output(&fusion.shape, k)
             .map(short_shape)
@@ -232,8 +274,8 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
             maps,
             domain: from.map(|f| site.extents(f)).unwrap_or_default(),
             target,
-            utilization: utilization.filter(|u| !plain(u)),
-            warning: None,
+            utilization: utilization.filter(|u| !plain(u) && warning.is_none()),
+            warning,
         });
     }
     FusionReach {
@@ -295,6 +337,25 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
             }
         })
         .collect()
+}
+
+/// Why reading `operand` may cost something: it is (a one-to-one move of) expensive
+/// work that the calling loop fusion recomputes for every read.
+fn recomputation_warning(
+    site: &Site<'_>,
+    operand: Option<crate::model::InstrId>,
+) -> Option<String> {
+    calling_fusion(site.module, site.computation)?;
+    let comp = site.view.get(site.computation.index())?;
+    let producer = recompute::producer(comp, operand?.index());
+    let fused = site
+        .snapshot
+        .fused_maps(site.module_index, site.computation.index());
+    let (times, opcode) = site.recomputed(&fused, producer)?;
+    Some(format!(
+        "recomputed {times:.2}×: the loop fusion computes each element of `%{}` ({opcode}) once per output element that reads it",
+        comp.nodes[producer].name
+    ))
 }
 
 /// The instruction's operands with their maps (per output of a multi-output
@@ -362,7 +423,8 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                 .and_then(|s| s.as_array())
                 .map(|a| site.extents(a))
                 .unwrap_or_default();
-            let mut seen: Vec<(OperandIndexing, Option<utilization::Utilization>)> = Vec::new();
+            let mut seen = Vec::new();
+            let warning = recomputation_warning(site, site.instruction.operands[j].target);
             let reads = per_output
                 .iter()
                 .enumerate()
@@ -371,14 +433,12 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                     if count > 1 && maps.maps.is_empty() && maps.unknown.is_none() {
                         return None; // this output does not read the operand
                     }
-                    let u = match seen.iter().find(|(e, _)| *e == maps) {
-                        Some((_, u)) => *u,
-                        None => {
-                            let u = site.utilization(&maps, &target);
-                            seen.push((maps.clone(), u));
-                            u
-                        }
-                    };
+                    let u = site.utilization_once(&mut seen, &maps, &target);
+                    // The read starts the recomputation only if it reads the work
+                    // more than once per element itself.
+                    let warning = warning.clone().filter(|_| {
+                        u.is_some_and(|u| u.max_multiplicity() > site.settings.utilization_budget)
+                    });
                     let domain = node.op.shape.output(k).map(|a| site.extents(a));
                     Some(Labelled {
                         output: (count > 1).then(|| (k, String::new())),
@@ -386,7 +446,7 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                         domain: domain.unwrap_or_default(),
                         target: target.clone(),
                         utilization: u.filter(|u| !plain(u)),
-                        warning: None,
+                        warning,
                     })
                 })
                 .collect();

@@ -16,7 +16,7 @@ use tower_lsp_server::ls_types::{
 
 use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
-use crate::model::{ComputationId, HloFile, InstrId, Module, ModuleId};
+use crate::model::{ComputationId, ComputationRef, HloFile, InstrId, Module, ModuleId};
 
 /// A named entity of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,14 @@ pub fn symbol_at(file: &HloFile, offset: usize) -> Option<Symbol> {
         instruction,
     };
     let at = computation.relative(offset)?;
+    // A name in the signature: the parameter instruction it declares.
+    if let Some(k) = computation
+        .signature_parameters
+        .iter()
+        .position(|name| name.touches(at))
+    {
+        return signature_parameter(computation, k).map(as_instruction);
+    }
     for instruction in computation
         .model()
         .instructions
@@ -107,6 +115,16 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
         } => {
             let c = file.module(module).computation(computation);
             let mut found = vec![definition(&c.abs(c.instruction(instruction).name_range))];
+            // A parameter is also named in the computation's signature.
+            if let Some(name) = c
+                .signature_parameters
+                .iter()
+                .enumerate()
+                .find(|&(k, _)| signature_parameter(c, k) == Some(instruction))
+                .map(|(_, name)| *name)
+            {
+                found.push(reference(&c.abs(name)));
+            }
             for user in &c.model().instructions {
                 for operand in &user.operands {
                     if operand.target == Some(instruction) {
@@ -129,6 +147,14 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
             found
         }
     }
+}
+
+/// The parameter instruction that signature entry `k` declares: `parameter(k)`, when
+/// the signature writes its name (a signature naming something else is left alone).
+fn signature_parameter(c: ComputationRef, k: usize) -> Option<InstrId> {
+    let id = (*c.parameters.get(k)?)?;
+    let written = c.src(*c.signature_parameters.get(k)?);
+    (written.strip_prefix('%').unwrap_or(written) == c.instruction(id).name).then_some(id)
 }
 
 /// For a parameter of a called computation (e.g. a fused parameter), the operands
@@ -213,26 +239,40 @@ pub fn validate_new_name(
             "`{new_name}` is not a valid HLO name: use a letter or `_` followed by letters, digits, `_`, `.` or `-`"
         )));
     }
-    let taken = match symbol {
+    // The clash, named: which instruction or computation has the name already.
+    let clash = match symbol {
         Symbol::Instruction {
             module,
             computation,
-            ..
-        } => file
-            .module(module)
-            .computation(computation)
-            .names
-            .contains_key(name),
-        Symbol::Computation { module, .. } => {
-            file.module(module).computation_names.contains_key(name)
+            instruction,
+        } => {
+            let c = file.module(module).computation(computation);
+            c.names
+                .get(name)
+                .filter(|&&id| id != instruction)
+                .map(|&id| {
+                    let other = c.instruction(id);
+                    format!(
+                        "`{name}` is already defined in `{}`: `%{} = {} {}(...)`",
+                        c.name, other.name, other.shape, other.opcode
+                    )
+                })
+        }
+        Symbol::Computation {
+            module,
+            computation,
+        } => {
+            let m = file.module(module);
+            m.computation_names
+                .get(name)
+                .filter(|&&id| id != computation)
+                .map(|_| format!("`{name}` is already the name of a computation of this module"))
         }
     };
-    if taken {
-        return Err(RenameError(format!(
-            "`{name}` is already defined in this scope"
-        )));
+    match clash {
+        Some(message) => Err(RenameError(message)),
+        None => Ok(name.to_string()),
     }
-    Ok(name.to_string())
 }
 
 /// The range to rename at `offset` (the name without `%`), for `prepareRename`.

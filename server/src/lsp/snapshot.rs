@@ -54,7 +54,7 @@ pub struct Snapshot {
     text: OnceLock<String>,
     /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
-    /// Maps from a fused computation's output 0 to each of its instructions, per
+    /// Maps from every output of a fused computation to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
     fused: Mutex<HashMap<(usize, usize), Arc<FusedMaps>>>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
@@ -93,10 +93,10 @@ impl Snapshot {
         self
     }
 
-    /// Whether this is an MLIR document (`languageId` `mlir` or a `.mlir` file): the
-    /// handlers then dispatch to [`super::mlir`] instead of the HLO model.
+    /// Whether this is an MLIR document (decided at open by [`crate::language::detect`]):
+    /// the handlers then dispatch to [`super::mlir`] instead of the HLO model.
     pub fn is_mlir(&self) -> bool {
-        self.language_mlir || self.uri.path().as_str().ends_with(".mlir")
+        self.language_mlir
     }
 
     /// The MLIR reading and analysis of this version (built once).

@@ -153,7 +153,16 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
         b.computation.name_range = span(name);
     }
     b.computation.is_entry = node.child_by_field_id(fields().entry).is_some();
-    b.computation.signature_range = node.child_by_field_id(fields().signature).map(span);
+    if let Some(signature) = node.child_by_field_id(fields().signature) {
+        b.computation.signature_range = Some(span(signature));
+        let mut cursor = signature.walk();
+        b.computation.signature_parameters = signature
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "parameter")
+            .filter_map(|p| p.child_by_field_id(fields().name))
+            .map(span)
+            .collect();
+    }
     if let Some(body) = node.child_by_field_id(fields().body) {
         let mut cursor = body.walk();
         for instr in body

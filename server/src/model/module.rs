@@ -273,6 +273,9 @@ pub struct Computation {
     pub is_entry: bool,
     /// The `(p: shape, ...) -> shape` signature, if written.
     pub signature_range: Option<Span>,
+    /// The names in the signature, parameter by parameter (`param_1.11` in
+    /// `(param_0: f32[8], param_1.11: f32[8])`): renames edit them too.
+    pub signature_parameters: Vec<Span>,
     pub instructions: Vec<Instruction>,
     /// First instruction of each name (duplicates are reported).
     pub names: NameMap<InstrId>,

@@ -3,13 +3,17 @@
 //! `output_tiles` sizes list) and on the instruction inside the fused
 //! computation that reads the tile:
 //!
-//! * `indivisible-tile` (warning, item 1): a tile size that does not divide
-//!   its extent; related: the minimal predicates and the read guards they
-//!   imply (item 2) and the maps' read predicates (item 4).
+//! * `indivisible-tile` (information, item 1): a tile size that does not divide
+//!   its extent. The emitter masks the partial last tile, which is normal
+//!   codegen (XLA's own Triton tests do it), not a defect; the message names the
+//!   holes and the predicate, related: the minimal predicates and the read
+//!   guards they imply (item 2) and the maps' read predicates (item 4).
 //! * `non-contiguous-tile` (warning, item 3): a merge followed by a split
 //!   that divides neither way.
-//! * `reduction-holes` (warning, item 5): a reduced dimension padded with
-//!   holes; the identity to fill them with and the init value's verdict.
+//! * `reduction-holes` (item 5): a reduced dimension padded with holes, which
+//!   XLA masks with the reduce's init value: a warning when that changes the
+//!   result (an init that is not the identity of a sum or product, or unknown),
+//!   information otherwise (the identity, or an idempotent max/min/and/or).
 //! * `invalid-tiling` (error, item 6): a tile that is not a hyper-rectangle,
 //!   with a quick fix to the nearest valid sizes.
 //! * `invalid-tile-config` (error): `output_tiles` that cannot be read.
@@ -24,7 +28,7 @@ use super::report::{report_at, FusionReport, OutputReport, ReportOptions};
 use super::split::join_sizes;
 use crate::analysis;
 use crate::model::{
-    ComputationId, ComputationRef, Diagnostic, Fix, HloFile, InstrRef, ModuleId, TextEdit,
+    ComputationId, ComputationRef, Diagnostic, Fix, HloFile, InstrRef, ModuleId, Severity, TextEdit,
 };
 
 /// Stable codes of the tiling diagnostics.
@@ -166,18 +170,31 @@ fn output_diagnostics(
     };
     // Item 1 with items 2 and 4 as related information.
     for f in &o.splits {
+        let holes = match f.holes {
+            1 => "1 hole".to_string(),
+            n => format!("{n} holes"),
+        };
         let message = if f.block != f.tile {
             format!(
-                "fusion {}: the tile of dimension d{} (extent {}, size {}) is padded to a power-of-two block of {}: {} holes, guarded by `{}`",
-                r.name, f.dim, f.extent, f.tile, f.block, f.holes, f.predicate
+                "fusion {}: the tile of dimension d{} (extent {}, size {}) is padded to a power-of-two block of {}, masked by `{}` ({holes})",
+                r.name, f.dim, f.extent, f.tile, f.block, f.predicate
             )
         } else {
+            let tiles = match f.tiles {
+                1 => "one tile, masked".to_string(),
+                n => format!("{n} tiles, the last one masked"),
+            };
             format!(
-                "fusion {}: tile size {} does not divide dimension d{} (extent {}): {} tiles, {} holes in the last tile, guarded by `{}`",
-                r.name, f.tile, f.dim, f.extent, f.tiles, f.holes, f.predicate
+                "fusion {}: tile size {} does not divide dimension d{} (extent {}): {tiles} by `{}` ({holes})",
+                r.name, f.tile, f.dim, f.extent, f.predicate
             )
         };
-        let mut d = Diagnostic::warning(at.clone(), codes::INDIVISIBLE_TILE, message);
+        let mut d = Diagnostic::new(
+            at.clone(),
+            Severity::Information,
+            codes::INDIVISIBLE_TILE,
+            message,
+        );
         d.related.push((
             at.clone(),
             format!("minimal predicates: {}", o.predicates.join(", ")),
@@ -213,10 +230,15 @@ fn output_diagnostics(
             }
             if let Some(range) = fused_range(file, r, read.instruction) {
                 let message = format!(
-                    "read with holes: fusion {} tiles d{} (extent {}) by {}; this tile is guarded by `{}`",
+                    "reads a masked partial tile: fusion {} tiles d{} (extent {}) by {}, masked by `{}`",
                     r.name, f.dim, f.extent, f.block, f.predicate
                 );
-                let mut d = Diagnostic::warning(range, codes::INDIVISIBLE_TILE, message);
+                let mut d = Diagnostic::new(
+                    range,
+                    Severity::Information,
+                    codes::INDIVISIBLE_TILE,
+                    message,
+                );
                 d.related.push((at.clone(), "the tile sizes".into()));
                 if !out.contains(&d) {
                     out.push(d);
@@ -248,15 +270,26 @@ fn output_diagnostics(
     }
     // Item 5.
     for h in p.reductions.iter().filter(|h| h.holes > 0) {
-        let message = format!("fusion {}: reduce {} {}", r.name, h.name, h.describe());
-        let mut d = Diagnostic::warning(at.clone(), codes::REDUCTION_HOLES, message.clone());
+        let message = format!("fusion {}: reduce {}: {}", r.name, h.name, h.describe());
+        // A hazard only when masking with the init value changes the result.
+        let severity = if h.init_fill_is_correct() == Some(true) {
+            Severity::Information
+        } else {
+            Severity::Warning
+        };
+        let mut d = Diagnostic::new(
+            at.clone(),
+            severity,
+            codes::REDUCTION_HOLES,
+            message.clone(),
+        );
         let inner = fused_range(file, r, h.instruction);
         if let Some(range) = &inner {
             d.related.push((range.clone(), "the reduce".into()));
         }
         out.push(d);
         if let Some(range) = inner {
-            let mut d = Diagnostic::warning(range, codes::REDUCTION_HOLES, message);
+            let mut d = Diagnostic::new(range, severity, codes::REDUCTION_HOLES, message);
             d.related.push((at.clone(), "the tile sizes".into()));
             out.push(d);
         }

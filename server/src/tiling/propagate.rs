@@ -80,25 +80,33 @@ pub struct ReductionHoles {
 }
 
 impl ReductionHoles {
-    /// Holes, the identity to fill them with, and whether the init value does.
+    /// Holes, what XLA masks them with (the init value), and whether that is correct.
     pub fn describe(&self) -> String {
         let reducer = self
             .reducer
             .map_or("an unknown reducer".to_string(), |r| r.to_string());
-        let init = self.init.as_deref().unwrap_or("(not a constant)");
-        let verdict = match (self.init_is_identity, self.init_fill_is_correct()) {
-            (Some(true), _) => "the identity".to_string(),
-            (Some(false), Some(true)) => format!(
-                "not the identity, but {reducer} is idempotent so filling with it is still correct"
-            ),
-            (Some(false), _) => "not the identity: holes filled with it change the result".into(),
-            (None, _) => "of unknown value".to_string(),
+        let identity = self.identity.as_deref().unwrap_or("?");
+        let holes = match self.holes {
+            1 => "1 hole".to_string(),
+            n => format!("{n} holes"),
         };
-        format!(
-            "{} holes per reduced row; masked loads must fill them with {} ({reducer}); init {init} is {verdict}",
-            self.holes,
-            self.identity.as_deref().unwrap_or("?"),
-        )
+        let init = match self.init.as_deref() {
+            Some(init) => format!("the init value {init}"),
+            None => "the init value (not a constant)".to_string(),
+        };
+        let verdict = match (self.init_is_identity, self.init_fill_is_correct()) {
+            (Some(true), _) => format!("the identity of {reducer}, so they do not change the result"),
+            (_, Some(true)) => format!(
+                "not the identity ({identity}), but {reducer} is idempotent, so they do not change the result"
+            ),
+            (Some(false), _) => format!(
+                "not the identity of {reducer} ({identity}): the holes change the result"
+            ),
+            (None, _) => format!(
+                "the holes change the result unless it is {identity}, the identity of {reducer}"
+            ),
+        };
+        format!("{holes} per reduced row, masked with {init}: {verdict}")
     }
 
     /// XLA fills masked reduction inputs with the init value. That is correct
