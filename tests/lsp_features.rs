@@ -191,6 +191,16 @@ fn rename_of_a_fused_parameter_edits_the_signature_and_names_clashes() {
         assert_eq!(edits.len(), 3, "{needle}: {edit}");
         assert_eq!(lsp_support::apply_edits(SIGNED, edits), renamed, "{needle}");
     }
+    // Hover on the signature's name: the parameter it declares.
+    let hover = client.result(
+        "textDocument/hover",
+        at(&document, SIGNED, "param_1.11: f32", 2),
+    );
+    let value = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        value.contains("%param_1.11 = f32[8]{0} parameter(1)"),
+        "{value}"
+    );
     // prepareRename works on the signature too.
     let prepared = client.result(
         "textDocument/prepareRename",

@@ -116,7 +116,7 @@ fn describe(
                 );
                 return Some((text, name));
             }
-            // An operand reference: show the definition.
+            // An operand reference (or a signature's parameter): show the definition.
             let range = operand_range_at(computation, offset)?;
             Some((reference_hover(computation, instruction), range))
         }
@@ -131,13 +131,19 @@ fn describe(
     }
 }
 
+/// An operand name, or a parameter's name in the signature, at `offset`.
 fn operand_range_at(computation: ComputationRef, offset: usize) -> Option<Range<usize>> {
+    let signature = computation
+        .signature_parameters
+        .iter()
+        .map(|&r| computation.abs(r));
     computation
         .model()
         .instructions
         .iter()
         .flat_map(|i| &i.operands)
         .filter_map(|o| o.name_range.map(|r| computation.abs(r)))
+        .chain(signature)
         .find(|r| touches(r, offset))
 }
 
