@@ -210,11 +210,16 @@ fn output_text(file: &HloFile, r: &FusionReport, o: &OutputReport) -> String {
 
 fn candidate_text(c: &Candidate) -> String {
     format!(
-        "{} ({} predicates, {} holes)",
+        "{} ({}, {})",
         join_sizes(&c.sizes),
-        c.predicates,
-        c.holes
+        counted(c.predicates as i64, "predicate"),
+        counted(c.holes, "hole")
     )
+}
+
+/// `1 predicate`, `2 predicates`.
+fn counted(n: i64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 fn list_or_none(v: &[String]) -> String {

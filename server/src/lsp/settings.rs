@@ -37,8 +37,8 @@ pub enum FloorDivSpelling {
 pub struct Settings {
     pub inlay_hints: InlayHintMode,
     pub floordiv: FloorDivSpelling,
-    /// Reads per operand element above which hover flags an operand as re-read
-    /// (utilization is reads / elements; 1.0 means each element is read once).
+    /// Times a loop fusion may compute each element of an expensive instruction before
+    /// hover warns that it recomputes it (1.0: computed once).
     pub utilization_budget: f64,
     /// Show maps over the physical (layout-ordered) dimensions instead of logical ones.
     pub physical_layout: bool,
