@@ -194,3 +194,53 @@ fn related_locations_point_at_first_definition() {
         .unwrap();
     assert_eq!(d.related[0].0, 12..13);
 }
+
+#[test]
+fn recursive_calls_are_errors_naming_the_cycle() {
+    // A fusion calling its own computation, and two computations calling each other
+    // (reduced from mutated JAX dumps: ../shared/repro/fusion_mutual_call.hlo).
+    let text = "HloModule m\nself {\n  p0 = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(p0), kind=kLoop, calls=self\n}\nf {\n  p0 = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(p0), kind=kLoop, calls=g\n}\ng {\n  p0 = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(p0), kind=kLoop, calls=f\n}\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT fu = f32[2] fusion(a), kind=kLoop, calls=f\n}\n";
+    expect(
+        text,
+        &[
+            (codes::RECURSIVE_CALL, Error, "calls=self", "self"),
+            (codes::RECURSIVE_CALL, Error, "calls=g", "g"),
+            (codes::RECURSIVE_CALL, Error, "calls=f\n}\nENTRY", "f"),
+        ],
+    );
+    let file = model::parse_hlo(text);
+    let messages: Vec<&str> = file
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(messages
+        .contains(&"recursive call: `self` calls `self` (computations cannot call themselves)"));
+    assert!(messages.contains(
+        &"recursive call: `f` calls `g` calls `f` (computations cannot call themselves)"
+    ));
+}
+
+#[test]
+fn a_call_chain_ten_thousand_deep_is_not_a_cycle_and_does_not_overflow() {
+    let mut text = String::from("HloModule m\n");
+    for k in 0..10_000 {
+        let call = if k + 1 < 10_000 {
+            format!("fusion(p0), kind=kLoop, calls=c{}", k + 1)
+        } else {
+            "negate(p0)".to_string()
+        };
+        text.push_str(&format!(
+            "c{k} {{\n  p0 = f32[2] parameter(0)\n  ROOT r = f32[2] {call}\n}}\n"
+        ));
+    }
+    text.push_str("ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT fu = f32[2] fusion(a), kind=kLoop, calls=c0\n}\n");
+    let file = model::parse_hlo(&text);
+    assert!(
+        file.diagnostics
+            .iter()
+            .all(|d| d.code != codes::RECURSIVE_CALL),
+        "{:?}",
+        file.diagnostics.first()
+    );
+}

@@ -141,10 +141,78 @@ pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
             ));
         }
     }
+    out.extend(recursive_calls(m, c));
     for instr in &c.model().instructions {
         check_calls(m, c, instr, &mut out);
     }
     out
+}
+
+/// An error on each call of `c` that leads back to `c`, naming the cycle: a call
+/// inside one strongly connected component of the call graph ([`Module::call_cycles`]).
+fn recursive_calls(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
+    let outline = m.outline(c.id);
+    let components = m.call_cycles();
+    let mut out = Vec::new();
+    for call in &outline.calls {
+        let Some(callee) = m.computation_by_name(&call.callee.name) else {
+            continue;
+        };
+        if components[callee.index()] != components[c.id.index()] {
+            continue;
+        }
+        let Some(path) = path_back(m, callee, c.id, components) else {
+            continue;
+        };
+        let names: Vec<String> = std::iter::once(c.id)
+            .chain(path)
+            .map(|id| {
+                let name = m.outline(id).name.as_ref().map_or("", |n| &n.name);
+                format!("`{name}`")
+            })
+            .collect();
+        out.push(Diagnostic::error(
+            c.offset + call.callee.start as usize..c.offset + call.callee.end as usize,
+            codes::RECURSIVE_CALL,
+            format!(
+                "recursive call: {} (computations cannot call themselves)",
+                names.join(" calls ")
+            ),
+        ));
+    }
+    out
+}
+
+/// The computations from `from` to `to` along calls inside their component (both
+/// included): a breadth-first walk, so the cycle named is a shortest one.
+fn path_back(
+    m: &Module,
+    from: ComputationId,
+    to: ComputationId,
+    components: &[u32],
+) -> Option<Vec<ComputationId>> {
+    let mut parent: rustc_hash::FxHashMap<ComputationId, ComputationId> = Default::default();
+    let mut queue = std::collections::VecDeque::from([from]);
+    let mut seen: rustc_hash::FxHashSet<ComputationId> = [from].into_iter().collect();
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            let mut path = vec![at];
+            while let Some(&p) = parent.get(path.last()?) {
+                path.push(p);
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for call in &m.outline(at).calls {
+            if let Some(next) = m.computation_by_name(&call.callee.name) {
+                if components[next.index()] == components[to.index()] && seen.insert(next) {
+                    parent.insert(next, at);
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Checks an instruction against the computations it calls: parameter counts and
@@ -242,4 +310,71 @@ fn check_calls(
             }
         }
     }
+}
+
+/// The strongly connected component of each computation in the call graph (from the
+/// outlines), by Tarjan's algorithm with an explicit stack: components with more than
+/// one computation, or a computation calling itself, are recursion.
+pub(crate) fn call_components(m: &Module) -> Vec<u32> {
+    let n = m.computation_count();
+    let callees = |v: usize| -> Vec<usize> {
+        m.outline(ComputationId(v as u32))
+            .calls
+            .iter()
+            .filter_map(|c| m.computation_by_name(&c.callee.name))
+            .map(|id| id.index())
+            .collect()
+    };
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut component = vec![UNSEEN; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next_index = 0u32;
+    let mut next_component = 0u32;
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // Frames: (node, its callees, position of the next callee to visit).
+        let mut frames: Vec<(usize, Vec<usize>, usize)> = vec![(root, callees(root), 0)];
+        index[root] = next_index;
+        low[root] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some((v, edges, at)) = frames.last_mut() {
+            let v = *v;
+            if let Some(&w) = edges.get(*at) {
+                *at += 1;
+                if index[w] == UNSEEN {
+                    index[w] = next_index;
+                    low[w] = next_index;
+                    next_index += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    frames.push((w, callees(w), 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some((parent, _, _)) = frames.last() {
+                low[*parent] = low[*parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component[w] = next_component;
+                    if w == v {
+                        break;
+                    }
+                }
+                next_component += 1;
+            }
+        }
+    }
+    component
 }

@@ -180,6 +180,9 @@ pub mod codes {
     pub const EMPTY_COMPUTATION: &str = "empty-computation";
     /// A called computation takes a different number of parameters than it is given.
     pub const CALL_ARITY: &str = "call-arity";
+    /// A computation calls itself, directly or through others (XLA's call graph is
+    /// acyclic; every walk over it stops at the cycle).
+    pub const RECURSIVE_CALL: &str = "recursive-call";
     /// A chain of reshape/bitcast/transpose that is the identity or one op (a hint
     /// with a quick fix; `refactor`).
     pub const RESHAPE_CHAIN: &str = "reshape-chain";

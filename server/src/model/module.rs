@@ -125,6 +125,8 @@ pub struct Module {
     pub duplicates: Vec<ComputationId>,
     /// Computations marked `ENTRY` (one, in a valid module).
     pub marked_entries: Vec<ComputationId>,
+    /// The call graph's strongly connected components, computed on first use.
+    pub(crate) components: OnceLock<Vec<u32>>,
 }
 
 /// A chunk and what it alone yields, built on first use: shared (`Arc`) between
@@ -524,6 +526,13 @@ impl Module {
     /// The outline of computation `id`'s chunk (its name and calls, without building).
     pub fn outline(&self, id: ComputationId) -> &crate::syntax::Outline {
         self.units[id.index()].unit.chunk.outline()
+    }
+
+    /// The strongly connected component of each computation in the call graph: a call
+    /// between two computations of one component (or of one to itself) is recursion.
+    pub fn call_cycles(&self) -> &[u32] {
+        self.components
+            .get_or_init(|| super::crossref::call_components(self))
     }
 
     /// The document's index of computation `id`'s chunk.
