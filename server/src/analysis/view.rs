@@ -219,9 +219,25 @@ fn attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
     }
 }
 
-/// Parses `text` and builds the analysis view of every module in it.
+/// Parses `text` and builds the analysis view of every module in it (every
+/// computation built and converted, in parallel; no diagnostics are computed).
 pub fn parse(text: &str) -> (model::HloFile, Vec<Module<'static>>) {
-    let file = model::parse_hlo(text);
-    let modules = file.modules.iter().map(from_model).collect();
+    use rayon::prelude::*;
+    let document = model::Document::parse(text);
+    document.build_all();
+    let file = document.into_file();
+    let modules = file
+        .modules
+        .iter()
+        .map(|m| {
+            let computations: Vec<Computation> = m
+                .computations()
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|c| computation(m, c))
+                .collect();
+            Module::new(computations, entry(m))
+        })
+        .collect();
     (file, modules)
 }

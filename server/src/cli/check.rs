@@ -6,6 +6,7 @@
 //! Diagnostics come from [`crate::checks`]: another layer joins by adding a source
 //! there.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -63,10 +64,17 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
         return super::fail(format!("{} is not UTF-8 text", args.file.display()));
     };
     let found = match crate::language::detect(&args.file.to_string_lossy(), None, &text) {
-        crate::language::Language::Hlo => diagnostics(&text),
+        crate::language::Language::Hlo => {
+            let document = crate::model::Document::parse(&text);
+            let found = crate::checks::all(&document);
+            // The process ends right after: freeing the model would only cost time.
+            std::mem::forget(document);
+            found
+        }
         crate::language::Language::Mlir => crate::mlir::analyze(&text).diagnostics,
     };
     let lines = LineIndex::new(&text);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         let items: Vec<serde_json::Value> = found
             .iter()
@@ -79,12 +87,13 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
                 })
             })
             .collect();
-        println!("{}", serde_json::json!({ "diagnostics": items }));
+        let _ = writeln!(out, "{}", serde_json::json!({ "diagnostics": items }));
     } else {
         let name = args.file.display();
         for d in &found {
             let (line, column) = lines.position(&text, d.range.start);
-            println!(
+            let _ = writeln!(
+                out,
                 "{name}:{line}:{column}: {}: {} [{}]",
                 d.severity.as_str(),
                 d.message,

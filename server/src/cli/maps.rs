@@ -93,7 +93,18 @@ pub fn run(args: Args) -> ExitCode {
 fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let (file, modules) = view::parse(&text);
+    let parsed = view::parse(&text);
+    let out = maps_of(args, &parsed.0, &parsed.1);
+    // The process ends right after: freeing the model would only cost time.
+    std::mem::forget((parsed, text));
+    out
+}
+
+fn maps_of(
+    args: &Args,
+    file: &crate::model::HloFile,
+    modules: &[Module],
+) -> Result<String, String> {
     if modules.iter().all(|m| m.is_empty()) {
         return Err(format!("{}: no HLO computation found", args.file.display()));
     }
@@ -105,9 +116,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
         ..PrintOptions::default()
     };
     if args.from_fusion {
-        return from_fusion(args, &file, &modules, &options);
+        return from_fusion(args, file, modules, &options);
     }
-    let targets = targets(args, &modules)?;
+    let targets = targets(args, modules)?;
     let direction = match args.direction {
         DirectionArg::OutputToInput => Direction::OutputToInput,
         DirectionArg::InputToOutput => Direction::InputToOutput,
@@ -161,7 +172,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             let which = match direction {
                 Direction::OutputToInput => {
                     let count = n.op.shape.output_count();
-                    match output_shape(&file, *t, *output) {
+                    match output_shape(file, *t, *output) {
                         Some(shape) if count > 1 => format!("output {output} of {count} ({shape})"),
                         _ => format!("output {output}"),
                     }

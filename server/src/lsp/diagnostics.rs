@@ -129,12 +129,15 @@ async fn publish(
         // The guard logged the panic; keep the client's previous diagnostics.
         Err(_) => return,
     };
-    if workspace.is_stale(&snapshot) {
+    let version = snapshot.version;
+    let stale = workspace.is_stale(&snapshot);
+    super::reaper::release(snapshot);
+    if stale {
         return;
     }
     outbox.post(Outgoing::Diagnostics {
         uri,
-        version: Some(snapshot.version),
+        version: Some(version),
         diagnostics,
     });
 }

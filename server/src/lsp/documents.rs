@@ -103,8 +103,8 @@ impl Document {
             let checked = self.checked.after(&model, &change);
             (model, checked)
         };
-        self.model = Arc::new(model);
-        self.checked = Arc::new(checked);
+        super::reaper::release(std::mem::replace(&mut self.model, Arc::new(model)));
+        super::reaper::release(std::mem::replace(&mut self.checked, Arc::new(checked)));
     }
 
     /// An immutable view of the current version for background work, produced by
@@ -144,7 +144,7 @@ impl DocumentStore {
         language_id: Option<&str>,
     ) -> &Document {
         let document = Document::new(uri.clone(), version, text).with_language(language_id);
-        self.documents.insert(uri.clone(), document);
+        super::reaper::release(self.documents.insert(uri.clone(), document));
         &self.documents[&uri]
     }
 

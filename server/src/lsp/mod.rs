@@ -31,6 +31,7 @@ pub mod navigation;
 pub mod outbox;
 pub mod position;
 pub mod progress;
+pub mod reaper;
 pub mod semantic_tokens;
 pub mod server;
 pub mod settings;

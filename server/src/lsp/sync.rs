@@ -228,8 +228,11 @@ impl DocumentActor {
             }
             SyncEvent::Close(_, params) => {
                 let uri = params.text_document.uri;
-                if self.store.close(&uri).is_none() {
-                    tracing::warn!("didClose for a document that is not open: {}", uri.as_str());
+                match self.store.close(&uri) {
+                    Some(document) => super::reaper::release(document),
+                    None => {
+                        tracing::warn!("didClose for a document that is not open: {}", uri.as_str())
+                    }
                 }
                 self.workspace.remove(&uri);
                 self.diagnostics.clear(uri);

@@ -75,11 +75,13 @@ impl Workspace {
     }
 
     pub fn publish(&self, snapshot: Arc<Snapshot>) {
-        write(&self.snapshots).insert(snapshot.uri.clone(), snapshot);
+        let old = write(&self.snapshots).insert(snapshot.uri.clone(), snapshot);
+        super::reaper::release(old);
     }
 
     pub fn remove(&self, uri: &Uri) {
-        write(&self.snapshots).remove(uri);
+        let old = write(&self.snapshots).remove(uri);
+        super::reaper::release(old);
     }
 
     pub fn snapshot(&self, uri: &Uri) -> Option<Arc<Snapshot>> {

@@ -10,26 +10,28 @@ use std::sync::Arc;
 
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
-    CallSite, ComputationId, ComputationRef, HloFile, Instruction, Module, Placed, Unit,
+    CallSite, ComputationId, ComputationRef, Crossrefs, HloFile, Instruction, Module, Placed, Unit,
 };
 use super::opcode::Opcode;
 use super::shape::Shape;
 use crate::syntax::{ChunkKind, SyntaxDocument};
 
 /// The modules of a document (split by `// -----` or a second `HloModule`), indexed.
-/// `units[i]` is the unit of chunk `i`.
-pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>]) -> HloFile {
-    let mut file = HloFile::default();
+/// `units[i]` is the unit of chunk `i`. With `previous` (the index of the version this
+/// one was edited from, when the edit changed no name, call or module boundary), the
+/// cross-references are shared with it instead of rebuilt.
+pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>], previous: Option<&HloFile>) -> HloFile {
+    let mut modules: Vec<Module> = Vec::new();
     let mut current: Option<Module> = None;
     for (chunk, (placed, unit)) in syntax.chunks().iter().zip(units).enumerate() {
         match placed.kind() {
-            ChunkKind::Separator => file.modules.extend(current.take().map(finish)),
+            ChunkKind::Separator => modules.extend(current.take()),
             ChunkKind::Header => {
                 if current
                     .as_ref()
                     .is_some_and(|m| m.header_range.is_some() || !m.units.is_empty())
                 {
-                    file.modules.extend(current.take().map(finish));
+                    modules.extend(current.take());
                 }
                 let m = current.get_or_insert_with(|| new_module(placed.start));
                 let text = placed.text();
@@ -56,8 +58,18 @@ pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>]) -> HloFile {
             }
         }
     }
-    file.modules.extend(current.map(finish));
-    file
+    modules.extend(current);
+    let shared = previous.filter(|p| p.modules.len() == modules.len());
+    for (k, m) in modules.iter_mut().enumerate() {
+        m.refs = match shared {
+            Some(p) => p.modules[k].refs.clone(),
+            None => Arc::new(crossrefs(&m.units)),
+        };
+    }
+    HloFile {
+        modules,
+        diagnostics: Vec::new(),
+    }
 }
 
 fn new_module(start: usize) -> Module {
@@ -67,32 +79,32 @@ fn new_module(start: usize) -> Module {
     }
 }
 
-/// Names, the entry and the callers, from the outlines.
-fn finish(mut m: Module) -> Module {
-    for (i, placed) in m.units.iter().enumerate() {
+/// Names, the entry and the callers of a module's computations, from their outlines.
+fn crossrefs(units: &[Placed]) -> Crossrefs {
+    let mut refs = Crossrefs::default();
+    for (i, placed) in units.iter().enumerate() {
         let id = ComputationId(i as u32);
         let outline = placed.unit.chunk.outline();
         if let Some(name) = &outline.name {
-            match m.computation_names.entry(name.name.clone()) {
-                std::collections::hash_map::Entry::Occupied(_) => m.duplicates.push(id),
+            match refs.computation_names.entry(name.name.clone()) {
+                std::collections::hash_map::Entry::Occupied(_) => refs.duplicates.push(id),
                 std::collections::hash_map::Entry::Vacant(v) => {
                     v.insert(id);
                 }
             }
         }
         if outline.is_entry {
-            m.marked_entries.push(id);
+            refs.marked_entries.push(id);
         }
     }
-    m.entry = m.marked_entries.first().copied().or(m
-        .units
-        .len()
-        .checked_sub(1)
-        .map(|i| ComputationId(i as u32)));
-    let mut callers: rustc_hash::FxHashMap<Arc<str>, Vec<CallSite>> = Default::default();
-    for (caller, placed) in m.units.iter().enumerate() {
+    refs.entry = refs
+        .marked_entries
+        .first()
+        .copied()
+        .or(units.len().checked_sub(1).map(|i| ComputationId(i as u32)));
+    for (caller, placed) in units.iter().enumerate() {
         for (k, call) in placed.unit.chunk.outline().calls.iter().enumerate() {
-            callers
+            refs.callers
                 .entry(call.callee.name.clone())
                 .or_default()
                 .push(CallSite {
@@ -101,8 +113,7 @@ fn finish(mut m: Module) -> Module {
                 });
         }
     }
-    m.callers = callers;
-    m
+    refs
 }
 
 /// What computation `c` of `m` shows to be wrong in relation to the others: its name

@@ -23,6 +23,18 @@ pub struct Change {
     pub removed: Vec<Arc<Chunk>>,
 }
 
+impl Change {
+    /// Whether the replacement chunks (in `units`, the new version's) name, call and
+    /// delimit exactly what the replaced ones did: then no cross-reference changed.
+    pub fn keeps_references(&self, units: &[Arc<Unit>]) -> bool {
+        let added = &units[self.splice.old.start..self.splice.old.start + self.splice.new_len];
+        added.len() == self.removed.len()
+            && added.iter().zip(&self.removed).all(|(new, old)| {
+                new.chunk.kind == old.kind && new.chunk.outline().same_references(old.outline())
+            })
+    }
+}
+
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct Document {
@@ -58,7 +70,7 @@ impl Document {
     /// The modules and their cross-references (from the outlines; cheap).
     pub fn file(&self) -> &HloFile {
         self.file
-            .get_or_init(|| crossref::index(&self.syntax, &self.units))
+            .get_or_init(|| crossref::index(&self.syntax, &self.units, None))
     }
 
     /// The next version: this one with `start..old_end` replaced by `new_text`, and
@@ -74,12 +86,21 @@ impl Document {
             .splice(splice.old.clone(), fresh)
             .map(|u| u.chunk.clone())
             .collect();
+        let change = Change { splice, removed };
+        // An edit that leaves every name, call and module boundary alone keeps the
+        // cross-references: the index is made now, sharing them.
+        let file = match self.file.get() {
+            Some(previous) if change.keeps_references(&units) => {
+                OnceLock::from(crossref::index(&syntax, &units, Some(previous)))
+            }
+            _ => OnceLock::new(),
+        };
         let document = Document {
             syntax,
             units,
-            file: OnceLock::new(),
+            file,
         };
-        (document, Change { splice, removed })
+        (document, change)
     }
 
     /// Builds every unit not built yet, in parallel.

@@ -26,8 +26,8 @@ pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
 pub use document::{parse_hlo, Change, Document};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    ComputationRef, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap, Operand,
-    Span, Unit,
+    ComputationRef, Crossrefs, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap,
+    Operand, Span, Unit,
 };
 pub use opcode::{Arity, Opcode};
 pub use shape::{parse_shape, ArrayShape, Layout, PrimitiveType, Shape};

@@ -101,7 +101,9 @@ pub struct HloFile {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// One HLO module: a `HloModule` header (optional) and its computations.
+/// One HLO module: a `HloModule` header (optional) and its computations. It
+/// dereferences to its [`Crossrefs`], which versions share while their edits leave the
+/// names and calls alone.
 #[derive(Debug, Clone, Default)]
 pub struct Module {
     /// Name from the `HloModule` line, if there is one.
@@ -113,6 +115,21 @@ pub struct Module {
     pub range: Range<usize>,
     /// The computations in text order, each where its chunk starts.
     pub(crate) units: Vec<Placed>,
+    pub(crate) refs: Arc<Crossrefs>,
+}
+
+impl std::ops::Deref for Module {
+    type Target = Crossrefs;
+    fn deref(&self) -> &Crossrefs {
+        &self.refs
+    }
+}
+
+/// What ties a module's computations together, from their outlines: who defines each
+/// name and who calls whom. It depends on names and calls only, not on positions, so
+/// an edit inside a computation body keeps it.
+#[derive(Debug, Clone, Default)]
+pub struct Crossrefs {
     /// The `ENTRY` computation, or the last one when none is marked (as XLA's parser).
     pub entry: Option<ComputationId>,
     /// First computation of each name (duplicates are reported); names shared with

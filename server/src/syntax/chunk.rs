@@ -9,7 +9,7 @@
 //! chunks parse on demand, which takes microseconds for one computation.
 
 use std::cell::RefCell;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -41,9 +41,20 @@ pub struct Chunk {
     outline: Outline,
     /// The parsed tree, while kept (see the module docs).
     tree: Mutex<Option<Tree>>,
-    /// Start of each line after the first, relative to the chunk, for position
-    /// lookups; built on the first lookup.
-    line_starts: OnceLock<Vec<u32>>,
+    /// Start of each line after the first, relative to the chunk, for position lookups.
+    line_starts: Box<[u32]>,
+}
+
+/// Where each line after the first starts in `text`: lines end at `\n`, `\r\n` and a
+/// lone `\r`, as in LSP.
+fn line_starts(text: &str) -> Box<[u32]> {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
 }
 
 thread_local! {
@@ -62,14 +73,15 @@ pub(super) fn parse_text(text: &str, old: Option<&Tree>) -> Tree {
 }
 
 impl Chunk {
-    /// A chunk of `text`, not parsed yet.
+    /// A chunk of `text`, not parsed yet (its outline and line table are made now:
+    /// both are byte scans, and chunks are made in parallel).
     pub fn new(kind: ChunkKind, text: &str) -> Chunk {
         Chunk {
             kind,
             outline: Outline::scan(kind, text),
+            line_starts: line_starts(text),
             text: text.into(),
             tree: Mutex::new(None),
-            line_starts: OnceLock::new(),
         }
     }
 
@@ -153,16 +165,7 @@ impl Chunk {
             .partition_point(|&s| s as usize <= offset)
     }
 
-    /// Lines end at `\n`, `\r\n` and a lone `\r`, as in LSP.
     fn line_starts(&self) -> &[u32] {
-        self.line_starts.get_or_init(|| {
-            let bytes = self.text.as_bytes();
-            bytes
-                .iter()
-                .enumerate()
-                .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-                .map(|(i, _)| i as u32 + 1)
-                .collect()
-        })
+        &self.line_starts
     }
 }

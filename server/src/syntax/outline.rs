@@ -62,6 +62,20 @@ pub struct Outline {
 }
 
 impl Outline {
+    /// The same name, `ENTRY` mark and calls (attribute and callee, in order), wherever
+    /// they are written: what the module's cross-references are made of.
+    pub fn same_references(&self, other: &Outline) -> bool {
+        let name = |o: &Outline| o.name.as_ref().map(|n| n.name.clone());
+        name(self) == name(other)
+            && self.is_entry == other.is_entry
+            && self.calls.len() == other.calls.len()
+            && self
+                .calls
+                .iter()
+                .zip(&other.calls)
+                .all(|(a, b)| a.key == b.key && a.callee.name == b.callee.name)
+    }
+
     pub fn scan(kind: ChunkKind, text: &str) -> Outline {
         let bytes = text.as_bytes();
         match kind {
