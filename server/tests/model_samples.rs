@@ -150,7 +150,7 @@ fn fusions_are_indexed_as_callers() {
     assert_eq!(caller.id, entry.id);
     assert_eq!(fusion.name, "fusion");
     assert_eq!(fusion.opcode, Opcode::Fusion);
-    assert_eq!(fusion.attrs.fusion_kind.as_deref(), Some("kLoop"));
+    assert_eq!(fusion.attrs().fusion_kind.as_deref(), Some("kLoop"));
     assert_eq!(
         m.called_computation(fusion, "calls").unwrap().name,
         "fused_computation"

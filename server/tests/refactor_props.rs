@@ -91,7 +91,7 @@ fn run(text: &str) -> Value {
                     }
                     Opcode::Transpose => {
                         let a = array(0);
-                        let perm = instr.attrs.dimensions.clone().expect("dimensions");
+                        let perm = instr.attrs().dimensions.clone().expect("dimensions");
                         let in_strides = strides(&a.dims);
                         (0..count)
                             .map(|l| {

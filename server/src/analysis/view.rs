@@ -131,7 +131,7 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
 }
 
 fn attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
-    let a = &i.attrs;
+    let a = i.attrs();
     let raw = |name: &str| i.attribute(name).map(|at| c.src(at.value_range).trim());
     Attrs {
         dimensions: a.dimensions.clone(),

@@ -225,7 +225,7 @@ fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
         instruction.opcode
     );
     for attribute in &instruction.attributes {
-        if DEFINING_ATTRIBUTES.contains(&attribute.name.as_str()) {
+        if DEFINING_ATTRIBUTES.contains(&attribute.name.as_ref()) {
             let value = computation.src(attribute.value_range);
             let _ = write!(line, ", {}={}", attribute.name, value.trim());
         }

@@ -137,7 +137,7 @@ impl Site<'_> {
             return None;
         }
         let fusion = calling_fusion(self.module, self.computation)?;
-        if !recompute::recomputes(fusion.attrs.fusion_kind.as_deref()) {
+        if !recompute::recomputes(fusion.attrs().fusion_kind.as_deref()) {
             return None;
         }
         let reached: Vec<&Reached> = fused.reaching(node).map(|(_, r)| r).collect();

@@ -568,14 +568,16 @@ fn quote_bare_keys(text: &str) -> String {
 /// attribute is absent (or could not be decoded; that was reported).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Attrs {
+    // The dimension-number groups are boxed: only convolutions, dots, gathers and
+    // scatters have them, and inline they were most of an instruction's size.
     pub dimensions: Option<Vec<i64>>,
     pub slice: Option<Vec<SliceDim>>,
     pub padding: Option<Vec<PadDim>>,
     pub window: Option<Vec<WindowDim>>,
-    pub dim_labels: Option<ConvDimLabels>,
-    pub dot: Option<DotDims>,
-    pub gather: Option<GatherDims>,
-    pub scatter: Option<ScatterDims>,
+    pub dim_labels: Option<Box<ConvDimLabels>>,
+    pub dot: Option<Box<DotDims>>,
+    pub gather: Option<Box<GatherDims>>,
+    pub scatter: Option<Box<ScatterDims>>,
     pub slice_sizes: Option<Vec<i64>>,
     pub dynamic_slice_sizes: Option<Vec<i64>>,
     pub iota_dimension: Option<i64>,
@@ -592,6 +594,41 @@ pub struct Attrs {
     pub mantissa_bits: Option<i64>,
     pub is_stable: Option<bool>,
     pub backend_config: Option<serde_json::Value>,
+}
+
+impl Attrs {
+    /// No attribute decoded: what most instructions (elementwise ops) have. The model
+    /// stores nothing for them (see `Instruction::attrs`).
+    pub const NONE: Attrs = Attrs {
+        dimensions: None,
+        slice: None,
+        padding: None,
+        window: None,
+        dim_labels: None,
+        dot: None,
+        gather: None,
+        scatter: None,
+        slice_sizes: None,
+        dynamic_slice_sizes: None,
+        iota_dimension: None,
+        index_vector_dim: None,
+        tuple_index: None,
+        feature_group_count: None,
+        batch_group_count: None,
+        comparison_direction: None,
+        fusion_kind: None,
+        custom_call_target: None,
+        exponent_bits: None,
+        mantissa_bits: None,
+        is_stable: None,
+        backend_config: None,
+    };
+
+    /// Boxed, or nothing when no attribute was decoded: `Attrs` is the largest part of an
+    /// instruction and most instructions have none.
+    pub fn boxed(self) -> Option<Box<Attrs>> {
+        (self != Attrs::NONE).then(|| Box::new(self))
+    }
 }
 
 /// Attributes XLA's parser accepts (on some opcode); anything else gets a warning.
@@ -702,6 +739,12 @@ pub const KNOWN_ATTRIBUTES: &[&str] = &[
 
 /// Whether XLA knows attribute `name` (binary search in a sorted copy of the list).
 pub fn is_known_attribute(name: &str) -> bool {
+    known_attribute(name).is_some()
+}
+
+/// The attribute name as a static string when XLA's parser knows it: the model stores
+/// attribute names this way, so that the common ones cost no allocation.
+pub fn known_attribute(name: &str) -> Option<&'static str> {
     static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     let sorted = SORTED.get_or_init(|| {
         let mut v: Vec<&str> = KNOWN_ATTRIBUTES
@@ -712,7 +755,7 @@ pub fn is_known_attribute(name: &str) -> bool {
         v.sort_unstable();
         v
     });
-    sorted.binary_search(&name).is_ok()
+    sorted.binary_search(&name).ok().map(|i| sorted[i])
 }
 
 /// Attributes whose value names a computation (or a list of them).
@@ -748,7 +791,7 @@ pub fn decode_attrs<'a>(
                     attrs.padding = Some(parse_padding(value)?)
                 }
                 "window" => attrs.window = Some(parse_window(value)?),
-                "dim_labels" => attrs.dim_labels = Some(parse_dim_labels(value)?),
+                "dim_labels" => attrs.dim_labels = Some(Box::new(parse_dim_labels(value)?)),
                 "slice_sizes" => attrs.slice_sizes = Some(parse_int_list(value)?),
                 "dynamic_slice_sizes" => attrs.dynamic_slice_sizes = Some(parse_int_list(value)?),
                 "iota_dimension" => attrs.iota_dimension = Some(parse_integer(value)?),
@@ -799,12 +842,12 @@ pub fn decode_attrs<'a>(
     .any(|k| lists.contains_key(k));
     let mut take = |key: &str| lists.remove(key).unwrap_or_default();
     if has_dot {
-        attrs.dot = Some(DotDims {
+        attrs.dot = Some(Box::new(DotDims {
             lhs_batch: take("lhs_batch_dims"),
             rhs_batch: take("rhs_batch_dims"),
             lhs_contracting: take("lhs_contracting_dims"),
             rhs_contracting: take("rhs_contracting_dims"),
-        });
+        }));
     }
     let mut take = |key: &str| lists.remove(key);
     let offset_dims = take("offset_dims");
@@ -817,7 +860,7 @@ pub fn decode_attrs<'a>(
         || start_index_map.is_some()
         || attrs.slice_sizes.is_some()
     {
-        attrs.gather = Some(GatherDims {
+        attrs.gather = Some(Box::new(GatherDims {
             offset_dims: offset_dims.unwrap_or_default(),
             collapsed_slice_dims: collapsed.unwrap_or_default(),
             start_index_map: start_index_map.unwrap_or_default(),
@@ -825,7 +868,7 @@ pub fn decode_attrs<'a>(
             operand_batching_dims: operand_batching.unwrap_or_default(),
             start_indices_batching_dims: start_batching.unwrap_or_default(),
             slice_sizes: attrs.slice_sizes.clone().unwrap_or_default(),
-        });
+        }));
     }
     let update_window = take("update_window_dims");
     let inserted = take("inserted_window_dims");
@@ -833,14 +876,14 @@ pub fn decode_attrs<'a>(
     let input_batching = take("input_batching_dims");
     let indices_batching = take("scatter_indices_batching_dims");
     if update_window.is_some() || inserted.is_some() || to_operand.is_some() {
-        attrs.scatter = Some(ScatterDims {
+        attrs.scatter = Some(Box::new(ScatterDims {
             update_window_dims: update_window.unwrap_or_default(),
             inserted_window_dims: inserted.unwrap_or_default(),
             scatter_dims_to_operand_dims: to_operand.unwrap_or_default(),
             index_vector_dim: attrs.index_vector_dim.unwrap_or(0),
             input_batching_dims: input_batching.unwrap_or_default(),
             scatter_indices_batching_dims: indices_batching.unwrap_or_default(),
-        });
+        }));
     }
     (attrs, errors)
 }
@@ -1052,12 +1095,12 @@ mod tests {
         assert!(errors.is_empty());
         assert_eq!(
             attrs.dot,
-            Some(DotDims {
+            Some(Box::new(DotDims {
                 lhs_batch: vec![0],
                 rhs_batch: vec![0],
                 lhs_contracting: vec![2],
                 rhs_contracting: vec![1]
-            })
+            }))
         );
 
         let pairs = [

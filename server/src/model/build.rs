@@ -7,6 +7,8 @@
 //! computation chunk is built on its own, on first use ([`build_chunk`]); the module's
 //! cross-references come from the chunks' outlines ([`super::crossref`]).
 
+use std::borrow::Cow;
+
 use tree_sitter::Node;
 
 use super::attributes::{self, decode_attrs, AttrError};
@@ -175,6 +177,7 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
     b.resolve();
     b.check_parameters();
     b.check_shapes();
+    b.computation.shrink_to_fit();
     if b.computation.instructions.is_empty()
         && node
             .child_by_field_id(fields().body)
@@ -293,7 +296,7 @@ impl<'a> ComputationBuilder<'a> {
             } else if let Some(op_name) = operand.child_by_field_id(fields().name) {
                 let declared_shape = operand
                     .child_by_field_id(fields().shape)
-                    .map(|s| self.shape(s));
+                    .map(|s| Box::new(self.shape(s)));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
                 operands.push(Operand {
                     range: operand_range,
@@ -310,7 +313,7 @@ impl<'a> ComputationBuilder<'a> {
         let (attrs, errors) = decode_attrs(
             attributes
                 .iter()
-                .map(|a| (a.name.as_str(), &self.text[a.value_range.range()])),
+                .map(|a| (a.name.as_ref(), &self.text[a.value_range.range()])),
         );
         let had_errors = !errors.is_empty();
         for (i, AttrError { offset, message }) in errors {
@@ -365,7 +368,7 @@ impl<'a> ComputationBuilder<'a> {
             literals,
             parameter_number,
             attributes,
-            attrs,
+            decoded: attrs.boxed(),
             called,
             users: Vec::new(),
         });
@@ -428,7 +431,8 @@ impl<'a> ComputationBuilder<'a> {
             "string" => AttributeValueKind::String,
             _ => AttributeValueKind::Atom,
         };
-        if !attributes::is_known_attribute(name) {
+        let known = attributes::known_attribute(name);
+        if known.is_none() {
             self.diagnostics.push(Diagnostic::warning(
                 key.byte_range(),
                 codes::UNKNOWN_ATTRIBUTE,
@@ -436,7 +440,7 @@ impl<'a> ComputationBuilder<'a> {
             ));
         }
         Some(Attribute {
-            name: name.to_string(),
+            name: known.map_or_else(|| Cow::Owned(name.to_string()), Cow::Borrowed),
             name_range: self.range(key),
             value_range: self.range(value),
             value_kind,
@@ -594,7 +598,8 @@ impl<'a> ComputationBuilder<'a> {
         let mut found = Vec::new();
         for instr in &c.instructions {
             for operand in &instr.operands {
-                let (Some(declared), Some(t)) = (&operand.declared_shape, operand.target) else {
+                let (Some(declared), Some(t)) = (operand.declared_shape.as_deref(), operand.target)
+                else {
                     continue;
                 };
                 let actual = &c.instruction(t).shape;
@@ -630,7 +635,7 @@ impl<'a> ComputationBuilder<'a> {
                         .filter(|s| !matches!(s, Shape::Invalid))
                 })
                 .collect();
-            for p in shape_inference::check(&instr.opcode, &instr.shape, &shapes, &instr.attrs) {
+            for p in shape_inference::check(&instr.opcode, &instr.shape, &shapes, instr.attrs()) {
                 let range = match p.site {
                     Site::Operand(k) => instr
                         .operands
@@ -672,7 +677,7 @@ fn infer_missing_shapes(c: &mut Computation) {
                 .collect::<Option<Vec<_>>>()
                 .map(Shape::Tuple),
             Opcode::GetTupleElement => operand_shape(0).and_then(|s| {
-                let index = usize::try_from(instr.attrs.tuple_index?).ok()?;
+                let index = usize::try_from(instr.attrs().tuple_index?).ok()?;
                 s.tuple_element(index).cloned()
             }),
             _ if instr.opcode.is_elementwise()

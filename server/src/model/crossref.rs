@@ -240,7 +240,7 @@ fn check_calls(
             continue;
         };
         let params = callee.parameters.len();
-        let expected = match (&instr.opcode, called.attribute.as_str()) {
+        let expected = match (&instr.opcode, called.attribute.as_ref()) {
             (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
                 Some(instr.operands.len())
             }

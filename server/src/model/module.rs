@@ -8,6 +8,7 @@
 //! document positions goes through a [`ComputationRef`], which knows where its chunk
 //! starts ([`ComputationRef::abs`]) and its text ([`ComputationRef::src`]).
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -332,8 +333,9 @@ pub struct Instruction {
     /// `parameter(k)`'s number.
     pub parameter_number: Option<i64>,
     pub attributes: Vec<Attribute>,
-    /// Decoded attributes the opcode needs.
-    pub attrs: Attrs,
+    /// Decoded attributes the opcode needs; `None` when there are none (read them with
+    /// [`Instruction::attrs`]).
+    pub decoded: Option<Box<Attrs>>,
     /// Computations this instruction calls, in attribute order.
     pub called: Vec<CalledComputation>,
     /// Instructions of the same computation that use this one as an operand (in order,
@@ -349,8 +351,8 @@ pub struct Operand {
     pub range: Span,
     /// The name as written (with `%`), if the operand is a name.
     pub name_range: Option<Span>,
-    /// A shape written before the name (`f32[2] %x`), decoded.
-    pub declared_shape: Option<Shape>,
+    /// A shape written before the name (`f32[2] %x`), decoded. Boxed: rare in dumps.
+    pub declared_shape: Option<Box<Shape>>,
     /// The defining instruction, `None` when the name is undefined (reported).
     pub target: Option<InstrId>,
 }
@@ -373,7 +375,8 @@ pub enum AttributeValueKind {
 /// One `key=value` attribute with ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribute {
-    pub name: String,
+    /// Static for the attributes XLA knows (no allocation), owned otherwise.
+    pub name: Cow<'static, str>,
     pub name_range: Span,
     pub value_range: Span,
     pub value_kind: AttributeValueKind,
@@ -383,7 +386,7 @@ pub struct Attribute {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CalledComputation {
     /// The attribute it appears in (`calls`, `to_apply`, `condition`, ...).
-    pub attribute: String,
+    pub attribute: Cow<'static, str>,
     /// The name without `%`.
     pub name: String,
     pub name_range: Span,
@@ -635,13 +638,53 @@ impl Computation {
         let operand = instr.operands.get(k)?;
         match operand.target {
             Some(id) => Some(&self.instruction(id).shape),
-            None => operand.declared_shape.as_ref(),
+            None => operand.declared_shape.as_deref(),
+        }
+    }
+}
+
+impl Computation {
+    /// Drops the slack of vectors that grew while building: a model lives as long as its
+    /// text is open, and growth leaves up to half of each vector unused.
+    pub fn shrink_to_fit(&mut self) {
+        self.instructions.shrink_to_fit();
+        for instr in &mut self.instructions {
+            instr.operands.shrink_to_fit();
+            instr.attributes.shrink_to_fit();
+            instr.users.shrink_to_fit();
         }
     }
 }
 
 impl Instruction {
+    /// The decoded attributes ([`Attrs::NONE`] when the instruction has none).
+    pub fn attrs(&self) -> &Attrs {
+        self.decoded.as_deref().unwrap_or(&Attrs::NONE)
+    }
+
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
         self.attributes.iter().find(|a| a.name == name)
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// A dump holds hundreds of thousands of instructions for as long as it is open, so
+    /// their size is the model's memory (issue 13: ≤ 10x the text). This guards the
+    /// layout: rare parts stay boxed or shared, not inline.
+    #[test]
+    fn instructions_stay_small() {
+        use std::mem::size_of;
+        assert!(
+            size_of::<Instruction>() <= 320,
+            "{}",
+            size_of::<Instruction>()
+        );
+        assert!(size_of::<Shape>() <= 80, "{}", size_of::<Shape>());
+        assert!(size_of::<Operand>() <= 40, "{}", size_of::<Operand>());
+        assert!(size_of::<Attribute>() <= 48, "{}", size_of::<Attribute>());
+        assert!(size_of::<Attrs>() <= 400, "{}", size_of::<Attrs>());
     }
 }

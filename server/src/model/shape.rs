@@ -3,7 +3,10 @@
 //! shape token. The syntax tree keeps a shape as one coarse token; this module is a
 //! small decoder of that token, not a re-lexer of the line.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// An XLA element type. `Unknown` keeps the text of a name we do not recognise so a
 /// newer XLA type does not turn a whole file red (it is reported as a warning).
@@ -143,7 +146,7 @@ pub const TILE_COMBINE_DIMENSION: i64 = i64::MIN;
 
 /// A layout: `{minor_to_major:T(tile)(tile)...E(bits)S(space)...}`. Only the parts the
 /// analysis needs are decoded; the rest of the text after `:` is kept as `extra`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
     pub minor_to_major: Vec<i64>,
     /// `T(8,128)(2,1)`: tiles, outermost first; `*` entries are [`TILE_COMBINE_DIMENSION`].
@@ -163,24 +166,36 @@ pub struct ArrayShape {
     /// Extents; for a bounded dynamic dimension (`<=N`) the bound `N`; for `?`
     /// [`UNBOUNDED_SIZE`].
     pub dims: Vec<i64>,
-    /// Whether each dimension is dynamic (`<=N` or `?`).
+    /// Whether each dimension is dynamic (`<=N` or `?`); empty when none is, which is
+    /// nearly always (no allocation per shape). Read it with [`ArrayShape::is_dynamic`].
     pub dynamic: Vec<bool>,
-    pub layout: Option<Layout>,
+    /// Shared: after layout assignment every shape has one, and a dump uses a handful of
+    /// distinct layouts (see [`intern`]).
+    pub layout: Option<Arc<Layout>>,
 }
 
 impl ArrayShape {
     pub fn new(element: PrimitiveType, dims: Vec<i64>) -> ArrayShape {
-        let dynamic = vec![false; dims.len()];
         ArrayShape {
             element,
             dims,
-            dynamic,
+            dynamic: Vec::new(),
             layout: None,
         }
     }
 
     pub fn rank(&self) -> usize {
         self.dims.len()
+    }
+
+    /// Whether dimension `i` is dynamic (`<=N` or `?`).
+    pub fn is_dynamic(&self, i: usize) -> bool {
+        self.dynamic.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether any dimension is dynamic.
+    pub fn has_dynamic(&self) -> bool {
+        self.dynamic.contains(&true)
     }
 
     /// Number of elements, `None` if a dimension is unbounded or the product overflows.
@@ -212,6 +227,37 @@ impl ArrayShape {
             Some(l) if l.minor_to_major.len() == self.dims.len() => l.minor_to_major.clone(),
             _ => (0..self.dims.len() as i64).rev().collect(),
         }
+    }
+}
+
+/// The shared copy of `layout`. A dump writes the same few layouts (`{1,0}`,
+/// `{2,1,0}`) on hundreds of thousands of shapes; sharing them keeps a shape small. Each
+/// thread keeps its own table, bounded so that hostile input cannot grow it.
+fn intern(layout: Layout) -> Arc<Layout> {
+    const CAPACITY: usize = 4096;
+    thread_local! {
+        static LAYOUTS: RefCell<HashMap<Layout, Arc<Layout>>> = RefCell::new(HashMap::new());
+    }
+    LAYOUTS.with_borrow_mut(|table| {
+        if let Some(shared) = table.get(&layout) {
+            return shared.clone();
+        }
+        let shared = Arc::new(layout);
+        if table.len() < CAPACITY {
+            table.insert(Layout::clone(&shared), shared.clone());
+        }
+        shared
+    })
+}
+
+/// Records whether dimension `i` is dynamic in `dynamic`, which stays empty (allocates
+/// nothing) until the first dynamic dimension.
+fn mark_dynamic(dynamic: &mut Vec<bool>, i: usize, is_dynamic: bool) {
+    if is_dynamic {
+        dynamic.resize(i, false);
+        dynamic.push(true);
+    } else if !dynamic.is_empty() {
+        dynamic.push(false);
     }
 }
 
@@ -277,11 +323,11 @@ impl Shape {
 impl fmt::Display for ArrayShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[", self.element)?;
-        for (i, (&d, &dynamic)) in self.dims.iter().zip(&self.dynamic).enumerate() {
+        for (i, &d) in self.dims.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
-            match (d, dynamic) {
+            match (d, self.is_dynamic(i)) {
                 (UNBOUNDED_SIZE, _) => f.write_str("?")?,
                 (d, true) => write!(f, "<={d}")?,
                 (d, false) => write!(f, "{d}")?,
@@ -464,8 +510,8 @@ impl Cursor<'_> {
             loop {
                 self.skip_space();
                 if self.eat(b'?') {
+                    mark_dynamic(&mut dynamic, dims.len(), true);
                     dims.push(UNBOUNDED_SIZE);
-                    dynamic.push(true);
                 } else {
                     let is_dynamic = self.eat(b'<');
                     if is_dynamic {
@@ -479,8 +525,8 @@ impl Cursor<'_> {
                             message: format!("negative dimension size {size}"),
                         });
                     }
+                    mark_dynamic(&mut dynamic, dims.len(), is_dynamic);
                     dims.push(size);
-                    dynamic.push(is_dynamic);
                 }
                 self.skip_space();
                 if self.eat(b']') {
@@ -493,7 +539,7 @@ impl Cursor<'_> {
         let before_layout = self.pos;
         self.skip_space();
         let layout = if self.peek() == Some(b'{') {
-            Some(self.layout()?)
+            Some(intern(self.layout()?))
         } else {
             self.pos = before_layout;
             None

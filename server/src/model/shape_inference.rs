@@ -396,7 +396,7 @@ fn reshape(
         return Ok(None);
     };
     if let (Some(a), Some(b)) = (operand.element_count(), result.element_count()) {
-        if a != b && !result.dynamic.contains(&true) {
+        if a != b && !result.has_dynamic() {
             return Err(problem(
                 codes::RESHAPE_ELEMENT_COUNT,
                 Site::Shape,

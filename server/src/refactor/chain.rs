@@ -45,7 +45,7 @@ pub fn is_layout_op(op: &Opcode) -> bool {
 pub fn static_array(shape: &Shape) -> Option<&ArrayShape> {
     shape
         .as_array()
-        .filter(|a| !a.dynamic.iter().any(|&d| d) && a.dims.iter().all(|&d| d >= 0))
+        .filter(|a| !a.has_dynamic() && a.dims.iter().all(|&d| d >= 0))
 }
 
 /// Names that `control-predecessors={...}` attributes of `c` mention: deleting or

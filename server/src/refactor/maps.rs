@@ -69,7 +69,7 @@ pub fn member_map(c: &Computation, id: InstrId) -> Option<IndexingMap> {
         Opcode::Reshape => reshape_map(&input.dims, &out.dims).ok()?,
         Opcode::Bitcast => bitcast_map(&input, &out).ok()?,
         Opcode::Transpose => {
-            let perm = permutation(&instr.attrs.dimensions, out.rank())?;
+            let perm = permutation(&instr.attrs().dimensions, out.rank())?;
             if perm
                 .iter()
                 .enumerate()
