@@ -104,6 +104,11 @@ fn every_printed_map_parses_back_to_an_equal_map() {
         failures.is_empty(),
         "{} of {checked} printed maps do not read back:\n{}",
         failures.len(),
-        failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n\n")
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
     );
 }

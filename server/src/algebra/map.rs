@@ -169,7 +169,11 @@ impl IndexingMap {
     /// `{rt0}`), so every map the tool shows must answer `None`.
     pub fn undeclared_variable(&self) -> Option<Var> {
         let mut found = None;
-        for e in self.results.iter().chain(self.constraints.iter().map(|(e, _)| e)) {
+        for e in self
+            .results
+            .iter()
+            .chain(self.constraints.iter().map(|(e, _)| e))
+        {
             e.for_each_var(&mut |v| {
                 if found.is_none() && v.index >= self.variables(v.kind).len() {
                     found = Some(v);
