@@ -8,7 +8,7 @@ mod analysis_support;
 
 use std::collections::{BTreeSet, HashMap};
 
-use analysis_support::{entry_reads, in_bounds, indices, linear, RuntimeRule};
+use analysis_support::{check_round_trip, entry_reads, in_bounds, indices, linear, RuntimeRule};
 use hlo_lsp::analysis::fusion::{fused_output_to_input, grouped_from_every_output};
 use hlo_lsp::analysis::op::*;
 use hlo_lsp::analysis::{ArrayShape, Computation, Module, Node, OpInfo, Shape};
@@ -248,6 +248,12 @@ fn check_every_output(mut nodes: Vec<Node>, outputs: &[usize]) -> Result<(), Tes
                 read_somewhere[i] |= !want.is_empty();
                 let got = entry_reads(&every[k][i].to_entry(), &o, &extents, &[], RuntimeRule::Raw);
                 prop_assert_eq!(&got, &want, "output {} instruction {} at {:?}", k, i, o);
+            }
+        }
+        for (i, reached) in every[k].iter().enumerate() {
+            for (_, m) in &reached.maps {
+                let at = format!("output {k} instruction {i}");
+                check_round_trip(&m.map, &at).map_err(TestCaseError::fail)?;
             }
         }
         for i in (0..c.nodes.len()).filter(|&i| i != root) {

@@ -246,3 +246,172 @@ proptest! {
         run(&bases()[which], &kinds, false)?;
     }
 }
+
+/// One step of an edit storm: the proptest edits, plus edits that cross
+/// computation boundaries and the re-adding of a deleted computation.
+#[derive(Debug, Clone)]
+enum StormEdit {
+    Edit(EditKind),
+    /// Replace from a point inside the `k`-th computation to a point inside the next.
+    Span {
+        k: usize,
+        from: f64,
+        to: f64,
+        snippet: usize,
+    },
+    /// Insert a previously deleted computation again, before the `k`-th one.
+    Restore {
+        k: usize,
+    },
+    /// Insert a multi-byte character (2, 3 or 4 bytes in UTF-8; 4 is two UTF-16 units).
+    Wide {
+        at: f64,
+        which: usize,
+    },
+}
+
+const WIDE: &[&str] = &["é", "∑", "😀", "\u{200b}"];
+
+fn storm_edit() -> impl Strategy<Value = StormEdit> {
+    prop_oneof![
+        10 => edit_kind().prop_map(StormEdit::Edit),
+        2 => (0..8usize, 0.0..1.0f64, 0.0..1.0f64, 0..SNIPPETS.len())
+            .prop_map(|(k, from, to, snippet)| StormEdit::Span { k, from, to, snippet }),
+        2 => (0..8usize).prop_map(|k| StormEdit::Restore { k }),
+        2 => (0.0..1.0f64, 0..WIDE.len()).prop_map(|(at, which)| StormEdit::Wide { at, which }),
+    ]
+}
+
+/// The byte edits of one storm step; a deleted computation goes onto `deleted`.
+fn storm_byte_edits(
+    doc: &Document,
+    text: &str,
+    edit: &StormEdit,
+    deleted: &mut Vec<String>,
+) -> Vec<(std::ops::Range<usize>, String)> {
+    match edit {
+        StormEdit::Edit(kind) => {
+            if let EditKind::Delete { k } = kind {
+                if let Some((range, _)) = computation(doc, *k) {
+                    deleted.push(text[range].to_string());
+                }
+            }
+            byte_edits(doc, text, kind)
+        }
+        StormEdit::Span {
+            k,
+            from,
+            to,
+            snippet,
+        } => {
+            let (Some((a, _)), Some((b, _))) = (computation(doc, *k), computation(doc, k + 1))
+            else {
+                return vec![];
+            };
+            let start = floor_boundary(text, a.start + (from * a.len() as f64) as usize);
+            let end = floor_boundary(text, b.start + (to * b.len() as f64) as usize);
+            if end <= start {
+                return vec![];
+            }
+            vec![(start..end, SNIPPETS[*snippet].to_string())]
+        }
+        StormEdit::Restore { k } => {
+            let Some(body) = deleted.pop() else {
+                return vec![];
+            };
+            let at = computation(doc, *k).map_or(text.len(), |(r, _)| r.start);
+            vec![(at..at, body)]
+        }
+        StormEdit::Wide { at, which } => {
+            let at = floor_boundary(text, (at * text.len() as f64) as usize);
+            vec![(at..at, WIDE[*which].to_string())]
+        }
+    }
+}
+
+fn computation_count(doc: &Document) -> usize {
+    doc.syntax()
+        .chunks()
+        .iter()
+        .filter(|c| c.kind() == hlo_lsp::syntax::ChunkKind::Computation)
+        .count()
+}
+
+/// Chunk boundaries, kinds and names: what a fresh split of the text gives.
+fn outline(doc: &Document) -> Vec<(std::ops::Range<usize>, String)> {
+    doc.syntax()
+        .chunks()
+        .iter()
+        .map(|c| {
+            let name = c.outline().name.as_ref().map(|n| n.name.to_string());
+            (c.range(), format!("{:?} {name:?}", c.kind()))
+        })
+        .collect()
+}
+
+/// 2,000 random edits from one seed, diagnostics asked for after each (so every
+/// version reuses the last one's findings), compared with a fresh open of the text
+/// every 5 edits and at the end: chunks, syntax errors and diagnostics.
+fn storm(seed: u8, base: &str) {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let strategy = storm_edit();
+    let mut text = base.to_string();
+    let mut doc = Document::parse(&text);
+    let mut checked = Checked::new(&doc);
+    let mut deleted = vec![];
+    let base_computations: Vec<String> = (0..computation_count(&doc))
+        .filter_map(|k| computation(&doc, k).map(|(r, _)| text[r].to_string()))
+        .collect();
+    for step in 1..=2000 {
+        let mut edit = strategy.new_tree(&mut runner).unwrap().current();
+        // Keep the module alive: a storm that cut it to nothing would test little.
+        let computations = computation_count(&doc);
+        if computations < 3 {
+            edit = StormEdit::Restore { k: step };
+            if deleted.is_empty() {
+                deleted.push(base_computations[step % base_computations.len()].clone());
+            }
+        } else if text.len() > 4 * base.len() {
+            edit = StormEdit::Edit(EditKind::Delete { k: step });
+        }
+        for (range, new_text) in storm_byte_edits(&doc, &text, &edit, &mut deleted) {
+            let (next, change) = doc.edited(range.start, range.end, &new_text);
+            checked = checked.after(&next, &change);
+            doc = next;
+            text.replace_range(range, &new_text);
+        }
+        let incremental = sorted(checked.diagnostics(&doc));
+        if step % 5 == 0 {
+            assert_eq!(doc.syntax().text(), text, "seed {seed} step {step}");
+            let fresh = Document::parse(&text);
+            assert_eq!(
+                outline(&doc),
+                outline(&fresh),
+                "seed {seed} step {step}: chunks"
+            );
+            assert_eq!(
+                doc.syntax().syntax_errors(),
+                fresh.syntax().syntax_errors(),
+                "seed {seed} step {step}: syntax errors"
+            );
+            let fresh = sorted(checks::all(&fresh));
+            assert_eq!(
+                incremental, fresh,
+                "seed {seed} step {step} ({edit:?}), text:\n{text}"
+            );
+        }
+    }
+}
+
+/// Issue 14.6: edit storms over several seeds and bases.
+#[test]
+fn edit_storms_equal_a_fresh_open() {
+    let bases = bases();
+    for seed in 0..4u8 {
+        let base = &bases[(seed as usize * 3 + 1) % bases.len()];
+        storm(seed, base);
+    }
+}

@@ -164,6 +164,25 @@ impl IndexingMap {
             .chain(&self.runtime_vars)
     }
 
+    /// The first variable a result or constraint uses that the map does not
+    /// declare: such a map prints text that does not parse back (`rt0` with no
+    /// `{rt0}`), so every map the tool shows must answer `None`.
+    pub fn undeclared_variable(&self) -> Option<Var> {
+        let mut found = None;
+        for e in self
+            .results
+            .iter()
+            .chain(self.constraints.iter().map(|(e, _)| e))
+        {
+            e.for_each_var(&mut |v| {
+                if found.is_none() && v.index >= self.variables(v.kind).len() {
+                    found = Some(v);
+                }
+            });
+        }
+        found
+    }
+
     /// Declared bounds of a variable (FULL for a variable the map does not have).
     pub fn var_bounds(&self, var: Var) -> Interval {
         self.variables(var.kind)
@@ -279,7 +298,7 @@ impl IndexingMap {
         if self.state != MapState::Defined {
             return false;
         }
-        let used = self.used_variables();
+        let used = self.used_variables(kinds);
         let removable = |v: Var| kinds.contains(&v.kind) && !used.contains(&v);
         let mut any = false;
         for kind in [VarKind::Dim, VarKind::Range, VarKind::Runtime] {
@@ -333,9 +352,15 @@ impl IndexingMap {
     }
 
     /// Variables used by a result, or by a constraint that shares a variable with
-    /// something used (to a fixpoint).
-    fn used_variables(&self) -> Vec<Var> {
-        let mut used = Vec::new();
+    /// something used (to a fixpoint). Variables of the kinds not being removed
+    /// count as used: a constraint `d0 - rt0 in [0, 0]` restricts `d0`, so `rt0`
+    /// must stay declared with it (dropping it printed `rt0` undeclared).
+    fn used_variables(&self, removing: &[VarKind]) -> Vec<Var> {
+        let mut used: Vec<Var> = [VarKind::Dim, VarKind::Range, VarKind::Runtime]
+            .into_iter()
+            .filter(|kind| !removing.contains(kind))
+            .flat_map(|kind| (0..self.variables(kind).len()).map(move |index| Var { kind, index }))
+            .collect();
         for r in &self.results {
             r.for_each_var(&mut |v| {
                 if !used.contains(&v) {
@@ -552,4 +577,34 @@ pub(crate) fn range_with_constraints(
         .iter()
         .filter(|(e, _)| e == expr)
         .fold(own, |acc, (_, r)| acc.intersect(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// XLA's scatter update map: `rt0` is used only by a constraint that also
+    /// restricts `d0`, so it stays (removing it left `rt0` undeclared in the text).
+    #[test]
+    fn a_symbol_tied_to_a_dimension_by_a_constraint_is_kept() {
+        let text = "(d0, d1)[s0, s1]{rt0} -> (s0, 0, s1), domain: d0 in [0, 15], d1 in [0, 7], \
+                    s0 in [0, 2], s1 in [0, 7], rt0 in [0, 15], -rt0 + d0 in [0, 0], -s1 + d1 in [0, 0]";
+        let mut map = IndexingMap::parse(text).unwrap();
+        let before = map.clone();
+        assert!(!map.remove_unused_symbols());
+        assert_eq!(map, before);
+        assert_eq!(map.undeclared_variable(), None);
+    }
+
+    /// A symbol whose constraints mention only removed symbols goes, with them.
+    #[test]
+    fn a_symbol_only_in_its_own_constraint_is_removed() {
+        let text = "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1], s1 in [0, 9], \
+                    s1 mod 2 in [0, 0]";
+        let mut map = IndexingMap::parse(text).unwrap();
+        assert!(map.remove_unused_symbols());
+        assert_eq!(map.range_vars().len(), 1);
+        assert!(map.constraints().is_empty());
+        assert_eq!(map.undeclared_variable(), None);
+    }
 }

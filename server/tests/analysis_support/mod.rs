@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use hlo_lsp::algebra::IndexingMap;
+use hlo_lsp::algebra::{DivSpelling, IndexingMap, PrintOptions};
 use hlo_lsp::analysis::{OperandIndexing, OperandMap, RuntimeSource};
 
 /// Every index of a tensor with these extents, row-major.
@@ -149,4 +149,31 @@ pub fn plain_reads(map: &IndexingMap, out: &[i64], extents: &[i64]) -> BTreeSet<
         &[],
         RuntimeRule::Raw,
     )
+}
+
+/// Checks that `map` declares what it uses and reads back equal in every spelling.
+pub fn check_round_trip(map: &IndexingMap, context: &str) -> Result<(), String> {
+    if map.is_undefined() || map.is_known_empty() {
+        return Ok(());
+    }
+    if let Some(v) = map.undeclared_variable() {
+        return Err(format!(
+            "{context}: map uses undeclared {v:?}:\n{}",
+            map.print(&PrintOptions::default())
+        ));
+    }
+    for div in [DivSpelling::FloorDiv, DivSpelling::Slash] {
+        for multiline in [true, false] {
+            let text = map.print(&PrintOptions { div, multiline });
+            let back = IndexingMap::parse(&text)
+                .map_err(|e| format!("{context}: printed map does not parse ({e:?}):\n{text}"))?;
+            if !back.equivalent(map) {
+                return Err(format!(
+                    "{context}: printed map reads back different:\n{text}\nread back as:\n{}",
+                    back.print(&PrintOptions::default())
+                ));
+            }
+        }
+    }
+    Ok(())
 }
