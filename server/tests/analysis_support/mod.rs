@@ -7,7 +7,10 @@
 use std::collections::BTreeSet;
 
 use hlo_lsp::algebra::{DivSpelling, IndexingMap, PrintOptions};
-use hlo_lsp::analysis::{OperandIndexing, OperandMap, RuntimeSource};
+use hlo_lsp::analysis::fusion::grouped_from_every_output;
+use hlo_lsp::analysis::{
+    analyze, Direction, Module, OperandIndexing, OperandMap, Query, RuntimeSource,
+};
 
 /// Every index of a tensor with these extents, row-major.
 pub fn indices(extents: &[i64]) -> Vec<Vec<i64>> {
@@ -176,4 +179,50 @@ pub fn check_round_trip(map: &IndexingMap, context: &str) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// Every map an operand map prints: its own, its runtime variables', its replica id's.
+pub fn printed_maps(m: &OperandMap) -> impl Iterator<Item = &IndexingMap> {
+    std::iter::once(&m.map)
+        .chain(m.runtime_vars.iter().map(|rt| &rt.map))
+        .chain(m.replica_id.iter())
+}
+
+/// Every map the analysis gives for `module`, with a label saying where it came from.
+pub fn every_map(module: &Module, file: &str, out: &mut Vec<(String, OperandMap)>) {
+    for c in 0..module.len() {
+        let comp = module.computation(c);
+        for (i, node) in comp.nodes.iter().enumerate() {
+            let at = format!("{file} {}/{}", comp.name, node.name);
+            for physical_layout in [false, true] {
+                let outputs = node.op.shape.output_count().max(1);
+                let queries = (0..outputs)
+                    .map(|k| (Direction::OutputToInput, k, 0))
+                    .chain((0..node.op.operands.len()).map(|k| (Direction::InputToOutput, 0, k)));
+                for (direction, output_id, operand_id) in queries {
+                    let q = Query {
+                        computation: c,
+                        instruction: i,
+                        direction,
+                        output_id,
+                        operand_id,
+                        physical_layout,
+                    };
+                    for entry in analyze(module, &q).entries {
+                        for m in entry.maps {
+                            out.push((format!("{at} {direction:?} {output_id}/{operand_id}"), m));
+                        }
+                    }
+                }
+            }
+        }
+        for (k, reached) in grouped_from_every_output(module, c).into_iter().enumerate() {
+            for (i, r) in reached.into_iter().enumerate() {
+                for (_, m) in r.maps {
+                    let at = format!("{file} {} output {k} -> {}", comp.name, comp.nodes[i].name);
+                    out.push((at, m));
+                }
+            }
+        }
+    }
 }
