@@ -39,8 +39,7 @@ pub fn split_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, is_mod: bool) -
         if x.terms.is_empty() || (r.terms.is_empty() && r.constant == 0) {
             continue;
         }
-        let r_id = r.to_id(rw.arena);
-        let rr = rw.range(r_id);
+        let rr = rw.range_of_linear(&r);
         if !(rr.lo >= 0 && rr.hi < g) {
             continue;
         }
@@ -71,6 +70,25 @@ pub const RESIDUES: [Residue; 3] = [
     Residue::Closest,
     Residue::ClosestNegativeTies,
 ];
+
+/// `true` when `which` splits the coefficients of `lin` differently from every
+/// variant before it in [`RESIDUES`] (so trying it can give something new).
+pub fn residue_differs(lin: &Linear, c: i64, which: Residue) -> bool {
+    let floor_residue = |k: i64| floor_mod(k, c).unwrap_or(0);
+    match which {
+        Residue::Floor => true,
+        // Differs from the floor residue when some residue is above c/2.
+        Residue::Closest => lin
+            .terms
+            .iter()
+            .any(|&(_, k)| floor_residue(k).saturating_mul(2) > c),
+        // Differs from the closest residue when some residue is exactly c/2.
+        Residue::ClosestNegativeTies => lin
+            .terms
+            .iter()
+            .any(|&(_, k)| floor_residue(k).saturating_mul(2) == c),
+    }
+}
 
 /// Splits each coefficient `k = q*c + r` by the chosen residue. Returns
 /// (quotient part, residue part).
@@ -106,8 +124,7 @@ pub fn residues(
 /// The bucket `floor(x / c)` when it is the same over the whole range of `lin`
 /// (tinygrad's `cancel_divmod`).
 pub fn one_bucket(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<i64> {
-    let id = lin.to_id(rw.arena);
-    let r = rw.range(id);
+    let r = rw.range_of_linear(lin);
     if !r.is_feasible() || r.lo == i64::MIN || r.hi == i64::MAX {
         return None;
     }

@@ -5,7 +5,8 @@
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residues, split_by_gcd, DivRule, RESIDUES,
+    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
+    RESIDUES,
 };
 use super::linear::Linear;
 use super::modulo::mod_pos;
@@ -168,6 +169,9 @@ fn divide_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
 /// are tried).
 fn congruence_div(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
     for which in RESIDUES {
+        if !residue_differs(lin, c, which) {
+            continue;
+        }
         let (mut quot, rem) = residues(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
             quot.constant = quot.constant.checked_add(k)?;
