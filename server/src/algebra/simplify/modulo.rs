@@ -47,7 +47,9 @@ pub fn mod_pos(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
         return rw.bin_const(BinOp::Mod, a, c);
     }
     let out = mod_pos_uncached(rw, a, c);
-    if !rw.out_of_fuel() {
+    // Results computed while a nesting attempt is open may lack that rule: not
+    // kept, so every kept result is the same whatever order it was asked in.
+    if !rw.out_of_fuel() && rw.nesting.is_empty() {
         rw.caches.modulo.insert((a, c), out);
     }
     out

@@ -135,6 +135,8 @@ pub struct Rewriter<'w> {
     constraints: &'w [(Id, Interval)],
     pub(super) caches: &'w mut Caches,
     fuel: &'w mut Fuel,
+    /// Divisions `floordiv::nest_by_factor` is working on (numerator, divisor).
+    pub(super) nesting: SmallVec<[(Id, i64); 2]>,
 }
 
 impl<'w> Rewriter<'w> {
@@ -153,6 +155,7 @@ impl<'w> Rewriter<'w> {
             constraints,
             caches,
             fuel,
+            nesting: SmallVec::new(),
         }
     }
 
