@@ -193,6 +193,12 @@ pub struct FusionMaps {
     pub maps: Vec<(usize, IndexingMap)>,
     /// Instructions whose indexing is unknown, and why.
     pub unknown: Vec<(usize, String)>,
+    /// For each entry of `maps` that reaches a fusion parameter: its shape with
+    /// layout (the tile it reads is laid out in it).
+    pub parameter_shapes: Vec<Option<analysis::ArrayShape>>,
+    /// Bits per element of every instruction, when the caller knows them: then
+    /// tilings are also ranked by how many parameter reads are not coalesced.
+    pub element_bits: Option<Vec<Option<i64>>>,
 }
 
 impl FusionMaps {
@@ -211,13 +217,61 @@ impl FusionMaps {
             }
             maps.extend(r.maps.iter().map(|(_, m)| (i, m.map.clone())));
         }
+        let parameter_shapes = maps
+            .iter()
+            .map(|(i, _)| {
+                let node = &c.nodes[*i];
+                node.parameter_number?;
+                node.op.shape.as_array().cloned()
+            })
+            .collect();
         Some(FusionMaps {
             computation: comp,
             output,
             extents,
             maps,
             unknown,
+            parameter_shapes,
+            element_bits: None,
         })
+    }
+
+    /// The same maps, knowing the element widths (by instruction index).
+    pub fn with_element_bits(mut self, bits: Vec<Option<i64>>) -> FusionMaps {
+        self.element_bits = Some(bits);
+        self
+    }
+
+    /// How many parameter reads a tile of `sizes` makes that are not coalesced
+    /// (XLA's tiled rule, [`crate::coalescing::tiled`]); 0 without element widths.
+    pub fn uncoalesced_reads(&self, sizes: &[i64], options: TilingOptions) -> usize {
+        let Some(bits) = &self.element_bits else {
+            return 0;
+        };
+        let blocks = self.blocks(sizes, options);
+        let transaction = crate::coalescing::Device::default().dram_to_l2_transaction_bytes;
+        let mut count = 0;
+        for ((i, map), shape) in self.maps.iter().zip(&self.parameter_shapes) {
+            let (Some(shape), Some(Some(b))) = (shape, bits.get(*i)) else {
+                continue;
+            };
+            if shape.rank() == 0 || map.is_known_empty() {
+                continue;
+            }
+            let Ok(tile) = tile_of_map(map, &blocks, &mut vec![]) else {
+                continue;
+            };
+            if tile.len() != shape.rank() {
+                continue;
+            }
+            let sizes: Vec<i64> = tile.iter().map(|t| t.size).collect();
+            let strides: Vec<i64> = tile.iter().map(|t| t.stride).collect();
+            let elements = crate::coalescing::tiled::contiguous_elements(shape, &sizes, &strides);
+            let (coalesced, _) =
+                crate::coalescing::tiled::judge_bytes(elements.saturating_mul(*b) / 8, transaction);
+            count += usize::from(!coalesced);
+        }
+        count
     }
 
     /// The blocks of `sizes` (see [`TilingOptions`]).

@@ -226,7 +226,15 @@ pub fn analyze_fusion(
         errors: vec![],
     };
     for output in 0..outputs {
-        let Some(maps) = FusionMaps::new(view, fused, output) else {
+        let bits: Vec<Option<i64>> = module
+            .computation(model::ComputationId(fused as u32))
+            .model()
+            .instructions
+            .iter()
+            .map(|i| crate::coalescing::subject::element_bits(&i.shape))
+            .collect();
+        let Some(maps) = FusionMaps::new(view, fused, output).map(|m| m.with_element_bits(bits))
+        else {
             report.errors.push(format!(
                 "output {output} of {} is not an array",
                 report.fused_name
