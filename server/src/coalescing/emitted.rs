@@ -126,6 +126,7 @@ fn base(op: &Operand) -> OperandVerdict {
         name: op.name.clone(),
         parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
         shape: op.shape_text(),
+        tensor: op.analysis_shape(),
         coalesced: true,
         bandwidth_utilization: None,
         reason: String::new(),

@@ -203,6 +203,7 @@ pub fn fallback(subject: &Subject<'_>, why: &str) -> Report {
                 name: op.name.clone(),
                 parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
                 shape: op.shape_text(),
+                tensor: op.analysis_shape(),
                 coalesced,
                 bandwidth_utilization: None,
                 reason: reason.clone(),

@@ -81,6 +81,8 @@ pub struct OperandVerdict {
     pub parameter: Option<String>,
     /// `f32[100,200]{0,1}`.
     pub shape: String,
+    /// Its extents and layout (for pictures), when it is an array.
+    pub tensor: Option<crate::analysis::ArrayShape>,
     pub coalesced: bool,
     /// Bytes used over bytes transferred; `None` when not measured (not read,
     /// scalar, unknown maps, the heuristic).

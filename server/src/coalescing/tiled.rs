@@ -196,6 +196,7 @@ fn verdict(op: &Operand, reads: Vec<TileRead>, unknown: Option<String>) -> Opera
         name: op.name.clone(),
         parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
         shape: op.shape_text(),
+        tensor: op.analysis_shape(),
         coalesced: true,
         bandwidth_utilization: None,
         reason: String::new(),
