@@ -11,6 +11,7 @@ pub mod algebra;
 pub mod analysis;
 pub mod checks;
 pub mod cli;
+pub mod coalescing;
 pub mod hover;
 pub mod language;
 pub mod lsp;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod check;
+pub mod coalescing;
 pub mod maps;
 pub mod mlir;
 pub mod parse;
@@ -41,6 +42,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Tiling analysis of tiled fusions: holes, predicates, valid tile sizes.
     Tiles(tiles::Args),
+    /// Whether each operand read of a fusion is coalesced (XLA's GPU coalescing analysis).
+    Coalescing(coalescing::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve(serve::Args),
 }
@@ -55,6 +58,7 @@ pub fn run() -> ExitCode {
         Some(Command::Check(args)) => check::run_check(args),
         Some(Command::Mlir(args)) => mlir::run(args),
         Some(Command::Tiles(args)) => tiles::run(args),
+        Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
     }
