@@ -118,9 +118,10 @@ impl Interval {
     }
 
     /// Floor division. A divisor interval containing 0 gives FULL (the zero point
-    /// itself is undefined, the rest is unbounded in general).
+    /// itself is undefined, the rest is unbounded in general); so does an empty
+    /// divisor (nothing sensible is known about an infeasible domain).
     pub fn floor_div(&self, other: &Interval) -> Interval {
-        if other.contains(0) || self.is_full_side() {
+        if other.contains(0) || !other.is_feasible() || self.is_full_side() {
             return Interval::FULL;
         }
         let corners = [
@@ -142,7 +143,7 @@ impl Interval {
 
     /// Floor modulo: the result has the sign of the divisor.
     pub fn modulo(&self, other: &Interval) -> Interval {
-        if other.contains(0) || self.is_full_side() {
+        if other.contains(0) || !other.is_feasible() || self.is_full_side() {
             return Interval::FULL;
         }
         if other.is_point() {

@@ -394,7 +394,7 @@ impl IndexingMap {
         if self.state != MapState::Defined {
             return false;
         }
-        super::simplify::constraints::merge_mod_constraints(self);
+        super::simplify::merge_mod_constraints(self);
         if self.state != MapState::Defined {
             return false;
         }

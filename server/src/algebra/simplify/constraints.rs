@@ -1,58 +1,68 @@
-//! Constraint simplification: simplify each constraint's expression, move
-//! constant offsets, factors and floor divisions into the interval, drop
-//! constraints the variable bounds already imply, turn constraints on a bare
-//! variable into bounds, drop the part of a sum that cannot cross an aligned
-//! bound, merge `x mod a = r` with `x mod b = r'` into one modulus (and round the
-//! variable's bounds to it), and detect infeasible domains (KNOWN EMPTY).
+//! Constraint simplification (XLA's `SimplifyConstraintExprs`,
+//! `SimplifyConstraintRanges` and `MergeModConstraints`): simplify each
+//! constraint's expression, move constant offsets, factors and floor divisions
+//! into the interval, drop constraints the variable bounds already imply, turn
+//! constraints on a bare variable into bounds, drop the part of a sum that cannot
+//! cross an aligned bound, merge `x mod a = r` with `x mod b = r'` into one
+//! modulus (and round the variable's bounds to it), and detect infeasible
+//! domains (KNOWN EMPTY).
 
-use super::linear::{gcd, Linear};
-use super::xla_rules::simplify_to_fixpoint;
-use super::Context;
-use crate::algebra::expr::Expr;
+use super::arena::{Arena, Id, Node};
+use super::linear::{gcd, gcd_i64, Linear};
+use super::rewriter::{Caches, Fuel, Rewriter};
+use super::working_map::WorkingMap;
+use crate::algebra::expr::BinOp;
 use crate::algebra::interval::{ceil_div, floor_div, floor_mod, Interval};
-use crate::algebra::map::{IndexingMap, MapState};
 use crate::algebra::variable::Var;
 
 /// Bound on rewrites of one constraint.
 const MAX_CONSTRAINT_STEPS: usize = 16;
 
-/// Simplifies the constraints of `map` in place (may make it KNOWN EMPTY).
-pub fn simplify_constraints(map: &mut IndexingMap) {
-    if map.state != MapState::Defined || map.constraints.is_empty() {
+/// Simplifies the constraints of `map` in place (may make it known empty).
+pub fn simplify_constraints(
+    map: &mut WorkingMap,
+    arena: &mut Arena,
+    caches: &mut Caches,
+    fuel: &mut Fuel,
+) {
+    if map.known_empty || map.constraints.is_empty() {
         return;
     }
     let old = std::mem::take(&mut map.constraints);
     let mut rewritten = Vec::with_capacity(old.len());
     {
-        let bounds = |v: Var| map.var_bounds(v);
         // Constraints are simplified against variable bounds only: using the
         // constraint itself would prove it redundant.
-        let ctx = Context {
-            bounds: &bounds,
-            constraints: &[],
-        };
+        caches.clear();
+        let mut rw = Rewriter::new(arena, &map.bounds, &[], caches, fuel);
         for (e, r) in old {
-            rewritten.push(normalize_constraint(
-                simplify_to_fixpoint(&e, &ctx),
-                r,
-                &ctx,
-            ));
+            let e = rw.fixpoint(e);
+            rewritten.push(normalize_constraint(&mut rw, e, r));
         }
     }
     for (e, r) in rewritten {
-        map.add_constraint(e, r);
+        map.add_constraint(arena, e, r);
     }
-    merge_mod_constraints(map);
-    drop_implied(map);
+    merge_mod_constraints(map, arena);
+    if map.known_empty {
+        return;
+    }
+    caches.clear();
+    let mut rw = Rewriter::new(arena, &map.bounds, &[], caches, fuel);
+    let (constraints, infeasible) = drop_implied(&mut rw, std::mem::take(&mut map.constraints));
+    map.constraints = constraints;
+    map.known_empty |= infeasible;
+    caches.clear();
 }
 
-/// Moves arithmetic from the expression into the interval until nothing applies.
-fn normalize_constraint(mut e: Expr, mut r: Interval, ctx: &Context<'_>) -> (Expr, Interval) {
+/// Moves arithmetic from the expression into the interval until nothing applies
+/// (XLA's `SimplifyConstraintRange`).
+fn normalize_constraint(rw: &mut Rewriter<'_>, mut e: Id, mut r: Interval) -> (Id, Interval) {
     for _ in 0..MAX_CONSTRAINT_STEPS {
         if !r.is_feasible() {
             break;
         }
-        match step(&e, r, ctx) {
+        match constraint_step(rw, e, r) {
             Some((e2, r2)) => {
                 e = e2;
                 r = r2;
@@ -63,67 +73,98 @@ fn normalize_constraint(mut e: Expr, mut r: Interval, ctx: &Context<'_>) -> (Exp
     (e, r)
 }
 
-fn step(e: &Expr, r: Interval, ctx: &Context<'_>) -> Option<(Expr, Interval)> {
-    if let Expr::FloorDiv(x, k) = e {
-        let k = k.as_const().filter(|k| *k != 0)?;
-        // floor(x / k) in [lo, hi]
-        return Some((
-            (**x).clone(),
-            if k > 0 {
-                Interval::new(
-                    r.lo.checked_mul(k)?,
-                    r.hi.checked_mul(k)?.checked_add(k - 1)?,
-                )
-            } else {
-                Interval::new(
-                    r.hi.checked_add(1)?.checked_mul(k)?.checked_add(1)?,
-                    r.lo.checked_mul(k)?,
-                )
-            },
-        ));
+/// One rewrite of `e in r` (XLA's `SimplifyConstraintRangeOnce`).
+fn constraint_step(rw: &mut Rewriter<'_>, e: Id, r: Interval) -> Option<(Id, Interval)> {
+    if let Some((x, k)) = rw.arena.with_const_rhs(e, BinOp::FloorDiv) {
+        return floordiv_into_interval(x, k, r);
     }
-    let lin = Linear::of(e)?;
+    let lin = Linear::of(rw.arena, e)?;
     if lin.terms.is_empty() {
         return None;
     }
     if lin.constant != 0 {
-        let mut rest = lin.clone();
-        rest.constant = 0;
-        return Some((
-            rest.to_expr(),
-            Interval::new(
-                r.lo.checked_sub(lin.constant)?,
-                r.hi.checked_sub(lin.constant)?,
-            ),
-        ));
+        return constant_into_interval(rw, &lin, r);
     }
-    let g = lin.terms.iter().fold(0u64, |g, (_, k)| gcd(g as i64, *k)) as i64;
-    let sign = if lin.terms[0].1 < 0 { -1 } else { 1 };
-    let g = g * sign;
-    if g != 1 {
-        // g*X in [lo, hi]
-        let reduced = lin.scaled(1).map(|mut l| {
-            for t in &mut l.terms {
-                t.1 /= g;
-            }
-            l
-        })?;
+    if let Some(step) = factor_into_interval(rw, &lin, r) {
+        return step;
+    }
+    independent_part(rw, &lin, r)
+}
+
+/// `x floordiv k in [lo, hi]` is `x in [lo*k, hi*k + k - 1]` (for `k > 0`).
+fn floordiv_into_interval(x: Id, k: i64, r: Interval) -> Option<(Id, Interval)> {
+    if k == 0 {
+        return None;
+    }
+    Some((
+        x,
+        if k > 0 {
+            Interval::new(
+                r.lo.checked_mul(k)?,
+                r.hi.checked_mul(k)?.checked_add(k - 1)?,
+            )
+        } else {
+            Interval::new(
+                r.hi.checked_add(1)?.checked_mul(k)?.checked_add(1)?,
+                r.lo.checked_mul(k)?,
+            )
+        },
+    ))
+}
+
+/// `X + c in [lo, hi]` is `X in [lo - c, hi - c]` (XLA's `SimplifyAddConstraint`).
+fn constant_into_interval(
+    rw: &mut Rewriter<'_>,
+    lin: &Linear,
+    r: Interval,
+) -> Option<(Id, Interval)> {
+    let mut rest = lin.clone();
+    rest.constant = 0;
+    Some((
+        rest.to_id(rw.arena),
+        Interval::new(
+            r.lo.checked_sub(lin.constant)?,
+            r.hi.checked_sub(lin.constant)?,
+        ),
+    ))
+}
+
+/// `g*X in [lo, hi]` is `X in [ceil(lo/g), floor(hi/g)]`, with `g` the signed gcd
+/// of the coefficients. `Some(None)` when the step overflows; `None` when `g` is 1.
+fn factor_into_interval(
+    rw: &mut Rewriter<'_>,
+    lin: &Linear,
+    r: Interval,
+) -> Option<Option<(Id, Interval)>> {
+    let g = lin.terms.iter().try_fold(0i64, |g, &(_, k)| gcd_i64(g, k));
+    let Some(g) = g else {
+        return Some(None);
+    };
+    let g = if lin.terms[0].1 < 0 { -g } else { g };
+    if g == 1 {
+        return None;
+    }
+    Some((|| {
+        let mut reduced = lin.clone();
+        for t in &mut reduced.terms {
+            t.1 /= g;
+        }
         let iv = if g > 0 {
             Interval::new(ceil_div(r.lo, g)?, floor_div(r.hi, g)?)
         } else {
             Interval::new(ceil_div(r.hi, g)?, floor_div(r.lo, g)?)
         };
-        return Some((reduced.to_expr(), iv));
-    }
-    independent_part(&lin, r, ctx)
+        Some((reduced.to_id(rw.arena), iv))
+    })())
 }
 
-/// `g*X + R in [a*g, b*g + g - 1]` with `0 <= R < g` is `X in [a, b]`.
-fn independent_part(lin: &Linear, r: Interval, ctx: &Context<'_>) -> Option<(Expr, Interval)> {
+/// `g*X + R in [a*g, b*g + g - 1]` with `0 <= R < g` is `X in [a, b]` (XLA's
+/// `SimplifyAddConstraint`: "the value of b is irrelevant to this constraint").
+fn independent_part(rw: &mut Rewriter<'_>, lin: &Linear, r: Interval) -> Option<(Id, Interval)> {
     let mut candidates: Vec<i64> = lin
         .terms
         .iter()
-        .map(|(_, k)| k.unsigned_abs() as i64)
+        .filter_map(|&(_, k)| k.checked_abs())
         .filter(|g| *g > 1)
         .collect();
     candidates.sort_unstable_by(|a, b| b.cmp(a));
@@ -131,62 +172,62 @@ fn independent_part(lin: &Linear, r: Interval, ctx: &Context<'_>) -> Option<(Exp
     for g in candidates {
         let mut x = Linear::constant(0);
         let mut rest = Linear::constant(0);
-        for (atom, k) in &lin.terms {
+        for &(atom, k) in &lin.terms {
             if k % g == 0 {
-                x.terms.push((atom.clone(), k / g));
+                x.terms.push((atom, k / g));
             } else {
-                rest.terms.push((atom.clone(), *k));
+                rest.terms.push((atom, k));
             }
         }
         if x.terms.is_empty() || rest.terms.is_empty() {
             continue;
         }
-        let rr = ctx.range(&rest.to_expr());
+        let rest_id = rest.to_id(rw.arena);
+        let rr = rw.range(rest_id);
         if rr.lo < 0 || rr.hi >= g || floor_mod(r.lo, g)? != 0 || floor_mod(r.hi, g)? != g - 1 {
             continue;
         }
-        return Some((x.to_expr(), Interval::new(r.lo / g, floor_div(r.hi, g)?)));
+        return Some((
+            x.to_id(rw.arena),
+            Interval::new(r.lo / g, floor_div(r.hi, g)?),
+        ));
     }
     None
 }
 
-/// Drops constraints implied by the variable bounds; an impossible one empties
-/// the map.
-fn drop_implied(map: &mut IndexingMap) {
+/// Drops constraints implied by the variable bounds; returns the rest and
+/// whether one is impossible.
+fn drop_implied(
+    rw: &mut Rewriter<'_>,
+    constraints: Vec<(Id, Interval)>,
+) -> (Vec<(Id, Interval)>, bool) {
     let mut infeasible = false;
-    let mut kept = Vec::with_capacity(map.constraints.len());
-    for (e, r) in &map.constraints {
-        let range = e.interval(&|v| map.var_bounds(v));
+    let mut kept = Vec::with_capacity(constraints.len());
+    for (e, r) in constraints {
+        let range = rw.range(e);
         if r.contains_interval(&range) {
             continue;
         }
-        if !range.intersect(r).is_feasible() {
+        if !range.intersect(&r).is_feasible() {
             infeasible = true;
         }
-        kept.push((e.clone(), *r));
+        kept.push((e, r));
     }
-    map.constraints = kept;
-    if infeasible {
-        map.reset_to_known_empty();
-    }
+    (kept, infeasible)
 }
 
 /// Merges `x mod a in [r, r]` and `x mod b in [r', r']` on the same variable into
 /// one constraint modulo `lcm(a, b)` (Chinese remainder), and rounds the
-/// variable's bounds to the nearest values with that residue.
-pub fn merge_mod_constraints(map: &mut IndexingMap) {
+/// variable's bounds to the nearest values with that residue (XLA's
+/// `MergeModConstraints`).
+pub fn merge_mod_constraints(map: &mut WorkingMap, arena: &mut Arena) {
+    if map.known_empty {
+        return;
+    }
     let mut merged: Vec<(Var, i64, i64)> = Vec::new();
     let mut others = Vec::new();
-    let old = std::mem::take(&mut map.constraints);
-    for (e, r) in old {
-        let modular = match &e {
-            Expr::Mod(x, c) if r.is_point() => match (x.as_var(), c.as_const()) {
-                (Some(v), Some(c)) if c > 0 && (0..c).contains(&r.lo) => Some((v, c, r.lo)),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some((v, c, rem)) = modular else {
+    for (e, r) in std::mem::take(&mut map.constraints) {
+        let Some((v, c, rem)) = var_mod_point(arena, e, r) else {
             others.push((e, r));
             continue;
         };
@@ -197,7 +238,7 @@ pub fn merge_mod_constraints(map: &mut IndexingMap) {
                     entry.2 = x;
                 }
                 Some(None) => {
-                    map.reset_to_known_empty();
+                    map.known_empty = true;
                     return;
                 }
                 None => others.push((e, r)),
@@ -208,28 +249,42 @@ pub fn merge_mod_constraints(map: &mut IndexingMap) {
     }
     map.constraints = others;
     for (v, c, rem) in merged {
-        let b = map.var_bounds(v);
+        let b = map.bounds.get(v);
         let lo =
             b.lo.checked_add(floor_mod(rem.checked_sub(b.lo).unwrap_or(0), c).unwrap_or(0));
         let hi =
             b.hi.checked_sub(floor_mod(b.hi.checked_sub(rem).unwrap_or(0), c).unwrap_or(0));
         if let (Some(lo), Some(hi)) = (lo, hi) {
-            map.add_constraint(Expr::Var(v), Interval::new(lo, hi));
+            let var = arena.var(v);
+            map.add_constraint(arena, var, Interval::new(lo, hi));
         }
-        if map.state != MapState::Defined {
+        if map.known_empty {
             return;
         }
-        if c > 1 && !map.var_bounds(v).is_point() {
-            map.constraints
-                .push((Expr::Var(v).modulo(c), Interval::point(rem)));
+        if c > 1 && !map.bounds.get(v).is_point() {
+            let var = arena.var(v);
+            let m = arena.bin_const(BinOp::Mod, var, c);
+            map.constraints.push((m, Interval::point(rem)));
         }
     }
+}
+
+/// `(x, c, r)` for a constraint `x mod c in [r, r]` on a variable, `0 <= r < c`.
+fn var_mod_point(arena: &Arena, e: Id, r: Interval) -> Option<(Var, i64, i64)> {
+    if !r.is_point() {
+        return None;
+    }
+    let (x, c) = arena.with_const_rhs(e, BinOp::Mod)?;
+    let Node::Var(v) = arena.node(x) else {
+        return None;
+    };
+    (c > 0 && (0..c).contains(&r.lo)).then_some((v, c, r.lo))
 }
 
 /// Combines `x ≡ r1 (mod m1)` and `x ≡ r2 (mod m2)`: `Some(Some((lcm, r)))`,
 /// `Some(None)` when inconsistent, `None` on overflow.
 fn crt(m1: i64, r1: i64, m2: i64, r2: i64) -> Option<Option<(i64, i64)>> {
-    let g = gcd(m1, m2) as i64;
+    let g = i64::try_from(gcd(m1, m2)).ok()?;
     if (r2 - r1) % g != 0 {
         return Some(None);
     }

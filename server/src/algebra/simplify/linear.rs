@@ -1,60 +1,77 @@
 //! Linear forms `c1*a1 + ... + cn*an + c0` over "atoms" (variables, divisions,
 //! modulos, min/max, non-constant products): the normal form the sum rules work
-//! on, and the canonical term order results are printed in.
+//! on, and the canonical term order results are printed in (XLA's: products, then
+//! modulos, then divisions, then bare variables, then the constant).
 
 use std::cmp::Ordering;
 
-use crate::algebra::expr::Expr;
+use smallvec::SmallVec;
 
-/// `Σ coeff * atom + constant`, like terms merged, no zero coefficients.
+use super::arena::{Arena, Id, Node};
+use crate::algebra::expr::BinOp;
+
+/// The terms of a linear form; most sums have a handful.
+pub type Terms = SmallVec<[(Id, i64); 6]>;
+
+/// `Σ coeff * atom + constant`. Normalized forms (what every constructor here
+/// returns) have their terms sorted by [`atom_cmp`], like terms merged and no zero
+/// coefficients.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Linear {
-    pub terms: Vec<(Expr, i64)>,
+    pub terms: Terms,
     pub constant: i64,
 }
 
 impl Linear {
     pub fn constant(c: i64) -> Linear {
         Linear {
-            terms: Vec::new(),
+            terms: Terms::new(),
             constant: c,
         }
     }
 
-    /// Flattens sums and constant products. `None` when a coefficient would
+    /// Flattens sums and products by constants. `None` when a coefficient would
     /// overflow (the caller then leaves the expression alone).
-    pub fn of(e: &Expr) -> Option<Linear> {
+    pub fn of(arena: &Arena, e: Id) -> Option<Linear> {
         let mut lin = Linear::constant(0);
-        lin.add_scaled(e, 1)?;
-        lin.normalize()?;
+        let mut stack: SmallVec<[(Id, i64); 8]> = SmallVec::new();
+        stack.push((e, 1));
+        while let Some((e, k)) = stack.pop() {
+            match arena.node(e) {
+                Node::Const(c) => lin.constant = lin.constant.checked_add(c.checked_mul(k)?)?,
+                Node::Bin(BinOp::Add, a, b) => {
+                    stack.push((b, k));
+                    stack.push((a, k));
+                }
+                Node::Bin(BinOp::Mul, a, b) if arena.as_const(b).is_some() => {
+                    stack.push((a, k.checked_mul(arena.as_const(b)?)?))
+                }
+                Node::Bin(BinOp::Mul, a, b) if arena.as_const(a).is_some() => {
+                    stack.push((b, k.checked_mul(arena.as_const(a)?)?))
+                }
+                _ => lin.terms.push((e, k)),
+            }
+        }
+        lin.normalize(arena)?;
         Some(lin)
     }
 
-    fn add_scaled(&mut self, e: &Expr, k: i64) -> Option<()> {
-        match e {
-            Expr::Const(c) => self.constant = self.constant.checked_add(c.checked_mul(k)?)?,
-            Expr::Add(a, b) => {
-                self.add_scaled(a, k)?;
-                self.add_scaled(b, k)?;
+    /// Sorts by atom, merges like terms and drops zero coefficients. `None` when a
+    /// merged coefficient overflows.
+    pub fn normalize(&mut self, arena: &Arena) -> Option<()> {
+        let sorted = self
+            .terms
+            .windows(2)
+            .all(|w| atom_cmp(arena, w[0].0, w[1].0) == Ordering::Less);
+        if sorted {
+            if self.terms.iter().any(|(_, k)| *k == 0) {
+                self.terms.retain(|(_, k)| *k != 0);
             }
-            Expr::Mul(a, b) if b.as_const().is_some() => {
-                self.add_scaled(a, k.checked_mul(b.as_const()?)?)?
-            }
-            Expr::Mul(a, b) if a.as_const().is_some() => {
-                self.add_scaled(b, k.checked_mul(a.as_const()?)?)?
-            }
-            atom => self.terms.push((atom.clone(), k)),
+            return Some(());
         }
-        Some(())
-    }
-
-    /// Sorts by atom and merges like terms.
-    pub fn normalize(&mut self) -> Option<()> {
-        if self.terms.len() > 1 {
-            self.terms.sort_by(|a, b| atom_cmp(&a.0, &b.0));
-        }
-        let mut merged: Vec<(Expr, i64)> = Vec::with_capacity(self.terms.len());
-        for (atom, k) in self.terms.drain(..) {
+        self.terms.sort_by(|a, b| atom_cmp(arena, a.0, b.0));
+        let mut merged = Terms::with_capacity(self.terms.len());
+        for &(atom, k) in &self.terms {
             match merged.last_mut() {
                 Some((last, lk)) if *last == atom => *lk = lk.checked_add(k)?,
                 _ => merged.push((atom, k)),
@@ -66,105 +83,117 @@ impl Linear {
     }
 
     /// `self + k * other`.
-    pub fn add_linear(&mut self, other: &Linear, k: i64) -> Option<()> {
-        for (atom, c) in &other.terms {
-            self.terms.push((atom.clone(), c.checked_mul(k)?));
+    pub fn add_linear(&mut self, arena: &Arena, other: &Linear, k: i64) -> Option<()> {
+        for &(atom, c) in &other.terms {
+            self.terms.push((atom, c.checked_mul(k)?));
         }
         self.constant = self.constant.checked_add(other.constant.checked_mul(k)?)?;
-        self.normalize()
+        self.normalize(arena)
     }
 
+    /// `k * self`.
     pub fn scaled(&self, k: i64) -> Option<Linear> {
-        let mut out = Linear::constant(0);
-        out.add_linear(self, k)?;
+        if k == 0 {
+            return Some(Linear::constant(0));
+        }
+        let mut out = Linear::constant(self.constant.checked_mul(k)?);
+        for &(atom, c) in &self.terms {
+            out.terms.push((atom, c.checked_mul(k)?));
+        }
         Some(out)
     }
 
     /// Coefficient of `atom` (0 when absent).
-    pub fn coefficient(&self, atom: &Expr) -> i64 {
+    pub fn coefficient(&self, atom: Id) -> i64 {
         self.terms
             .iter()
-            .find(|(a, _)| a == atom)
+            .find(|(a, _)| *a == atom)
             .map_or(0, |(_, k)| *k)
     }
 
-    /// Builds the expression in XLA's canonical order: products, then modulos,
-    /// then divisions, then bare variables, then the constant.
-    pub fn to_expr(&self) -> Expr {
-        let mut order: Vec<&(Expr, i64)> = self.terms.iter().collect();
-        order.sort_by(|a, b| {
-            term_category(a)
-                .cmp(&term_category(b))
-                .then_with(|| atom_cmp(&a.0, &b.0))
-        });
-        let mut out: Option<Expr> = None;
-        for (atom, k) in order {
-            let term = if *k == 1 {
-                atom.clone()
-            } else {
-                Expr::Mul(Box::new(atom.clone()), Box::new(Expr::Const(*k)))
-            };
-            out = Some(match out {
-                None => term,
-                Some(acc) => Expr::Add(Box::new(acc), Box::new(term)),
-            });
-        }
-        match out {
-            None => Expr::Const(self.constant),
-            Some(acc) if self.constant == 0 => acc,
-            Some(acc) => Expr::Add(Box::new(acc), Box::new(Expr::Const(self.constant))),
-        }
+    /// A copy without the term at `i`.
+    pub fn without(&self, i: usize) -> Linear {
+        let mut out = self.clone();
+        out.terms.remove(i);
+        out
     }
 
     pub fn is_constant(&self) -> bool {
         self.terms.is_empty()
     }
+
+    /// Builds the expression in XLA's canonical order: products, then modulos,
+    /// then divisions, then bare variables, then the constant.
+    pub fn to_id(&self, arena: &mut Arena) -> Id {
+        let mut order: SmallVec<[(Id, i64); 6]> = self.terms.clone();
+        order.sort_by(|a, b| {
+            term_category(arena, *a)
+                .cmp(&term_category(arena, *b))
+                .then_with(|| atom_cmp(arena, a.0, b.0))
+        });
+        let mut out: Option<Id> = None;
+        for (atom, k) in order {
+            let term = if k == 1 {
+                atom
+            } else {
+                arena.bin_const(BinOp::Mul, atom, k)
+            };
+            out = Some(match out {
+                None => term,
+                Some(acc) => arena.bin(BinOp::Add, acc, term),
+            });
+        }
+        match out {
+            None => arena.constant(self.constant),
+            Some(acc) if self.constant == 0 => acc,
+            Some(acc) => arena.bin_const(BinOp::Add, acc, self.constant),
+        }
+    }
 }
 
-fn term_category((atom, k): &(Expr, i64)) -> u8 {
-    if *k != 1 {
+fn term_category(arena: &Arena, (atom, k): (Id, i64)) -> u8 {
+    if k != 1 {
         return 0;
     }
-    match atom {
-        Expr::Mul(..) => 0,
-        Expr::Mod(..) => 1,
-        Expr::FloorDiv(..) | Expr::CeilDiv(..) => 2,
-        Expr::Min(..) | Expr::Max(..) => 3,
+    match arena.node(atom) {
+        Node::Bin(BinOp::Mul, ..) => 0,
+        Node::Bin(BinOp::Mod, ..) => 1,
+        Node::Bin(BinOp::FloorDiv | BinOp::CeilDiv, ..) => 2,
+        Node::Bin(BinOp::Min | BinOp::Max, ..) => 3,
         _ => 4,
     }
 }
 
-fn kind_rank(e: &Expr) -> u8 {
-    match e {
-        Expr::Mul(..) => 0,
-        Expr::Mod(..) => 1,
-        Expr::FloorDiv(..) => 2,
-        Expr::CeilDiv(..) => 3,
-        Expr::Min(..) => 4,
-        Expr::Max(..) => 5,
-        Expr::Add(..) => 6,
-        Expr::Var(..) => 7,
-        Expr::Const(..) => 8,
+fn kind_rank(node: Node) -> u8 {
+    match node {
+        Node::Bin(op, ..) => match op {
+            BinOp::Mul => 0,
+            BinOp::Mod => 1,
+            BinOp::FloorDiv => 2,
+            BinOp::CeilDiv => 3,
+            BinOp::Min => 4,
+            BinOp::Max => 5,
+            BinOp::Add => 6,
+        },
+        Node::Var(_) => 7,
+        Node::Const(_) => 8,
     }
 }
 
-/// A total order on expressions used to sort terms deterministically.
-pub fn atom_cmp(a: &Expr, b: &Expr) -> Ordering {
-    match (a, b) {
-        (Expr::Var(x), Expr::Var(y)) => x.cmp(y),
-        (Expr::Const(x), Expr::Const(y)) => x.cmp(y),
-        _ => {
-            let by_kind = kind_rank(a).cmp(&kind_rank(b));
-            if by_kind != Ordering::Equal {
-                return by_kind;
-            }
-            match (a.as_binary(), b.as_binary()) {
-                (Some((_, a1, a2)), Some((_, b1, b2))) => {
-                    atom_cmp(a1, b1).then_with(|| atom_cmp(a2, b2))
-                }
-                _ => Ordering::Equal,
-            }
+/// A total order on expressions (structural, so it does not depend on the order
+/// nodes were created in): the order terms are sorted and printed in.
+pub fn atom_cmp(arena: &Arena, a: Id, b: Id) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (na, nb) = (arena.node(a), arena.node(b));
+    match (na, nb) {
+        (Node::Var(x), Node::Var(y)) => x.cmp(&y),
+        (Node::Const(x), Node::Const(y)) => x.cmp(&y),
+        (Node::Bin(oa, a1, a2), Node::Bin(ob, b1, b2)) if oa == ob => {
+            atom_cmp(arena, a1, b1).then_with(|| atom_cmp(arena, a2, b2))
         }
+        _ => kind_rank(na).cmp(&kind_rank(nb)),
     }
 }
 
@@ -176,4 +205,9 @@ pub fn gcd(a: i64, b: i64) -> u64 {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// [`gcd`] as an `i64`, `None` for `2^63` (only `gcd(i64::MIN, 0)` and alike).
+pub fn gcd_i64(a: i64, b: i64) -> Option<i64> {
+    i64::try_from(gcd(a, b)).ok()
 }

@@ -1,0 +1,331 @@
+//! The expression rewriter: what the rules may know (variable bounds, the
+//! constraints), the caches that make repeated questions cheap (ranges and
+//! simplified forms per node, results of the division and modulo rules), the work
+//! budget, and the bottom-up driver (XLA's `SimplifyOnce` / `Simplify`).
+//!
+//! The rules themselves live in `sum`, `floordiv`, `modulo`, `divisor_expr` and
+//! `min_max`; each is one function named after what it does.
+
+use rustc_hash::FxHashMap;
+
+use super::arena::{Arena, Cost, Id, Node};
+use super::{floordiv, min_max, modulo, sum};
+use crate::algebra::expr::BinOp;
+use crate::algebra::interval::Interval;
+use crate::algebra::variable::{Var, VarKind};
+
+/// Bound on bottom-up passes over one expression.
+const MAX_EXPR_ROUNDS: usize = 12;
+
+/// Declared bounds of every variable, by kind and position.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bounds {
+    pub dims: Vec<Interval>,
+    pub ranges: Vec<Interval>,
+    pub runtimes: Vec<Interval>,
+}
+
+impl Bounds {
+    /// The bounds of `v` (FULL for a variable the map does not have).
+    pub fn get(&self, v: Var) -> Interval {
+        self.of_kind(v.kind)
+            .get(v.index)
+            .copied()
+            .unwrap_or(Interval::FULL)
+    }
+
+    pub fn of_kind(&self, kind: VarKind) -> &Vec<Interval> {
+        match kind {
+            VarKind::Dim => &self.dims,
+            VarKind::Range => &self.ranges,
+            VarKind::Runtime => &self.runtimes,
+        }
+    }
+
+    pub fn of_kind_mut(&mut self, kind: VarKind) -> &mut Vec<Interval> {
+        match kind {
+            VarKind::Dim => &mut self.dims,
+            VarKind::Range => &mut self.ranges,
+            VarKind::Runtime => &mut self.runtimes,
+        }
+    }
+}
+
+/// The work budget of one simplification, in steps (a step is one rule tried on
+/// one node, or one term of a sum handled). When it runs out every rule returns
+/// its input unchanged, so the remaining work is a quick unwind, and the caller
+/// leaves the map as it was.
+#[derive(Clone, Copy, Debug)]
+pub struct Fuel {
+    left: u64,
+    spent: u64,
+}
+
+impl Fuel {
+    pub fn new(steps: u64) -> Fuel {
+        Fuel {
+            left: steps,
+            spent: 0,
+        }
+    }
+
+    /// Spends `n` steps; `false` once the budget is gone.
+    pub fn spend(&mut self, n: u64) -> bool {
+        self.spent = self.spent.saturating_add(n);
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+
+    pub fn is_exhausted(&self) -> bool {
+        self.left == 0
+    }
+
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+}
+
+/// Per-context memo tables, indexed by node id (a context is one set of bounds
+/// and constraints: they are cleared whenever either changes).
+#[derive(Default)]
+pub struct Caches {
+    ranges: Vec<Option<Interval>>,
+    once: Vec<Option<Id>>,
+    fixpoint: Vec<Option<Id>>,
+    /// `floordiv_pos` / `mod_pos` results by (operand, divisor).
+    pub(super) floordiv: FxHashMap<(Id, i64), Id>,
+    pub(super) modulo: FxHashMap<(Id, i64), Id>,
+}
+
+impl Caches {
+    pub fn clear(&mut self) {
+        self.ranges.clear();
+        self.once.clear();
+        self.fixpoint.clear();
+        self.floordiv.clear();
+        self.modulo.clear();
+    }
+}
+
+fn slot<T: Copy>(table: &mut Vec<Option<T>>, id: Id) -> &mut Option<T> {
+    if table.len() <= id.index() {
+        table.resize(id.index() + 1, None);
+    }
+    &mut table[id.index()]
+}
+
+/// Everything a rule needs: the arena to build in, the context to reason in, the
+/// caches and the budget.
+pub struct Rewriter<'w> {
+    pub arena: &'w mut Arena,
+    bounds: &'w Bounds,
+    constraints: &'w [(Id, Interval)],
+    pub(super) caches: &'w mut Caches,
+    fuel: &'w mut Fuel,
+}
+
+impl<'w> Rewriter<'w> {
+    /// A rewriter for one context. The caches must belong to this context (clear
+    /// them when bounds or constraints change).
+    pub fn new(
+        arena: &'w mut Arena,
+        bounds: &'w Bounds,
+        constraints: &'w [(Id, Interval)],
+        caches: &'w mut Caches,
+        fuel: &'w mut Fuel,
+    ) -> Rewriter<'w> {
+        Rewriter {
+            arena,
+            bounds,
+            constraints,
+            caches,
+            fuel,
+        }
+    }
+
+    /// Spends `n` steps of the budget; `false` when it is gone.
+    pub fn spend(&mut self, n: usize) -> bool {
+        self.fuel.spend(n as u64)
+    }
+
+    pub fn out_of_fuel(&self) -> bool {
+        self.fuel.is_exhausted()
+    }
+
+    pub fn cost(&self, id: Id) -> Cost {
+        self.arena.cost(id)
+    }
+
+    pub fn constant(&mut self, c: i64) -> Id {
+        self.arena.constant(c)
+    }
+
+    pub fn bin(&mut self, op: BinOp, a: Id, b: Id) -> Id {
+        self.arena.bin(op, a, b)
+    }
+
+    pub fn bin_const(&mut self, op: BinOp, a: Id, c: i64) -> Id {
+        self.arena.bin_const(op, a, c)
+    }
+
+    /// The cheaper of the current form and a candidate (ties keep the current).
+    pub fn cheaper(&self, current: Id, candidate: Option<Id>) -> Id {
+        match candidate {
+            Some(c) if self.cost(c) < self.cost(current) => c,
+            _ => current,
+        }
+    }
+
+    /// Range of a node: interval arithmetic over the variable bounds, where any
+    /// sub-expression that is constrained is intersected with its constraint
+    /// (XLA's `RangeEvaluator::ComputeExpressionRange`). Cached per node.
+    pub fn range(&mut self, e: Id) -> Interval {
+        if let Some(r) = *slot(&mut self.caches.ranges, e) {
+            return r;
+        }
+        let own = match self.arena.node(e) {
+            Node::Const(c) => Interval::point(c),
+            Node::Var(v) => self.bounds.get(v),
+            Node::Bin(op, a, b) => {
+                let (ia, ib) = (self.range(a), self.range(b));
+                match op {
+                    BinOp::Add => ia.add(&ib),
+                    BinOp::Mul => ia.mul(&ib),
+                    BinOp::FloorDiv => ia.floor_div(&ib),
+                    BinOp::CeilDiv => ia.ceil_div(&ib),
+                    BinOp::Mod => ia.modulo(&ib),
+                    BinOp::Min => ia.min(&ib),
+                    BinOp::Max => ia.max(&ib),
+                }
+            }
+        };
+        let r = match self.arena.node(e) {
+            Node::Bin(..) => self
+                .constraints
+                .iter()
+                .filter(|(c, _)| *c == e)
+                .fold(own, |acc, (_, r)| acc.intersect(r)),
+            _ => own,
+        };
+        *slot(&mut self.caches.ranges, e) = Some(r);
+        r
+    }
+
+    /// Simplifies until nothing changes (or the round bound is hit). XLA's
+    /// `AffineExprSimplifier::Simplify`.
+    pub fn fixpoint(&mut self, e: Id) -> Id {
+        if let Some(done) = *slot(&mut self.caches.fixpoint, e) {
+            return done;
+        }
+        let mut cur = self.once(e);
+        let mut converged = false;
+        for _ in 1..MAX_EXPR_ROUNDS {
+            let next = self.once(cur);
+            if next == cur {
+                converged = true;
+                break;
+            }
+            cur = next;
+        }
+        if self.out_of_fuel() {
+            return cur;
+        }
+        *slot(&mut self.caches.fixpoint, e) = Some(cur);
+        if converged {
+            *slot(&mut self.caches.fixpoint, cur) = Some(cur);
+        }
+        cur
+    }
+
+    /// One bottom-up pass (XLA's `SimplifyOnce`), memoized per node.
+    pub fn once(&mut self, e: Id) -> Id {
+        if let Some(done) = *slot(&mut self.caches.once, e) {
+            return done;
+        }
+        if !self.spend(1) {
+            return e;
+        }
+        let out = self.once_uncached(e);
+        if !self.out_of_fuel() {
+            *slot(&mut self.caches.once, e) = Some(out);
+        }
+        out
+    }
+
+    fn once_uncached(&mut self, e: Id) -> Id {
+        let out = match self.arena.node(e) {
+            Node::Const(_) => return e,
+            Node::Var(v) => {
+                let r = self.bounds.get(v);
+                return if r.is_point() { self.constant(r.lo) } else { e };
+            }
+            Node::Bin(BinOp::Add, ..) => sum::simplify_sum(self, e),
+            Node::Bin(BinOp::Mul, a, b) => self.product(e, a, b),
+            Node::Bin(BinOp::FloorDiv, a, b) => {
+                let (a, b) = (self.once(a), self.once(b));
+                floordiv::floordiv(self, a, b)
+            }
+            Node::Bin(BinOp::CeilDiv, a, b) => {
+                let (a, b) = (self.once(a), self.once(b));
+                floordiv::ceildiv(self, a, b)
+            }
+            Node::Bin(BinOp::Mod, a, b) => {
+                let (a, b) = (self.once(a), self.once(b));
+                modulo::modulo(self, a, b)
+            }
+            Node::Bin(op @ (BinOp::Min | BinOp::Max), a, b) => {
+                let (a, b) = (self.once(a), self.once(b));
+                min_max::min_max(self, a, b, op == BinOp::Min)
+            }
+        };
+        self.fold_point(out)
+    }
+
+    /// A product: by a constant it is a sum's term (XLA's `RewriteMul`
+    /// distributes constants over sums); otherwise its factors are simplified.
+    fn product(&mut self, e: Id, a: Id, b: Id) -> Id {
+        if self.arena.as_const(a).is_some() || self.arena.as_const(b).is_some() {
+            return sum::simplify_sum(self, e);
+        }
+        let (a, b) = (self.once(a), self.once(b));
+        if self.arena.as_const(a).is_some() || self.arena.as_const(b).is_some() {
+            let folded = self.arena.mul(a, b);
+            return sum::simplify_sum(self, folded);
+        }
+        self.bin(BinOp::Mul, a, b)
+    }
+
+    /// A sub-expression whose range is a single value is that value (XLA's
+    /// `SimplifyPointDimensions::kReplace`).
+    pub fn fold_point(&mut self, e: Id) -> Id {
+        if self.arena.as_const(e).is_some() {
+            return e;
+        }
+        let r = self.range(e);
+        if r.is_point() {
+            self.constant(r.lo)
+        } else {
+            e
+        }
+    }
+
+    /// `op(once(a), once(b))`: the fallback when a rule cannot work on a node
+    /// (a linear form would overflow).
+    pub fn rebuild_children(&mut self, e: Id) -> Id {
+        match self.arena.as_bin(e) {
+            Some((op, a, b)) => {
+                let (a, b) = (self.once(a), self.once(b));
+                self.bin(op, a, b)
+            }
+            None => e,
+        }
+    }
+}
