@@ -167,8 +167,21 @@ type Header = (
     Scope,
 );
 
+/// How deep parentheses, `min`/`max` and unary minus may nest: the parser
+/// recurses once per level.
+pub const MAX_NESTING: usize = 200;
+
+/// How deep an expression tree may be (a 1,000-term sum is 1,000 deep): every
+/// walk over the tree recurses once per level.
+pub const MAX_DEPTH: usize = 1000;
+
+/// An expression and the depth of its tree.
+type Deep = (Expr, usize);
+
 struct Parser<'a> {
     lex: Lexer<'a>,
+    /// Current recursion depth (see [`MAX_NESTING`]).
+    nesting: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -205,17 +218,26 @@ impl<'a> Parser<'a> {
     }
 
     fn expr(&mut self, scope: &Scope) -> Result<Expr, ParseError> {
+        self.sum(scope).map(|(e, _)| e)
+    }
+
+    /// `term (+|- term)*`, left-associated like MLIR's parser.
+    fn sum(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
         let mut lhs = self.term(scope)?;
         loop {
-            if self.lex.eat(&punct("+"))? {
-                let rhs = self.term(scope)?;
-                lhs = lhs + rhs;
-            } else if self.lex.eat(&punct("-"))? {
-                let rhs = self.term(scope)?;
-                lhs = lhs - rhs;
+            let (negate, start) = match self.lex.peek()? {
+                (Tok::Punct("+"), start, _) => (false, start),
+                (Tok::Punct("-"), start, _) => (true, start),
+                _ => return Ok(lhs),
+            };
+            self.lex.next()?;
+            let rhs = self.term(scope)?;
+            let depth = self.deeper(start, lhs.1.max(rhs.1 + usize::from(negate)))?;
+            lhs = if negate {
+                (lhs.0 - rhs.0, depth)
             } else {
-                return Ok(lhs);
-            }
+                (lhs.0 + rhs.0, depth)
+            };
         }
     }
 
@@ -237,46 +259,63 @@ impl<'a> Parser<'a> {
         Ok(Some(op))
     }
 
-    fn term(&mut self, scope: &Scope) -> Result<Expr, ParseError> {
+    fn term(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
         let mut lhs = self.unary(scope)?;
-        while let Some(op) = self.term_op()? {
+        loop {
+            let start = self.lex.peek()?.1;
+            let Some(op) = self.term_op()? else {
+                return Ok(lhs);
+            };
             let rhs = self.unary(scope)?;
-            lhs = Expr::binary(op, lhs, rhs);
+            let depth = self.deeper(start, lhs.1.max(rhs.1))?;
+            lhs = (Expr::binary(op, lhs.0, rhs.0), depth);
         }
-        Ok(lhs)
     }
 
-    fn unary(&mut self, scope: &Scope) -> Result<Expr, ParseError> {
-        if self.lex.eat(&punct("-"))? {
-            if let (Tok::Int(v), start, _) = self.lex.peek()? {
-                self.lex.next()?;
-                return literal(-v, start);
-            }
-            let operand = self.unary(scope)?;
-            return Ok(-operand);
+    fn unary(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
+        let (tok, start, _) = self.lex.peek()?;
+        if tok != punct("-") {
+            return self.primary(scope);
         }
-        self.primary(scope)
+        self.lex.next()?;
+        if let (Tok::Int(v), start, _) = self.lex.peek()? {
+            self.lex.next()?;
+            return Ok((literal(-v, start)?, 1));
+        }
+        let (operand, depth) = self.nested(start, |p| p.unary(scope))?;
+        Ok((-operand, self.deeper(start, depth)?))
     }
 
-    fn primary(&mut self, scope: &Scope) -> Result<Expr, ParseError> {
+    fn primary(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
         let (tok, start) = self.lex.next()?;
         match tok {
-            Tok::Int(v) => literal(v, start),
+            Tok::Int(v) => Ok((literal(v, start)?, 1)),
             Tok::Punct("(") => {
-                let e = self.expr(scope)?;
+                let e = self.nested(start, |p| p.sum(scope))?;
                 self.lex.expect(&punct(")"), "`)`")?;
                 Ok(e)
             }
             Tok::Ident(name) if (name == "min" || name == "max") && self.lex.at(&punct("("))? => {
                 self.lex.next()?;
-                let a = self.expr(scope)?;
-                self.lex.expect(&punct(","), "`,`")?;
-                let b = self.expr(scope)?;
+                let (a, b) = self.nested(start, |p| {
+                    let a = p.sum(scope)?;
+                    p.lex.expect(&punct(","), "`,`")?;
+                    let b = p.sum(scope)?;
+                    Ok((a, b))
+                })?;
                 self.lex.expect(&punct(")"), "`)`")?;
-                Ok(if name == "min" { a.min(b) } else { a.max(b) })
+                let depth = self.deeper(start, a.1.max(b.1))?;
+                Ok((
+                    if name == "min" {
+                        a.0.min(b.0)
+                    } else {
+                        a.0.max(b.0)
+                    },
+                    depth,
+                ))
             }
             Tok::Ident(name) => match scope.lookup(&name) {
-                Some(v) => Ok(Expr::Var(v)),
+                Some(v) => Ok((Expr::Var(v), 1)),
                 None => Err(ParseError {
                     offset: start,
                     message: format!("unknown variable `{name}`"),
@@ -287,6 +326,40 @@ impl<'a> Parser<'a> {
                 message: format!("expected an expression, found {}", describe(&other)),
             }),
         }
+    }
+
+    /// Parses a parenthesized (or negated) part one level deeper, refusing input
+    /// nested beyond [`MAX_NESTING`] instead of overflowing the stack.
+    fn nested<T>(
+        &mut self,
+        start: usize,
+        parse: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.nesting >= MAX_NESTING {
+            return Err(ParseError {
+                offset: start,
+                message: format!("expression nested more than {MAX_NESTING} levels deep"),
+            });
+        }
+        self.nesting += 1;
+        let parsed = parse(self);
+        self.nesting -= 1;
+        parsed
+    }
+
+    /// The depth of a node over children of depth `children`, refused beyond
+    /// [`MAX_DEPTH`]: every later walk over the tree (simplification, printing,
+    /// dropping it) recurses once per level.
+    fn deeper(&self, start: usize, children: usize) -> Result<usize, ParseError> {
+        if children >= MAX_DEPTH {
+            return Err(ParseError {
+                offset: start,
+                message: format!(
+                    "expression too deep: more than {MAX_DEPTH} nested operations (split it)"
+                ),
+            });
+        }
+        Ok(children + 1)
     }
 
     fn interval(&mut self) -> Result<Interval, ParseError> {
@@ -407,6 +480,7 @@ impl IndexingMap {
         }
         Parser {
             lex: Lexer { text, pos: 0 },
+            nesting: 0,
         }
         .map()
     }
@@ -416,6 +490,7 @@ impl IndexingMap {
     pub fn parse_affine_map(text: &str) -> Result<IndexingMap, ParseError> {
         let mut p = Parser {
             lex: Lexer { text, pos: 0 },
+            nesting: 0,
         };
         p.lex.expect(&ident("affine_map"), "`affine_map`")?;
         p.lex.expect(&punct("<"), "`<`")?;
@@ -448,10 +523,63 @@ pub fn parse_expr(text: &str, lookup: &dyn Fn(&str) -> Option<Var>) -> Result<Ex
     let scope = Scope { names };
     let mut p = Parser {
         lex: Lexer { text, pos: 0 },
+        nesting: 0,
     };
     let e = p.expr(&scope)?;
     if !p.lex.at(&Tok::End)? {
         return p.lex.error("expected end of expression");
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `work` on a thread with the default 2 MiB stack of the server's workers.
+    fn on_small_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(work)
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+    }
+
+    #[test]
+    fn deep_parentheses_are_an_error_at_the_first_level_too_deep() {
+        let error = on_small_stack(|| {
+            let text = format!("(d0) -> ({}d0{})", "(".repeat(3000), ")".repeat(3000));
+            IndexingMap::parse(&text).unwrap_err()
+        });
+        assert_eq!(error.offset, 9 + MAX_NESTING, "{error}");
+        assert!(error.message.contains("nested more than 200"), "{error}");
+        let text = format!("(d0) -> ({}d0{})", "(".repeat(199), ")".repeat(199));
+        assert_eq!(
+            IndexingMap::parse(&text).unwrap().to_string(),
+            "(d0) -> (d0)"
+        );
+        for deep in ["-", "min(0, ", "max(d0, "] {
+            let close = if deep == "-" { "" } else { ")" };
+            let text = format!("(d0) -> ({}d0{})", deep.repeat(5000), close.repeat(5000));
+            let error = on_small_stack(move || IndexingMap::parse(&text).unwrap_err());
+            assert!(error.message.contains("nested more than"), "{error}");
+        }
+    }
+
+    #[test]
+    fn long_chains_are_refused_past_the_depth_that_walks_can_take() {
+        let sum = |n: usize| format!("(d0) -> ({})", vec!["d0 * 3"; n].join(" + "));
+        let error = on_small_stack(move || IndexingMap::parse(&sum(5000)).unwrap_err());
+        assert!(error.message.contains("too deep"), "{error}");
+        // The deepest accepted map can be simplified, printed and dropped on a
+        // worker's stack.
+        let printed = on_small_stack(move || {
+            let text = format!("(d0) -> ({})", vec!["d0 mod 7"; MAX_DEPTH - 1].join(" + "));
+            let mut map = IndexingMap::parse(&text).unwrap();
+            map.simplify();
+            map.to_string().len()
+        });
+        assert!(printed > 0);
+    }
 }

@@ -61,10 +61,13 @@ fn anchor(r: &mut Range<usize>, m: &Module, own: ComputationRef) -> Anchor {
     let (anchor, base) = if inside(&own) {
         (Anchor::Own, own.offset)
     } else {
-        let other = m
-            .computation_at(r.start)
+        // `computation_at(start)` prefers the computation that ends there: when two
+        // computations touch (a module on one line), the range's last byte decides.
+        let other = [r.start, r.end.saturating_sub(1).max(r.start)]
+            .into_iter()
+            .filter_map(|offset| m.computation_at(offset))
             .map(|id| m.computation(id))
-            .filter(|c| inside(c))
+            .find(|c| inside(c))
             .and_then(|c| {
                 let name = m.outline(c.id).name.as_ref()?.name.clone();
                 let n = (0..).find(|&n| nth_named(m, &name, n).is_none_or(|id| id == c.id))?;

@@ -51,8 +51,7 @@ pub fn run(args: Args) -> ExitCode {
 
 /// The output and whether every tiling is valid.
 fn run_inner(args: &Args) -> Result<(String, bool), String> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let text = super::read_text(&args.file)?;
     if let Some(bad) = args.sizes.iter().flatten().find(|&&s| s < 1) {
         return Err(format!("--sizes: tile size {bad} must be at least 1"));
     }
