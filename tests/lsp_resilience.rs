@@ -295,3 +295,119 @@ fn inline_operands_nested_200000_deep_are_a_diagnostic() {
     assert_responsive(&mut client, "inline");
     assert!(client.shutdown_and_exit().success());
 }
+
+/// The frames of `bytes` up to (not including) the one that holds `needle`.
+fn frames_before(bytes: &[u8], needle: &str) -> Vec<u8> {
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .expect("needle in the frames");
+    let frame_start = bytes[..at]
+        .windows(15)
+        .rposition(|w| w == b"Content-Length:")
+        .expect("a frame before the needle");
+    bytes[..frame_start].to_vec()
+}
+
+#[test]
+fn a_frame_one_byte_short_does_not_deafen_the_server() {
+    let _one = exclusive();
+    let bytes = std::fs::read(lsp_support::repo_file(
+        "tests/data/repro/lsp_content_length_short_desync.bin",
+    ))
+    .unwrap();
+    // Initialize, initialized, didOpen, a notification one byte short, a hover
+    // (written back to back, as the reproducer has them); then our own requests.
+    let mut client = Client::spawn(&[]);
+    client.send_raw(&frames_before(&bytes, "\"shutdown\""));
+    let initialized = client.response(1);
+    assert!(
+        initialized["result"]["capabilities"].is_object(),
+        "{initialized}"
+    );
+    let hover = client.response(2);
+    assert!(hover.get("error").is_none(), "{hover}");
+    assert!(hover["result"]["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .contains("parameter(0)"));
+    client.notification("window/logMessage", |p| {
+        p["message"].as_str().unwrap_or("").contains("too short")
+    });
+    assert_responsive(&mut client, "short-frame");
+    assert!(client.shutdown_and_exit().success());
+}
+
+fn hover_request(id: i64, document: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover",
+           "params": {"textDocument": {"uri": document}, "position": position_of(PROBE, "negate", 0)}})
+    .to_string()
+}
+
+#[test]
+fn headers_without_length_and_frames_too_long_do_not_deafen_the_server() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let document = uri("framing.hlo");
+    client.open(&document, PROBE);
+    client.diagnostics(&document, 1);
+    // A request under a header without Content-Length: dropped, but answered.
+    let body = hover_request(50, &document);
+    client.send_raw(format!("Content-Type: text/plain\r\n\r\n{body}").as_bytes());
+    // A frame 20 bytes too long, then a good one right behind it.
+    let long = hover_request(51, &document);
+    let good = hover_request(52, &document);
+    client.send_raw(
+        format!(
+            "Content-Length: {}\r\n\r\n{long}Content-Length: {}\r\n\r\n{good}",
+            long.len() + 20,
+            good.len()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(client.response(50)["error"]["code"], -32700);
+    for id in [51, 52] {
+        let answer = client.response(id);
+        assert!(hover_text(&answer).contains("negate"), "{id}: {answer}");
+    }
+    assert_responsive(&mut client, "long-frame");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn bodies_that_are_not_json_or_not_utf8_get_parse_errors() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let frame = |body: &[u8]| {
+        let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        bytes.extend_from_slice(body);
+        bytes
+    };
+    client.send_raw(&frame(
+        br#"{"jsonrpc":"2.0","id":60,"method":"textDocument/hover","params":{"#,
+    ));
+    let mut not_utf8 = br#"{"jsonrpc":"2.0","id":61,"method":"x","params":{"a":""#.to_vec();
+    not_utf8.extend_from_slice(&[0xff, 0xfe]);
+    not_utf8.extend_from_slice(br#""}}"#);
+    client.send_raw(&frame(&not_utf8));
+    for id in [60, 61] {
+        let answer = client.response(id);
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    }
+    client.send_raw(&frame(b"{not json"));
+    let answer = client.wait_error();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_responsive(&mut client, "parse-errors");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn unknown_dollar_requests_get_method_not_found() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let answer = client.request("$/unknownRequest", json!({}));
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    client.notify("$/unknownNotification", json!({}));
+    assert_responsive(&mut client, "dollar");
+    assert!(client.shutdown_and_exit().success());
+}

@@ -62,10 +62,12 @@ fn anchor(r: &mut Range<usize>, m: &Module, own: ComputationRef) -> Anchor {
         (Anchor::Own, own.offset)
     } else {
         // `computation_at(start)` prefers the computation that ends there: when two
-        // computations touch (a module on one line), the range's last byte decides.
-        let other = [r.start, r.end.saturating_sub(1).max(r.start)]
+        // computations touch (items on one line), the range is in the next one.
+        let other = m
+            .computation_at(r.start)
             .into_iter()
-            .filter_map(|offset| m.computation_at(offset))
+            .flat_map(|id| [id, ComputationId(id.0 + 1)])
+            .filter(|id| (id.0 as usize) < m.computation_count())
             .map(|id| m.computation(id))
             .find(|c| inside(c))
             .and_then(|c| {
