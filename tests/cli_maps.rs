@@ -294,3 +294,31 @@ fn every_output_of_a_multi_output_fusion_is_printed_and_output_narrows() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("inside a fused computation"));
 }
+
+/// Reproducers of crashes (`tests/data/repro/`): every command ends with its
+/// normal exit code, a diagnostic or `unknown indexing` naming why, never a
+/// panic (101) or an abort by signal.
+#[test]
+fn recursive_and_broken_call_graphs_end_cleanly() {
+    for (file, check_code) in [
+        ("fusion_triton_self_call.hlo", 1),
+        ("fusion_mutual_call.hlo", 1),
+        ("tuple_root_undefined_operand.hlo", 1),
+    ] {
+        let path = data(&format!("tests/data/repro/{file}"));
+        let path = path.to_str().unwrap();
+        let check = run(&["check", path]);
+        assert_eq!(check.status.code(), Some(check_code), "check {file}");
+        let maps = run(&["maps", "--all", path]);
+        assert_eq!(maps.status.code(), Some(0), "maps {file}: {maps:?}");
+        let tiles = run(&["tiles", path]);
+        assert!(
+            matches!(tiles.status.code(), Some(0..=2)),
+            "tiles {file}: {tiles:?}"
+        );
+    }
+    let path = data("tests/data/repro/fusion_triton_self_call.hlo");
+    let maps = stdout(&run(&["maps", "--all", path.to_str().unwrap()]));
+    // XLA's text format has no room for the reason (the hover shows it).
+    assert!(maps.contains("unknown indexing"), "{maps}");
+}

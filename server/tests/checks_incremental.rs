@@ -406,12 +406,35 @@ fn storm(seed: u8, base: &str) {
     }
 }
 
-/// Issue 14.6: edit storms over several seeds and bases.
+/// Issue 14.6: edit storms over several seeds and bases (8 x 2,000 edits).
 #[test]
 fn edit_storms_equal_a_fresh_open() {
     let bases = bases();
-    for seed in 0..4u8 {
+    for seed in 0..8u8 {
         let base = &bases[(seed as usize * 3 + 1) % bases.len()];
         storm(seed, base);
     }
+}
+
+/// A computation that begins where the previous one ends (inside a line): a finding
+/// elsewhere that points at its name must move with it (found by the storms).
+#[test]
+fn a_finding_pointing_at_a_computation_that_touches_the_previous_one_moves_with_it() {
+    let text = "ENTRY e {\n  x = f32[] parameter(0)\n  )r {\n  a = f32[] parameter(0)\n}\n\nr {\n  b = f32[] parameter(0)\n}\n";
+    let doc = Document::parse(text);
+    let mut checked = Checked::new(&doc);
+    let before = checked.diagnostics(&doc);
+    assert!(
+        before.iter().any(|d| d.code == "duplicate-name"),
+        "{before:?}"
+    );
+    let at = text.find("x =").unwrap();
+    let (next, change) = doc.edited(at, at, "é");
+    checked = checked.after(&next, &change);
+    let mut edited = text.to_string();
+    edited.insert(at, 'é');
+    assert_eq!(
+        sorted(checked.diagnostics(&next)),
+        sorted(checks::all(&Document::parse(&edited)))
+    );
 }

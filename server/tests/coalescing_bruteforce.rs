@@ -322,7 +322,7 @@ proptest! {
     fn loop_fusion_warp_reads_match_enumeration(case in arb_case()) {
         let text = hlo(&case);
         let device = device();
-        let report = analyze(&text, &Options { sizes: None, device: device.clone() });
+        let report = analyze(&text, &Options { sizes: None, device: device.clone(), operand: None });
         let n: i64 = case.out.iter().product();
         let unroll = if n >= device.resident_threads() {
             [4, 2].into_iter().find(|u| n % u == 0).unwrap_or(1)
@@ -395,7 +395,7 @@ proptest! {
         };
         let text = format!("HloModule m\nENTRY e {{\n  p0 = {p} parameter(0)\n  ROOT r = {out} {body}\n}}\n");
         let device = Device::a6000();
-        let report = analyze(&text, &Options { sizes: Some(sizes.clone()), device: device.clone() });
+        let report = analyze(&text, &Options { sizes: Some(sizes.clone()), device: device.clone(), operand: None });
         // Enumerate tile 0 of the output, clamped to the output (masked elements).
         let op_strides = strides(&op.dims, &op.layout);
         let mut offsets = vec![];

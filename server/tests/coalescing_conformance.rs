@@ -53,7 +53,15 @@ fn answer(record: &Value) -> Value {
                 .get("tile_sizes")
                 .and_then(Value::as_array)
                 .map(|s| s.iter().map(|x| x.as_i64().unwrap()).collect());
-            let report = coalescing::analyze(&subject, &Options { sizes, device }, None);
+            let report = coalescing::analyze(
+                &subject,
+                &Options {
+                    sizes,
+                    device,
+                    operand: None,
+                },
+                None,
+            );
             if kind == "tiled_bandwidth" {
                 Value::from(
                     report

@@ -4,6 +4,9 @@
 
 export type InlayHintMode = 'off' | 'short' | 'full';
 export type DivSpelling = 'floordiv' | 'slash';
+export type CoalescingSeverity = 'information' | 'warning';
+/** A preset name, or custom device numbers over a `base` preset (passed through). */
+export type CoalescingDevice = 'a6000' | 'a100' | 'h100' | Record<string, unknown>;
 
 /** What the server understands. Field names are the wire names. */
 export interface ServerSettings {
@@ -11,6 +14,7 @@ export interface ServerSettings {
   divSpelling: DivSpelling;
   utilizationBudget: number;
   physicalLayout: boolean;
+  coalescing: { device: CoalescingDevice; severity: CoalescingSeverity };
 }
 
 /** The slice of `vscode.WorkspaceConfiguration` this module needs (so tests can fake it). */
@@ -23,6 +27,7 @@ export const DEFAULTS: ServerSettings = {
   divSpelling: 'floordiv',
   utilizationBudget: 1,
   physicalLayout: false,
+  coalescing: { device: 'a6000', severity: 'information' },
 };
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
@@ -36,11 +41,19 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 export function serverSettings(config: ConfigurationLike): ServerSettings {
   const budget = config.get<unknown>('utilization.budget');
   const physical = config.get<unknown>('maps.physicalLayout');
+  const device = config.get<unknown>('coalescing.device');
   return {
     inlayHints: { mode: oneOf(config.get('inlayHints.mode'), ['off', 'short', 'full'] as const, DEFAULTS.inlayHints.mode) },
     divSpelling: oneOf(config.get('maps.divSpelling'), ['floordiv', 'slash'] as const, DEFAULTS.divSpelling),
     utilizationBudget: typeof budget === 'number' && Number.isFinite(budget) && budget > 0 ? budget : DEFAULTS.utilizationBudget,
     physicalLayout: typeof physical === 'boolean' ? physical : DEFAULTS.physicalLayout,
+    coalescing: {
+      device:
+        device !== null && typeof device === 'object' && !Array.isArray(device)
+          ? (device as Record<string, unknown>)
+          : oneOf(device, ['a6000', 'a100', 'h100'] as const, 'a6000'),
+      severity: oneOf(config.get('coalescing.severity'), ['information', 'warning'] as const, DEFAULTS.coalescing.severity),
+    },
   };
 }
 

@@ -48,6 +48,7 @@ test('activate starts hlo-lsp over stdio with the settings as initializationOpti
     divSpelling: 'slash',
     utilizationBudget: 1,
     physicalLayout: false,
+    coalescing: { device: 'a6000', severity: 'information' },
   });
   // Every command package.json contributes is registered.
   const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -59,12 +60,21 @@ test('a settings change is sent as workspace/didChangeConfiguration in the same 
   stubs.settings['hlo.inlayHints.mode'] = 'off';
   stubs.settings['hlo.utilization.budget'] = 4;
   stubs.settings['hlo.maps.physicalLayout'] = true;
+  stubs.settings['hlo.coalescing.severity'] = 'warning';
   for (const l of stubs.rec.configListeners) await l(change('hlo.inlayHints.mode'));
   const c = stubs.rec.clients[0];
   assert.deepEqual(c.notifications, [
     {
       method: 'workspace/didChangeConfiguration',
-      params: { settings: { inlayHints: { mode: 'off' }, divSpelling: 'floordiv', utilizationBudget: 4, physicalLayout: true } },
+      params: {
+        settings: {
+          inlayHints: { mode: 'off' },
+          divSpelling: 'floordiv',
+          utilizationBudget: 4,
+          physicalLayout: true,
+          coalescing: { device: 'a6000', severity: 'warning' },
+        },
+      },
     },
   ]);
   // Changes to other extensions' settings are ignored.

@@ -11,15 +11,44 @@ const config = (values: Record<string, unknown>) => ({ get: <T>(k: string) => va
 
 test('every setting maps to its wire field', () => {
   assert.deepEqual(
-    serverSettings(config({ 'inlayHints.mode': 'full', 'maps.divSpelling': 'slash', 'utilization.budget': 2.5, 'maps.physicalLayout': true })),
-    { inlayHints: { mode: 'full' }, divSpelling: 'slash', utilizationBudget: 2.5, physicalLayout: true },
+    serverSettings(
+      config({
+        'inlayHints.mode': 'full',
+        'maps.divSpelling': 'slash',
+        'utilization.budget': 2.5,
+        'maps.physicalLayout': true,
+        'coalescing.device': 'h100',
+        'coalescing.severity': 'warning',
+      }),
+    ),
+    {
+      inlayHints: { mode: 'full' },
+      divSpelling: 'slash',
+      utilizationBudget: 2.5,
+      physicalLayout: true,
+      coalescing: { device: 'h100', severity: 'warning' },
+    },
   );
+  // Custom device numbers pass through for the server to check.
+  assert.deepEqual(serverSettings(config({ 'coalescing.device': { base: 'a100', smCount: 54 } })).coalescing.device, {
+    base: 'a100',
+    smCount: 54,
+  });
 });
 
 test('unset or ill-typed settings fall back to the defaults', () => {
   assert.deepEqual(serverSettings(config({})), DEFAULTS);
   assert.deepEqual(
-    serverSettings(config({ 'inlayHints.mode': 'loud', 'maps.divSpelling': 7, 'utilization.budget': 0, 'maps.physicalLayout': 'yes' })),
+    serverSettings(
+      config({
+        'inlayHints.mode': 'loud',
+        'maps.divSpelling': 7,
+        'utilization.budget': 0,
+        'maps.physicalLayout': 'yes',
+        'coalescing.device': 'tpu',
+        'coalescing.severity': 'error',
+      }),
+    ),
     DEFAULTS,
   );
   assert.deepEqual(extraArgs(config({ 'server.extraArgs': ['--log', 3, 'debug'] })), ['--log', 'debug']);
@@ -35,6 +64,10 @@ test('package.json declares each setting with the defaults the code uses', () =>
   assert.deepEqual(props['hlo.maps.divSpelling'].enum, ['floordiv', 'slash']);
   assert.equal(props['hlo.utilization.budget'].default, DEFAULTS.utilizationBudget);
   assert.equal(props['hlo.maps.physicalLayout'].default, DEFAULTS.physicalLayout);
+  assert.equal(props['hlo.coalescing.device'].default, DEFAULTS.coalescing.device);
+  assert.deepEqual(props['hlo.coalescing.device'].anyOf[0].enum, ['a6000', 'a100', 'h100']);
+  assert.equal(props['hlo.coalescing.severity'].default, DEFAULTS.coalescing.severity);
+  assert.deepEqual(props['hlo.coalescing.severity'].enum, ['information', 'warning']);
   for (const k of ['hlo.server.path', 'hlo.server.extraArgs', 'hlo.trace.server']) assert.ok(props[k], k);
   // vsce refuses to package when @types/vscode is newer than engines.vscode.
   assert.equal(pkg.engines.vscode, '^' + pkg.devDependencies['@types/vscode']);

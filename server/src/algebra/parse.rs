@@ -15,10 +15,15 @@ use super::interval::Interval;
 use super::map::IndexingMap;
 use super::variable::{Var, VarKind, Variable};
 
-/// Deepest expression tree the parser builds (operations nested in operations;
-/// parentheses alone cost nothing). Every walk over an expression recurses on its
-/// depth, so this bounds their stack use; a 1,000-term sum is 999 deep.
-pub const MAX_EXPR_DEPTH: u32 = 1_024;
+/// How deep parentheses, `min`/`max` and unary minus may nest. The parser keeps
+/// its own stack, so this is not about the parser: nothing sensible needs more,
+/// and the refusal names the first level too deep.
+pub const MAX_NESTING: usize = 200;
+
+/// How deep an expression tree may be (a leaf is 1 deep, a 1,000-term sum 1,000):
+/// every walk over a tree (simplification, printing, dropping it) recurses once
+/// per level, so this bounds their stack use.
+pub const MAX_DEPTH: usize = 1000;
 
 /// Why a text is not a map, and where (byte offset into the input).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -355,7 +360,7 @@ impl Pending {
 }
 
 /// An operand with the depth of its tree.
-type Operand = (Expr, u32);
+type Operand = (Expr, usize);
 
 /// The part of a map before the domain: variables, results, and the names in scope.
 type Header<'a> = (
@@ -450,6 +455,18 @@ impl<'a> Parser<'a> {
     ) -> Result<Expr, ParseError> {
         loop {
             if let Some(pending) = self.operand(scope, operands)? {
+                let open = ops
+                    .iter()
+                    .filter(|(p, _)| {
+                        matches!(p, Pending::Paren | Pending::Call { .. } | Pending::Neg)
+                    })
+                    .count();
+                if open >= MAX_NESTING {
+                    return Err(ParseError {
+                        offset: pending.1,
+                        message: format!("expression nested more than {MAX_NESTING} levels deep"),
+                    });
+                }
                 ops.push(pending);
                 continue;
             }
@@ -576,7 +593,7 @@ impl<'a> Parser<'a> {
                 })
             }
         };
-        operands.push((e, 0));
+        operands.push((e, 1));
         Ok(None)
     }
 
@@ -701,16 +718,18 @@ fn binary_operator(tok: Tok<'_>) -> Option<Pending> {
     })
 }
 
-/// Depth of a node over children of depth `depth`; an error past
-/// [`MAX_EXPR_DEPTH`].
-fn deeper(depth: u32, at: usize) -> Result<u32, ParseError> {
-    if depth >= MAX_EXPR_DEPTH {
+/// The depth of a node over children of depth `children`, refused beyond
+/// [`MAX_DEPTH`].
+fn deeper(children: usize, at: usize) -> Result<usize, ParseError> {
+    if children >= MAX_DEPTH {
         return Err(ParseError {
             offset: at,
-            message: format!("expression nested deeper than {MAX_EXPR_DEPTH} operations"),
+            message: format!(
+                "expression too deep: more than {MAX_DEPTH} nested operations (split it)"
+            ),
         });
     }
-    Ok(depth + 1)
+    Ok(children + 1)
 }
 
 /// Applies an operator to the operands on top of the stack (with the smart
@@ -721,10 +740,11 @@ fn reduce(op: Pending, at: usize, operands: &mut Vec<Operand>) -> Result<(), Par
         Pending::Neg => (-b, db),
         Pending::Add | Pending::Sub | Pending::Mul(_) => {
             let (a, da) = operands.pop().expect("a left operand");
-            let e = match op {
-                Pending::Add => a + b,
-                Pending::Sub => a - b,
-                Pending::Mul(op) => Expr::binary(op, a, b),
+            let (e, db) = match op {
+                Pending::Add => (a + b, db),
+                // `a - b` is `a + b * -1`: the negation is a level of its own.
+                Pending::Sub => (a - b, db + 1),
+                Pending::Mul(op) => (Expr::binary(op, a, b), db),
                 _ => unreachable!("binary operators only"),
             };
             (e, da.max(db))
@@ -791,4 +811,56 @@ pub fn parse_expr(text: &str, lookup: &dyn Fn(&str) -> Option<Var>) -> Result<Ex
         return p.lex.error("expected end of expression");
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `work` on a thread with the default 2 MiB stack of the server's workers.
+    fn on_small_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(work)
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+    }
+
+    #[test]
+    fn deep_parentheses_are_an_error_at_the_first_level_too_deep() {
+        let error = on_small_stack(|| {
+            let text = format!("(d0) -> ({}d0{})", "(".repeat(3000), ")".repeat(3000));
+            IndexingMap::parse(&text).unwrap_err()
+        });
+        assert_eq!(error.offset, 9 + MAX_NESTING, "{error}");
+        assert!(error.message.contains("nested more than 200"), "{error}");
+        let text = format!("(d0) -> ({}d0{})", "(".repeat(199), ")".repeat(199));
+        assert_eq!(
+            IndexingMap::parse(&text).unwrap().to_string(),
+            "(d0) -> (d0)"
+        );
+        for deep in ["-", "min(0, ", "max(d0, "] {
+            let close = if deep == "-" { "" } else { ")" };
+            let text = format!("(d0) -> ({}d0{})", deep.repeat(5000), close.repeat(5000));
+            let error = on_small_stack(move || IndexingMap::parse(&text).unwrap_err());
+            assert!(error.message.contains("nested more than"), "{error}");
+        }
+    }
+
+    #[test]
+    fn long_chains_are_refused_past_the_depth_that_walks_can_take() {
+        let sum = |n: usize| format!("(d0) -> ({})", vec!["d0 * 3"; n].join(" + "));
+        let error = on_small_stack(move || IndexingMap::parse(&sum(5000)).unwrap_err());
+        assert!(error.message.contains("too deep"), "{error}");
+        // The deepest accepted map can be simplified, printed and dropped on a
+        // worker's stack.
+        let printed = on_small_stack(move || {
+            let text = format!("(d0) -> ({})", vec!["d0 mod 7"; MAX_DEPTH - 1].join(" + "));
+            let mut map = IndexingMap::parse(&text).unwrap();
+            map.simplify();
+            map.to_string().len()
+        });
+        assert!(printed > 0);
+    }
 }

@@ -76,7 +76,11 @@ pub fn output_to_input(
 ) -> InstructionIndexing {
     let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
-        return fused_output_to_input(module, n.called[0], output_id, n.operands.len());
+        let (called, operands) = (n.called[0], n.operands.len());
+        return super::nesting::enter(module, called, || {
+            fused_output_to_input(module, called, output_id, operands)
+        })
+        .unwrap_or_else(|reason| InstructionIndexing::all_unknown(operands, &reason));
     }
     let mut indexing = ops::output_to_input(&n.op, output_id);
     for entry in &mut indexing.entries {
@@ -88,12 +92,14 @@ pub fn output_to_input(
 }
 
 /// Where traversal of output `output_id` of `comp` starts: the tuple root's
-/// operand, or the root itself (a variadic op's output).
+/// operand, or the root itself (a variadic op's output). `None` also when the
+/// tuple's operand is undefined (the model reports that name).
 pub fn output_start(module: &Module, comp: usize, output_id: usize) -> Option<(usize, usize)> {
     let c = module.get(comp)?;
     let root = &c.nodes.get(c.root)?;
     if root.op.opcode == "tuple" {
-        Some((*root.operands.get(output_id)?, 0))
+        let operand = *root.operands.get(output_id)?;
+        (operand < c.nodes.len()).then_some((operand, 0))
     } else {
         Some((c.root, output_id))
     }
@@ -151,12 +157,19 @@ pub fn output_count(module: &Module, comp: usize) -> usize {
 /// `result[k][i]` is what reaches instruction `i` from output `k` (XLA's grouped
 /// indexing, once per output, as `print_indexing` prints every output).
 pub fn grouped_from_every_output(module: &Module, comp: usize) -> Vec<Vec<Reached>> {
-    (0..output_count(module, comp))
-        .map(|k| match output_start(module, comp, k) {
-            Some((start, out)) => grouped_output_to_input(module, comp, start, out),
-            None => vec![Reached::default(); module.computation(comp).nodes.len()],
-        })
-        .collect()
+    let every_output = || {
+        (0..output_count(module, comp))
+            .map(|k| match output_start(module, comp, k) {
+                Some((start, out)) => grouped_output_to_input(module, comp, start, out),
+                None => vec![Reached::default(); module.computation(comp).nodes.len()],
+            })
+            .collect()
+    };
+    super::nesting::enter(module, comp, every_output).unwrap_or_else(|reason| {
+        let mut unknown = Reached::default();
+        unknown.mark_unknown(&reason);
+        vec![vec![unknown; module.computation(comp).nodes.len()]; output_count(module, comp)]
+    })
 }
 
 /// Maps from output `out` of `start` to every instruction of `comp` it reaches
@@ -180,6 +193,16 @@ pub fn grouped_output_to_input(
 /// instruction of `comp` it reads, e.g. the fusion parameters one fused
 /// instruction reads.
 pub fn grouped_from_instruction(module: &Module, comp: usize, start: usize) -> Vec<Reached> {
+    super::nesting::enter(module, comp, || grouped_from(module, comp, start)).unwrap_or_else(
+        |reason| {
+            let mut unknown = Reached::default();
+            unknown.mark_unknown(&reason);
+            vec![unknown; module.computation(comp).nodes.len()]
+        },
+    )
+}
+
+fn grouped_from(module: &Module, comp: usize, start: usize) -> Vec<Reached> {
     let c = module.computation(comp);
     let mut reached = vec![Reached::default(); c.nodes.len()];
     let shape = &c.nodes[start].op.shape;

@@ -31,7 +31,12 @@ pub fn input_to_output(
 ) -> InstructionIndexing {
     let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
-        return fused_input_to_output(module, n.called[0], operand_id);
+        let called = n.called[0];
+        let outputs = n.op.shape.output_count();
+        return super::nesting::enter(module, called, || {
+            fused_input_to_output(module, called, operand_id)
+        })
+        .unwrap_or_else(|reason| InstructionIndexing::all_unknown(outputs, &reason));
     }
     let mut indexing = ops::input_to_output(&n.op, operand_id);
     for entry in &mut indexing.entries {
@@ -108,11 +113,16 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
     let entries = (0..outputs)
         .map(|j| {
             let (node, out) = if root.op.opcode == "tuple" {
-                (root.operands[j], 0)
+                (root.operands.get(j).copied().unwrap_or(usize::MAX), 0)
             } else {
                 (c.root, j)
             };
             let mut e = OperandIndexing::none();
+            if node >= c.nodes.len() {
+                // The tuple names an undefined operand, or has fewer than its shape.
+                e.mark_unknown("the root tuple has no such operand".to_string());
+                return e;
+            }
             for (o, m) in &reached[node].maps {
                 if *o == out {
                     e.insert(m.clone());

@@ -9,6 +9,7 @@
 //! * [`compose`]: composition of one map pair with runtime variables and replicas.
 //! * [`layout`]: the physical-layout view. [`utilization`]: operand utilization.
 //! * [`recompute`]: expensive work a loop fusion computes more than once.
+//! * [`nesting`]: bounds the recursion through called computations (cycles, depth).
 //! * [`graph`]: the module view the analysis runs on; [`view`] builds it from the model.
 
 pub mod build;
@@ -17,6 +18,7 @@ pub mod fusion;
 pub mod graph;
 pub mod input_to_output;
 pub mod layout;
+pub mod nesting;
 pub mod op;
 pub mod operand_indexing;
 pub mod ops;

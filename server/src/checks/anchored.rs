@@ -61,10 +61,15 @@ fn anchor(r: &mut Range<usize>, m: &Module, own: ComputationRef) -> Anchor {
     let (anchor, base) = if inside(&own) {
         (Anchor::Own, own.offset)
     } else {
+        // `computation_at(start)` prefers the computation that ends there: when two
+        // computations touch (items on one line), the range is in the next one.
         let other = m
             .computation_at(r.start)
+            .into_iter()
+            .flat_map(|id| [id, ComputationId(id.0 + 1)])
+            .filter(|id| (id.0 as usize) < m.computation_count())
             .map(|id| m.computation(id))
-            .filter(|c| inside(c))
+            .find(|c| inside(c))
             .and_then(|c| {
                 let name = m.outline(c.id).name.as_ref()?.name.clone();
                 let n = (0..).find(|&n| nth_named(m, &name, n).is_none_or(|id| id == c.id))?;

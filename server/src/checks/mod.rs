@@ -23,6 +23,7 @@ pub const SOURCES: &[Source] = &[
     cross_references,
     reshape_chains,
     crate::tiling::diagnostics::computation_diagnostics,
+    crate::coalescing::diagnostics::computation_diagnostics,
 ];
 
 fn cross_references(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {

@@ -56,12 +56,9 @@ impl LineIndex {
 }
 
 pub fn run_check(args: CheckArgs) -> ExitCode {
-    let bytes = match std::fs::read(&args.file) {
-        Ok(b) => b,
-        Err(e) => return super::fail(format!("cannot read {}: {e}", args.file.display())),
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return super::fail(format!("{} is not UTF-8 text", args.file.display()));
+    let text = match super::read_text(&args.file) {
+        Ok(t) => t,
+        Err(e) => return super::fail(e),
     };
     let found = match crate::language::detect(&args.file.to_string_lossy(), None, &text) {
         crate::language::Language::Hlo => {

@@ -61,6 +61,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let options = Options {
         sizes: args.sizes.clone(),
         device,
+        operand: None,
     };
     let reports = reports(&file, &text, args, &options)?;
     if args.json {

@@ -91,8 +91,7 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let text = super::read_text(&args.file)?;
     let parsed = view::parse(&text);
     let out = maps_of(args, &parsed.0, &parsed.1);
     // The process ends right after: freeing the model would only cost time.

@@ -30,12 +30,9 @@ fn one_line(m: &IndexingMap) -> String {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let bytes = match std::fs::read(&args.file) {
-        Ok(b) => b,
-        Err(e) => return super::fail(format!("cannot read {}: {e}", args.file.display())),
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return super::fail(format!("{} is not UTF-8 text", args.file.display()));
+    let text = match super::read_text(&args.file) {
+        Ok(t) => t,
+        Err(e) => return super::fail(e),
     };
     let a = mlir::analyze(&text);
     let lines = LineIndex::new(&text);

@@ -16,20 +16,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let shown = args.file.display();
-    let bytes = match std::fs::read(&args.file) {
-        Ok(b) => b,
-        Err(e) => return super::fail(format!("cannot read {shown}: {e}")),
-    };
-    let text = match String::from_utf8(bytes) {
+    let text = match super::read_text(&args.file) {
         Ok(t) => t,
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            return super::fail(format!(
-                "{shown} is not UTF-8 text (invalid byte at offset {at})"
-            ));
-        }
+        Err(e) => return super::fail(e),
     };
+    let shown = args.file.display();
     let doc = SyntaxDocument::parse(&text);
     if args.sexp {
         for chunk in doc.chunks() {

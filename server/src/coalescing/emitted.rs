@@ -11,14 +11,19 @@
 use super::launch::{self, SpaceRead};
 use super::subject::{Operand, Subject};
 use super::warp::{self, Judge, WarpRead};
-use super::{heuristic, Device, Evidence, Family, OperandVerdict, Report};
+use super::{heuristic, Device, Evidence, Family, OperandVerdict, Options, Report};
 use crate::algebra::{Expr, IndexingMap, Variable};
 use crate::analysis::fusion::{self, Reached};
 use crate::analysis::ArrayShape;
 
 /// The report of the emitter family on `subject` (XLA's heuristic when its
 /// emitter is outside the launch model).
-pub fn analyze(subject: &Subject<'_>, device: &Device, outputs: Option<&[Vec<Reached>]>) -> Report {
+pub fn analyze(
+    subject: &Subject<'_>,
+    options: &Options,
+    outputs: Option<&[Vec<Reached>]>,
+) -> Report {
+    let device = &options.device;
     let launch = launch::launch(subject, device);
     if launch.reads.is_empty() && matches!(launch.kind, super::emitter::EmitterKind::Other(_)) {
         return heuristic::fallback(subject, &launch.description);
@@ -27,6 +32,7 @@ pub fn analyze(subject: &Subject<'_>, device: &Device, outputs: Option<&[Vec<Rea
     let operands = subject
         .operands
         .iter()
+        .filter(|op| options.operand.is_none_or(|k| k == op.index))
         .map(|op| verdict(device, op, &launch.reads, &reached))
         .collect();
     Report {

@@ -76,8 +76,14 @@ pub enum EmitterKind {
 
 /// The roots of the fused computation: the operands of a tuple root, else the root.
 pub fn roots(nodes: &[Node], root: usize) -> Vec<usize> {
+    // Unresolved operands (undefined names) are `usize::MAX`: not roots.
     match nodes.get(root) {
-        Some(n) if n.op.opcode == "tuple" => n.operands.clone(),
+        Some(n) if n.op.opcode == "tuple" => n
+            .operands
+            .iter()
+            .copied()
+            .filter(|&o| o < nodes.len())
+            .collect(),
         Some(_) => vec![root],
         None => vec![],
     }
@@ -148,7 +154,11 @@ fn reshape_is_bitcast(node: &Node) -> bool {
 /// found through elementwise ops with up to 3 operands.
 pub fn hero(nodes: &[Node], root: usize) -> usize {
     let mut hero = root;
-    while is_intermediate(&nodes[hero], 1) && nodes[hero].operands[0] < nodes.len() {
+    // Bounded: malformed text can make operand chains cyclic.
+    for _ in 0..nodes.len() {
+        if !(is_intermediate(&nodes[hero], 1) && nodes[hero].operands[0] < nodes.len()) {
+            break;
+        }
         let next = nodes[hero].operands[0];
         if nodes[next].parameter_number.is_some() {
             break;

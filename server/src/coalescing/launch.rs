@@ -196,6 +196,13 @@ fn loop_launch(
         .and_then(|&r| first_array(&nodes[r]))
         .map_or(0, elements);
     let unroll = loop_unroll(subject, device, n, &roots);
+    if n <= 0 {
+        return Launch {
+            kind,
+            description: "loop emitter, no elements".into(),
+            reads: vec![],
+        };
+    }
     let per_thread = (n + unroll - 1) / unroll.max(1);
     let threads = per_thread.clamp(1, LOOP_WARPS_PER_BLOCK * device.warp_size);
     let warp = threads.min(device.warp_size);
@@ -492,7 +499,10 @@ fn transpose_launch(
     let mut reads = vec![];
     for &(root, hero) in heroes {
         let node = if tiled.contains(&hero) {
-            nodes[hero].operands[0]
+            match nodes[hero].operands.first() {
+                Some(&o) => o,
+                None => continue,
+            }
         } else {
             root
         };

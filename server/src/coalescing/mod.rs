@@ -20,11 +20,13 @@
 //! turns an instruction into what is analyzed; [`picture`] draws a read.
 
 pub mod device;
+pub mod diagnostics;
 pub mod emitted;
 pub mod emitter;
 pub mod heuristic;
 pub mod launch;
 pub mod picture;
+pub mod site;
 pub mod subject;
 pub mod tiled;
 pub mod warp;
@@ -124,6 +126,9 @@ pub struct Options {
     /// the backend_config's.
     pub sizes: Option<Vec<i64>>,
     pub device: Device,
+    /// Only this operand (the report leaves the others out): a hover on one
+    /// fused parameter needs no more.
+    pub operand: Option<usize>,
 }
 
 /// The report on `subject`: tiled when sizes are given or configured, else the
@@ -140,8 +145,12 @@ pub fn analyze(
         (None, Some(t)) => Some(t.clone()),
         (None, None) => None,
     };
-    if let Some(sizes) = sizes {
-        return tiled::analyze(subject, &options.device, &sizes);
+    let mut report = match sizes {
+        Some(sizes) => tiled::analyze(subject, &options.device, &sizes),
+        None => emitted::analyze(subject, options, outputs),
+    };
+    if let Some(k) = options.operand {
+        report.operands.retain(|o| o.index == k);
     }
-    emitted::analyze(subject, &options.device, outputs)
+    report
 }

@@ -63,7 +63,7 @@ pub fn plane(shape: &ArrayShape) -> (i64, i64) {
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
+    a / b + i64::from(a % b != 0)
 }
 
 /// Draws the linear physical `offsets` read of `shape`.
@@ -82,7 +82,7 @@ pub fn draw(shape: &ArrayShape, offsets: &[i64]) -> Picture {
                 .collect()
         })
         .collect();
-    let size = rows * cols;
+    let size = rows.saturating_mul(cols);
     let mut seen = std::collections::BTreeSet::new();
     let mut planes = std::collections::BTreeSet::new();
     for &o in offsets {
@@ -136,15 +136,18 @@ impl Picture {
 /// elements outside the tensor excluded), up to [`MAX_TILE_ELEMENTS`].
 pub fn tile_offsets(read: &TileRead) -> Vec<i64> {
     let rank = read.shape.rank();
-    let total: i64 = read.sizes.iter().map(|&s| s.max(0)).product();
-    if total > MAX_TILE_ELEMENTS {
+    let total = read
+        .sizes
+        .iter()
+        .try_fold(1i64, |acc, &s| acc.checked_mul(s.max(0)));
+    let Some(total) = total.filter(|&t| t <= MAX_TILE_ELEMENTS) else {
         return vec![];
-    }
+    };
     let mut out = Vec::with_capacity(total as usize);
     let mut k = vec![0i64; rank];
     'outer: loop {
         let index: Vec<i64> = (0..rank)
-            .map(|d| read.origin[d] + k[d] * read.strides[d])
+            .map(|d| read.origin[d].saturating_add(k[d].saturating_mul(read.strides[d])))
             .collect();
         if index
             .iter()

@@ -71,7 +71,10 @@ pub fn judge_bytes(contiguous_bytes: i64, transaction: i64) -> (bool, f64) {
     if contiguous_bytes <= 0 {
         return (false, 0.0);
     }
-    let transferred = transaction * ((contiguous_bytes + transaction - 1) / transaction);
+    let transaction = transaction.max(1);
+    let transactions =
+        contiguous_bytes / transaction + i64::from(contiguous_bytes % transaction != 0);
+    let transferred = transaction.saturating_mul(transactions);
     (
         contiguous_bytes >= transaction,
         contiguous_bytes as f64 / transferred as f64,

@@ -75,18 +75,20 @@ pub fn runs(offsets: &[i64]) -> Vec<(i64, i64)> {
 
 /// XLA's transaction estimate over runs of `bytes`-wide elements.
 pub fn xla_coalesced(runs: &[(i64, i64)], bytes: i64) -> bool {
-    let ceil = |b: i64| (b + BYTES_PER_MEMORY_TRANSACTION - 1) / BYTES_PER_MEMORY_TRANSACTION;
+    let ceil = |b: i64| {
+        b / BYTES_PER_MEMORY_TRANSACTION + i64::from(b % BYTES_PER_MEMORY_TRANSACTION != 0)
+    };
     let mut transactions = 0i64;
     let mut total = 0i64;
     for &(lo, hi) in runs {
-        let n = hi - lo + 1;
-        transactions += ceil(n * bytes);
-        total += n;
+        let n = hi.saturating_sub(lo).saturating_add(1);
+        transactions = transactions.saturating_add(ceil(n.saturating_mul(bytes)));
+        total = total.saturating_add(n);
     }
     if transactions == 0 {
         return true;
     }
-    ceil(total * bytes) as f64 > transactions as f64 * IS_COALESCED_THRESHOLD
+    ceil(total.saturating_mul(bytes)) as f64 > transactions as f64 * IS_COALESCED_THRESHOLD
 }
 
 /// Bytes used over bytes transferred: `offsets` (elements of `bits` bits) touch
@@ -106,7 +108,9 @@ pub fn utilization(offsets: &[i64], bits: i64, transaction: i64) -> (f64, bool) 
         );
         for s in first..=last {
             let lo = start.max(s * bit_transaction);
-            let hi = (start + bits).min((s + 1) * bit_transaction);
+            let hi = start
+                .saturating_add(bits)
+                .min((s + 1).saturating_mul(bit_transaction));
             match segments.last_mut() {
                 Some(x) if x.0 == s => x.1 += hi - lo,
                 _ => segments.push((s, hi - lo)),
@@ -151,7 +155,7 @@ pub fn usage_text(u: f64, alike: bool) -> String {
 
 /// `(n B)` for `n` elements of `bits` bits.
 fn bytes_text(n: i64, bits: i64) -> String {
-    let b = n * bits;
+    let b = n.saturating_mul(bits);
     if b % 8 == 0 {
         format!("{} B", b / 8)
     } else {

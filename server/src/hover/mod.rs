@@ -18,6 +18,7 @@
 //! [`Detail::Summary`] cuts long lists ("12 more parameters") and says where the
 //! whole text is; [`Detail::Full`] prints everything.
 
+pub mod coalescing;
 mod text;
 
 use std::fmt::Write as _;

@@ -120,9 +120,17 @@ async fn publish(
         return;
     };
     let encoding = workspace.encoding();
+    let raise = workspace.settings().uncoalesced_warning;
     let computed = {
         let snapshot = snapshot.clone();
-        guarded("diagnostics", move || collect(&snapshot, encoding)).await
+        guarded("diagnostics", move || {
+            let mut diagnostics = collect(&snapshot, encoding);
+            if raise {
+                raise_uncoalesced_reads(&mut diagnostics);
+            }
+            diagnostics
+        })
+        .await
     };
     let diagnostics = match computed {
         Ok(diagnostics) => diagnostics,
@@ -140,6 +148,18 @@ async fn publish(
         version: Some(version),
         diagnostics,
     });
+}
+
+/// The `coalescing.severity: "warning"` setting: `uncoalesced-read` findings
+/// (information in the library) become warnings.
+fn raise_uncoalesced_reads(diagnostics: &mut [Diagnostic]) {
+    let code = NumberOrString::String(crate::coalescing::diagnostics::UNCOALESCED_READ.into());
+    for d in diagnostics
+        .iter_mut()
+        .filter(|d| d.code.as_ref() == Some(&code))
+    {
+        d.severity = Some(DiagnosticSeverity::WARNING);
+    }
 }
 
 /// Every diagnostic of one snapshot in LSP terms (see [`Snapshot::diagnostics`]).

@@ -308,6 +308,14 @@ pub fn instruction_hover(
             .notes
             .extend(parameter_sources(module, computation_id, k));
     }
+    hover.notes.extend(coalescing_notes(
+        snapshot,
+        module,
+        computation_id,
+        instruction,
+        settings,
+        detail,
+    ));
     super::maps::instruction_maps(
         snapshot,
         module,
@@ -322,6 +330,48 @@ pub fn instruction_hover(
         physical: settings.physical_layout,
     };
     crate::hover::render(&hover, &style)
+}
+
+/// On a fusion, whether each operand read is coalesced; on a fused parameter, the
+/// same for the operand feeding it, with the warp's read map and picture.
+fn coalescing_notes(
+    snapshot: &Snapshot,
+    module: &Module,
+    computation_id: crate::model::ComputationId,
+    instruction: &Instruction,
+    settings: &Settings,
+    detail: Detail,
+) -> Vec<String> {
+    use crate::coalescing::site::Site;
+    let Some(site) = Site::at(module, computation_id, instruction) else {
+        return Vec::new();
+    };
+    let Some(index) = super::maps::module_index(snapshot, module) else {
+        return Vec::new();
+    };
+    let view = snapshot.analysis_module(index);
+    let cached = site
+        .fused(module)
+        .map(|fused| snapshot.fused_maps(index, fused.index()));
+    let options = crate::coalescing::Options {
+        device: settings.coalescing_device.clone(),
+        ..Default::default()
+    };
+    let Some(report) = site.report(
+        module,
+        view,
+        &options,
+        cached.as_ref().map(|c| &c.outputs[..]),
+    ) else {
+        return Vec::new();
+    };
+    let device = &settings.coalescing_device.name;
+    match site {
+        Site::Fusion { .. } => crate::hover::coalescing::fusion_lines(&report, device, detail),
+        Site::Parameter { fusion, .. } => {
+            crate::hover::coalescing::parameter_lines(&report, &fusion.name, device, detail)
+        }
+    }
 }
 
 /// Which operand of which caller feeds parameter `k` of a called computation.

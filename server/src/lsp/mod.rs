@@ -8,6 +8,8 @@
 //!   runtime, under the panic [`guard`], and answer `ContentModified` when stale;
 //! * [`diagnostics`] are debounced and published with their version through the
 //!   ordered [`outbox`], which also carries [`progress`] and [`logging`] messages;
+//! * [`wire`] and [`framing`] find messages in the input, also after a wrong
+//!   `Content-Length`, and turn malformed ones into answerable stand-ins;
 //! * [`position`] converts between LSP positions and the library's byte offsets.
 
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ pub mod code_actions;
 pub mod diagnostics;
 pub mod documents;
 pub mod folding;
+pub mod framing;
 pub mod guard;
 pub mod hover;
 pub mod inlay_hints;
@@ -86,6 +89,8 @@ async fn serve(workspace: Arc<Workspace>) {
     .custom_method(server::FUSION_MAPS, server::Backend::fusion_maps)
     .custom_method(wire::INVALID_REQUEST, server::Backend::invalid_request)
     .custom_method(wire::INVALID_MESSAGE, server::Backend::invalid_message)
+    .custom_method(wire::PARSE_ERROR, server::Backend::parse_error)
+    .custom_method(wire::FRAMING_NOTE, server::Backend::framing_note)
     .finish();
     let Some(events) = events else {
         return;

@@ -126,6 +126,51 @@ pub fn to_position(doc: &SyntaxDocument, offset: usize, encoding: PositionEncodi
     Position::new(line as u32, character as u32)
 }
 
+/// Converts a sequence of byte offsets that mostly increase (tokens, hints in text
+/// order) to positions in time linear in the text they span: a column is counted
+/// from the previous offset when it is on the same line, not from the line start,
+/// so many tokens on one long line (a minified dump) are not quadratic.
+pub struct PositionCursor<'a> {
+    doc: &'a SyntaxDocument,
+    encoding: PositionEncoding,
+    /// The last offset converted, its line and column.
+    last: Option<(usize, usize, u32)>,
+}
+
+impl<'a> PositionCursor<'a> {
+    pub fn new(doc: &'a SyntaxDocument, encoding: PositionEncoding) -> Self {
+        Self {
+            doc,
+            encoding,
+            last: None,
+        }
+    }
+
+    /// The LSP position of `offset` (as [`to_position`]).
+    pub fn position(&mut self, offset: usize) -> Position {
+        let mut offset = offset.min(self.doc.len());
+        while !self.doc.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let (line, line_start) = self.doc.line_of(offset);
+        let (from, column) = match self.last {
+            Some((at, last_line, column)) if last_line == line && at <= offset => (at, column),
+            _ => (line_start, 0),
+        };
+        let column = column + self.units(from..offset);
+        self.last = Some((offset, line, column));
+        Position::new(line as u32, column)
+    }
+
+    fn units(&self, bytes: std::ops::Range<usize>) -> u32 {
+        let units = match self.encoding {
+            PositionEncoding::Utf8 => bytes.len(),
+            PositionEncoding::Utf16 => self.doc.slice(bytes).chars().map(char::len_utf16).sum(),
+        };
+        units as u32
+    }
+}
+
 /// The LSP range of a byte range.
 pub fn to_range(
     doc: &SyntaxDocument,
@@ -211,6 +256,23 @@ mod tests {
                 }
                 let p = to_position(&doc, offset, encoding);
                 assert_eq!(to_offset(&doc, p, encoding), Ok(offset), "{offset} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_cursor_agrees_with_to_position_in_any_order() {
+        let text = "a😀b\nxé😀\u{2028}y\r\n\nz😀😀";
+        let doc = SyntaxDocument::parse(text);
+        for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16] {
+            let mut cursor = PositionCursor::new(&doc, encoding);
+            let forward = (0..=text.len() + 2).chain((0..=text.len()).rev());
+            for offset in forward.chain([5, 1, 9, 2, 14]) {
+                assert_eq!(
+                    cursor.position(offset),
+                    to_position(&doc, offset, encoding),
+                    "{offset} {encoding:?}"
+                );
             }
         }
     }

@@ -15,7 +15,7 @@ use tower_lsp_server::ls_types::{
 };
 use tree_sitter::Node;
 
-use super::position::{to_position, PositionEncoding};
+use super::position::{to_position, PositionCursor, PositionEncoding};
 use super::snapshot::Snapshot;
 use super::workspace::lock;
 use crate::syntax::Placed;
@@ -68,9 +68,9 @@ struct RawToken {
     modifiers: u32,
 }
 
-/// Classifies a node: `Some` for a token, `None` to look at its children.
-fn classify(node: Node) -> Option<(u32, u32)> {
-    let parent = node.parent().map(|p| p.kind()).unwrap_or("");
+/// Classifies a node whose parent is of kind `parent`: `Some` for a token, `None`
+/// to look at its children.
+fn classify(node: Node, parent: &str) -> Option<(u32, u32)> {
     Some(match node.kind() {
         "comment" => (COMMENT, 0),
         "opcode" => (FUNCTION, DEFAULT_LIBRARY),
@@ -95,10 +95,14 @@ fn collect_chunk(chunk: &Placed, out: &mut Vec<RawToken>) {
     let tree = chunk.tree();
     let mut cursor = tree.walk();
     let mut descend = true;
+    // The kinds of the cursor's ancestors: `Node::parent` searches from the root,
+    // which made deep trees quadratic.
+    let mut ancestors = Vec::new();
     loop {
         let node = cursor.node();
         if descend {
-            if let Some((kind, modifiers)) = classify(node) {
+            let parent = ancestors.last().copied().unwrap_or("");
+            if let Some((kind, modifiers)) = classify(node, parent) {
                 let range = chunk.abs(node.byte_range());
                 if !range.is_empty() {
                     out.push(RawToken {
@@ -109,6 +113,7 @@ fn collect_chunk(chunk: &Placed, out: &mut Vec<RawToken>) {
                     });
                 }
             } else if cursor.goto_first_child() {
+                ancestors.push(node.kind());
                 continue;
             }
         }
@@ -119,6 +124,7 @@ fn collect_chunk(chunk: &Placed, out: &mut Vec<RawToken>) {
         if !cursor.goto_parent() {
             return;
         }
+        ancestors.pop();
         descend = false;
     }
 }
@@ -136,9 +142,10 @@ pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticTo
     raw.sort_by_key(|t| t.start);
     let mut encoded = Vec::with_capacity(raw.len());
     let (mut last_line, mut last_start) = (0u32, 0u32);
+    let mut positions = PositionCursor::new(doc, encoding);
     for token in raw {
-        let start = to_position(doc, token.start, encoding);
-        let end = to_position(doc, token.end, encoding);
+        let start = positions.position(token.start);
+        let end = positions.position(token.end);
         // Split multi-line tokens (block comments) into one token per line.
         for line in start.line..=end.line {
             let from = if line == start.line {

@@ -146,6 +146,21 @@ impl Backend {
     pub async fn invalid_message(&self, params: InvalidMessageParams) {
         tracing::warn!("ignoring invalid message: {}", params.reason);
     }
+
+    /// Answers a message that is not JSON (its id read leniently, else `null`).
+    pub async fn parse_error(&self, params: InvalidMessageParams) -> Result<()> {
+        tracing::warn!("{}", params.reason);
+        Err(Error {
+            code: ErrorCode::ParseError,
+            message: params.reason.into(),
+            data: None,
+        })
+    }
+
+    /// Logs bytes skipped between frames or a frame whose length was repaired.
+    pub async fn framing_note(&self, params: InvalidMessageParams) {
+        tracing::warn!("input framing: {}", params.reason);
+    }
 }
 
 fn unknown_document(uri: &Uri) -> Error {

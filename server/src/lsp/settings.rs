@@ -42,6 +42,11 @@ pub struct Settings {
     pub utilization_budget: f64,
     /// Show maps over the physical (layout-ordered) dimensions instead of logical ones.
     pub physical_layout: bool,
+    /// The GPU the coalescing analysis models (`coalescing.device`).
+    pub coalescing_device: crate::coalescing::Device,
+    /// Publish `uncoalesced-read` as a warning instead of information
+    /// (`coalescing.severity`).
+    pub uncoalesced_warning: bool,
 }
 
 impl Default for Settings {
@@ -51,6 +56,8 @@ impl Default for Settings {
             floordiv: FloorDivSpelling::FloorDiv,
             utilization_budget: 1.0,
             physical_layout: false,
+            coalescing_device: crate::coalescing::Device::a6000(),
+            uncoalesced_warning: false,
         }
     }
 }
@@ -65,6 +72,8 @@ struct RawSettings {
     div_spelling: Option<Value>,
     utilization_budget: Option<Value>,
     physical_layout: Option<Value>,
+    /// `{"device": "a6000" | {...}, "severity": "information" | "warning"}`.
+    coalescing: Option<Value>,
 }
 
 impl Settings {
@@ -118,7 +127,33 @@ impl Settings {
                 "utilizationBudget must be a positive number, got {budget}"
             ));
         }
+        if let Some(c) = raw.coalescing.filter(|c| !c.is_null()) {
+            self.apply_coalescing(&c, &mut warnings);
+        }
         warnings
+    }
+
+    /// `coalescing.device` (a preset name or custom numbers) and
+    /// `coalescing.severity`.
+    fn apply_coalescing(&mut self, c: &Value, warnings: &mut Vec<String>) {
+        if !c.is_object() {
+            warnings.push(format!("coalescing must be an object, got {c}"));
+            return;
+        }
+        if let Some(device) = c.get("device").filter(|d| !d.is_null()) {
+            match crate::coalescing::Device::from_setting(device) {
+                Ok(d) => self.coalescing_device = d,
+                Err(e) => warnings.push(format!("ignoring setting coalescing.device: {e}")),
+            }
+        }
+        match c.get("severity").and_then(Value::as_str) {
+            Some("warning") => self.uncoalesced_warning = true,
+            Some("information") | Some("info") => self.uncoalesced_warning = false,
+            Some(other) => warnings.push(format!(
+                "ignoring setting coalescing.severity={other:?}: expected \"information\" or \"warning\""
+            )),
+            None => {}
+        }
     }
 }
 
@@ -168,5 +203,31 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert_eq!(settings, Settings::default());
         assert_eq!(settings.apply(&json!(3)).len(), 1);
+    }
+
+    #[test]
+    fn coalescing_device_and_severity() {
+        let mut settings = Settings::default();
+        let warnings =
+            settings.apply(&json!({"coalescing": {"device": "h100", "severity": "warning"}}));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(settings.coalescing_device.name, "h100");
+        assert!(settings.uncoalesced_warning);
+        let warnings = settings.apply(
+            &json!({"coalescing": {"device": {"base": "a100", "smCount": 54}, "severity": "loud"}}),
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(settings.coalescing_device.sm_count, 54);
+        assert!(
+            settings.uncoalesced_warning,
+            "a bad severity keeps the previous one"
+        );
+        assert_eq!(
+            settings
+                .apply(&json!({"coalescing": {"device": "tpu"}}))
+                .len(),
+            1
+        );
+        assert_eq!(settings.coalescing_device.sm_count, 54);
     }
 }

@@ -19,7 +19,7 @@ use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 
 use serde::de::DeserializeOwned;
-use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::jsonrpc::{Error, Request, Response};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
 };
@@ -57,6 +57,53 @@ pub struct Sequencer<S> {
     inner: S,
     workspace: Arc<Workspace>,
     events: mpsc::Sender<SyncEvent>,
+    /// Closed while `initialize` is answered: nothing after it is read before.
+    initializing: Arc<Gate>,
+}
+
+/// Holds the reading of further messages while `initialize` is being answered.
+/// tower-lsp marks the server initialized only once the answer is ready, so a
+/// client that writes `initialize`, `initialized` and `didOpen` back to back (as
+/// some do) would otherwise have its `didOpen` dropped as too early.
+#[derive(Debug, Default)]
+struct Gate {
+    closed: std::sync::atomic::AtomicBool,
+    waker: std::sync::Mutex<Option<std::task::Waker>>,
+}
+
+impl Gate {
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    fn open(&self) {
+        self.closed.store(false, Ordering::SeqCst);
+        if let Some(waker) = super::workspace::lock(&self.waker).take() {
+            waker.wake();
+        }
+    }
+
+    /// Ready when open; else registers `cx` to be woken by [`Self::open`].
+    fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.closed.load(Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        *super::workspace::lock(&self.waker) = Some(cx.waker().clone());
+        if self.closed.load(Ordering::SeqCst) {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+}
+
+/// Opens the gate when the `initialize` answer is ready, or if it is dropped.
+struct Reopen(Arc<Gate>);
+
+impl Drop for Reopen {
+    fn drop(&mut self) {
+        self.0.open();
+    }
 }
 
 impl<S> Sequencer<S> {
@@ -65,6 +112,7 @@ impl<S> Sequencer<S> {
             inner,
             workspace,
             events,
+            initializing: Arc::default(),
         }
     }
 
@@ -118,12 +166,31 @@ where
     type Future = BoxFuture<Result<Option<Response>, S::Error>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if self.initializing.poll_open(cx).is_pending() {
+            return Poll::Pending;
+        }
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
         if self.route_text_sync(&request) {
             return Box::pin(async { Ok(None) });
+        }
+        if let Some(id) = request.id().filter(|_| request.method().starts_with("$/")) {
+            // No `$/` request is implemented, and the specification wants an error
+            // (tower-lsp drops the answer to any `$/` method it does not know).
+            let answer = Response::from_error(id.clone(), Error::method_not_found());
+            return Box::pin(async { Ok(Some(answer)) });
+        }
+        if request.method() == "initialize" {
+            self.initializing.close();
+            let reopen = Reopen(self.initializing.clone());
+            let response = self.inner.call(request);
+            return Box::pin(async move {
+                let answer = response.await;
+                drop(reopen);
+                answer
+            });
         }
         let needed = self.workspace.arrived();
         let workspace = self.workspace.clone();

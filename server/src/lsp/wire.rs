@@ -1,101 +1,143 @@
 //! A guard on the incoming byte stream, between stdin and tower-lsp.
 //!
 //! tower-lsp's reader stops for good after the first message it cannot decode
-//! (tokio-util's `FramedRead` ends the stream after an error), so a single malformed
-//! message would take the server down. This task re-frames the input and passes on
-//! only messages tower-lsp can decode. A malformed message is replaced by:
-//! * a request `hlo-lsp/invalidRequest` with the original id when one can be
-//!   recovered: the client gets an `InvalidRequest` error answer for its id;
-//! * otherwise a notification `hlo-lsp/invalidMessage`, which logs the reason.
+//! (tokio-util's `FramedRead` ends the stream after an error), and trusts every
+//! `Content-Length`. This task finds the messages with the [`framing::Framer`]
+//! (which resynchronises on the next header after a wrong length and repairs frames
+//! that are too short or too long) and passes on only messages tower-lsp can decode.
+//! Everything else becomes a stand-in message that tower-lsp routes to our handlers:
+//! * a body that is not JSON (or not UTF-8): a request `hlo-lsp/parseError` with the
+//!   id read leniently from the text, else `null`, answered with `ParseError` as
+//!   JSON-RPC asks; the same for a request found in bytes skipped between frames;
+//! * JSON that is not JSON-RPC: a request `hlo-lsp/invalidRequest` with the
+//!   original id when one can be recovered (`InvalidRequest`), else a notification
+//!   `hlo-lsp/invalidMessage`, which logs the reason;
+//! * skipped bytes and repaired frames: a notification `hlo-lsp/framingNote`, logged
+//!   as a warning with the byte count and the start of the bytes.
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
+
+use super::framing::{salvage_id, Event, Framer};
 
 /// Method of the stand-in request for a malformed message with an id.
 pub const INVALID_REQUEST: &str = "hlo-lsp/invalidRequest";
 /// Method of the stand-in notification for a malformed message without one.
 pub const INVALID_MESSAGE: &str = "hlo-lsp/invalidMessage";
+/// Method of the stand-in request for a message that is not JSON.
+pub const PARSE_ERROR: &str = "hlo-lsp/parseError";
+/// Method of the stand-in notification for skipped bytes and repaired frames.
+pub const FRAMING_NOTE: &str = "hlo-lsp/framingNote";
 
-/// Messages above this size are refused instead of buffered (a corrupt length).
-const MAX_MESSAGE_BYTES: usize = 1 << 30;
+/// How long a body that ends inside a JSON value waits for the bytes that may
+/// complete it before it is answered as it is.
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Copies framed messages from `input` to `output` until `input` ends.
-pub async fn filter(input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
-    let mut reader = BufReader::new(input);
+pub async fn filter(mut input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
+    let mut framer = Framer::new();
+    let mut buffer = vec![0; 1 << 16];
+    let mut ended = false;
     loop {
-        let body = match read_frame(&mut reader).await {
-            Frame::Body(body) => body,
-            Frame::Skip(reason) => {
-                forward(&mut output, &stand_in(None, &reason)).await;
-                continue;
+        while let Some(event) = framer.next(ended) {
+            for message in stand_ins(event) {
+                if !forward(&mut output, &message).await {
+                    return;
+                }
             }
-            Frame::End => return,
-        };
-        let message = match check(&body) {
-            Ok(()) => body,
-            Err((id, reason)) => stand_in(id, &reason),
-        };
-        if !forward(&mut output, &message).await {
+        }
+        if ended {
             return;
         }
-    }
-}
-
-enum Frame {
-    Body(Vec<u8>),
-    /// A frame whose header was unusable; its bytes were consumed.
-    Skip(String),
-    End,
-}
-
-/// Reads one header block and its body.
-async fn read_frame(reader: &mut (impl AsyncBufReadExt + Unpin)) -> Frame {
-    let mut length: Option<Result<usize, String>> = None;
-    let mut saw_header = false;
-    loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return Frame::End,
-            Ok(_) => {}
-        }
-        let line = String::from_utf8_lossy(&line);
-        let line = line.trim_end_matches(['\r', '\n']);
-        if line.is_empty() {
-            if saw_header {
-                break;
+        let read = if framer.waiting_for_more() {
+            match tokio::time::timeout(PATIENCE, input.read(&mut buffer)).await {
+                Ok(read) => read,
+                Err(_elapsed) => {
+                    framer.stop_waiting();
+                    continue;
+                }
             }
-            continue;
+        } else {
+            input.read(&mut buffer).await
+        };
+        match read {
+            Ok(0) | Err(_) => ended = true,
+            Ok(read) => framer.push(&buffer[..read]),
         }
-        saw_header = true;
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = Some(
-                    value
-                        .trim()
-                        .parse::<usize>()
-                        .map_err(|_| format!("invalid Content-Length {:?}", value.trim())),
-                );
-            }
-        }
-    }
-    let length = match length {
-        Some(Ok(length)) if length <= MAX_MESSAGE_BYTES => length,
-        Some(Ok(length)) => return Frame::Skip(format!("message of {length} bytes is too large")),
-        Some(Err(reason)) => return Frame::Skip(reason),
-        None => return Frame::Skip("header without Content-Length".into()),
-    };
-    let mut body = vec![0; length];
-    match reader.read_exact(&mut body).await {
-        Ok(_) => Frame::Body(body),
-        Err(_) => Frame::End,
     }
 }
 
-/// Ok when tower-lsp decodes `body`; else the id to answer (if any) and why.
-fn check(body: &[u8]) -> Result<(), (Option<Value>, String)> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|error| (None, format!("message is not JSON: {error}")))?;
+/// What tower-lsp gets for one framing event (see the module docs).
+fn stand_ins(event: Event) -> Vec<Vec<u8>> {
+    match event {
+        Event::Message { body, repair } => {
+            let note = repair.map(|repair| note(&repair));
+            let message = match check(&body) {
+                Ok(()) => body,
+                Err(Invalid::NotJson(reason)) => {
+                    stand_in(PARSE_ERROR, Some(salvaged(&body)), &reason)
+                }
+                Err(Invalid::NotJsonRpc(Some(id), reason)) => {
+                    stand_in(INVALID_REQUEST, Some(id), &reason)
+                }
+                Err(Invalid::NotJsonRpc(None, reason)) => stand_in(INVALID_MESSAGE, None, &reason),
+            };
+            note.into_iter().chain([message]).collect()
+        }
+        Event::Dropped { bytes, reason } => {
+            let text = format!(
+                "dropped {} bytes ({reason}): {}",
+                bytes.len(),
+                preview(&bytes)
+            );
+            let mut out = vec![note(&text)];
+            // A request in the skipped bytes still gets its answer.
+            if let (Some(id), true) = (salvage_id(&bytes), contains(&bytes, b"\"method\"")) {
+                out.push(stand_in(PARSE_ERROR, Some(id), &text));
+            }
+            out
+        }
+    }
+}
+
+fn note(reason: &str) -> Vec<u8> {
+    stand_in(FRAMING_NOTE, None, reason)
+}
+
+fn salvaged(body: &[u8]) -> Value {
+    salvage_id(body).unwrap_or(Value::Null)
+}
+
+fn contains(bytes: &[u8], needle: &[u8]) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The first bytes of `bytes`, escaped, for a log line.
+fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]);
+    let shown: String = text.escape_debug().collect();
+    if bytes.len() > 80 {
+        format!("\"{shown}\"…")
+    } else {
+        format!("\"{shown}\"")
+    }
+}
+
+/// Why a body cannot go to tower-lsp as it is.
+enum Invalid {
+    NotJson(String),
+    NotJsonRpc(Option<Value>, String),
+}
+
+/// Ok when tower-lsp decodes `body`; else why not (and the id to answer, if any).
+fn check(body: &[u8]) -> Result<(), Invalid> {
+    let value: Value = serde_json::from_slice(body).map_err(|error| {
+        Invalid::NotJson(match std::str::from_utf8(body) {
+            Err(bad) => format!("message is not UTF-8 (byte {})", bad.valid_up_to()),
+            Ok(_) => format!("message is not JSON: {error}"),
+        })
+    })?;
     let accepted = serde_json::from_value::<Request>(value.clone()).is_ok()
         || serde_json::from_value::<Response>(value.clone()).is_ok();
     if accepted {
@@ -105,7 +147,7 @@ fn check(body: &[u8]) -> Result<(), (Option<Value>, String)> {
         .get("id")
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
         .cloned();
-    Err((
+    Err(Invalid::NotJsonRpc(
         id,
         format!("not a JSON-RPC 2.0 message: {}", abbreviate(&value)),
     ))
@@ -119,13 +161,13 @@ fn abbreviate(value: &Value) -> String {
     }
 }
 
-/// The stand-in message for a malformed one (see the module docs).
-fn stand_in(id: Option<Value>, reason: &str) -> Vec<u8> {
+/// A stand-in message: a request for `method` when `id` is given, else a notification.
+fn stand_in(method: &str, id: Option<Value>, reason: &str) -> Vec<u8> {
     let message = match id {
         Some(id) => {
-            json!({"jsonrpc": "2.0", "id": id, "method": INVALID_REQUEST, "params": {"reason": reason}})
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"reason": reason}})
         }
-        None => json!({"jsonrpc": "2.0", "method": INVALID_MESSAGE, "params": {"reason": reason}}),
+        None => json!({"jsonrpc": "2.0", "method": method, "params": {"reason": reason}}),
     };
     serde_json::to_vec(&message).expect("JSON values serialize")
 }
@@ -145,10 +187,13 @@ mod tests {
     async fn run(input: &[u8]) -> Vec<Value> {
         let mut output = Vec::new();
         filter(input, &mut output).await;
-        let text = String::from_utf8(output).unwrap();
-        text.split("Content-Length: ")
-            .filter(|frame| !frame.is_empty())
-            .map(|frame| serde_json::from_str(frame.split_once("\r\n\r\n").unwrap().1).unwrap())
+        let mut framer = Framer::new();
+        framer.push(&output);
+        std::iter::from_fn(|| framer.next(true))
+            .map(|event| match event {
+                Event::Message { body, repair: None } => serde_json::from_slice(&body).unwrap(),
+                other => panic!("the output is framed exactly: {other:?}"),
+            })
             .collect()
     }
 
@@ -162,24 +207,53 @@ mod tests {
             frame(r#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#),
             frame("{not json"),
             frame(r#"{"jsonrpc":"2.0","id":7,"method":3}"#),
+            frame(r#"{"jsonrpc":"2.0","id":8,"method":"x","params":{"#),
             "Content-Length: zz\r\n\r\n".to_string(),
             "Content-Type: x\r\n\r\n".to_string(),
             frame(r#"{"jsonrpc":"2.0","method":"exit"}"#),
         ]
         .concat();
         let messages = run(input.as_bytes()).await;
-        assert_eq!(messages.len(), 6, "{messages:?}");
-        assert_eq!(messages[0]["method"], "shutdown");
-        assert_eq!(messages[1]["method"], INVALID_MESSAGE);
-        assert_eq!(messages[2]["method"], INVALID_REQUEST);
+        let methods: Vec<&str> = messages
+            .iter()
+            .map(|m| m["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "shutdown",
+                PARSE_ERROR,
+                INVALID_REQUEST,
+                PARSE_ERROR,
+                FRAMING_NOTE,
+                FRAMING_NOTE,
+                "exit"
+            ],
+            "{messages:?}"
+        );
+        assert_eq!(messages[1]["id"], Value::Null);
         assert_eq!(messages[2]["id"], 7);
-        assert_eq!(messages[3]["method"], INVALID_MESSAGE);
-        assert_eq!(messages[4]["method"], INVALID_MESSAGE);
-        assert_eq!(messages[5]["method"], "exit");
+        assert_eq!(messages[3]["id"], 8);
     }
 
     #[tokio::test]
-    async fn a_truncated_body_ends_the_stream() {
-        assert!(run(b"Content-Length: 50\r\n\r\n{}").await.is_empty());
+    async fn a_truncated_body_at_the_end_is_noted_not_waited_for() {
+        let messages = run(b"Content-Length: 50\r\n\r\n{}").await;
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0]["method"], FRAMING_NOTE);
+    }
+
+    #[tokio::test]
+    async fn a_request_in_skipped_bytes_is_answered_with_a_parse_error() {
+        let input = format!(
+            "Content-Type: x\r\n\r\n{}{}",
+            r#"{"jsonrpc":"2.0","id":4,"method":"textDocument/hover","params":{}}"#,
+            frame(r#"{"jsonrpc":"2.0","method":"exit"}"#)
+        );
+        let messages = run(input.as_bytes()).await;
+        assert_eq!(messages[0]["method"], FRAMING_NOTE);
+        assert_eq!(messages[1]["method"], PARSE_ERROR);
+        assert_eq!(messages[1]["id"], 4);
+        assert_eq!(messages[2]["method"], "exit");
     }
 }

@@ -136,7 +136,13 @@ struct ComputationBuilder<'a> {
     /// Instructions with an attribute that did not decode: shape checks would only
     /// repeat that error as a missing attribute, so they are skipped.
     undecoded: Vec<usize>,
+    /// How deep the inline operand being built is (see [`MAX_INLINE_DEPTH`]).
+    inline_depth: usize,
 }
+
+/// How deep inline operands (`add(f32[] negate(f32[] ...)))`) may nest: building
+/// one recurses per level. Real dumps nest one or two.
+pub const MAX_INLINE_DEPTH: usize = 100;
 
 fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
     let mut b = ComputationBuilder {
@@ -149,6 +155,7 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
         pending: Vec::new(),
         roots: Vec::new(),
         undecoded: Vec::new(),
+        inline_depth: 0,
     };
     if let Some(name) = node.child_by_field_id(fields().name) {
         b.computation.name = strip_percent(&text[name.byte_range()]).to_string();
@@ -389,7 +396,18 @@ impl<'a> ComputationBuilder<'a> {
             operands,
         };
         let range = self.range(node);
-        Some(self.add(format!("{user}.operand{k}"), range, range, parts, &[], true))
+        if self.inline_depth >= MAX_INLINE_DEPTH {
+            self.diagnostics.push(Diagnostic::error(
+                range.range(),
+                codes::NESTED_TOO_DEEP,
+                format!("inline operands nested more than {MAX_INLINE_DEPTH} deep"),
+            ));
+            return None;
+        }
+        self.inline_depth += 1;
+        let id = self.add(format!("{user}.operand{k}"), range, range, parts, &[], true);
+        self.inline_depth -= 1;
+        Some(id)
     }
 
     fn shape(&mut self, node: Node) -> Shape {

@@ -183,6 +183,9 @@ pub mod codes {
     /// A computation calls itself, directly or through others (XLA's call graph is
     /// acyclic; every walk over it stops at the cycle).
     pub const RECURSIVE_CALL: &str = "recursive-call";
+    /// Inline operands nested deeper than the model follows (an error; the
+    /// innermost ones are not built, so no walk recurses without bound).
+    pub const NESTED_TOO_DEEP: &str = "nested-too-deep";
     /// A chain of reshape/bitcast/transpose that is the identity or one op (a hint
     /// with a quick fix; `refactor`).
     pub const RESHAPE_CHAIN: &str = "reshape-chain";

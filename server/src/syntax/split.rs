@@ -4,7 +4,9 @@
 //! header, table, computation, `// -----` separator) lets us parse items in
 //! parallel and reparse only the item an edit touched. The scan tracks bracket
 //! depth (`{}` and `()`), skipping strings and comments, and starts a new chunk at a
-//! line that begins a new item once the current one is complete.
+//! line that begins a new item once the current one is complete, or inside a line
+//! where a complete header or computation is followed by the next item (a module
+//! written on one line, as XLA's parser accepts it).
 //!
 //! Invariant the incremental path relies on: the scan state is fresh at every chunk
 //! boundary, so scanning from any boundary yields the same chunks as scanning the
@@ -52,6 +54,9 @@ struct State {
     opened: bool,
     /// Last byte outside whitespace and comments (`,` means "continues").
     last_significant: u8,
+    /// Words begun at depth 0 (`HloModule m` is two: a third one not after `,` or
+    /// `=` starts the next item).
+    words: u32,
 }
 
 fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
@@ -60,6 +65,7 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         depth: 0,
         opened: false,
         last_significant: b'\n',
+        words: 0,
     };
     let mut p = start;
     while p < text.len() {
@@ -84,7 +90,9 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         if state.kind.is_none() && !blank && !comment {
             state.kind = Some(classify(content));
         }
-        scan_line(line, &mut state);
+        if let Some(at) = scan_line(line, &mut state) {
+            return (p + at, state.kind.unwrap_or(ChunkKind::Other));
+        }
         p = line_end;
     }
     (text.len(), state.kind.unwrap_or(ChunkKind::Other))
@@ -157,7 +165,8 @@ fn trim_end(s: &[u8]) -> &[u8] {
 
 /// Updates depth and the last significant byte over one line. Strings and
 /// `/* */` comments end at the line's end at the latest, as in the grammar.
-fn scan_line(line: &[u8], state: &mut State) {
+/// Returns the offset of a next item that begins inside the line.
+fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
     let mut i = 0;
     while i < line.len() {
         let b = line[i];
@@ -169,7 +178,7 @@ fn scan_line(line: &[u8], state: &mut State) {
                 }
                 state.last_significant = b'"';
             }
-            b'/' if line.get(i + 1) == Some(&b'/') => return,
+            b'/' if line.get(i + 1) == Some(&b'/') => return None,
             b'/' if line.get(i + 1) == Some(&b'*') => {
                 i += 2;
                 while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
@@ -189,10 +198,40 @@ fn scan_line(line: &[u8], state: &mut State) {
                 state.last_significant = b;
             }
             b' ' | b'\t' | b'\r' | b'\n' => {}
-            _ => state.last_significant = b,
+            _ => {
+                let word_start = is_word_start(b) && (i == 0 || !is_word_byte(line[i - 1]));
+                if word_start && state.depth == 0 {
+                    if item_is_complete(state) {
+                        return Some(i);
+                    }
+                    state.words += 1;
+                }
+                state.last_significant = b;
+            }
         }
         i += 1;
     }
+    None
+}
+
+/// Whether a word at depth 0 here starts the next item: after a computation's
+/// body (and its attributes, `}, execution_thread="h"`), or after a module
+/// header's name and attributes; never after the `,` or `=` that continue them.
+fn item_is_complete(state: &State) -> bool {
+    let continues = matches!(state.last_significant, b',' | b'=');
+    match state.kind {
+        Some(ChunkKind::Computation) => state.opened && !continues,
+        Some(ChunkKind::Header) => state.words >= 2 && !continues,
+        _ => false,
+    }
+}
+
+fn is_word_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'%'
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'%')
 }
 
 fn memchr_newline(text: &[u8], from: usize) -> Option<usize> {
@@ -245,6 +284,33 @@ mod tests {
         let got = kinds(text);
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[1].0.starts_with("b ("));
+    }
+
+    #[test]
+    fn a_module_on_one_line_splits_into_its_items() {
+        let text = "HloModule m, entry_computation_layout={(f32[4])->f32[4]}, is_scheduled=true \
+                    f { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }, execution_thread=\"h\" \
+                    ENTRY e { p = f32[4] parameter(0) ROOT c = f32[4] call(p), to_apply=f }";
+        let got = kinds(text);
+        let kinds: Vec<ChunkKind> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            kinds,
+            [
+                ChunkKind::Header,
+                ChunkKind::Computation,
+                ChunkKind::Computation
+            ],
+            "{got:?}"
+        );
+        assert!(got[1].0.starts_with("f {"), "{got:?}");
+        assert!(got[2].0.starts_with("ENTRY e"), "{got:?}");
+        // Scanning again from every boundary gives the same chunks.
+        let mut at = 0;
+        for (piece, _) in &got {
+            let again: Vec<_> = Splitter::new(text, at).map(|(r, _)| r).collect();
+            assert_eq!(again.first().map(|r| &text[r.clone()]), Some(*piece));
+            at += piece.len();
+        }
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct Candidate {
     /// Distance to the configured sizes: sum over dimensions of
     /// `|log2(size) - log2(configured)|`, in halves of a power of two.
     pub distance: u32,
+    /// Parameter reads that are not coalesced (XLA's tiled rule; 0 when the
+    /// element widths are unknown).
+    pub uncoalesced: usize,
 }
 
 /// Candidate sizes of one dimension of extent `n`: 1, 2, 4, ... below `n`,
@@ -49,7 +52,7 @@ fn log_distance(a: i64, b: i64) -> u32 {
 /// The valid tilings with about the configured tile volume (within a factor
 /// 4 either way: smaller tiles trivially have fewer holes, and are not an
 /// alternative for the same kernel), ranked by holes, then predicates, then
-/// distance to `configured`. `limit` caps the list.
+/// uncoalesced reads, then distance to `configured`. `limit` caps the list.
 pub fn valid_tilings(
     maps: &FusionMaps,
     configured: &[i64],
@@ -66,12 +69,14 @@ pub fn valid_tilings(
         (
             a.holes,
             a.predicates,
+            a.uncoalesced,
             a.distance,
             std::cmp::Reverse(volume(&a.sizes)),
         )
             .cmp(&(
                 b.holes,
                 b.predicates,
+                b.uncoalesced,
                 b.distance,
                 std::cmp::Reverse(volume(&b.sizes)),
             ))
@@ -80,7 +85,8 @@ pub fn valid_tilings(
     all
 }
 
-/// The valid tiling nearest to `configured`: smallest distance, then fewest
+/// The valid tiling nearest to `configured`, preferring tilings whose reads
+/// are coalesced: fewest uncoalesced reads, then smallest distance, then fewest
 /// predicates, then fewest holes, then the larger tile.
 pub fn nearest_valid(
     maps: &FusionMaps,
@@ -105,6 +111,7 @@ pub fn nearest_valid_where(
     let pick = |all: Vec<Candidate>| {
         all.into_iter().filter(|c| keep(c)).min_by_key(|c| {
             (
+                c.uncoalesced,
                 c.distance,
                 c.predicates,
                 c.holes,
@@ -173,6 +180,7 @@ fn enumerate_within(
                         .sum(),
                     predicates: space.predicates().len(),
                     holes: space.hole_elements(),
+                    uncoalesced: maps.uncoalesced_reads(&sizes, options),
                     sizes,
                 });
             }

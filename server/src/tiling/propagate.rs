@@ -10,6 +10,8 @@
 //! pads, concatenate ranges), dynamic offsets, and reductions whose reduced
 //! dimension is padded with holes.
 
+use std::collections::{HashMap, HashSet};
+
 use super::identity::{init_is_identity, Reducer};
 use super::split::{SplitError, TiledSpace};
 use super::symbolic::{tile_of_map, Constraint, TileDim};
@@ -193,6 +195,12 @@ pub struct FusionMaps {
     pub maps: Vec<(usize, IndexingMap)>,
     /// Instructions whose indexing is unknown, and why.
     pub unknown: Vec<(usize, String)>,
+    /// For each entry of `maps` that reaches a fusion parameter: its shape with
+    /// layout (the tile it reads is laid out in it).
+    pub parameter_shapes: Vec<Option<analysis::ArrayShape>>,
+    /// Bits per element of every instruction, when the caller knows them: then
+    /// tilings are also ranked by how many parameter reads are not coalesced.
+    pub element_bits: Option<Vec<Option<i64>>>,
 }
 
 impl FusionMaps {
@@ -211,13 +219,61 @@ impl FusionMaps {
             }
             maps.extend(r.maps.iter().map(|(_, m)| (i, m.map.clone())));
         }
+        let parameter_shapes = maps
+            .iter()
+            .map(|(i, _)| {
+                let node = &c.nodes[*i];
+                node.parameter_number?;
+                node.op.shape.as_array().cloned()
+            })
+            .collect();
         Some(FusionMaps {
             computation: comp,
             output,
             extents,
             maps,
             unknown,
+            parameter_shapes,
+            element_bits: None,
         })
+    }
+
+    /// The same maps, knowing the element widths (by instruction index).
+    pub fn with_element_bits(mut self, bits: Vec<Option<i64>>) -> FusionMaps {
+        self.element_bits = Some(bits);
+        self
+    }
+
+    /// How many parameter reads a tile of `sizes` makes that are not coalesced
+    /// (XLA's tiled rule, [`crate::coalescing::tiled`]); 0 without element widths.
+    pub fn uncoalesced_reads(&self, sizes: &[i64], options: TilingOptions) -> usize {
+        let Some(bits) = &self.element_bits else {
+            return 0;
+        };
+        let blocks = self.blocks(sizes, options);
+        let transaction = crate::coalescing::Device::default().dram_to_l2_transaction_bytes;
+        let mut count = 0;
+        for ((i, map), shape) in self.maps.iter().zip(&self.parameter_shapes) {
+            let (Some(shape), Some(Some(b))) = (shape, bits.get(*i)) else {
+                continue;
+            };
+            if shape.rank() == 0 || map.is_known_empty() {
+                continue;
+            }
+            let Ok(tile) = tile_of_map(map, &blocks, &mut vec![]) else {
+                continue;
+            };
+            if tile.len() != shape.rank() {
+                continue;
+            }
+            let sizes: Vec<i64> = tile.iter().map(|t| t.size).collect();
+            let strides: Vec<i64> = tile.iter().map(|t| t.stride).collect();
+            let elements = crate::coalescing::tiled::contiguous_elements(shape, &sizes, &strides);
+            let (coalesced, _) =
+                crate::coalescing::tiled::judge_bytes(elements.saturating_mul(*b) / 8, transaction);
+            count += usize::from(!coalesced);
+        }
+        count
     }
 
     /// The blocks of `sizes` (see [`TilingOptions`]).
@@ -273,32 +329,45 @@ impl FusionMaps {
             reductions: vec![],
             unknown: self.unknown.clone(),
         };
+        // What is already listed, for deduplication in constant time per item
+        // (scanning the lists made a 25,000-instruction fusion quadratic).
+        let mut reads_of: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut conditions: HashSet<(String, Vec<usize>)> = HashSet::new();
+        let mut predicates: HashSet<(usize, String)> = HashSet::new();
+        let mut reduces: HashSet<usize> = HashSet::new();
         for (i, map) in &self.maps {
             let i = *i;
             let node = &c.nodes[i];
             let mut cs = vec![];
             match tile_of_map(map, &blocks, &mut cs) {
-                Ok(tile) if p.reads.iter().any(|r| r.instruction == i && r.tile == tile) => {}
-                Ok(tile) => p.reads.push(Read {
-                    instruction: i,
-                    name: node.name.clone(),
-                    parameter: node.parameter_number,
-                    map: map.clone(),
-                    tile,
-                }),
+                Ok(tile) => {
+                    let listed = reads_of.entry(i).or_default();
+                    if !listed.iter().any(|&r| p.reads[r].tile == tile) {
+                        listed.push(p.reads.len());
+                        p.reads.push(Read {
+                            instruction: i,
+                            name: node.name.clone(),
+                            parameter: node.parameter_number,
+                            map: map.clone(),
+                            tile,
+                        });
+                    }
+                }
                 Err(e) => p.unknown.push((i, e.0)),
             }
             for con in cs {
-                if !p
-                    .constraints
-                    .iter()
-                    .any(|(_, x)| x.condition == con.condition && x.dims == con.dims)
-                {
+                if conditions.insert((con.condition.clone(), con.dims.clone())) {
                     p.constraints.push((i, con));
                 }
             }
-            read_predicates(&mut p.read_predicates, i, &node.name, map, &self.extents);
-            if node.op.opcode == "reduce" && !p.reductions.iter().any(|r| r.instruction == i) {
+            let mut found = vec![];
+            read_predicates(&mut found, i, &node.name, map, &self.extents);
+            for predicate in found {
+                if predicates.insert((i, predicate.text.clone())) {
+                    p.read_predicates.push(predicate);
+                }
+            }
+            if node.op.opcode == "reduce" && reduces.insert(i) {
                 if let Some(h) = reduction(model_module, view, comp, i, options) {
                     p.reductions.push(h);
                 }

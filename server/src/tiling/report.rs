@@ -226,7 +226,15 @@ pub fn analyze_fusion(
         errors: vec![],
     };
     for output in 0..outputs {
-        let Some(maps) = FusionMaps::new(view, fused, output) else {
+        let bits: Vec<Option<i64>> = module
+            .computation(model::ComputationId(fused as u32))
+            .model()
+            .instructions
+            .iter()
+            .map(|i| crate::coalescing::subject::element_bits(&i.shape))
+            .collect();
+        let Some(maps) = FusionMaps::new(view, fused, output).map(|m| m.with_element_bits(bits))
+        else {
             report.errors.push(format!(
                 "output {output} of {} is not an array",
                 report.fused_name
@@ -333,6 +341,7 @@ fn minimal_output_predicates(p: &Propagation) -> Vec<String> {
 /// output index alone, in bounds wherever the output index is).
 fn implied_read_guards(p: &Propagation) -> Vec<String> {
     let mut out = vec![];
+    let mut listed = std::collections::HashSet::new();
     for read in &p.reads {
         let Some(k) = read.parameter else { continue };
         for (rd, t) in read.tile.iter().enumerate() {
@@ -345,7 +354,7 @@ fn implied_read_guards(p: &Propagation) -> Vec<String> {
                         "{} (parameter {k}) dimension {rd}: guard implied by d{d} < {}",
                         read.name, p.space.splits[d].extent
                     );
-                    if !out.contains(&text) {
+                    if listed.insert(text.clone()) {
                         out.push(text);
                     }
                 }

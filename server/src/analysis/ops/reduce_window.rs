@@ -109,6 +109,9 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let n = op.operands.len() / 2;
     let out = op.output(output_id)?;
     let input = op.operand(0)?;
+    if input.rank() != out.rank() {
+        return Err("reduce-window: operand and result ranks differ".to_string());
+    }
     let win = window(op, out.rank())?;
     let index: Vec<Expr> = (0..out.rank()).map(d).collect();
     let w = windowed(&index, &out.dims, &input.dims, &win);
@@ -127,6 +130,9 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             let out = op.output(j)?;
             if operand_id >= n {
                 return Ok(OperandIndexing::plain(from_scalar(&out.dims)));
+            }
+            if input.rank() != out.rank() {
+                return Err("reduce-window: operand and result ranks differ".to_string());
             }
             let win = window(op, out.rank())?;
             let w = windowed_inverse(&input.dims, &out.dims, &win);
