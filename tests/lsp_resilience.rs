@@ -411,3 +411,25 @@ fn unknown_dollar_requests_get_method_not_found() {
     assert_responsive(&mut client, "dollar");
     assert!(client.shutdown_and_exit().success());
 }
+
+#[test]
+fn inlay_hints_over_a_huge_fusion_are_capped() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let text = operand_chain(20_000);
+    let document = uri("hinted_chain.hlo");
+    client.open(&document, &text);
+    client.diagnostics(&document, 1);
+    let hints = whole_document_hints(&mut client, &document, &text);
+    let hints = hints["result"].as_array().expect("hints");
+    // `lsp::inlay_hints::MAX_HINTS`, the first instructions in text order.
+    assert_eq!(hints.len(), 5_000);
+    let lines: Vec<u64> = hints
+        .iter()
+        .map(|h| h["position"]["line"].as_u64().unwrap())
+        .collect();
+    assert!(lines.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(lines[0], 3, "{}", hints[0]);
+    assert_responsive(&mut client, "hints");
+    assert!(client.shutdown_and_exit().success());
+}

@@ -36,7 +36,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
+    match report(&args) {
         Ok((out, valid)) => {
             print!("{out}");
             if valid {
@@ -49,8 +49,8 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// The output and whether every tiling is valid.
-fn run_inner(args: &Args) -> Result<(String, bool), String> {
+/// The output and whether every tiling is valid (the benchmarks call it too).
+pub fn report(args: &Args) -> Result<(String, bool), String> {
     let text = super::read_text(&args.file)?;
     if let Some(bad) = args.sizes.iter().flatten().find(|&&s| s < 1) {
         return Err(format!("--sizes: tile size {bad} must be at least 1"));
@@ -151,6 +151,7 @@ fn output_text(file: &HloFile, r: &FusionReport, o: &OutputReport) -> String {
     for i in &o.implied {
         s += &format!("  implied: {i}\n");
     }
+    let mut printed = std::collections::HashSet::new();
     for read in p.reads.iter().filter(|r| !r.tile.is_empty()) {
         let offsets = offsets_text(p, read);
         let sizes: Vec<String> = read.tile.iter().map(|t| t.size.to_string()).collect();
@@ -163,9 +164,10 @@ fn output_text(file: &HloFile, r: &FusionReport, o: &OutputReport) -> String {
             strides.join(", ")
         );
         // Two maps can reach one instruction with the same tile (a parameter
-        // read twice): print it once.
-        if !s.contains(&line) {
+        // read twice): print it once (a set: searching the text was quadratic).
+        if !printed.contains(&line) {
             s += &line;
+            printed.insert(line);
         }
     }
     for rp in &p.read_predicates {

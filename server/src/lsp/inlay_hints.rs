@@ -15,7 +15,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::maps::{calling_fusion, module_index, print_options};
-use super::position::PositionEncoding;
+use super::position::{PositionCursor, PositionEncoding};
 use super::settings::{InlayHintMode, Settings};
 use super::snapshot::Snapshot;
 use crate::algebra::PrintOptions;
@@ -24,6 +24,11 @@ use crate::analysis::{OperandIndexing, OperandMap};
 use crate::hover::map_blocks;
 use crate::model::{ComputationId, Module};
 use crate::syntax::ranges_touch;
+
+/// At most this many hints per request. Editors ask for the visible lines; a
+/// request for a whole 500,000-instruction fusion would otherwise build (and
+/// serialize) gigabytes of hints. The first ones in text order are answered.
+pub const MAX_HINTS: usize = 5_000;
 
 /// The hints for instructions of fused computations that start inside `range` (bytes).
 pub fn inlay_hints(
@@ -46,6 +51,12 @@ pub fn inlay_hints(
                 continue;
             }
             computation_hints(snapshot, module, id, &range, settings, encoding, &mut hints);
+            if hints.len() >= MAX_HINTS {
+                tracing::info!(
+                    "inlay hints: more than {MAX_HINTS} instructions in the requested range; the first {MAX_HINTS} are hinted"
+                );
+                return hints;
+            }
         }
     }
     hints
@@ -65,7 +76,11 @@ fn computation_hints(
     };
     let fused = snapshot.fused_maps(module_index, id.index());
     let computation = module.computation(id);
+    let mut positions = PositionCursor::new(snapshot.syntax(), encoding);
     for instruction in &computation.model().instructions {
+        if hints.len() >= MAX_HINTS {
+            return;
+        }
         let at = computation.abs(instruction.range);
         if instruction.synthetic || !range.contains(&at.start) {
             continue;
@@ -75,7 +90,7 @@ fn computation_hints(
             .map(|(k, reached)| (k, reached.to_entry()))
             .collect();
         if let Some(hint) = hint(&reaching, fused.outputs.len(), settings) {
-            let position = snapshot.range(at.end..at.end, encoding).end;
+            let position = positions.position(at.end);
             hints.push(InlayHint {
                 position,
                 label: InlayHintLabel::String(hint.label),

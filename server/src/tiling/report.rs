@@ -341,6 +341,7 @@ fn minimal_output_predicates(p: &Propagation) -> Vec<String> {
 /// output index alone, in bounds wherever the output index is).
 fn implied_read_guards(p: &Propagation) -> Vec<String> {
     let mut out = vec![];
+    let mut listed = std::collections::HashSet::new();
     for read in &p.reads {
         let Some(k) = read.parameter else { continue };
         for (rd, t) in read.tile.iter().enumerate() {
@@ -353,7 +354,7 @@ fn implied_read_guards(p: &Propagation) -> Vec<String> {
                         "{} (parameter {k}) dimension {rd}: guard implied by d{d} < {}",
                         read.name, p.space.splits[d].extent
                     );
-                    if !out.contains(&text) {
+                    if listed.insert(text.clone()) {
                         out.push(text);
                     }
                 }
