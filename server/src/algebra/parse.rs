@@ -15,6 +15,16 @@ use super::interval::Interval;
 use super::map::IndexingMap;
 use super::variable::{Var, VarKind, Variable};
 
+/// How deep parentheses, `min`/`max` and unary minus may nest. The parser keeps
+/// its own stack, so this is not about the parser: nothing sensible needs more,
+/// and the refusal names the first level too deep.
+pub const MAX_NESTING: usize = 200;
+
+/// How deep an expression tree may be (a leaf is 1 deep, a 1,000-term sum 1,000):
+/// every walk over a tree (simplification, printing, dropping it) recurses once
+/// per level, so this bounds their stack use.
+pub const MAX_DEPTH: usize = 1000;
+
 /// Why a text is not a map, and where (byte offset into the input).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
@@ -30,73 +40,223 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Int(i128),
-    Ident(String),
-    Punct(&'static str),
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
+    /// An unsigned integer literal (a leading `-` is its own token).
+    Int(u64),
+    Ident(&'a str),
+    /// One of `( ) [ ] { } , : + - * / % < >`.
+    Punct(u8),
+    /// `->`.
+    Arrow,
     End,
 }
 
+/// A token with its byte range.
+type Lexed<'a> = (Tok<'a>, usize, usize);
+
+/// A token as stored: an identifier is its byte range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Raw {
+    Int(u64),
+    Ident,
+    Punct(u8),
+    Arrow,
+    End,
+}
+
+type RawToken = (Raw, usize, usize);
+
+/// Token buffers above this many tokens are not kept for the next parse.
+const KEEP_TOKENS: usize = 1 << 16;
+
+thread_local! {
+    /// The token buffer, reused by every parse on a thread.
+    static TOKENS: std::cell::RefCell<Vec<RawToken>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The tokens of a text, read in one pass, walked with one token of lookahead.
+/// A character that starts no token ends the list with an error that is
+/// reported when the parser reaches it.
 struct Lexer<'a> {
     text: &'a str,
-    pos: usize,
+    tokens: Vec<RawToken>,
+    next: usize,
+    /// Why lexing stopped before the end of the text (the last token is then a
+    /// placeholder at that offset).
+    error: Option<ParseError>,
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '.'
+}
+
+impl Drop for Lexer<'_> {
+    fn drop(&mut self) {
+        if self.tokens.capacity() <= KEEP_TOKENS {
+            let tokens = std::mem::take(&mut self.tokens);
+            let _ = TOKENS.try_with(|cell| {
+                if let Ok(mut pool) = cell.try_borrow_mut() {
+                    *pool = tokens;
+                }
+            });
+        }
+    }
 }
 
 impl<'a> Lexer<'a> {
-    fn skip_ws(&mut self) {
-        let rest = &self.text[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
-    }
-
-    /// Next token and its start offset, without consuming it.
-    fn peek(&mut self) -> Result<(Tok, usize, usize), ParseError> {
-        self.skip_ws();
-        let start = self.pos;
-        let rest = &self.text[start..];
-        let Some(c) = rest.chars().next() else {
-            return Ok((Tok::End, start, start));
+    fn new(text: &'a str) -> Lexer<'a> {
+        let mut tokens = TOKENS
+            .try_with(|cell| {
+                cell.try_borrow_mut()
+                    .map(|mut v| std::mem::take(&mut *v))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        tokens.clear();
+        let mut lexer = Lexer {
+            text,
+            tokens,
+            next: 0,
+            error: None,
         };
-        if c.is_ascii_digit() {
-            let len = rest
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len());
-            let value: i128 = rest[..len].parse().map_err(|_| ParseError {
-                offset: start,
-                message: "integer literal too large".into(),
-            })?;
-            return Ok((Tok::Int(value), start, start + len));
-        }
-        if c.is_alphabetic() || c == '_' {
-            let len = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-                .unwrap_or(rest.len());
-            return Ok((Tok::Ident(rest[..len].to_string()), start, start + len));
-        }
-        for p in [
-            "->", "(", ")", "[", "]", "{", "}", ",", ":", "+", "-", "*", "/", "%", "<", ">",
-        ] {
-            if rest.starts_with(p) {
-                return Ok((Tok::Punct(p), start, start + p.len()));
+        let mut pos = 0;
+        loop {
+            match lexer.lex(pos) {
+                Ok(t) => {
+                    lexer.tokens.push(t);
+                    if t.0 == Raw::End {
+                        break;
+                    }
+                    pos = t.2;
+                }
+                Err(e) => {
+                    lexer.tokens.push((Raw::End, e.offset, e.offset));
+                    lexer.error = Some(e);
+                    break;
+                }
             }
         }
-        Err(ParseError {
-            offset: start,
-            message: format!("unexpected character `{c}`"),
-        })
+        lexer
     }
 
-    fn next(&mut self) -> Result<(Tok, usize), ParseError> {
-        let (tok, start, end) = self.peek()?;
-        self.pos = end;
+    /// Byte offset of the first non-whitespace character at or after `i`.
+    fn skip_ws(&self, mut i: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_whitespace() {
+                i += 1;
+            } else if b < 0x80 {
+                break;
+            } else {
+                let rest = &self.text[i..];
+                let trimmed = rest.trim_start();
+                if trimmed.len() == rest.len() {
+                    break;
+                }
+                i += rest.len() - trimmed.len();
+            }
+        }
+        i
+    }
+
+    /// End of the identifier starting at `start` (ASCII fast path; other
+    /// letters and digits are allowed too).
+    fn ident_end(&self, start: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut i = start;
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' {
+                i += 1;
+            } else if b < 0x80 {
+                return i;
+            } else {
+                let rest = &self.text[i..];
+                return i + rest
+                    .char_indices()
+                    .find(|&(_, c)| !is_ident_char(c))
+                    .map_or(rest.len(), |(j, _)| j);
+            }
+        }
+        i
+    }
+
+    fn lex(&self, pos: usize) -> Result<RawToken, ParseError> {
+        let start = self.skip_ws(pos);
+        let bytes = self.text.as_bytes();
+        let Some(&b) = bytes.get(start) else {
+            return Ok((Raw::End, start, start));
+        };
+        let punct = |len: usize, tok: Raw| Ok((tok, start, start + len));
+        match b {
+            b'0'..=b'9' => {
+                let mut value: Option<u64> = Some(0);
+                let mut i = start;
+                while let Some(&d @ b'0'..=b'9') = bytes.get(i) {
+                    value = value
+                        .and_then(|v| v.checked_mul(10))
+                        .and_then(|v| v.checked_add(u64::from(d - b'0')));
+                    i += 1;
+                }
+                match value {
+                    Some(v) => Ok((Raw::Int(v), start, i)),
+                    None => Err(ParseError {
+                        offset: start,
+                        message: "integer does not fit in 64 bits".into(),
+                    }),
+                }
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                let end = self.ident_end(start);
+                Ok((Raw::Ident, start, end))
+            }
+            b'-' if bytes.get(start + 1) == Some(&b'>') => punct(2, Raw::Arrow),
+            b'(' | b')' | b'[' | b']' | b'{' | b'}' | b',' | b':' | b'+' | b'-' | b'*' | b'/'
+            | b'%' | b'<' | b'>' => punct(1, Raw::Punct(b)),
+            _ => {
+                let c = self.text[start..].chars().next().expect("a character");
+                if c.is_alphabetic() {
+                    let end = self.ident_end(start);
+                    return Ok((Raw::Ident, start, end));
+                }
+                Err(ParseError {
+                    offset: start,
+                    message: format!("unexpected character `{c}`"),
+                })
+            }
+        }
+    }
+
+    /// Next token and its byte range, without consuming it.
+    #[inline]
+    fn peek(&mut self) -> Result<Lexed<'a>, ParseError> {
+        let (raw, start, end) = self.tokens[self.next];
+        let tok = match raw {
+            Raw::Int(v) => Tok::Int(v),
+            Raw::Ident => Tok::Ident(&self.text[start..end]),
+            Raw::Punct(p) => Tok::Punct(p),
+            Raw::Arrow => Tok::Arrow,
+            Raw::End => match &self.error {
+                Some(e) => return Err(e.clone()),
+                None => Tok::End,
+            },
+        };
+        Ok((tok, start, end))
+    }
+
+    fn next(&mut self) -> Result<(Tok<'a>, usize), ParseError> {
+        let (tok, start, _) = self.peek()?;
+        if tok != Tok::End {
+            self.next += 1;
+        }
         Ok((tok, start))
     }
 
-    fn at(&mut self, tok: &Tok) -> Result<bool, ParseError> {
-        Ok(self.peek()?.0 == *tok)
+    fn at(&mut self, tok: Tok<'_>) -> Result<bool, ParseError> {
+        Ok(self.peek()?.0 == tok)
     }
 
-    fn eat(&mut self, tok: &Tok) -> Result<bool, ParseError> {
+    fn eat(&mut self, tok: Tok<'_>) -> Result<bool, ParseError> {
         if self.at(tok)? {
             self.next()?;
             Ok(true)
@@ -105,9 +265,9 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn expect(&mut self, tok: &Tok, what: &str) -> Result<usize, ParseError> {
+    fn expect(&mut self, tok: Tok<'_>, what: &str) -> Result<usize, ParseError> {
         let (found, start) = self.next()?;
-        if found == *tok {
+        if found == tok {
             Ok(start)
         } else {
             Err(ParseError {
@@ -126,73 +286,115 @@ impl<'a> Lexer<'a> {
     }
 }
 
-fn describe(tok: &Tok) -> String {
+fn describe(tok: &Tok<'_>) -> String {
     match tok {
         Tok::Int(v) => format!("`{v}`"),
         Tok::Ident(s) => format!("`{s}`"),
-        Tok::Punct(p) => format!("`{p}`"),
+        Tok::Punct(p) => format!("`{}`", *p as char),
+        Tok::Arrow => "`->`".to_string(),
         Tok::End => "end of input".to_string(),
     }
 }
 
-fn punct(p: &'static str) -> Tok {
+fn punct(p: u8) -> Tok<'static> {
     Tok::Punct(p)
 }
 
-fn ident(s: &str) -> Tok {
-    Tok::Ident(s.to_string())
+fn ident(s: &str) -> Tok<'_> {
+    Tok::Ident(s)
 }
 
 /// The variables in scope while parsing expressions.
-struct Scope {
-    names: Vec<(String, Var)>,
+struct Scope<'a> {
+    names: Vec<(&'a str, Var)>,
 }
 
-impl Scope {
+impl Scope<'_> {
     fn lookup(&self, name: &str) -> Option<Var> {
         self.names
             .iter()
             .rev()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| *n == name)
             .map(|(_, v)| *v)
     }
 }
 
+/// `true` when `name` is the default name of the variable at `index` (`d3`).
+fn is_default_name(name: &str, kind: VarKind, index: usize) -> bool {
+    let Some(digits) = name.strip_prefix(kind.default_prefix()) else {
+        return false;
+    };
+    let canonical = digits == "0" || !digits.starts_with('0');
+    canonical && digits.bytes().all(|b| b.is_ascii_digit()) && digits.parse() == Ok(index)
+}
+
+/// What waits for its operands while an expression is parsed (the parser keeps
+/// its own stack, so nesting depth costs no call stack).
+#[derive(Clone, Copy)]
+enum Pending {
+    /// `(`.
+    Paren,
+    /// `min(` or `max(`; whether the first argument is complete.
+    Call { is_min: bool, first_done: bool },
+    /// Unary minus.
+    Neg,
+    /// `+`.
+    Add,
+    /// Binary minus.
+    Sub,
+    /// `*`, floor division, ceiling division, modulo.
+    Mul(BinOp),
+}
+
+impl Pending {
+    /// Binding strength of an operator (0 for brackets, which are never reduced
+    /// by an operator).
+    fn precedence(self) -> u8 {
+        match self {
+            Pending::Paren | Pending::Call { .. } => 0,
+            Pending::Add | Pending::Sub => 1,
+            Pending::Mul(_) => 2,
+            Pending::Neg => 3,
+        }
+    }
+}
+
+/// An operand with the depth of its tree.
+type Operand = (Expr, usize);
+
 /// The part of a map before the domain: variables, results, and the names in scope.
-type Header = (
+type Header<'a> = (
     Vec<Variable>,
     Vec<Variable>,
     Vec<Variable>,
     Vec<Expr>,
-    Scope,
+    Scope<'a>,
 );
-
-/// How deep parentheses, `min`/`max` and unary minus may nest: the parser
-/// recurses once per level.
-pub const MAX_NESTING: usize = 200;
-
-/// How deep an expression tree may be (a 1,000-term sum is 1,000 deep): every
-/// walk over the tree recurses once per level.
-pub const MAX_DEPTH: usize = 1000;
-
-/// An expression and the depth of its tree.
-type Deep = (Expr, usize);
 
 struct Parser<'a> {
     lex: Lexer<'a>,
-    /// Current recursion depth (see [`MAX_NESTING`]).
-    nesting: usize,
+    /// Expression stacks, kept between expressions.
+    ops: Vec<(Pending, usize)>,
+    operands: Vec<Operand>,
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            lex: Lexer::new(text),
+            ops: Vec::new(),
+            operands: Vec::new(),
+        }
+    }
+
     fn var_list(
         &mut self,
-        close: &'static str,
+        close: u8,
         kind: VarKind,
-        scope: &mut Scope,
+        scope: &mut Scope<'a>,
     ) -> Result<Vec<Variable>, ParseError> {
         let mut vars = Vec::new();
-        if self.lex.eat(&punct(close))? {
+        if self.lex.eat(punct(close))? {
             return Ok(vars);
         }
         loop {
@@ -204,175 +406,208 @@ impl<'a> Parser<'a> {
                 });
             };
             let index = vars.len();
-            let is_default = name == format!("{}{}", kind.default_prefix(), index);
-            scope.names.push((name.clone(), Var { kind, index }));
+            scope.names.push((name, Var { kind, index }));
             vars.push(Variable {
                 bounds: Interval::FULL,
-                name: if is_default { String::new() } else { name },
+                name: if is_default_name(name, kind, index) {
+                    String::new()
+                } else {
+                    name.to_string()
+                },
             });
-            if self.lex.eat(&punct(close))? {
+            if self.lex.eat(punct(close))? {
                 return Ok(vars);
             }
-            self.lex.expect(&punct(","), &format!("`,` or `{close}`"))?;
-        }
-    }
-
-    fn expr(&mut self, scope: &Scope) -> Result<Expr, ParseError> {
-        self.sum(scope).map(|(e, _)| e)
-    }
-
-    /// `term (+|- term)*`, left-associated like MLIR's parser.
-    fn sum(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
-        let mut lhs = self.term(scope)?;
-        loop {
-            let (negate, start) = match self.lex.peek()? {
-                (Tok::Punct("+"), start, _) => (false, start),
-                (Tok::Punct("-"), start, _) => (true, start),
-                _ => return Ok(lhs),
-            };
-            self.lex.next()?;
-            let rhs = self.term(scope)?;
-            let depth = self.deeper(start, lhs.1.max(rhs.1 + usize::from(negate)))?;
-            lhs = if negate {
-                (lhs.0 - rhs.0, depth)
-            } else {
-                (lhs.0 + rhs.0, depth)
-            };
-        }
-    }
-
-    fn term_op(&mut self) -> Result<Option<BinOp>, ParseError> {
-        let (tok, _, _) = self.lex.peek()?;
-        let op = match &tok {
-            Tok::Punct("*") => BinOp::Mul,
-            Tok::Punct("/") => BinOp::FloorDiv,
-            Tok::Punct("%") => BinOp::Mod,
-            Tok::Ident(s) => match s.as_str() {
-                "floordiv" | "floorDiv" => BinOp::FloorDiv,
-                "ceildiv" | "ceilDiv" => BinOp::CeilDiv,
-                "mod" => BinOp::Mod,
-                _ => return Ok(None),
-            },
-            _ => return Ok(None),
-        };
-        self.lex.next()?;
-        Ok(Some(op))
-    }
-
-    fn term(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
-        let mut lhs = self.unary(scope)?;
-        loop {
-            let start = self.lex.peek()?.1;
-            let Some(op) = self.term_op()? else {
-                return Ok(lhs);
-            };
-            let rhs = self.unary(scope)?;
-            let depth = self.deeper(start, lhs.1.max(rhs.1))?;
-            lhs = (Expr::binary(op, lhs.0, rhs.0), depth);
-        }
-    }
-
-    fn unary(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
-        let (tok, start, _) = self.lex.peek()?;
-        if tok != punct("-") {
-            return self.primary(scope);
-        }
-        self.lex.next()?;
-        if let (Tok::Int(v), start, _) = self.lex.peek()? {
-            self.lex.next()?;
-            return Ok((literal(-v, start)?, 1));
-        }
-        let (operand, depth) = self.nested(start, |p| p.unary(scope))?;
-        Ok((-operand, self.deeper(start, depth)?))
-    }
-
-    fn primary(&mut self, scope: &Scope) -> Result<Deep, ParseError> {
-        let (tok, start) = self.lex.next()?;
-        match tok {
-            Tok::Int(v) => Ok((literal(v, start)?, 1)),
-            Tok::Punct("(") => {
-                let e = self.nested(start, |p| p.sum(scope))?;
-                self.lex.expect(&punct(")"), "`)`")?;
-                Ok(e)
+            let (found, at) = self.lex.next()?;
+            if found != punct(b',') {
+                return Err(ParseError {
+                    offset: at,
+                    message: format!(
+                        "expected `,` or `{}`, found {}",
+                        close as char,
+                        describe(&found)
+                    ),
+                });
             }
-            Tok::Ident(name) if (name == "min" || name == "max") && self.lex.at(&punct("("))? => {
-                self.lex.next()?;
-                let (a, b) = self.nested(start, |p| {
-                    let a = p.sum(scope)?;
-                    p.lex.expect(&punct(","), "`,`")?;
-                    let b = p.sum(scope)?;
-                    Ok((a, b))
-                })?;
-                self.lex.expect(&punct(")"), "`)`")?;
-                let depth = self.deeper(start, a.1.max(b.1))?;
-                Ok((
-                    if name == "min" {
-                        a.0.min(b.0)
-                    } else {
-                        a.0.max(b.0)
-                    },
-                    depth,
-                ))
-            }
-            Tok::Ident(name) => match scope.lookup(&name) {
-                Some(v) => Ok((Expr::Var(v), 1)),
-                None => Err(ParseError {
-                    offset: start,
-                    message: format!("unknown variable `{name}`"),
-                }),
-            },
-            other => Err(ParseError {
-                offset: start,
-                message: format!("expected an expression, found {}", describe(&other)),
-            }),
         }
     }
 
-    /// Parses a parenthesized (or negated) part one level deeper, refusing input
-    /// nested beyond [`MAX_NESTING`] instead of overflowing the stack.
-    fn nested<T>(
+    /// One expression, up to the first token that cannot continue it (left for
+    /// the caller). Operator precedence with explicit stacks: `-x` binds tightest,
+    /// then `*`, `floordiv`, `ceildiv`, `mod` (left to right), then `+`, `-`.
+    fn expr(&mut self, scope: &Scope<'_>) -> Result<Expr, ParseError> {
+        let mut ops = std::mem::take(&mut self.ops);
+        let mut operands = std::mem::take(&mut self.operands);
+        ops.clear();
+        operands.clear();
+        let e = self.expr_with(scope, &mut ops, &mut operands);
+        self.ops = ops;
+        self.operands = operands;
+        e
+    }
+
+    /// [`Parser::expr`] with the operator and operand stacks to use.
+    fn expr_with(
         &mut self,
-        start: usize,
-        parse: impl FnOnce(&mut Self) -> Result<T, ParseError>,
-    ) -> Result<T, ParseError> {
-        if self.nesting >= MAX_NESTING {
-            return Err(ParseError {
-                offset: start,
-                message: format!("expression nested more than {MAX_NESTING} levels deep"),
-            });
+        scope: &Scope<'_>,
+        ops: &mut Vec<(Pending, usize)>,
+        operands: &mut Vec<Operand>,
+    ) -> Result<Expr, ParseError> {
+        loop {
+            if let Some(pending) = self.operand(scope, operands)? {
+                let open = ops
+                    .iter()
+                    .filter(|(p, _)| {
+                        matches!(p, Pending::Paren | Pending::Call { .. } | Pending::Neg)
+                    })
+                    .count();
+                if open >= MAX_NESTING {
+                    return Err(ParseError {
+                        offset: pending.1,
+                        message: format!("expression nested more than {MAX_NESTING} levels deep"),
+                    });
+                }
+                ops.push(pending);
+                continue;
+            }
+            loop {
+                let (tok, start, _) = self.lex.peek()?;
+                if let Some(op) = binary_operator(tok) {
+                    self.lex.next()?;
+                    while ops
+                        .last()
+                        .is_some_and(|(top, _)| top.precedence() >= op.precedence())
+                    {
+                        let (top, at) = ops.pop().expect("an operator");
+                        reduce(top, at, operands)?;
+                    }
+                    ops.push((op, start));
+                    break;
+                }
+                // Everything pending inside the innermost bracket is complete.
+                while ops.last().is_some_and(|(top, _)| top.precedence() > 0) {
+                    let (top, at) = ops.pop().expect("an operator");
+                    reduce(top, at, operands)?;
+                }
+                let Some(&(bracket, open)) = ops.last() else {
+                    return Ok(operands.pop().expect("one operand").0);
+                };
+                match (bracket, tok) {
+                    (Pending::Paren, Tok::Punct(b')')) => {
+                        self.lex.next()?;
+                        ops.pop();
+                    }
+                    (
+                        Pending::Call {
+                            is_min,
+                            first_done: true,
+                        },
+                        Tok::Punct(b')'),
+                    ) => {
+                        self.lex.next()?;
+                        ops.pop();
+                        let (b, db) = operands.pop().expect("second argument");
+                        let (a, da) = operands.pop().expect("first argument");
+                        let e = if is_min { a.min(b) } else { a.max(b) };
+                        operands.push((e, deeper(da.max(db), open)?));
+                    }
+                    (
+                        Pending::Call {
+                            is_min,
+                            first_done: false,
+                        },
+                        Tok::Punct(b','),
+                    ) => {
+                        self.lex.next()?;
+                        ops.pop();
+                        ops.push((
+                            Pending::Call {
+                                is_min,
+                                first_done: true,
+                            },
+                            open,
+                        ));
+                        break;
+                    }
+                    (Pending::Call { first_done, .. }, _) => {
+                        let what = if first_done { "`)`" } else { "`,`" };
+                        return Err(ParseError {
+                            offset: start,
+                            message: format!("expected {what}, found {}", describe(&tok)),
+                        });
+                    }
+                    _ => {
+                        return Err(ParseError {
+                            offset: start,
+                            message: format!("expected `)`, found {}", describe(&tok)),
+                        })
+                    }
+                }
+            }
         }
-        self.nesting += 1;
-        let parsed = parse(self);
-        self.nesting -= 1;
-        parsed
     }
 
-    /// The depth of a node over children of depth `children`, refused beyond
-    /// [`MAX_DEPTH`]: every later walk over the tree (simplification, printing,
-    /// dropping it) recurses once per level.
-    fn deeper(&self, start: usize, children: usize) -> Result<usize, ParseError> {
-        if children >= MAX_DEPTH {
-            return Err(ParseError {
-                offset: start,
-                message: format!(
-                    "expression too deep: more than {MAX_DEPTH} nested operations (split it)"
-                ),
-            });
-        }
-        Ok(children + 1)
+    /// Reads an operand onto `operands`, or returns the prefix (`(`, `min(`,
+    /// unary minus) that comes before one.
+    fn operand(
+        &mut self,
+        scope: &Scope<'_>,
+        operands: &mut Vec<Operand>,
+    ) -> Result<Option<(Pending, usize)>, ParseError> {
+        let (tok, start) = self.lex.next()?;
+        let e = match tok {
+            Tok::Punct(b'-') => {
+                if let (Tok::Int(v), at, _) = self.lex.peek()? {
+                    self.lex.next()?;
+                    literal(-i128::from(v), at)?
+                } else {
+                    return Ok(Some((Pending::Neg, start)));
+                }
+            }
+            Tok::Int(v) => literal(i128::from(v), start)?,
+            Tok::Punct(b'(') => return Ok(Some((Pending::Paren, start))),
+            Tok::Ident(name) if (name == "min" || name == "max") && self.lex.at(punct(b'('))? => {
+                self.lex.next()?;
+                let is_min = name == "min";
+                return Ok(Some((
+                    Pending::Call {
+                        is_min,
+                        first_done: false,
+                    },
+                    start,
+                )));
+            }
+            Tok::Ident(name) => match scope.lookup(name) {
+                Some(v) => Expr::Var(v),
+                None => {
+                    return Err(ParseError {
+                        offset: start,
+                        message: format!("unknown variable `{name}`"),
+                    })
+                }
+            },
+            other => {
+                return Err(ParseError {
+                    offset: start,
+                    message: format!("expected an expression, found {}", describe(&other)),
+                })
+            }
+        };
+        operands.push((e, 1));
+        Ok(None)
     }
 
     fn interval(&mut self) -> Result<Interval, ParseError> {
-        self.lex.expect(&punct("["), "`[`")?;
+        self.lex.expect(punct(b'['), "`[`")?;
         let lo = self.signed_int()?;
-        self.lex.expect(&punct(","), "`,`")?;
+        self.lex.expect(punct(b','), "`,`")?;
         let hi = self.signed_int()?;
-        self.lex.expect(&punct("]"), "`]`")?;
+        self.lex.expect(punct(b']'), "`]`")?;
         Ok(Interval::new(lo, hi))
     }
 
     fn signed_int(&mut self) -> Result<i64, ParseError> {
-        let negative = self.lex.eat(&punct("-"))?;
+        let negative = self.lex.eat(punct(b'-'))?;
         let (tok, start) = self.lex.next()?;
         let Tok::Int(v) = tok else {
             return Err(ParseError {
@@ -380,7 +615,11 @@ impl<'a> Parser<'a> {
                 message: format!("expected an integer, found {}", describe(&tok)),
             });
         };
-        let v = if negative { -v } else { v };
+        let v = if negative {
+            -i128::from(v)
+        } else {
+            i128::from(v)
+        };
         i64::try_from(v).map_err(|_| ParseError {
             offset: start,
             message: "integer does not fit in 64 bits".into(),
@@ -388,53 +627,53 @@ impl<'a> Parser<'a> {
     }
 
     /// `(dims)[ranges]{runtimes} -> (results)`; returns the scope too.
-    fn header(&mut self) -> Result<Header, ParseError> {
+    fn header(&mut self) -> Result<Header<'a>, ParseError> {
         let mut scope = Scope { names: Vec::new() };
         self.lex
-            .expect(&punct("("), "`(` starting the dimension list")?;
-        let dims = self.var_list(")", VarKind::Dim, &mut scope)?;
-        let ranges = if self.lex.eat(&punct("["))? {
-            self.var_list("]", VarKind::Range, &mut scope)?
+            .expect(punct(b'('), "`(` starting the dimension list")?;
+        let dims = self.var_list(b')', VarKind::Dim, &mut scope)?;
+        let ranges = if self.lex.eat(punct(b'['))? {
+            self.var_list(b']', VarKind::Range, &mut scope)?
         } else {
             Vec::new()
         };
-        let runtimes = if self.lex.eat(&punct("{"))? {
-            self.var_list("}", VarKind::Runtime, &mut scope)?
+        let runtimes = if self.lex.eat(punct(b'{'))? {
+            self.var_list(b'}', VarKind::Runtime, &mut scope)?
         } else {
             Vec::new()
         };
-        self.lex.expect(&punct("->"), "`->`")?;
-        self.lex.expect(&punct("("), "`(` starting the results")?;
+        self.lex.expect(Tok::Arrow, "`->`")?;
+        self.lex.expect(punct(b'('), "`(` starting the results")?;
         let mut results = Vec::new();
-        if !self.lex.eat(&punct(")"))? {
+        if !self.lex.eat(punct(b')'))? {
             loop {
                 results.push(self.expr(&scope)?);
-                if self.lex.eat(&punct(")"))? {
+                if self.lex.eat(punct(b')'))? {
                     break;
                 }
-                self.lex.expect(&punct(","), "`,` or `)`")?;
+                self.lex.expect(punct(b','), "`,` or `)`")?;
             }
         }
         Ok((dims, ranges, runtimes, results, scope))
     }
 
     fn map(&mut self) -> Result<IndexingMap, ParseError> {
-        if self.lex.eat(&ident("UNDEFINED"))? {
+        if self.lex.eat(ident("UNDEFINED"))? {
             return Ok(IndexingMap::undefined());
         }
-        if self.lex.eat(&ident("KNOWN"))? {
-            self.lex.expect(&ident("EMPTY"), "`EMPTY`")?;
+        if self.lex.eat(ident("KNOWN"))? {
+            self.lex.expect(ident("EMPTY"), "`EMPTY`")?;
             return Ok(IndexingMap::known_empty(0, 0));
         }
         let (mut dims, mut ranges, mut runtimes, results, scope) = self.header()?;
         let mut constraints = Vec::new();
         let mut infeasible = false;
-        if self.lex.eat(&punct(","))? {
-            self.lex.expect(&ident("domain"), "`domain`")?;
-            self.lex.expect(&punct(":"), "`:`")?;
+        if self.lex.eat(punct(b','))? {
+            self.lex.expect(ident("domain"), "`domain`")?;
+            self.lex.expect(punct(b':'), "`:`")?;
             loop {
                 let e = self.expr(&scope)?;
-                self.lex.expect(&ident("in"), "`in`")?;
+                self.lex.expect(ident("in"), "`in`")?;
                 let range = self.interval()?;
                 match e {
                     Expr::Var(v) => {
@@ -448,12 +687,12 @@ impl<'a> Parser<'a> {
                     }
                     e => constraints.push((e, range)),
                 }
-                if !self.lex.eat(&punct(","))? {
+                if !self.lex.eat(punct(b','))? {
                     break;
                 }
             }
         }
-        if !self.lex.at(&Tok::End)? {
+        if !self.lex.at(Tok::End)? {
             return self.lex.error("expected `,` or end of the map");
         }
         let mut map = IndexingMap::new(dims, ranges, runtimes, results, constraints);
@@ -462,6 +701,58 @@ impl<'a> Parser<'a> {
         }
         Ok(map)
     }
+}
+
+/// The binary operator a token stands for, if any.
+fn binary_operator(tok: Tok<'_>) -> Option<Pending> {
+    Some(match tok {
+        Tok::Punct(b'+') => Pending::Add,
+        Tok::Punct(b'-') => Pending::Sub,
+        Tok::Punct(b'*') => Pending::Mul(BinOp::Mul),
+        Tok::Punct(b'/') => Pending::Mul(BinOp::FloorDiv),
+        Tok::Punct(b'%') => Pending::Mul(BinOp::Mod),
+        Tok::Ident("floordiv" | "floorDiv") => Pending::Mul(BinOp::FloorDiv),
+        Tok::Ident("ceildiv" | "ceilDiv") => Pending::Mul(BinOp::CeilDiv),
+        Tok::Ident("mod") => Pending::Mul(BinOp::Mod),
+        _ => return None,
+    })
+}
+
+/// The depth of a node over children of depth `children`, refused beyond
+/// [`MAX_DEPTH`].
+fn deeper(children: usize, at: usize) -> Result<usize, ParseError> {
+    if children >= MAX_DEPTH {
+        return Err(ParseError {
+            offset: at,
+            message: format!(
+                "expression too deep: more than {MAX_DEPTH} nested operations (split it)"
+            ),
+        });
+    }
+    Ok(children + 1)
+}
+
+/// Applies an operator to the operands on top of the stack (with the smart
+/// constructors' constant folding, as the recursive form of the grammar did).
+fn reduce(op: Pending, at: usize, operands: &mut Vec<Operand>) -> Result<(), ParseError> {
+    let (b, db) = operands.pop().expect("an operand");
+    let (e, depth) = match op {
+        Pending::Neg => (-b, db),
+        Pending::Add | Pending::Sub | Pending::Mul(_) => {
+            let (a, da) = operands.pop().expect("a left operand");
+            let (e, db) = match op {
+                Pending::Add => (a + b, db),
+                // `a - b` is `a + b * -1`: the negation is a level of its own.
+                Pending::Sub => (a - b, db + 1),
+                Pending::Mul(op) => (Expr::binary(op, a, b), db),
+                _ => unreachable!("binary operators only"),
+            };
+            (e, da.max(db))
+        }
+        Pending::Paren | Pending::Call { .. } => unreachable!("brackets are not reduced"),
+    };
+    operands.push((e, deeper(depth, at)?));
+    Ok(())
 }
 
 fn literal(v: i128, start: usize) -> Result<Expr, ParseError> {
@@ -478,25 +769,18 @@ impl IndexingMap {
         if trimmed.starts_with("affine_map") {
             return IndexingMap::parse_affine_map(text);
         }
-        Parser {
-            lex: Lexer { text, pos: 0 },
-            nesting: 0,
-        }
-        .map()
+        Parser::new(text).map()
     }
 
     /// Parses MLIR's `affine_map<(d0, d1)[s0] -> (...)>`; symbols become range
     /// variables, bounds are unknown (the full `i64` range).
     pub fn parse_affine_map(text: &str) -> Result<IndexingMap, ParseError> {
-        let mut p = Parser {
-            lex: Lexer { text, pos: 0 },
-            nesting: 0,
-        };
-        p.lex.expect(&ident("affine_map"), "`affine_map`")?;
-        p.lex.expect(&punct("<"), "`<`")?;
+        let mut p = Parser::new(text);
+        p.lex.expect(ident("affine_map"), "`affine_map`")?;
+        p.lex.expect(punct(b'<'), "`<`")?;
         let (dims, ranges, runtimes, results, _) = p.header()?;
-        p.lex.expect(&punct(">"), "`>`")?;
-        if !p.lex.at(&Tok::End)? {
+        p.lex.expect(punct(b'>'), "`>`")?;
+        if !p.lex.at(Tok::End)? {
             return p.lex.error("expected end of input after `>`");
         }
         Ok(IndexingMap::new(dims, ranges, runtimes, results, vec![]))
@@ -506,14 +790,14 @@ impl IndexingMap {
 /// Parses one expression whose variable names are resolved by `lookup`.
 pub fn parse_expr(text: &str, lookup: &dyn Fn(&str) -> Option<Var>) -> Result<Expr, ParseError> {
     // Collect identifiers first so the scope is a plain list.
-    let mut lex = Lexer { text, pos: 0 };
+    let mut lex = Lexer::new(text);
     let mut names = Vec::new();
     loop {
         let (tok, _) = lex.next()?;
         match tok {
             Tok::End => break,
             Tok::Ident(n) => {
-                if let Some(v) = lookup(&n) {
+                if let Some(v) = lookup(n) {
                     names.push((n, v));
                 }
             }
@@ -521,12 +805,9 @@ pub fn parse_expr(text: &str, lookup: &dyn Fn(&str) -> Option<Var>) -> Result<Ex
         }
     }
     let scope = Scope { names };
-    let mut p = Parser {
-        lex: Lexer { text, pos: 0 },
-        nesting: 0,
-    };
+    let mut p = Parser::new(text);
     let e = p.expr(&scope)?;
-    if !p.lex.at(&Tok::End)? {
+    if !p.lex.at(Tok::End)? {
         return p.lex.error("expected end of expression");
     }
     Ok(e)

@@ -7,7 +7,7 @@
 //! folding constructor is asked for), so `to_expr(from_expr(e)) == e`.
 //! Children always have smaller ids than their parents.
 
-use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::algebra::expr::{BinOp, Expr};
 use crate::algebra::variable::Var;
@@ -44,11 +44,29 @@ pub struct Cost {
 pub struct Arena {
     nodes: Vec<Node>,
     costs: Vec<Cost>,
-    index: FxHashMap<Node, Id>,
+    /// Open-addressing hash table of node ids (`id + 1`, 0 for an empty slot),
+    /// probed linearly; its length is a power of two, at most half full.
+    slots: Vec<u32>,
 }
 
 /// Beyond this many nodes a cleared arena gives its memory back.
 const KEEP_CAPACITY: usize = 1 << 16;
+
+/// Slots of a fresh table.
+const INITIAL_SLOTS: usize = 256;
+
+/// A hash of a node (its fields packed into two words, then mixed).
+fn hash(node: &Node) -> u64 {
+    let (a, b) = match *node {
+        Node::Const(c) => (0u64, c as u64),
+        Node::Var(v) => (1 | (v.kind as u64) << 8, v.index as u64),
+        Node::Bin(op, x, y) => (2 | (op as u64) << 8, u64::from(x.0) << 32 | u64::from(y.0)),
+    };
+    let mut h = (a.rotate_left(47) ^ b).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^ (h >> 32)
+}
 
 impl Arena {
     pub fn clear(&mut self) {
@@ -57,7 +75,34 @@ impl Arena {
         } else {
             self.nodes.clear();
             self.costs.clear();
-            self.index.clear();
+            self.slots.fill(0);
+        }
+    }
+
+    /// The slot holding `node`, or the empty slot where it belongs.
+    fn find_slot(&self, node: &Node) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = hash(node) as usize & mask;
+        loop {
+            match self.slots[i] {
+                0 => return i,
+                s if self.nodes[s as usize - 1] == *node => return i,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Doubles the table (or makes the first one) and re-inserts every node.
+    fn grow(&mut self) {
+        let len = (self.slots.len() * 2).max(INITIAL_SLOTS);
+        self.slots = vec![0; len];
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mask = len - 1;
+            let mut j = hash(node) as usize & mask;
+            while self.slots[j] != 0 {
+                j = (j + 1) & mask;
+            }
+            self.slots[j] = i as u32 + 1;
         }
     }
 
@@ -71,9 +116,15 @@ impl Arena {
 
     /// The id of `node`, adding it when new.
     pub fn intern(&mut self, node: Node) -> Id {
-        if let Some(&id) = self.index.get(&node) {
-            return id;
+        if (self.nodes.len() + 1) * 2 > self.slots.len() {
+            self.grow();
         }
+        let slot = self.find_slot(&node);
+        if self.slots[slot] != 0 {
+            return Id(self.slots[slot] - 1);
+        }
+        let id = Id(u32::try_from(self.nodes.len()).expect("fewer than 2^32 nodes"));
+        self.slots[slot] = id.0 + 1;
         let cost = match node {
             Node::Const(_) | Node::Var(_) => Cost {
                 div_mod: 0,
@@ -88,10 +139,8 @@ impl Arena {
                 }
             }
         };
-        let id = Id(u32::try_from(self.nodes.len()).expect("fewer than 2^32 nodes"));
         self.nodes.push(node);
         self.costs.push(cost);
-        self.index.insert(node, id);
         id
     }
 
@@ -164,8 +213,9 @@ impl Arena {
 
     /// Adds an expression tree (iteratively: deep trees do not recurse).
     pub fn from_expr(&mut self, root: &Expr) -> Id {
-        let mut stack: Vec<(&Expr, bool)> = vec![(root, false)];
-        let mut done: Vec<Id> = Vec::new();
+        let mut stack: SmallVec<[(&Expr, bool); 32]> = SmallVec::new();
+        stack.push((root, false));
+        let mut done: SmallVec<[Id; 32]> = SmallVec::new();
         while let Some((e, expanded)) = stack.pop() {
             match e {
                 Expr::Const(c) => done.push(self.constant(*c)),
@@ -189,8 +239,9 @@ impl Arena {
 
     /// The expression tree of a node (iteratively).
     pub fn to_expr(&self, root: Id) -> Expr {
-        let mut stack: Vec<(Id, bool)> = vec![(root, false)];
-        let mut done: Vec<Expr> = Vec::new();
+        let mut stack: SmallVec<[(Id, bool); 32]> = SmallVec::new();
+        stack.push((root, false));
+        let mut done: SmallVec<[Expr; 16]> = SmallVec::new();
         while let Some((id, expanded)) = stack.pop() {
             match self.node(id) {
                 Node::Const(c) => done.push(Expr::Const(c)),

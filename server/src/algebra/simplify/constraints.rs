@@ -10,7 +10,7 @@
 use super::arena::{Arena, Id, Node};
 use super::linear::{gcd, gcd_i64, Linear};
 use super::rewriter::{Caches, Fuel, Rewriter};
-use super::working_map::WorkingMap;
+use super::working_map::{Constraints, WorkingMap};
 use crate::algebra::expr::BinOp;
 use crate::algebra::interval::{ceil_div, floor_div, floor_mod, Interval};
 use crate::algebra::variable::Var;
@@ -29,7 +29,7 @@ pub fn simplify_constraints(
         return;
     }
     let old = std::mem::take(&mut map.constraints);
-    let mut rewritten = Vec::with_capacity(old.len());
+    let mut rewritten = Constraints::new();
     {
         // Constraints are simplified against variable bounds only: using the
         // constraint itself would prove it redundant.
@@ -182,8 +182,7 @@ fn independent_part(rw: &mut Rewriter<'_>, lin: &Linear, r: Interval) -> Option<
         if x.terms.is_empty() || rest.terms.is_empty() {
             continue;
         }
-        let rest_id = rest.to_id(rw.arena);
-        let rr = rw.range(rest_id);
+        let rr = rw.range_of_linear(&rest);
         if rr.lo < 0 || rr.hi >= g || floor_mod(r.lo, g)? != 0 || floor_mod(r.hi, g)? != g - 1 {
             continue;
         }
@@ -197,12 +196,9 @@ fn independent_part(rw: &mut Rewriter<'_>, lin: &Linear, r: Interval) -> Option<
 
 /// Drops constraints implied by the variable bounds; returns the rest and
 /// whether one is impossible.
-fn drop_implied(
-    rw: &mut Rewriter<'_>,
-    constraints: Vec<(Id, Interval)>,
-) -> (Vec<(Id, Interval)>, bool) {
+fn drop_implied(rw: &mut Rewriter<'_>, constraints: Constraints) -> (Constraints, bool) {
     let mut infeasible = false;
-    let mut kept = Vec::with_capacity(constraints.len());
+    let mut kept = Constraints::new();
     for (e, r) in constraints {
         let range = rw.range(e);
         if r.contains_interval(&range) {
@@ -225,7 +221,7 @@ pub fn merge_mod_constraints(map: &mut WorkingMap, arena: &mut Arena) {
         return;
     }
     let mut merged: Vec<(Var, i64, i64)> = Vec::new();
-    let mut others = Vec::new();
+    let mut others = Constraints::new();
     for (e, r) in std::mem::take(&mut map.constraints) {
         let Some((v, c, rem)) = var_mod_point(arena, e, r) else {
             others.push((e, r));

@@ -2,6 +2,8 @@
 //! off small terms by a common factor, coefficient residues, and the
 //! two-valued numerator.
 
+use smallvec::SmallVec;
+
 use super::arena::Id;
 use super::floordiv::floordiv_pos;
 use super::linear::{gcd_i64, Linear};
@@ -13,12 +15,13 @@ use crate::algebra::interval::{floor_div, floor_mod};
 /// `None` when it does not apply.
 pub type DivRule = fn(&mut Rewriter<'_>, &Linear, i64) -> Option<Id>;
 
-/// Splits `g*X + R` with `0 <= R < g` (g dividing c, the constant's multiple of
-/// `g` moved into `X`): `(g*X + R) floordiv c = X floordiv (c/g)` and
-/// `(g*X + R) mod c = (X mod (c/g))*g + R`. XLA's `SplitSumByGcd` as used by
-/// `SimplifySumDiv` and `RewriteMod`; tinygrad's `test_div_drop_small_terms`.
+/// Splits `g*X + R` with `0 <= R < g` (g dividing c): `(g*X + R) floordiv c =
+/// X floordiv (c/g)` and `(g*X + R) mod c = (X mod (c/g))*g + R`. XLA's
+/// `SplitSumByGcd` as used by `SimplifySumDiv` and `RewriteMod`. For division,
+/// when the constant keeps `R` out of `[0, g)`, its multiple of `g` moves into `X`
+/// (tinygrad's `test_div_drop_small_terms`).
 pub fn split_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, is_mod: bool) -> Option<Id> {
-    let mut candidates: Vec<i64> = lin
+    let mut candidates: SmallVec<[i64; 6]> = lin
         .terms
         .iter()
         .filter_map(|&(_, k)| gcd_i64(k, c))
@@ -27,23 +30,15 @@ pub fn split_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, is_mod: bool) -
     candidates.sort_unstable_by(|a, b| b.cmp(a));
     candidates.dedup();
     for g in candidates {
-        let mut x = Linear::constant(0);
-        let mut r = Linear::constant(lin.constant);
-        for &(atom, k) in &lin.terms {
-            if k % g == 0 {
-                x.terms.push((atom, k / g));
+        let Some((x, r)) = small_part(rw, lin, g, false).or_else(|| {
+            if is_mod {
+                None
             } else {
-                r.terms.push((atom, k));
+                small_part(rw, lin, g, true)
             }
-        }
-        if x.terms.is_empty() || (r.terms.is_empty() && r.constant == 0) {
+        }) else {
             continue;
-        }
-        let r_id = r.to_id(rw.arena);
-        let rr = rw.range(r_id);
-        if !(rr.lo >= 0 && rr.hi < g) {
-            continue;
-        }
+        };
         let x_id = x.to_id(rw.arena);
         return Some(if is_mod {
             let inner = mod_pos(rw, x_id, c / g);
@@ -55,6 +50,37 @@ pub fn split_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, is_mod: bool) -
         });
     }
     None
+}
+
+/// `lin = g*X + R` with `0 <= R < g`: the terms whose coefficient `g` divides go
+/// to `X`, the others to `R`; the constant stays in `R`, or (`move_constant`) its
+/// multiple of `g` goes to `X` when `R` has terms. `None` when `R` is not in
+/// `[0, g)` or either part is missing.
+fn small_part(
+    rw: &mut Rewriter<'_>,
+    lin: &Linear,
+    g: i64,
+    move_constant: bool,
+) -> Option<(Linear, Linear)> {
+    let (xc, rc) = if move_constant {
+        (floor_div(lin.constant, g)?, floor_mod(lin.constant, g)?)
+    } else {
+        (0, lin.constant)
+    };
+    let mut x = Linear::constant(xc);
+    let mut r = Linear::constant(rc);
+    for &(atom, k) in &lin.terms {
+        if k % g == 0 {
+            x.terms.push((atom, k / g));
+        } else {
+            r.terms.push((atom, k));
+        }
+    }
+    if x.terms.is_empty() || (r.terms.is_empty() && (move_constant || r.constant == 0)) {
+        return None;
+    }
+    let rr = rw.range_of_linear(&r);
+    (rr.lo >= 0 && rr.hi < g).then_some((x, r))
 }
 
 /// Which residue of a coefficient to keep: the floor residue in `[0, c)`, or the
@@ -71,6 +97,25 @@ pub const RESIDUES: [Residue; 3] = [
     Residue::Closest,
     Residue::ClosestNegativeTies,
 ];
+
+/// `true` when `which` splits the coefficients of `lin` differently from every
+/// variant before it in [`RESIDUES`] (so trying it can give something new).
+pub fn residue_differs(lin: &Linear, c: i64, which: Residue) -> bool {
+    let floor_residue = |k: i64| floor_mod(k, c).unwrap_or(0);
+    match which {
+        Residue::Floor => true,
+        // Differs from the floor residue when some residue is above c/2.
+        Residue::Closest => lin
+            .terms
+            .iter()
+            .any(|&(_, k)| floor_residue(k).saturating_mul(2) > c),
+        // Differs from the closest residue when some residue is exactly c/2.
+        Residue::ClosestNegativeTies => lin
+            .terms
+            .iter()
+            .any(|&(_, k)| floor_residue(k).saturating_mul(2) == c),
+    }
+}
 
 /// Splits each coefficient `k = q*c + r` by the chosen residue. Returns
 /// (quotient part, residue part).
@@ -106,8 +151,7 @@ pub fn residues(
 /// The bucket `floor(x / c)` when it is the same over the whole range of `lin`
 /// (tinygrad's `cancel_divmod`).
 pub fn one_bucket(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<i64> {
-    let id = lin.to_id(rw.arena);
-    let r = rw.range(id);
+    let r = rw.range_of_linear(lin);
     if !r.is_feasible() || r.lo == i64::MIN || r.hi == i64::MAX {
         return None;
     }

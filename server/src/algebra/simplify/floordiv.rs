@@ -2,10 +2,13 @@
 //! `fold_divmod_general` for division). The rules for a positive constant
 //! divisor are tried in order by [`floordiv_pos`]; the first that applies wins.
 
+use smallvec::SmallVec;
+
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residues, split_by_gcd, DivRule, RESIDUES,
+    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
+    RESIDUES,
 };
 use super::linear::Linear;
 use super::modulo::mod_pos;
@@ -55,7 +58,9 @@ pub fn floordiv_pos(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
         return rw.bin_const(BinOp::FloorDiv, a, c);
     }
     let out = floordiv_pos_uncached(rw, a, c);
-    if !rw.out_of_fuel() {
+    // Results computed while a nesting attempt is open may lack that rule: not
+    // kept, so every kept result is the same whatever order it was asked in.
+    if !rw.out_of_fuel() && rw.nesting.is_empty() {
         rw.caches.floordiv.insert((a, c), out);
     }
     out
@@ -71,7 +76,7 @@ fn floordiv_pos_uncached(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
             None => rw.bin_const(BinOp::FloorDiv, a, c),
         };
     }
-    let rules: [DivRule; 8] = [
+    let rules: [DivRule; 9] = [
         div_of_div_or_mod,
         fold_inner_floordiv,
         divide_by_gcd,
@@ -79,6 +84,7 @@ fn floordiv_pos_uncached(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
         pull_multiples,
         |rw, lin, c| split_by_gcd(rw, lin, c, false),
         |rw, lin, c| binary_numerator(rw, lin, c, false),
+        nest_by_factor,
         negated_numerator,
     ];
     for rule in rules {
@@ -168,6 +174,9 @@ fn divide_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
 /// are tried).
 fn congruence_div(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
     for which in RESIDUES {
+        if !residue_differs(lin, c, which) {
+            continue;
+        }
         let (mut quot, rem) = residues(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
             quot.constant = quot.constant.checked_add(k)?;
@@ -205,6 +214,47 @@ fn pull_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
     let li = Linear::of(rw.arena, inner)?;
     outside.add_linear(rw.arena, &li, 1)?;
     Some(outside.to_id(rw.arena))
+}
+
+/// How many [`nest_by_factor`] attempts may be open at once (each tries further
+/// rules on smaller divisors).
+const MAX_NESTING: usize = 2;
+
+/// `x floordiv c → (x floordiv f) floordiv (c/f)` for a coefficient `f` that
+/// divides `c`, when that is cheaper: dividing by the shared factor first lets
+/// the inner division drop or merge terms (tinygrad's
+/// `nest_div_by_smallest_factor`, `test_div_nest_by_factor_with_const`). Every
+/// such factor is tried and the cheapest result wins, ties to the smallest
+/// factor (`test_div_by_factor_tie_break`). Exact for any integer `x` and
+/// positive `f`, `c/f`.
+fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    let mut factors: SmallVec<[i64; 6]> = lin
+        .terms
+        .iter()
+        .filter_map(|&(_, k)| k.checked_abs())
+        .filter(|&f| f > 1 && f < c && c % f == 0)
+        .collect();
+    if factors.is_empty() || rw.nesting.len() >= MAX_NESTING {
+        return None;
+    }
+    factors.sort_unstable();
+    factors.dedup();
+    let n = lin.to_id(rw.arena);
+    if rw.nesting.contains(&(n, c)) {
+        return None;
+    }
+    let current = rw.bin_const(BinOp::FloorDiv, n, c);
+    rw.nesting.push((n, c));
+    let mut best = current;
+    for f in factors {
+        let inner = floordiv_pos(rw, n, f);
+        let outer = floordiv_pos(rw, inner, c / f);
+        if rw.cost(outer) < rw.cost(best) {
+            best = outer;
+        }
+    }
+    rw.nesting.pop();
+    (best != current).then_some(best)
 }
 
 /// `floor(n / c) = floor(-n / -c)`: an all-negative numerator reads better

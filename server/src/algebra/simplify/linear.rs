@@ -122,15 +122,24 @@ impl Linear {
         self.terms.is_empty()
     }
 
+    /// The terms in XLA's canonical order: products, then modulos, then
+    /// divisions, then bare variables.
+    pub fn canonical_order(&self, arena: &Arena) -> Terms {
+        let mut order = self.terms.clone();
+        if order.len() > 1 {
+            order.sort_by(|a, b| {
+                term_category(arena, *a)
+                    .cmp(&term_category(arena, *b))
+                    .then_with(|| atom_cmp(arena, a.0, b.0))
+            });
+        }
+        order
+    }
+
     /// Builds the expression in XLA's canonical order: products, then modulos,
     /// then divisions, then bare variables, then the constant.
     pub fn to_id(&self, arena: &mut Arena) -> Id {
-        let mut order: SmallVec<[(Id, i64); 6]> = self.terms.clone();
-        order.sort_by(|a, b| {
-            term_category(arena, *a)
-                .cmp(&term_category(arena, *b))
-                .then_with(|| atom_cmp(arena, a.0, b.0))
-        });
+        let order = self.canonical_order(arena);
         let mut out: Option<Id> = None;
         for (atom, k) in order {
             let term = if k == 1 {

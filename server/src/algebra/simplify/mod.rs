@@ -124,7 +124,7 @@ impl IndexingMap {
             if work == original {
                 return Ok(false);
             }
-            work.write_back(&ws.arena, self);
+            work.write_back(&original, &ws.arena, self);
             Ok(true)
         })
     }
@@ -165,8 +165,9 @@ fn simplify_results(map: &mut WorkingMap, ws: &mut Workspace, fuel: &mut Fuel) {
         &mut ws.caches,
         fuel,
     );
-    let results: Vec<_> = map.results.iter().map(|&e| rw.fixpoint(e)).collect();
-    map.results = results;
+    for result in map.results.iter_mut() {
+        *result = rw.fixpoint(*result);
+    }
 }
 
 /// Merges modulus constraints on the same variable (for
@@ -180,7 +181,7 @@ pub(crate) fn merge_mod_constraints(map: &mut IndexingMap) {
         let mut work = original.clone();
         constraints::merge_mod_constraints(&mut work, &mut ws.arena);
         if work != original {
-            work.write_back(&ws.arena, map);
+            work.write_back(&original, &ws.arena, map);
         }
     });
 }

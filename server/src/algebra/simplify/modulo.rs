@@ -5,7 +5,8 @@
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residues, split_by_gcd, DivRule, Residue, RESIDUES,
+    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
+    Residue, RESIDUES,
 };
 use super::floordiv::negate;
 use super::linear::Linear;
@@ -46,7 +47,9 @@ pub fn mod_pos(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
         return rw.bin_const(BinOp::Mod, a, c);
     }
     let out = mod_pos_uncached(rw, a, c);
-    if !rw.out_of_fuel() {
+    // Results computed while a nesting attempt is open may lack that rule: not
+    // kept, so every kept result is the same whatever order it was asked in.
+    if !rw.out_of_fuel() && rw.nesting.is_empty() {
         rw.caches.modulo.insert((a, c), out);
     }
     out
@@ -144,6 +147,9 @@ fn drop_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
 /// `fold_divmod_congruence` for modulo).
 fn congruence_mod(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
     for which in RESIDUES {
+        if !residue_differs(lin, c, which) {
+            continue;
+        }
         let (_, mut rem) = residues(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
             rem.constant = rem.constant.checked_sub(k.checked_mul(c)?)?;

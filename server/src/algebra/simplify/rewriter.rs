@@ -7,8 +7,10 @@
 //! `min_max`; each is one function named after what it does.
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::arena::{Arena, Cost, Id, Node};
+use super::linear::Linear;
 use super::{floordiv, min_max, modulo, sum};
 use crate::algebra::expr::BinOp;
 use crate::algebra::interval::Interval;
@@ -17,12 +19,15 @@ use crate::algebra::variable::{Var, VarKind};
 /// Bound on bottom-up passes over one expression.
 const MAX_EXPR_ROUNDS: usize = 12;
 
+/// Bounds of the variables of one kind, by position.
+pub type KindBounds = SmallVec<[Interval; 4]>;
+
 /// Declared bounds of every variable, by kind and position.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bounds {
-    pub dims: Vec<Interval>,
-    pub ranges: Vec<Interval>,
-    pub runtimes: Vec<Interval>,
+    pub dims: KindBounds,
+    pub ranges: KindBounds,
+    pub runtimes: KindBounds,
 }
 
 impl Bounds {
@@ -34,7 +39,7 @@ impl Bounds {
             .unwrap_or(Interval::FULL)
     }
 
-    pub fn of_kind(&self, kind: VarKind) -> &Vec<Interval> {
+    pub fn of_kind(&self, kind: VarKind) -> &KindBounds {
         match kind {
             VarKind::Dim => &self.dims,
             VarKind::Range => &self.ranges,
@@ -42,7 +47,7 @@ impl Bounds {
         }
     }
 
-    pub fn of_kind_mut(&mut self, kind: VarKind) -> &mut Vec<Interval> {
+    pub fn of_kind_mut(&mut self, kind: VarKind) -> &mut KindBounds {
         match kind {
             VarKind::Dim => &mut self.dims,
             VarKind::Range => &mut self.ranges,
@@ -130,6 +135,8 @@ pub struct Rewriter<'w> {
     constraints: &'w [(Id, Interval)],
     pub(super) caches: &'w mut Caches,
     fuel: &'w mut Fuel,
+    /// Divisions `floordiv::nest_by_factor` is working on (numerator, divisor).
+    pub(super) nesting: SmallVec<[(Id, i64); 2]>,
 }
 
 impl<'w> Rewriter<'w> {
@@ -148,6 +155,7 @@ impl<'w> Rewriter<'w> {
             constraints,
             caches,
             fuel,
+            nesting: SmallVec::new(),
         }
     }
 
@@ -217,6 +225,65 @@ impl<'w> Rewriter<'w> {
         };
         *slot(&mut self.caches.ranges, e) = Some(r);
         r
+    }
+
+    /// Range of the expression a linear form builds ([`Linear::to_id`]), without
+    /// building it when no constraint could match one of its nodes: the same
+    /// interval arithmetic in the same order.
+    pub fn range_of_linear(&mut self, lin: &Linear) -> Interval {
+        if !self.constraints.is_empty() {
+            let id = lin.to_id(self.arena);
+            return self.range(id);
+        }
+        if let Some(r) = self.small_linear_range(lin) {
+            return r;
+        }
+        let mut acc: Option<Interval> = None;
+        for (atom, k) in lin.canonical_order(self.arena) {
+            let r = self.range(atom);
+            let term = if k == 1 {
+                r
+            } else {
+                r.mul(&Interval::point(k))
+            };
+            acc = Some(match acc {
+                None => term,
+                Some(a) => a.add(&term),
+            });
+        }
+        let c = Interval::point(lin.constant);
+        match acc {
+            None => c,
+            Some(a) if lin.constant == 0 => a,
+            Some(a) => a.add(&c),
+        }
+    }
+
+    /// [`Rewriter::range_of_linear`] for small values: when no term's range
+    /// or coefficient is large, interval arithmetic cannot overflow in any order,
+    /// so the terms need no sorting. `None` otherwise.
+    fn small_linear_range(&mut self, lin: &Linear) -> Option<Interval> {
+        const SMALL: i64 = 1 << 40;
+        const SMALL_FACTOR: i64 = 1 << 20;
+        if lin.terms.len() > 6 || lin.constant.unsigned_abs() > SMALL as u64 {
+            return None;
+        }
+        let (mut lo, mut hi) = (lin.constant, lin.constant);
+        for &(atom, k) in &lin.terms {
+            let r = self.range(atom);
+            let small = |v: i64| (-SMALL..=SMALL).contains(&v);
+            if !r.is_feasible()
+                || !small(r.lo)
+                || !small(r.hi)
+                || k.unsigned_abs() > SMALL_FACTOR as u64
+            {
+                return None;
+            }
+            let (a, b) = (r.lo * k, r.hi * k);
+            lo += a.min(b);
+            hi += a.max(b);
+        }
+        Some(Interval::new(lo, hi))
     }
 
     /// Simplifies until nothing changes (or the round bound is hit). XLA's

@@ -51,7 +51,7 @@ fn recombine(rw: &mut Rewriter<'_>, lin: &Linear) -> Option<Linear> {
     }
     for (i, &(atom, k)) in lin.terms.iter().enumerate() {
         if let Some((x, c)) = rw.arena.with_const_rhs(atom, BinOp::Mod) {
-            if c > 0 {
+            if c != 0 {
                 if let Some(next) = recombine_mod_div(rw, lin, i, x, c, k) {
                     return Some(next);
                 }

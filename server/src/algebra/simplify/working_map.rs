@@ -2,16 +2,21 @@
 //! arena nodes. Built from an [`IndexingMap`] at the start of a simplification and
 //! written back only when something changed.
 
+use smallvec::SmallVec;
+
 use super::arena::{Arena, Id, Node};
 use super::rewriter::Bounds;
 use crate::algebra::interval::Interval;
 use crate::algebra::map::{IndexingMap, MapState};
 
+/// Constraints as nodes with their intervals.
+pub type Constraints = SmallVec<[(Id, Interval); 4]>;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkingMap {
     pub bounds: Bounds,
-    pub results: Vec<Id>,
-    pub constraints: Vec<(Id, Interval)>,
+    pub results: SmallVec<[Id; 4]>,
+    pub constraints: Constraints,
     /// The domain is provably infeasible.
     pub known_empty: bool,
 }
@@ -36,8 +41,9 @@ impl WorkingMap {
         }
     }
 
-    /// Writes bounds, results and constraints back into `map`.
-    pub fn write_back(&self, arena: &Arena, map: &mut IndexingMap) {
+    /// Writes bounds, results and constraints back into `map`, which `original`
+    /// was made from (results that did not change are kept as they are).
+    pub fn write_back(&self, original: &WorkingMap, arena: &Arena, map: &mut IndexingMap) {
         if self.known_empty {
             map.reset_to_known_empty();
             return;
@@ -51,12 +57,23 @@ impl WorkingMap {
         for (var, b) in map.runtime_vars.iter_mut().zip(&self.bounds.runtimes) {
             var.bounds = *b;
         }
-        map.results = self.results.iter().map(|&e| arena.to_expr(e)).collect();
-        map.constraints = self
-            .constraints
-            .iter()
-            .map(|&(e, r)| (arena.to_expr(e), r))
-            .collect();
+        for ((result, &now), &before) in map
+            .results
+            .iter_mut()
+            .zip(&self.results)
+            .zip(&original.results)
+        {
+            if now != before {
+                *result = arena.to_expr(now);
+            }
+        }
+        if self.constraints != original.constraints {
+            map.constraints = self
+                .constraints
+                .iter()
+                .map(|&(e, r)| (arena.to_expr(e), r))
+                .collect();
+        }
     }
 
     /// Adds `expr in range` as [`IndexingMap::add_constraint`] does: intersects
