@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod checks;
 pub mod cli;
 pub mod coalescing;
+pub mod dump;
 pub mod hover;
 pub mod language;
 pub mod lsp;
