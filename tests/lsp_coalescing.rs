@@ -173,3 +173,42 @@ fn tiled_fusion_fix_prefers_coalesced_tiles() {
         "{after:?}"
     );
 }
+
+/// The fusion-maps panel's full text draws the read as SVG with the
+/// transaction boundaries (a `data:` image the markdown preview shows).
+#[test]
+fn panel_text_has_the_svg_picture() {
+    let mut client = Client::start();
+    let text = read_repo_file("tests/data/coalescing/rhs_transposed.hlo");
+    let document = uri("rhs_transposed.hlo");
+    client.open(&document, &text);
+    let p1 = text
+        .find("  p1 = f32[100, 200]{0, 1} parameter(1)")
+        .unwrap();
+    let line = text[..p1].matches('\n').count();
+    let full = client.result(
+        "hlo-lsp/fusionMaps",
+        json!({"textDocument": {"uri": document}, "position": {"line": line, "character": 3}}),
+    );
+    let value = full["contents"]["value"].as_str().unwrap();
+    let image = value
+        .lines()
+        .find(|l| l.starts_with("![what one warp reads of p1](data:image/svg+xml;base64,"))
+        .unwrap_or_else(|| panic!("{value}"));
+    assert!(image.ends_with("(red: 64-byte transaction boundaries)"));
+    // The summary hover keeps to block characters.
+    let summary = hover(
+        &mut client,
+        &document,
+        json!({"line": line, "character": 3}),
+    );
+    assert!(!summary.contains("data:image/svg+xml"));
+    assert!(summary.contains("```text"));
+    // On the fusion, the panel pictures the uncoalesced operand only.
+    let on_fusion = client.result(
+        "hlo-lsp/fusionMaps",
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "ROOT fusion", 6)}),
+    );
+    let value = on_fusion["contents"]["value"].as_str().unwrap();
+    assert_eq!(value.matches("data:image/svg+xml").count(), 1, "{value}");
+}

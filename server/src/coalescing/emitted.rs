@@ -138,6 +138,7 @@ fn base(op: &Operand) -> OperandVerdict {
         parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
         shape: op.shape_text(),
         tensor: op.analysis_shape(),
+        element_bits: op.element_bits(),
         coalesced: true,
         bandwidth_utilization: None,
         reason: String::new(),

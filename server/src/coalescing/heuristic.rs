@@ -204,6 +204,7 @@ pub fn fallback(subject: &Subject<'_>, why: &str) -> Report {
                 parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
                 shape: op.shape_text(),
                 tensor: op.analysis_shape(),
+                element_bits: op.element_bits(),
                 coalesced,
                 bandwidth_utilization: None,
                 reason: reason.clone(),

@@ -28,6 +28,7 @@ pub mod launch;
 pub mod picture;
 pub mod site;
 pub mod subject;
+pub mod svg;
 pub mod tiled;
 pub mod warp;
 
@@ -85,6 +86,8 @@ pub struct OperandVerdict {
     pub shape: String,
     /// Its extents and layout (for pictures), when it is an array.
     pub tensor: Option<crate::analysis::ArrayShape>,
+    /// Bits per element, when known.
+    pub element_bits: Option<i64>,
     pub coalesced: bool,
     /// Bytes used over bytes transferred; `None` when not measured (not read,
     /// scalar, unknown maps, the heuristic).

@@ -200,6 +200,7 @@ fn verdict(op: &Operand, reads: Vec<TileRead>, unknown: Option<String>) -> Opera
         parameter: op.parameter.as_ref().map(|(_, n)| n.clone()),
         shape: op.shape_text(),
         tensor: op.analysis_shape(),
+        element_bits: op.element_bits(),
         coalesced: true,
         bandwidth_utilization: None,
         reason: String::new(),

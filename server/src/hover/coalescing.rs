@@ -5,7 +5,8 @@
 //! or tile reads.
 
 use super::Detail;
-use crate::coalescing::{picture, Evidence, OperandVerdict, Report};
+use crate::analysis::ArrayShape;
+use crate::coalescing::{picture, svg, Device, Evidence, OperandVerdict, Report};
 
 /// Operand lines a summary shows before "N more".
 pub const MAX_OPERAND_LINES: usize = 8;
@@ -30,8 +31,8 @@ fn verdict_text(o: &OperandVerdict) -> String {
 }
 
 /// The lines of a hover on a fusion.
-pub fn fusion_lines(report: &Report, device: &str, detail: Detail) -> Vec<String> {
-    let mut lines = vec![title(report, device)];
+pub fn fusion_lines(report: &Report, device: &Device, detail: Detail) -> Vec<String> {
+    let mut lines = vec![title(report, &device.name)];
     let ops = &report.operands;
     let shown: Vec<&OperandVerdict> = if detail == Detail::Full || ops.len() <= MAX_OPERAND_LINES {
         ops.iter().collect()
@@ -55,49 +56,94 @@ pub fn fusion_lines(report: &Report, device: &str, detail: Detail) -> Vec<String
         };
         lines.push(format!("- … {rest} more operands ({which})"));
     }
+    if detail == Detail::Full {
+        for o in ops.iter().filter(|o| !o.coalesced) {
+            lines.push(format!("`{}`:", o.name));
+            read_pictures(&mut lines, o, device, detail);
+        }
+    }
     lines
 }
 
 /// The lines of a hover on a fused parameter: the verdict on the operand that
 /// feeds it, the warp's read map, and the picture.
-pub fn parameter_lines(report: &Report, fusion: &str, device: &str, detail: Detail) -> Vec<String> {
+pub fn parameter_lines(
+    report: &Report,
+    fusion: &str,
+    device: &Device,
+    detail: Detail,
+) -> Vec<String> {
     let Some(o) = report.operands.first() else {
         return vec![];
     };
     let mut lines = vec![format!(
         "{} of operand {} of `%{fusion}`: {}",
-        title(report, device),
+        title(report, &device.name),
         o.index,
         verdict_text(o)
     )];
-    let picture_wanted = !o.coalesced || detail == Detail::Full;
+    if let Some(map) = warp_map(o) {
+        lines.push(format!("First warp reads (linear offsets): `{map}`"));
+    }
+    if !o.coalesced || detail == Detail::Full {
+        read_pictures(&mut lines, o, device, detail);
+    }
+    lines
+}
+
+/// The first warp's (uncoalesced, else first) read map on one line.
+fn warp_map(o: &OperandVerdict) -> Option<String> {
+    let Evidence::Warp(warps) = &o.evidence else {
+        return None;
+    };
+    let w = warps.iter().find(|w| !w.coalesced).or(warps.first())?;
+    Some(w.map.to_string().replace('\n', " "))
+}
+
+/// The pictures of what a warp (or tile) reads of `o`.
+fn read_pictures(lines: &mut Vec<String>, o: &OperandVerdict, device: &Device, detail: Detail) {
     match &o.evidence {
         Evidence::Warp(warps) => {
             let Some(w) = warps.iter().find(|w| !w.coalesced).or(warps.first()) else {
-                return lines;
+                return;
             };
-            lines.push(format!(
-                "First warp reads (linear offsets): `{}`",
-                w.map.to_string().replace('\n', " ")
-            ));
-            if let (true, Some(shape)) = (picture_wanted && !w.offsets.is_empty(), &o.tensor) {
-                let p = picture::draw(shape, &w.offsets);
-                lines.push(format!("What one warp reads, {}:", p.caption()));
-                lines.push(p.markdown());
+            if let (false, Some(shape)) = (w.offsets.is_empty(), &o.tensor) {
+                pictures(lines, o, shape, &w.offsets, "one warp", device, detail);
             }
         }
         Evidence::Tile(tiles) => {
             let Some(t) = tiles.iter().find(|t| !t.coalesced).or(tiles.first()) else {
-                return lines;
+                return;
             };
             let offsets = picture::tile_offsets(t);
-            if picture_wanted && !offsets.is_empty() {
-                let p = picture::draw(&t.shape, &offsets);
-                lines.push(format!("What one tile reads, {}:", p.caption()));
-                lines.push(p.markdown());
+            if !offsets.is_empty() {
+                pictures(lines, o, &t.shape, &offsets, "one tile", device, detail);
             }
         }
         Evidence::None => {}
     }
-    lines
+}
+
+/// The block-character picture, and in the full text (the fusion-maps panel)
+/// the SVG with the transaction boundaries.
+fn pictures(
+    lines: &mut Vec<String>,
+    o: &OperandVerdict,
+    shape: &ArrayShape,
+    offsets: &[i64],
+    who: &str,
+    device: &Device,
+    detail: Detail,
+) {
+    let p = picture::draw(shape, offsets);
+    lines.push(format!("What {who} reads, {}:", p.caption()));
+    lines.push(p.markdown());
+    if detail == Detail::Full {
+        let bytes = device.dram_to_l2_transaction_bytes;
+        let image = svg::svg(&p, o.element_bits.unwrap_or(32), bytes);
+        lines.push(format!(
+            "{} (red: {bytes}-byte transaction boundaries)",
+            svg::markdown_image(&format!("what {who} reads of {}", o.name), &image),
+        ));
+    }
 }

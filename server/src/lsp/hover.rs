@@ -372,7 +372,7 @@ fn coalescing_notes(
     ) else {
         return Vec::new();
     };
-    let device = &settings.coalescing_device.name;
+    let device = &settings.coalescing_device;
     match site {
         Site::Fusion { .. } => crate::hover::coalescing::fusion_lines(&report, device, detail),
         Site::Parameter { fusion, .. } => {
