@@ -145,3 +145,49 @@ fn mlir_affine_maps_are_accepted() {
         "(d0)[s0] -> (d0 * 2, 0)"
     );
 }
+
+fn repro(name: &str) -> String {
+    let path = format!("{}/../tests/data/repro/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A map whose simplification runs out of its work limit is printed as given (it
+/// still means the same) with a note on stderr, and the command succeeds.
+#[test]
+fn a_map_past_the_work_limit_is_printed_as_given_with_a_note() {
+    let map = repro("simplify_mod_add_chain_n24.txt");
+    let limited = hlo_lsp()
+        .args(["simplify", "--max-steps", "50", map.trim()])
+        .output()
+        .unwrap();
+    assert!(limited.status.success());
+    let stderr = String::from_utf8_lossy(&limited.stderr);
+    assert!(stderr.contains("note:"), "{stderr}");
+    let given = hlo_lsp()
+        .args(["simplify", "--max-steps", "0", map.trim()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        squash(&String::from_utf8_lossy(&limited.stdout)),
+        squash(&String::from_utf8_lossy(&given.stdout))
+    );
+    // The default budget ends too (it once ran for more than 30 s).
+    let default = hlo_lsp().args(["simplify", map.trim()]).output().unwrap();
+    assert!(default.status.success());
+    assert!(String::from_utf8_lossy(&default.stdout).contains("->"));
+}
+
+/// 20,000 nested parentheses: an answer (the map or an error with a position),
+/// never a stack overflow.
+#[test]
+fn a_map_twenty_thousand_parentheses_deep_is_answered() {
+    let map = repro("simplify_parens_20000.txt");
+    let out = hlo_lsp().args(["simplify", map.trim()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("overflow"), "{stderr}");
+    assert!(out.status.code().is_some(), "killed by a signal");
+    assert!(
+        out.status.success() || stderr.contains("nested more than"),
+        "{stderr}"
+    );
+}

@@ -1,11 +1,14 @@
 //! `hlo-lsp simplify`: simplify one indexing map given as text, or a batch of JSON
 //! lines `{"map": "..."}` from stdin (one JSON answer per line; a bad line gets an
-//! error answer and the batch goes on).
+//! error answer and the batch goes on). A map whose simplification runs out of
+//! its work limit is printed as given, with a note (on stderr, or the answer's
+//! `note`).
 
 use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use crate::algebra::simplify::STEP_BUDGET;
 use crate::algebra::{DivSpelling, IndexingMap, ParseError, PrintOptions};
 
 /// Exit code when the map text does not parse.
@@ -34,6 +37,10 @@ pub struct Args {
     /// Print the map on one line instead of one domain entry per line.
     #[arg(long)]
     pub one_line: bool,
+    /// Work limit of one simplification, in rewriter steps; a map that needs more
+    /// is printed as given, with a note.
+    #[arg(long, default_value_t = STEP_BUDGET)]
+    pub max_steps: u64,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -42,15 +49,20 @@ pub fn run(args: Args) -> ExitCode {
         Div::Slash => DivSpelling::Slash,
     };
     if args.batch {
-        return run_batch(PrintOptions {
-            div,
-            multiline: false,
-        });
+        return run_batch(
+            PrintOptions {
+                div,
+                multiline: false,
+            },
+            args.max_steps,
+        );
     }
     let text = args.map.unwrap_or_default();
     match IndexingMap::parse(&text) {
         Ok(mut map) => {
-            map.simplify();
+            if let Err(limit) = map.try_simplify_within(args.max_steps) {
+                eprintln!("hlo-lsp: note: {limit}");
+            }
             println!(
                 "{}",
                 map.print(&PrintOptions {
@@ -87,10 +99,13 @@ struct Answer {
     input: String,
     output: Option<String>,
     error: Option<String>,
+    /// Set when the map is printed unsimplified (the work limit ran out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     micros: f64,
 }
 
-fn run_batch(options: PrintOptions) -> ExitCode {
+fn run_batch(options: PrintOptions, max_steps: u64) -> ExitCode {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -105,7 +120,7 @@ fn run_batch(options: PrintOptions) -> ExitCode {
         if line.trim().is_empty() {
             continue;
         }
-        let answer = answer_line(&line, &options);
+        let answer = answer_line(&line, &options, max_steps);
         let json = serde_json::to_string(&answer).expect("answers serialize");
         if writeln!(out, "{json}").is_err() {
             return ExitCode::SUCCESS; // stdout closed: nobody is listening
@@ -114,7 +129,7 @@ fn run_batch(options: PrintOptions) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn answer_line(line: &str, options: &PrintOptions) -> Answer {
+fn answer_line(line: &str, options: &PrintOptions, max_steps: u64) -> Answer {
     let request: serde_json::Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
@@ -122,6 +137,7 @@ fn answer_line(line: &str, options: &PrintOptions) -> Answer {
                 input: line.to_string(),
                 output: None,
                 error: Some(format!("invalid JSON at column {}: {e}", e.column())),
+                note: None,
                 micros: 0.0,
             }
         }
@@ -131,18 +147,23 @@ fn answer_line(line: &str, options: &PrintOptions) -> Answer {
             input: line.to_string(),
             output: None,
             error: Some("expected an object with a string field \"map\"".to_string()),
+            note: None,
             micros: 0.0,
         };
     };
     let start = Instant::now();
     match IndexingMap::parse(text) {
         Ok(mut map) => {
-            map.simplify();
+            let note = map
+                .try_simplify_within(max_steps)
+                .err()
+                .map(|limit| limit.to_string());
             let micros = start.elapsed().as_secs_f64() * 1e6;
             Answer {
                 input: text.to_string(),
                 output: Some(map.print(options)),
                 error: None,
+                note,
                 micros,
             }
         }
@@ -150,6 +171,7 @@ fn answer_line(line: &str, options: &PrintOptions) -> Answer {
             input: text.to_string(),
             output: None,
             error: Some(format!("offset {}: {}", e.offset, e.message)),
+            note: None,
             micros: start.elapsed().as_secs_f64() * 1e6,
         },
     }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use tower_lsp_server::{LspService, Server};
 
+pub mod call_hierarchy;
 pub mod code_actions;
 pub mod diagnostics;
 pub mod documents;

@@ -14,7 +14,7 @@ use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{code_actions, folding, hover, inlay_hints, navigation};
+use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation};
 use crate::budget::Budget;
 
 /// The language server's request handlers.
@@ -216,6 +216,7 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -428,6 +429,45 @@ impl LanguageServer for Backend {
                 navigation::workspace_symbols(&snapshots, &params.query, encoding),
             ))
         })
+        .await
+    }
+
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        self.on_position(
+            "prepareCallHierarchy",
+            params.text_document_position_params,
+            call_hierarchy::prepare,
+        )
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        let item = params.item;
+        self.on_document(
+            "incomingCalls",
+            &item.uri.clone(),
+            move |snapshot, encoding| Some(call_hierarchy::incoming(snapshot, &item, encoding)),
+        )
+        .await
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        let item = params.item;
+        self.on_document(
+            "outgoingCalls",
+            &item.uri.clone(),
+            move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
+        )
         .await
     }
 

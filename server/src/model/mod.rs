@@ -4,12 +4,14 @@
 //! Building never fails: [`parse_hlo`] returns an [`HloFile`] plus diagnostics,
 //! whatever the text. One concept per module: [`shape`], [`opcode`], [`attributes`],
 //! [`module`] (the model types), [`build`] (one chunk's tree → its computation),
-//! [`crossref`] (names and calls across computations), [`document`] (a version of a
+//! [`crossref`] (names and calls across computations), [`callgraph`] (who calls whom, in
+//! which role), [`document`] (a version of a
 //! document, built lazily per computation), [`shape_inference`] (XLA-style shape
 //! checks), [`diagnostics`].
 
 pub mod attributes;
 pub mod build;
+pub mod callgraph;
 pub mod crossref;
 pub mod diagnostics;
 pub mod document;
