@@ -158,7 +158,10 @@ fn definition_on_a_computation_header_goes_to_its_fusion() {
 /// The hover's markdown at `needle` (+1 byte).
 fn hover(client: &mut Client, document: &str, text: &str, needle: &str) -> String {
     let hover = client.result("textDocument/hover", at(document, text, needle, 1));
-    hover["contents"]["value"].as_str().unwrap_or("").to_string()
+    hover["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 #[test]
@@ -250,7 +253,9 @@ fn document_links_open_the_python_source_at_the_line() {
     // A FileLocations entry: its line.
     let location = links
         .iter()
-        .find(|l| covered(&text, &l["range"]).starts_with("{file_name_id=1 function_name_id=6 line=34"))
+        .find(|l| {
+            covered(&text, &l["range"]).starts_with("{file_name_id=1 function_name_id=6 line=34")
+        })
         .unwrap_or_else(|| panic!("{links:?}"));
     assert_eq!(location["target"], format!("{script}#L34"));
     // Every instruction with a frame has a link (and nothing else does).

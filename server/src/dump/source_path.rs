@@ -108,7 +108,10 @@ mod tests {
         assert_eq!(finder.find("pkg/missing.py"), None);
         assert_eq!(finder.find(""), None);
         let absolute = project.join("pkg/model.py");
-        assert_eq!(finder.find(absolute.to_str().unwrap()), Some(absolute.clone()));
+        assert_eq!(
+            finder.find(absolute.to_str().unwrap()),
+            Some(absolute.clone())
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,17 +3,19 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::guard::guarded;
+use super::guard::{guarded, guarded_within};
 use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
 use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation, source};
+use crate::budget::Budget;
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -43,9 +45,12 @@ impl Backend {
             .snapshot(uri)
             .ok_or_else(|| unknown_document(uri))?;
         let encoding = self.workspace.encoding();
+        let budget = Budget::new(Some(time_budget(what)));
+        // An edit of the document makes the answer stale: stop the work then.
+        let _registered = self.workspace.register_work(uri, &budget);
         let answer = {
             let snapshot = snapshot.clone();
-            guarded(what, move || work(&snapshot, encoding)).await?
+            guarded_within(what, budget, move || work(&snapshot, encoding)).await?
         };
         if self.workspace.is_stale(&snapshot) {
             return Err(Error::content_modified());
@@ -77,6 +82,19 @@ impl Backend {
         for warning in warnings {
             tracing::warn!("{warning}");
         }
+    }
+}
+
+/// How long a request's analysis may run before it answers with what it has
+/// (marked partial where the answer can say so: hovers). Editors re-ask for hovers
+/// and hints as the user moves, so these stay short; the fusion-maps panel asks
+/// for everything once.
+pub fn time_budget(what: &str) -> Duration {
+    match what {
+        "hover" => Duration::from_secs(1),
+        "inlayHint" => Duration::from_secs(2),
+        "fusionMaps" => Duration::from_secs(10),
+        _ => Duration::from_secs(5),
     }
 }
 

@@ -109,23 +109,39 @@ pub fn document_links(
             link(entry.range.clone(), &entry.value, None);
         }
         for (&id, entry) in &index.file_locations {
-            if let Some(Frame { file: Some(file), line, .. }) = index.location(id) {
+            if let Some(Frame {
+                file: Some(file),
+                line,
+                ..
+            }) = index.location(id)
+            {
                 link(entry.range.clone(), &file, line);
             }
         }
-        for chunk in snapshot.syntax().chunks().iter().filter(|c| {
-            c.kind() == ChunkKind::Computation && module.range.contains(&c.start)
-        }) {
+        for chunk in snapshot
+            .syntax()
+            .chunks()
+            .iter()
+            .filter(|c| c.kind() == ChunkKind::Computation && module.range.contains(&c.start))
+        {
             for (block, metadata) in metadata::scan(chunk.text()) {
                 let at = chunk.start + block.start;
-                if let (Some(file), Some(range)) = (&metadata.source_file, &metadata.source_file_range) {
+                if let (Some(file), Some(range)) =
+                    (&metadata.source_file, &metadata.source_file_range)
+                {
                     link(at + range.start..at + range.end, file, metadata.source_line);
                 }
                 let leaf = metadata
                     .stack_frame_id
                     .and_then(|id| index.stack(id).into_iter().next());
-                if let (Some(Frame { file: Some(file), line, .. }), Some(range)) =
-                    (leaf, &metadata.stack_frame_range)
+                if let (
+                    Some(Frame {
+                        file: Some(file),
+                        line,
+                        ..
+                    }),
+                    Some(range),
+                ) = (leaf, &metadata.stack_frame_range)
                 {
                     link(at + range.start..at + range.end, &file, line);
                 }

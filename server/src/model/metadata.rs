@@ -33,7 +33,9 @@ impl OpMetadata {
         let bytes = block.as_bytes();
         let mut p = 0;
         while p < bytes.len() {
-            while p < bytes.len() && (bytes[p].is_ascii_whitespace() || matches!(bytes[p], b'{' | b',')) {
+            while p < bytes.len()
+                && (bytes[p].is_ascii_whitespace() || matches!(bytes[p], b'{' | b','))
+            {
                 p += 1;
             }
             let key_start = p;
@@ -175,7 +177,10 @@ mod tests {
         assert_eq!(m.op_name.as_deref(), Some("jit(f)/add \"x\""));
         assert_eq!(m.op_type.as_deref(), Some("Add"));
         assert_eq!(m.source_file.as_deref(), Some("/src/model.py"));
-        assert_eq!(&block[m.source_file_range.clone().unwrap()], "\"/src/model.py\"");
+        assert_eq!(
+            &block[m.source_file_range.clone().unwrap()],
+            "\"/src/model.py\""
+        );
         assert_eq!(m.source_line, Some(42));
         assert_eq!(m.stack_frame_id, Some(3));
         assert_eq!(&block[m.stack_frame_range.unwrap()], "3");

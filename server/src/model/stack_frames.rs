@@ -162,13 +162,20 @@ impl StackFrameIndex {
                         line: fields.get("line").copied(),
                         column: fields.get("column").copied(),
                     };
-                    self.file_locations.insert(id, Entry { value: location, range });
+                    self.file_locations.insert(
+                        id,
+                        Entry {
+                            value: location,
+                            range,
+                        },
+                    );
                 }
                 "StackFrames" => {
                     let fields = fields(value);
-                    let (Some(&file_location_id), Some(&parent_frame_id)) =
-                        (fields.get("file_location_id"), fields.get("parent_frame_id"))
-                    else {
+                    let (Some(&file_location_id), Some(&parent_frame_id)) = (
+                        fields.get("file_location_id"),
+                        fields.get("parent_frame_id"),
+                    ) else {
                         continue;
                     };
                     let frame = StackFrame {
@@ -176,7 +183,13 @@ impl StackFrameIndex {
                         parent_frame_id,
                     };
                     self.stored_parents |= frame.parent_frame_id == 0;
-                    self.stack_frames.insert(id, Entry { value: frame, range });
+                    self.stack_frames.insert(
+                        id,
+                        Entry {
+                            value: frame,
+                            range,
+                        },
+                    );
                 }
                 _ => {}
             }
@@ -225,7 +238,10 @@ impl StackFrameIndex {
             let Some(frame) = self.stack_frames.get(&id) else {
                 break;
             };
-            frames.push(self.location(frame.value.file_location_id).unwrap_or_default());
+            frames.push(
+                self.location(frame.value.file_location_id)
+                    .unwrap_or_default(),
+            );
             current = self.parent(&frame.value);
         }
         frames
@@ -283,7 +299,10 @@ mod tests {
             format_stack(&stack, 8),
             "make_dumps.py:27 in softmax ← make_dumps.py:105 in main ← make_dumps.py:120 in <module>"
         );
-        assert_eq!(format_stack(&stack, 1), "make_dumps.py:27 in softmax ← … 2 more");
+        assert_eq!(
+            format_stack(&stack, 1),
+            "make_dumps.py:27 in softmax ← … 2 more"
+        );
         assert_eq!(index.stack(1).len(), 1);
         let nested = Frame {
             function: Some("step.<locals>.body.<locals>.<lambda>".into()),
