@@ -9,9 +9,11 @@
 
 pub mod algebra;
 pub mod analysis;
+pub mod budget;
 pub mod checks;
 pub mod cli;
 pub mod coalescing;
+pub mod dump;
 pub mod hover;
 pub mod language;
 pub mod lsp;

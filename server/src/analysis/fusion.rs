@@ -224,7 +224,14 @@ fn propagate(
 ) -> Vec<Reached> {
     let c = module.computation(comp);
     let order = c.post_order_from(start);
-    for &u in order.iter().rev() {
+    for (done, &u) in order.iter().rev().enumerate() {
+        if crate::budget::exhausted() {
+            // Everything not yet visited is reachable from `start`: it may be read.
+            for &v in order.iter().rev().skip(done) {
+                reached[v].mark_unknown(crate::budget::STOPPED);
+            }
+            break;
+        }
         let node = &c.nodes[u];
         if node.parameter_number.is_some()
             || (reached[u].maps.is_empty() && reached[u].unknown.is_none())

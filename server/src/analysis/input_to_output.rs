@@ -73,7 +73,14 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
             }
         }
     }
-    for &v in &c.post_order_from(c.root) {
+    let order = c.post_order_from(c.root);
+    for (done, &v) in order.iter().enumerate() {
+        if crate::budget::exhausted() {
+            for &w in &order[done..] {
+                mark(&mut reached[w], crate::budget::STOPPED);
+            }
+            break;
+        }
         if reached[v].maps.is_empty() && reached[v].unknown.is_none() {
             continue;
         }

@@ -19,11 +19,15 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use rayon::prelude::*;
 
 use super::anchored::Anchored;
-use crate::model::{Change, ComputationId, Diagnostic, Document, HloFile, ModuleId};
+use crate::budget::{self, Budget, Cut};
+use crate::model::{
+    codes, Change, ComputationId, ComputationRef, Diagnostic, Document, HloFile, ModuleId, Severity,
+};
 use crate::syntax::{Chunk, ChunkKind};
 
 /// One chunk's findings, filled on first use; shared by versions while valid.
@@ -91,15 +95,14 @@ impl Checked {
                 self.cells[chunk].get().is_none()
             })
             .collect();
+        let budget = budget::current();
         missing.into_par_iter().for_each(|(mi, ci)| {
             let m = file.module(mi);
             let c = m.computation(ci);
-            self.cells[m.chunk_of(ci)].get_or_init(|| {
-                super::of_computation(file, mi, c)
-                    .into_iter()
-                    .map(|d| Anchored::new(d, m, c))
-                    .collect()
-            });
+            if let Some(found) = checked_within(&budget, file, mi, c) {
+                let _ = self.cells[m.chunk_of(ci)]
+                    .set(found.into_iter().map(|d| Anchored::new(d, m, c)).collect());
+            }
         });
         self.assemble(document)
     }
@@ -127,6 +130,46 @@ impl Checked {
             super::sort(&mut out[start..]);
         }
         out
+    }
+}
+
+/// How long the checks of one computation may run in the server: a computation
+/// that takes longer keeps what was found, with a note saying so (kept like any
+/// finding, so that it is not checked again and again).
+pub const COMPUTATION_BUDGET: Duration = Duration::from_secs(10);
+
+/// The findings of computation `c` under the caller's budget (the server's; none
+/// for the CLI): `None` when cancelled (nobody wants them, and they are not kept).
+fn checked_within(
+    budget: &Budget,
+    file: &HloFile,
+    mi: ModuleId,
+    c: ComputationRef<'_>,
+) -> Option<Vec<Diagnostic>> {
+    if budget.is_unlimited() {
+        return Some(super::of_computation(file, mi, c));
+    }
+    if budget.is_exhausted() {
+        return None;
+    }
+    let part = budget.child(COMPUTATION_BUDGET);
+    let mut found = part.run(|| super::of_computation(file, mi, c));
+    match part.cut() {
+        None => Some(found),
+        Some(Cut::Deadline) if budget.cut().is_none() => {
+            found.push(Diagnostic::new(
+                c.abs(c.name_range),
+                Severity::Information,
+                codes::ANALYSIS_BUDGET,
+                format!(
+                    "checks of `{}` stopped after {} s (their time budget): some findings may be missing",
+                    c.name,
+                    COMPUTATION_BUDGET.as_secs()
+                ),
+            ));
+            Some(found)
+        }
+        Some(_) => None,
     }
 }
 

@@ -58,6 +58,11 @@ impl ReachedCache {
         let comp = subject.computation;
         let mut by_node: Vec<(usize, Vec<Reached>)> = vec![];
         for r in reads {
+            if crate::budget::exhausted() {
+                // The request ran out of time or was cancelled: what is left is
+                // unknown (a composition per read would still cost each its walk).
+                break;
+            }
             if by_node.iter().any(|(n, _)| *n == r.node) {
                 continue;
             }

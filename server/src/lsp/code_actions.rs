@@ -53,9 +53,9 @@ fn quick_fixes(
     range: &Range<usize>,
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
+    let diagnostics = snapshot.diagnostics();
     let mut actions: Vec<(&Fix, CodeAction)> = Vec::new();
-    for d in snapshot
-        .diagnostics()
+    for d in diagnostics
         .iter()
         .filter(|d| !d.fixes.is_empty() && ranges_touch(&d.range, range))
     {

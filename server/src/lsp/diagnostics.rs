@@ -17,11 +17,12 @@ use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
 
-use super::guard::guarded;
+use super::guard::guarded_within;
 use super::outbox::{Outbox, Outgoing};
 use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
+use crate::budget::{Budget, Cut};
 use crate::model::{self, Severity};
 
 /// Wait this long without a new edit before computing.
@@ -31,7 +32,24 @@ pub const MAX_DELAY: Duration = Duration::from_millis(150);
 
 enum Job {
     Refresh(Arc<Snapshot>),
-    Clear(Uri),
+    /// The document was closed by text-sync notification number `.1`.
+    Clear(Uri, u64),
+}
+
+impl Job {
+    fn uri(&self) -> &Uri {
+        match self {
+            Self::Refresh(snapshot) => &snapshot.uri,
+            Self::Clear(uri, _) => uri,
+        }
+    }
+
+    fn sequence(&self) -> u64 {
+        match self {
+            Self::Refresh(snapshot) => snapshot.sequence,
+            Self::Clear(_, sequence) => *sequence,
+        }
+    }
 }
 
 /// The posting side, used by the document actor.
@@ -44,7 +62,7 @@ impl std::fmt::Debug for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Refresh(snapshot) => write!(f, "Refresh({:?})", snapshot.version),
-            Self::Clear(uri) => write!(f, "Clear({})", uri.as_str()),
+            Self::Clear(uri, _) => write!(f, "Clear({})", uri.as_str()),
         }
     }
 }
@@ -62,21 +80,38 @@ impl DiagnosticsScheduler {
         let _ = self.sender.send(Job::Refresh(snapshot));
     }
 
-    /// The document was closed: clear its diagnostics in the client.
-    pub fn clear(&self, uri: Uri) {
-        let _ = self.sender.send(Job::Clear(uri));
+    /// The document was closed (by notification `sequence`): clear its diagnostics
+    /// in the client, unless it was opened again since.
+    pub fn clear(&self, uri: Uri, sequence: u64) {
+        let _ = self.sender.send(Job::Clear(uri, sequence));
     }
 }
 
 /// What to publish per document after the quiet period: `None` clears.
 type Pending = HashMap<Uri, Option<Arc<Snapshot>>>;
 
-fn absorb(pending: &mut Pending, job: Job) {
+/// The scheduler's memory across bursts.
+#[derive(Default)]
+struct State {
+    /// The newest job's notification number per document: older jobs (a close
+    /// processed after a re-open) are dropped.
+    newest: HashMap<Uri, u64>,
+    /// The budget of the computation running for each document, cancelled when a
+    /// newer version supersedes it.
+    running: HashMap<Uri, Budget>,
+}
+
+fn absorb(state: &mut State, pending: &mut Pending, job: Job) {
+    let newest = state.newest.entry(job.uri().clone()).or_default();
+    if job.sequence() < *newest {
+        return;
+    }
+    *newest = job.sequence();
     match job {
         Job::Refresh(snapshot) => {
             pending.insert(snapshot.uri.clone(), Some(snapshot));
         }
-        Job::Clear(uri) => {
+        Job::Clear(uri, _) => {
             pending.insert(uri, None);
         }
     }
@@ -87,29 +122,46 @@ async fn run(
     outbox: Outbox,
     mut receiver: mpsc::UnboundedReceiver<Job>,
 ) {
+    let mut state = State::default();
     while let Some(job) = receiver.recv().await {
         let mut pending = Pending::new();
-        absorb(&mut pending, job);
+        absorb(&mut state, &mut pending, job);
         let deadline = Instant::now() + MAX_DELAY;
         loop {
             let wait = QUIET_PERIOD.min(deadline.saturating_duration_since(Instant::now()));
             match tokio::time::timeout(wait, receiver.recv()).await {
-                Ok(Some(job)) => absorb(&mut pending, job),
+                Ok(Some(job)) => absorb(&mut state, &mut pending, job),
                 Ok(None) => return,
                 Err(_elapsed) => break,
             }
         }
         for (uri, snapshot) in pending {
-            publish(&workspace, &outbox, uri, snapshot).await;
+            // Documents are checked concurrently; a newer version of one document
+            // stops the check of its older version.
+            if let Some(stale) = state.running.remove(&uri) {
+                stale.cancel();
+            }
+            let budget = Budget::new(None);
+            if snapshot.is_some() {
+                state.running.insert(uri.clone(), budget.clone());
+            }
+            tokio::spawn(publish(
+                workspace.clone(),
+                outbox.clone(),
+                uri,
+                snapshot,
+                budget,
+            ));
         }
     }
 }
 
 async fn publish(
-    workspace: &Workspace,
-    outbox: &Outbox,
+    workspace: Arc<Workspace>,
+    outbox: Outbox,
     uri: Uri,
     snapshot: Option<Arc<Snapshot>>,
+    budget: Budget,
 ) {
     let Some(snapshot) = snapshot else {
         outbox.post(Outgoing::Diagnostics {
@@ -123,7 +175,8 @@ async fn publish(
     let raise = workspace.settings().uncoalesced_warning;
     let computed = {
         let snapshot = snapshot.clone();
-        guarded("diagnostics", move || {
+        let budget = budget.clone();
+        guarded_within("diagnostics", budget, move || {
             let mut diagnostics = collect(&snapshot, encoding);
             if raise {
                 raise_uncoalesced_reads(&mut diagnostics);
@@ -138,7 +191,7 @@ async fn publish(
         Err(_) => return,
     };
     let version = snapshot.version;
-    let stale = workspace.is_stale(&snapshot);
+    let stale = workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled);
     super::reaper::release(snapshot);
     if stale {
         return;

@@ -7,17 +7,47 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use tower_lsp_server::jsonrpc::{Error, ErrorCode};
 
+use crate::budget::Budget;
+
 /// Runs `work` off the async runtime; a panic becomes an `InternalError` naming `what`.
+/// The work is cancelled (see [`crate::budget`]) when this future is dropped first.
 pub async fn guarded<T, F>(what: &'static str, work: F) -> Result<T, Error>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let outcome = tokio::task::spawn_blocking(move || catch_unwind(AssertUnwindSafe(work))).await;
+    guarded_within(what, Budget::new(None), work).await
+}
+
+/// [`guarded`] under `budget`, which is current while `work` runs and is
+/// cancelled if this future is dropped before the work ends (tower-lsp drops a
+/// request's future on `$/cancelRequest`, or when the client goes away).
+pub async fn guarded_within<T, F>(what: &'static str, budget: Budget, work: F) -> Result<T, Error>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let mut cancel = CancelOnDrop(Some(budget.clone()));
+    let outcome =
+        tokio::task::spawn_blocking(move || catch_unwind(AssertUnwindSafe(|| budget.run(work))))
+            .await;
+    cancel.0 = None;
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(payload)) => Err(internal_error(what, &panic_message(payload.as_ref()))),
         Err(join_error) => Err(internal_error(what, &join_error.to_string())),
+    }
+}
+
+/// Cancels a budget when dropped while armed: the request's future went away
+/// before the work ended, so nobody waits for it.
+struct CancelOnDrop(Option<Budget>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.0 {
+            budget.cancel();
+        }
     }
 }
 

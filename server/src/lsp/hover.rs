@@ -54,13 +54,20 @@ pub fn full_hover(
     Some(markdown(text, range, snapshot, encoding))
 }
 
-/// A markdown hover over the bytes `range` (HLO and MLIR hovers alike).
+/// Appended to a hover whose analysis stopped at its time budget.
+pub const PARTIAL_NOTE: &str = "\n\n---\n⚠ **Partial**: the analysis stopped at its time budget; what it did not reach shows as unknown.\n";
+
+/// A markdown hover over the bytes `range` (HLO and MLIR hovers alike). When the
+/// request's analysis ran out of its time budget, the hover says it is partial.
 pub fn markdown(
-    value: String,
+    mut value: String,
     range: Range<usize>,
     snapshot: &Snapshot,
     encoding: PositionEncoding,
 ) -> Hover {
+    if crate::budget::current().cut() == Some(crate::budget::Cut::Deadline) {
+        value.push_str(PARTIAL_NOTE);
+    }
     Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
@@ -303,6 +310,14 @@ pub fn instruction_hover(
         )
     });
     hover.notes.extend(tiling);
+    // Where it comes from: one line, its own paragraph (the notes after it are lists).
+    if let Some(index) = super::maps::module_index(snapshot, module) {
+        let module_id = crate::model::ModuleId(index as u32);
+        if let Some(line) = super::source::hover_line(snapshot, module_id, computation, instruction)
+        {
+            hover.notes.insert(0, format!("{line}\n"));
+        }
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes

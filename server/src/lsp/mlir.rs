@@ -33,7 +33,7 @@ pub fn hover(
     settings: &Settings,
     encoding: PositionEncoding,
 ) -> Option<Hover> {
-    let (text, range) = describe(snapshot.text(), snapshot.mlir(), offset, settings)?;
+    let (text, range) = describe(snapshot.text(), &snapshot.mlir(), offset, settings)?;
     Some(markdown(text, range, snapshot, encoding))
 }
 
@@ -331,7 +331,8 @@ pub fn inlay_hints(
 
 /// The definition of the alias or SSA value at `offset`.
 pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
-    let f = &snapshot.mlir().file;
+    let analysis = snapshot.mlir();
+    let f = &analysis.file;
     if let Some(k) = f.alias_at(offset) {
         return vec![f.aliases[k].name_range.clone()];
     }
@@ -347,7 +348,8 @@ pub fn occurrences(
     offset: usize,
     include_declaration: bool,
 ) -> Vec<Range<usize>> {
-    let f = &snapshot.mlir().file;
+    let analysis = snapshot.mlir();
+    let f = &analysis.file;
     let mut out = Vec::new();
     if let Some(k) = f.alias_at(offset) {
         if include_declaration {

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use tower_lsp_server::{LspService, Server};
 
+pub mod call_hierarchy;
 pub mod code_actions;
 pub mod diagnostics;
 pub mod documents;
@@ -39,12 +40,16 @@ pub mod semantic_tokens;
 pub mod server;
 pub mod settings;
 pub mod snapshot;
+pub mod source;
 pub mod sync;
 pub mod wire;
 pub mod workspace;
 
 use outbox::Outbox;
 use workspace::Workspace;
+
+/// How many requests may be in progress at once (see [`serve`]).
+pub const CONCURRENT_REQUESTS: usize = 64;
 
 /// Serves LSP on stdin/stdout until `exit` (or end of input). The exit code is 0 when
 /// `shutdown` came before `exit`, 1 otherwise, as the specification requires.
@@ -98,7 +103,11 @@ async fn serve(workspace: Arc<Workspace>) {
     let service = sync::Sequencer::new(service, workspace, events);
     let (guarded_input, input) = tokio::io::duplex(1 << 16);
     tokio::spawn(wire::filter(tokio::io::stdin(), guarded_input));
+    // tower-lsp polls at most this many requests at once; with its default of 4,
+    // four slow requests held every other one back. The work itself runs on
+    // blocking threads under budgets (see `guard`), so waiting requests are cheap.
     Server::new(input, tokio::io::stdout(), socket)
+        .concurrency_level(CONCURRENT_REQUESTS)
         .serve(service)
         .await;
 }

@@ -190,8 +190,25 @@ pub fn parameter_sources(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// For a called computation (e.g. a fused computation), the names of the instructions
+/// that call it (its fusions): where "go to definition" on its header leads.
+pub fn calling_instructions(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>> {
+    let Symbol::Computation {
+        module,
+        computation,
+    } = symbol
+    else {
+        return Vec::new();
+    };
+    crate::model::callgraph::incoming(file.module(module), computation)
+        .into_iter()
+        .map(|call| call.instruction_range)
+        .collect()
+}
+
 /// Definition: the symbol's definition; on a parameter's own name, the operands of
-/// the fusions (or other callers) that feed it.
+/// the fusions (or other callers) that feed it; on a computation's own name (its
+/// header), the instructions that call it.
 pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
     if snapshot.is_mlir() {
         return super::mlir::definition(snapshot, offset);
@@ -203,7 +220,8 @@ pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
     let all = occurrences(file, symbol);
     let own = &all[0].range;
     if touches(own, offset) {
-        let sources = parameter_sources(file, symbol);
+        let mut sources = parameter_sources(file, symbol);
+        sources.extend(calling_instructions(file, symbol));
         if !sources.is_empty() {
             return sources;
         }
@@ -556,6 +574,17 @@ mod tests {
         let sources = parameter_sources(&file, symbol);
         assert_eq!(sources.len(), 1);
         assert_eq!(&TEXT[sources[0].clone()], "%a");
+    }
+
+    #[test]
+    fn fused_computations_lead_to_their_fusion() {
+        let file = parse_hlo(TEXT);
+        let symbol = symbol_at(&file, at("%fused {", 0)).unwrap();
+        let callers = calling_instructions(&file, symbol);
+        assert_eq!(callers.len(), 1);
+        assert_eq!(&TEXT[callers[0].clone()], "%f");
+        let entry = symbol_at(&file, at("%main", 0)).unwrap();
+        assert!(calling_instructions(&file, entry).is_empty());
     }
 
     #[test]

@@ -3,17 +3,19 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::guard::guarded;
+use super::guard::{guarded, guarded_within};
 use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{code_actions, folding, hover, inlay_hints, navigation};
+use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation, source};
+use crate::budget::Budget;
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -43,9 +45,12 @@ impl Backend {
             .snapshot(uri)
             .ok_or_else(|| unknown_document(uri))?;
         let encoding = self.workspace.encoding();
+        let budget = Budget::new(Some(time_budget(what)));
+        // An edit of the document makes the answer stale: stop the work then.
+        let _registered = self.workspace.register_work(uri, &budget);
         let answer = {
             let snapshot = snapshot.clone();
-            guarded(what, move || work(&snapshot, encoding)).await?
+            guarded_within(what, budget, move || work(&snapshot, encoding)).await?
         };
         if self.workspace.is_stale(&snapshot) {
             return Err(Error::content_modified());
@@ -77,6 +82,19 @@ impl Backend {
         for warning in warnings {
             tracing::warn!("{warning}");
         }
+    }
+}
+
+/// How long a request's analysis may run before it answers with what it has
+/// (marked partial where the answer can say so: hovers). Editors re-ask for hovers
+/// and hints as the user moves, so these stay short; the fusion-maps panel asks
+/// for everything once.
+pub fn time_budget(what: &str) -> Duration {
+    match what {
+        "hover" => Duration::from_secs(1),
+        "inlayHint" => Duration::from_secs(2),
+        "fusionMaps" => Duration::from_secs(10),
+        _ => Duration::from_secs(5),
     }
 }
 
@@ -171,6 +189,20 @@ fn unknown_document(uri: &Uri) -> Error {
     }
 }
 
+/// The folders of the workspace: `workspaceFolders`, else the deprecated `rootUri`.
+#[allow(deprecated)] // `root_uri`: older clients send only that.
+fn workspace_roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    let folders = params.workspace_folders.iter().flatten().map(|f| &f.uri);
+    let uris: Vec<&Uri> = match params.workspace_folders {
+        Some(_) => folders.collect(),
+        None => params.root_uri.iter().collect(),
+    };
+    uris.into_iter()
+        .filter(|uri| uri.scheme().as_str() == "file")
+        .filter_map(|uri| uri.to_file_path().map(|p| p.into_owned()))
+        .collect()
+}
+
 /// What the server offers.
 fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
     ServerCapabilities {
@@ -198,6 +230,11 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+        document_link_provider: Some(DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -235,6 +272,7 @@ impl LanguageServer for Backend {
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
+        *write(&self.workspace.roots) = workspace_roots(&params);
         self.workspace.initialized.store(true, Ordering::SeqCst);
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
@@ -410,6 +448,55 @@ impl LanguageServer for Backend {
                 navigation::workspace_symbols(&snapshots, &params.query, encoding),
             ))
         })
+        .await
+    }
+
+    async fn prepare_call_hierarchy(
+        &self,
+        params: CallHierarchyPrepareParams,
+    ) -> Result<Option<Vec<CallHierarchyItem>>> {
+        self.on_position(
+            "prepareCallHierarchy",
+            params.text_document_position_params,
+            call_hierarchy::prepare,
+        )
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn incoming_calls(
+        &self,
+        params: CallHierarchyIncomingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
+        let item = params.item;
+        self.on_document(
+            "incomingCalls",
+            &item.uri.clone(),
+            move |snapshot, encoding| Some(call_hierarchy::incoming(snapshot, &item, encoding)),
+        )
+        .await
+    }
+
+    async fn outgoing_calls(
+        &self,
+        params: CallHierarchyOutgoingCallsParams,
+    ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
+        let item = params.item;
+        self.on_document(
+            "outgoingCalls",
+            &item.uri.clone(),
+            move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
+        )
+        .await
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        let roots = self.workspace.roots();
+        self.on_document(
+            "documentLink",
+            &params.text_document.uri,
+            move |snapshot, encoding| Some(source::document_links(snapshot, &roots, encoding)),
+        )
         .await
     }
 

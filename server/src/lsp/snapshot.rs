@@ -38,6 +38,83 @@ impl FusedMaps {
     }
 }
 
+/// A computed value, and the budget that cut it short if one did: such a value is
+/// an answer for that request only (the same request may use it again, so a
+/// request that ran out of time does not compute it over and over).
+#[derive(Debug)]
+struct Partial<T> {
+    value: Arc<T>,
+    cut_by: Option<u64>,
+}
+
+impl<T> Partial<T> {
+    /// `value`, just computed under the current budget.
+    fn of(value: T) -> Self {
+        let budget = crate::budget::current();
+        Self {
+            value: Arc::new(value),
+            cut_by: budget.cut().map(|_| budget.id()),
+        }
+    }
+
+    /// Stores `self` in the occupied `slot` when it is complete (a cut value does
+    /// not evict another request's: requests would take turns recomputing);
+    /// returns what it replaced.
+    fn replace(self, slot: &mut Self) -> Option<Self> {
+        if self.cut_by.is_some() {
+            return None;
+        }
+        Some(std::mem::replace(slot, self))
+    }
+
+    /// The value, if the current request may use it.
+    fn usable(&self) -> Option<Arc<T>> {
+        match self.cut_by {
+            Some(id) if id != crate::budget::current().id() => None,
+            _ => Some(self.value.clone()),
+        }
+    }
+}
+
+/// A value computed once on first use, unless the computation was cut short by
+/// the current request's budget (cancelled or out of time): then only that
+/// request reuses it, and the next request computes it again.
+#[derive(Debug)]
+struct Memo<T> {
+    value: Mutex<Option<Partial<T>>>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Self {
+            value: Mutex::new(None),
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> Memo<T> {
+    fn get_or_compute(&self, compute: impl FnOnce() -> T) -> Arc<T> {
+        if let Some(value) = super::workspace::lock(&self.value)
+            .as_ref()
+            .and_then(Partial::usable)
+        {
+            return value;
+        }
+        let computed = Partial::of(compute());
+        let value = computed.value.clone();
+        let mut slot = super::workspace::lock(&self.value);
+        match slot.as_mut() {
+            Some(existing) => {
+                if let Some(old) = computed.replace(existing) {
+                    super::reaper::release(old);
+                }
+            }
+            None => *slot = Some(computed),
+        }
+        value
+    }
+}
+
 /// The state of one document at one version.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -56,11 +133,13 @@ pub struct Snapshot {
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from every output of a fused computation to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
-    fused: Mutex<HashMap<(usize, usize), Arc<FusedMaps>>>,
+    fused: Mutex<HashMap<(usize, usize), Partial<FusedMaps>>>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
-    diagnostics: OnceLock<Vec<model::Diagnostic>>,
+    diagnostics: Memo<Vec<model::Diagnostic>>,
+    /// The stack-frame tables of each module (JAX dumps), read on first use.
+    frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
     /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
-    mlir: OnceLock<Arc<crate::mlir::MlirAnalysis>>,
+    mlir: Memo<crate::mlir::MlirAnalysis>,
     language_mlir: bool,
 }
 
@@ -80,9 +159,10 @@ impl Snapshot {
             checked,
             text: OnceLock::new(),
             analysis: OnceLock::new(),
-            diagnostics: OnceLock::new(),
+            diagnostics: Memo::default(),
             fused: Mutex::default(),
-            mlir: OnceLock::new(),
+            frames: OnceLock::new(),
+            mlir: Memo::default(),
             language_mlir: false,
         }
     }
@@ -99,10 +179,11 @@ impl Snapshot {
         self.language_mlir
     }
 
-    /// The MLIR reading and analysis of this version (built once).
-    pub fn mlir(&self) -> &Arc<crate::mlir::MlirAnalysis> {
+    /// The MLIR reading and analysis of this version (built once, unless a
+    /// request's budget cut it short).
+    pub fn mlir(&self) -> Arc<crate::mlir::MlirAnalysis> {
         self.mlir
-            .get_or_init(|| Arc::new(crate::mlir::analyze(self.text())))
+            .get_or_compute(|| crate::mlir::analyze(self.text()))
     }
 
     /// The whole text, joined from the chunks once per snapshot: for MLIR documents
@@ -140,24 +221,44 @@ impl Snapshot {
     /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use.
     pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
         let key = (module, computation);
-        if let Some(maps) = self.fused.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        if let Some(maps) = self.fused.lock().ok().and_then(|c| c.get(&key)?.usable()) {
             return maps;
         }
         let view = self.analysis_module(module);
         let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
-        let maps = Arc::new(FusedMaps { outputs });
+        let maps = Partial::of(FusedMaps { outputs });
+        let value = maps.value.clone();
         if let Ok(mut cache) = self.fused.lock() {
-            cache.insert(key, maps.clone());
+            match cache.get_mut(&key) {
+                Some(slot) => {
+                    if let Some(old) = maps.replace(slot) {
+                        super::reaper::release(old);
+                    }
+                }
+                None => {
+                    cache.insert(key, maps);
+                }
+            }
         }
-        maps
+        value
+    }
+
+    /// The stack-frame tables of module `module` (empty when it has none).
+    pub fn stack_frames(&self, module: usize) -> Arc<crate::model::stack_frames::StackFrameIndex> {
+        let all = self.frames.get_or_init(|| {
+            (0..self.model().modules.len())
+                .map(|m| Arc::new(super::source::tables(self, model::ModuleId(m as u32))))
+                .collect()
+        });
+        all.get(module).cloned().unwrap_or_default()
     }
 
     /// Every diagnostic of this version in library terms, computed once: what `hlo-lsp
     /// check` reports ([`crate::checks`]), so that editor and CLI agree and code actions
     /// see the same fixes. Computations unchanged since an earlier version reuse its
     /// findings.
-    pub fn diagnostics(&self) -> &[model::Diagnostic] {
-        self.diagnostics.get_or_init(|| {
+    pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
+        self.diagnostics.get_or_compute(|| {
             if self.is_mlir() {
                 return self.mlir().diagnostics.clone();
             }

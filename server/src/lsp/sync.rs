@@ -12,6 +12,7 @@
 //! Every other request is held until all text-sync notifications that arrived before
 //! it have been applied, so a hover sent right after an edit sees the edited text.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -21,12 +22,12 @@ use std::task::{Context, Poll};
 use serde::de::DeserializeOwned;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
 use tower_lsp_server::ls_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, Uri,
 };
 use tower_service::Service;
 
 use super::diagnostics::DiagnosticsScheduler;
-use super::documents::DocumentStore;
+use super::documents::Document;
 use super::guard::guarded_sync;
 use super::outbox::Outbox;
 use super::progress::{ProgressTask, LARGE_DOCUMENT_BYTES};
@@ -41,6 +42,22 @@ pub enum SyncEvent {
 }
 
 impl SyncEvent {
+    fn uri(&self) -> &Uri {
+        match self {
+            Self::Open(_, p) => &p.text_document.uri,
+            Self::Change(_, p) => &p.text_document.uri,
+            Self::Close(_, p) => &p.text_document.uri,
+        }
+    }
+
+    fn method(&self) -> &'static str {
+        match self {
+            Self::Open(..) => "didOpen",
+            Self::Change(..) => "didChange",
+            Self::Close(..) => "didClose",
+        }
+    }
+
     fn sequence(&self) -> u64 {
         match self {
             Self::Open(sequence, _) | Self::Change(sequence, _) | Self::Close(sequence, _) => {
@@ -150,6 +167,16 @@ impl<S> Sequencer<S> {
     }
 }
 
+/// The document a request is about (`params.textDocument.uri`), if it names one.
+fn document_of(request: &Request) -> Option<Uri> {
+    let uri = request
+        .params()?
+        .get("textDocument")?
+        .get("uri")?
+        .as_str()?;
+    uri.parse().ok()
+}
+
 fn decode<P: DeserializeOwned>(request: &Request) -> Result<P, serde_json::Error> {
     let params = request.params().cloned().unwrap_or(serde_json::Value::Null);
     serde_json::from_value(params)
@@ -192,27 +219,34 @@ where
                 answer
             });
         }
-        let needed = self.workspace.arrived();
+        // Only edits of the request's own document are waited for: a request on
+        // one file never waits for an edit of another.
+        let needed = self.workspace.arrivals(document_of(&request).as_ref());
         let workspace = self.workspace.clone();
         // The handler's body only runs when this future is first polled, after the wait.
         let response = self.inner.call(request);
         Box::pin(async move {
-            workspace.wait_applied(needed).await;
+            workspace.wait_applied(&needed).await;
             response.await
         })
     }
 }
 
-/// The single consumer of text-sync events.
+/// Routes text-sync events, in arrival order, to one worker thread per open
+/// document. Each document's events are applied strictly in order by its worker,
+/// and a slow open or edit of one document never delays another's (a hover on a
+/// small file does not wait for a 50 MB file opened just before it).
 pub struct DocumentActor {
     workspace: Arc<Workspace>,
     outbox: Outbox,
     diagnostics: DiagnosticsScheduler,
-    store: DocumentStore,
+    /// The worker of each open document.
+    workers: HashMap<Uri, mpsc::Sender<SyncEvent>>,
 }
 
 impl DocumentActor {
-    /// Starts the actor thread; it ends when every sender is dropped.
+    /// Starts the routing thread; it ends when every sender is dropped (and each
+    /// worker when its document is closed or the router ends).
     pub fn spawn(
         workspace: Arc<Workspace>,
         outbox: Outbox,
@@ -223,24 +257,81 @@ impl DocumentActor {
             workspace,
             outbox,
             diagnostics,
-            store: DocumentStore::default(),
+            workers: HashMap::new(),
         };
         std::thread::Builder::new()
             .name("hlo-lsp-documents".into())
             .spawn(move || {
                 while let Ok(event) = receiver.recv() {
-                    actor.handle(event);
+                    actor.route(event);
                 }
             })
             .expect("spawning the document thread");
         sender
     }
 
+    fn route(&mut self, event: SyncEvent) {
+        let uri = event.uri().clone();
+        if matches!(event, SyncEvent::Open(..)) && !self.workers.contains_key(&uri) {
+            let worker = DocumentWorker {
+                workspace: self.workspace.clone(),
+                outbox: self.outbox.clone(),
+                diagnostics: self.diagnostics.clone(),
+                document: None,
+            };
+            self.workers.insert(uri.clone(), worker.spawn());
+        }
+        let closing = matches!(event, SyncEvent::Close(..));
+        let event = match self.workers.get(&uri) {
+            Some(worker) => match worker.send(event) {
+                Ok(()) => None,
+                Err(mpsc::SendError(event)) => Some(event),
+            },
+            None => Some(event),
+        };
+        if closing || event.is_some() {
+            // The worker applies the close and ends once its queue is empty.
+            self.workers.remove(&uri);
+        }
+        if let Some(event) = event {
+            tracing::warn!(
+                "{} for a document that is not open: {}",
+                event.method(),
+                uri.as_str()
+            );
+            self.workspace.mark_applied(&uri, event.sequence());
+        }
+    }
+}
+
+/// Applies the events of one document (see [`DocumentActor`]).
+struct DocumentWorker {
+    workspace: Arc<Workspace>,
+    outbox: Outbox,
+    diagnostics: DiagnosticsScheduler,
+    document: Option<Document>,
+}
+
+impl DocumentWorker {
+    fn spawn(mut self) -> mpsc::Sender<SyncEvent> {
+        let (sender, receiver) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("hlo-lsp-document".into())
+            .spawn(move || {
+                while let Ok(event) = receiver.recv() {
+                    self.handle(event);
+                }
+            })
+            .expect("spawning a document thread");
+        sender
+    }
+
     fn handle(&mut self, event: SyncEvent) {
         let sequence = event.sequence();
+        let uri = event.uri().clone();
         // A panic while applying one event must not stop text sync for good.
         let _ = guarded_sync("text synchronisation", || self.apply(event));
-        self.workspace.mark_applied(sequence);
+        self.workspace.mark_applied(&uri, sequence);
     }
 
     fn apply(&mut self, event: SyncEvent) {
@@ -258,12 +349,12 @@ impl DocumentActor {
                     large,
                     format!("Opening {}", file_name(item.uri.as_str())),
                 );
-                let document = self.store.open_with_language(
-                    item.uri.clone(),
-                    item.version,
-                    &item.text,
-                    Some(item.language_id.as_str()),
-                );
+                let document = Document::new(item.uri.clone(), item.version, &item.text)
+                    .with_language(Some(item.language_id.as_str()));
+                super::reaper::release(self.document.replace(document));
+                let Some(document) = &self.document else {
+                    return;
+                };
                 let snapshot = document.snapshot_at(sequence);
                 if let Some(progress) = progress.as_mut() {
                     progress.set_end_message(format!("{} lines", snapshot.syntax().line_count()));
@@ -273,7 +364,7 @@ impl DocumentActor {
             }
             SyncEvent::Change(sequence, params) => {
                 let uri = params.text_document.uri;
-                let Some(document) = self.store.get_mut(&uri) else {
+                let Some(document) = self.document.as_mut() else {
                     tracing::warn!(
                         "didChange for a document that is not open: {}",
                         uri.as_str()
@@ -293,16 +384,13 @@ impl DocumentActor {
                 self.workspace.publish(snapshot.clone());
                 self.diagnostics.schedule(snapshot);
             }
-            SyncEvent::Close(_, params) => {
+            SyncEvent::Close(sequence, params) => {
                 let uri = params.text_document.uri;
-                match self.store.close(&uri) {
-                    Some(document) => super::reaper::release(document),
-                    None => {
-                        tracing::warn!("didClose for a document that is not open: {}", uri.as_str())
-                    }
-                }
-                self.workspace.remove(&uri);
-                self.diagnostics.clear(uri);
+                super::reaper::release(self.document.take());
+                // A later re-open of the same URI has its own worker: leave its
+                // snapshot and diagnostics alone.
+                self.workspace.remove(&uri, sequence);
+                self.diagnostics.clear(uri, sequence);
             }
         }
     }

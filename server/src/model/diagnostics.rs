@@ -186,6 +186,9 @@ pub mod codes {
     /// Inline operands nested deeper than the model follows (an error; the
     /// innermost ones are not built, so no walk recurses without bound).
     pub const NESTED_TOO_DEEP: &str = "nested-too-deep";
+    /// The server stopped checking a computation at its time budget (information:
+    /// some findings of that computation may be missing).
+    pub const ANALYSIS_BUDGET: &str = "analysis-budget";
     /// A chain of reshape/bitcast/transpose that is the identity or one op (a hint
     /// with a quick fix; `refactor`).
     pub const RESHAPE_CHAIN: &str = "reshape-chain";

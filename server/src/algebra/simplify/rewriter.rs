@@ -56,6 +56,10 @@ impl Bounds {
     }
 }
 
+/// How often (in steps, a power of two) the simplifier asks whether its request
+/// was cancelled or ran out of time: a few microseconds of work.
+pub const BUDGET_CHECK_STEPS: u64 = 1 << 10;
+
 /// The work budget of one simplification, in steps (a step is one rule tried on
 /// one node, or one term of a sum handled). When it runs out every rule returns
 /// its input unchanged, so the remaining work is a quick unwind, and the caller
@@ -74,8 +78,15 @@ impl Fuel {
         }
     }
 
-    /// Spends `n` steps; `false` once the budget is gone.
+    /// Spends `n` steps; `false` once the budget is gone. Every
+    /// [`BUDGET_CHECK_STEPS`] steps it also asks the request's [`crate::budget`]
+    /// (cancelled, or out of time): then the fuel is gone too.
     pub fn spend(&mut self, n: u64) -> bool {
+        if (self.spent ^ self.spent.saturating_add(n)) >= BUDGET_CHECK_STEPS
+            && crate::budget::exhausted()
+        {
+            self.left = 0;
+        }
         self.spent = self.spent.saturating_add(n);
         match self.left.checked_sub(n) {
             Some(left) => {

@@ -1,0 +1,285 @@
+//! Cooperative cancellation and time budgets for long analyses.
+//!
+//! A language server must be able to stop work nobody waits for any more (the
+//! client cancelled the request, or an edit made it stale) and must answer within a
+//! bounded time with what it has. The analyses are plain synchronous code, so they
+//! cannot be interrupted from outside; instead the work runs under a [`Budget`]
+//! ([`Budget::run`] makes it current on this thread) and long loops ask
+//! [`exhausted`] between steps: the fusion composition between instructions, the
+//! simplifier every thousand rewrite steps, the checks between computations. Once it
+//! says yes, each loop stops in a state that is still correct (a map left
+//! unsimplified, instructions marked "unknown: stopped"), and the caller learns
+//! from [`Budget::cut`] that the answer is partial and why.
+//!
+//! Without a current budget (the CLI, tests) [`exhausted`] is always false. The
+//! check costs a thread-local read and an atomic load, and a clock read every
+//! [`CLOCK_EVERY`] calls.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Why work stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Its time budget ran out: the answer is partial.
+    Deadline,
+    /// Nobody wants the answer any more.
+    Cancelled,
+}
+
+/// A cancellation flag and an optional deadline, shared by everything working for
+/// one request (cheap to clone). A child budget ([`Budget::child`]) also stops
+/// when its parent does.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    shared: Option<Arc<Shared>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// Distinguishes budgets (see [`Budget::id`]).
+    id: u64,
+    deadline: Option<Instant>,
+    /// 0 while running, else the [`Cut`] (1 deadline, 2 cancelled).
+    cut: AtomicU8,
+    parent: Option<Arc<Shared>>,
+}
+
+/// The reason an analysis gives for what it did not compute because [`exhausted`]
+/// said stop (shown as "unknown indexing: ..." where a map would be).
+pub const STOPPED: &str = "not computed: the analysis ran out of its time budget";
+
+/// How many [`exhausted`] calls share one clock read.
+pub const CLOCK_EVERY: u32 = 64;
+
+const RUNNING: u8 = 0;
+const DEADLINE: u8 = 1;
+const CANCELLED: u8 = 2;
+
+impl Shared {
+    fn cut(&self) -> Option<Cut> {
+        match self.cut.load(Ordering::Relaxed) {
+            DEADLINE => Some(Cut::Deadline),
+            CANCELLED => Some(Cut::Cancelled),
+            _ => None,
+        }
+    }
+
+    /// Records `cut` unless another one was recorded first.
+    fn record(&self, cut: u8) {
+        let _ = self
+            .cut
+            .compare_exchange(RUNNING, cut, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Whether the work should stop; `clock` says whether to read the time.
+    fn check(&self, clock: bool) -> bool {
+        if self.cut.load(Ordering::Relaxed) != RUNNING {
+            return true;
+        }
+        if let Some(parent) = &self.parent {
+            if parent.check(clock) {
+                // A cancelled parent cancels; a parent's deadline is a deadline.
+                self.record(parent.cut.load(Ordering::Relaxed));
+                return true;
+            }
+        }
+        if clock && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.record(DEADLINE);
+            return true;
+        }
+        false
+    }
+}
+
+impl Budget {
+    /// No limit and no way to cancel: work runs to its end.
+    pub fn unlimited() -> Budget {
+        Budget::default()
+    }
+
+    /// Cancellable, with `time` to run (from now) when given.
+    pub fn new(time: Option<Duration>) -> Budget {
+        Budget {
+            shared: Some(Arc::new(Shared {
+                id: next_id(),
+                deadline: time.map(|t| Instant::now() + t),
+                cut: AtomicU8::new(RUNNING),
+                parent: None,
+            })),
+        }
+    }
+
+    /// A budget of `time` (from now) that also stops when this one does: one
+    /// part of a larger piece of work with its own limit.
+    pub fn child(&self, time: Duration) -> Budget {
+        Budget {
+            shared: Some(Arc::new(Shared {
+                id: next_id(),
+                deadline: Some(Instant::now() + time),
+                cut: AtomicU8::new(RUNNING),
+                parent: self.shared.clone(),
+            })),
+        }
+    }
+
+    /// A number no other budget of this process has (0 for unlimited ones): a
+    /// result cut short by this budget may be reused by the same request only.
+    pub fn id(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |s| s.id)
+    }
+
+    /// True for [`Budget::unlimited`] (no request behind the work: the CLI, tests).
+    pub fn is_unlimited(&self) -> bool {
+        self.shared.is_none()
+    }
+
+    /// Stops the work (from any thread).
+    pub fn cancel(&self) {
+        if let Some(shared) = &self.shared {
+            shared.record(CANCELLED);
+        }
+    }
+
+    /// What stopped the work, if anything has yet.
+    pub fn cut(&self) -> Option<Cut> {
+        self.shared.as_ref().and_then(|s| s.cut())
+    }
+
+    /// Whether the work should stop now (reads the clock).
+    pub fn is_exhausted(&self) -> bool {
+        self.shared.as_ref().is_some_and(|s| s.check(true))
+    }
+
+    /// Runs `work` with this budget current on this thread (restoring the previous
+    /// one after, also when `work` unwinds).
+    pub fn run<T>(&self, work: impl FnOnce() -> T) -> T {
+        let previous = CURRENT.with(|c| c.replace(self.shared.clone()));
+        struct Restore(Option<Arc<Shared>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = previous);
+            }
+        }
+        let _restore = Restore(previous);
+        work()
+    }
+}
+
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    static CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The budget current on this thread (to carry it into other threads, e.g. rayon
+/// tasks: `let b = budget::current(); par_iter().map(|x| b.run(|| ...))`).
+pub fn current() -> Budget {
+    Budget {
+        shared: CURRENT.with(|c| c.borrow().clone()),
+    }
+}
+
+/// Whether the current work should stop (see the module docs). Always false when
+/// no budget is current.
+pub fn exhausted() -> bool {
+    CURRENT.with(|c| match &*c.borrow() {
+        None => false,
+        Some(shared) => {
+            let calls = CALLS.with(|n| {
+                let next = n.get().wrapping_add(1);
+                n.set(next);
+                next
+            });
+            shared.check(calls.is_multiple_of(CLOCK_EVERY))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_budget_nothing_is_ever_exhausted() {
+        assert!((0..1000).all(|_| !exhausted()));
+        let unlimited = Budget::unlimited();
+        assert!(!unlimited.run(|| (0..1000).any(|_| exhausted())));
+        assert_eq!(unlimited.cut(), None);
+    }
+
+    #[test]
+    fn cancelling_from_another_thread_stops_the_work() {
+        let budget = Budget::new(None);
+        let canceller = budget.clone();
+        let worker = std::thread::spawn(move || {
+            budget.run(|| {
+                let mut steps = 0u64;
+                while !exhausted() {
+                    steps += 1;
+                    std::hint::spin_loop();
+                }
+                (steps, budget.cut())
+            })
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        canceller.cancel();
+        let (steps, cut) = worker.join().unwrap();
+        assert!(steps > 0);
+        assert_eq!(cut, Some(Cut::Cancelled));
+        // Outside `run` the thread has no budget again.
+        assert!(!exhausted());
+    }
+
+    #[test]
+    fn a_deadline_stops_the_work_soon_after_it_passes() {
+        let budget = Budget::new(Some(Duration::from_millis(30)));
+        let started = Instant::now();
+        budget.run(|| while !exhausted() {});
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(30), "{took:?}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+        assert_eq!(budget.cut(), Some(Cut::Deadline));
+    }
+
+    #[test]
+    fn a_child_stops_with_its_parent_and_by_itself() {
+        let parent = Budget::new(None);
+        let child = parent.child(Duration::from_secs(60));
+        assert!(!child.is_exhausted());
+        parent.cancel();
+        assert!(child.is_exhausted());
+        assert_eq!(child.cut(), Some(Cut::Cancelled));
+
+        let parent = Budget::new(None);
+        let child = parent.child(Duration::ZERO);
+        assert!(child.is_exhausted());
+        assert_eq!(child.cut(), Some(Cut::Deadline));
+        assert_eq!(parent.cut(), None, "a child's deadline is its own");
+    }
+
+    #[test]
+    fn budgets_nest_and_are_restored_after_a_panic() {
+        let outer = Budget::new(None);
+        let inner = Budget::new(None);
+        inner.cancel();
+        outer.run(|| {
+            assert!(!exhausted());
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.run(|| {
+                    assert!(exhausted());
+                    panic!("inside");
+                })
+            }));
+            assert!(unwound.is_err());
+            assert!(!exhausted(), "the outer budget is current again");
+        });
+    }
+}
