@@ -272,3 +272,33 @@ fn document_links_open_the_python_source_at_the_line() {
     );
     assert_eq!(links, json!([]));
 }
+
+#[test]
+fn the_diff_command_compares_an_open_dump_with_one_on_disk() {
+    let (mut client, root) = start_in_dumps();
+    let pre = "module_0004.jit_step.0000.HLO_passes_after_layout_assignment.after_reshape-decomposer.before_fusion.txt";
+    let post = "module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt";
+    let (before, after) = (format!("{root}/step/{pre}"), format!("{root}/step/{post}"));
+    // The editor's copy of the second, edited: its own fused computation renamed.
+    let edited = dump(post).replace("%fused_computation.2", "%fused_compare");
+    client.open(&after, &edited);
+    let answer = client.result(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before, after]}),
+    );
+    let text = answer["text"].as_str().unwrap();
+    assert!(text.contains("+ computation %fused_compare (5 instructions)\n"), "{text}");
+    assert!(text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"), "{text}");
+    assert_eq!(answer["modules"][0]["added"].as_array().unwrap().len(), 6);
+    // Bad arguments: an error, not a crash.
+    let response = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before]}),
+    );
+    assert!(response.get("error").is_some(), "{response}");
+    let response = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before, format!("{root}/missing.txt")]}),
+    );
+    assert!(response["error"]["message"].as_str().unwrap().contains("missing.txt"), "{response}");
+}

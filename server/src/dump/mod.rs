@@ -2,4 +2,6 @@
 //! wrote them ([`naming`]), what changed between two dumps of a module ([`diff`]), and
 //! finding the source files a dump names on this machine ([`source_path`]).
 
+pub mod diff;
+pub mod naming;
 pub mod source_path;

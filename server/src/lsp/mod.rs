@@ -21,6 +21,7 @@ use tower_lsp_server::{LspService, Server};
 
 pub mod call_hierarchy;
 pub mod code_actions;
+pub mod commands;
 pub mod diagnostics;
 pub mod documents;
 pub mod folding;

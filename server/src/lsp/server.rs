@@ -14,7 +14,7 @@ use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation, source};
+use super::{call_hierarchy, code_actions, commands, folding, hover, inlay_hints, navigation, source};
 use crate::budget::Budget;
 
 /// The language server's request handlers.
@@ -231,6 +231,10 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: commands::names(),
+            work_done_progress_options: Default::default(),
+        }),
         document_link_provider: Some(DocumentLinkOptions {
             resolve_provider: Some(false),
             work_done_progress_options: Default::default(),
@@ -488,6 +492,25 @@ impl LanguageServer for Backend {
             move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
         )
         .await
+    }
+
+    async fn execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> Result<Option<serde_json::Value>> {
+        if params.command != commands::DIFF {
+            return Err(Error::invalid_params(format!(
+                "unknown command: {}",
+                params.command
+            )));
+        }
+        let workspace = self.workspace.clone();
+        let arguments = params.arguments;
+        let outcome = guarded("executeCommand", move || {
+            commands::diff(&workspace, &arguments)
+        })
+        .await?;
+        outcome.map(Some).map_err(Error::invalid_params)
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
