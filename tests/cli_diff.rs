@@ -45,12 +45,21 @@ fn the_fusion_pass_adds_fused_computations_and_fusions() {
     let out = run(&["diff", &dump("pre-fusion"), &dump("post-fusion")]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
-    assert!(text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"), "{text}");
-    assert!(text.contains("+ computation %fused_computation.2 (5 instructions)\n"), "{text}");
+    assert!(
+        text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("+ computation %fused_computation.2 (5 instructions)\n"),
+        "{text}"
+    );
     assert!(text.contains(
         "    + %compare_convert_fusion = s32[] fusion(%get-tuple-element.4), kind=kLoop, calls=%fused_computation.2\n"
     ), "{text}");
-    assert!(text.contains("    - %gt.1 = pred[] compare(%reduce_sum.7, %constant.7), direction=GT\n"), "{text}");
+    assert!(
+        text.contains("    - %gt.1 = pred[] compare(%reduce_sum.7, %constant.7), direction=GT\n"),
+        "{text}"
+    );
     // Metadata is not compared: the stack frame ids differ between the dumps.
     assert!(!text.contains("metadata"), "{text}");
 }
@@ -71,7 +80,10 @@ fn a_dump_directory_is_diffed_pass_by_pass_in_xla_order() {
         "{text}"
     );
     // The nested jit is inlined before the fusion pass.
-    assert!(text.contains("- computation %attention.8 (22 instructions)\n"), "{text}");
+    assert!(
+        text.contains("- computation %attention.8 (22 instructions)\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -95,7 +107,10 @@ fn changed_fusion_maps_are_shown_side_by_side() {
         .cloned()
         .unwrap();
     assert_eq!(main["fusion_maps"][0]["fusion"], "f");
-    assert_eq!(main["fusion_maps"][0]["rows"][0]["before"], "(d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]");
+    assert_eq!(
+        main["fusion_maps"][0]["rows"][0]["before"],
+        "(d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]"
+    );
 }
 
 #[test]

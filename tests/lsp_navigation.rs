@@ -287,8 +287,14 @@ fn the_diff_command_compares_an_open_dump_with_one_on_disk() {
         json!({"command": "hlo-lsp.diff", "arguments": [before, after]}),
     );
     let text = answer["text"].as_str().unwrap();
-    assert!(text.contains("+ computation %fused_compare (5 instructions)\n"), "{text}");
-    assert!(text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"), "{text}");
+    assert!(
+        text.contains("+ computation %fused_compare (5 instructions)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"),
+        "{text}"
+    );
     assert_eq!(answer["modules"][0]["added"].as_array().unwrap().len(), 6);
     // Bad arguments: an error, not a crash.
     let response = client.request(
@@ -300,5 +306,11 @@ fn the_diff_command_compares_an_open_dump_with_one_on_disk() {
         "workspace/executeCommand",
         json!({"command": "hlo-lsp.diff", "arguments": [before, format!("{root}/missing.txt")]}),
     );
-    assert!(response["error"]["message"].as_str().unwrap().contains("missing.txt"), "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt"),
+        "{response}"
+    );
 }

@@ -27,7 +27,9 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     match pairs(&args.paths).and_then(|pairs| compare_all(&pairs)) {
         Ok(results) => {
-            let changed = results.iter().any(|(_, _, d)| d.iter().any(|m| !m.is_empty()));
+            let changed = results
+                .iter()
+                .any(|(_, _, d)| d.iter().any(|m| !m.is_empty()));
             if args.json {
                 println!("{}", to_json(&results));
             } else {

@@ -89,17 +89,21 @@ pub fn diff(before: &Module, after: &Module) -> ModuleDiff {
     let before_view = view::borrowed(before);
     let after_view = view::borrowed(after);
     for b in after.computations() {
-        let Some(a) = before.computation_by_name(&b.name).map(|id| before.computation(id)) else {
+        let Some(a) = before
+            .computation_by_name(&b.name)
+            .map(|id| before.computation(id))
+        else {
             result.added.push((b.name.clone(), size(&b)));
             continue;
         };
         let mut changes = compare(a, b);
-        changes.fusion_maps = fusion_maps(
-            (before, &before_view, a),
-            (after, &after_view, b),
-            &changes,
-        );
-        if changes.added.is_empty() && changes.removed.is_empty() && changes.changed.is_empty() && changes.fusion_maps.is_empty() {
+        changes.fusion_maps =
+            fusion_maps((before, &before_view, a), (after, &after_view, b), &changes);
+        if changes.added.is_empty()
+            && changes.removed.is_empty()
+            && changes.changed.is_empty()
+            && changes.fusion_maps.is_empty()
+        {
             result.unchanged += 1;
         } else {
             result.changed.push(changes);
@@ -111,7 +115,12 @@ pub fn diff(before: &Module, after: &Module) -> ModuleDiff {
 /// An instruction as it is defined: `f32[8] add(%a, %b), attr=value` (no name, no
 /// metadata), read from the text so that two dumps compare as written.
 pub fn definition(c: ComputationRef, i: &Instruction) -> String {
-    let mut text = format!("{} {}{}", c.src(i.shape_range).trim(), i.opcode, c.src(i.operands_range).trim());
+    let mut text = format!(
+        "{} {}{}",
+        c.src(i.shape_range).trim(),
+        i.opcode,
+        c.src(i.operands_range).trim()
+    );
     for attribute in &i.attributes {
         if attribute.name == "metadata" {
             continue;
@@ -165,7 +174,11 @@ fn compare(a: ComputationRef, b: ComputationRef) -> ComputationDiff {
     d
 }
 
-type Side<'a> = (&'a Module, &'a crate::analysis::Module<'a>, ComputationRef<'a>);
+type Side<'a> = (
+    &'a Module,
+    &'a crate::analysis::Module<'a>,
+    ComputationRef<'a>,
+);
 
 /// The fusions of `b` (also in `a`) whose line or fused computation changed, with the
 /// rows of maps that differ.
@@ -173,8 +186,16 @@ fn fusion_maps(a: Side, b: Side, changes: &ComputationDiff) -> Vec<FusionMapsCha
     let (a_module, a_view, a_comp) = a;
     let (b_module, b_view, b_comp) = b;
     let mut found = Vec::new();
-    for j in b_comp.model().instructions.iter().filter(|i| i.opcode == Opcode::Fusion) {
-        let Some(i) = a_comp.instruction_by_name(&j.name).filter(|i| i.opcode == Opcode::Fusion) else {
+    for j in b_comp
+        .model()
+        .instructions
+        .iter()
+        .filter(|i| i.opcode == Opcode::Fusion)
+    {
+        let Some(i) = a_comp
+            .instruction_by_name(&j.name)
+            .filter(|i| i.opcode == Opcode::Fusion)
+        else {
             continue;
         };
         let line_changed = changes.changed.iter().any(|c| c.name == j.name);
@@ -205,7 +226,12 @@ fn fusion_maps(a: Side, b: Side, changes: &ComputationDiff) -> Vec<FusionMapsCha
 /// renumbers).
 fn bodies_differ(x: ComputationRef, y: ComputationRef) -> bool {
     let lines = |c: ComputationRef| -> Vec<String> {
-        c.model().instructions.iter().filter(|i| !i.synthetic).map(|i| definition(c, i)).collect()
+        c.model()
+            .instructions
+            .iter()
+            .filter(|i| !i.synthetic)
+            .map(|i| definition(c, i))
+            .collect()
     };
     lines(x) != lines(y)
 }
@@ -279,7 +305,12 @@ pub fn render(d: &ModuleDiff) -> String {
     let mut out = String::new();
     let name = |n: &Option<String>| n.clone().unwrap_or_else(|| "(unnamed)".into());
     if d.before_name != d.after_name {
-        let _ = writeln!(out, "modules: {} → {}", name(&d.before_name), name(&d.after_name));
+        let _ = writeln!(
+            out,
+            "modules: {} → {}",
+            name(&d.before_name),
+            name(&d.after_name)
+        );
     }
     let _ = writeln!(
         out,
@@ -323,7 +354,11 @@ pub fn render(d: &ModuleDiff) -> String {
 }
 
 fn side_by_side(out: &mut String, fusion: &FusionMapsChange) {
-    let _ = writeln!(out, "    maps of fusion %{} (before │ after)", fusion.fusion);
+    let _ = writeln!(
+        out,
+        "    maps of fusion %{} (before │ after)",
+        fusion.fusion
+    );
     let absent = "—".to_string();
     let width = fusion
         .rows
@@ -361,8 +396,17 @@ mod tests {
         assert!(d.added.is_empty());
         assert_eq!(d.unchanged, 0);
         let fused = d.changed.iter().find(|c| c.name == "fused").unwrap();
-        assert_eq!(fused.removed, ["ROOT %t = f32[8,4] transpose(%p), dimensions={1,0}"]);
-        assert_eq!(fused.added, ["%r = f32[8,4] reshape(%p)", "ROOT %e = f32[8,4] exponential(%r)"]);
+        assert_eq!(
+            fused.removed,
+            ["ROOT %t = f32[8,4] transpose(%p), dimensions={1,0}"]
+        );
+        assert_eq!(
+            fused.added,
+            [
+                "%r = f32[8,4] reshape(%p)",
+                "ROOT %e = f32[8,4] exponential(%r)"
+            ]
+        );
         let main = d.changed.iter().find(|c| c.name == "main").unwrap();
         // Metadata alone is no change; the opcode is.
         assert_eq!(main.changed.len(), 1);
@@ -372,13 +416,22 @@ mod tests {
         assert_eq!(main.fusion_maps.len(), 1);
         let row = &main.fusion_maps[0].rows[0];
         assert_eq!((row.output, row.operand), (0, 0));
-        assert!(row.before.as_ref().unwrap().starts_with("(d0, d1) -> (d1, d0)"), "{row:?}");
+        assert!(
+            row.before
+                .as_ref()
+                .unwrap()
+                .starts_with("(d0, d1) -> (d1, d0)"),
+            "{row:?}"
+        );
         assert_eq!(
             row.after.as_deref(),
             Some("(d0, d1) -> (d0 floordiv 2, (d0 mod 2) * 4 + d1), domain: d0 in [0, 7], d1 in [0, 3]")
         );
         let text = render(&d);
-        assert!(text.starts_with("computations: 0 added, 1 removed, 2 changed, 0 unchanged\n"), "{text}");
+        assert!(
+            text.starts_with("computations: 0 added, 1 removed, 2 changed, 0 unchanged\n"),
+            "{text}"
+        );
         assert!(text.contains("    maps of fusion %f (before │ after)\n      output 0 operand 0: (d0, d1) -> (d1, d0)"), "{text}");
     }
 

@@ -191,15 +191,26 @@ mod tests {
                 before: "fusion-wrapper".into()
             }
         );
-        assert_eq!(d.stage.describe(), "step 1: after fusion (before fusion-wrapper)");
+        assert_eq!(
+            d.stage.describe(),
+            "step 1: after fusion (before fusion-wrapper)"
+        );
         let d = parse("module_0004.jit_step.cpu_after_optimizations.txt");
-        assert_eq!((d.module_name.as_str(), d.stage), ("jit_step", Stage::AfterOptimizations));
+        assert_eq!(
+            (d.module_name.as_str(), d.stage),
+            ("jit_step", Stage::AfterOptimizations)
+        );
         let d = parse("1700000000123.module_12345.jit_f.1.before_optimizations.txt");
         assert_eq!(d.module_id, 12345);
-        assert_eq!((d.module_name.as_str(), d.stage), ("jit_f.1", Stage::BeforeOptimizations));
+        assert_eq!(
+            (d.module_name.as_str(), d.stage),
+            ("jit_f.1", Stage::BeforeOptimizations)
+        );
         let d = parse("module_0004.jit_step.cpu_after_optimizations-buffer-assignment.txt");
         assert!(matches!(d.stage, Stage::Other(_)));
-        assert!(!d.is_hlo_text(Path::new("module_0004.jit_step.cpu_after_optimizations-buffer-assignment.txt")));
+        assert!(!d.is_hlo_text(Path::new(
+            "module_0004.jit_step.cpu_after_optimizations-buffer-assignment.txt"
+        )));
         assert!(DumpName::parse(Path::new("my_module_1.hlo")).is_none());
         assert!(DumpName::parse(Path::new("notes.txt")).is_none());
     }

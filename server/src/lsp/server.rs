@@ -14,7 +14,9 @@ use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, commands, folding, hover, inlay_hints, navigation, source};
+use super::{
+    call_hierarchy, code_actions, commands, folding, hover, inlay_hints, navigation, source,
+};
 use crate::budget::Budget;
 
 /// The language server's request handlers.
