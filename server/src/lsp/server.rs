@@ -24,6 +24,8 @@ pub struct Backend {
     client: Client,
     workspace: Arc<Workspace>,
     tokens: Arc<TokenCache>,
+    /// For background work that reports progress (the workspace index).
+    outbox: Option<super::outbox::Outbox>,
 }
 
 impl Backend {
@@ -32,7 +34,14 @@ impl Backend {
             client,
             workspace,
             tokens: Arc::default(),
+            outbox: None,
         }
+    }
+
+    /// Gives background work (the workspace index) a way to report progress.
+    pub fn with_outbox(mut self, outbox: super::outbox::Outbox) -> Self {
+        self.outbox = Some(outbox);
+        self
     }
 
     /// Runs `work` on the current snapshot of `uri` under the panic guard, and answers
@@ -291,6 +300,9 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        if let Some(outbox) = &self.outbox {
+            super::workspace_index::spawn(self.workspace.clone(), outbox.clone());
+        }
         tracing::info!(
             "hlo-lsp {} ready ({:?} positions)",
             env!("CARGO_PKG_VERSION"),
@@ -448,11 +460,12 @@ impl LanguageServer for Backend {
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
         let snapshots = self.workspace.snapshots();
+        let indexed = self.workspace.index.files();
         let encoding = self.workspace.encoding();
         guarded("workspaceSymbol", move || {
-            Some(WorkspaceSymbolResponse::Nested(
-                navigation::workspace_symbols(&snapshots, &params.query, encoding),
-            ))
+            let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
+            navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
+            Some(WorkspaceSymbolResponse::Nested(found))
         })
         .await
     }
