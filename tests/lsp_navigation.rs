@@ -333,14 +333,20 @@ fn workspace_symbols_find_computations_of_unopened_dumps() {
         .iter()
         .map(|s| {
             let uri = s["location"]["uri"].as_str().unwrap();
-            (uri.rsplit('/').next().unwrap().to_string(), s["location"]["range"]["start"].clone())
+            (
+                uri.rsplit('/').next().unwrap().to_string(),
+                s["location"]["range"]["start"].clone(),
+            )
         })
         .collect();
     places.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(places.len(), 2, "{found}");
     assert_eq!(places[0].0, "module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt");
     assert_eq!(places[1].0, AFTER);
-    assert_eq!(places[1].1, position_of(&dump(AFTER), "%fused_computation.5 (", 0));
+    assert_eq!(
+        places[1].1,
+        position_of(&dump(AFTER), "%fused_computation.5 (", 0)
+    );
     // Fusions are found too, with their computation.
     let found = client.result("workspace/symbol", json!({"query": "subtract_exponential"}));
     let fusion = found

@@ -78,7 +78,9 @@ fn visit(dir: &Path, depth: usize, limits: &Limits, found: &mut Discovery) {
     let mut dirs = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let hidden = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -204,7 +206,10 @@ fn fusions(text: &str) -> Vec<(usize, usize, String)> {
 }
 
 /// Lines and columns of the found names, in one pass over the text.
-fn place(text: &str, mut found: Vec<(usize, usize, String, IndexedKind, String)>) -> Vec<IndexedSymbol> {
+fn place(
+    text: &str,
+    mut found: Vec<(usize, usize, String, IndexedKind, String)>,
+) -> Vec<IndexedSymbol> {
     found.sort_by_key(|f| f.0);
     let mut symbols = Vec::with_capacity(found.len());
     let (mut line, mut line_start, mut scanned) = (0u32, 0usize, 0usize);
@@ -240,7 +245,15 @@ mod tests {
         let found = symbols(text);
         let seen: Vec<_> = found
             .iter()
-            .map(|s| (s.name.as_str(), s.kind, s.container.as_str(), s.line, s.utf8_column))
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.kind,
+                    s.container.as_str(),
+                    s.line,
+                    s.utf8_column,
+                )
+            })
             .collect();
         assert_eq!(
             seen,
@@ -256,10 +269,20 @@ mod tests {
 
     #[test]
     fn file_names_that_hold_hlo() {
-        for yes in ["a.hlo", "b.hlo.txt", "module_0001.jit_f.before_optimizations.txt", "module_0001.jit_f.0003.p.after_x.before_y.txt"] {
+        for yes in [
+            "a.hlo",
+            "b.hlo.txt",
+            "module_0001.jit_f.before_optimizations.txt",
+            "module_0001.jit_f.0003.p.after_x.before_y.txt",
+        ] {
             assert!(is_hlo_path(Path::new(yes)), "{yes}");
         }
-        for no in ["a.txt", "module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt", "module_0001.jit_f.ir-no-opt.ll", "a.mlir"] {
+        for no in [
+            "a.txt",
+            "module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt",
+            "module_0001.jit_f.ir-no-opt.ll",
+            "a.mlir",
+        ] {
             assert!(!is_hlo_path(Path::new(no)), "{no}");
         }
     }
@@ -271,16 +294,43 @@ mod tests {
         std::fs::create_dir_all(dir.join("dumps")).unwrap();
         std::fs::create_dir_all(dir.join(".git")).unwrap();
         std::fs::write(dir.join(".git/x.hlo"), "HloModule hidden\n").unwrap();
-        std::fs::write(dir.join("dumps/module_0002.jit_f.before_optimizations.txt"), "HloModule f\n").unwrap();
-        std::fs::write(dir.join("dumps/module_0010.jit_g.before_optimizations.txt"), "HloModule g\n").unwrap();
+        std::fs::write(
+            dir.join("dumps/module_0002.jit_f.before_optimizations.txt"),
+            "HloModule f\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("dumps/module_0010.jit_g.before_optimizations.txt"),
+            "HloModule g\n",
+        )
+        .unwrap();
         std::fs::write(dir.join("big.hlo"), "x".repeat(100)).unwrap();
         std::fs::write(dir.join("notes.txt"), "no").unwrap();
-        let limits = Limits { max_file_bytes: 50, ..Limits::default() };
+        let limits = Limits {
+            max_file_bytes: 50,
+            ..Limits::default()
+        };
         let found = discover(std::slice::from_ref(&dir), &limits);
-        let names: Vec<_> = found.files.iter().map(|(p, _)| p.file_name().unwrap().to_str().unwrap()).collect();
-        assert_eq!(names, ["module_0002.jit_f.before_optimizations.txt", "module_0010.jit_g.before_optimizations.txt"]);
+        let names: Vec<_> = found
+            .files
+            .iter()
+            .map(|(p, _)| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "module_0002.jit_f.before_optimizations.txt",
+                "module_0010.jit_g.before_optimizations.txt"
+            ]
+        );
         assert_eq!(found.too_large, [dir.join("big.hlo")]);
-        let one = discover(std::slice::from_ref(&dir), &Limits { max_files: 1, ..limits });
+        let one = discover(
+            std::slice::from_ref(&dir),
+            &Limits {
+                max_files: 1,
+                ..limits
+            },
+        );
         assert!(one.truncated);
         assert_eq!(one.files.len(), 1);
         std::fs::remove_dir_all(&dir).unwrap();

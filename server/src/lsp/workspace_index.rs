@@ -67,8 +67,14 @@ fn build(workspace: &Workspace, outbox: &Outbox, roots: &[PathBuf]) {
             return;
         }
         if let (Some(progress), true) = (&progress, k % total.div_ceil(REPORTS).max(1) == 0) {
-            let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-            progress.report(format!("{k}/{total} {name}"), (k * 100 / total.max(1)) as u32);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            progress.report(
+                format!("{k}/{total} {name}"),
+                (k * 100 / total.max(1)) as u32,
+            );
         }
         let Some(uri) = Uri::from_file_path(path) else {
             continue;
