@@ -460,9 +460,10 @@ impl LanguageServer for Backend {
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
         let snapshots = self.workspace.snapshots();
-        let indexed = self.workspace.index.files();
+        let workspace = self.workspace.clone();
         let encoding = self.workspace.encoding();
         guarded("workspaceSymbol", move || {
+            let indexed = workspace.index.fresh_files();
             let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
             navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
             Some(WorkspaceSymbolResponse::Nested(found))
