@@ -154,3 +154,121 @@ fn definition_on_a_computation_header_goes_to_its_fusion() {
     );
     assert_eq!(covered(&text, &found[0]["range"]), "%main.9");
 }
+
+/// The hover's markdown at `needle` (+1 byte).
+fn hover(client: &mut Client, document: &str, text: &str, needle: &str) -> String {
+    let hover = client.result("textDocument/hover", at(document, text, needle, 1));
+    hover["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn hover_shows_the_python_stack_of_an_instruction() {
+    let mut client = Client::start();
+    let text = dump(AFTER);
+    let document = uri(AFTER);
+    client.open(&document, &text);
+    let shown = hover(&mut client, &document, &text, "%broadcast_add_fusion = ");
+    // Right after the instruction, one line, innermost frame first.
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(
+        lines[3],
+        "Source: make_dumps.py:39 in step.body.<lambda> ← make_dumps.py:39 in step.body ← make_dumps.py:41 in step ← … 2 more",
+        "{shown}"
+    );
+    // A fused instruction of the nested jit: its frame's parent is the call site.
+    let shown = hover(&mut client, &document, &text, "%reduce_sum.2 = ");
+    assert!(
+        shown.contains("Source: make_dumps.py:34 in attention ← make_dumps.py:42 in step ← make_dumps.py:56 in main ← … 1 more"),
+        "{shown}"
+    );
+    // No metadata, no line.
+    let shown = hover(&mut client, &document, &text, "%param_0 = ");
+    assert!(!shown.contains("Source:"), "{shown}");
+}
+
+#[test]
+fn hover_reads_old_metadata_and_tolerates_missing_tables() {
+    let mut client = Client::start();
+    let text = "HloModule m\n\nFileNames\n1 \"/src/model.py\"\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\nENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4] parameter(0), metadata={op_name=\"x\" stack_frame_id=7}\n  %n = f32[4] negate(%x), metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" source_file=\"/src/model.py\" source_line=42}\n  ROOT %e = f32[4] exponential(%n), metadata={op_name=\"jit(f)/exp\" stack_frame_id=1}\n}\n";
+    let document = uri("partial.hlo");
+    client.open(&document, text);
+    assert_eq!(client.diagnostics(&document, 1), Vec::<Value>::new());
+    let shown = hover(&mut client, &document, text, "%n = ");
+    assert!(shown.contains("Source: model.py:42\n"), "{shown}");
+    // A frame whose location is missing: the stack has one unknown frame.
+    let shown = hover(&mut client, &document, text, "%e = ");
+    assert!(shown.contains("Source: ?\n"), "{shown}");
+    // A frame id the table does not have: no source line, no error.
+    let shown = hover(&mut client, &document, text, "%x = ");
+    assert!(!shown.contains("Source:"), "{shown}");
+}
+
+/// A client whose workspace is `tests/data/dumps` (where `make_dumps.py` is).
+fn start_in_dumps() -> (Client, String) {
+    let root = lsp_support::repo_file("tests/data/dumps");
+    let root = std::fs::canonicalize(root).unwrap();
+    let root_uri = format!("file://{}", root.display());
+    let mut client = Client::spawn(&[]);
+    client.result(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "capabilities": {"window": {"workDoneProgress": true}},
+        }),
+    );
+    client.notify("initialized", json!({}));
+    (client, root_uri)
+}
+
+#[test]
+fn document_links_open_the_python_source_at_the_line() {
+    let (mut client, root) = start_in_dumps();
+    let text = dump(AFTER);
+    let document = format!("{root}/step/{AFTER}");
+    client.open(&document, &text);
+    let links = client.result(
+        "textDocument/documentLink",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let links = links.as_array().unwrap();
+    let script = format!("{root}/make_dumps.py");
+    // The FileNames entry: the file.
+    let name = links
+        .iter()
+        .find(|l| covered(&text, &l["range"]) == "\"make_dumps.py\"")
+        .unwrap_or_else(|| panic!("{links:?}"));
+    assert_eq!(name["target"], script);
+    // A stack frame id: the innermost frame's line.
+    let line = position_of(&text, "%broadcast_add_fusion = ", 0)["line"].clone();
+    let frame = links
+        .iter()
+        .find(|l| l["range"]["start"]["line"] == line)
+        .unwrap_or_else(|| panic!("{links:?}"));
+    assert_eq!(covered(&text, &frame["range"]), "6");
+    assert_eq!(frame["target"], format!("{script}#L39"));
+    // A FileLocations entry: its line.
+    let location = links
+        .iter()
+        .find(|l| {
+            covered(&text, &l["range"]).starts_with("{file_name_id=1 function_name_id=6 line=34")
+        })
+        .unwrap_or_else(|| panic!("{links:?}"));
+    assert_eq!(location["target"], format!("{script}#L34"));
+    // Every instruction with a frame has a link (and nothing else does).
+    let frames = text.matches("stack_frame_id=").count();
+    assert_eq!(links.len(), frames + 1 + 9, "{links:?}");
+
+    // A source file that is not in the workspace gets no link.
+    let other = "HloModule m\n\nENTRY %main (x: f32[4]) -> f32[4] {\n  ROOT %x = f32[4] parameter(0), metadata={source_file=\"/elsewhere/missing.py\" source_line=3}\n}\n";
+    let document = format!("{root}/other.hlo");
+    client.open(&document, other);
+    let links = client.result(
+        "textDocument/documentLink",
+        json!({"textDocument": {"uri": document}}),
+    );
+    assert_eq!(links, json!([]));
+}

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/samples/mlir/");
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/mlir/");
@@ -256,4 +256,75 @@ fn every_sample_is_read_without_errors() {
 fn missing_file_is_a_usage_error() {
     let (code, _) = run("/nonexistent/x.mlir", false);
     assert_eq!(code, 2);
+}
+
+/// ByteIR's `linalg_ext` ops and `tile_ext` in the text and JSON output.
+#[test]
+fn linalg_ext_ops_in_text_and_json() {
+    let path = format!("{DATA}linalg_ext.mlir");
+    let (code, v) = json(&path);
+    assert_eq!(code, 0, "warnings only: {v}");
+    let names: Vec<&str> = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "linalg_ext.softmax",
+            "linalg_ext.topk",
+            "linalg_ext.scan",
+            "linalg_ext.scatter",
+            "linalg_ext.diag",
+            "linalg_ext.batch_matmul",
+            "linalg_ext.layer_norm",
+            "linalg.softmax"
+        ]
+    );
+    let ops = v["ops"].as_array().unwrap();
+    assert!(ops.iter().all(|o| o["semantics"].is_string()), "{v}");
+    assert_eq!(extents(&ops[1]), vec![Some(1024), Some(64)]);
+    assert_eq!(ops[1]["loops"][1]["iterator"], "reduction");
+    // batch_matmul "nt": rhs (batch, n, k).
+    assert_eq!(
+        ops[5]["operands"][1]["indexing_map"],
+        "(d0, d1, d2)[s0] -> (d0, d2, s0), domain: d0 in [0, 7], d1 in [0, 31], d2 in [0, 63], s0 in [0, 127]"
+    );
+    let scatter_src = &ops[3]["operands"][2];
+    assert!(
+        scatter_src["note"]
+            .as_str()
+            .unwrap()
+            .contains("not an affine map"),
+        "{scatter_src}"
+    );
+    let tiles = v["tiles"].as_array().unwrap();
+    assert_eq!(tiles.len(), 2);
+    assert_eq!(tiles[0]["tile_sizes"], json!([4]));
+    assert_eq!(tiles[0]["targets"][0]["name"], "linalg_ext.softmax");
+    assert_eq!(tiles[1]["interchange"], json!([0, 1, 2]));
+    let split = &tiles[1]["targets"][0]["splits"][1];
+    assert_eq!(split["holes"], 8);
+    assert_eq!(split["reduction"], true);
+    assert_eq!(diags_with(&v, "indivisible-tile").len(), 1);
+    assert_eq!(v["moves"][0]["name"], "linalg_ext.alias");
+
+    let (code, text) = run(&path, false);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("  semantics: scatter over the update's index space"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "    note: written at runtime positions: rt0..rt1 are the values indices[d0, 0..2)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("transform.structured.tile_ext tile_sizes [32, 24] interchange [0, 1, 2]"),
+        "{text}"
+    );
 }

@@ -307,3 +307,103 @@ fn map_code_actions_simplify_inline_and_extract() {
     assert!(extracted.contains("[#map0, #map]"), "{extracted}");
     assert!(client.shutdown_and_exit().success());
 }
+
+/// ByteIR's `linalg_ext` ops: hover (what the loops mean, runtime positions said so),
+/// loop-bound inlay hints, document symbols and the `tile_ext` diagnostic.
+#[test]
+fn linalg_ext_hover_hints_symbols_and_tile_ext() {
+    let mut client = Client::start();
+    let text = read_repo_file("tests/data/mlir/linalg_ext.mlir");
+    let document = uri("linalg_ext.mlir");
+    client.open(&document, &text);
+    let diagnostics = client.diagnostics(&document, 1);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "indivisible-tile");
+    assert_eq!(
+        diagnostics[0]["range"]["start"],
+        position_of(&text, "[32, 24]", 0)
+    );
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fill holes with -inf, which the comparator never prefers"),
+        "{diagnostics:?}"
+    );
+
+    let h = hover_text(&mut client, &document, &text, "linalg_ext.softmax\n", 3);
+    assert!(
+        h.contains("domain: d0 ∈ [0, 1024), d1 ∈ [0, 64) (parallel, reduction)"),
+        "{h}"
+    );
+    assert!(h.contains("softmax along dimension 1"), "{h}");
+    assert!(
+        h.contains(
+            "(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 1023], d1 in [0, 63], s0 in [0, 63]"
+        ),
+        "{h}"
+    );
+    let h = hover_text(&mut client, &document, &text, "linalg_ext.scatter", 3);
+    assert!(h.contains("not an affine map"), "{h}");
+    assert!(
+        h.contains("(d0, d1, d2){rt0, rt1} -> (rt0, rt1, d1, d2)"),
+        "{h}"
+    );
+    let h = hover_text(&mut client, &document, &text, "linalg_ext.topk", 3);
+    assert!(
+        h.contains("the 3 best of each row of 64 by `arith.cmpf ogt`"),
+        "{h}"
+    );
+    let h = hover_text(&mut client, &document, &text, "linalg_ext.diag", 3);
+    assert!(h.contains("-d1 + d0 in [0, 0]"), "{h}");
+    let h = hover_text(&mut client, &document, &text, "tile_ext %2", 3);
+    assert!(
+        h.contains("d1: 64 by 24 → 3 tiles, 8 holes, predicate `d1 < 64`"),
+        "{h}"
+    );
+
+    let hints = client.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": document}, "range": {"start": lsp_support::pos(0, 0), "end": lsp_support::pos(200, 0)}}),
+    );
+    let labels: Vec<&str> = hints
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["label"].as_str())
+        .collect();
+    for domain in [
+        "d0 ∈ [0, 1024), d1 ∈ [0, 64)",
+        "d0 ∈ [0, 100), d1 ∈ [0, 32), d2 ∈ [0, 64)",
+        "d0 ∈ [0, 8), d1 ∈ [0, 32), d2 ∈ [0, 64), d3 ∈ [0, 128)",
+        "d0 ∈ [0, 2), d1 ∈ [0, 16), d2 ∈ [0, 32)",
+    ] {
+        assert!(labels.contains(&domain), "{domain}: {labels:?}");
+    }
+
+    let symbols = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let children: Vec<String> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["children"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    for op in [
+        "%4 = linalg_ext.softmax",
+        "%0 = linalg_ext.topk",
+        "%2 = linalg_ext.scan",
+        "%res = linalg_ext.scatter",
+        "%1 = linalg_ext.diag",
+        "%1 = linalg_ext.layer_norm",
+        "%2 = linalg_ext.alias",
+        "%1 = linalg.softmax",
+    ] {
+        assert!(children.iter().any(|c| c == op), "{op}: {children:?}");
+    }
+    assert!(!children.iter().any(|c| c.contains("linalg_ext.yield")));
+    client.shutdown_and_exit();
+}

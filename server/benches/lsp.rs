@@ -8,7 +8,8 @@
 //! by a hover (time to the hover's answer), the first published diagnostics, hover
 //! latency over random instructions inside fused computations (p50/p99), a
 //! one-character didChange inside a fused computation until the diagnostics of that
-//! version arrive (p50 over 10 edits), and the server's peak resident memory. Then
+//! version arrive (p50 over 10 edits; the same instruction in both modules, in the
+//! large one's middle copy, so that only the file size differs), and the server's peak resident memory. Then
 //! `hlo-lsp check` and `hlo-lsp maps --all` through the built binary. Latency
 //! percentiles are what matter, so this is a plain harness rather than criterion.
 //!
@@ -97,14 +98,50 @@ fn edit_site(text: &str, positions: &[(u32, u32)]) -> (u32, u32) {
     let lines: Vec<&str> = text.lines().collect();
     positions[positions.len() / 2..]
         .iter()
-        .find_map(|&(line, _)| {
-            let column = lines[line as usize].find("op_name=\"")?;
-            Some((line, (column + "op_name=\"".len() + 1) as u32))
-        })
+        .find_map(|&(line, _)| op_name_column(lines[line as usize]).map(|c| (line, c)))
         .expect("a fused instruction with op_name metadata")
 }
 
-fn run_server(text: &str, hovers: usize) -> ServerRun {
+fn op_name_column(line: &str) -> Option<u32> {
+    let column = line.find("op_name=\"")?;
+    Some((column + "op_name=\"".len() + 1) as u32)
+}
+
+/// The header line of the computation holding `line`, and its name.
+fn computation_at<'t>(lines: &[&'t str], line: usize) -> (usize, &'t str) {
+    let header = (0..=line)
+        .rev()
+        .find(|&l| !lines[l].starts_with(' ') && lines[l].ends_with('{'))
+        .expect("a computation header");
+    let name = lines[header]
+        .trim_start_matches("ENTRY ")
+        .trim_start_matches('%');
+    (header, &name[..name.find([' ', '(']).unwrap_or(name.len())])
+}
+
+/// The same edit as `site` of `small` (the dump, copy 0) in copy `copy` of `large`:
+/// the same instruction of the same computation, so that the two edits recompute the
+/// same amount and only the file size differs.
+fn same_site(small: &str, site: (u32, u32), large: &str, copy: usize) -> (u32, u32) {
+    let small_lines: Vec<&str> = small.lines().collect();
+    let (header, name) = computation_at(&small_lines, site.0 as usize);
+    let offset = site.0 as usize - header;
+    let renamed = format!("{}.c{copy}", name.strip_suffix(".c0").expect("copy 0"));
+    let large_lines: Vec<&str> = large.lines().collect();
+    let line = large_lines
+        .iter()
+        .position(|l| {
+            let l = l.trim_start_matches("ENTRY ").trim_start_matches('%');
+            l.starts_with(&renamed) && l[renamed.len()..].starts_with([' ', '('])
+        })
+        .expect("the computation in the copy")
+        + offset;
+    let column = op_name_column(large_lines[line]).expect("the same instruction");
+    (line as u32, column)
+}
+
+/// Drives the server on `text`: open, hovers, then 10 one-character edits at `edit`.
+fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     let positions = fused_instruction_positions(text);
     assert!(!positions.is_empty(), "no fused instructions");
     let uri = lsp_support::uri("big.hlo");
@@ -132,7 +169,7 @@ fn run_server(text: &str, hovers: usize) -> ServerRun {
     }
     latencies.sort();
 
-    let (line, column) = edit_site(text, &positions);
+    let (line, column) = edit;
     let mut edits = Vec::new();
     for version in 2..12 {
         let letter = if version % 2 == 0 { "X" } else { "Y" };
@@ -244,8 +281,10 @@ fn main() {
 
     let xla_large = xla_parse_seconds(&large_path, 1);
     let xla_checked = xla_parse_seconds(&checked_path, 3);
-    let small_run = run_server(&small, hovers);
-    let large_run = run_server(&large, hovers);
+    let small_site = edit_site(&small, &fused_instruction_positions(&small));
+    let large_site = same_site(&small, small_site, &large, copies / 2);
+    let small_run = run_server(&small, hovers, small_site);
+    let large_run = run_server(&large, hovers, large_site);
     let check = cli_seconds(&["check", checked_path.to_str().unwrap()], 3);
     let maps_all = cli_seconds(&["maps", "--all", large_path.to_str().unwrap()], 1);
     let _ = std::fs::remove_dir_all(&dir);

@@ -416,6 +416,23 @@ fn edit_storms_equal_a_fresh_open() {
     }
 }
 
+/// More storms than the suite runs, for hunting: `HLO_STORM_SEEDS=8..64` (a range)
+/// or a list `11,12`. Ignored by default (minutes per dozen seeds).
+#[test]
+#[ignore]
+fn edit_storms_from_more_seeds() {
+    let bases = bases();
+    let spec = std::env::var("HLO_STORM_SEEDS").unwrap_or_else(|_| "8..16".to_string());
+    let seeds: Vec<u8> = match spec.split_once("..") {
+        Some((a, b)) => (a.parse().unwrap()..b.parse().unwrap()).collect(),
+        None => spec.split(',').map(|s| s.trim().parse().unwrap()).collect(),
+    };
+    for seed in seeds {
+        let base = &bases[(seed as usize * 3 + 1) % bases.len()];
+        storm(seed, base);
+    }
+}
+
 /// A computation that begins where the previous one ends (inside a line): a finding
 /// elsewhere that points at its name must move with it (found by the storms).
 #[test]

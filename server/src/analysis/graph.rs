@@ -114,7 +114,7 @@ type Builder<'a> = Box<dyn Fn(usize) -> Computation + Send + Sync + 'a>;
 /// their source).
 #[derive(Default)]
 pub struct Module<'a> {
-    computations: Vec<OnceLock<Computation>>,
+    computations: Cells,
     builder: Option<Builder<'a>>,
     pub entry: usize,
 }
@@ -131,7 +131,7 @@ impl std::fmt::Debug for Module<'_> {
 impl<'a> Module<'a> {
     pub fn new(computations: Vec<Computation>, entry: usize) -> Module<'a> {
         Module {
-            computations: computations.into_iter().map(OnceLock::from).collect(),
+            computations: Cells::filled(computations),
             builder: None,
             entry,
         }
@@ -145,7 +145,7 @@ impl<'a> Module<'a> {
         build: impl Fn(usize) -> Computation + Send + Sync + 'a,
     ) -> Module<'a> {
         Module {
-            computations: (0..count).map(|_| OnceLock::new()).collect(),
+            computations: Cells::empty(count),
             builder: Some(Box::new(build)),
             entry,
         }
@@ -181,5 +181,58 @@ impl<'a> Module<'a> {
     /// Every computation, in order (builds them all).
     pub fn computations(&self) -> impl Iterator<Item = &Computation> {
         (0..self.len()).map(|i| self.computation(i))
+    }
+}
+
+/// Computations per page of [`Cells`].
+const PAGE: usize = 256;
+
+/// The cells of [`PAGE`] consecutive computations.
+type Page = Box<[OnceLock<Computation>]>;
+
+/// One cell per computation, allocated a page at a time when first reached: a
+/// diagnostic source views one computation (and what it calls) of a module of tens of
+/// thousands, once per computation checked, so making the view must not cost the
+/// module's size (a cell per computation made opening a 60 MB dump quadratic).
+#[derive(Default)]
+struct Cells {
+    len: usize,
+    pages: Box<[OnceLock<Page>]>,
+}
+
+impl Cells {
+    fn empty(len: usize) -> Cells {
+        Cells {
+            len,
+            pages: (0..len.div_ceil(PAGE)).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn filled(computations: Vec<Computation>) -> Cells {
+        let cells = Cells::empty(computations.len());
+        for (i, c) in computations.into_iter().enumerate() {
+            let _ = cells.get(i).expect("within the length").set(c);
+        }
+        cells
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cell of computation `i` (its page allocated now if it was not).
+    fn get(&self, i: usize) -> Option<&OnceLock<Computation>> {
+        if i >= self.len {
+            return None;
+        }
+        let page = self.pages[i / PAGE].get_or_init(|| {
+            let size = PAGE.min(self.len - i / PAGE * PAGE);
+            (0..size).map(|_| OnceLock::new()).collect()
+        });
+        Some(&page[i % PAGE])
     }
 }

@@ -161,7 +161,12 @@ pub fn utilization(
     if size == 0 || live.is_empty() {
         return Some(Utilization::exact(0, 0, size));
     }
-    if live.iter().any(|m| !m.runtime_vars.is_empty()) {
+    // A map may have runtime variables without descriptions (an MLIR op's data-dependent
+    // positions): counting points cannot evaluate it, bounds can.
+    if live
+        .iter()
+        .any(|m| !m.runtime_vars.is_empty() || !m.map.runtime_vars().is_empty())
+    {
         return Some(with_runtime(&live, operand, size, budget));
     }
     let maps: Vec<&IndexingMap> = live.iter().map(|m| &m.map).collect();

@@ -1,5 +1,5 @@
 //! `hlo-lsp mlir FILE [--json]`: the index maps of an MLIR file: every linalg op's
-//! iteration domain and operand maps (output's view, simplified, utilization),
+//! (and ByteIR `linalg_ext` op's, with what its loops mean) iteration domain and operand maps (output's view, simplified, utilization),
 //! reshapes and slices, map attributes, transform-dialect tiling with its
 //! targets, and the diagnostics (`FILE:LINE:COL: severity: message [code]`).
 //! Exit 1 when there is an error diagnostic.
@@ -76,6 +76,14 @@ fn map_text(src: &str, a: &MlirAnalysis, l: &LinalgAnalysis, k: usize) -> String
     }
 }
 
+/// What a `linalg_ext` op's map of operand `k` does not say by itself.
+fn operand_note(l: &LinalgAnalysis, k: usize) -> Option<&str> {
+    l.op.ext
+        .as_ref()
+        .and_then(|e| e.operand_notes.get(k))
+        .and_then(|n| n.as_deref())
+}
+
 fn to_text(
     name: &str,
     src: &str,
@@ -95,9 +103,15 @@ fn to_text(
             .map(|x| x.iterator.map_or("?", |i| i.as_str()))
             .collect();
         let _ = writeln!(out, "  domain: {}  [{}]", l.domain_text(), iters.join(", "));
+        if let Some(e) = &l.op.ext {
+            let _ = writeln!(out, "  semantics: {}", e.summary);
+        }
         for (k, operand) in l.op.operands.iter().enumerate() {
             let role = if operand.is_output { "out" } else { "in" };
             let _ = writeln!(out, "  {role} #{k} {} : {}", operand.value, operand.ty_text);
+            if let Some(note) = operand_note(l, k) {
+                let _ = writeln!(out, "    note: {note}");
+            }
             if k < l.op.maps.len() {
                 let _ = writeln!(out, "    map: {}", map_text(src, a, l, k));
             }
@@ -230,6 +244,7 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
                         "affine_map": l.op.maps.get(k).and_then(|m| m.map.as_ref()).map(IndexingMap::to_affine_map),
                         "indexing_map": view.map(|v| one_line(&v.map)),
                         "utilization": view.and_then(|v| v.utilization).map(|u| super::utilization_json(&u)),
+                        "note": operand_note(l, k),
                     })
                 })
                 .collect();
@@ -242,6 +257,7 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
                     "iterator": x.iterator.map(|i| i.as_str()),
                 })).collect::<Vec<_>>(),
                 "operands": operands,
+                "semantics": l.op.ext.as_ref().map(|e| e.summary.clone()),
             })
         })
         .collect();

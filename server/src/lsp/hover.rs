@@ -310,6 +310,14 @@ pub fn instruction_hover(
         )
     });
     hover.notes.extend(tiling);
+    // Where it comes from: one line, its own paragraph (the notes after it are lists).
+    if let Some(index) = super::maps::module_index(snapshot, module) {
+        let module_id = crate::model::ModuleId(index as u32);
+        if let Some(line) = super::source::hover_line(snapshot, module_id, computation, instruction)
+        {
+            hover.notes.insert(0, format!("{line}\n"));
+        }
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes

@@ -1,6 +1,7 @@
 //! The language features for `.mlir` documents, over [`crate::mlir`]: hover on a
 //! map (alias definition or use, inline `affine_map`, `#xla.indexing_map`), on a
-//! linalg op (domain, operand maps, utilization), on a reshape/slice and on a
+//! linalg op or ByteIR `linalg_ext` op (domain, what its loops mean, operand maps,
+//! utilization), on a reshape/slice and on a
 //! tiling op; inlay hints with each linalg op's loop bounds; go to definition and
 //! references of attribute aliases and SSA values; document symbols.
 //!
@@ -256,14 +257,26 @@ fn linalg_hover(
         l.domain_text(),
         iters.join(", ")
     );
+    let ext = l.op.ext.as_ref();
+    if let Some(e) = ext {
+        let _ = writeln!(out, "\n{}", e.summary);
+    }
     for (k, o) in l.op.operands.iter().enumerate() {
         let role = if o.is_output { "out" } else { "in" };
         let _ = writeln!(out, "\n{role} #{k} `{}` : `{}`", o.value, o.ty_text);
+        if let Some(note) = ext
+            .and_then(|e| e.operand_notes.get(k))
+            .and_then(Option::as_ref)
+        {
+            let _ = writeln!(out, "{note}");
+        }
         if let Some(m) = l.op.maps.get(k) {
             let written = match &m.source {
+                // Maps with their own variables show them bounded in the view below.
                 crate::mlir::ops::MapSource::Implied => m
                     .map
                     .as_ref()
+                    .filter(|m| m.range_vars().is_empty() && m.runtime_vars().is_empty())
                     .map(|m| format!("implied `{}`", m.to_affine_map())),
                 other => other.range().map(|r| format!("`{}`", &src[r])),
             };
@@ -411,6 +424,7 @@ pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<
         .collect();
     let interesting = |name: &str| {
         name.starts_with("linalg.") && name != "linalg.yield"
+            || name.starts_with("linalg_ext.") && name != "linalg_ext.yield"
             || name.starts_with("tensor.") && name != "tensor.yield"
             || name.starts_with("transform.")
     };

@@ -41,6 +41,7 @@ pub mod semantic_tokens;
 pub mod server;
 pub mod settings;
 pub mod snapshot;
+pub mod source;
 pub mod sync;
 pub mod wire;
 pub mod workspace;

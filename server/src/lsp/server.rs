@@ -14,7 +14,7 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation};
+use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation, source};
 use crate::budget::Budget;
 
 /// The language server's request handlers.
@@ -187,6 +187,20 @@ fn unknown_document(uri: &Uri) -> Error {
     }
 }
 
+/// The folders of the workspace: `workspaceFolders`, else the deprecated `rootUri`.
+#[allow(deprecated)] // `root_uri`: older clients send only that.
+fn workspace_roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    let folders = params.workspace_folders.iter().flatten().map(|f| &f.uri);
+    let uris: Vec<&Uri> = match params.workspace_folders {
+        Some(_) => folders.collect(),
+        None => params.root_uri.iter().collect(),
+    };
+    uris.into_iter()
+        .filter(|uri| uri.scheme().as_str() == "file")
+        .filter_map(|uri| uri.to_file_path().map(|p| p.into_owned()))
+        .collect()
+}
+
 /// What the server offers.
 fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
     ServerCapabilities {
@@ -215,6 +229,10 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+        document_link_provider: Some(DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -252,6 +270,7 @@ impl LanguageServer for Backend {
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
+        *write(&self.workspace.roots) = workspace_roots(&params);
         self.workspace.initialized.store(true, Ordering::SeqCst);
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
@@ -465,6 +484,16 @@ impl LanguageServer for Backend {
             "outgoingCalls",
             &item.uri.clone(),
             move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
+        )
+        .await
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        let roots = self.workspace.roots();
+        self.on_document(
+            "documentLink",
+            &params.text_document.uri,
+            move |snapshot, encoding| Some(source::document_links(snapshot, &roots, encoding)),
         )
         .await
     }

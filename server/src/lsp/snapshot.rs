@@ -136,6 +136,8 @@ pub struct Snapshot {
     fused: Mutex<HashMap<(usize, usize), Partial<FusedMaps>>>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
+    /// The stack-frame tables of each module (JAX dumps), read on first use.
+    frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
     /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
     mlir: Memo<crate::mlir::MlirAnalysis>,
     language_mlir: bool,
@@ -159,6 +161,7 @@ impl Snapshot {
             analysis: OnceLock::new(),
             diagnostics: Memo::default(),
             fused: Mutex::default(),
+            frames: OnceLock::new(),
             mlir: Memo::default(),
             language_mlir: false,
         }
@@ -238,6 +241,16 @@ impl Snapshot {
             }
         }
         value
+    }
+
+    /// The stack-frame tables of module `module` (empty when it has none).
+    pub fn stack_frames(&self, module: usize) -> Arc<crate::model::stack_frames::StackFrameIndex> {
+        let all = self.frames.get_or_init(|| {
+            (0..self.model().modules.len())
+                .map(|m| Arc::new(super::source::tables(self, model::ModuleId(m as u32))))
+                .collect()
+        });
+        all.get(module).cloned().unwrap_or_default()
     }
 
     /// Every diagnostic of this version in library terms, computed once: what `hlo-lsp

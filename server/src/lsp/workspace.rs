@@ -40,6 +40,9 @@ pub struct Workspace {
     pub shutdown_requested: AtomicBool,
     /// The client accepts server-initiated `window/workDoneProgress/create`.
     pub client_supports_progress: AtomicBool,
+    /// The workspace folders (from `initialize`): where source files and dumps are
+    /// looked for.
+    pub roots: RwLock<Vec<std::path::PathBuf>>,
 }
 
 impl Default for Workspace {
@@ -57,6 +60,7 @@ impl Default for Workspace {
             next_work: AtomicU64::new(0),
             shutdown_requested: AtomicBool::new(false),
             client_supports_progress: AtomicBool::new(false),
+            roots: RwLock::default(),
         }
     }
 }
@@ -175,6 +179,10 @@ impl Workspace {
 
     pub fn set_encoding(&self, encoding: PositionEncoding) {
         *write(&self.encoding) = encoding;
+    }
+
+    pub fn roots(&self) -> Vec<std::path::PathBuf> {
+        read(&self.roots).clone()
     }
 
     pub fn settings(&self) -> Settings {

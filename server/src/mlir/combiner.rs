@@ -20,20 +20,39 @@ pub fn combiner(file: &MlirFile, target: &LinalgAnalysis) -> Option<(String, Red
 
 /// The first combining op in the body of `target`: its name and reducer.
 fn body_combiner(file: &MlirFile, target: &LinalgAnalysis) -> Option<(String, Reducer)> {
-    let op = file.ops.get(target.op.op)?;
-    // The body is the first region nested in the op's own region that starts after
-    // the op's header.
+    region_combiner(file, target.op.op)
+}
+
+/// The first combining op in the body of op `op` (an index into [`MlirFile::ops`]).
+pub fn region_combiner(file: &MlirFile, op: usize) -> Option<(String, Reducer)> {
+    body_ops(file, op)
+        .into_iter()
+        .find_map(|o| reducer_of(&file.ops[o].name).map(|r| (file.ops[o].name.clone(), r)))
+}
+
+/// The ops of the body of op `op`: the first region nested in the op's own region
+/// that starts after the op's header and before the next op (an op without a
+/// region has no body, not the next op's).
+pub fn body_ops(file: &MlirFile, op: usize) -> Vec<usize> {
+    let Some(o) = file.ops.get(op) else {
+        return vec![];
+    };
+    let next_op = file.ops.get(op + 1).map_or(usize::MAX, |n| n.range.start);
     let body = file
         .regions
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.parent == Some(op.region) && r.range.start >= op.range.end)
+        .filter(|(_, r)| {
+            r.parent == Some(o.region) && r.range.start >= o.range.end && r.range.start < next_op
+        })
         .min_by_key(|(_, r)| r.range.start)
-        .map(|(i, _)| i)?;
-    file.ops
-        .iter()
-        .filter(|o| o.region == body)
-        .find_map(|o| reducer_of(&o.name).map(|r| (o.name.clone(), r)))
+        .map(|(i, _)| i);
+    match body {
+        Some(body) => (0..file.ops.len())
+            .filter(|&i| file.ops[i].region == body)
+            .collect(),
+        None => vec![],
+    }
 }
 
 /// The reducer an `arith` op computes, as XLA's opcodes name it.

@@ -33,6 +33,8 @@ pub mod codes {
     pub const INDIVISIBLE_TILE: &str = "indivisible-tile";
     pub const TILE_SIZES_COUNT: &str = "tile-sizes-count";
     pub const INVALID_TILE: &str = "invalid-tile-size";
+    /// A `linalg_ext` op (or `linalg.softmax`) whose structure its definition rules out.
+    pub const INVALID_EXT_OP: &str = "invalid-linalg-ext";
 }
 
 /// Enumeration budget for utilization (domain points per operand): keeps hover fast.
@@ -100,6 +102,7 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
         .notes
         .iter()
         .map(|(r, m)| Diagnostic::new(r.clone(), Severity::Warning, codes::INVALID_MAP, m.clone()))
+        .chain(op.diagnostics.iter().cloned())
         .collect();
     let num_loops = op
         .maps
@@ -161,7 +164,10 @@ pub fn analyze(file: &MlirFile, op: StructuredOp, budget: u128) -> LinalgAnalysi
                 ),
             ));
         }
-        if !map.range_vars().is_empty() {
+        // Symbols of a written `affine_map` have no bounds; implied maps bound their own.
+        let implied = m.source == super::ops::MapSource::Implied;
+        let has_symbols = !map.range_vars().is_empty() || !map.runtime_vars().is_empty();
+        if has_symbols && !implied {
             consistent = false;
         }
         let Some(ty) = &operand.ty else { continue };
@@ -300,13 +306,7 @@ fn build_views(a: &mut LinalgAnalysis, budget: u128) {
             views.push(None);
             continue;
         };
-        let results: Vec<Expr> = map
-            .results()
-            .iter()
-            .map(|e| e.replace_vars(&subst, &[], &[]))
-            .collect();
-        let view =
-            IndexingMap::new(dims.clone(), ranges.clone(), vec![], results, vec![]).simplified();
+        let view = place(map, &subst, &dims, &ranges);
         let shape = operand.ty.as_ref().and_then(|t| t.static_dims());
         if let Some(shape) = &shape {
             for (j, e) in view.results().iter().enumerate() {
@@ -336,6 +336,30 @@ fn build_views(a: &mut LinalgAnalysis, budget: u128) {
     a.view_vars = vars;
     a.views = views;
     a.diagnostics.extend(diags);
+}
+
+/// An operand's MLIR map over the loops placed in the output's view: loop `d` becomes
+/// `subst[d]`, the map's own range variables (a row an iteration reads whole) follow
+/// the view's, its runtime variables and constraints are kept; simplified.
+fn place(map: &IndexingMap, subst: &[Expr], dims: &[Variable], ranges: &[Variable]) -> IndexingMap {
+    let own_ranges: Vec<Expr> = (0..map.range_vars().len())
+        .map(|i| Expr::range(ranges.len() + i))
+        .collect();
+    let runtimes: Vec<Expr> = (0..map.runtime_vars().len()).map(Expr::runtime).collect();
+    let moved = |e: &Expr| e.replace_vars(subst, &own_ranges, &runtimes);
+    let mut all_ranges = ranges.to_vec();
+    all_ranges.extend(map.range_vars().iter().cloned());
+    IndexingMap::new(
+        dims.to_vec(),
+        all_ranges,
+        map.runtime_vars().to_vec(),
+        map.results().iter().map(moved).collect(),
+        map.constraints()
+            .iter()
+            .map(|(e, i)| (moved(e), *i))
+            .collect(),
+    )
+    .simplified()
 }
 
 /// Every linalg op of the file, analyzed.

@@ -10,6 +10,7 @@
 pub mod combiner;
 pub mod domain;
 pub mod lexer;
+pub mod linalg_ext;
 pub mod maps;
 pub mod ops;
 pub mod reader;
@@ -82,6 +83,9 @@ pub fn analyze_with_budget(src: &str, budget: u128) -> MlirAnalysis {
 /// What the holes of a tiled reduction loop of `target` must contribute: the identity
 /// of the combiner read from the op's body, when it is a known one.
 fn reduction_note(file: &MlirFile, target: &LinalgAnalysis) -> String {
+    if let Some(holes) = target.op.ext.as_ref().and_then(|e| e.holes.clone()) {
+        return holes;
+    }
     let element = target
         .op
         .operands

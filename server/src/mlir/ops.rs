@@ -7,7 +7,8 @@
 //! `elemwise_binary`, `map`, `matmul`, `batch_matmul`, `matvec`, `vecmat`, `dot`,
 //! `transpose`, `broadcast`, `reduce`, `conv_2d_nhwc_fhwc`, `conv_2d_nhwc_hwcf`,
 //! `conv_2d_nchw_fchw`. Named ops with an explicit `indexing_maps = [...]` (the
-//! newer transposed matmuls) use those.
+//! newer transposed matmuls) use those. ByteIR's `linalg_ext` ops and upstream
+//! `linalg.softmax` come from [`super::linalg_ext`].
 
 use std::ops::Range;
 
@@ -15,6 +16,7 @@ use super::lexer::TokKind;
 use super::reader::MlirFile;
 use super::types::{parse_type, ShapedType};
 use crate::algebra::{Expr, IndexingMap, Variable};
+use crate::model::Diagnostic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IteratorType {
@@ -86,6 +88,11 @@ pub struct StructuredOp {
     pub iterators: Vec<IteratorType>,
     /// Problems reading the op (not analysis findings).
     pub notes: Vec<(Range<usize>, String)>,
+    /// Errors in the op's structure that its definition rules out (a `linalg_ext`
+    /// softmax without four outputs, a `dimension(k)` past the rank).
+    pub diagnostics: Vec<Diagnostic>,
+    /// For `linalg_ext` ops and `linalg.softmax`: what their loops and maps mean.
+    pub ext: Option<super::linalg_ext::ExtInfo>,
 }
 
 /// Every linalg op of the file with maps (written or implied).
@@ -97,6 +104,9 @@ pub fn structured_ops(src: &str, file: &MlirFile) -> Vec<StructuredOp> {
 
 /// The structured op at index `op` of the file, if it is one we know.
 pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<StructuredOp> {
+    if let Some(ext) = super::linalg_ext::structured_op(src, file, op) {
+        return Some(ext);
+    }
     let o = &file.ops[op];
     let short = o.name.strip_prefix("linalg.")?;
     let toks = o.tokens.clone();
@@ -109,6 +119,8 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
         maps: vec![],
         iterators: vec![],
         notes: vec![],
+        diagnostics: vec![],
+        ext: None,
     };
     if let Some(list) = attr_list(src, file, toks.clone(), "indexing_maps") {
         s.maps = list.into_iter().map(|t| map_of_token(file, t)).collect();
@@ -176,7 +188,7 @@ fn implied_iterators(loops: usize, output: Option<&IndexingMap>) -> Vec<Iterator
 }
 
 /// `ins(%a, %b : T1, T2)` (or `outs`) within token range `toks`.
-fn group_operands(
+pub(crate) fn group_operands(
     src: &str,
     file: &MlirFile,
     toks: Range<usize>,
@@ -360,7 +372,7 @@ fn map_of_token(file: &MlirFile, t: usize) -> OperandMap {
 }
 
 /// An MLIR map over `loops` dimensions with results `results` (loop indices or expressions).
-fn affine(loops: usize, results: Vec<Expr>) -> IndexingMap {
+pub(crate) fn affine(loops: usize, results: Vec<Expr>) -> IndexingMap {
     IndexingMap::new(
         (0..loops)
             .map(|_| Variable::new(i64::MIN, i64::MAX))
@@ -372,7 +384,7 @@ fn affine(loops: usize, results: Vec<Expr>) -> IndexingMap {
     )
 }
 
-fn dims(ids: &[usize]) -> Vec<Expr> {
+pub(crate) fn dims(ids: &[usize]) -> Vec<Expr> {
     ids.iter().map(|&i| Expr::dim(i)).collect()
 }
 

@@ -500,6 +500,8 @@ impl Reader<'_> {
     fn continues_header(&self, j: usize) -> bool {
         match self.kind(j) {
             Some(TokKind::Arrow) => true,
+            // An attribute dictionary on its own line (`{__internal_linalg_transform__ = ...}`).
+            Some(TokKind::Punct) if self.text(j) == "{" => !self.opens_region(j),
             Some(TokKind::Punct) => matches!(self.text(j), ":" | "," | ")" | "]"),
             Some(TokKind::Ident) => matches!(
                 self.text(j),
@@ -507,6 +509,11 @@ impl Reader<'_> {
                     | "outs"
                     | "attrs"
                     | "dimensions"
+                    | "dimension"
+                    | "inclusive"
+                    | "axis"
+                    | "epsilon"
+                    | "layout"
                     | "permutation"
                     | "into"
                     | "to"

@@ -21,6 +21,8 @@ pub enum DataMoveKind {
     CollapseShape,
     ExtractSlice,
     InsertSlice,
+    /// `linalg_ext.alias`: one to one ([`super::linalg_ext::alias_move`]).
+    Alias,
 }
 
 #[derive(Clone, Debug)]
@@ -42,6 +44,9 @@ pub fn data_moves(src: &str, file: &MlirFile) -> Vec<DataMove> {
 }
 
 pub fn data_move(src: &str, file: &MlirFile, op: usize) -> Option<DataMove> {
+    if let Some(alias) = super::linalg_ext::alias_move(src, file, op) {
+        return Some(alias);
+    }
     let o = &file.ops[op];
     let kind = match o.name.as_str() {
         "tensor.expand_shape" | "memref.expand_shape" => DataMoveKind::ExpandShape,
@@ -57,6 +62,7 @@ pub fn data_move(src: &str, file: &MlirFile, op: usize) -> Option<DataMove> {
         }
         DataMoveKind::ExtractSlice => slice(src, file, o.tokens.clone(), to, from),
         DataMoveKind::InsertSlice => slice(src, file, o.tokens.clone(), from, to),
+        DataMoveKind::Alias => return None,
     };
     let (map, note) = match built {
         Ok((m, n)) => (Some(m), n),

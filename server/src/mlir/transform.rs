@@ -1,7 +1,8 @@
 //! Transform-dialect tiling: `transform.structured.tile_using_for`,
 //! `tile_using_forall`, `tile`, `fuse`, `fuse_ext` (any `transform.*` op with
-//! `tile_sizes`), their `tile_interchange`/`interchange`, and the payload ops
-//! they tile when the file says which: the handle operand is traced to a
+//! `tile_sizes`), ByteIR's `tile_ext %h [sizes]` (sizes right after the handle),
+//! their `tile_interchange`/`interchange`, and the payload ops they tile when the
+//! file says which: the handle operand is traced to a
 //! `transform.structured.match` (`ops{["linalg.generic"]}`, `attributes {__root__}`)
 //! and matched against the linalg ops of the file. Payload ops written before the
 //! script are preferred (the document's input), else those after it.
@@ -45,6 +46,7 @@ pub fn tile_ops(src: &str, file: &MlirFile, linalg: &[LinalgAnalysis]) -> Vec<Ti
             continue;
         }
         let Some((tile_sizes, sizes_range)) = int_list(src, file, o.tokens.clone(), "tile_sizes")
+            .or_else(|| positional_sizes(src, file, o.tokens.clone()))
         else {
             continue;
         };
@@ -63,6 +65,31 @@ pub fn tile_ops(src: &str, file: &MlirFile, linalg: &[LinalgAnalysis]) -> Vec<Ti
         });
     }
     out
+}
+
+/// Sizes written right after the handle, ByteIR's `tile_ext %h [2, 4, 8]` (and the
+/// older upstream `tile %h [4, 8]`), with the list's range.
+fn positional_sizes(
+    src: &str,
+    file: &MlirFile,
+    toks: Range<usize>,
+) -> Option<(Vec<i64>, Range<usize>)> {
+    let handle = toks
+        .clone()
+        .find(|&i| file.tokens[i].kind == TokKind::Value)?;
+    let open = handle + 1;
+    if !toks.contains(&open) || file.token_text(src, open) != "[" {
+        return None;
+    }
+    let close = matching(src, file, open, toks.end)?;
+    let sizes = (open + 1..close)
+        .filter(|&i| file.token_text(src, i) != ",")
+        .map(|i| file.token_text(src, i).parse::<i64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some((
+        sizes,
+        file.tokens[open].range.start..file.tokens[close].range.end,
+    ))
 }
 
 /// The first handle operand of the tiling op, traced to its `match`.

@@ -7,7 +7,8 @@
 //! [`crossref`] (names and calls across computations), [`callgraph`] (who calls whom, in
 //! which role), [`document`] (a version of a
 //! document, built lazily per computation), [`shape_inference`] (XLA-style shape
-//! checks), [`diagnostics`].
+//! checks), [`diagnostics`], [`metadata`] (an instruction's `metadata={...}`), [`stack_frames`]
+//! (the Python stack of a `stack_frame_id`).
 
 pub mod attributes;
 pub mod build;
@@ -15,10 +16,12 @@ pub mod callgraph;
 pub mod crossref;
 pub mod diagnostics;
 pub mod document;
+pub mod metadata;
 pub mod module;
 pub mod opcode;
 pub mod shape;
 pub mod shape_inference;
+pub mod stack_frames;
 
 pub use attributes::{
     Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,

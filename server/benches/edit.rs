@@ -1,0 +1,84 @@
+//! What one edit costs the library, on the transformer dump (1.9 MB) and on 32 renamed
+//! copies of it in one module (60 MB): a one-character change inside a fused
+//! computation, then the new version's diagnostics, each step timed on its own
+//! (`Document::edited`, `Checked::after`, `Checked::diagnostics`). Issue 13 asks that
+//! an edit cost what it touches, not what the file holds, so the two sizes should
+//! cost about the same. The language server adds the conversion to LSP positions and
+//! the message itself (`benches/lsp.rs` measures the whole round trip).
+//!
+//! `HLO_BENCH_COPIES` sets the large module's copies (default 32).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use hlo_lsp::checks::incremental::Checked;
+use hlo_lsp::model::Document;
+
+mod common;
+
+/// Byte offset of a character inside an `op_name` string of a fused instruction in
+/// the middle of `text`: changing it keeps the module valid.
+fn edit_offset(text: &str) -> usize {
+    let middle = text.len() / 2;
+    let line_start = text[..middle].rfind('\n').map_or(0, |i| i + 1);
+    let rest = &text[line_start..];
+    let found = rest
+        .match_indices("op_name=\"")
+        .next()
+        .expect("an instruction with op_name metadata");
+    line_start + found.0 + "op_name=\"".len() + 1
+}
+
+/// A version of `text` with every diagnostic computed, and the offset to edit.
+fn prepared(text: &str) -> (Document, Checked, usize) {
+    let document = Document::parse(text);
+    let checked = Checked::new(&document);
+    black_box(checked.diagnostics(&document));
+    let at = edit_offset(text);
+    (document, checked, at)
+}
+
+fn bench(c: &mut Criterion) {
+    let copies: usize = std::env::var("HLO_BENCH_COPIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32);
+    let mut group = c.benchmark_group("edit");
+    group.sample_size(20);
+    for (name, text) in [
+        ("small", common::transformer_module(1)),
+        ("large", common::transformer_module(copies)),
+    ] {
+        let (document, checked, at) = prepared(&text);
+        let replacement = if text.as_bytes()[at] == b'x' {
+            "y"
+        } else {
+            "x"
+        };
+        group.bench_function(format!("{name}/edited"), |b| {
+            b.iter(|| document.edited(at, at + 1, replacement))
+        });
+        group.bench_function(format!("{name}/after"), |b| {
+            b.iter_batched(
+                || document.edited(at, at + 1, replacement),
+                |(next, change)| checked.after(&next, &change),
+                BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(format!("{name}/diagnostics"), |b| {
+            b.iter_batched(
+                || {
+                    let (next, change) = document.edited(at, at + 1, replacement);
+                    let after = checked.after(&next, &change);
+                    (next, after)
+                },
+                |(next, after)| after.diagnostics(&next),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

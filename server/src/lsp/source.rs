@@ -1,0 +1,162 @@
+//! Back to the source: the hover line saying where an instruction comes from
+//! (`metadata={source_file=... source_line=...}`, or the Python stack of its
+//! `stack_frame_id` through the module's stack-frame tables), and document links from
+//! `source_file` values, `stack_frame_id`s and the `FileNames` / `FileLocations`
+//! tables to the files, when they exist in the workspace.
+//!
+//! Reading metadata and tables is [`crate::model::metadata`] and
+//! [`crate::model::stack_frames`]; finding files is [`crate::dump::source_path`].
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use tower_lsp_server::ls_types::{DocumentLink, Uri};
+
+use super::position::PositionEncoding;
+use super::snapshot::Snapshot;
+use crate::dump::source_path::SourceFinder;
+use crate::model::metadata::{self, OpMetadata};
+use crate::model::stack_frames::{format_stack, Frame, StackFrameIndex};
+use crate::model::{ComputationRef, Instruction, ModuleId};
+use crate::syntax::ChunkKind;
+
+/// Frames a hover shows before "… N more".
+const HOVER_FRAMES: usize = 3;
+
+/// Most links one document gets (a large JAX dump has a frame on every instruction).
+pub const MAX_LINKS: usize = 5000;
+
+/// The stack-frame tables of module `module` of the snapshot (the table chunks inside
+/// the module's text).
+pub fn tables(snapshot: &Snapshot, module: ModuleId) -> StackFrameIndex {
+    let Some(m) = snapshot.model().modules.get(module.index()) else {
+        return StackFrameIndex::default();
+    };
+    StackFrameIndex::from_tables(
+        snapshot
+            .syntax()
+            .chunks()
+            .iter()
+            .filter(|c| c.kind() == ChunkKind::Table && m.range.contains(&c.start))
+            .map(|c| (c.start, c.text())),
+    )
+}
+
+/// `Source: model.py:42 in attention ← train.py:10 in step` for an instruction with
+/// source metadata; `None` without.
+pub fn hover_line(
+    snapshot: &Snapshot,
+    module: ModuleId,
+    computation: ComputationRef,
+    instruction: &Instruction,
+) -> Option<String> {
+    let attribute = instruction.attribute("metadata")?;
+    let metadata = OpMetadata::parse(computation.src(attribute.value_range));
+    let stack = metadata
+        .stack_frame_id
+        .map(|id| snapshot.stack_frames(module.index()).stack(id))
+        .unwrap_or_default();
+    let text = if !stack.is_empty() {
+        format_stack(&stack, HOVER_FRAMES)
+    } else {
+        let file = metadata.source_file.clone()?;
+        Frame {
+            file: Some(file),
+            line: metadata.source_line,
+            ..Frame::default()
+        }
+        .short()
+    };
+    Some(format!("Source: {text}"))
+}
+
+/// The links of the document: `source_file="..."` and `stack_frame_id=N` in metadata,
+/// the entries of `FileNames` and `FileLocations`; only to files found on disk.
+pub fn document_links(
+    snapshot: &Snapshot,
+    roots: &[PathBuf],
+    encoding: PositionEncoding,
+) -> Vec<DocumentLink> {
+    if snapshot.is_mlir() {
+        return Vec::new();
+    }
+    let base = snapshot
+        .uri
+        .to_file_path()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    let mut finder = SourceFinder::new(roots, base.as_deref());
+    let mut links = Vec::new();
+    let mut link = |range: std::ops::Range<usize>, file: &str, line: Option<u32>| {
+        if links.len() >= MAX_LINKS {
+            return;
+        }
+        let Some(target) = finder.find(file).and_then(|path| target(&path, line)) else {
+            return;
+        };
+        links.push(DocumentLink {
+            range: snapshot.range(range, encoding),
+            target: Some(target),
+            tooltip: Some(match line {
+                Some(line) => format!("{file}:{line}"),
+                None => file.to_string(),
+            }),
+            data: None,
+        });
+    };
+    for (k, module) in snapshot.model().modules.iter().enumerate() {
+        let index = snapshot.stack_frames(k);
+        for entry in index.file_names.values() {
+            link(entry.range.clone(), &entry.value, None);
+        }
+        for (&id, entry) in &index.file_locations {
+            if let Some(Frame {
+                file: Some(file),
+                line,
+                ..
+            }) = index.location(id)
+            {
+                link(entry.range.clone(), &file, line);
+            }
+        }
+        for chunk in snapshot
+            .syntax()
+            .chunks()
+            .iter()
+            .filter(|c| c.kind() == ChunkKind::Computation && module.range.contains(&c.start))
+        {
+            for (block, metadata) in metadata::scan(chunk.text()) {
+                let at = chunk.start + block.start;
+                if let (Some(file), Some(range)) =
+                    (&metadata.source_file, &metadata.source_file_range)
+                {
+                    link(at + range.start..at + range.end, file, metadata.source_line);
+                }
+                let leaf = metadata
+                    .stack_frame_id
+                    .and_then(|id| index.stack(id).into_iter().next());
+                if let (
+                    Some(Frame {
+                        file: Some(file),
+                        line,
+                        ..
+                    }),
+                    Some(range),
+                ) = (leaf, &metadata.stack_frame_range)
+                {
+                    link(at + range.start..at + range.end, &file, line);
+                }
+            }
+        }
+    }
+    links.sort_by_key(|l| (l.range.start.line, l.range.start.character));
+    links
+}
+
+/// `file:///path#L42` (the line fragment editors open at).
+fn target(path: &std::path::Path, line: Option<u32>) -> Option<Uri> {
+    let uri = Uri::from_file_path(path)?;
+    match line {
+        Some(line) => Uri::from_str(&format!("{}#L{line}", uri.as_str())).ok(),
+        None => Some(uri),
+    }
+}
