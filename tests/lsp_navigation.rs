@@ -272,3 +272,97 @@ fn document_links_open_the_python_source_at_the_line() {
     );
     assert_eq!(links, json!([]));
 }
+
+#[test]
+fn the_diff_command_compares_an_open_dump_with_one_on_disk() {
+    let (mut client, root) = start_in_dumps();
+    let pre = "module_0004.jit_step.0000.HLO_passes_after_layout_assignment.after_reshape-decomposer.before_fusion.txt";
+    let post = "module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt";
+    let (before, after) = (format!("{root}/step/{pre}"), format!("{root}/step/{post}"));
+    // The editor's copy of the second, edited: its own fused computation renamed.
+    let edited = dump(post).replace("%fused_computation.2", "%fused_compare");
+    client.open(&after, &edited);
+    let answer = client.result(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before, after]}),
+    );
+    let text = answer["text"].as_str().unwrap();
+    assert!(
+        text.contains("+ computation %fused_compare (5 instructions)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("computations: 6 added, 0 removed, 4 changed, 4 unchanged\n"),
+        "{text}"
+    );
+    assert_eq!(answer["modules"][0]["added"].as_array().unwrap().len(), 6);
+    // Bad arguments: an error, not a crash.
+    let response = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before]}),
+    );
+    assert!(response.get("error").is_some(), "{response}");
+    let response = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [before, format!("{root}/missing.txt")]}),
+    );
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt"),
+        "{response}"
+    );
+}
+
+/// Waits for the end of the workspace index's progress; returns its message.
+fn index_finished(client: &mut Client) -> String {
+    let end = client.notification("$/progress", |p| p["value"]["kind"] == "end");
+    end["value"]["message"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn workspace_symbols_find_computations_of_unopened_dumps() {
+    let (mut client, root) = start_in_dumps();
+    let summary = index_finished(&mut client);
+    assert_eq!(summary, "4 files, 48 computations", "{summary}");
+    let found = client.result("workspace/symbol", json!({"query": "fused_computation.5"}));
+    let mut places: Vec<(String, Value)> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let uri = s["location"]["uri"].as_str().unwrap();
+            (
+                uri.rsplit('/').next().unwrap().to_string(),
+                s["location"]["range"]["start"].clone(),
+            )
+        })
+        .collect();
+    places.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(places.len(), 2, "{found}");
+    assert_eq!(places[0].0, "module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt");
+    assert_eq!(places[1].0, AFTER);
+    assert_eq!(
+        places[1].1,
+        position_of(&dump(AFTER), "%fused_computation.5 (", 0)
+    );
+    // Fusions are found too, with their computation.
+    let found = client.result("workspace/symbol", json!({"query": "subtract_exponential"}));
+    let fusion = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["location"]["uri"].as_str().unwrap().ends_with(AFTER))
+        .unwrap_or_else(|| panic!("{found}"));
+    assert_eq!(fusion["containerName"], "main.9");
+    // An open document answers for itself (its text, not the file's).
+    let document = format!("{root}/step/{AFTER}");
+    let edited = dump(AFTER).replace("%fused_computation.5", "%renamed_fusion_body");
+    client.open(&document, &edited);
+    let found = client.result("workspace/symbol", json!({"query": "fused_computation.5"}));
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    let found = client.result("workspace/symbol", json!({"query": "renamed_fusion_body"}));
+    assert_eq!(found[0]["location"]["uri"], document);
+    let _ = &mut client;
+}

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod coalescing;
+pub mod diff;
 pub mod maps;
 pub mod mlir;
 pub mod parse;
@@ -44,6 +45,8 @@ pub enum Command {
     Tiles(tiles::Args),
     /// Whether each operand read of a fusion is coalesced (XLA's GPU coalescing analysis).
     Coalescing(coalescing::Args),
+    /// What changed between two dumps of a module (or each pass of an XLA dump directory).
+    Diff(diff::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve(serve::Args),
 }
@@ -59,6 +62,7 @@ pub fn run() -> ExitCode {
         Some(Command::Mlir(args)) => mlir::run(args),
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
+        Some(Command::Diff(args)) => diff::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         None => serve::run(serve::Args::default()),
     }

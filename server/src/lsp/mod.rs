@@ -21,6 +21,7 @@ use tower_lsp_server::{LspService, Server};
 
 pub mod call_hierarchy;
 pub mod code_actions;
+pub mod commands;
 pub mod diagnostics;
 pub mod documents;
 pub mod folding;
@@ -45,6 +46,7 @@ pub mod source;
 pub mod sync;
 pub mod wire;
 pub mod workspace;
+pub mod workspace_index;
 
 use outbox::Outbox;
 use workspace::Workspace;
@@ -83,13 +85,14 @@ async fn serve(workspace: Arc<Workspace>) {
     let (service, socket) = LspService::build(|client| {
         let outbox = Outbox::start(client.clone());
         logging::forward_to_client(outbox.clone());
+        let outbox_for_backend = outbox.clone();
         let scheduler = diagnostics::DiagnosticsScheduler::start(workspace.clone(), outbox.clone());
         events = Some(sync::DocumentActor::spawn(
             workspace.clone(),
             outbox,
             scheduler,
         ));
-        server::Backend::new(client, workspace.clone())
+        server::Backend::new(client, workspace.clone()).with_outbox(outbox_for_backend)
     })
     .custom_method(server::DOCUMENT_TEXT, server::Backend::document_text)
     .custom_method(server::FUSION_MAPS, server::Backend::fusion_maps)

@@ -533,6 +533,52 @@ pub fn workspace_symbols(
     found
 }
 
+/// Adds the computations and fusions of indexed files that are not open (see
+/// [`super::workspace_index`]) whose name contains `query`, up to the limit.
+pub fn indexed_symbols(
+    files: &[std::sync::Arc<super::workspace_index::IndexedFile>],
+    open: &[std::sync::Arc<Snapshot>],
+    query: &str,
+    encoding: PositionEncoding,
+    found: &mut Vec<WorkspaceSymbol>,
+) {
+    use crate::dump::index::IndexedKind;
+    use tower_lsp_server::ls_types::{Position, Range as LspRange};
+    let query = query.to_lowercase();
+    for file in files {
+        if open.iter().any(|s| s.uri == file.uri) {
+            continue;
+        }
+        for symbol in &file.symbols {
+            if found.len() >= WORKSPACE_SYMBOL_LIMIT {
+                return;
+            }
+            if !symbol.name.to_lowercase().contains(&query) {
+                continue;
+            }
+            let column = match encoding {
+                PositionEncoding::Utf8 => symbol.utf8_column,
+                _ => symbol.utf16_column,
+            };
+            let range = LspRange::new(
+                Position::new(symbol.line, column),
+                Position::new(symbol.line, column + symbol.len),
+            );
+            found.push(WorkspaceSymbol {
+                name: symbol.name.clone(),
+                kind: match symbol.kind {
+                    IndexedKind::Computation => SymbolKind::FUNCTION,
+                    IndexedKind::Fusion => SymbolKind::FIELD,
+                },
+                tags: None,
+                container_name: Some(symbol.container.clone()),
+                location: OneOf::Left(Location::new(file.uri.clone(), range)),
+                data: None,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

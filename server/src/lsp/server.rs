@@ -14,7 +14,9 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, folding, hover, inlay_hints, navigation, source};
+use super::{
+    call_hierarchy, code_actions, commands, folding, hover, inlay_hints, navigation, source,
+};
 use crate::budget::Budget;
 
 /// The language server's request handlers.
@@ -22,6 +24,8 @@ pub struct Backend {
     client: Client,
     workspace: Arc<Workspace>,
     tokens: Arc<TokenCache>,
+    /// For background work that reports progress (the workspace index).
+    outbox: Option<super::outbox::Outbox>,
 }
 
 impl Backend {
@@ -30,7 +34,14 @@ impl Backend {
             client,
             workspace,
             tokens: Arc::default(),
+            outbox: None,
         }
+    }
+
+    /// Gives background work (the workspace index) a way to report progress.
+    pub fn with_outbox(mut self, outbox: super::outbox::Outbox) -> Self {
+        self.outbox = Some(outbox);
+        self
     }
 
     /// Runs `work` on the current snapshot of `uri` under the panic guard, and answers
@@ -229,6 +240,10 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: commands::names(),
+            work_done_progress_options: Default::default(),
+        }),
         document_link_provider: Some(DocumentLinkOptions {
             resolve_provider: Some(false),
             work_done_progress_options: Default::default(),
@@ -283,6 +298,9 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        if let Some(outbox) = &self.outbox {
+            super::workspace_index::spawn(self.workspace.clone(), outbox.clone());
+        }
         tracing::info!(
             "hlo-lsp {} ready ({:?} positions)",
             env!("CARGO_PKG_VERSION"),
@@ -440,11 +458,12 @@ impl LanguageServer for Backend {
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
         let snapshots = self.workspace.snapshots();
+        let indexed = self.workspace.index.files();
         let encoding = self.workspace.encoding();
         guarded("workspaceSymbol", move || {
-            Some(WorkspaceSymbolResponse::Nested(
-                navigation::workspace_symbols(&snapshots, &params.query, encoding),
-            ))
+            let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
+            navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
+            Some(WorkspaceSymbolResponse::Nested(found))
         })
         .await
     }
@@ -486,6 +505,25 @@ impl LanguageServer for Backend {
             move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
         )
         .await
+    }
+
+    async fn execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> Result<Option<serde_json::Value>> {
+        if params.command != commands::DIFF {
+            return Err(Error::invalid_params(format!(
+                "unknown command: {}",
+                params.command
+            )));
+        }
+        let workspace = self.workspace.clone();
+        let arguments = params.arguments;
+        let outcome = guarded("executeCommand", move || {
+            commands::diff(&workspace, &arguments)
+        })
+        .await?;
+        outcome.map(Some).map_err(Error::invalid_params)
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {

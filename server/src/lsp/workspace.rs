@@ -43,6 +43,8 @@ pub struct Workspace {
     /// The workspace folders (from `initialize`): where source files and dumps are
     /// looked for.
     pub roots: RwLock<Vec<std::path::PathBuf>>,
+    /// The HLO files of the workspace folders, indexed in the background.
+    pub index: super::workspace_index::WorkspaceIndex,
 }
 
 impl Default for Workspace {
@@ -61,6 +63,7 @@ impl Default for Workspace {
             shutdown_requested: AtomicBool::new(false),
             client_supports_progress: AtomicBool::new(false),
             roots: RwLock::default(),
+            index: Default::default(),
         }
     }
 }

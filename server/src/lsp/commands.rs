@@ -1,0 +1,77 @@
+//! `workspace/executeCommand`: `hlo-lsp.diff` compares two dumps of one module, the
+//! server side of `hlo-lsp diff A B` ([`crate::dump::diff`]).
+//!
+//! Arguments: two document URIs (or one object `{ "before": uri, "after": uri }`).
+//! An open document is read as the editor has it, another from disk. The answer is
+//! `{ "text": the CLI's text, "modules": [per-module diff as the CLI's --json] }`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tower_lsp_server::ls_types::Uri;
+
+use super::snapshot::Snapshot;
+use super::workspace::Workspace;
+use crate::dump::diff::{render, ModuleDiff};
+use crate::model::HloFile;
+
+/// The command names the server executes.
+pub const DIFF: &str = "hlo-lsp.diff";
+
+pub fn names() -> Vec<String> {
+    vec![DIFF.to_string()]
+}
+
+/// A document to compare: the open snapshot, or the file read from disk.
+enum Side {
+    Open(Arc<Snapshot>),
+    Read(HloFile),
+}
+
+impl Side {
+    fn file(&self) -> &HloFile {
+        match self {
+            Side::Open(snapshot) => snapshot.model(),
+            Side::Read(file) => file,
+        }
+    }
+}
+
+/// The two URIs of the arguments.
+pub fn diff_arguments(arguments: &[Value]) -> Result<(Uri, Uri), String> {
+    let uri = |v: &Value| -> Result<Uri, String> {
+        let text = v.as_str().ok_or("a URI must be a string")?;
+        text.parse().map_err(|_| format!("not a URI: {text}"))
+    };
+    match arguments {
+        [a, b] => Ok((uri(a)?, uri(b)?)),
+        [object] if object.is_object() => Ok((uri(&object["before"])?, uri(&object["after"])?)),
+        _ => Err(format!("{DIFF} takes two document URIs (before, after)")),
+    }
+}
+
+fn side(workspace: &Workspace, uri: &Uri) -> Result<Side, String> {
+    if let Some(snapshot) = workspace.snapshot(uri) {
+        return Ok(Side::Open(snapshot));
+    }
+    let path = uri
+        .to_file_path()
+        .ok_or_else(|| format!("not a file: {}", uri.as_str()))?;
+    let text = crate::cli::read_text(&path)?;
+    Ok(Side::Read(crate::model::parse_hlo(&text)))
+}
+
+/// Runs `hlo-lsp.diff` (blocking: call it off the async runtime).
+pub fn diff(workspace: &Workspace, arguments: &[Value]) -> Result<Value, String> {
+    let (a, b) = diff_arguments(arguments)?;
+    let (before, after) = (side(workspace, &a)?, side(workspace, &b)?);
+    let modules: Vec<ModuleDiff> = crate::cli::diff::compare_files(before.file(), after.file());
+    let mut text = String::new();
+    if modules.iter().all(ModuleDiff::is_empty) {
+        text.push_str("no change\n");
+    }
+    for m in modules.iter().filter(|m| !m.is_empty()) {
+        text.push_str(&render(m));
+    }
+    Ok(json!({ "text": text, "modules": modules }))
+}

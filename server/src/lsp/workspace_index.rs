@@ -1,0 +1,108 @@
+//! Background indexing of the workspace's HLO files (see [`crate::dump::index`]):
+//! after `initialized`, the files under the workspace folders are found and indexed
+//! off the async runtime, with `$/progress`, so that workspace symbols find the
+//! computations and fusions of files no editor has opened (a dump directory of
+//! `module_0042.jit_step.*.txt` files). Open documents answer for themselves: their
+//! indexed entries are ignored while they are open.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLock};
+
+use tower_lsp_server::ls_types::Uri;
+
+use super::outbox::Outbox;
+use super::progress::ProgressTask;
+use super::workspace::{read, write, Workspace};
+use crate::dump::index::{discover, symbols, IndexedSymbol, Limits};
+
+/// The symbols of one file on disk.
+#[derive(Debug)]
+pub struct IndexedFile {
+    pub uri: Uri,
+    pub symbols: Vec<IndexedSymbol>,
+}
+
+/// The files indexed so far.
+#[derive(Debug, Default)]
+pub struct WorkspaceIndex {
+    files: RwLock<Vec<Arc<IndexedFile>>>,
+}
+
+impl WorkspaceIndex {
+    /// The files indexed so far (cheap: shared).
+    pub fn files(&self) -> Vec<Arc<IndexedFile>> {
+        read(&self.files).clone()
+    }
+
+    fn add(&self, file: IndexedFile) {
+        write(&self.files).push(Arc::new(file));
+    }
+}
+
+/// Starts indexing the workspace folders in the background (nothing without folders).
+pub fn spawn(workspace: Arc<Workspace>, outbox: Outbox) {
+    let roots = workspace.roots();
+    if roots.is_empty() {
+        return;
+    }
+    tokio::task::spawn_blocking(move || build(&workspace, &outbox, &roots));
+}
+
+/// How many progress reports a run sends at most.
+const REPORTS: usize = 20;
+
+fn build(workspace: &Workspace, outbox: &Outbox, roots: &[PathBuf]) {
+    let found = discover(roots, &Limits::default());
+    let progress_enabled = workspace.client_supports_progress.load(Ordering::SeqCst);
+    let mut progress = ProgressTask::begin(
+        outbox,
+        progress_enabled && !found.files.is_empty(),
+        "Indexing HLO files".into(),
+    );
+    let total = found.files.len();
+    let mut computations = 0;
+    for (k, (path, _)) in found.files.iter().enumerate() {
+        if workspace.shutdown_requested.load(Ordering::SeqCst) {
+            return;
+        }
+        if let (Some(progress), true) = (&progress, k % total.div_ceil(REPORTS).max(1) == 0) {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            progress.report(
+                format!("{k}/{total} {name}"),
+                (k * 100 / total.max(1)) as u32,
+            );
+        }
+        let Some(uri) = Uri::from_file_path(path) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            tracing::info!("not indexed (unreadable or not UTF-8): {}", path.display());
+            continue;
+        };
+        let symbols = symbols(&text);
+        computations += symbols
+            .iter()
+            .filter(|s| s.kind == crate::dump::index::IndexedKind::Computation)
+            .count();
+        workspace.index.add(IndexedFile { uri, symbols });
+    }
+    let mut summary = format!("{total} files, {computations} computations");
+    if !found.too_large.is_empty() {
+        summary.push_str(&format!(
+            ", {} over {} MiB skipped",
+            found.too_large.len(),
+            Limits::default().max_file_bytes >> 20
+        ));
+    }
+    if found.truncated {
+        summary.push_str(", more files not indexed");
+    }
+    tracing::info!("workspace index: {summary}");
+    if let Some(progress) = progress.as_mut() {
+        progress.set_end_message(summary);
+    }
+}
