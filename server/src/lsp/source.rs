@@ -86,12 +86,13 @@ pub fn document_links(
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
     let mut finder = SourceFinder::new(roots, base.as_deref());
     let mut links = Vec::new();
-    let mut link = |range: std::ops::Range<usize>, file: &str, line: Option<u32>| {
+    // Adds a link when the file is found; true once the document has all it may get.
+    let mut link = |range: std::ops::Range<usize>, file: &str, line: Option<u32>| -> bool {
         if links.len() >= MAX_LINKS {
-            return;
+            return true;
         }
         let Some(target) = finder.find(file).and_then(|path| target(&path, line)) else {
-            return;
+            return false;
         };
         links.push(DocumentLink {
             range: snapshot.range(range, encoding),
@@ -102,11 +103,14 @@ pub fn document_links(
             }),
             data: None,
         });
+        false
     };
-    for (k, module) in snapshot.model().modules.iter().enumerate() {
+    'modules: for (k, module) in snapshot.model().modules.iter().enumerate() {
         let index = snapshot.stack_frames(k);
         for entry in index.file_names.values() {
-            link(entry.range.clone(), &entry.value, None);
+            if link(entry.range.clone(), &entry.value, None) {
+                break 'modules;
+            }
         }
         for (&id, entry) in &index.file_locations {
             if let Some(Frame {
@@ -115,7 +119,9 @@ pub fn document_links(
                 ..
             }) = index.location(id)
             {
-                link(entry.range.clone(), &file, line);
+                if link(entry.range.clone(), &file, line) {
+                    break 'modules;
+                }
             }
         }
         for chunk in snapshot
@@ -129,11 +135,11 @@ pub fn document_links(
                 if let (Some(file), Some(range)) =
                     (&metadata.source_file, &metadata.source_file_range)
                 {
-                    link(at + range.start..at + range.end, file, metadata.source_line);
+                    if link(at + range.start..at + range.end, file, metadata.source_line) {
+                        break 'modules;
+                    }
                 }
-                let leaf = metadata
-                    .stack_frame_id
-                    .and_then(|id| index.stack(id).into_iter().next());
+                let leaf = metadata.stack_frame_id.and_then(|id| index.innermost(id));
                 if let (
                     Some(Frame {
                         file: Some(file),
@@ -143,7 +149,9 @@ pub fn document_links(
                     Some(range),
                 ) = (leaf, &metadata.stack_frame_range)
                 {
-                    link(at + range.start..at + range.end, &file, line);
+                    if link(at + range.start..at + range.end, &file, line) {
+                        break 'modules;
+                    }
                 }
             }
         }

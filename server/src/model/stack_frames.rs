@@ -224,6 +224,15 @@ impl StackFrameIndex {
         (stored > 0).then_some(stored)
     }
 
+    /// Frame `id` itself (the innermost of its stack), without its callers.
+    pub fn innermost(&self, id: u32) -> Option<Frame> {
+        let frame = self.stack_frames.get(&id)?;
+        Some(
+            self.location(frame.value.file_location_id)
+                .unwrap_or_default(),
+        )
+    }
+
     /// The stack of frame `id`, innermost first; empty when the frame is unknown.
     /// A frame whose location is missing stands as an empty [`Frame`].
     pub fn stack(&self, id: u32) -> Vec<Frame> {
@@ -304,6 +313,8 @@ mod tests {
             "make_dumps.py:27 in softmax ← … 2 more"
         );
         assert_eq!(index.stack(1).len(), 1);
+        assert_eq!(index.innermost(3), stack.first().cloned());
+        assert_eq!(index.innermost(9), None);
         let nested = Frame {
             function: Some("step.<locals>.body.<locals>.<lambda>".into()),
             ..Frame::default()
