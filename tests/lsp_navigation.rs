@@ -366,3 +366,49 @@ fn workspace_symbols_find_computations_of_unopened_dumps() {
     assert_eq!(found[0]["location"]["uri"], document);
     let _ = &mut client;
 }
+
+#[test]
+fn a_dump_written_again_is_indexed_again() {
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-index-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(AFTER);
+    std::fs::write(&path, dump(AFTER)).unwrap();
+    let mut client = Client::spawn(&[]);
+    client.result(
+        "initialize",
+        json!({
+            "processId": null,
+            "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "dumps"}],
+            "capabilities": {"window": {"workDoneProgress": true}},
+        }),
+    );
+    client.notify("initialized", json!({}));
+    assert_eq!(index_finished(&mut client), "1 files, 17 computations");
+    let found = client.result(
+        "workspace/symbol",
+        json!({"query": "wrapped_reduce_computation"}),
+    );
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    // XLA writes the dump again, with a renamed computation (and a later time).
+    std::fs::write(
+        &path,
+        dump(AFTER).replace("wrapped_reduce_computation", "wrapped_max"),
+    )
+    .unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let found = client.result(
+        "workspace/symbol",
+        json!({"query": "wrapped_reduce_computation"}),
+    );
+    assert_eq!(found, json!([]));
+    let found = client.result("workspace/symbol", json!({"query": "wrapped_max"}));
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

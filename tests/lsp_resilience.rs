@@ -433,3 +433,190 @@ fn inlay_hints_over_a_huge_fusion_are_capped() {
     assert_responsive(&mut client, "hints");
     assert!(client.shutdown_and_exit().success());
 }
+
+// ---- Issue 19.2: slow requests are cancelled, budgeted, and never waited for ----
+
+/// A Triton fusion whose tiling has no valid tile near the configured one: the
+/// output `f32[50 x rank]` merges `[10, 5]` pairs, and a tile of 4 divides
+/// neither way, so the search for the nearest valid tiling walks 6^rank
+/// combinations (each size from 1 to 32 per dimension) of which only all-ones
+/// qualifies. At rank 10 (60 million combinations) the hover's analysis takes
+/// minutes while memory stays flat: the slow request of these tests.
+fn tiling_search(rank: usize) -> String {
+    let pairs = vec!["10,5"; rank].join(",");
+    let merged = vec!["50"; rank].join(",");
+    let layout = |r: usize| {
+        (0..r)
+            .rev()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let tiles = vec!["\"4\""; rank].join(",");
+    format!(
+        "HloModule tiling_search\n\nfused_merge {{\n  p0 = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT r = f32[{merged}]{{{outer}}} reshape(p0)\n}}\n\nENTRY main {{\n  a = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT f = f32[{merged}]{{{outer}}} fusion(a), kind=kCustom, calls=fused_merge, backend_config={{\"fusion_backend_config\":{{\"kind\":\"__triton\",\"block_level_fusion_config\":{{\"output_tiles\":[{{\"sizes\":[{tiles}]}}],\"num_warps\":\"1\"}}}}}}\n}}\n",
+        inner = layout(2 * rank),
+        outer = layout(rank),
+    )
+}
+
+/// Time budgets long enough that nothing in these tests ends by its budget:
+/// whatever answers early was cancelled, or never waited for the slow work.
+const NO_DEADLINE: f64 = 600.0;
+
+/// A hover answered on a small document while slow work runs elsewhere: right,
+/// and well within `PROMPT` (generous: the machine may be loaded; the proof that
+/// nothing waited for the slow work is the order of answers, checked by callers).
+const PROMPT: Duration = Duration::from_secs(2);
+
+fn probe_hover(client: &mut Client, name: &str) -> Duration {
+    let probe = uri(&format!("probe-{name}.hlo"));
+    client.open(&probe, PROBE);
+    let at = json!({"textDocument": {"uri": probe}, "position": position_of(PROBE, "negate", 0)});
+    let started = Instant::now();
+    let hover = client.result("textDocument/hover", at);
+    let elapsed = started.elapsed();
+    let text = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.contains("%n = f32[8] negate(f32[8] %p)"), "{hover}");
+    assert!(
+        elapsed < PROMPT,
+        "hover on another document took {elapsed:?}"
+    );
+    elapsed
+}
+
+/// Opens the slow document and returns the hover parameters on its fusion.
+fn open_slow(client: &mut Client, name: &str) -> (String, String, Value) {
+    let text = tiling_search(10);
+    let document = uri(&format!("{name}.hlo"));
+    client.open(&document, &text);
+    let at =
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "ROOT f", 5)});
+    (document, text, at)
+}
+
+#[test]
+fn eight_cancelled_hovers_are_answered_at_once_and_stop_computing() {
+    let _one = exclusive();
+    let (mut client, _) = Client::start_with(json!({"timeBudget": NO_DEADLINE}), false);
+    let (_, _, at) = open_slow(&mut client, "cancelled");
+    let ids: Vec<i64> = (0..8)
+        .map(|_| client.send_request("textDocument/hover", at.clone()))
+        .collect();
+    // Answered after the eight were read: they are running.
+    probe_hover(&mut client, "before-cancel");
+    std::thread::sleep(Duration::from_millis(300));
+    let cancelled = Instant::now();
+    for id in &ids {
+        client.notify("$/cancelRequest", json!({"id": id}));
+    }
+    for id in &ids {
+        let answer = client.response(*id);
+        assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    }
+    let answered = cancelled.elapsed();
+    assert!(
+        answered < Duration::from_secs(5),
+        "cancelled after {answered:?}"
+    );
+    // The work itself stopped (uncancelled, each would run for minutes).
+    let stopped = client.wait_log("hover stopped (Cancelled)", 8, Duration::from_secs(10));
+    assert_eq!(stopped, 8, "stderr:\n{}", client.stderr());
+    probe_hover(&mut client, "after-cancel");
+    assert_responsive(&mut client, "after-cancel-quick");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn a_slow_hover_is_not_waited_for_by_a_hover_on_another_document() {
+    let _one = exclusive();
+    let (mut client, _) = Client::start_with(json!({"timeBudget": NO_DEADLINE}), false);
+    let (_, _, at) = open_slow(&mut client, "not-waited-for");
+    let slow = client.send_request("textDocument/hover", at);
+    std::thread::sleep(Duration::from_millis(300));
+    for k in 0..3 {
+        probe_hover(&mut client, &format!("meanwhile-{k}"));
+    }
+    // Still running after the probes were answered: a result now would mean
+    // that it had finished first.
+    client.notify("$/cancelRequest", json!({"id": slow}));
+    let answer = client.response(slow);
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn a_hover_out_of_time_answers_what_it_has_marked_partial() {
+    let _one = exclusive();
+    // The default budget: a hover may take a second.
+    let mut client = Client::start();
+    let (_, _, at) = open_slow(&mut client, "partial");
+    let started = Instant::now();
+    let hover = client.result("textDocument/hover", at);
+    let elapsed = started.elapsed();
+    let text = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.contains("%f = f32[50,50,"), "{text}");
+    assert!(text.contains("**Partial**"), "{text}");
+    assert!(text.contains("time budget"), "{text}");
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    assert_responsive(&mut client, "partial");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn an_edit_stops_the_hover_it_makes_stale() {
+    let _one = exclusive();
+    let (mut client, _) = Client::start_with(json!({"timeBudget": NO_DEADLINE}), false);
+    let (document, _, at) = open_slow(&mut client, "edited");
+    let hover = client.send_request("textDocument/hover", at);
+    std::thread::sleep(Duration::from_millis(300));
+    let edited = Instant::now();
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": document, "version": 2},
+               "contentChanges": [{"range": {"start": lsp_support::pos(0, 0), "end": lsp_support::pos(0, 0)},
+                                   "text": "// edited\n"}]}),
+    );
+    let answer = client.response(hover);
+    assert_eq!(answer["error"]["code"], -32801, "{answer}");
+    assert!(
+        edited.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        edited.elapsed()
+    );
+    assert_eq!(
+        client.wait_log("hover stopped (Cancelled)", 1, Duration::from_secs(10)),
+        1
+    );
+    probe_hover(&mut client, "edited");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn checks_out_of_time_publish_what_they_found_with_a_note() {
+    let _one = exclusive();
+    // Each computation's checks get ten times this: half a second.
+    let (mut client, _) = Client::start_with(json!({"timeBudget": 0.05}), false);
+    let (document, _, _) = open_slow(&mut client, "checked");
+    let started = Instant::now();
+    let diagnostics = client.diagnostics(&document, 1);
+    let elapsed = started.elapsed();
+    let notes: Vec<&Value> = diagnostics
+        .iter()
+        .filter(|d| d["code"] == "analysis-budget")
+        .collect();
+    assert!(!notes.is_empty(), "{diagnostics:?}");
+    assert!(
+        notes[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopped at their time budget (0.5 s)"),
+        "{}",
+        notes[0]
+    );
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    // What was found before the budget ran out is there.
+    assert!(codes(&diagnostics).len() > notes.len(), "{diagnostics:?}");
+    probe_hover(&mut client, "checked");
+    assert!(client.shutdown_and_exit().success());
+}

@@ -42,6 +42,9 @@ struct Shared {
     /// Distinguishes budgets (see [`Budget::id`]).
     id: u64,
     deadline: Option<Instant>,
+    /// How long each part of the work that answers on its own (one computation's
+    /// checks) may take, when the caller says (see [`Budget::with_part_limit`]).
+    part_limit: Option<Duration>,
     /// 0 while running, else the [`Cut`] (1 deadline, 2 cancelled).
     cut: AtomicU8,
     parent: Option<Arc<Shared>>,
@@ -102,14 +105,27 @@ impl Budget {
 
     /// Cancellable, with `time` to run (from now) when given.
     pub fn new(time: Option<Duration>) -> Budget {
+        Budget::with_part_limit(time, None)
+    }
+
+    /// [`Budget::new`], also saying how long each part of the work that answers
+    /// on its own may take (see [`Budget::part_limit`]).
+    pub fn with_part_limit(time: Option<Duration>, part_limit: Option<Duration>) -> Budget {
         Budget {
             shared: Some(Arc::new(Shared {
                 id: next_id(),
                 deadline: time.map(|t| Instant::now() + t),
+                part_limit,
                 cut: AtomicU8::new(RUNNING),
                 parent: None,
             })),
         }
+    }
+
+    /// How long each part of the work that answers on its own (one computation's
+    /// checks, which then report what they found) may take, if the creator said.
+    pub fn part_limit(&self) -> Option<Duration> {
+        self.shared.as_ref().and_then(|s| s.part_limit)
     }
 
     /// A budget of `time` (from now) that also stops when this one does: one
@@ -119,6 +135,7 @@ impl Budget {
             shared: Some(Arc::new(Shared {
                 id: next_id(),
                 deadline: Some(Instant::now() + time),
+                part_limit: None,
                 cut: AtomicU8::new(RUNNING),
                 parent: self.shared.clone(),
             })),

@@ -49,6 +49,8 @@ pub struct Client {
     incoming: Receiver<Value>,
     /// Notifications received while waiting for something else.
     notifications: VecDeque<Value>,
+    /// Responses received while waiting for something else.
+    responses: VecDeque<Value>,
     next_id: i64,
     stderr: Arc<Mutex<String>>,
 }
@@ -87,6 +89,7 @@ impl Client {
             stdin,
             incoming,
             notifications: VecDeque::new(),
+            responses: VecDeque::new(),
             next_id: 1,
             stderr,
         }
@@ -125,6 +128,19 @@ impl Client {
 
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits up to `patience` until the server's log holds `needle` `count` times;
+    /// returns how many times it does.
+    pub fn wait_log(&self, needle: &str, count: usize, patience: Duration) -> usize {
+        let deadline = Instant::now() + patience;
+        loop {
+            let seen = self.stderr().matches(needle).count();
+            if seen >= count || Instant::now() >= deadline {
+                return seen;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Writes raw bytes to the server's stdin.
@@ -214,6 +230,9 @@ impl Client {
     }
 
     fn wait_message(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(index) = self.responses.iter().position(&wanted) {
+            return self.responses.remove(index).unwrap();
+        }
         let deadline = Instant::now() + timeout();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -229,13 +248,40 @@ impl Client {
             if wanted(&message) {
                 return message;
             }
-            if message.get("method").is_some() && message.get("id").is_some() {
-                // A request from the server (progress creation, refreshes): accept it.
-                let id = message["id"].clone();
-                self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-            }
-            if message.get("method").is_some() {
-                self.notifications.push_back(message);
+            self.keep(message);
+        }
+    }
+
+    /// Files a message nobody waits for yet: answers the server's own requests
+    /// (progress creation, refreshes), queues notifications and responses.
+    fn keep(&mut self, message: Value) {
+        if message.get("method").is_some() && message.get("id").is_some() {
+            let id = message["id"].clone();
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+        }
+        if message.get("method").is_some() {
+            self.notifications.push_back(message);
+        } else {
+            self.responses.push_back(message);
+        }
+    }
+
+    /// The next response to any request (queued ones first), waiting at most
+    /// `patience`; `None` when none came. Notifications are queued meanwhile.
+    pub fn next_response(&mut self, patience: Duration) -> Option<Value> {
+        if let Some(response) = self.responses.pop_front() {
+            return Some(response);
+        }
+        let deadline = Instant::now() + patience;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok(message) if message.get("method").is_none() => return Some(message),
+                Ok(message) => self.keep(message),
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("server closed its output; stderr:\n{}", self.stderr())
+                }
             }
         }
     }

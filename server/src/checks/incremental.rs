@@ -135,9 +135,10 @@ impl Checked {
     }
 }
 
-/// How long the checks of one computation may run in the server: a computation
-/// that takes longer keeps what was found, with a note saying so (kept like any
-/// finding, so that it is not checked again and again).
+/// How long the checks of one computation may run in the server unless its
+/// budget says otherwise ([`Budget::part_limit`]): a computation that takes longer
+/// keeps what was found, with a note saying so (kept like any finding, so that it
+/// is not checked again and again).
 pub const COMPUTATION_BUDGET: Duration = Duration::from_secs(10);
 
 /// The findings of computation `c` under the caller's budget (the server's; none
@@ -154,7 +155,8 @@ fn checked_within(
     if budget.is_exhausted() {
         return None;
     }
-    let part = budget.child(COMPUTATION_BUDGET);
+    let limit = budget.part_limit().unwrap_or(COMPUTATION_BUDGET);
+    let part = budget.child(limit);
     let mut found = part.run(|| super::of_computation(file, mi, c));
     match part.cut() {
         None => Some(found),
@@ -164,9 +166,9 @@ fn checked_within(
                 Severity::Information,
                 codes::ANALYSIS_BUDGET,
                 format!(
-                    "checks of `{}` stopped after {} s (their time budget): some findings may be missing",
+                    "checks of `{}` stopped at their time budget ({} s): some findings may be missing",
                     c.name,
-                    COMPUTATION_BUDGET.as_secs()
+                    limit.as_secs_f64()
                 ),
             ));
             Some(found)

@@ -20,6 +20,7 @@ use tower_lsp_server::ls_types::{
 use super::guard::guarded_within;
 use super::outbox::{Outbox, Outgoing};
 use super::position::PositionEncoding;
+use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
 use crate::budget::{Budget, Cut};
@@ -141,7 +142,10 @@ async fn run(
             if let Some(stale) = state.running.remove(&uri) {
                 stale.cancel();
             }
-            let budget = Budget::new(None);
+            // No deadline for the whole document: each computation's checks
+            // have their own, and report what they found when it passes.
+            let part = workspace.settings().time_budget(Work::Checks);
+            let budget = Budget::with_part_limit(None, Some(part));
             if snapshot.is_some() {
                 state.running.insert(uri.clone(), budget.clone());
             }

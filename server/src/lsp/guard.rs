@@ -28,9 +28,16 @@ where
     T: Send + 'static,
 {
     let mut cancel = CancelOnDrop(Some(budget.clone()));
-    let outcome =
-        tokio::task::spawn_blocking(move || catch_unwind(AssertUnwindSafe(|| budget.run(work))))
-            .await;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| budget.run(work)));
+        if let Some(cut) = budget.cut() {
+            // Tests read this line to see that cancelled work really stopped.
+            tracing::info!("{what} stopped ({cut:?}) after {:?}", started.elapsed());
+        }
+        outcome
+    })
+    .await;
     cancel.0 = None;
     match outcome {
         Ok(Ok(value)) => Ok(value),

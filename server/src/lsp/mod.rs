@@ -34,6 +34,7 @@ pub mod maps;
 pub mod mlir;
 pub mod navigation;
 pub mod outbox;
+pub mod pool;
 pub mod position;
 pub mod progress;
 pub mod reaper;

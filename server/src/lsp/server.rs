@@ -3,7 +3,6 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
@@ -12,6 +11,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::guard::{guarded, guarded_within};
 use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
+use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
 use super::{
@@ -56,7 +56,7 @@ impl Backend {
             .snapshot(uri)
             .ok_or_else(|| unknown_document(uri))?;
         let encoding = self.workspace.encoding();
-        let budget = Budget::new(Some(time_budget(what)));
+        let budget = Budget::new(Some(self.workspace.settings().time_budget(work_of(what))));
         // An edit of the document makes the answer stale: stop the work then.
         let _registered = self.workspace.register_work(uri, &budget);
         let answer = {
@@ -96,16 +96,14 @@ impl Backend {
     }
 }
 
-/// How long a request's analysis may run before it answers with what it has
-/// (marked partial where the answer can say so: hovers). Editors re-ask for hovers
-/// and hints as the user moves, so these stay short; the fusion-maps panel asks
-/// for everything once.
-pub fn time_budget(what: &str) -> Duration {
+/// Which time budget a request's analysis gets: it then answers with what it has
+/// (marked partial where the answer can say so: hovers).
+fn work_of(what: &str) -> Work {
     match what {
-        "hover" => Duration::from_secs(1),
-        "inlayHint" => Duration::from_secs(2),
-        "fusionMaps" => Duration::from_secs(10),
-        _ => Duration::from_secs(5),
+        "hover" => Work::Hover,
+        "inlayHint" => Work::InlayHints,
+        "fusionMaps" => Work::FusionMaps,
+        _ => Work::Other,
     }
 }
 
@@ -460,9 +458,10 @@ impl LanguageServer for Backend {
         params: WorkspaceSymbolParams,
     ) -> Result<Option<WorkspaceSymbolResponse>> {
         let snapshots = self.workspace.snapshots();
-        let indexed = self.workspace.index.files();
+        let workspace = self.workspace.clone();
         let encoding = self.workspace.encoding();
         guarded("workspaceSymbol", move || {
+            let indexed = workspace.index.fresh_files();
             let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
             navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
             Some(WorkspaceSymbolResponse::Nested(found))

@@ -5,6 +5,8 @@
 //! are ignored and a malformed value keeps the previous setting, with a warning, so a
 //! typo in an editor config never takes features down.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -47,6 +49,23 @@ pub struct Settings {
     /// Publish `uncoalesced-read` as a warning instead of information
     /// (`coalescing.severity`).
     pub uncoalesced_warning: bool,
+    /// How long a hover's analysis may run before it answers with what it has,
+    /// marked partial (`timeBudget`, seconds); other work gets multiples of it
+    /// (see [`Settings::time_budget`]).
+    pub time_budget: Duration,
+}
+
+/// What a [`Settings::time_budget`] is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Hover,
+    InlayHints,
+    /// The fusion-maps panel: everything about one fusion, asked for once.
+    FusionMaps,
+    /// The checks of one computation (diagnostics).
+    Checks,
+    /// Any other request.
+    Other,
 }
 
 impl Default for Settings {
@@ -58,6 +77,7 @@ impl Default for Settings {
             physical_layout: false,
             coalescing_device: crate::coalescing::Device::a6000(),
             uncoalesced_warning: false,
+            time_budget: Duration::from_secs(1),
         }
     }
 }
@@ -74,11 +94,27 @@ struct RawSettings {
     physical_layout: Option<Value>,
     /// `{"device": "a6000" | {...}, "severity": "information" | "warning"}`.
     coalescing: Option<Value>,
+    /// Seconds (a positive number).
+    time_budget: Option<Value>,
 }
 
 impl Settings {
     /// Inlay hints longer than this are truncated in `short` mode.
     pub const SHORT_HINT_CHARS: usize = 40;
+
+    /// How long `work` may run before it answers with what it has. Editors ask
+    /// for hovers and hints again as the user moves, so those stay short; the
+    /// fusion-maps panel and a computation's checks (which run once per edit, off
+    /// any request) get ten times the hover's.
+    pub fn time_budget(&self, work: Work) -> Duration {
+        let factor = match work {
+            Work::Hover => 1,
+            Work::InlayHints => 2,
+            Work::Other => 5,
+            Work::FusionMaps | Work::Checks => 10,
+        };
+        self.time_budget.saturating_mul(factor)
+    }
 
     /// Applies a settings object (bare or under a section) on top of `self`.
     /// Returns one warning per value that could not be used.
@@ -126,6 +162,17 @@ impl Settings {
             warnings.push(format!(
                 "utilizationBudget must be a positive number, got {budget}"
             ));
+        }
+        if let Some(seconds) = raw.time_budget.filter(|v| !v.is_null()) {
+            match seconds
+                .as_f64()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            {
+                Some(time) if !time.is_zero() => self.time_budget = time,
+                _ => warnings.push(format!(
+                    "ignoring setting timeBudget={seconds}: expected a positive number of seconds"
+                )),
+            }
         }
         if let Some(c) = raw.coalescing.filter(|c| !c.is_null()) {
             self.apply_coalescing(&c, &mut warnings);
@@ -203,6 +250,38 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert_eq!(settings, Settings::default());
         assert_eq!(settings.apply(&json!(3)).len(), 1);
+    }
+
+    #[test]
+    fn time_budget_in_seconds_scales_every_budget() {
+        let mut settings = Settings::default();
+        assert_eq!(settings.time_budget(Work::Hover), Duration::from_secs(1));
+        assert!(settings.apply(&json!({"timeBudget": 0.25})).is_empty());
+        assert_eq!(
+            settings.time_budget(Work::Hover),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            settings.time_budget(Work::InlayHints),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            settings.time_budget(Work::Checks),
+            Duration::from_millis(2500)
+        );
+        for bad in [json!(0), json!(-1), json!("1"), json!(1e300)] {
+            assert_eq!(
+                settings.apply(&json!({"timeBudget": bad})).len(),
+                1,
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            settings.time_budget(Work::Hover),
+            Duration::from_millis(250)
+        );
+        settings.apply(&json!({"timeBudget": 1e9}));
+        assert!(settings.time_budget(Work::Checks) >= Duration::from_secs(1_000_000_000));
     }
 
     #[test]

@@ -262,7 +262,7 @@ impl Snapshot {
             if self.is_mlir() {
                 return self.mlir().diagnostics.clone();
             }
-            self.checked.diagnostics(&self.document)
+            super::pool::run_checks(|| self.checked.diagnostics(&self.document))
         })
     }
 

@@ -3,11 +3,14 @@
 //! off the async runtime, with `$/progress`, so that workspace symbols find the
 //! computations and fusions of files no editor has opened (a dump directory of
 //! `module_0042.jit_step.*.txt` files). Open documents answer for themselves: their
-//! indexed entries are ignored while they are open.
+//! indexed entries are ignored while they are open. A file changed on disk since it was
+//! indexed (saved after an edit, a dump written again) is indexed again when a query
+//! reads it; files created later are not seen until the next start.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
 
 use tower_lsp_server::ls_types::Uri;
 
@@ -20,7 +23,35 @@ use crate::dump::index::{discover, symbols, IndexedSymbol, Limits};
 #[derive(Debug)]
 pub struct IndexedFile {
     pub uri: Uri,
+    pub path: PathBuf,
+    /// The file's modification time when it was read.
+    pub modified: Option<SystemTime>,
     pub symbols: Vec<IndexedSymbol>,
+}
+
+impl IndexedFile {
+    /// Reads and indexes `path`; `None` when it cannot be read as text.
+    pub fn read(path: &Path) -> Option<IndexedFile> {
+        let uri = Uri::from_file_path(path)?;
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            tracing::info!("not indexed (unreadable or not UTF-8): {}", path.display());
+            return None;
+        };
+        Some(IndexedFile {
+            uri,
+            path: path.to_path_buf(),
+            modified,
+            symbols: symbols(&text),
+        })
+    }
+
+    fn is_stale(&self) -> bool {
+        let now = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
+        now != self.modified
+    }
 }
 
 /// The files indexed so far.
@@ -33,6 +64,39 @@ impl WorkspaceIndex {
     /// The files indexed so far (cheap: shared).
     pub fn files(&self) -> Vec<Arc<IndexedFile>> {
         read(&self.files).clone()
+    }
+
+    /// The files indexed so far, those changed on disk since read again (blocking: a
+    /// `stat` per file). A file that can no longer be read is dropped.
+    pub fn fresh_files(&self) -> Vec<Arc<IndexedFile>> {
+        let stale: Vec<PathBuf> = self
+            .files()
+            .iter()
+            .filter(|f| f.is_stale())
+            .map(|f| f.path.clone())
+            .collect();
+        if !stale.is_empty() {
+            let again: Vec<(PathBuf, Option<Arc<IndexedFile>>)> = stale
+                .into_iter()
+                .map(|path| {
+                    let file = IndexedFile::read(&path).map(Arc::new);
+                    (path, file)
+                })
+                .collect();
+            // In place: the background indexing may be adding files meanwhile.
+            let mut files = write(&self.files);
+            for (path, file) in again {
+                if let Some(k) = files.iter().position(|f| f.path == path) {
+                    match file {
+                        Some(file) => files[k] = file,
+                        None => {
+                            files.remove(k);
+                        }
+                    }
+                }
+            }
+        }
+        self.files()
     }
 
     fn add(&self, file: IndexedFile) {
@@ -76,19 +140,15 @@ fn build(workspace: &Workspace, outbox: &Outbox, roots: &[PathBuf]) {
                 (k * 100 / total.max(1)) as u32,
             );
         }
-        let Some(uri) = Uri::from_file_path(path) else {
+        let Some(file) = IndexedFile::read(path) else {
             continue;
         };
-        let Ok(text) = std::fs::read_to_string(path) else {
-            tracing::info!("not indexed (unreadable or not UTF-8): {}", path.display());
-            continue;
-        };
-        let symbols = symbols(&text);
-        computations += symbols
+        computations += file
+            .symbols
             .iter()
             .filter(|s| s.kind == crate::dump::index::IndexedKind::Computation)
             .count();
-        workspace.index.add(IndexedFile { uri, symbols });
+        workspace.index.add(file);
     }
     let mut summary = format!("{total} files, {computations} computations");
     if !found.too_large.is_empty() {

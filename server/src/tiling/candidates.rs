@@ -185,7 +185,12 @@ fn enumerate_within(
                 });
             }
         }
-        if !advance(&mut index, &per_dim) || out.len() >= MAX_COMBINATIONS {
+        // Up to 20,000 valid ones among millions of combinations can take
+        // minutes: a request out of time or cancelled takes what was found.
+        if !advance(&mut index, &per_dim)
+            || out.len() >= MAX_COMBINATIONS
+            || crate::budget::exhausted()
+        {
             return out;
         }
     }
