@@ -410,5 +410,15 @@ fn a_dump_written_again_is_indexed_again() {
     assert_eq!(found, json!([]));
     let found = client.result("workspace/symbol", json!({"query": "wrapped_max"}));
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    // A dump written after the server started is found once the folders are walked
+    // again (at most once a second).
+    std::fs::write(
+        dir.join("new.hlo"),
+        dump(AFTER).replace("wrapped_reduce_computation", "written_later"),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let found = client.result("workspace/symbol", json!({"query": "written_later"}));
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -461,6 +461,7 @@ impl LanguageServer for Backend {
         let workspace = self.workspace.clone();
         let encoding = self.workspace.encoding();
         guarded("workspaceSymbol", move || {
+            workspace.index.add_new_files(&workspace.roots());
             let indexed = workspace.index.fresh_files();
             let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
             navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);

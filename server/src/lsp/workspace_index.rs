@@ -5,12 +5,14 @@
 //! `module_0042.jit_step.*.txt` files). Open documents answer for themselves: their
 //! indexed entries are ignored while they are open. A file changed on disk since it was
 //! indexed (saved after an edit, a dump written again) is indexed again when a query
-//! reads it; files created later are not seen until the next start.
+//! reads it; a file created later is found by a query too, the folders being walked
+//! again at most once per [`REWALK`].
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use tower_lsp_server::ls_types::Uri;
 
@@ -54,10 +56,18 @@ impl IndexedFile {
     }
 }
 
+/// The workspace folders are walked for new files at most this often (queries walk
+/// them; a walk of 5,000 files costs milliseconds).
+pub const REWALK: Duration = Duration::from_secs(1);
+
 /// The files indexed so far.
 #[derive(Debug, Default)]
 pub struct WorkspaceIndex {
     files: RwLock<Vec<Arc<IndexedFile>>>,
+    /// Set when the first indexing is over: until then it finds new files itself.
+    complete: AtomicBool,
+    /// When the folders were last walked.
+    walked: Mutex<Option<Instant>>,
 }
 
 impl WorkspaceIndex {
@@ -99,8 +109,38 @@ impl WorkspaceIndex {
         self.files()
     }
 
+    /// Indexes the files created under `roots` since the folders were last walked
+    /// (blocking). Does nothing before the first indexing is over or within
+    /// [`REWALK`] of the last walk.
+    pub fn add_new_files(&self, roots: &[PathBuf]) {
+        if roots.is_empty() || !self.complete.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut walked) = self.walked.lock() {
+            if walked.is_some_and(|t| t.elapsed() < REWALK) {
+                return;
+            }
+            *walked = Some(Instant::now());
+        }
+        let known: HashSet<PathBuf> = self.files().iter().map(|f| f.path.clone()).collect();
+        let found = discover(roots, &Limits::default());
+        for (path, _) in found.files.iter().filter(|(p, _)| !known.contains(p)) {
+            if let Some(file) = IndexedFile::read(path) {
+                self.add(file);
+            }
+        }
+    }
+
     fn add(&self, file: IndexedFile) {
         write(&self.files).push(Arc::new(file));
+    }
+
+    /// The first indexing is over: later walks add what it did not see.
+    fn finish(&self) {
+        if let Ok(mut walked) = self.walked.lock() {
+            *walked = Some(Instant::now());
+        }
+        self.complete.store(true, Ordering::SeqCst);
     }
 }
 
@@ -161,6 +201,7 @@ fn build(workspace: &Workspace, outbox: &Outbox, roots: &[PathBuf]) {
     if found.truncated {
         summary.push_str(", more files not indexed");
     }
+    workspace.index.finish();
     tracing::info!("workspace index: {summary}");
     if let Some(progress) = progress.as_mut() {
         progress.set_end_message(summary);
