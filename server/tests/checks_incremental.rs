@@ -433,6 +433,24 @@ fn edit_storms_from_more_seeds() {
     }
 }
 
+/// Seed 11, step 754 of the storms: an edit defines `y`, which a computation with
+/// syntax errors calls in a way only the parser's error recovery sees.
+#[test]
+fn a_name_defined_by_an_edit_reaches_a_caller_only_the_parser_sees() {
+    let text = std::fs::read_to_string(format!("{DATA}/storms/seed11_step754.hlo.txt"))
+        .expect("test data");
+    let doc = Document::parse(&text);
+    let checked = Checked::new(&doc);
+    checked.diagnostics(&doc);
+    let (next, change) = doc.edited(1081, 1082, ")");
+    let incremental = sorted(checked.after(&next, &change).diagnostics(&next));
+    let mut edited = text.clone();
+    edited.replace_range(1081..1082, ")");
+    let fresh = sorted(checks::all(&Document::parse(&edited)));
+    assert!(fresh.iter().any(|d| d.code == "call-arity"), "{fresh:?}");
+    assert_eq!(incremental, fresh);
+}
+
 /// A computation that begins where the previous one ends (inside a line): a finding
 /// elsewhere that points at its name must move with it (found by the storms).
 #[test]

@@ -14,7 +14,9 @@
 //!
 //! Names are what tie computations together (calls are by name), so an edit that adds,
 //! removes or renames a computation is covered by the same rules: old and new names
-//! both count. An edit of a module header or separator recomputes everything: it moves
+//! both count. Callers are found from the outlines (a byte scan), so computations with
+//! syntax errors, where the parser's recovery may see other calls, are recomputed on
+//! any such edit. An edit of a module header or separator recomputes everything: it moves
 //! the scopes names resolve in.
 
 use std::collections::HashSet;
@@ -214,6 +216,19 @@ fn affected<'a>(file: &HloFile, touched: impl Iterator<Item = &'a Chunk>) -> Vec
         }
         if entry {
             out.extend(m.marked_entries.iter().map(|&id| m.chunk_of(id)));
+        }
+        // The callers above come from outlines, a byte scan that agrees with the
+        // parser on well-formed text only: where the parser recovered from syntax
+        // errors it may have read a call the scan did not (a storm found
+        // `to_apply=  y` inside unbalanced braces). Such computations are recomputed
+        // whenever a name is defined or removed; they are rare and small.
+        if !defined.is_empty() {
+            out.extend(
+                m.units
+                    .iter()
+                    .filter(|p| p.unit.has_syntax_errors())
+                    .map(|p| p.chunk),
+            );
         }
     }
     out

@@ -190,6 +190,15 @@ impl Unit {
     pub fn is_built(&self) -> bool {
         self.built.get().is_some()
     }
+
+    /// Whether the chunk, once built, has syntax errors (`false` while not built).
+    pub fn has_syntax_errors(&self) -> bool {
+        self.built.get().is_some_and(|b| {
+            b.diagnostics
+                .iter()
+                .any(|d| d.code == super::diagnostics::codes::SYNTAX_ERROR)
+        })
+    }
 }
 
 /// A [`Unit`] at its place in the document.

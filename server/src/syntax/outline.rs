@@ -184,9 +184,13 @@ fn calls(text: &str) -> Vec<CallRef> {
 }
 
 /// At the `=` of `key=value`: records the value's names when `key` is a computation
-/// key, and returns where scanning goes on.
+/// key, and returns where scanning goes on. Blanks may follow the `=` (the grammar
+/// skips whitespace between tokens, so `to_apply=  add` calls `add` for the parser;
+/// the outline must agree, or an edit that defines `add` misses this caller).
 fn computation_value(text: &str, eq: usize, out: &mut Vec<CallRef>) -> usize {
     let bytes = text.as_bytes();
+    // The key touches the `=`: `%select = s32[] ...` defines an instruction named
+    // like select-and-scatter's `select=` key.
     let key_start = eq
         - bytes[..eq]
             .iter()
@@ -201,7 +205,7 @@ fn computation_value(text: &str, eq: usize, out: &mut Vec<CallRef>) -> usize {
         return eq + 1;
     };
     let key = key as u8;
-    let mut p = eq + 1;
+    let mut p = skip_blanks(bytes, eq + 1);
     if bytes.get(p) != Some(&b'{') {
         if let Some(callee) = name_at(text, p) {
             p = callee.end as usize;
@@ -303,6 +307,16 @@ mod tests {
             &text[callee.start as usize..callee.end as usize],
             "%fused.1"
         );
+    }
+
+    /// The grammar skips whitespace between tokens, so blanks after `=` still make a
+    /// call (found by an edit storm: a caller written `to_apply=  y` was missed); an
+    /// instruction named like a key (`%select = ...`) is not one.
+    #[test]
+    fn blanks_after_the_equals_sign_still_make_a_call() {
+        let text = "c {\n  %select = s32[] add(a, b)\n  r = f32[] reduce(a, b), to_apply=  add, metadata={x={calls=%no}}\n  f = f32[] fusion(a), calls=\n    %fused\n}\n";
+        let o = Outline::scan(ChunkKind::Computation, text);
+        assert_eq!(names(&o), [("to_apply", "add"), ("calls", "fused")]);
     }
 
     #[test]

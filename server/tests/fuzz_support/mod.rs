@@ -27,6 +27,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("tiles", tiles),
     ("mlir", mlir),
     ("map_text", map_text),
+    ("framing", framing),
 ];
 
 /// Model build and every check the server runs on open (cross-references, shapes,
@@ -187,4 +188,69 @@ fn semantics(map: &IndexingMap) -> Option<BTreeSet<(Vec<i64>, Vec<i64>)>> {
             point[k] = vars[k].bounds.lo;
         }
     }
+}
+
+/// The LSP framing layer (`lsp::framing::Framer`): the byte stream fed whole and in
+/// pieces gives the same messages; every event consumes input (no loop) and no more
+/// than was given; and a well-formed frame after junk that holds no header arrives
+/// intact.
+pub fn framing(data: &[u8]) {
+    use hlo_lsp::lsp::framing::Event;
+    let whole = frame_all(&[data]);
+    let step = data.first().map_or(1, |b| usize::from(*b % 17) + 1);
+    let pieces: Vec<&[u8]> = data.chunks(step).collect();
+    assert_eq!(
+        messages(&whole),
+        messages(&frame_all(&pieces)),
+        "pieces of {step}"
+    );
+    let taken: usize = whole
+        .iter()
+        .map(|e| match e {
+            Event::Message { body, .. } => body.len(),
+            Event::Dropped { bytes, .. } => bytes.len(),
+        })
+        .sum();
+    assert!(taken <= data.len(), "events hold more bytes than were read");
+    let lower = data.to_ascii_lowercase();
+    if !lower
+        .windows(b"content-length".len())
+        .any(|w| w == b"content-length")
+    {
+        let body = br#"{"jsonrpc":"2.0","id":7,"method":"shutdown"}"#;
+        let mut input = data.to_vec();
+        input.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        input.extend_from_slice(body);
+        let events = frame_all(&[&input]);
+        assert_eq!(messages(&events).last(), Some(&body.to_vec()), "{events:?}");
+    }
+}
+
+/// Every event of a framer given `pieces` one after the other, then the end.
+fn frame_all(pieces: &[&[u8]]) -> Vec<hlo_lsp::lsp::framing::Event> {
+    let mut framer = hlo_lsp::lsp::framing::Framer::new();
+    let limit = 2 * pieces.iter().map(|p| p.len()).sum::<usize>() + 16;
+    let mut out = Vec::new();
+    for piece in pieces {
+        framer.push(piece);
+        while let Some(event) = framer.next(false) {
+            out.push(event);
+            assert!(out.len() <= limit, "the framer loops");
+        }
+    }
+    while let Some(event) = framer.next(true) {
+        out.push(event);
+        assert!(out.len() <= limit, "the framer loops at the end");
+    }
+    out
+}
+
+fn messages(events: &[hlo_lsp::lsp::framing::Event]) -> Vec<Vec<u8>> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            hlo_lsp::lsp::framing::Event::Message { body, .. } => Some(body.clone()),
+            _ => None,
+        })
+        .collect()
 }
