@@ -5,7 +5,11 @@
 //!
 //! Inputs come from `tests/data/repro/` (reproducers, see its README) or are
 //! generated here at the sizes the issues name (10,000 nested fusions, a
-//! 200,000-instruction chain, 10^6 nested parentheses).
+//! 200,000-instruction chain, 10^6 nested parentheses, a Triton fusion whose
+//! tiling search takes minutes, 100 MB documents).
+//!
+//! One test is ignored for its cost (100 MB of real computations: about 25 s and
+//! 2 GB); run it with `cargo test -p hlo-lsp --test lsp_resilience -- --ignored`.
 
 mod lsp_support;
 
@@ -618,5 +622,96 @@ fn checks_out_of_time_publish_what_they_found_with_a_note() {
     // What was found before the budget ran out is there.
     assert!(codes(&diagnostics).len() > notes.len(), "{diagnostics:?}");
     probe_hover(&mut client, "checked");
+    assert!(client.shutdown_and_exit().success());
+}
+
+// ---- A hundred megabytes in one message ----
+
+/// A module of about `megabytes` MB: a short computation after a long block of
+/// comment lines (cheap to analyze: this measures the message, not the checks).
+fn commented_module(megabytes: usize) -> String {
+    let line = format!("// {}\n", "x".repeat(96));
+    let count = megabytes * 1_000_000 / line.len();
+    let mut text = String::with_capacity(megabytes * 1_000_000 + 200);
+    text.push_str("HloModule big\n\n");
+    for _ in 0..count {
+        text.push_str(&line);
+    }
+    text.push_str(PROBE.trim_start_matches("HloModule probe\n\n"));
+    text
+}
+
+/// Reading and decoding the message is serial (the probe comes after it on the
+/// wire), so the probe's bound here is looser than [`PROMPT`].
+const AFTER_A_HUGE_MESSAGE: Duration = Duration::from_secs(15);
+
+#[test]
+fn a_100_mb_document_in_one_message_is_opened_and_answered() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let text = commented_module(100);
+    assert!(text.len() >= 100_000_000);
+    let document = uri("hundred_megabytes.hlo");
+    let sent = Instant::now();
+    client.open(&document, &text);
+    // Another document is answered while the big one is being opened.
+    let probe = uri("probe-after-100mb.hlo");
+    client.open(&probe, PROBE);
+    let at = json!({"textDocument": {"uri": probe}, "position": position_of(PROBE, "negate", 0)});
+    let answer = client.result("textDocument/hover", at);
+    assert!(answer["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("negate"));
+    let probed = sent.elapsed();
+    assert!(probed < AFTER_A_HUGE_MESSAGE, "{probed:?}");
+    assert_eq!(client.diagnostics(&document, 1), Vec::<Value>::new());
+    let answer = hover(&mut client, &document, &text, "negate");
+    assert!(hover_text(&answer).contains("%n = f32[8] negate(f32[8] %p)"));
+    assert_responsive(&mut client, "100mb");
+    assert!(client.shutdown_and_exit().success());
+}
+
+/// A module of about `megabytes` MB of real computations: the softmax example
+/// renamed and repeated (each copy a fusion with its reducers).
+fn replicated_softmax(megabytes: usize) -> String {
+    let example = read_repo_file("examples/softmax.hlo");
+    let body = &example[example.find("max_computation").unwrap()..];
+    let mut text = String::from("HloModule big\n\n");
+    let mut copy = 0;
+    while text.len() < megabytes * 1_000_000 {
+        let mut renamed = body.replace("ENTRY ", "");
+        for name in [
+            "max_computation",
+            "add_computation",
+            "fused_softmax",
+            "main",
+        ] {
+            renamed = renamed.replace(name, &format!("{name}_{copy}"));
+        }
+        text.push_str(&renamed);
+        copy += 1;
+    }
+    let last = text.rfind("main_").unwrap();
+    text.insert_str(last, "ENTRY ");
+    text
+}
+
+/// 100 MB of real computations: about 30 s and 2.2 GB with the tests' build, so
+/// not part of `cargo test`; run it with
+/// `cargo test -p hlo-lsp --test lsp_resilience -- --ignored`.
+#[test]
+#[ignore = "30 s and 2 GB; run explicitly (see its doc comment)"]
+fn a_100_mb_module_is_opened_checked_and_answered() {
+    let _one = exclusive();
+    let mut client = Client::start();
+    let text = replicated_softmax(100);
+    let document = uri("hundred_megabytes_of_fusions.hlo");
+    client.open(&document, &text);
+    probe_hover(&mut client, "while-100mb-opens");
+    assert_eq!(client.diagnostics(&document, 1), Vec::<Value>::new());
+    let answer = hover(&mut client, &document, &text, "exps = ");
+    assert!(hover_text(&answer).contains("exponential"), "{answer}");
+    assert_responsive(&mut client, "100mb-module");
     assert!(client.shutdown_and_exit().success());
 }

@@ -74,14 +74,31 @@ impl Framer {
     }
 
     /// True while a complete body that ends inside a JSON value waits for the bytes
-    /// that may complete it (a `Content-Length` too short, the rest not yet read).
+    /// that may complete it (a `Content-Length` too short, the rest not yet read),
+    /// or while bytes without a header wait for one: a request sent under a
+    /// header without `Content-Length` would otherwise be answered only when the
+    /// client next writes.
     pub fn waiting_for_more(&self) -> bool {
-        self.pending
-            .is_some_and(|p| self.data().len() >= p.body + p.length)
+        match self.pending {
+            Some(p) => self.data().len() >= p.body + p.length,
+            None => self.junk_waiting().is_some(),
+        }
+    }
+
+    /// How many bytes at the start of the input are junk waiting for a header
+    /// (all but a tail that may be the start of one), if any.
+    fn junk_waiting(&self) -> Option<usize> {
+        let data = self.data();
+        if data.is_empty() || find_marker(data, 0).is_some() {
+            return None;
+        }
+        let junk = data.len() - marker_prefix_suffix(data);
+        (junk > 0).then_some(junk)
     }
 
     /// No more bytes came for a while: deliver the waiting body as it is (the
-    /// reader then answers it with a parse error).
+    /// reader then answers it with a parse error), or drop the bytes without a
+    /// header (answering a request among them).
     pub fn stop_waiting(&mut self) {
         self.impatient = true;
     }
@@ -127,6 +144,15 @@ impl Framer {
                 let keep = MARKER.len() - 1;
                 let dropped = data.len() - keep;
                 return Some(self.drop_bytes(dropped, "no Content-Length header"));
+            }
+            if self.impatient {
+                self.impatient = false;
+                let junk = self.junk_waiting()?;
+                if self.data()[..junk].iter().all(u8::is_ascii_whitespace) {
+                    self.start += junk;
+                    return None;
+                }
+                return Some(self.drop_bytes(junk, "no Content-Length header, and no more input"));
             }
             return None;
         };
@@ -268,6 +294,15 @@ fn trim_start(bytes: &[u8]) -> &[u8] {
     &bytes[start..]
 }
 
+/// The length of the longest end of `data` that is a proper start of the
+/// `Content-Length:` marker (any case): it may be the beginning of a header.
+fn marker_prefix_suffix(data: &[u8]) -> usize {
+    (1..MARKER.len().min(data.len() + 1))
+        .rev()
+        .find(|&n| data[data.len() - n..].eq_ignore_ascii_case(&MARKER[..n]))
+        .unwrap_or(0)
+}
+
 /// Whether `bytes` is exactly one JSON value.
 fn parses(bytes: &[u8]) -> bool {
     !bytes.is_empty() && serde_json::from_slice::<IgnoredAny>(bytes).is_ok()
@@ -386,6 +421,39 @@ pub fn salvage_id(body: &[u8]) -> Option<serde_json::Value> {
     None
 }
 
+/// The pieces of `bytes` that each start with a top-level `{` (outside strings):
+/// skipped input may hold several requests, each to be answered.
+pub fn top_level_objects(bytes: &[u8]) -> Vec<&[u8]> {
+    let (mut depth, mut i) = (0usize, 0usize);
+    let mut starts = vec![];
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' | b'[' => {
+                if depth == 0 && bytes[i] == b'{' {
+                    starts.push(i);
+                }
+                depth += 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => match string_end(bytes, i) {
+                Some(end) => {
+                    i = end;
+                    continue;
+                }
+                None => break,
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let ends = starts.iter().skip(1).copied().chain([bytes.len()]);
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| &bytes[a..b])
+        .collect()
+}
+
 /// The index just past the string starting at `start` (a `"`).
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
@@ -455,6 +523,35 @@ mod tests {
     const A: &str = r#"{"jsonrpc":"2.0","id":1,"method":"a","params":{}}"#;
     const B: &str = r#"{"jsonrpc":"2.0","method":"b","params":{"x":"é"}}"#;
     const C: &str = r#"{"jsonrpc":"2.0","id":"c","method":"c"}"#;
+
+    #[test]
+    fn bytes_without_a_header_are_dropped_once_input_pauses() {
+        let request = r#"{"jsonrpc":"2.0","id":7,"method":"textDocument/hover"}"#;
+        let mut framer = Framer::new();
+        framer.push(format!("Content-Type: text/plain\r\n\r\n{request}\r\nConten").as_bytes());
+        assert_eq!(framer.next(false), None, "a header may still come");
+        assert!(framer.waiting_for_more());
+        framer.stop_waiting();
+        match framer.next(false) {
+            Some(Event::Dropped { bytes, reason }) => {
+                assert!(String::from_utf8_lossy(&bytes).ends_with(&format!("{request}\r\n")));
+                assert!(reason.contains("no more input"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The start of a header is kept, and completes later.
+        assert!(!framer.waiting_for_more());
+        framer.push(format!("t-Length: {}\r\n\r\n{A}", A.len()).as_bytes());
+        assert_eq!(messages(&[framer.next(false).unwrap()]), [A]);
+        // Whitespace between frames goes without a word.
+        framer.push(b"\r\n\n");
+        assert!(framer.waiting_for_more());
+        framer.stop_waiting();
+        assert_eq!(framer.next(false), None);
+        assert!(!framer.waiting_for_more());
+        assert_eq!(marker_prefix_suffix(b"xx"), 0);
+        assert_eq!(marker_prefix_suffix(b"x\ncontent-LEN"), 11);
+    }
 
     #[test]
     fn well_framed_messages_pass_unchanged_in_any_pieces() {
@@ -560,6 +657,15 @@ mod tests {
 
     #[test]
     fn ids_are_salvaged_from_the_top_level_only() {
+        let pieces = top_level_objects(br#"junk {"id":1,"a":"{"} x {"id":2} [{"id":3}] {"#);
+        assert_eq!(
+            pieces,
+            [
+                &br#"{"id":1,"a":"{"} x "#[..],
+                br#"{"id":2} [{"id":3}] "#,
+                b"{"
+            ]
+        );
         let id = |text: &str| salvage_id(text.as_bytes());
         assert_eq!(
             id(r#"{"jsonrpc":"2.0","id":12,"method":"x","params":{"#),

@@ -19,7 +19,6 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 
-use serde::de::DeserializeOwned;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, Uri,
@@ -133,27 +132,36 @@ impl<S> Sequencer<S> {
         }
     }
 
-    /// Queues a text-sync notification; returns false when `request` is not one.
-    fn route_text_sync(&self, request: &Request) -> bool {
+    /// Queues a text-sync notification; gives `request` back when it is not one.
+    /// Takes the request by value: a `didOpen` may carry a document of a hundred
+    /// megabytes, which is decoded from the message without a copy.
+    fn route_text_sync(&self, request: Request) -> Option<Request> {
         let method = request.method();
         if !matches!(
             method,
             "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didClose"
         ) {
-            return false;
+            return Some(request);
         }
+        let method = method.to_string();
         if !self.workspace.initialized.load(Ordering::SeqCst) {
             tracing::warn!("dropping {method} received before initialize");
-            return true;
+            return None;
         }
-        let event = match method {
-            "textDocument/didOpen" => decode(request).map(|p: DidOpenTextDocumentParams| {
-                SyncEvent::Open(self.workspace.arrive(&p.text_document.uri), p)
-            }),
-            "textDocument/didChange" => decode(request).map(|p: DidChangeTextDocumentParams| {
-                SyncEvent::Change(self.workspace.arrive(&p.text_document.uri), p)
-            }),
-            _ => decode(request).map(|p: DidCloseTextDocumentParams| {
+        let (_, _, params) = request.into_parts();
+        let params = params.unwrap_or(serde_json::Value::Null);
+        let event = match method.as_str() {
+            "textDocument/didOpen" => {
+                serde_json::from_value(params).map(|p: DidOpenTextDocumentParams| {
+                    SyncEvent::Open(self.workspace.arrive(&p.text_document.uri), p)
+                })
+            }
+            "textDocument/didChange" => {
+                serde_json::from_value(params).map(|p: DidChangeTextDocumentParams| {
+                    SyncEvent::Change(self.workspace.arrive(&p.text_document.uri), p)
+                })
+            }
+            _ => serde_json::from_value(params).map(|p: DidCloseTextDocumentParams| {
                 SyncEvent::Close(self.workspace.arrive(&p.text_document.uri), p)
             }),
         };
@@ -163,7 +171,7 @@ impl<S> Sequencer<S> {
             }
             Err(error) => tracing::warn!("ignoring {method} with invalid params: {error}"),
         }
-        true
+        None
     }
 }
 
@@ -175,11 +183,6 @@ fn document_of(request: &Request) -> Option<Uri> {
         .get("uri")?
         .as_str()?;
     uri.parse().ok()
-}
-
-fn decode<P: DeserializeOwned>(request: &Request) -> Result<P, serde_json::Error> {
-    let params = request.params().cloned().unwrap_or(serde_json::Value::Null);
-    serde_json::from_value(params)
 }
 
 impl<S> Service<Request> for Sequencer<S>
@@ -200,9 +203,9 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        if self.route_text_sync(&request) {
+        let Some(request) = self.route_text_sync(request) else {
             return Box::pin(async { Ok(None) });
-        }
+        };
         if let Some(id) = request.id().filter(|_| request.method().starts_with("$/")) {
             // No `$/` request is implemented, and the specification wants an error
             // (tower-lsp drops the answer to any `$/` method it does not know).

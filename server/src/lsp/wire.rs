@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-use super::framing::{salvage_id, Event, Framer};
+use super::framing::{salvage_id, top_level_objects, Event, Framer};
 
 /// Method of the stand-in request for a malformed message with an id.
 pub const INVALID_REQUEST: &str = "hlo-lsp/invalidRequest";
@@ -92,9 +92,12 @@ fn stand_ins(event: Event) -> Vec<Vec<u8>> {
                 preview(&bytes)
             );
             let mut out = vec![note(&text)];
-            // A request in the skipped bytes still gets its answer.
-            if let (Some(id), true) = (salvage_id(&bytes), contains(&bytes, b"\"method\"")) {
-                out.push(stand_in(PARSE_ERROR, Some(id), &text));
+            // A request in the skipped bytes still gets its answer (each one,
+            // when several were skipped together).
+            for object in top_level_objects(&bytes) {
+                if let (Some(id), true) = (salvage_id(object), contains(object, b"\"method\"")) {
+                    out.push(stand_in(PARSE_ERROR, Some(id), &text));
+                }
             }
             out
         }
