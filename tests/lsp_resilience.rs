@@ -613,6 +613,7 @@ fn eight_cancelled_hovers_are_answered_at_once_and_stop_computing() {
         assert_eq!(answer["error"]["code"], -32800, "{answer}");
     }
     let answered = cancelled.elapsed();
+    eprintln!("eight hovers cancelled: all answered after {answered:?}");
     assert!(
         answered < Duration::from_secs(5),
         "cancelled after {answered:?}"
@@ -633,7 +634,8 @@ fn a_slow_hover_is_not_waited_for_by_a_hover_on_another_document() {
     let slow = client.send_request("textDocument/hover", at);
     std::thread::sleep(Duration::from_millis(300));
     for k in 0..3 {
-        probe_hover(&mut client, &format!("meanwhile-{k}"));
+        let took = probe_hover(&mut client, &format!("meanwhile-{k}"));
+        eprintln!("hover on another document during a slow hover: {took:?}");
     }
     // Still running after the probes were answered: a result now would mean
     // that it had finished first.
@@ -655,6 +657,7 @@ fn a_hover_out_of_time_answers_what_it_has_marked_partial() {
     let text = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(text.contains("%f = f32[50,50,"), "{text}");
     assert!(text.contains("**Partial**"), "{text}");
+    eprintln!("hover out of its 1 s budget answered after {elapsed:?}");
     assert!(text.contains("time budget"), "{text}");
     assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
     assert_responsive(&mut client, "partial");

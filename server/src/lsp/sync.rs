@@ -1,16 +1,20 @@
 //! Ordered text synchronisation.
 //!
-//! tower-lsp runs handlers concurrently (up to four at once, polled in no fixed
-//! order), so two `didChange` handlers could apply their edits out of order and
-//! corrupt the text. Instead, [`Sequencer`] sits in front of the `LspService`: it sees
-//! every message in wire order, and hands `didOpen`/`didChange`/`didClose` to a single
-//! document actor thread that applies them one after the other. Each change is thus
-//! applied strictly after its predecessor: the client sends versions in increasing
-//! order, so wire order is version order, and the actor rejects nothing but logs a
-//! warning when a client's versions go backwards.
+//! tower-lsp runs handlers concurrently (up to [`super::CONCURRENT_REQUESTS`] at
+//! once, polled in no fixed order), so two `didChange` handlers could apply their
+//! edits out of order and corrupt the text. Instead, [`Sequencer`] sits in front of
+//! the `LspService`: it sees every message in wire order, and hands
+//! `didOpen`/`didChange`/`didClose` to the [`DocumentActor`], which gives each open
+//! document a worker thread that applies its events one after the other. Each change
+//! is thus applied strictly after its predecessor: the client sends versions in
+//! increasing order, so wire order is version order, and the worker rejects nothing
+//! but logs a warning when a client's versions go backwards. Documents are applied
+//! in parallel: opening a 100 MB file does not delay an edit of another.
 //!
-//! Every other request is held until all text-sync notifications that arrived before
-//! it have been applied, so a hover sent right after an edit sees the edited text.
+//! Every other request is held until the text-sync notifications that arrived before
+//! it have been applied, those of its own document when it names one (else all), so
+//! a hover sent right after an edit sees the edited text and never waits for
+//! another document.
 
 use std::collections::HashMap;
 use std::future::Future;
