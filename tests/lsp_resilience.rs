@@ -438,6 +438,100 @@ fn inlay_hints_over_a_huge_fusion_are_capped() {
     assert!(client.shutdown_and_exit().success());
 }
 
+/// The tiling reproducer's shape (`benches/scaling.rs` measures it): a Triton
+/// fusion whose computation is a chain of `length` elementwise instructions.
+fn tiled_chain(length: usize) -> String {
+    let ops = ["negate", "exponential", "add", "sqrt", "abs"];
+    let mut text = String::from("HloModule chain\n\nf {\n  p0 = f32[4,8]{1,0} parameter(0)\n");
+    for i in 0..length {
+        let previous = match i {
+            0 => "p0".to_string(),
+            _ => format!("x{}", i - 1),
+        };
+        let op = ops[i % ops.len()];
+        let operands = match op {
+            "add" => format!("{previous}, p0"),
+            _ => previous,
+        };
+        text += &format!("  x{i} = f32[4,8]{{1,0}} {op}({operands})\n");
+    }
+    text += &format!(
+        "  ROOT r = f32[4,8]{{1,0}} negate(x{})\n}}\n\nENTRY e {{\n  a = f32[4,8]{{1,0}} parameter(0)\n  ROOT fu = f32[4,8]{{1,0}} fusion(a), kind=kCustom, calls=f, backend_config={{\"fusion_backend_config\":{{\"kind\":\"__triton\",\"block_level_fusion_config\":{{\"output_tiles\":[{{\"sizes\":[\"2\",\"8\"]}}]}}}}}}\n}}\n",
+        length - 1
+    );
+    text
+}
+
+#[test]
+fn the_tiles_of_a_fusion_of_25000_instructions_are_answered() {
+    let _one = exclusive();
+    // Whole answers only (25,000 instructions took 62 s before 19.4).
+    let (mut client, _) = Client::start_with(json!({"timeBudget": NO_DEADLINE}), false);
+    let text = tiled_chain(25_000);
+    let document = uri("tiled_chain.hlo");
+    client.open(&document, &text);
+    client.diagnostics(&document, 1);
+    let answer = hover(&mut client, &document, &text, "fu = ");
+    let text = hover_text(&answer);
+    assert!(text.contains("tiles 2x8"), "{text}");
+    assert!(!text.contains("Partial"), "{text}");
+    assert_responsive(&mut client, "tiled-chain");
+    assert!(client.shutdown_and_exit().success());
+}
+
+/// A fusion whose `length` reshapes go round shapes of 210 elements with
+/// unrelated factors, every one an output: the simplifier cannot shrink the
+/// composed maps, which grow by half each step. Fifty steps took 23 GB and
+/// minutes before composition refused maps over `MAX_COMPOSED_NODES`.
+fn reshape_ladder(length: usize) -> String {
+    let shapes = [
+        "6,35", "10,21", "14,15", "30,7", "5,42", "3,70", "2,105", "15,14", "21,10", "35,6",
+        "7,30", "42,5",
+    ];
+    let shape = |k: usize| format!("f32[{}]{{1,0}}", shapes[k % shapes.len()]);
+    let mut text = format!(
+        "HloModule ladder\n\nf {{\n  p0 = {} parameter(0)\n",
+        shape(0)
+    );
+    let mut previous = "p0".to_string();
+    for i in 0..length {
+        text += &format!("  r{i} = {} reshape({previous})\n", shape(i + 1));
+        previous = format!("r{i}");
+    }
+    let tuple: Vec<String> = (0..length).map(|i| shape(i + 1)).collect();
+    let names: Vec<String> = (0..length).map(|i| format!("r{i}")).collect();
+    let tuple = tuple.join(", ");
+    text += &format!(
+        "  ROOT t = ({tuple}) tuple({})\n}}\n\nENTRY e {{\n  a = {} parameter(0)\n  ROOT fu = ({tuple}) fusion(a), kind=kLoop, calls=f\n}}\n",
+        names.join(", "),
+        shape(0)
+    );
+    text
+}
+
+#[test]
+fn maps_that_grow_without_bound_are_refused_not_built() {
+    let _one = exclusive();
+    // Whole answers only: what stops the work here is the size, not the time.
+    let (mut client, _) = Client::start_with(json!({"timeBudget": NO_DEADLINE}), false);
+    let text = reshape_ladder(50);
+    let document = uri("reshape_ladder.hlo");
+    client.open(&document, &text);
+    client.diagnostics(&document, 1);
+    let answer = hover(&mut client, &document, &text, "r49 = ");
+    let shown = hover_text(&answer);
+    assert!(
+        shown.contains("expression nodes, more than the 50000 built"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Partial"), "{shown}");
+    // Early steps are still composed.
+    let answer = hover(&mut client, &document, &text, "r3 = ");
+    assert!(hover_text(&answer).contains("From fusion"), "{answer}");
+    assert_responsive(&mut client, "ladder");
+    assert!(client.shutdown_and_exit().success());
+}
+
 // ---- Issue 19.2: slow requests are cancelled, budgeted, and never waited for ----
 
 /// A Triton fusion whose tiling has no valid tile near the configured one: the

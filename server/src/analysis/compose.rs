@@ -4,7 +4,7 @@
 
 use super::graph::Module;
 use super::operand_indexing::{OperandMap, RuntimeSource, RuntimeVar};
-use crate::algebra::{Expr, IndexingMap, Interval};
+use crate::algebra::{Expr, IndexingMap, Interval, VarKind};
 
 /// Composes `consumer` with `producer`. The composed map's runtime variables are
 /// the producer's (their maps now start from the consumer's index space) followed
@@ -18,6 +18,12 @@ pub fn compose(
 ) -> Result<OperandMap, String> {
     if consumer.map.is_undefined() || producer.map.is_undefined() {
         return Err("undefined indexing map".to_string());
+    }
+    let nodes = composed_nodes(&consumer.map, &producer.map);
+    if nodes > MAX_COMPOSED_NODES {
+        return Err(format!(
+            "the composed map would have {nodes} expression nodes, more than the {MAX_COMPOSED_NODES} built"
+        ));
     }
     let mut map = consumer.map.compose(&producer.map);
     let mut runtime_vars: Vec<RuntimeVar> = producer
@@ -54,6 +60,44 @@ pub fn compose(
     prune_runtime_vars(&mut result);
     result.map.remove_unused_symbols();
     Ok(result)
+}
+
+/// The largest composed map built, in expression nodes. Composition substitutes
+/// the consumer's results for the producer's dimensions; when the simplifier
+/// cannot shrink the outcome (a chain of reshapes between shapes with unrelated
+/// factors), each step multiplies the size, and fifty steps reached 23 GB, every
+/// copy or walk of such a map running longer than any time budget can cut.
+/// Real maps have a few hundred nodes at most.
+pub const MAX_COMPOSED_NODES: usize = 50_000;
+
+/// How many expression nodes `consumer.compose(producer)` holds, counted without
+/// building it: each use of a producer dimension becomes a copy of the
+/// consumer's result for it, which also bounds that dimension (one constraint).
+pub fn composed_nodes(consumer: &IndexingMap, producer: &IndexingMap) -> usize {
+    let sizes: Vec<usize> = consumer.results().iter().map(Expr::node_count).collect();
+    let substituted = |e: &Expr| {
+        let mut nodes = e.node_count();
+        e.for_each_var(&mut |v| {
+            if v.kind == VarKind::Dim {
+                let grown = sizes.get(v.index).map_or(0, |s| s - 1);
+                nodes = nodes.saturating_add(grown);
+            }
+        });
+        nodes
+    };
+    let producer_side = producer
+        .results()
+        .iter()
+        .chain(producer.constraints().iter().map(|(e, _)| e))
+        .map(substituted);
+    let consumer_side = consumer
+        .constraints()
+        .iter()
+        .map(|(e, _)| e.node_count())
+        .chain(sizes.iter().copied());
+    producer_side
+        .chain(consumer_side)
+        .fold(0usize, usize::saturating_add)
 }
 
 /// Resolves per-op `Operand(k)` sources of an op's own maps (unfused use).
@@ -187,4 +231,56 @@ pub fn substitute_runtime(map: &IndexingMap, i: usize, value: Option<Expr>) -> I
         results,
         constraints,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> IndexingMap {
+        IndexingMap::parse(text).unwrap()
+    }
+
+    fn nodes(map: &IndexingMap) -> usize {
+        map.results()
+            .iter()
+            .chain(map.constraints().iter().map(|(e, _)| e))
+            .map(Expr::node_count)
+            .sum()
+    }
+
+    #[test]
+    fn the_size_of_a_composition_is_known_before_it_is_built() {
+        let maps = [
+            "(d0, d1) -> (d0 * 35 + d1), domain: d0 in [0, 5], d1 in [0, 34]",
+            "(d0) -> (d0 floordiv 21, d0 mod 21), domain: d0 in [0, 209]",
+            "(d0, d1) -> (d1, d0 + d1 * 2, d0 mod 3), domain: d0 in [0, 9], d1 in [0, 9], d0 + d1 in [0, 12]",
+            "(d0, d1, d2)[s0] -> (d0 + s0, d1 * d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9], s0 in [0, 3]",
+            "(d0, d1) -> (d0, d1, d0 + d1), domain: d0 in [0, 9], d1 in [0, 9]",
+            "(d0, d1, d2) -> (d2 floordiv 2, d0 * 2 + d1), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
+        ];
+        let maps: Vec<IndexingMap> = maps.iter().map(|m| parse(m)).collect();
+        let mut checked = 0;
+        for consumer in &maps {
+            for producer in &maps {
+                if consumer.results().len() != producer.dims().len() {
+                    continue;
+                }
+                // Built without simplification: exactly what composition makes,
+                // give or take constraints merged into variable bounds.
+                let built = consumer.compose(producer);
+                let estimate = composed_nodes(consumer, producer);
+                assert!(estimate >= nodes(&built), "{consumer} ∘ {producer}");
+                // A bound on one variable folds into its range: a node or two less.
+                let slack = 2 * producer.dims().len();
+                assert!(
+                    estimate <= nodes(&built) + slack,
+                    "{consumer} ∘ {producer}: {estimate} vs {}",
+                    nodes(&built)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 8, "{checked}");
+    }
 }
