@@ -99,16 +99,7 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
     };
     let mut operands = ins;
     operands.extend(outs);
-    let mut s = StructuredOp {
-        op,
-        name: o.name.clone(),
-        operands,
-        maps: vec![],
-        iterators: vec![],
-        notes: vec![],
-        diagnostics: vec![],
-        ext: None,
-    };
+    let mut s = StructuredOp::new(op, o.name.clone(), operands);
     let built = match kind {
         ExtKind::Softmax | ExtKind::LinalgSoftmax => softmax(&header, kind, &s.operands),
         ExtKind::Diag => diag(&header, &s.operands),

@@ -95,6 +95,22 @@ pub struct StructuredOp {
     pub ext: Option<super::linalg_ext::ExtInfo>,
 }
 
+impl StructuredOp {
+    /// Op `op` named `name` over `operands` (ins, then outs), nothing read yet.
+    pub fn new(op: usize, name: String, operands: Vec<Operand>) -> StructuredOp {
+        StructuredOp {
+            op,
+            name,
+            operands,
+            maps: vec![],
+            iterators: vec![],
+            notes: vec![],
+            diagnostics: vec![],
+            ext: None,
+        }
+    }
+}
+
 /// Every linalg op of the file with maps (written or implied).
 pub fn structured_ops(src: &str, file: &MlirFile) -> Vec<StructuredOp> {
     (0..file.ops.len())
@@ -112,16 +128,7 @@ pub fn structured_op(src: &str, file: &MlirFile, op: usize) -> Option<Structured
     let toks = o.tokens.clone();
     let mut operands = group_operands(src, file, toks.clone(), "ins", false);
     operands.extend(group_operands(src, file, toks.clone(), "outs", true));
-    let mut s = StructuredOp {
-        op,
-        name: o.name.clone(),
-        operands,
-        maps: vec![],
-        iterators: vec![],
-        notes: vec![],
-        diagnostics: vec![],
-        ext: None,
-    };
+    let mut s = StructuredOp::new(op, o.name.clone(), operands);
     if let Some(list) = attr_list(src, file, toks.clone(), "indexing_maps") {
         s.maps = list.into_iter().map(|t| map_of_token(file, t)).collect();
         s.iterators = attr_list(src, file, toks.clone(), "iterator_types")
