@@ -31,6 +31,7 @@ pub mod hover;
 pub mod inlay_hints;
 pub mod logging;
 pub mod maps;
+pub mod memo;
 pub mod mlir;
 pub mod navigation;
 pub mod outbox;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
+use super::memo::Memo;
 use super::position::{self, PositionEncoding};
 use crate::checks::incremental::Checked;
 use crate::model::{self, HloFile};
@@ -38,82 +39,8 @@ impl FusedMaps {
     }
 }
 
-/// A computed value, and the budget that cut it short if one did: such a value is
-/// an answer for that request only (the same request may use it again, so a
-/// request that ran out of time does not compute it over and over).
-#[derive(Debug)]
-struct Partial<T> {
-    value: Arc<T>,
-    cut_by: Option<u64>,
-}
-
-impl<T> Partial<T> {
-    /// `value`, just computed under the current budget.
-    fn of(value: T) -> Self {
-        let budget = crate::budget::current();
-        Self {
-            value: Arc::new(value),
-            cut_by: budget.cut().map(|_| budget.id()),
-        }
-    }
-
-    /// Stores `self` in the occupied `slot` when it is complete (a cut value does
-    /// not evict another request's: requests would take turns recomputing);
-    /// returns what it replaced.
-    fn replace(self, slot: &mut Self) -> Option<Self> {
-        if self.cut_by.is_some() {
-            return None;
-        }
-        Some(std::mem::replace(slot, self))
-    }
-
-    /// The value, if the current request may use it.
-    fn usable(&self) -> Option<Arc<T>> {
-        match self.cut_by {
-            Some(id) if id != crate::budget::current().id() => None,
-            _ => Some(self.value.clone()),
-        }
-    }
-}
-
-/// A value computed once on first use, unless the computation was cut short by
-/// the current request's budget (cancelled or out of time): then only that
-/// request reuses it, and the next request computes it again.
-#[derive(Debug)]
-struct Memo<T> {
-    value: Mutex<Option<Partial<T>>>,
-}
-
-impl<T> Default for Memo<T> {
-    fn default() -> Self {
-        Self {
-            value: Mutex::new(None),
-        }
-    }
-}
-
-impl<T: Send + Sync + 'static> Memo<T> {
-    fn get_or_compute(&self, compute: impl FnOnce() -> T) -> Arc<T> {
-        if let Some(value) = super::workspace::lock(&self.value)
-            .as_ref()
-            .and_then(Partial::usable)
-        {
-            return value;
-        }
-        let computed = Partial::of(compute());
-        let value = computed.value.clone();
-        let mut slot = super::workspace::lock(&self.value);
-        match slot.as_mut() {
-            Some(existing) => {
-                if let Some(old) = computed.replace(existing) {
-                    super::reaper::release(old);
-                }
-            }
-            None => *slot = Some(computed),
-        }
-        value
-    }
-}
+/// A fused computation: (module, computation).
+type FusedKey = (usize, usize);
 
 /// The state of one document at one version.
 #[derive(Debug)]
@@ -133,7 +60,7 @@ pub struct Snapshot {
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from every output of a fused computation to each of its instructions, per
     /// `(module, computation)`: shared by hover and inlay hints, computed once.
-    fused: Mutex<HashMap<(usize, usize), Partial<FusedMaps>>>,
+    fused: Mutex<HashMap<FusedKey, Arc<Memo<FusedMaps>>>>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
     /// The stack-frame tables of each module (JAX dumps), read on first use.
@@ -220,27 +147,15 @@ impl Snapshot {
     /// The maps from every output of fused computation `computation` of module
     /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use.
     pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
-        let key = (module, computation);
-        if let Some(maps) = self.fused.lock().ok().and_then(|c| c.get(&key)?.usable()) {
-            return maps;
-        }
-        let view = self.analysis_module(module);
-        let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
-        let maps = Partial::of(FusedMaps { outputs });
-        let value = maps.value.clone();
-        if let Ok(mut cache) = self.fused.lock() {
-            match cache.get_mut(&key) {
-                Some(slot) => {
-                    if let Some(old) = maps.replace(slot) {
-                        super::reaper::release(old);
-                    }
-                }
-                None => {
-                    cache.insert(key, maps);
-                }
-            }
-        }
-        value
+        let memo = super::workspace::lock(&self.fused)
+            .entry((module, computation))
+            .or_default()
+            .clone();
+        memo.get_or_compute(|| {
+            let view = self.analysis_module(module);
+            let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
+            FusedMaps { outputs }
+        })
     }
 
     /// The stack-frame tables of module `module` (empty when it has none).
