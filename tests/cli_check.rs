@@ -1,6 +1,8 @@
 //! `hlo-lsp check` through the built binary: exit codes, the `FILE:LINE:COL` format,
 //! JSON output, and one-line errors for unreadable input.
 
+mod cli_support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -13,11 +15,7 @@ fn check(args: &[&str]) -> Output {
 }
 
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-cli-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+    cli_support::temp_file("cli-check", name, contents)
 }
 
 #[test]

@@ -2,25 +2,12 @@
 //! coalescing vectors (emitter and tiled families) as files, the JSON shape,
 //! the text report with the warp map and picture, devices, and bad input.
 
+mod cli_support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
+use cli_support::{run, stderr, stdout, temp_file};
 use serde_json::Value;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(args)
-        .output()
-        .expect("running hlo-lsp")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn records() -> Vec<Value> {
     let path = format!(
@@ -36,11 +23,8 @@ fn records() -> Vec<Value> {
 
 /// Writes `text` to a file of this test run and returns its path.
 fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-cli-coalescing-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{}.hlo", name.replace(['#', '/'], "_")));
-    std::fs::write(&path, text).unwrap();
-    path
+    let file = format!("{}.hlo", name.replace(['#', '/'], "_"));
+    temp_file("cli-coalescing", &file, text)
 }
 
 fn record(name: &str) -> Value {

@@ -2,21 +2,13 @@
 //! directory `tests/data/dumps/step` (before optimization, before and after the
 //! `fusion` pass, after optimization) and on a small pair whose fusion maps change.
 
+mod cli_support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
+
+use cli_support::{run, stdout, temp_file};
 
 use serde_json::Value;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(args)
-        .output()
-        .expect("running hlo-lsp")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn dumps() -> String {
     format!("{}/../tests/data/dumps/step", env!("CARGO_MANIFEST_DIR"))
@@ -33,11 +25,7 @@ fn dump(step: &str) -> String {
 }
 
 fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-cli-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    temp_file("cli-diff", name, text)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! bytes, CRLF line ends, a module written on one line, and one very long line. Each
 //! gets a clear error with a position or works; none may panic (exit 101) or abort.
 
+mod cli_support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -16,11 +18,7 @@ fn run(command: &str, path: &PathBuf) -> Output {
 }
 
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-cli-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+    cli_support::temp_file("cli-hostile", name, contents)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -1,21 +1,13 @@
 //! End-to-end: `hlo-lsp parse FILE [--sexp]` through the built binary.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod cli_support;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+use std::path::PathBuf;
+
+use cli_support::run;
 
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-cli-parse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+    cli_support::temp_file("cli-parse", name, contents)
 }
 
 #[test]

@@ -3,23 +3,13 @@
 //! tiling diagnostics of `hlo-lsp check`, on constructed fusions with known
 //! answers and on XLA's Triton samples.
 
-use std::process::{Command, Output};
+mod cli_support;
 
+use cli_support::{run, stdout};
 use serde_json::Value;
 
 fn data(relative: &str) -> String {
     format!("{}/../tests/data/{relative}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(args)
-        .output()
-        .expect("running hlo-lsp")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn tiles_json(file: &str, extra: &[&str]) -> (Value, i32) {
