@@ -16,7 +16,7 @@ mod lsp_support;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use lsp_support::{position_of, read_repo_file, uri, Client};
+use lsp_support::{position_of, read_repo_file, tiling_search, uri, Client};
 use serde_json::{json, Value};
 
 /// The tests of this file run one at a time: they time answers, and several
@@ -533,30 +533,6 @@ fn maps_that_grow_without_bound_are_refused_not_built() {
 }
 
 // ---- Issue 19.2: slow requests are cancelled, budgeted, and never waited for ----
-
-/// A Triton fusion whose tiling has no valid tile near the configured one: the
-/// output `f32[50 x rank]` merges `[10, 5]` pairs, and a tile of 4 divides
-/// neither way, so the search for the nearest valid tiling walks 6^rank
-/// combinations (each size from 1 to 32 per dimension) of which only all-ones
-/// qualifies. At rank 10 (60 million combinations) the hover's analysis takes
-/// minutes while memory stays flat: the slow request of these tests.
-fn tiling_search(rank: usize) -> String {
-    let pairs = vec!["10,5"; rank].join(",");
-    let merged = vec!["50"; rank].join(",");
-    let layout = |r: usize| {
-        (0..r)
-            .rev()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let tiles = vec!["\"4\""; rank].join(",");
-    format!(
-        "HloModule tiling_search\n\nfused_merge {{\n  p0 = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT r = f32[{merged}]{{{outer}}} reshape(p0)\n}}\n\nENTRY main {{\n  a = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT f = f32[{merged}]{{{outer}}} fusion(a), kind=kCustom, calls=fused_merge, backend_config={{\"fusion_backend_config\":{{\"kind\":\"__triton\",\"block_level_fusion_config\":{{\"output_tiles\":[{{\"sizes\":[{tiles}]}}],\"num_warps\":\"1\"}}}}}}\n}}\n",
-        inner = layout(2 * rank),
-        outer = layout(rank),
-    )
-}
 
 /// Time budgets long enough that nothing in these tests ends by its budget:
 /// whatever answers early was cancelled, or never waited for the slow work.

@@ -16,7 +16,7 @@ mod lsp_support;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use lsp_support::{pos, position_of, read_repo_file, uri, Client};
+use lsp_support::{pos, position_of, read_repo_file, tiling_search, uri, Client};
 use serde_json::{json, Value};
 
 /// A small, fixed-seed generator (xorshift64*): the same sequence on every run.
@@ -68,27 +68,6 @@ enum Expect {
     Error(i64),
 }
 
-/// The same slow document as `tests/lsp_resilience.rs` (`tiling_search(10)`): a
-/// tiling search over 60 million combinations.
-fn tiling_search() -> String {
-    let rank = 10;
-    let pairs = vec!["10,5"; rank].join(",");
-    let merged = vec!["50"; rank].join(",");
-    let layout = |r: usize| {
-        (0..r)
-            .rev()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let tiles = vec!["\"4\""; rank].join(",");
-    format!(
-        "HloModule tiling_search\n\nfused_merge {{\n  p0 = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT r = f32[{merged}]{{{outer}}} reshape(p0)\n}}\n\nENTRY main {{\n  a = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT f = f32[{merged}]{{{outer}}} fusion(a), kind=kCustom, calls=fused_merge, backend_config={{\"fusion_backend_config\":{{\"kind\":\"__triton\",\"block_level_fusion_config\":{{\"output_tiles\":[{{\"sizes\":[{tiles}]}}],\"num_warps\":\"1\"}}}}}}\n}}\n",
-        inner = layout(2 * rank),
-        outer = layout(rank),
-    )
-}
-
 fn documents() -> Vec<Doc> {
     let doc = |name: &str, language, text: String, editable, slow| Doc {
         uri: uri(name),
@@ -127,7 +106,7 @@ fn documents() -> Vec<Doc> {
             true,
             false,
         ),
-        doc("slow.hlo", "hlo", tiling_search(), false, true),
+        doc("slow.hlo", "hlo", tiling_search(10), false, true),
     ]
 }
 

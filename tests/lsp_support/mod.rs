@@ -437,3 +437,28 @@ pub fn apply_edits(text: &str, edits: &[Value]) -> String {
     }
     out
 }
+
+/// A Triton fusion whose tiling has no valid tile near the configured one: the
+/// output `f32[50 x rank]` merges `[10, 5]` pairs, and a tile of 4 divides
+/// neither way, so the search for the nearest valid tiling walks 6^rank
+/// combinations (each size from 1 to 32 per dimension) of which only all-ones
+/// qualifies. At rank 10 (60 million combinations) the hover's analysis takes
+/// minutes while memory stays flat: the slow request of the resilience and soak
+/// tests.
+pub fn tiling_search(rank: usize) -> String {
+    let pairs = vec!["10,5"; rank].join(",");
+    let merged = vec!["50"; rank].join(",");
+    let layout = |r: usize| {
+        (0..r)
+            .rev()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let tiles = vec!["\"4\""; rank].join(",");
+    format!(
+        "HloModule tiling_search\n\nfused_merge {{\n  p0 = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT r = f32[{merged}]{{{outer}}} reshape(p0)\n}}\n\nENTRY main {{\n  a = f32[{pairs}]{{{inner}}} parameter(0)\n  ROOT f = f32[{merged}]{{{outer}}} fusion(a), kind=kCustom, calls=fused_merge, backend_config={{\"fusion_backend_config\":{{\"kind\":\"__triton\",\"block_level_fusion_config\":{{\"output_tiles\":[{{\"sizes\":[{tiles}]}}],\"num_warps\":\"1\"}}}}}}\n}}\n",
+        inner = layout(2 * rank),
+        outer = layout(rank),
+    )
+}
