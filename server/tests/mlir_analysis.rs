@@ -4,30 +4,15 @@
 
 use std::collections::HashMap;
 
+mod algebra_support;
+
+use algebra_support::every_index;
 use hlo_lsp::algebra::IndexingMap;
 use hlo_lsp::mlir::domain::ViewVar;
 use hlo_lsp::mlir::{self, maps, MapKind};
 use proptest::prelude::*;
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/samples/");
-
-/// Every point of the box `[0, e)` for each extent.
-fn points(extents: &[i64]) -> Vec<Vec<i64>> {
-    let mut out = vec![vec![]];
-    for &e in extents {
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..e).map(move |v| {
-                    let mut q = p.clone();
-                    q.push(v);
-                    q
-                })
-            })
-            .collect();
-    }
-    out
-}
 
 /// A random operand access: a list of result expressions over `loops` loops, as MLIR text.
 fn result_expr(loops: usize) -> impl Strategy<Value = String> {
@@ -82,7 +67,7 @@ fn generic_text(
         let text = format!("affine_map<{header} -> ({})>", results.join(", "));
         let m = IndexingMap::parse(&text).unwrap();
         let mut shape = vec![1i64; results.len()];
-        for p in points(extents) {
+        for p in every_index(extents) {
             for (j, v) in m.evaluate(&p, &[]).unwrap().into_iter().enumerate() {
                 shape[j] = shape[j].max(v + 1);
             }
@@ -161,7 +146,7 @@ proptest! {
         for (k, m) in maps.iter().enumerate() {
             let view = l.views[k].as_ref().expect("view");
             let mut reads: HashMap<Vec<i64>, u64> = HashMap::new();
-            for p in points(&extents) {
+            for p in every_index(&extents) {
                 let mut dims = vec![0; view.map.dims().len()];
                 let mut ranges = vec![0; view.map.range_vars().len()];
                 for (d, v) in l.view_vars.iter().enumerate() {
@@ -268,7 +253,7 @@ fn reshape_and_slice_maps_by_enumeration() {
     let a = mlir::analyze(src);
     assert_eq!(a.moves.len(), 4);
     let expand = a.moves[0].map.as_ref().unwrap();
-    for p in points(&[2, 3, 4]) {
+    for p in every_index(&[2, 3, 4]) {
         let linear = (p[0] * 3 + p[1]) * 4 + p[2];
         assert_eq!(expand.evaluate(&p, &[]), Some(vec![linear / 4, linear % 4]));
     }
@@ -283,7 +268,7 @@ fn reshape_and_slice_maps_by_enumeration() {
     assert_eq!(slice.runtime_vars().len(), 1);
     // %i may be at most 9 - 1 - 3 = 5 for 4 columns to fit.
     assert_eq!(slice.runtime_vars()[0].bounds.hi, 5);
-    for p in points(&[3, 4]) {
+    for p in every_index(&[3, 4]) {
         for i in 0..=5 {
             assert_eq!(
                 slice.evaluate_at(&p, &[], &[i]),
@@ -329,7 +314,7 @@ fn every_sample_affine_map_round_trips() {
             let back = IndexingMap::parse(&printed).unwrap_or_else(|e| panic!("{printed}: {e:?}"));
             assert_eq!(back.to_affine_map(), printed, "{name}");
             let n = m.dims().len();
-            for p in points(&vec![7; n]) {
+            for p in every_index(&vec![7; n]) {
                 let p: Vec<i64> = p.iter().map(|v| v - 3).collect();
                 assert_eq!(
                     m.evaluate(&p, &[]),
@@ -394,7 +379,7 @@ fn xla_check_line_indexing_maps_parse_and_simplify() {
                 .iter()
                 .map(|v| v.bounds.hi - v.bounds.lo + 1)
                 .collect();
-            for p in points(&box_) {
+            for p in every_index(&box_) {
                 let p: Vec<i64> = p
                     .iter()
                     .zip(m.dims())

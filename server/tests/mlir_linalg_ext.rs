@@ -9,29 +9,14 @@
 
 use std::collections::BTreeSet;
 
+mod algebra_support;
+
+use algebra_support::every_index;
 use hlo_lsp::algebra::IndexingMap;
 use hlo_lsp::mlir::domain::ViewVar;
 use hlo_lsp::mlir::{self, LinalgAnalysis, MlirAnalysis};
 
 type Elements = BTreeSet<Vec<i64>>;
-
-/// Every point of the box `[0, e)` for each extent.
-fn points(extents: &[i64]) -> Vec<Vec<i64>> {
-    let mut out = vec![vec![]];
-    for &e in extents {
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..e).map(move |v| {
-                    let mut q = p.clone();
-                    q.push(v);
-                    q
-                })
-            })
-            .collect();
-    }
-    out
-}
 
 /// Every element `map` names at `dims` (all its range variables enumerated, the
 /// runtime variables set to `runtime`), within its constraints.
@@ -87,7 +72,7 @@ fn assert_loops_are_dims(l: &LinalgAnalysis) {
 
 /// `p` with the coordinates at `dims` replaced by each point of `extents`.
 fn varying(p: &[i64], dims: &[usize], extents: &[i64]) -> Elements {
-    points(extents)
+    every_index(extents)
         .into_iter()
         .map(|v| {
             let mut q = p.to_vec();
@@ -127,7 +112,7 @@ fn of(deps: &Deps, operand: usize) -> Elements {
 /// accumulator. Operands: input 0, output 1, max 2, accumulator 3, scale 4.
 fn softmax_deps(shape: &[i64], k: usize) -> Vec<Case> {
     let mut out = Vec::new();
-    for p in points(shape) {
+    for p in every_index(shape) {
         let r = without(&p, &[k]);
         let row: Deps = varying(&p, &[k], &[shape[k]])
             .into_iter()
@@ -233,7 +218,7 @@ fn diag_reads_its_vector_on_the_diagonal() {
         assert_eq!(l.extents(), Some(shape.clone()));
         assert_loops_are_dims(l);
         let n = shape.len();
-        let cases: Vec<_> = points(&shape)
+        let cases: Vec<_> = every_index(&shape)
             .into_iter()
             .map(|p| {
                 // result[..., i, j] = input[..., i] when i = j, else 0.
@@ -271,7 +256,7 @@ fn scan_reads_a_prefix_inclusive_or_exclusive() {
         // The scan as loops: inclusive out[0] = in[0], out[j] = out[j-1] ⊕ in[j];
         // exclusive out[0] = acc_init, out[j] = out[j-1] ⊕ in[j-1]; acc = out[last].
         let mut cases = Vec::new();
-        for base in points(&reduced) {
+        for base in every_index(&reduced) {
             let at = |j: i64| {
                 let mut p = base.clone();
                 p.insert(k, j);
@@ -317,9 +302,9 @@ fn scatter_writes_src_at_the_runtime_values_of_its_indices() {
         assert_loops_are_dims(l);
         let batches = ishape.len() - 1;
         let width = *ishape.last().unwrap() as usize;
-        let vectors = points(&ishape[..batches]);
+        let vectors = every_index(&ishape[..batches]);
         // Every assignment of in-bounds index vectors.
-        let choices = points(&sshape[..width]);
+        let choices = every_index(&sshape[..width]);
         let mut assignments: Vec<Vec<Vec<i64>>> = vec![vec![]];
         for _ in &vectors {
             assignments = assignments
@@ -334,7 +319,7 @@ fn scatter_writes_src_at_the_runtime_values_of_its_indices() {
                 .collect();
         }
         for assignment in &assignments {
-            for p in points(&ushape) {
+            for p in every_index(&ushape) {
                 let b = &p[..batches];
                 let v = vectors.iter().position(|x| x == b).unwrap();
                 let index = &assignment[v];
@@ -397,7 +382,7 @@ fn topk_writes_at_the_rank_of_each_selected_element() {
         assert_eq!(l.extents(), Some(shape.clone()), "k is not a loop");
         assert_loops_are_dims(l);
         let ins = if with_indices { 2 } else { 1 };
-        for p in points(&shape) {
+        for p in every_index(&shape) {
             for input in 0..ins {
                 assert_eq!(image(view(l, input), &p, &[]), [p.clone()].into());
             }
@@ -451,7 +436,7 @@ fn batch_matmul_layouts_read_per_the_layout() {
         let l = &a.linalg[i];
         assert_eq!(l.extents(), Some(vec![b, m, n, k]), "{layout}");
         assert_eq!(l.view_vars[3], ViewVar::Range(0));
-        for p in points(&[b, m, n]) {
+        for p in every_index(&[b, m, n]) {
             // out[b, m, n] = Σ_k lhs[b, m, k] · rhs[b, k, n] (transposed per the layout).
             let (lrow, rrow): (Elements, Elements) = (0..k)
                 .map(|x| {
@@ -506,7 +491,7 @@ fn layer_norm_reads_the_normalized_slice() {
         assert_loops_are_dims(l);
         let extents: Vec<i64> = axes.iter().map(|&a| shape[a]).collect();
         let out = if affine { 3 } else { 1 };
-        for p in points(&shape) {
+        for p in every_index(&shape) {
             // output = (x − E[x]) / sqrt(Var[x] + ε) · weight + bias, E and Var over the axes.
             assert_eq!(image(view(l, 0), &p, &[]), varying(&p, &axes, &extents));
             if affine {
@@ -532,7 +517,7 @@ fn alias_is_a_one_to_one_move() {
     assert!(a.linalg.is_empty());
     assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
     let m = a.moves[0].map.as_ref().unwrap();
-    for p in points(&[3, 4]) {
+    for p in every_index(&[3, 4]) {
         assert_eq!(m.evaluate(&p, &[]), Some(p.clone()));
     }
 }

@@ -35,6 +35,29 @@ fn hull(a: &IndexingMap, b: &IndexingMap) -> Vec<Interval> {
     out
 }
 
+/// Every point of the box, in lexicographic order (however many there are).
+pub fn every_point(boxes: &[Interval]) -> Vec<Vec<i64>> {
+    let mut out = vec![vec![]];
+    for b in boxes {
+        let mut next = Vec::with_capacity(out.len() * b.size() as usize);
+        for p in &out {
+            for v in b.lo..=b.hi {
+                let mut q = p.clone();
+                q.push(v);
+                next.push(q);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Every point of `[0, e)` for each extent `e`, in lexicographic order.
+pub fn every_index(extents: &[i64]) -> Vec<Vec<i64>> {
+    let boxes: Vec<Interval> = extents.iter().map(|&e| Interval::new(0, e - 1)).collect();
+    every_point(&boxes)
+}
+
 /// Every point of the box (or a sample of it when it is too big).
 pub fn points(boxes: &[Interval]) -> Vec<Vec<i64>> {
     if boxes.iter().any(|b| !b.is_feasible()) {
@@ -44,19 +67,7 @@ pub fn points(boxes: &[Interval]) -> Vec<Vec<i64>> {
         .iter()
         .fold(1u128, |acc, b| acc.saturating_mul(b.size()));
     if size <= FULL_ENUMERATION_LIMIT {
-        let mut out = vec![vec![]];
-        for b in boxes {
-            let mut next = Vec::with_capacity(out.len() * b.size() as usize);
-            for p in &out {
-                for v in b.lo..=b.hi {
-                    let mut q = p.clone();
-                    q.push(v);
-                    next.push(q);
-                }
-            }
-            out = next;
-        }
-        return out;
+        return every_point(boxes);
     }
     let mut out = Vec::new();
     // Corners (first 2^12 combinations) and a deterministic sample.
