@@ -82,11 +82,29 @@ impl Frame {
 }
 
 /// `model.py:42 in attention ← train.py:10 in step`: innermost frame first, at most
-/// `max` frames, then how many more.
+/// `max` places, then how many frames more. Consecutive frames at the same place (a
+/// function called from a lambda on its own line, as `jnp.argmax` in JAX's traces)
+/// are one place, `make_dumps.py:77 in argmax (×2)`: the repeat says nothing new.
 pub fn format_stack(frames: &[Frame], max: usize) -> String {
-    let mut parts: Vec<String> = frames.iter().take(max).map(Frame::short).collect();
-    if frames.len() > max {
-        parts.push(format!("… {} more", frames.len() - max));
+    let mut places: Vec<(String, usize)> = Vec::new();
+    for frame in frames {
+        let place = frame.short();
+        match places.last_mut() {
+            Some((last, count)) if *last == place => *count += 1,
+            _ => places.push((place, 1)),
+        }
+    }
+    let shown = &places[..places.len().min(max)];
+    let mut parts: Vec<String> = shown
+        .iter()
+        .map(|(place, count)| match count {
+            1 => place.clone(),
+            n => format!("{place} (×{n})"),
+        })
+        .collect();
+    let hidden = frames.len() - shown.iter().map(|(_, n)| n).sum::<usize>();
+    if hidden > 0 {
+        parts.push(format!("… {hidden} more"));
     }
     parts.join(" ← ")
 }
@@ -313,6 +331,15 @@ mod tests {
             "make_dumps.py:27 in softmax ← … 2 more"
         );
         assert_eq!(index.stack(1).len(), 1);
+        let repeated = [stack[0].clone(), stack[0].clone(), stack[1].clone()];
+        assert_eq!(
+            format_stack(&repeated, 8),
+            "make_dumps.py:27 in softmax (×2) ← make_dumps.py:105 in main"
+        );
+        assert_eq!(
+            format_stack(&repeated, 1),
+            "make_dumps.py:27 in softmax (×2) ← … 1 more"
+        );
         assert_eq!(index.innermost(3), stack.first().cloned());
         assert_eq!(index.innermost(9), None);
         let nested = Frame {
