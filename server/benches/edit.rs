@@ -1,17 +1,23 @@
 //! What one edit costs the library, on the transformer dump (1.9 MB) and on 32 renamed
 //! copies of it in one module (60 MB): a one-character change inside a fused
 //! computation, then the new version's diagnostics, each step timed on its own
-//! (`Document::edited`, `Checked::after`, `Checked::diagnostics`). Issue 13 asks that
-//! an edit cost what it touches, not what the file holds, so the two sizes should
-//! cost about the same. The language server adds the conversion to LSP positions and
-//! the message itself (`benches/lsp.rs` measures the whole round trip).
+//! (`Document::edited`, `Checked::after`, `Checked::diagnostics`), and the server's
+//! `publishDiagnostics` notification of the new version, rendered from the renderings
+//! kept for the previous one (`Renderings::notification`). Issue 13 asks that an edit
+//! cost what it touches, not what the file holds, so the two sizes should cost about
+//! the same (`benches/lsp.rs` measures the whole round trip).
 //!
 //! `HLO_BENCH_COPIES` sets the large module's copies (default 32).
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use std::sync::Arc;
+
 use hlo_lsp::checks::incremental::Checked;
+use hlo_lsp::lsp::position::PositionEncoding;
+use hlo_lsp::lsp::rendered::{Renderings, Style};
+use hlo_lsp::lsp::snapshot::Snapshot;
 use hlo_lsp::model::Document;
 
 mod common;
@@ -73,6 +79,31 @@ fn bench(c: &mut Criterion) {
                     (next, after)
                 },
                 |(next, after)| after.diagnostics(&next),
+                BatchSize::LargeInput,
+            )
+        });
+        let style = Style {
+            encoding: PositionEncoding::Utf16,
+            raise_uncoalesced: false,
+        };
+        let snapshot = |document: Arc<Document>, checked: Checked| {
+            let uri = "file:///bench.hlo".parse().expect("a URI");
+            Snapshot::new(uri, 1, 1, document, Arc::new(checked))
+        };
+        let renderings = Renderings::default();
+        let document = Arc::new(document);
+        let first = snapshot(document.clone(), checked.clone());
+        black_box(renderings.notification(&first, style));
+        group.bench_function(format!("{name}/notification"), |b| {
+            b.iter_batched(
+                || {
+                    let (next, change) = document.edited(at, at + 1, replacement);
+                    let after = checked.after(&next, &change);
+                    let next = snapshot(Arc::new(next), after);
+                    black_box(next.check_parts());
+                    next
+                },
+                |next| renderings.notification(&next, style),
                 BatchSize::LargeInput,
             )
         });

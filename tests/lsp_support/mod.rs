@@ -295,13 +295,13 @@ impl Client {
 
     /// The diagnostics published for `uri` at `version`.
     pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        let params = self.notification("textDocument/publishDiagnostics", |p| {
+        let mut params = self.notification("textDocument/publishDiagnostics", |p| {
             p["uri"] == uri && p["version"] == version
         });
-        params["diagnostics"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
+        match params["diagnostics"].take() {
+            Value::Array(diagnostics) => diagnostics,
+            _ => Vec::new(),
+        }
     }
 
     /// `shutdown` then `exit`; returns the process status.

@@ -37,6 +37,14 @@ impl Anchored {
         }
     }
 
+    /// Whether the range and the related ranges (what a client is shown; fixes aside)
+    /// are inside the computation the diagnostic belongs to: then they move with it,
+    /// and nothing another computation does can change where they are shown.
+    pub fn shown_within_own(&self) -> bool {
+        let shown = 1 + self.diagnostic.related.len();
+        self.anchors[..shown].iter().all(|a| *a == Anchor::Own)
+    }
+
     /// The diagnostic in document bytes, for computation `own` of `m` (a later version
     /// where the anchors may have moved).
     pub fn place(&self, m: &Module, own: ComputationRef) -> Diagnostic {

@@ -83,6 +83,25 @@ impl Checked {
     /// Every diagnostic of `document` (the version these cells belong to), sorted:
     /// computes the missing cells, in parallel.
     pub fn diagnostics(&self, document: &Document) -> Vec<Diagnostic> {
+        self.fill(document);
+        let file = document.file();
+        let mut out = Vec::new();
+        for part in self.parts(document) {
+            let start = out.len();
+            out.extend(document.own_diagnostics(part.chunk));
+            if let Some((mi, ci)) = part.computation {
+                let m = file.module(mi);
+                let c = m.computation(ci);
+                out.extend(part.found.iter().map(|a| a.place(m, c)));
+            }
+            super::sort(&mut out[start..]);
+        }
+        out
+    }
+
+    /// Computes the cells still missing, in parallel (under the caller's budget: a
+    /// cell whose checks were cancelled stays missing).
+    pub fn fill(&self, document: &Document) {
         let file = document.file();
         let missing: Vec<(ModuleId, ComputationId)> = file
             .modules
@@ -106,11 +125,12 @@ impl Checked {
                     .set(found.into_iter().map(|d| Anchored::new(d, m, c)).collect());
             }
         });
-        self.assemble(document)
     }
 
-    /// The findings in document order: per chunk, its own diagnostics and its cell's.
-    fn assemble(&self, document: &Document) -> Vec<Diagnostic> {
+    /// Each chunk's cell in document order, with the computation it holds: what
+    /// [`Self::diagnostics`] assembles, for callers that keep something per cell (the
+    /// server keeps each cell's findings rendered for the client).
+    pub fn parts<'a>(&'a self, document: &Document) -> Vec<Part<'a>> {
         let file = document.file();
         let mut placed: Vec<Option<(ModuleId, ComputationId)>> = vec![None; self.cells.len()];
         for (mi, m) in file.modules.iter().enumerate() {
@@ -119,21 +139,50 @@ impl Checked {
                 placed[m.chunk_of(id)] = Some((ModuleId(mi as u32), id));
             }
         }
-        let mut out = Vec::new();
-        for (chunk, cell) in self.cells.iter().enumerate() {
-            let start = out.len();
-            out.extend(document.own_diagnostics(chunk));
-            let found = cell.get().filter(|found| !found.is_empty());
-            if let (Some((mi, ci)), Some(found)) = (placed[chunk], found) {
-                let m = file.module(mi);
-                let c = m.computation(ci);
-                out.extend(found.iter().map(|a| a.place(m, c)));
-            }
-            super::sort(&mut out[start..]);
-        }
-        out
+        self.cells
+            .iter()
+            .zip(placed)
+            .enumerate()
+            .map(|(chunk, (cell, computation))| Part {
+                chunk,
+                computation,
+                cell,
+                found: cell.get().map_or(&[], |found| found.as_slice()),
+            })
+            .collect()
     }
 }
+
+/// One chunk's share of a version's diagnostics (see [`Checked::parts`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Part<'a> {
+    /// The chunk's index in the document.
+    pub chunk: usize,
+    /// The computation the chunk holds (none for headers and separators).
+    pub computation: Option<(ModuleId, ComputationId)>,
+    cell: &'a Cell,
+    /// The computation's findings, anchored (empty while not computed).
+    pub found: &'a [Anchored],
+}
+
+impl Part<'_> {
+    /// The cell, held so that its address is not reused while a caller keeps
+    /// something for it.
+    pub fn cell(&self) -> KeptCell {
+        KeptCell(self.cell.clone())
+    }
+
+    /// The cell's address: equal in two versions exactly when they share the cell,
+    /// so that its findings and its computation's text are the same (while the
+    /// cell is alive: see [`Part::cell`]).
+    pub fn cell_address(&self) -> usize {
+        Arc::as_ptr(self.cell) as usize
+    }
+}
+
+/// A cell held alive by someone who keeps something for it.
+#[derive(Debug, Clone)]
+pub struct KeptCell(#[allow(dead_code)] Cell);
 
 /// How long the checks of one computation may run in the server unless its
 /// budget says otherwise ([`Budget::part_limit`]): a computation that takes longer

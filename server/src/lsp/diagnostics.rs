@@ -20,6 +20,7 @@ use tower_lsp_server::ls_types::{
 use super::guard::guarded_within;
 use super::outbox::{Outbox, Outgoing};
 use super::position::PositionEncoding;
+use super::rendered::{self, Renderings, Style};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
@@ -100,6 +101,8 @@ struct State {
     /// The budget of the computation running for each document, cancelled when a
     /// newer version supersedes it.
     running: HashMap<Uri, Budget>,
+    /// Each open document's findings as the client is sent them, per computation.
+    renderings: HashMap<Uri, Arc<Renderings>>,
 }
 
 fn absorb(state: &mut State, pending: &mut Pending, job: Job) {
@@ -146,14 +149,21 @@ async fn run(
             // have their own, and report what they found when it passes.
             let part = workspace.settings().time_budget(Work::Checks);
             let budget = Budget::with_part_limit(None, Some(part));
-            if snapshot.is_some() {
-                state.running.insert(uri.clone(), budget.clone());
-            }
+            let renderings = match snapshot {
+                Some(_) => {
+                    state.running.insert(uri.clone(), budget.clone());
+                    state.renderings.entry(uri.clone()).or_default().clone()
+                }
+                None => {
+                    state.renderings.remove(&uri);
+                    Arc::default()
+                }
+            };
             tokio::spawn(publish(
                 workspace.clone(),
                 outbox.clone(),
-                uri,
-                snapshot,
+                (uri, snapshot),
+                renderings,
                 budget,
             ));
         }
@@ -163,69 +173,35 @@ async fn run(
 async fn publish(
     workspace: Arc<Workspace>,
     outbox: Outbox,
-    uri: Uri,
-    snapshot: Option<Arc<Snapshot>>,
+    (uri, snapshot): (Uri, Option<Arc<Snapshot>>),
+    renderings: Arc<Renderings>,
     budget: Budget,
 ) {
     let Some(snapshot) = snapshot else {
-        outbox.post(Outgoing::Diagnostics {
-            uri,
-            version: None,
-            diagnostics: Vec::new(),
-        });
+        outbox.post(Outgoing::Rendered(rendered::body(&uri, None, &[])));
         return;
     };
-    let encoding = workspace.encoding();
-    let raise = workspace.settings().uncoalesced_warning;
+    let style = Style {
+        encoding: workspace.encoding(),
+        raise_uncoalesced: workspace.settings().uncoalesced_warning,
+    };
     let computed = {
         let snapshot = snapshot.clone();
         let budget = budget.clone();
         guarded_within("diagnostics", budget, move || {
-            let mut diagnostics = collect(&snapshot, encoding);
-            if raise {
-                raise_uncoalesced_reads(&mut diagnostics);
-            }
-            diagnostics
+            renderings.notification(&snapshot, style)
         })
         .await
     };
-    let diagnostics = match computed {
-        Ok(diagnostics) => diagnostics,
+    let Ok(notification) = computed else {
         // The guard logged the panic; keep the client's previous diagnostics.
-        Err(_) => return,
+        return;
     };
-    let version = snapshot.version;
     let stale = workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled);
     super::reaper::release(snapshot);
-    if stale {
-        return;
+    if !stale {
+        outbox.post(Outgoing::Rendered(notification));
     }
-    outbox.post(Outgoing::Diagnostics {
-        uri,
-        version: Some(version),
-        diagnostics,
-    });
-}
-
-/// The `coalescing.severity: "warning"` setting: `uncoalesced-read` findings
-/// (information in the library) become warnings.
-fn raise_uncoalesced_reads(diagnostics: &mut [Diagnostic]) {
-    let code = NumberOrString::String(crate::coalescing::diagnostics::UNCOALESCED_READ.into());
-    for d in diagnostics
-        .iter_mut()
-        .filter(|d| d.code.as_ref() == Some(&code))
-    {
-        d.severity = Some(DiagnosticSeverity::WARNING);
-    }
-}
-
-/// Every diagnostic of one snapshot in LSP terms (see [`Snapshot::diagnostics`]).
-pub fn collect(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<Diagnostic> {
-    snapshot
-        .diagnostics()
-        .iter()
-        .map(|d| to_lsp(snapshot, d, encoding))
-        .collect()
 }
 
 /// One library diagnostic as an LSP diagnostic (related locations in the same file).

@@ -35,10 +35,12 @@ pub mod memo;
 pub mod mlir;
 pub mod navigation;
 pub mod outbox;
+pub mod output;
 pub mod pool;
 pub mod position;
 pub mod progress;
 pub mod reaper;
+pub mod rendered;
 pub mod semantic_tokens;
 pub mod server;
 pub mod settings;
@@ -50,6 +52,7 @@ pub mod workspace;
 pub mod workspace_index;
 
 use outbox::Outbox;
+use output::Output;
 use workspace::Workspace;
 
 /// How many requests may be in progress at once (see [`serve`]).
@@ -83,8 +86,9 @@ pub fn run_stdio() -> ExitCode {
 
 async fn serve(workspace: Arc<Workspace>) {
     let mut events = None;
+    let (output, tower_output, writer) = Output::start(tokio::io::stdout());
     let (service, socket) = LspService::build(|client| {
-        let outbox = Outbox::start(client.clone());
+        let outbox = Outbox::start(client.clone(), output.clone());
         logging::forward_to_client(outbox.clone());
         let outbox_for_backend = outbox.clone();
         let scheduler = diagnostics::DiagnosticsScheduler::start(workspace.clone(), outbox.clone());
@@ -111,8 +115,10 @@ async fn serve(workspace: Arc<Workspace>) {
     // tower-lsp polls at most this many requests at once; with its default of 4,
     // four slow requests held every other one back. The work itself runs on
     // blocking threads under budgets (see `guard`), so waiting requests are cheap.
-    Server::new(input, tokio::io::stdout(), socket)
+    Server::new(input, tower_output, socket)
         .concurrency_level(CONCURRENT_REQUESTS)
         .serve(service)
         .await;
+    output.close();
+    let _ = writer.await;
 }

@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 use super::memo::Memo;
 use super::position::{self, PositionEncoding};
-use crate::checks::incremental::Checked;
+use crate::checks::incremental::{Checked, Part};
 use crate::model::{self, HloFile};
 use crate::syntax::SyntaxDocument;
 
@@ -63,6 +63,8 @@ pub struct Snapshot {
     fused: Mutex<HashMap<FusedKey, Arc<Memo<FusedMaps>>>>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
+    /// Set once every computation's checks are in `checked`.
+    checks_filled: Memo<()>,
     /// The stack-frame tables of each module (JAX dumps), read on first use.
     frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
     /// The MLIR reading and analysis of a `.mlir` document (see [`Self::is_mlir`]).
@@ -87,6 +89,7 @@ impl Snapshot {
             text: OnceLock::new(),
             analysis: OnceLock::new(),
             diagnostics: Memo::default(),
+            checks_filled: Memo::default(),
             fused: Mutex::default(),
             frames: OnceLock::new(),
             mlir: Memo::default(),
@@ -177,8 +180,18 @@ impl Snapshot {
             if self.is_mlir() {
                 return self.mlir().diagnostics.clone();
             }
-            super::pool::run_checks(|| self.checked.diagnostics(&self.document))
+            self.check_parts();
+            self.checked.diagnostics(&self.document)
         })
+    }
+
+    /// Each chunk's share of the diagnostics, once the checks of every computation are
+    /// computed (once per snapshot, on threads of their own: [`super::pool`]), for the
+    /// publisher, which renders them per computation ([`super::rendered`]).
+    pub fn check_parts(&self) -> Vec<Part<'_>> {
+        self.checks_filled
+            .get_or_compute(|| super::pool::run_checks(|| self.checked.fill(&self.document)));
+        self.checked.parts(&self.document)
     }
 
     /// Byte offset of an LSP position; `None` for a line past the end.

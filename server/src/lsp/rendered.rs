@@ -1,0 +1,401 @@
+//! The `publishDiagnostics` notification as JSON text, with each computation's
+//! findings rendered once and kept while the computation is unchanged.
+//!
+//! A large dump has thousands of findings (reshape-chain hints, uncoalesced reads).
+//! Placing each one, converting its positions and serializing it through tower-lsp
+//! (which goes through `serde_json::Value`) on every edit made publishing cost what the
+//! file holds, not what the edit touched. A computation's findings depend only on its
+//! cell ([`crate::checks::incremental`]): while a version shares the cell, they are the
+//! same text at the same place in the computation. So they are kept as JSON whose line
+//! numbers are relative to the computation's first line, and a publish writes them
+//! with the computation's current line. Findings shown in other computations (their
+//! positions move with those), syntax errors and MLIR documents are rendered each time.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
+
+use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
+
+use super::diagnostics::to_lsp;
+use super::position::{self, PositionEncoding};
+use super::snapshot::Snapshot;
+use crate::checks::incremental::{KeptCell, Part};
+use crate::coalescing::diagnostics::UNCOALESCED_READ;
+use crate::model;
+
+/// How diagnostics are shown: part of what a rendering depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    pub encoding: PositionEncoding,
+    /// The `coalescing.severity: "warning"` setting: `uncoalesced-read` findings
+    /// (information in the library) become warnings.
+    pub raise_uncoalesced: bool,
+}
+
+impl Style {
+    /// One library diagnostic as the client sees it.
+    fn lsp(self, snapshot: &Snapshot, diagnostic: &model::Diagnostic) -> Diagnostic {
+        let mut d = to_lsp(snapshot, diagnostic, self.encoding);
+        if self.raise_uncoalesced && diagnostic.code == UNCOALESCED_READ {
+            d.severity = Some(DiagnosticSeverity::WARNING);
+        }
+        d
+    }
+}
+
+/// One computation's findings as JSON (diagnostics separated by commas), with a hole
+/// where each line number goes.
+#[derive(Debug)]
+struct Template {
+    style: Style,
+    /// The column where the computation starts: findings on its first line are
+    /// rendered with their columns on that line.
+    start_character: u32,
+    text: String,
+    /// `(byte in text, line relative to the computation's first line)`, in order.
+    lines: Vec<(usize, u32)>,
+}
+
+impl Template {
+    /// Renders `diagnostics` (placed, sorted) of the computation starting on line
+    /// `base` at column `start_character`.
+    fn new(
+        snapshot: &Snapshot,
+        style: Style,
+        diagnostics: &[model::Diagnostic],
+        (base, start_character): (u32, u32),
+    ) -> Template {
+        let mut json = Vec::new();
+        write_list(&mut json, snapshot, style, diagnostics);
+        let json = String::from_utf8(json).expect("serde_json writes UTF-8");
+        let mut text = String::with_capacity(json.len());
+        let mut lines = Vec::new();
+        let mut rest = json.as_str();
+        while let Some(at) = rest.find(LINE_KEY) {
+            let (before, after) = rest.split_at(at + LINE_KEY.len());
+            text.push_str(before);
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            let line: u32 = after[..digits].parse().expect("a line number");
+            lines.push((text.len(), line - base));
+            rest = &after[digits..];
+        }
+        text.push_str(rest);
+        Template {
+            style,
+            start_character,
+            text,
+            lines,
+        }
+    }
+
+    /// Writes the findings for the computation now starting on line `base`.
+    fn write(&self, out: &mut Vec<u8>, base: u32) {
+        let mut from = 0;
+        for &(at, line) in &self.lines {
+            out.extend_from_slice(&self.text.as_bytes()[from..at]);
+            let _ = write!(out, "{}", base + line);
+            from = at;
+        }
+        out.extend_from_slice(&self.text.as_bytes()[from..]);
+    }
+}
+
+/// The key of every position's line in a serialized [`Diagnostic`]. Inside a JSON
+/// string a quote is escaped, so these bytes can only be a key.
+const LINE_KEY: &str = "\"line\":";
+
+/// Writes `diagnostics` as JSON objects separated by commas.
+fn write_list(
+    out: &mut Vec<u8>,
+    snapshot: &Snapshot,
+    style: Style,
+    diagnostics: &[model::Diagnostic],
+) {
+    for (k, d) in diagnostics.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, &style.lsp(snapshot, d)).expect("writing to memory");
+    }
+}
+
+/// Renderings by the address of their cell, which each holds alive.
+type Kept = HashMap<usize, (KeptCell, Arc<Template>)>;
+
+/// The renderings of one document's computations, kept across its versions.
+#[derive(Debug, Default)]
+pub struct Renderings {
+    kept: Mutex<Kept>,
+}
+
+impl Renderings {
+    /// The body of the `publishDiagnostics` notification of `snapshot`, whose checks
+    /// are computed here if they are not yet. Keeps the renderings of this
+    /// version's cells, and only those.
+    pub fn notification(&self, snapshot: &Snapshot, style: Style) -> Vec<u8> {
+        let mut list = Vec::new();
+        if snapshot.is_mlir() {
+            write_list(&mut list, snapshot, style, &snapshot.diagnostics());
+        } else {
+            let kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
+            let mut now = HashMap::new();
+            for part in snapshot.check_parts() {
+                self.write_part(&mut list, snapshot, style, part, &kept, &mut now);
+            }
+            *super::workspace::lock(&self.kept) = now;
+        }
+        body(&snapshot.uri, Some(snapshot.version), &list)
+    }
+
+    /// Appends the findings of one chunk (after a comma when `list` has some).
+    fn write_part(
+        &self,
+        list: &mut Vec<u8>,
+        snapshot: &Snapshot,
+        style: Style,
+        part: Part,
+        kept: &Kept,
+        now: &mut Kept,
+    ) {
+        let document = snapshot.document();
+        let own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
+        let Some((mi, ci)) = part.computation else {
+            separated(list, |list| write_list(list, snapshot, style, &own));
+            return;
+        };
+        if part.found.is_empty() && own.is_empty() {
+            return;
+        }
+        let m = snapshot.model().module(mi);
+        let c = m.computation(ci);
+        let mut placed: Vec<model::Diagnostic> = Vec::new();
+        let place = |placed: &mut Vec<model::Diagnostic>| {
+            placed.extend(own.iter().cloned());
+            placed.extend(part.found.iter().map(|a| a.place(m, c)));
+            crate::checks::sort(placed);
+        };
+        if !own.is_empty() || !part.found.iter().all(|a| a.shown_within_own()) {
+            place(&mut placed);
+            separated(list, |list| write_list(list, snapshot, style, &placed));
+            return;
+        }
+        let start = &snapshot.syntax().chunks()[part.chunk];
+        let base = start.first_line as u32;
+        let start_character =
+            position::to_position(snapshot.syntax(), start.start, style.encoding).character;
+        let template = match kept.get(&part.cell_address()) {
+            Some((_, t)) if t.style == style && t.start_character == start_character => t.clone(),
+            _ => {
+                place(&mut placed);
+                Arc::new(Template::new(
+                    snapshot,
+                    style,
+                    &placed,
+                    (base, start_character),
+                ))
+            }
+        };
+        separated(list, |list| template.write(list, base));
+        now.insert(part.cell_address(), (part.cell(), template));
+    }
+}
+
+/// Appends what `write` writes, after a comma when both are non-empty.
+fn separated(list: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let before = list.len();
+    if before > 0 {
+        list.push(b',');
+    }
+    write(list);
+    if list.len() == before + 1 && before > 0 {
+        list.truncate(before);
+    }
+}
+
+/// The body of a `publishDiagnostics` notification for `uri` whose diagnostics are
+/// `list` (JSON objects separated by commas).
+pub fn body(uri: &Uri, version: Option<i32>, list: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(list.len() + 160);
+    out.extend_from_slice(
+        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
+    );
+    serde_json::to_writer(&mut out, uri).expect("writing to memory");
+    out.extend_from_slice(br#","diagnostics":["#);
+    out.extend_from_slice(list);
+    out.push(b']');
+    if let Some(version) = version {
+        let _ = write!(out, r#","version":{version}"#);
+    }
+    out.extend_from_slice(b"}}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::documents::Document;
+    use proptest::prelude::*;
+    use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent};
+
+    /// Several modules with findings of every kind of anchoring: in the computation
+    /// itself (reshape chains, uncoalesced reads), in its caller (tiling), syntax
+    /// errors, and computations that share a line.
+    fn text() -> String {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+        let files = [
+            "samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo",
+            "tiling/merge_2x5_split_4.hlo",
+            "refactor/chains.hlo",
+            "samples/xla/xla__backends__gpu__codegen__triton__tests__normalization__generic_emitter_multi_tiled_dims.hlo",
+            "samples/xla/xla__tools__print_indexing_test.hlo",
+        ];
+        let mut text: String = files
+            .iter()
+            .map(|f| std::fs::read_to_string(format!("{data}/{f}")).expect("test data"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        text.push_str("\n%broken { %x = f32[2] add(\n}\n");
+        text.push_str(SHARED_LINE);
+        text
+    }
+
+    /// Two computations on one line, the second with a finding.
+    const SHARED_LINE: &str = "%a { ROOT %p = f32[2]{0} parameter(0) } %b { %q = f32[2]{0} parameter(0) ROOT %r = f32[2]{0} reshape(%q) }\n";
+
+    #[test]
+    fn a_finding_on_a_line_shared_with_an_edited_computation() {
+        let text = text();
+        let mut document = Document::new("file:///m.hlo".parse().unwrap(), 1, &text);
+        for style in STYLES {
+            let renderings = Renderings::default();
+            published(&renderings, &document.snapshot_at(1), style);
+            let at = text.find(SHARED_LINE).unwrap() + 1;
+            edit(&mut document, at, 0, "𝔸", 2);
+            let snapshot = document.snapshot_at(2);
+            let expected = expected(&snapshot, style);
+            assert!(expected.to_string().contains("noop-reshape"));
+            assert_eq!(published(&renderings, &snapshot, style), expected);
+            edit(&mut document, at, "𝔸".len(), "", 3);
+        }
+    }
+
+    /// What the publisher sends, as the reference computes it: every library
+    /// diagnostic of the version through [`Style::lsp`].
+    fn expected(snapshot: &Snapshot, style: Style) -> serde_json::Value {
+        let all: Vec<Diagnostic> = snapshot
+            .diagnostics()
+            .iter()
+            .map(|d| style.lsp(snapshot, d))
+            .collect();
+        serde_json::to_value(all).unwrap()
+    }
+
+    fn published(renderings: &Renderings, snapshot: &Snapshot, style: Style) -> serde_json::Value {
+        let body = renderings.notification(snapshot, style);
+        let value: serde_json::Value = serde_json::from_slice(&body).expect("valid JSON");
+        assert_eq!(value["method"], "textDocument/publishDiagnostics");
+        assert_eq!(value["params"]["version"], snapshot.version);
+        assert_eq!(value["params"]["uri"], snapshot.uri.as_str());
+        value["params"]["diagnostics"].clone()
+    }
+
+    /// Replaces bytes `at..at + removed` (moved to char boundaries) by `inserted`.
+    fn edit(document: &mut Document, at: usize, removed: usize, inserted: &str, version: i32) {
+        let syntax = document.model.syntax();
+        let text = syntax.text();
+        let mut start = at.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (start + removed).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let encoding = PositionEncoding::Utf16;
+        let range = Range::new(
+            position::to_position(syntax, start, encoding),
+            position::to_position(syntax, end, encoding),
+        );
+        let change = TextDocumentContentChangeEvent {
+            range: Some(range),
+            range_length: None,
+            text: inserted.into(),
+        };
+        document.apply_changes(version, vec![change], encoding);
+    }
+
+    const STYLES: [Style; 3] = [
+        Style {
+            encoding: PositionEncoding::Utf16,
+            raise_uncoalesced: false,
+        },
+        Style {
+            encoding: PositionEncoding::Utf8,
+            raise_uncoalesced: false,
+        },
+        Style {
+            encoding: PositionEncoding::Utf16,
+            raise_uncoalesced: true,
+        },
+    ];
+
+    #[test]
+    fn the_first_publish_is_every_diagnostic_in_order() {
+        let document = Document::new("file:///m.hlo".parse().unwrap(), 1, &text());
+        let snapshot = document.snapshot_at(1);
+        for style in STYLES {
+            let renderings = Renderings::default();
+            let expected = expected(&snapshot, style);
+            assert!(expected.as_array().unwrap().len() > 20, "{expected}");
+            assert_eq!(published(&renderings, &snapshot, style), expected);
+            // Kept renderings give the same text again.
+            assert!(!super::super::workspace::lock(&renderings.kept).is_empty());
+            assert_eq!(published(&renderings, &snapshot, style), expected);
+        }
+    }
+
+    #[test]
+    fn a_raised_finding_is_a_warning() {
+        let document = Document::new("file:///m.hlo".parse().unwrap(), 1, &text());
+        let snapshot = document.snapshot_at(1);
+        let raised = published(&Renderings::default(), &snapshot, STYLES[2]);
+        let uncoalesced: Vec<&serde_json::Value> = raised
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == UNCOALESCED_READ)
+            .collect();
+        assert!(!uncoalesced.is_empty());
+        assert!(uncoalesced.iter().all(|d| d["severity"] == 2));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// After any edits, what is published from kept renderings is what a fresh
+        /// rendering of the version gives: lines moved by the edits above a
+        /// computation, columns on a line shared with an edited computation, findings
+        /// that appear, disappear or move with another computation.
+        #[test]
+        fn kept_renderings_publish_what_the_version_holds(
+            edits in prop::collection::vec(
+                (0.0..1.0f64, 0usize..12, prop::sample::select(vec!["", "\n", "x", "é\n", "𝔸", "}\n", "\n\n\n", "%"])),
+                1..8,
+            ),
+            style in prop::sample::select(STYLES.to_vec()),
+        ) {
+            let text = text();
+            let mut document = Document::new("file:///m.hlo".parse().unwrap(), 1, &text);
+            let renderings = Renderings::default();
+            published(&renderings, &document.snapshot_at(1), style);
+            for (k, (at, removed, inserted)) in edits.into_iter().enumerate() {
+                let len = document.model.syntax().len();
+                let version = 2 + k as i32;
+                edit(&mut document, (at * len as f64) as usize, removed, inserted, version);
+                let snapshot = document.snapshot_at(version as u64);
+                prop_assert_eq!(published(&renderings, &snapshot, style), expected(&snapshot, style));
+            }
+        }
+    }
+}
