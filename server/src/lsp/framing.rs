@@ -233,7 +233,11 @@ impl Framer {
     }
 
     /// The body ends inside a JSON value: when the bytes before the next header
-    /// complete it, the length was short and the message is the whole value.
+    /// complete it, the length was short and the message is the whole value. What
+    /// follows the value up to the next header is left to be dropped as junk: were
+    /// the message "everything up to the next header", it would depend on how the
+    /// input was split into reads (a read ending just after the value would deliver
+    /// it, the same bytes read at once with junk behind would not).
     fn repair_short(&mut self, pending: Pending, ended: bool) -> Option<Event> {
         let data = self.data();
         let body_end = pending.body + pending.length;
@@ -246,13 +250,14 @@ impl Framer {
         }
         if tail_end > body_end {
             let whole = &data[pending.body..tail_end];
-            if parses(trim_end(whole)) {
-                let missing = tail_end - body_end;
+            let settled = ended || self.impatient || next_header.is_some();
+            if let Some(end) = first_value_end(whole, settled) {
+                let missing = pending.body + end - body_end;
                 let repair = format!(
-                    "Content-Length {} is too short: the message has {missing} more bytes before the next header",
+                    "Content-Length {} is too short: the message's JSON value ends {missing} bytes after it",
                     pending.length
                 );
-                return Some(self.deliver(pending.body, tail_end - pending.body, Some(repair)));
+                return Some(self.deliver(pending.body, end, Some(repair)));
             }
             if next_header.is_none() && !ended && data.len() - body_end <= MAX_JUNK {
                 // The rest may still be on its way.
@@ -301,6 +306,19 @@ fn marker_prefix_suffix(data: &[u8]) -> usize {
         .rev()
         .find(|&n| data[data.len() - n..].eq_ignore_ascii_case(&MARKER[..n]))
         .unwrap_or(0)
+}
+
+/// Where the JSON value at the start of `bytes` ends, if it is complete. A number
+/// that reaches the end of `bytes` may go on in the next read, so it counts only
+/// when no more input can follow (`settled`).
+fn first_value_end(bytes: &[u8], settled: bool) -> Option<usize> {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
+    let Some(Ok(_)) = values.next() else {
+        return None;
+    };
+    let end = values.byte_offset();
+    let open_number = end == bytes.len() && bytes[end - 1].is_ascii_digit();
+    (settled || !open_number).then_some(end)
 }
 
 /// Whether `bytes` is exactly one JSON value.
@@ -575,6 +593,23 @@ mod tests {
             assert!(found.iter().any(
                 |e| matches!(e, Event::Message { repair: Some(r), .. } if r.contains("too short"))
             ));
+        }
+    }
+
+    #[test]
+    fn a_short_frame_completed_then_junk_gives_the_value_however_it_is_read() {
+        // Found by the `framing` fuzz target: read at once, the junk after the
+        // value made the repair fail and the two bytes `{"` were the message;
+        // read in pieces ending after the value, the value was.
+        let input = format!("Content-Length: 2\r\n\r\n{A}x{}", frame(C));
+        for piece in [1, 7, A.len() + 23, input.len()] {
+            let found = events(input.as_bytes(), piece);
+            assert_eq!(messages(&found), [A, C], "piece {piece}: {found:?}");
+        }
+        // A number at the end of a read may go on in the next one.
+        let number = "Content-Length: 1\r\n\r\n 12".as_bytes();
+        for piece in [1, 2, number.len()] {
+            assert_eq!(messages(&events(number, piece)), [" 12"], "piece {piece}");
         }
     }
 
