@@ -232,25 +232,28 @@ impl Framer {
         }
     }
 
-    /// The body ends inside a JSON value: when the bytes before the next header
-    /// complete it, the length was short and the message is the whole value. What
-    /// follows the value up to the next header is left to be dropped as junk: were
-    /// the message "everything up to the next header", it would depend on how the
-    /// input was split into reads (a read ending just after the value would deliver
-    /// it, the same bytes read at once with junk behind would not).
+    /// The body ends inside a JSON value: when the bytes before the next
+    /// `Content-Length` complete it, the length was short and the message is the
+    /// whole value. What follows the value is left to be dropped as junk (or read as
+    /// the next header's other lines): were the message "everything up to the next
+    /// header", it would depend on how the input was split into reads (a read
+    /// ending just after the value would deliver it, the same bytes read at once
+    /// with junk behind would not). For the same reason the value may run up to the
+    /// marker itself, not only to the start of its header block: a line such as
+    /// `8:` reads as a header line only once the marker after it has arrived.
     fn repair_short(&mut self, pending: Pending, ended: bool) -> Option<Event> {
         let data = self.data();
         let body_end = pending.body + pending.length;
-        let next_header = find_marker(data, body_end).map(|m| header_block_start(data, m));
-        let tail_end = next_header.unwrap_or(data.len());
-        if tail_end == body_end && !ended && !self.impatient {
+        let next_marker = find_marker(data, body_end);
+        let tail_end = next_marker.unwrap_or(data.len());
+        let settled = ended || self.impatient || next_marker.is_some();
+        if tail_end == body_end && !settled {
             // The rest of a short frame may still be on its way.
             self.pending = Some(pending);
             return None;
         }
         if tail_end > body_end {
             let whole = &data[pending.body..tail_end];
-            let settled = ended || self.impatient || next_header.is_some();
             if let Some(end) = first_value_end(whole, settled) {
                 let missing = pending.body + end - body_end;
                 let repair = format!(
@@ -259,7 +262,7 @@ impl Framer {
                 );
                 return Some(self.deliver(pending.body, end, Some(repair)));
             }
-            if next_header.is_none() && !ended && data.len() - body_end <= MAX_JUNK {
+            if !settled && data.len() - body_end <= MAX_JUNK {
                 // The rest may still be on its way.
                 self.pending = Some(pending);
                 return None;
@@ -617,6 +620,28 @@ mod tests {
                 assert_eq!(messages(&found), [value, A], "piece {piece}: {found:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_short_frame_value_may_end_in_what_reads_as_a_header_line() {
+        // Found by the `framing` fuzz target: `8:` after a one-byte body read as a
+        // header line once the `Content-Length` after it had arrived, but not
+        // before, so a read ending in between delivered the value `\n8` and the
+        // whole input the body `\n`.
+        let input = format!("Content-Length: 1\r\n\r\n\n8:\n{}", frame(A));
+        for piece in [1, 17, 26, input.len()] {
+            let found = events(input.as_bytes(), piece);
+            assert_eq!(messages(&found), ["\n8", A], "piece {piece}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_body_right_before_the_next_header_is_not_held_back() {
+        let input = format!("Content-Length: 3\r\n\r\n{{\"a{}", frame(A));
+        let mut framer = Framer::new();
+        framer.push(input.as_bytes());
+        let found = [framer.next(false), framer.next(false)];
+        assert_eq!(messages(&found.map(Option::unwrap)), ["{\"a", A]);
     }
 
     #[test]
