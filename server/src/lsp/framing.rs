@@ -232,29 +232,37 @@ impl Framer {
         }
     }
 
-    /// The body ends inside a JSON value: when the bytes before the next header
-    /// complete it, the length was short and the message is the whole value.
+    /// The body ends inside a JSON value: when the bytes before the next
+    /// `Content-Length` complete it, the length was short and the message is the
+    /// whole value. What follows the value is left to be dropped as junk (or read as
+    /// the next header's other lines): were the message "everything up to the next
+    /// header", it would depend on how the input was split into reads (a read
+    /// ending just after the value would deliver it, the same bytes read at once
+    /// with junk behind would not). For the same reason the value may run up to the
+    /// marker itself, not only to the start of its header block: a line such as
+    /// `8:` reads as a header line only once the marker after it has arrived.
     fn repair_short(&mut self, pending: Pending, ended: bool) -> Option<Event> {
         let data = self.data();
         let body_end = pending.body + pending.length;
-        let next_header = find_marker(data, body_end).map(|m| header_block_start(data, m));
-        let tail_end = next_header.unwrap_or(data.len());
-        if tail_end == body_end && !ended && !self.impatient {
+        let next_marker = find_marker(data, body_end);
+        let tail_end = next_marker.unwrap_or(data.len());
+        let settled = ended || self.impatient || next_marker.is_some();
+        if tail_end == body_end && !settled {
             // The rest of a short frame may still be on its way.
             self.pending = Some(pending);
             return None;
         }
         if tail_end > body_end {
             let whole = &data[pending.body..tail_end];
-            if parses(trim_end(whole)) {
-                let missing = tail_end - body_end;
+            if let Some(end) = first_value_end(whole, settled) {
+                let missing = pending.body + end - body_end;
                 let repair = format!(
-                    "Content-Length {} is too short: the message has {missing} more bytes before the next header",
+                    "Content-Length {} is too short: the message's JSON value ends {missing} bytes after it",
                     pending.length
                 );
-                return Some(self.deliver(pending.body, tail_end - pending.body, Some(repair)));
+                return Some(self.deliver(pending.body, end, Some(repair)));
             }
-            if next_header.is_none() && !ended && data.len() - body_end <= MAX_JUNK {
+            if !settled && data.len() - body_end <= MAX_JUNK {
                 // The rest may still be on its way.
                 self.pending = Some(pending);
                 return None;
@@ -276,22 +284,14 @@ impl Framer {
 }
 
 /// Whether `body` (the first bytes of `region`) is one JSON value followed by the
-/// start of a header that has not fully arrived yet.
+/// start of a header that has not fully arrived yet: the test the too-long repair
+/// makes once the header is whole (a value then a header starting inside the body),
+/// so that a read ending inside the header does not decide otherwise. (serde_json's
+/// stream reader would refuse a number or literal followed by a letter.)
 fn ends_in_marker_prefix(body: &[u8], region: &[u8]) -> bool {
-    let mut values = serde_json::Deserializer::from_slice(body).into_iter::<IgnoredAny>();
-    if !matches!(values.next(), Some(Ok(_))) {
-        return false;
-    }
-    let rest = trim_start(&region[values.byte_offset()..]);
-    !rest.is_empty() && rest.len() < MARKER.len() && MARKER[..rest.len()].eq_ignore_ascii_case(rest)
-}
-
-fn trim_start(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    &bytes[start..]
+    let prefix = marker_prefix_suffix(region);
+    let start = region.len() - prefix;
+    prefix > 0 && start < body.len() && parses(trim_end(&region[..start]))
 }
 
 /// The length of the longest end of `data` that is a proper start of the
@@ -301,6 +301,19 @@ fn marker_prefix_suffix(data: &[u8]) -> usize {
         .rev()
         .find(|&n| data[data.len() - n..].eq_ignore_ascii_case(&MARKER[..n]))
         .unwrap_or(0)
+}
+
+/// Where the JSON value at the start of `bytes` ends, if it is complete. A number
+/// that reaches the end of `bytes` may go on in the next read, so it counts only
+/// when no more input can follow (`settled`).
+fn first_value_end(bytes: &[u8], settled: bool) -> Option<usize> {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
+    let Some(Ok(_)) = values.next() else {
+        return None;
+    };
+    let end = values.byte_offset();
+    let open_number = end == bytes.len() && bytes[end - 1].is_ascii_digit();
+    (settled || !open_number).then_some(end)
 }
 
 /// Whether `bytes` is exactly one JSON value.
@@ -576,6 +589,59 @@ mod tests {
                 |e| matches!(e, Event::Message { repair: Some(r), .. } if r.contains("too short"))
             ));
         }
+    }
+
+    #[test]
+    fn a_short_frame_completed_then_junk_gives_the_value_however_it_is_read() {
+        // Found by the `framing` fuzz target: read at once, the junk after the
+        // value made the repair fail and the two bytes `{"` were the message;
+        // read in pieces ending after the value, the value was.
+        let input = format!("Content-Length: 2\r\n\r\n{A}x{}", frame(C));
+        for piece in [1, 7, A.len() + 23, input.len()] {
+            let found = events(input.as_bytes(), piece);
+            assert_eq!(messages(&found), [A, C], "piece {piece}: {found:?}");
+        }
+        // A number at the end of a read may go on in the next one.
+        let number = "Content-Length: 1\r\n\r\n 12".as_bytes();
+        for piece in [1, 2, number.len()] {
+            assert_eq!(messages(&events(number, piece)), [" 12"], "piece {piece}");
+        }
+    }
+
+    #[test]
+    fn a_number_then_a_header_inside_the_length_is_cut_however_it_is_read() {
+        // Found by the `framing` fuzz target: read in pieces that ended inside
+        // `Content-Length`, the body `3Content` was delivered whole; read at once,
+        // the header was seen and the message was `3`.
+        for value in ["3", "true", " 3"] {
+            let input = format!("Content-Length: 8\r\n\r\n{value}{}", frame(A));
+            for piece in [1, 5, input.len()] {
+                let found = events(input.as_bytes(), piece);
+                assert_eq!(messages(&found), [value, A], "piece {piece}: {found:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_frame_value_may_end_in_what_reads_as_a_header_line() {
+        // Found by the `framing` fuzz target: `8:` after a one-byte body read as a
+        // header line once the `Content-Length` after it had arrived, but not
+        // before, so a read ending in between delivered the value `\n8` and the
+        // whole input the body `\n`.
+        let input = format!("Content-Length: 1\r\n\r\n\n8:\n{}", frame(A));
+        for piece in [1, 17, 26, input.len()] {
+            let found = events(input.as_bytes(), piece);
+            assert_eq!(messages(&found), ["\n8", A], "piece {piece}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_body_right_before_the_next_header_is_not_held_back() {
+        let input = format!("Content-Length: 3\r\n\r\n{{\"a{}", frame(A));
+        let mut framer = Framer::new();
+        framer.push(input.as_bytes());
+        let found = [framer.next(false), framer.next(false)];
+        assert_eq!(messages(&found.map(Option::unwrap)), ["{\"a", A]);
     }
 
     #[test]
