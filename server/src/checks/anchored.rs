@@ -41,8 +41,24 @@ impl Anchored {
     /// are inside the computation the diagnostic belongs to: then they move with it,
     /// and nothing another computation does can change where they are shown.
     pub fn shown_within_own(&self) -> bool {
-        let shown = 1 + self.diagnostic.related.len();
-        self.anchors[..shown].iter().all(|a| *a == Anchor::Own)
+        self.shown_anchors().iter().all(|a| *a == Anchor::Own)
+    }
+
+    /// Where the range and each related range are measured from, in document bytes
+    /// of the version of `m` (for computation `own`): what a client is shown moves
+    /// with these.
+    pub fn shown_bases<'a>(
+        &'a self,
+        m: &'a Module,
+        own: ComputationRef<'a>,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.shown_anchors()
+            .iter()
+            .map(move |anchor| base(anchor, m, own))
+    }
+
+    fn shown_anchors(&self) -> &[Anchor] {
+        &self.anchors[..1 + self.diagnostic.related.len()]
     }
 
     /// The diagnostic in document bytes, for computation `own` of `m` (a later version
@@ -50,16 +66,21 @@ impl Anchored {
     pub fn place(&self, m: &Module, own: ComputationRef) -> Diagnostic {
         let mut d = self.diagnostic.clone();
         for (r, anchor) in d.ranges_mut().zip(&self.anchors) {
-            let base = match anchor {
-                Anchor::Own => own.offset,
-                Anchor::Named(name, n) => {
-                    nth_named(m, name, *n).map_or(own.offset, |id| m.computation(id).offset)
-                }
-                Anchor::Document => 0,
-            };
+            let base = base(anchor, m, own);
             *r = r.start + base..r.end + base;
         }
         d
+    }
+}
+
+/// The document offset `anchor` stands for in `m` (for computation `own`).
+fn base(anchor: &Anchor, m: &Module, own: ComputationRef) -> usize {
+    match anchor {
+        Anchor::Own => own.offset,
+        Anchor::Named(name, n) => {
+            nth_named(m, name, *n).map_or(own.offset, |id| m.computation(id).offset)
+        }
+        Anchor::Document => 0,
     }
 }
 

@@ -63,5 +63,10 @@ pub fn all(document: &Document) -> Vec<Diagnostic> {
 
 /// Document order: by start, end, then severity.
 pub fn sort(found: &mut [Diagnostic]) {
-    found.sort_by_key(|d| (d.range.start, d.range.end, d.severity));
+    found.sort_by_key(sort_key);
+}
+
+/// The order of [`sort`].
+pub fn sort_key(d: &Diagnostic) -> (usize, usize, crate::model::Severity) {
+    (d.range.start, d.range.end, d.severity)
 }

@@ -38,6 +38,9 @@ pub const MAX_MESSAGE_BYTES: usize = 1 << 30;
 
 const MARKER: &[u8] = b"content-length:";
 
+/// Messages from this size on are moved out of the buffer, not copied.
+const LARGE_TAKE: usize = 1 << 20;
+
 /// The incremental framer (see the module docs).
 #[derive(Debug, Default)]
 pub struct Framer {
@@ -117,8 +120,18 @@ impl Framer {
     }
 
     fn take(&mut self, count: usize) -> Vec<u8> {
-        let taken = self.data()[..count].to_vec();
-        self.start += count;
+        if count < LARGE_TAKE {
+            let taken = self.data()[..count].to_vec();
+            self.start += count;
+            return taken;
+        }
+        // A large message leaves with the buffer's allocation rather than as a copy,
+        // so that the buffer does not hold a message's size (twice) for good.
+        self.buffer.drain(..self.start);
+        self.start = 0;
+        let rest = self.buffer[count..].to_vec();
+        let mut taken = std::mem::replace(&mut self.buffer, rest);
+        taken.truncate(count);
         taken
     }
 
@@ -191,6 +204,10 @@ impl Framer {
             length,
             searched: 0,
         });
+        // Room for the whole body at once: growing by doubling would copy a large
+        // message several times and leave up to twice its size allocated.
+        let missing = (body + length).saturating_sub(self.data().len());
+        self.buffer.reserve(missing.min(1 << 28));
         self.next(ended)
     }
 

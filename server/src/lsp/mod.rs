@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use tower_lsp_server::{LspService, Server};
 
+pub mod bulk;
 pub mod call_hierarchy;
 pub mod code_actions;
 pub mod commands;
@@ -109,9 +110,10 @@ async fn serve(workspace: Arc<Workspace>) {
     let Some(events) = events else {
         return;
     };
-    let service = sync::Sequencer::new(service, workspace, events);
+    let bulk = Arc::new(bulk::Bulk::default());
+    let service = sync::Sequencer::new(service, workspace, events, bulk.clone());
     let (guarded_input, input) = tokio::io::duplex(1 << 16);
-    tokio::spawn(wire::filter(tokio::io::stdin(), guarded_input));
+    tokio::spawn(async move { wire::filter(tokio::io::stdin(), guarded_input, &bulk).await });
     // tower-lsp polls at most this many requests at once; with its default of 4,
     // four slow requests held every other one back. The work itself runs on
     // blocking threads under budgets (see `guard`), so waiting requests are cheap.

@@ -20,9 +20,10 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
 use super::diagnostics::to_lsp;
 use super::position::{self, PositionEncoding};
 use super::snapshot::Snapshot;
+use crate::checks::anchored::Anchored;
 use crate::checks::incremental::{KeptCell, Part};
 use crate::coalescing::diagnostics::UNCOALESCED_READ;
-use crate::model;
+use crate::model::{self, ComputationRef, Module};
 
 /// How diagnostics are shown: part of what a rendering depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,53 +50,121 @@ impl Style {
 #[derive(Debug)]
 struct Template {
     style: Style,
-    /// The column where the computation starts: findings on its first line are
-    /// rendered with their columns on that line.
-    start_character: u32,
+    /// The column where each base started (see [`Bases`]): a finding on a base's first
+    /// line has its column counted from the line's start, so a base that moved along
+    /// its line makes the rendering wrong.
+    columns: Vec<u32>,
     text: String,
-    /// `(byte in text, line relative to the computation's first line)`, in order.
-    lines: Vec<(usize, u32)>,
+    /// `(byte in text, base, line relative to the base's first line)`, in order.
+    lines: Vec<(usize, usize, i64)>,
+}
+
+/// Where the positions of one computation's findings are measured from: its own start
+/// and the start of each computation they point into (a fusion's caller), distinct,
+/// in the order the findings name them; and the base of each finding's range and
+/// related ranges, finding after finding.
+struct Bases {
+    offsets: Vec<usize>,
+    of_ranges: Vec<usize>,
+}
+
+impl Bases {
+    fn new(found: &[Anchored], m: &Module, c: ComputationRef) -> Bases {
+        let mut offsets: Vec<usize> = Vec::new();
+        let of_ranges = found
+            .iter()
+            .flat_map(|a| a.shown_bases(m, c))
+            .map(|offset| match offsets.iter().position(|&o| o == offset) {
+                Some(k) => k,
+                None => {
+                    offsets.push(offset);
+                    offsets.len() - 1
+                }
+            })
+            .collect();
+        Bases { offsets, of_ranges }
+    }
+
+    /// Each base's line and column.
+    fn positions(&self, snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<(u32, u32)> {
+        self.offsets
+            .iter()
+            .map(|&offset| {
+                let p = position::to_position(snapshot.syntax(), offset, encoding);
+                (p.line, p.character)
+            })
+            .collect()
+    }
 }
 
 impl Template {
-    /// Renders `diagnostics` (placed, sorted) of the computation starting on line
-    /// `base` at column `start_character`.
+    /// Renders `found` (the findings of computation `c` of `m`) with their lines
+    /// relative to `bases`; `None` when a finding's JSON does not have the positions
+    /// its ranges call for (then it is rendered on each publish).
     fn new(
         snapshot: &Snapshot,
         style: Style,
-        diagnostics: &[model::Diagnostic],
-        (base, start_character): (u32, u32),
-    ) -> Template {
-        let mut json = Vec::new();
-        write_list(&mut json, snapshot, style, diagnostics);
-        let json = String::from_utf8(json).expect("serde_json writes UTF-8");
-        let mut text = String::with_capacity(json.len());
+        (found, m, c): (&[Anchored], &Module, ComputationRef),
+        bases: &Bases,
+    ) -> Option<Template> {
+        let at = bases.positions(snapshot, style.encoding);
+        let mut of_ranges = &bases.of_ranges[..];
+        let mut placed: Vec<(model::Diagnostic, &[usize])> = found
+            .iter()
+            .map(|a| {
+                let d = a.place(m, c);
+                let (own, rest) = of_ranges.split_at(1 + d.related.len());
+                of_ranges = rest;
+                (d, own)
+            })
+            .collect();
+        placed.sort_by_key(|(d, _)| crate::checks::sort_key(d));
+        let mut text = String::new();
         let mut lines = Vec::new();
-        let mut rest = json.as_str();
-        while let Some(at) = rest.find(LINE_KEY) {
-            let (before, after) = rest.split_at(at + LINE_KEY.len());
-            text.push_str(before);
-            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-            let line: u32 = after[..digits].parse().expect("a line number");
-            lines.push((text.len(), line - base));
-            rest = &after[digits..];
+        for (k, (d, of_range)) in placed.iter().enumerate() {
+            if k > 0 {
+                text.push(',');
+            }
+            let json = serde_json::to_string(&style.lsp(snapshot, d)).expect("writing to memory");
+            let mut rest = json.as_str();
+            // Two positions (start, end) per range: the range, then each related one.
+            let mut holes = of_range.iter().flat_map(|&base| [base, base]);
+            while let Some(at_key) = rest.find(LINE_KEY) {
+                let (before, after) = rest.split_at(at_key + LINE_KEY.len());
+                text.push_str(before);
+                let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+                let line: i64 = after[..digits].parse().ok()?;
+                let base = holes.next()?;
+                lines.push((text.len(), base, line - i64::from(at[base].0)));
+                rest = &after[digits..];
+            }
+            if holes.next().is_some() {
+                return None;
+            }
+            text.push_str(rest);
         }
-        text.push_str(rest);
-        Template {
+        Some(Template {
             style,
-            start_character,
+            columns: at.iter().map(|&(_, column)| column).collect(),
             text,
             lines,
-        }
+        })
     }
 
-    /// Writes the findings for the computation now starting on line `base`.
-    fn write(&self, out: &mut Vec<u8>, base: u32) {
+    /// Whether the rendering holds for bases now at `at`, in `style`.
+    fn fits(&self, style: Style, at: &[(u32, u32)]) -> bool {
+        self.style == style
+            && self.columns.len() == at.len()
+            && self.columns.iter().zip(at).all(|(c, (_, now))| c == now)
+    }
+
+    /// Writes the findings for bases now at `at`.
+    fn write(&self, out: &mut Vec<u8>, at: &[(u32, u32)]) {
         let mut from = 0;
-        for &(at, line) in &self.lines {
-            out.extend_from_slice(&self.text.as_bytes()[from..at]);
-            let _ = write!(out, "{}", base + line);
-            from = at;
+        for &(hole, base, line) in &self.lines {
+            out.extend_from_slice(&self.text.as_bytes()[from..hole]);
+            let _ = write!(out, "{}", i64::from(at[base].0) + line);
+            from = hole;
         }
         out.extend_from_slice(&self.text.as_bytes()[from..]);
     }
@@ -169,34 +238,29 @@ impl Renderings {
         }
         let m = snapshot.model().module(mi);
         let c = m.computation(ci);
-        let mut placed: Vec<model::Diagnostic> = Vec::new();
-        let place = |placed: &mut Vec<model::Diagnostic>| {
-            placed.extend(own.iter().cloned());
+        let render_now = |list: &mut Vec<u8>| {
+            let mut placed = own.clone();
             placed.extend(part.found.iter().map(|a| a.place(m, c)));
-            crate::checks::sort(placed);
-        };
-        if !own.is_empty() || !part.found.iter().all(|a| a.shown_within_own()) {
-            place(&mut placed);
+            crate::checks::sort(&mut placed);
             separated(list, |list| write_list(list, snapshot, style, &placed));
+        };
+        if !own.is_empty() {
+            render_now(list);
             return;
         }
-        let start = &snapshot.syntax().chunks()[part.chunk];
-        let base = start.first_line as u32;
-        let start_character =
-            position::to_position(snapshot.syntax(), start.start, style.encoding).character;
+        let bases = Bases::new(part.found, m, c);
+        let at = bases.positions(snapshot, style.encoding);
         let template = match kept.get(&part.cell_address()) {
-            Some((_, t)) if t.style == style && t.start_character == start_character => t.clone(),
-            _ => {
-                place(&mut placed);
-                Arc::new(Template::new(
-                    snapshot,
-                    style,
-                    &placed,
-                    (base, start_character),
-                ))
-            }
+            Some((_, t)) if t.fits(style, &at) => t.clone(),
+            _ => match Template::new(snapshot, style, (part.found, m, c), &bases) {
+                Some(t) => Arc::new(t),
+                None => {
+                    render_now(list);
+                    return;
+                }
+            },
         };
-        separated(list, |list| template.write(list, base));
+        separated(list, |list| template.write(list, &at));
         now.insert(part.cell_address(), (part.cell(), template));
     }
 }

@@ -7,7 +7,6 @@
 //! the analysis view) is computed at most once per snapshot, on first use, by whichever
 //! request needs it first.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tower_lsp_server::ls_types::{Position, Range, Uri};
@@ -42,6 +41,42 @@ impl FusedMaps {
 /// A fused computation: (module, computation).
 type FusedKey = (usize, usize);
 
+/// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
+/// instruction from every output, up to megabytes for a large fusion, and an engineer
+/// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
+/// what is on screen (hovers and inlay hints of the computations shown).
+pub const FUSED_KEPT: usize = 32;
+
+/// The fused maps of the [`FUSED_KEPT`] fused computations used last.
+#[derive(Debug, Default)]
+struct RecentFused {
+    /// `(computation, its maps, when last used)`.
+    entries: Vec<(FusedKey, Arc<Memo<FusedMaps>>, u64)>,
+    clock: u64,
+}
+
+impl RecentFused {
+    /// The memo of `key`, made when missing (dropping the one used longest ago
+    /// when full: requests computing with it keep it alive until they end).
+    fn memo(&mut self, key: FusedKey) -> Arc<Memo<FusedMaps>> {
+        self.clock += 1;
+        if let Some(entry) = self.entries.iter_mut().find(|e| e.0 == key) {
+            entry.2 = self.clock;
+            return entry.1.clone();
+        }
+        if self.entries.len() >= FUSED_KEPT {
+            let oldest = (0..self.entries.len()).min_by_key(|&k| self.entries[k].2);
+            if let Some(oldest) = oldest {
+                let (_, memo, _) = self.entries.swap_remove(oldest);
+                super::reaper::release(memo);
+            }
+        }
+        let memo = Arc::new(Memo::default());
+        self.entries.push((key, memo.clone(), self.clock));
+        memo
+    }
+}
+
 /// The state of one document at one version.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -59,8 +94,9 @@ pub struct Snapshot {
     /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from every output of a fused computation to each of its instructions, per
-    /// `(module, computation)`: shared by hover and inlay hints, computed once.
-    fused: Mutex<HashMap<FusedKey, Arc<Memo<FusedMaps>>>>,
+    /// `(module, computation)`: shared by hover and inlay hints, kept for the
+    /// computations used last.
+    fused: Mutex<RecentFused>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
     /// Set once every computation's checks are in `checked`.
@@ -148,12 +184,10 @@ impl Snapshot {
     }
 
     /// The maps from every output of fused computation `computation` of module
-    /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use.
+    /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use
+    /// (again when it was not used for a while: see [`FUSED_KEPT`]).
     pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
-        let memo = super::workspace::lock(&self.fused)
-            .entry((module, computation))
-            .or_default()
-            .clone();
+        let memo = super::workspace::lock(&self.fused).memo((module, computation));
         memo.get_or_compute(|| {
             let view = self.analysis_module(module);
             let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
@@ -202,5 +236,29 @@ impl Snapshot {
     /// LSP range of a byte range.
     pub fn range(&self, bytes: std::ops::Range<usize>, encoding: PositionEncoding) -> Range {
         position::to_range(self.syntax(), bytes, encoding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fused_maps_used_longest_ago_are_dropped_first() {
+        let mut recent = RecentFused::default();
+        let first = recent.memo((0, 0));
+        for k in 1..FUSED_KEPT {
+            recent.memo((0, k));
+        }
+        // Used again: now the most recent.
+        assert!(Arc::ptr_eq(&first, &recent.memo((0, 0))));
+        let second = recent.memo((0, 1));
+        recent.memo((0, 2));
+        recent.memo((1, 0));
+        assert_eq!(recent.entries.len(), FUSED_KEPT);
+        // (0, 3) was the oldest: dropped, and made anew when asked again.
+        assert!(recent.entries.iter().all(|e| e.0 != (0, 3)));
+        assert!(Arc::ptr_eq(&first, &recent.memo((0, 0))));
+        assert!(Arc::ptr_eq(&second, &recent.memo((0, 1))));
     }
 }

@@ -29,6 +29,7 @@ use tower_lsp_server::ls_types::{
 };
 use tower_service::Service;
 
+use super::bulk::Bulk;
 use super::diagnostics::DiagnosticsScheduler;
 use super::documents::Document;
 use super::guard::guarded_sync;
@@ -77,6 +78,8 @@ pub struct Sequencer<S> {
     inner: S,
     workspace: Arc<Workspace>,
     events: mpsc::Sender<SyncEvent>,
+    /// The texts the wire filter took out of large notifications.
+    bulk: Arc<Bulk>,
     /// Closed while `initialize` is answered: nothing after it is read before.
     initializing: Arc<Gate>,
 }
@@ -127,11 +130,17 @@ impl Drop for Reopen {
 }
 
 impl<S> Sequencer<S> {
-    pub fn new(inner: S, workspace: Arc<Workspace>, events: mpsc::Sender<SyncEvent>) -> Self {
+    pub fn new(
+        inner: S,
+        workspace: Arc<Workspace>,
+        events: mpsc::Sender<SyncEvent>,
+        bulk: Arc<Bulk>,
+    ) -> Self {
         Self {
             inner,
             workspace,
             events,
+            bulk,
             initializing: Arc::default(),
         }
     }
@@ -156,12 +165,17 @@ impl<S> Sequencer<S> {
         let params = params.unwrap_or(serde_json::Value::Null);
         let event = match method.as_str() {
             "textDocument/didOpen" => {
-                serde_json::from_value(params).map(|p: DidOpenTextDocumentParams| {
+                serde_json::from_value(params).map(|mut p: DidOpenTextDocumentParams| {
+                    let text = std::mem::take(&mut p.text_document.text);
+                    p.text_document.text = self.bulk.redeem(text);
                     SyncEvent::Open(self.workspace.arrive(&p.text_document.uri), p)
                 })
             }
             "textDocument/didChange" => {
-                serde_json::from_value(params).map(|p: DidChangeTextDocumentParams| {
+                serde_json::from_value(params).map(|mut p: DidChangeTextDocumentParams| {
+                    for change in &mut p.content_changes {
+                        change.text = self.bulk.redeem(std::mem::take(&mut change.text));
+                    }
                     SyncEvent::Change(self.workspace.arrive(&p.text_document.uri), p)
                 })
             }

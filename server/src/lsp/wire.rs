@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
 
+use super::bulk::Bulk;
 use super::framing::{salvage_id, top_level_objects, Event, Framer};
 
 /// Method of the stand-in request for a malformed message with an id.
@@ -34,14 +35,19 @@ pub const FRAMING_NOTE: &str = "hlo-lsp/framingNote";
 /// complete it before it is answered as it is.
 const PATIENCE: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Copies framed messages from `input` to `output` until `input` ends.
-pub async fn filter(mut input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
+/// Copies framed messages from `input` to `output` until `input` ends, taking the
+/// texts of large text-sync notifications out into `bulk`.
+pub async fn filter(
+    mut input: impl AsyncRead + Unpin,
+    mut output: impl AsyncWrite + Unpin,
+    bulk: &Bulk,
+) {
     let mut framer = Framer::new();
     let mut buffer = vec![0; 1 << 16];
     let mut ended = false;
     loop {
         while let Some(event) = framer.next(ended) {
-            for message in stand_ins(event) {
+            for message in stand_ins(event, bulk) {
                 if !forward(&mut output, &message).await {
                     return;
                 }
@@ -69,10 +75,11 @@ pub async fn filter(mut input: impl AsyncRead + Unpin, mut output: impl AsyncWri
 }
 
 /// What tower-lsp gets for one framing event (see the module docs).
-fn stand_ins(event: Event) -> Vec<Vec<u8>> {
+fn stand_ins(event: Event, bulk: &Bulk) -> Vec<Vec<u8>> {
     match event {
         Event::Message { body, repair } => {
             let note = repair.map(|repair| note(&repair));
+            let body = bulk.take_texts(&body).unwrap_or(body);
             let message = match check(&body) {
                 Ok(()) => body,
                 Err(Invalid::NotJson(reason)) => {
@@ -134,18 +141,19 @@ enum Invalid {
 }
 
 /// Ok when tower-lsp decodes `body`; else why not (and the id to answer, if any).
+/// Decodes the body as tower-lsp will, without keeping copies of it.
 fn check(body: &[u8]) -> Result<(), Invalid> {
+    if serde_json::from_slice::<Request>(body).is_ok()
+        || serde_json::from_slice::<Response>(body).is_ok()
+    {
+        return Ok(());
+    }
     let value: Value = serde_json::from_slice(body).map_err(|error| {
         Invalid::NotJson(match std::str::from_utf8(body) {
             Err(bad) => format!("message is not UTF-8 (byte {})", bad.valid_up_to()),
             Ok(_) => format!("message is not JSON: {error}"),
         })
     })?;
-    let accepted = serde_json::from_value::<Request>(value.clone()).is_ok()
-        || serde_json::from_value::<Response>(value.clone()).is_ok();
-    if accepted {
-        return Ok(());
-    }
     let id = value
         .get("id")
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
@@ -189,7 +197,7 @@ mod tests {
 
     async fn run(input: &[u8]) -> Vec<Value> {
         let mut output = Vec::new();
-        filter(input, &mut output).await;
+        filter(input, &mut output, &Bulk::default()).await;
         let mut framer = Framer::new();
         framer.push(&output);
         std::iter::from_fn(|| framer.next(true))
