@@ -64,7 +64,7 @@ fn big_fusion(n: usize) -> Module<'static> {
             ),
             4 => {
                 let mut op = OpInfo::new("slice", ArrayShape::new(d.to_vec()), vec![arr(&d)]);
-                op.attrs.slice = Some(vec![
+                op.attrs_mut().slice = Some(vec![
                     SliceDim {
                         start: 0,
                         limit: 64,

@@ -340,7 +340,7 @@ impl Builder {
                 }
                 let out: Vec<i64> = perm.iter().map(|&p| d[p]).collect();
                 let mut op = OpInfo::new("transpose", ArrayShape::new(out), vec![operand]);
-                op.attrs.dimensions = Some(perm.iter().map(|&p| p as i64).collect());
+                op.attrs_mut().dimensions = Some(perm.iter().map(|&p| p as i64).collect());
                 self.push(op, vec![v]);
             }
             3 => {
@@ -349,7 +349,7 @@ impl Builder {
                     .map(|k| k as i64)
                     .collect();
                 let mut op = OpInfo::new("reverse", ArrayShape::new(d.clone()), vec![operand]);
-                op.attrs.dimensions = Some(rev);
+                op.attrs_mut().dimensions = Some(rev);
                 self.push(op, vec![v]);
             }
             4 if rank < 3 => {
@@ -357,7 +357,7 @@ impl Builder {
                 let mut out = d.clone();
                 out.insert(pos, 1 + self.next(3) as i64);
                 let mut op = OpInfo::new("broadcast", ArrayShape::new(out), vec![operand]);
-                op.attrs.dimensions = Some(
+                op.attrs_mut().dimensions = Some(
                     (0..rank)
                         .map(|k| if k < pos { k as i64 } else { k as i64 + 1 })
                         .collect(),
@@ -369,7 +369,7 @@ impl Builder {
                 let out: Vec<i64> = (0..rank).filter(|&k| k != r).map(|k| d[k]).collect();
                 let init = self.param(vec![]);
                 let mut op = OpInfo::new("reduce", ArrayShape::new(out), vec![operand, arr(&[])]);
-                op.attrs.dimensions = Some(vec![r as i64]);
+                op.attrs_mut().dimensions = Some(vec![r as i64]);
                 self.push(op, vec![v, init]);
             }
             6 => {
@@ -403,7 +403,7 @@ impl Builder {
                     .map(|s| (s.limit - s.start + s.stride - 1) / s.stride)
                     .collect();
                 let mut op = OpInfo::new("slice", ArrayShape::new(out), vec![operand]);
-                op.attrs.slice = Some(sd);
+                op.attrs_mut().slice = Some(sd);
                 self.push(op, vec![v]);
             }
             8 => {
@@ -425,7 +425,7 @@ impl Builder {
                 }
                 let value = self.param(vec![]);
                 let mut op = OpInfo::new("pad", ArrayShape::new(out), vec![operand, arr(&[])]);
-                op.attrs.padding = Some(pads);
+                op.attrs_mut().padding = Some(pads);
                 self.push(op, vec![v, value]);
             }
             9 if rank > 0 => {
@@ -437,7 +437,7 @@ impl Builder {
                     ArrayShape::new(out),
                     vec![operand.clone(), operand],
                 );
-                op.attrs.dimensions = Some(vec![dim as i64]);
+                op.attrs_mut().dimensions = Some(vec![dim as i64]);
                 self.push(op, vec![v, v]);
             }
             _ => {}
@@ -487,7 +487,7 @@ fn transpose(name: &str, out: &[i64], perm: &[i64], operand: usize, in_dims: &[i
         ArrayShape::new(out.to_vec()),
         vec![arr(in_dims)],
     );
-    op.attrs.dimensions = Some(perm.to_vec());
+    op.attrs_mut().dimensions = Some(perm.to_vec());
     Node::new(name, op, vec![operand])
 }
 

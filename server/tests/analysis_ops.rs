@@ -123,7 +123,7 @@ proptest! {
         let mut e = extra.iter();
         for k in 0..rank { out[k] = match dims.iter().position(|&x| x == k) { Some(i) => in_dims[i], None => *e.next().unwrap() }; }
         let mut op = OpInfo::new("broadcast", ArrayShape::new(out.clone()), vec![arr(&in_dims)]);
-        op.attrs.dimensions = Some(dims.iter().map(|&x| x as i64).collect());
+        op.attrs_mut().dimensions = Some(dims.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| vec![one(dims.iter().map(|&k| o[k]).collect())])?;
     }
 
@@ -134,7 +134,7 @@ proptest! {
         for i in (1..perm.len()).rev() { s = s.wrapping_mul(6364136223846793005).wrapping_add(1); perm.swap(i, (s >> 33) as usize % (i + 1)); }
         let out: Vec<i64> = perm.iter().map(|&p| in_dims[p]).collect();
         let mut op = OpInfo::new("transpose", ArrayShape::new(out), vec![arr(&in_dims)]);
-        op.attrs.dimensions = Some(perm.iter().map(|&x| x as i64).collect());
+        op.attrs_mut().dimensions = Some(perm.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let mut x = vec![0; o.len()];
             for (i, &p) in perm.iter().enumerate() { x[p] = o[i]; }
@@ -146,7 +146,7 @@ proptest! {
     fn reverse(dims in dims_strategy(3), mask in any::<u8>()) {
         let rev: Vec<usize> = (0..dims.len()).filter(|k| mask & (1 << k) != 0).collect();
         let mut op = OpInfo::new("reverse", ArrayShape::new(dims.clone()), vec![arr(&dims)]);
-        op.attrs.dimensions = Some(rev.iter().map(|&x| x as i64).collect());
+        op.attrs_mut().dimensions = Some(rev.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             vec![one(o.iter().enumerate().map(|(k, &i)| if rev.contains(&k) { dims[k] - 1 - i } else { i }).collect())]
         })?;
@@ -210,7 +210,7 @@ proptest! {
         let sd: Vec<SliceDim> = spec.iter().map(|&(n, start, stride)| SliceDim { start, limit: start + n, stride }).collect();
         let out: Vec<i64> = sd.iter().map(|s| (s.limit - s.start + s.stride - 1) / s.stride).collect();
         let mut op = OpInfo::new("slice", ArrayShape::new(out), vec![arr(&input)]);
-        op.attrs.slice = Some(sd.clone());
+        op.attrs_mut().slice = Some(sd.clone());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| vec![one(o.iter().zip(&sd).map(|(&i, s)| s.start + i * s.stride).collect())])?;
     }
 
@@ -222,7 +222,7 @@ proptest! {
         let mut tensors = vec![None];
         for s in &spec { operands.push(arr(&[])); tensors.push(Some(Tensor { dims: vec![], values: vec![s.2] })); }
         let mut op = OpInfo::new("dynamic-slice", ArrayShape::new(sizes.clone()), operands);
-        op.attrs.dynamic_slice_sizes = Some(sizes.clone());
+        op.attrs_mut().dynamic_slice_sizes = Some(sizes.clone());
         let n = spec.len();
         check(&op, &tensors, RuntimeRule::Clamp, &[], &|o| {
             let start: Vec<i64> = spec.iter().map(|s| s.2.clamp(0, s.1)).collect();
@@ -257,7 +257,7 @@ proptest! {
         let mut out = base.clone();
         out[dim] = sizes.iter().sum();
         let mut op = OpInfo::new("concatenate", ArrayShape::new(out), operands.iter().map(|d| arr(d)).collect());
-        op.attrs.dimensions = Some(vec![dim as i64]);
+        op.attrs_mut().dimensions = Some(vec![dim as i64]);
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let mut off = 0;
             sizes.iter().map(|&n| {
@@ -293,7 +293,7 @@ proptest! {
         };
         let out: Vec<i64> = batch.iter().chain(&lfree).chain(&rfree).copied().collect();
         let mut op = OpInfo::new("dot", ArrayShape::new(out), vec![arr(&ld), arr(&rd)]);
-        op.attrs.dot = Some(dd);
+        op.attrs_mut().dot = Some(dd);
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let (mut l, mut r) = (BTreeSet::new(), BTreeSet::new());
             for c in indices(&contr) {
@@ -314,7 +314,7 @@ proptest! {
         let out: Vec<i64> = spec.iter().map(|&(n, low, high, int)| low + high + n + (n - 1) * int).collect();
         prop_assume!(out.iter().all(|&n| n > 0));
         let mut op = OpInfo::new("pad", ArrayShape::new(out), vec![arr(&input), arr(&[])]);
-        op.attrs.padding = Some(pads.clone());
+        op.attrs_mut().padding = Some(pads.clone());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let mut x = vec![];
             let mut hit = true;
@@ -337,7 +337,7 @@ proptest! {
         let shape = if variadic { Shape::Tuple(vec![arr(&out), arr(&out)]) } else { arr(&out) };
         let mut op = OpInfo::new("reduce", ArrayShape::new(vec![]), operands);
         op.shape = shape;
-        op.attrs.dimensions = Some(red.iter().map(|&x| x as i64).collect());
+        op.attrs_mut().dimensions = Some(red.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let rdims: Vec<i64> = red.iter().map(|&k| dims[k]).collect();
             let mut set = BTreeSet::new();
@@ -362,7 +362,7 @@ proptest! {
         }).collect();
         prop_assume!(out.iter().all(|&n| n > 0));
         let mut op = OpInfo::new("reduce-window", ArrayShape::new(out), vec![arr(&input), arr(&[])]);
-        op.attrs.window = Some(win.clone());
+        op.attrs_mut().window = Some(win.clone());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let sizes: Vec<i64> = win.iter().map(|w| w.size).collect();
             let mut set = BTreeSet::new();
@@ -395,9 +395,9 @@ proptest! {
         prop_assume!(osp.iter().all(|&n| n > 0));
         let mut out = vec![b]; out.extend(&osp); out.push(cout * g);
         let mut op = OpInfo::new("convolution", ArrayShape::new(out), vec![arr(&input), arr(&kernel)]);
-        op.attrs.window = Some(win.clone());
-        op.attrs.feature_group_count = Some(g);
-        op.attrs.conv = Some(ConvDims {
+        op.attrs_mut().window = Some(win.clone());
+        op.attrs_mut().feature_group_count = Some(g);
+        op.attrs_mut().conv = Some(ConvDims {
             input_batch: 0, input_feature: ns + 1, input_spatial: (1..=ns).collect(),
             kernel_input_feature: ns, kernel_output_feature: ns + 1, kernel_spatial: (0..ns).collect(),
             output_batch: 0, output_feature: ns + 1, output_spatial: (1..=ns).collect(),
@@ -448,7 +448,7 @@ proptest! {
             index_vector_dim: 1, slice_sizes: slice_sizes.clone(),
         };
         let mut op = OpInfo::new("gather", ArrayShape::new(out), vec![arr(&operand), arr(&indices_dims)]);
-        op.attrs.gather = Some(g);
+        op.attrs_mut().gather = Some(g);
         let idx = Tensor { dims: indices_dims.clone(), values: values[..(rows * nv) as usize].to_vec() };
         let tensors = vec![None, Some(idx.clone())];
         check(&op, &tensors, RuntimeRule::Clamp, &[0], &|o| {
@@ -484,7 +484,7 @@ proptest! {
             scatter_dims_to_operand_dims: scattered.clone(), input_batching_dims: vec![], scatter_indices_batching_dims: vec![], index_vector_dim: 1,
         };
         let mut op = OpInfo::new("scatter", ArrayShape::new(operand.clone()), vec![arr(&operand), arr(&indices_dims), arr(&upd)]);
-        op.attrs.scatter = Some(sd);
+        op.attrs_mut().scatter = Some(sd);
         let idx = Tensor { dims: indices_dims.clone(), values: values[..(rows * nv) as usize].to_vec() };
         let tensors = vec![None, Some(idx.clone()), None];
         check(&op, &tensors, RuntimeRule::Raw, &[1], &|o| {
@@ -510,7 +510,7 @@ proptest! {
         let n = if two { 2 } else { 1 };
         let mut op = OpInfo::new("sort", ArrayShape::new(dims.clone()), (0..n).map(|_| arr(&dims)).collect());
         if two { op.shape = Shape::Tuple(vec![arr(&dims), arr(&dims)]); }
-        op.attrs.dimensions = Some(vec![dim as i64]);
+        op.attrs_mut().dimensions = Some(vec![dim as i64]);
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let row: BTreeSet<Vec<i64>> = (0..dims[dim]).map(|i| { let mut x = o.to_vec(); x[dim] = i; x }).collect();
             (0..n).map(|_| row.clone()).collect()
@@ -524,7 +524,7 @@ proptest! {
         let src: Vec<i64> = spec.iter().map(|s| s.0).collect();
         let operand: Vec<i64> = spec.iter().zip(&win).map(|(s, w)| ((s.0 - 1) * w.stride + w.size - 2 * w.pad_low).max(1)).collect();
         let mut op = OpInfo::new("select-and-scatter", ArrayShape::new(operand.clone()), vec![arr(&operand), arr(&src), arr(&[])]);
-        op.attrs.window = Some(win.clone());
+        op.attrs_mut().window = Some(win.clone());
         check(&op, &[], RuntimeRule::Raw, &[0], &|x| {
             let sizes: Vec<i64> = win.iter().map(|w| w.size).collect();
             let (mut ops_read, mut src_read) = (BTreeSet::new(), BTreeSet::new());
@@ -549,7 +549,7 @@ fn all_gather_reads_the_replica_holding_the_element() {
         ArrayShape::new(vec![2, 6]),
         vec![arr(&[2, 3])],
     );
-    op.attrs.dimensions = Some(vec![1]);
+    op.attrs_mut().dimensions = Some(vec![1]);
     let o2i = ops::output_to_input(&op, 0);
     let m = &o2i.entries[0].maps[0];
     let replica = m.replica_id.as_ref().expect("replica id");

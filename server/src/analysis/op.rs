@@ -2,6 +2,8 @@
 //! opcode, output shape, operand shapes and decoded attributes. Built from the
 //! model by `view`, or directly by tests (no parsing needed).
 
+use std::sync::Arc;
+
 use super::shape::{ArrayShape, Shape};
 
 /// One dimension of a `slice={[start:limit:stride], ...}` attribute.
@@ -115,13 +117,33 @@ pub struct Attrs {
     pub k: Option<i64>,
 }
 
+impl Attrs {
+    /// No attributes, shared.
+    pub fn none() -> Arc<Attrs> {
+        static NONE: std::sync::LazyLock<Arc<Attrs>> = std::sync::LazyLock::new(Arc::default);
+        NONE.clone()
+    }
+
+    /// `self`, shared with every other instruction without attributes when it has none.
+    pub fn shared(self) -> Arc<Attrs> {
+        if self == Attrs::default() {
+            Attrs::none()
+        } else {
+            Arc::new(self)
+        }
+    }
+}
+
 /// The analysis' view of one instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpInfo {
     pub opcode: String,
     pub shape: Shape,
     pub operands: Vec<Shape>,
-    pub attrs: Attrs,
+    /// Shared: most instructions have none, every [`Attrs`] is some 700 bytes, and a
+    /// view of a large fusion holds thousands of instructions (write through
+    /// [`OpInfo::attrs_mut`]).
+    pub attrs: Arc<Attrs>,
 }
 
 impl OpInfo {
@@ -131,8 +153,13 @@ impl OpInfo {
             opcode: opcode.into(),
             shape: shape.into(),
             operands,
-            attrs: Attrs::default(),
+            attrs: Attrs::none(),
         }
+    }
+
+    /// The attributes, to set some (a copy of its own when shared).
+    pub fn attrs_mut(&mut self) -> &mut Attrs {
+        Arc::make_mut(&mut self.attrs)
     }
 
     /// The array shape of output `output_id`.

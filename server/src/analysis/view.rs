@@ -60,7 +60,7 @@ fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> 
         })
         .collect();
     let mut op = OpInfo::new(opcode.clone(), shape(&i.shape), operands);
-    op.attrs = attrs(c, i);
+    op.attrs = attrs(c, i).shared();
     let mut n = Node::new(
         i.name.clone(),
         op,

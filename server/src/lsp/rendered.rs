@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
+use smallvec::SmallVec;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
 
 use super::diagnostics::to_lsp;
@@ -61,32 +62,40 @@ struct Template {
 
 /// Where the positions of one computation's findings are measured from: its own start
 /// and the start of each computation they point into (a fusion's caller), distinct,
-/// in the order the findings name them; and the base of each finding's range and
-/// related ranges, finding after finding.
+/// in the order the findings name them.
 struct Bases {
-    offsets: Vec<usize>,
-    of_ranges: Vec<usize>,
+    offsets: SmallVec<[usize; 2]>,
 }
 
 impl Bases {
-    fn new(found: &[Anchored], m: &Module, c: ComputationRef) -> Bases {
-        let mut offsets: Vec<usize> = Vec::new();
-        let of_ranges = found
-            .iter()
-            .flat_map(|a| a.shown_bases(m, c))
-            .map(|offset| match offsets.iter().position(|&o| o == offset) {
+    /// The bases of `found` (findings of computation `c` of `m`); `each` is given the
+    /// index of the base of every finding's range and related ranges in turn.
+    fn new(
+        found: &[Anchored],
+        m: &Module,
+        c: ComputationRef,
+        mut each: impl FnMut(usize),
+    ) -> Bases {
+        let mut offsets = SmallVec::new();
+        for offset in found.iter().flat_map(|a| a.shown_bases(m, c)) {
+            let k = match offsets.iter().position(|&o| o == offset) {
                 Some(k) => k,
                 None => {
                     offsets.push(offset);
                     offsets.len() - 1
                 }
-            })
-            .collect();
-        Bases { offsets, of_ranges }
+            };
+            each(k);
+        }
+        Bases { offsets }
     }
 
     /// Each base's line and column.
-    fn positions(&self, snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<(u32, u32)> {
+    fn positions(
+        &self,
+        snapshot: &Snapshot,
+        encoding: PositionEncoding,
+    ) -> SmallVec<[(u32, u32); 2]> {
         self.offsets
             .iter()
             .map(|&offset| {
@@ -99,16 +108,17 @@ impl Bases {
 
 impl Template {
     /// Renders `found` (the findings of computation `c` of `m`) with their lines
-    /// relative to `bases`; `None` when a finding's JSON does not have the positions
-    /// its ranges call for (then it is rendered on each publish).
+    /// relative to their bases; `None` when a finding's JSON does not have the
+    /// positions its ranges call for (then it is rendered on each publish).
     fn new(
         snapshot: &Snapshot,
         style: Style,
         (found, m, c): (&[Anchored], &Module, ComputationRef),
-        bases: &Bases,
     ) -> Option<Template> {
+        let mut of_ranges = Vec::new();
+        let bases = Bases::new(found, m, c, |k| of_ranges.push(k));
         let at = bases.positions(snapshot, style.encoding);
-        let mut of_ranges = &bases.of_ranges[..];
+        let mut of_ranges = &of_ranges[..];
         let mut placed: Vec<(model::Diagnostic, &[usize])> = found
             .iter()
             .map(|a| {
@@ -208,7 +218,7 @@ impl Renderings {
             write_list(&mut list, snapshot, style, &snapshot.diagnostics());
         } else {
             let kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
-            let mut now = HashMap::new();
+            let mut now = HashMap::with_capacity(kept.len());
             for part in snapshot.check_parts() {
                 self.write_part(&mut list, snapshot, style, part, &kept, &mut now);
             }
@@ -248,11 +258,10 @@ impl Renderings {
             render_now(list);
             return;
         }
-        let bases = Bases::new(part.found, m, c);
-        let at = bases.positions(snapshot, style.encoding);
+        let at = Bases::new(part.found, m, c, |_| {}).positions(snapshot, style.encoding);
         let template = match kept.get(&part.cell_address()) {
             Some((_, t)) if t.fits(style, &at) => t.clone(),
-            _ => match Template::new(snapshot, style, (part.found, m, c), &bases) {
+            _ => match Template::new(snapshot, style, (part.found, m, c)) {
                 Some(t) => Arc::new(t),
                 None => {
                     render_now(list);
