@@ -252,21 +252,51 @@ impl SyntaxDocument {
             None => self.resplit(&edit, new_text),
         };
         self.len = self.len + edit.new_end - edit.old_end;
-        self.place_from(splice.old.start);
+        self.place_spliced(splice.old.start, splice.new_len);
         splice
     }
 
     /// Recomputes the places of chunks `from..` from their predecessors.
     fn place_from(&mut self, from: usize) {
-        let (mut start, mut line) = match from.checked_sub(1).map(|i| &self.chunks[i]) {
-            Some(p) => (p.start + p.len(), p.first_line + p.newlines()),
-            None => (0, 0),
-        };
+        let (mut start, mut line) = self.end_of(from);
         for c in &mut self.chunks[from..] {
             c.start = start;
             c.first_line = line;
             start += c.len();
             line += c.newlines();
+        }
+    }
+
+    /// Places the `count` chunks an edit put at `from`, and moves the chunks after
+    /// them by the bytes and lines the edit added: their places relative to one
+    /// another hold, and reading each of tens of thousands of chunks to recompute
+    /// them made an edit cost what the file holds.
+    fn place_spliced(&mut self, from: usize, count: usize) {
+        let (mut start, mut line) = self.end_of(from);
+        for c in &mut self.chunks[from..from + count] {
+            c.start = start;
+            c.first_line = line;
+            start += c.len();
+            line += c.newlines();
+        }
+        let Some(next) = self.chunks.get(from + count) else {
+            return;
+        };
+        let (old_start, old_line) = (next.start, next.first_line);
+        if (start, line) == (old_start, old_line) {
+            return;
+        }
+        for c in &mut self.chunks[from + count..] {
+            c.start = c.start - old_start + start;
+            c.first_line = c.first_line - old_line + line;
+        }
+    }
+
+    /// Where chunk `i` starts: the end of its predecessor (byte, line).
+    fn end_of(&self, i: usize) -> (usize, usize) {
+        match i.checked_sub(1).map(|p| &self.chunks[p]) {
+            Some(p) => (p.start + p.len(), p.first_line + p.newlines()),
+            None => (0, 0),
         }
     }
 
