@@ -105,20 +105,43 @@ struct State {
     renderings: HashMap<Uri, Arc<Renderings>>,
 }
 
-fn absorb(state: &mut State, pending: &mut Pending, job: Job) {
+fn absorb(workspace: &Workspace, state: &mut State, pending: &mut Pending, job: Job) {
     let newest = state.newest.entry(job.uri().clone()).or_default();
     if job.sequence() < *newest {
         return;
     }
     *newest = job.sequence();
+    // A newer version of a document stops the checks of its older one.
+    if let Some(stale) = state.running.remove(job.uri()) {
+        stale.cancel();
+    }
     match job {
         Job::Refresh(snapshot) => {
+            // No deadline for the whole document: each computation's checks have
+            // their own, and report what they found when it passes.
+            let part = workspace.settings().time_budget(Work::Checks);
+            let budget = Budget::with_part_limit(None, Some(part));
+            state.running.insert(snapshot.uri.clone(), budget.clone());
+            tokio::spawn(check_early(snapshot.clone(), budget));
             pending.insert(snapshot.uri.clone(), Some(snapshot));
         }
         Job::Clear(uri, _) => {
             pending.insert(uri, None);
         }
     }
+}
+
+/// Computes the checks of a new version while the quiet period runs: the cells they
+/// fill are kept (the next version shares those of every computation its edit
+/// leaves alone), and the publish after the quiet period finds them computed or
+/// waits for them ([`Snapshot::check_parts`] computes once per version). A newer
+/// version cancels them.
+async fn check_early(snapshot: Arc<Snapshot>, budget: Budget) {
+    let _ = guarded_within("checks", budget, move || {
+        snapshot.check_parts();
+        super::reaper::release(snapshot);
+    })
+    .await;
 }
 
 async fn run(
@@ -129,31 +152,21 @@ async fn run(
     let mut state = State::default();
     while let Some(job) = receiver.recv().await {
         let mut pending = Pending::new();
-        absorb(&mut state, &mut pending, job);
+        absorb(&workspace, &mut state, &mut pending, job);
         let deadline = Instant::now() + MAX_DELAY;
         loop {
             let wait = QUIET_PERIOD.min(deadline.saturating_duration_since(Instant::now()));
             match tokio::time::timeout(wait, receiver.recv()).await {
-                Ok(Some(job)) => absorb(&mut state, &mut pending, job),
+                Ok(Some(job)) => absorb(&workspace, &mut state, &mut pending, job),
                 Ok(None) => return,
                 Err(_elapsed) => break,
             }
         }
+        // Documents are checked concurrently.
         for (uri, snapshot) in pending {
-            // Documents are checked concurrently; a newer version of one document
-            // stops the check of its older version.
-            if let Some(stale) = state.running.remove(&uri) {
-                stale.cancel();
-            }
-            // No deadline for the whole document: each computation's checks
-            // have their own, and report what they found when it passes.
-            let part = workspace.settings().time_budget(Work::Checks);
-            let budget = Budget::with_part_limit(None, Some(part));
+            let budget = state.running.get(&uri).cloned().unwrap_or_default();
             let renderings = match snapshot {
-                Some(_) => {
-                    state.running.insert(uri.clone(), budget.clone());
-                    state.renderings.entry(uri.clone()).or_default().clone()
-                }
+                Some(_) => state.renderings.entry(uri.clone()).or_default().clone(),
                 None => {
                     state.renderings.remove(&uri);
                     Arc::default()
