@@ -95,3 +95,17 @@ fn constants_at_the_i64_limits() {
 fn floordiv_and_mod_nested_50_deep() {
     simplified_means_the_same(&floordiv_and_mod_50_deep());
 }
+
+/// Found by the `map_text` fuzz target: a product of constants that overflows
+/// stops the sum rules (no linear form), and the fallback rebuilt the sum with
+/// its term folded to zero as `… + 0`, which the printed map does not read back.
+#[test]
+fn an_overflowing_constant_product_simplifies_to_text_that_reads_back() {
+    let text = "(d1) -> (444465 * 44444444444442 + d1 floordiv 4), domain: d1 in [0, 1]";
+    let simplified = IndexingMap::parse(text).unwrap().simplified();
+    let printed = simplified.to_string();
+    assert!(!printed.contains("+ 0"), "{printed}");
+    let back = IndexingMap::parse(&printed).unwrap();
+    assert_eq!(back, simplified, "{printed}");
+    assert!(back.equivalent(&simplified), "{printed}");
+}

@@ -211,6 +211,32 @@ impl Arena {
         }
     }
 
+    /// `op(a, b)` with the folding of the expression constructors
+    /// ([`Expr::binary`], which the parser uses): constants folded when the result
+    /// fits, `x + 0`, `x * 1`, `x floordiv 1`, `x mod 1` dropped, constants to the
+    /// right of `+` and `*`. A node built this way prints as text that reads back
+    /// as the same node, where [`Arena::bin`] may keep a `+ 0` the text loses.
+    pub fn binary(&mut self, op: BinOp, a: Id, b: Id) -> Id {
+        use crate::algebra::interval::{ceil_div, floor_div, floor_mod};
+        let (x, y) = (self.as_const(a), self.as_const(b));
+        let folded = match (op, x, y) {
+            (BinOp::Add, Some(x), Some(y)) => x.checked_add(y).map(|v| self.constant(v)),
+            (BinOp::Add, _, Some(0)) => Some(a),
+            (BinOp::Add, Some(0), _) => Some(b),
+            (BinOp::Add, Some(_), None) => Some(self.bin(BinOp::Add, b, a)),
+            (BinOp::Mul, ..) => Some(self.mul(a, b)),
+            (BinOp::FloorDiv, Some(x), Some(y)) => floor_div(x, y).map(|v| self.constant(v)),
+            (BinOp::CeilDiv, Some(x), Some(y)) => ceil_div(x, y).map(|v| self.constant(v)),
+            (BinOp::FloorDiv | BinOp::CeilDiv, _, Some(1)) => Some(a),
+            (BinOp::Mod, Some(x), Some(y)) => floor_mod(x, y).map(|v| self.constant(v)),
+            (BinOp::Mod, _, Some(1 | -1)) => Some(self.constant(0)),
+            (BinOp::Min, Some(x), Some(y)) => Some(self.constant(x.min(y))),
+            (BinOp::Max, Some(x), Some(y)) => Some(self.constant(x.max(y))),
+            _ => None,
+        };
+        folded.unwrap_or_else(|| self.bin(op, a, b))
+    }
+
     /// Adds an expression tree (iteratively: deep trees do not recurse).
     pub fn from_expr(&mut self, root: &Expr) -> Id {
         let mut stack: SmallVec<[(&Expr, bool); 32]> = SmallVec::new();
@@ -282,6 +308,42 @@ mod tests {
                 nodes: 7
             }
         );
+    }
+
+    #[test]
+    fn binary_folds_as_the_expression_constructors_do() {
+        let operands = [
+            Expr::constant(0),
+            Expr::constant(1),
+            Expr::constant(-1),
+            Expr::constant(7),
+            Expr::constant(i64::MAX),
+            Expr::constant(i64::MIN),
+            Expr::dim(0),
+            Expr::raw(BinOp::Mul, Expr::dim(0), Expr::constant(3)),
+            Expr::raw(BinOp::Mul, Expr::dim(0), Expr::constant(i64::MAX)),
+            Expr::raw(BinOp::Add, Expr::dim(1), Expr::constant(0)),
+        ];
+        let ops = [
+            BinOp::Add,
+            BinOp::Mul,
+            BinOp::FloorDiv,
+            BinOp::CeilDiv,
+            BinOp::Mod,
+            BinOp::Min,
+            BinOp::Max,
+        ];
+        let mut arena = Arena::default();
+        for op in ops {
+            for a in &operands {
+                for b in &operands {
+                    let (ia, ib) = (arena.from_expr(a), arena.from_expr(b));
+                    let built = arena.binary(op, ia, ib);
+                    let expected = Expr::binary(op, a.clone(), b.clone());
+                    assert_eq!(arena.to_expr(built), expected, "{op:?} {a:?} {b:?}");
+                }
+            }
+        }
     }
 
     #[test]

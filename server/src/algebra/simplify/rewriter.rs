@@ -396,12 +396,14 @@ impl<'w> Rewriter<'w> {
     }
 
     /// `op(once(a), once(b))`: the fallback when a rule cannot work on a node
-    /// (a linear form would overflow).
+    /// (a linear form would overflow). Built with the constructors' folding: a
+    /// child simplified to `0` must not leave a `+ 0` (which the printed map would
+    /// not read back).
     pub fn rebuild_children(&mut self, e: Id) -> Id {
         match self.arena.as_bin(e) {
             Some((op, a, b)) => {
                 let (a, b) = (self.once(a), self.once(b));
-                self.bin(op, a, b)
+                self.arena.binary(op, a, b)
             }
             None => e,
         }
