@@ -473,3 +473,36 @@ fn a_finding_pointing_at_a_computation_that_touches_the_previous_one_moves_with_
         sorted(checks::all(&Document::parse(&edited)))
     );
 }
+
+/// A finding shown in another computation finds it by name and rank among the
+/// computations of that name (`main` twice here: the tiling finding of the second
+/// file's fusion points at the second `main`). Renaming the first `main` makes the
+/// second one the first: the finding must be placed again (found by the server's
+/// rendering test).
+#[test]
+fn renaming_a_computation_moves_the_rank_of_its_namesakes() {
+    let files = [
+        "refactor/chains.hlo",
+        "samples/xla/xla__backends__gpu__codegen__triton__tests__normalization__generic_emitter_multi_tiled_dims.hlo",
+    ];
+    let text: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("{DATA}/{f}")).expect("test data"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let doc = Document::parse(&text);
+    let checked = Checked::new(&doc);
+    let before = checked.diagnostics(&doc);
+    assert!(
+        before
+            .iter()
+            .any(|d| d.code == "indivisible-tile" && !d.related.is_empty()),
+        "{before:?}"
+    );
+    let at = text.find("ENTRY %main").expect("the first main") + "ENTRY %mai".len();
+    let (next, change) = doc.edited(at, at, "\n");
+    let incremental = sorted(checked.after(&next, &change).diagnostics(&next));
+    let mut edited = text.clone();
+    edited.insert(at, '\n');
+    assert_eq!(incremental, sorted(checks::all(&Document::parse(&edited))));
+}

@@ -57,6 +57,13 @@ impl Anchored {
             .map(move |anchor| base(anchor, m, own))
     }
 
+    /// Whether a range is measured from another computation whose name `named` picks.
+    pub fn names_another(&self, named: impl Fn(&str) -> bool) -> bool {
+        self.anchors
+            .iter()
+            .any(|a| matches!(a, Anchor::Named(name, _) if named(name)))
+    }
+
     fn shown_anchors(&self) -> &[Anchor] {
         &self.anchors[..1 + self.diagnostic.related.len()]
     }

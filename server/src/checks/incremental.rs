@@ -74,8 +74,24 @@ impl Checked {
         {
             return Checked::new(document);
         }
+        let renamed = renamed_names(added.iter().map(|u| &*u.chunk), &change.removed);
         for chunk in affected(document.file(), touched.into_iter()) {
             cells[chunk] = fresh();
+        }
+        // Findings shown in another computation find it by its name and its rank among
+        // the computations of that name: when one of that name appears or goes, the
+        // rank may now lead to another computation.
+        if !renamed.is_empty() {
+            for cell in &mut cells {
+                let points_to_renamed = cell.get().is_some_and(|found| {
+                    found
+                        .iter()
+                        .any(|a| a.names_another(|name| renamed.contains(name)))
+                });
+                if points_to_renamed {
+                    *cell = fresh();
+                }
+            }
         }
         Checked { cells }
     }
@@ -224,6 +240,31 @@ fn checked_within(
         }
         Some(_) => None,
     }
+}
+
+/// The computation names an edit adds or takes away (a computation renamed, made or
+/// deleted): those defined by the `added` chunks and by the `removed` ones, as multisets,
+/// minus what both have.
+fn renamed_names<'a>(
+    added: impl Iterator<Item = &'a Chunk>,
+    removed: &[Arc<Chunk>],
+) -> HashSet<Arc<str>> {
+    let mut count: std::collections::HashMap<Arc<str>, i64> = Default::default();
+    for chunk in added {
+        if let Some(name) = &chunk.outline().name {
+            *count.entry(name.name.clone()).or_default() += 1;
+        }
+    }
+    for chunk in removed {
+        if let Some(name) = &chunk.outline().name {
+            *count.entry(name.name.clone()).or_default() -= 1;
+        }
+    }
+    count
+        .into_iter()
+        .filter(|(_, n)| *n != 0)
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Chunks (document indices) whose computations' findings may change when chunks
