@@ -46,7 +46,10 @@ pub fn server_binary() -> String {
 pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
-    incoming: Receiver<Value>,
+    incoming: Receiver<(Instant, Value)>,
+    /// When the last message [`Client::wait_message`] returned was read off the wire
+    /// (before the client parsed it); `None` when it came from a queue.
+    arrived: Option<Instant>,
     /// Notifications received while waiting for something else.
     notifications: VecDeque<Value>,
     /// Responses received while waiting for something else.
@@ -88,6 +91,7 @@ impl Client {
             child,
             stdin,
             incoming,
+            arrived: None,
             notifications: VecDeque::new(),
             responses: VecDeque::new(),
             next_id: 1,
@@ -207,12 +211,19 @@ impl Client {
             .iter()
             .position(|n| n["method"] == method && accept(&n["params"]))
         {
-            return self.notifications.remove(index).unwrap()["params"].clone();
+            self.arrived = None;
+            return self.notifications.remove(index).unwrap()["params"].take();
         }
-        let message = self.wait_message(|m| {
+        let mut message = self.wait_message(|m| {
             m["method"] == method && m.get("id").is_none() && accept(&m["params"])
         });
-        message["params"].clone()
+        message["params"].take()
+    }
+
+    /// When the message the last wait returned arrived: its bytes read, before this
+    /// client parsed them (for latency that is the server's, not the client's).
+    pub fn last_arrival(&self) -> Option<Instant> {
+        self.arrived
     }
 
     /// Drops queued notifications named `method` (e.g. older diagnostics).
@@ -231,13 +242,14 @@ impl Client {
 
     fn wait_message(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         if let Some(index) = self.responses.iter().position(&wanted) {
+            self.arrived = None;
             return self.responses.remove(index).unwrap();
         }
         let deadline = Instant::now() + timeout();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let message = match self.incoming.recv_timeout(left) {
-                Ok(message) => message,
+            let (arrived, message) = match self.incoming.recv_timeout(left) {
+                Ok(received) => received,
                 Err(RecvTimeoutError::Timeout) => {
                     panic!("timed out; stderr:\n{}", self.stderr())
                 }
@@ -246,6 +258,7 @@ impl Client {
                 }
             };
             if wanted(&message) {
+                self.arrived = Some(arrived);
                 return message;
             }
             self.keep(message);
@@ -276,8 +289,8 @@ impl Client {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.incoming.recv_timeout(left) {
-                Ok(message) if message.get("method").is_none() => return Some(message),
-                Ok(message) => self.keep(message),
+                Ok((_, message)) if message.get("method").is_none() => return Some(message),
+                Ok((_, message)) => self.keep(message),
                 Err(RecvTimeoutError::Timeout) => return None,
                 Err(RecvTimeoutError::Disconnected) => {
                     panic!("server closed its output; stderr:\n{}", self.stderr())
@@ -349,7 +362,7 @@ impl Drop for Client {
 }
 
 /// Reads `Content-Length`-framed JSON messages until the stream ends.
-fn read_messages(mut reader: impl BufRead, sender: mpsc::Sender<Value>) {
+fn read_messages(mut reader: impl BufRead, sender: mpsc::Sender<(Instant, Value)>) {
     loop {
         let mut length = None;
         loop {
@@ -371,10 +384,11 @@ fn read_messages(mut reader: impl BufRead, sender: mpsc::Sender<Value>) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let arrived = Instant::now();
         let Ok(message) = serde_json::from_slice(&body) else {
             return;
         };
-        if sender.send(message).is_err() {
+        if sender.send((arrived, message)).is_err() {
             return;
         }
     }

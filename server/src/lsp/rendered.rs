@@ -7,9 +7,10 @@
 //! file holds, not what the edit touched. A computation's findings depend only on its
 //! cell ([`crate::checks::incremental`]): while a version shares the cell, they are the
 //! same text at the same place in the computation. So they are kept as JSON whose line
-//! numbers are relative to the computation's first line, and a publish writes them
-//! with the computation's current line. Findings shown in other computations (their
-//! positions move with those), syntax errors and MLIR documents are rendered each time.
+//! numbers are relative to the computation's first line (or, for a range in another
+//! computation, such as the fusion an uncoalesced read names in its caller, to that
+//! computation's), and a publish writes them with the current lines. A chunk's own
+//! diagnostics (syntax errors) and MLIR documents are rendered each time.
 
 use std::collections::HashMap;
 use std::io::Write as _;
