@@ -250,8 +250,11 @@ fn skip_string(b: &[u8], i: &mut usize) {
 /// text when unbalanced (an excerpt), or before a `{`/`}`/`;` at depth 1 that
 /// cannot be part of a type, so one broken type does not swallow the file.
 fn skip_angle(b: &[u8], i: &mut usize) {
-    let mut depth = 0usize;
+    // The opening `<` always opens, even when `=` follows (`l<=>`): read as the
+    // comparison `<=`, the `>` after it closed a level never opened.
     let start = *i;
+    let mut depth = 1usize;
+    *i += 1;
     while *i < b.len() {
         match b[*i] {
             b'"' => {
@@ -294,6 +297,23 @@ mod tests {
             .into_iter()
             .map(|t| (t.kind, &src[t.range]))
             .collect()
+    }
+
+    #[test]
+    fn an_angle_opened_by_less_or_equal_closes_at_its_greater() {
+        // Found by the `mlir` fuzz target: `<=` right after an identifier was read
+        // as a comparison, so the `>` closed a level never opened (an overflow,
+        // and in release a form that swallowed the rest of the line).
+        assert_eq!(
+            kinds("l<=> 3\n%y = f"),
+            [
+                (TokKind::Angle, "l<=>"),
+                (TokKind::Int, "3"),
+                (TokKind::Value, "%y"),
+                (TokKind::Punct, "="),
+                (TokKind::Ident, "f"),
+            ]
+        );
     }
 
     #[test]
