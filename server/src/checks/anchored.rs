@@ -64,6 +64,13 @@ impl Anchored {
             .any(|a| matches!(a, Anchor::Named(name, _) if named(name)))
     }
 
+    /// Whether a range is measured from the document's start: it falls outside every
+    /// named computation (recovered garbage, a computation whose name did not parse), so
+    /// any edit before it moves it.
+    pub fn measured_from_document(&self) -> bool {
+        self.anchors.contains(&Anchor::Document)
+    }
+
     fn shown_anchors(&self) -> &[Anchor] {
         &self.anchors[..1 + self.diagnostic.related.len()]
     }

@@ -12,6 +12,10 @@
 //! * the first computation of its name (duplicate names) and the `ENTRY` (a second
 //!   `ENTRY`): computations named like `E`, and every `ENTRY` when `E` is one.
 //!
+//! * nothing when its ranges are all inside named computations; a range outside them
+//!   (recovered garbage, a computation whose name did not parse) is in document bytes,
+//!   which any edit before it moves: such findings are recomputed on every edit.
+//!
 //! Names are what tie computations together (calls are by name), so an edit that adds,
 //! removes or renames a computation is covered by the same rules: old and new names
 //! both count. Callers are found from the outlines (a byte scan), so computations with
@@ -80,17 +84,17 @@ impl Checked {
         }
         // Findings shown in another computation find it by its name and its rank among
         // the computations of that name: when one of that name appears or goes, the
-        // rank may now lead to another computation.
-        if !renamed.is_empty() {
-            for cell in &mut cells {
-                let points_to_renamed = cell.get().is_some_and(|found| {
-                    found
-                        .iter()
-                        .any(|a| a.names_another(|name| renamed.contains(name)))
-                });
-                if points_to_renamed {
-                    *cell = fresh();
-                }
+        // rank may now lead to another computation. Ranges outside every named
+        // computation are document bytes, which any edit before them moves.
+        for cell in &mut cells {
+            let moved = cell.get().is_some_and(|found| {
+                found.iter().any(|a| {
+                    a.measured_from_document()
+                        || (!renamed.is_empty() && a.names_another(|name| renamed.contains(name)))
+                })
+            });
+            if moved {
+                *cell = fresh();
             }
         }
         Checked { cells }
