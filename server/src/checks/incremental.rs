@@ -10,11 +10,10 @@
 //! * the computations that call it (a fused computation's tiling comes from its
 //!   fusion): the computations `E` calls are recomputed;
 //! * the first computation of its name (duplicate names) and the `ENTRY` (a second
-//!   `ENTRY`): computations named like `E`, and every `ENTRY` when `E` is one.
-//!
-//! * nothing when its ranges are all inside named computations; a range outside them
-//!   (recovered garbage, a computation whose name did not parse) is in document bytes,
-//!   which any edit before it moves: such findings are recomputed on every edit.
+//!   `ENTRY`): computations named like `E`, and every `ENTRY` when `E` is one;
+//! * where its findings are shown: a range outside every named computation (recovered
+//!   garbage, a computation whose name did not parse) is kept in document bytes, which
+//!   any edit before it moves, so such findings are recomputed on every edit.
 //!
 //! Names are what tie computations together (calls are by name), so an edit that adds,
 //! removes or renames a computation is covered by the same rules: old and new names
