@@ -8,6 +8,7 @@
 
 use super::device::Device;
 use super::subject::Subject;
+use crate::analysis::ops::transpose::check_permutation;
 use crate::analysis::{ArrayShape, Node};
 use crate::model::Opcode;
 
@@ -218,7 +219,7 @@ pub fn normalize_transpose(
     permutation: &[usize],
 ) -> Option<NormalizedTranspose> {
     let rank = input.rank();
-    if output.rank() != rank || permutation.len() != rank || rank == 0 {
+    if output.rank() != rank || rank == 0 || check_permutation(permutation, rank).is_err() {
         return None;
     }
     let in_order = input.major_to_minor();

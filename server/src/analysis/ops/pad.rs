@@ -8,14 +8,33 @@ use crate::analysis::build::{affine, c, d, from_scalar, to_scalar, within};
 use crate::analysis::op::{OpInfo, PadDim};
 use crate::analysis::operand_indexing::OperandIndexing;
 
-fn pad_dims(op: &OpInfo, rank: usize) -> Result<Vec<PadDim>, String> {
+/// The padding of each dimension, when it fits the operand and output shapes.
+fn pad_dims(op: &OpInfo, operand: &[i64], out: &[i64]) -> Result<Vec<PadDim>, String> {
     let dims = op
         .attrs
         .padding
         .clone()
         .ok_or("pad needs a `padding` attribute")?;
-    if dims.len() != rank || dims.iter().any(|p| p.interior < 0) {
+    if operand.len() != out.len() {
+        return Err(format!(
+            "pad: the operand has rank {} but the output has rank {}",
+            operand.len(),
+            out.len()
+        ));
+    }
+    if dims.len() != out.len() || dims.iter().any(|p| p.interior < 0) {
         return Err("pad: `padding` does not match the operand rank".to_string());
+    }
+    // The last operand element's padded position, low + (extent - 1) * (interior + 1),
+    // must be an i64 for the maps below.
+    let fits = dims.iter().zip(operand).all(|(p, &n)| {
+        (n - 1)
+            .checked_mul(p.interior + 1)
+            .and_then(|x| x.checked_add(p.low))
+            .is_some()
+    });
+    if !fits {
+        return Err("pad: the padded positions overflow 64-bit integers".to_string());
     }
     Ok(dims)
 }
@@ -44,7 +63,7 @@ pub fn pad_map(operand: &[i64], out: &[i64], pads: &[PadDim]) -> IndexingMap {
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    let pads = pad_dims(op, out.rank())?;
+    let pads = pad_dims(op, &operand.dims, &out.dims)?;
     Ok(vec![
         OperandIndexing::plain(pad_map(&operand.dims, &out.dims, &pads)),
         OperandIndexing::plain(to_scalar(&out.dims)),
@@ -57,7 +76,7 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
         return Ok(vec![OperandIndexing::plain(from_scalar(&out.dims))]);
     }
     let operand = op.operand(0)?;
-    let pads = pad_dims(op, out.rank())?;
+    let pads = pad_dims(op, &operand.dims, &out.dims)?;
     let mut vars = vec![];
     let mut results = vec![];
     for (k, p) in pads.iter().enumerate() {
