@@ -241,3 +241,15 @@ fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
     assert_same_as_fresh(&doc).unwrap();
     assert!(doc.syntax_errors().is_empty());
 }
+
+/// Found by the fuzz target `check`: deleting `\u{fffd}=` from garbage lines must
+/// leave the chunks a fresh split of the result gives.
+#[test]
+fn deleting_an_equals_sign_from_garbage_splits_as_fresh() {
+    let text =
+        "Hlo\n\u{fffd}{\n \u{10}), \u{fffd}\u{fffd}=o33=3,\n 3\u{1}\u{0}\u{fffd}\u{fffd}3=3=3";
+    let mut doc = SyntaxDocument::parse(text);
+    let at = text.find("\u{fffd}=").unwrap();
+    doc.edit(at, at + "\u{fffd}=".len(), "");
+    assert_same_as_fresh(&doc).unwrap();
+}

@@ -248,7 +248,9 @@ impl SyntaxDocument {
             new_end: start + new_text.len(),
         };
         let splice = match self.inside_one_chunk(start, old_end, new_text) {
-            Some(i) => self.replace_one(i, &edit, new_text),
+            Some(i) => self
+                .replace_one(i, &edit, new_text)
+                .unwrap_or_else(|| self.resplit(&edit, new_text)),
             None => self.resplit(&edit, new_text),
         };
         self.len = self.len + edit.new_end - edit.old_end;
@@ -315,11 +317,12 @@ impl SyntaxDocument {
         (start, end)
     }
 
-    /// When an edit cannot move any chunk boundary, the index of the one chunk it
-    /// touches. True when neither the removed nor the inserted text holds a byte
-    /// the splitter looks at (brackets, quotes, comment and escape characters,
-    /// newlines, commas), the edit is strictly inside an indented line, and that line
-    /// is not the chunk's first or last.
+    /// When an edit is unlikely to move any chunk boundary, the index of the one chunk
+    /// it touches: neither the removed nor the inserted text holds a byte the splitter
+    /// looks at (brackets, quotes, comment and escape characters, newlines, commas),
+    /// the edit is strictly inside an indented line, and that line is not the chunk's
+    /// first or last. In a well-formed computation that line is inside the body, but
+    /// not in garbage, so [`Self::replace_one`] still checks the new text's split.
     fn inside_one_chunk(&self, start: usize, old_end: usize, new_text: &str) -> Option<usize> {
         const SPECIAL: &[u8] = b"{}()\"\\/*\n\r,";
         let i = self.chunk_index_at(start)?;
@@ -351,20 +354,40 @@ impl SyntaxDocument {
         (indented && rel_start > line_start && inside).then_some(i)
     }
 
-    /// The fast path: chunk `i` holds the whole edit and keeps its boundaries.
-    fn replace_one(&mut self, i: usize, edit: &Edit, new_text: &str) -> Splice {
+    /// The fast path: chunk `i` holds the whole edit and keeps its boundaries; `None`
+    /// (nothing changed) when the new text does not split as one chunk ending where the
+    /// old one did.
+    fn replace_one(&mut self, i: usize, edit: &Edit, new_text: &str) -> Option<Splice> {
         let old = &self.chunks[i];
         let base = old.start;
         let mut text = String::with_capacity(old.len() + new_text.len());
         text.push_str(&old.text()[..edit.start - base]);
         text.push_str(new_text);
         text.push_str(&old.text()[edit.old_end - base..]);
+        if !self.splits_as_one(i, &text) {
+            return None;
+        }
         let chunk = edited_chunk(old, &text, edit);
         self.chunks[i].chunk = Arc::new(chunk);
-        Splice {
+        Some(Splice {
             old: i..i + 1,
             new_len: 1,
-        }
+        })
+    }
+
+    /// Whether `text`, the new text of chunk `i`, is one chunk of the same kind that
+    /// still ends where the next chunk starts. Garbage can break that with bytes the
+    /// fast path lets through: after a bracket closed the item early, a word may start
+    /// the next item in mid-line (found by fuzzing), and deleting the words after a
+    /// `,` makes the item continue into the next chunk.
+    fn splits_as_one(&self, i: usize, text: &str) -> bool {
+        let next = self.chunks.get(i + 1).map_or("", |c| c.text());
+        let mut region = String::with_capacity(text.len() + next.len());
+        region.push_str(text);
+        region.push_str(next);
+        Splitter::new(&region, 0)
+            .next()
+            .is_some_and(|(range, kind)| range.end == text.len() && kind == self.chunks[i].kind)
     }
 
     /// Rescans chunk boundaries from the chunk before the edit until the scan meets an
