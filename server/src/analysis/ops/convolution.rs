@@ -20,7 +20,9 @@ struct Conv {
     batch_groups: i64,
 }
 
-fn conv(op: &OpInfo) -> Result<Conv, String> {
+/// The convolution's attributes, when they fit the operand ranks (`lhs`, `rhs`) and
+/// the output rank (`out`).
+fn conv(op: &OpInfo, lhs: usize, rhs: usize, out: usize) -> Result<Conv, String> {
     let dims = op
         .attrs
         .conv
@@ -34,6 +36,28 @@ fn conv(op: &OpInfo) -> Result<Conv, String> {
     };
     if window.len() != n || dims.kernel_spatial.len() != n || dims.output_spatial.len() != n {
         return Err("convolution: window does not match the spatial dimensions".to_string());
+    }
+    let within = |rank: usize, dims: &[usize]| rank == n + 2 && dims.iter().all(|&k| k < rank);
+    let lhs_dims = [
+        &[dims.input_batch, dims.input_feature][..],
+        &dims.input_spatial,
+    ];
+    let rhs_dims = [
+        &[dims.kernel_input_feature, dims.kernel_output_feature][..],
+        &dims.kernel_spatial,
+    ];
+    let out_dims = [
+        &[dims.output_batch, dims.output_feature][..],
+        &dims.output_spatial,
+    ];
+    if !(within(lhs, &lhs_dims.concat())
+        && within(rhs, &rhs_dims.concat())
+        && within(out, &out_dims.concat()))
+    {
+        return Err(format!(
+            "convolution: `dim_labels` name {} dimensions, but the ranks are {lhs}, {rhs} -> {out}",
+            n + 2
+        ));
     }
     let groups = op.attrs.feature_group_count.unwrap_or(1);
     let batch_groups = op.attrs.batch_group_count.unwrap_or(1);
@@ -52,7 +76,7 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let lhs = op.operand(0)?;
     let rhs = op.operand(1)?;
-    let cv = conv(op)?;
+    let cv = conv(op, lhs.rank(), rhs.rank(), out.rank())?;
     let dn = &cv.dims;
     let spatial_out: Vec<Expr> = dn.output_spatial.iter().map(|&k| d(k)).collect();
     let out_spatial_ext: Vec<i64> = dn.output_spatial.iter().map(|&k| out.dims[k]).collect();
@@ -133,7 +157,7 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     let out = op.output(0)?;
     let lhs = op.operand(0)?;
     let rhs = op.operand(1)?;
-    let cv = conv(op)?;
+    let cv = conv(op, lhs.rank(), rhs.rank(), out.rank())?;
     if cv.batch_groups > 1 {
         return Err("convolution: input-to-output with batch groups is not modelled".to_string());
     }

@@ -40,10 +40,21 @@ pub fn inverse_permutation_map(in_extents: &[i64], perm: &[usize]) -> IndexingMa
     )
 }
 
+/// The permutation, when it fits the output and the operand ranks.
+fn permutation(op: &OpInfo, out: usize, operand: usize) -> Result<Vec<usize>, String> {
+    if out != operand {
+        return Err(format!(
+            "transpose: the operand has rank {operand} but the output has rank {out}"
+        ));
+    }
+    let perm = op.dimensions(out)?;
+    check_permutation(&perm, out)?;
+    Ok(perm)
+}
+
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
-    let perm = op.dimensions(out.rank())?;
-    check_permutation(&perm, out.rank())?;
+    let perm = permutation(op, out.rank(), op.operand(0)?.rank())?;
     Ok(vec![OperandIndexing::plain(permutation_map(
         &out.dims, &perm,
     ))])
@@ -52,8 +63,7 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
 pub fn input_to_output(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
-    let perm = op.dimensions(out.rank())?;
-    check_permutation(&perm, out.rank())?;
+    let perm = permutation(op, out.rank(), operand.rank())?;
     Ok(vec![OperandIndexing::plain(inverse_permutation_map(
         &operand.dims,
         &perm,
