@@ -49,6 +49,7 @@ fn layout(op: &OpInfo) -> Result<Layout, String> {
     let ok = operand_window.len() == dims.update_window_dims.len()
         && update_scatter.len() == n_batch_indices
         && dims.index_vector_dim <= indices.rank()
+        && dims.update_window_dims.iter().all(|&k| k < update.rank())
         && dims
             .scatter_dims_to_operand_dims
             .iter()
