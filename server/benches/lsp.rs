@@ -146,6 +146,17 @@ fn same_site(small: &str, site: (u32, u32), large: &str, copy: usize) -> (u32, u
 }
 
 /// Drives the server on `text`: open, hovers, then 10 one-character edits at `edit`.
+/// With `HLO_BENCH_SLOWEST=N`, the N slowest hovers and the lines they were on: where
+/// to look when p99 moves.
+fn print_slowest(text: &str, sorted: &[(Duration, (u32, u32))]) {
+    let count = env_number("HLO_BENCH_SLOWEST", 0);
+    let lines: Vec<&str> = text.lines().collect();
+    for (took, (line, _)) in sorted.iter().rev().take(count) {
+        let shown: String = lines[*line as usize].trim().chars().take(120).collect();
+        eprintln!("  slow hover {took:?} at line {}: {shown}", line + 1);
+    }
+}
+
 fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     let positions = fused_instruction_positions(text);
     assert!(!positions.is_empty(), "no fused instructions");
@@ -169,10 +180,12 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
         let position = positions[(next_random(&mut seed) % positions.len() as u64) as usize];
         let t = Instant::now();
         let answer = client.result("textDocument/hover", hover_request(&uri, position));
-        latencies.push(t.elapsed());
+        latencies.push((t.elapsed(), position));
         assert!(!answer.is_null(), "no hover at {position:?}");
     }
     latencies.sort();
+    print_slowest(text, &latencies);
+    let latencies: Vec<Duration> = latencies.into_iter().map(|(d, _)| d).collect();
 
     let (line, column) = edit;
     let mut edits = Vec::new();

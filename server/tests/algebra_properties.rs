@@ -1,12 +1,13 @@
 //! Property tests of the simplifier against brute-force semantics: random maps
 //! (random expression trees over small domains, with and without constraints)
 //! must keep their feasible points and their results there when simplified;
-//! simplification must be idempotent; printing must parse back to an equal map.
+//! simplification must be idempotent; printing must parse back to an equal map; a
+//! compiled map must evaluate as the expression trees do.
 
 mod algebra_support;
 
 use algebra_support::check_equivalent;
-use hlo_lsp::algebra::{BinOp, Expr, IndexingMap, Interval, PrintOptions, Variable};
+use hlo_lsp::algebra::{BinOp, CompiledMap, Expr, IndexingMap, Interval, PrintOptions, Variable};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -110,6 +111,43 @@ proptest! {
                 prop_assert_eq!(reparsed.constraints().len(), parsed.constraints().len());
             }
             prop_assert_eq!(reparsed.print(&options), canonical);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: Some(Box::new(FileFailurePersistence::Off)), .. ProptestConfig::default() })]
+
+    /// At every point of the domain's box widened by one on each side: in the domain
+    /// with defined results exactly when the trees say so, and the same results.
+    #[test]
+    fn compiled_maps_evaluate_as_the_trees(m in map(true)) {
+        // A map found empty is not compiled: the trees find no point in it either.
+        let mut compiled = CompiledMap::new(&m);
+        let vars: Vec<&Variable> = m.dims().iter().chain(m.range_vars()).collect();
+        if let Some(c) = &compiled {
+            prop_assert_eq!(c.arity(), vars.len());
+        }
+        let mut point: Vec<i64> = vars.iter().map(|v| v.bounds.lo - 1).collect();
+        let mut out = vec![0; m.results().len()];
+        loop {
+            let (dims, ranges) = point.split_at(DIMS);
+            let expected = m
+                .contains_point(dims, ranges, &[])
+                .then(|| m.evaluate_at(dims, ranges, &[]))
+                .flatten();
+            let got = compiled
+                .as_mut()
+                .is_some_and(|c| c.results_at(&point, &mut out))
+                .then(|| out.clone());
+            prop_assert_eq!(got, expected, "at {:?} of {}", point, m);
+            let Some(k) = (0..point.len()).rev().find(|&k| point[k] <= vars[k].bounds.hi) else {
+                break;
+            };
+            point[k] += 1;
+            for (j, v) in vars.iter().enumerate().skip(k + 1) {
+                point[j] = v.bounds.lo - 1;
+            }
         }
     }
 }

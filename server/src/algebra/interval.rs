@@ -204,28 +204,40 @@ pub(crate) fn mod_wide(a: i128, b: i128) -> i128 {
     a - b * floor_div_wide(a, b)
 }
 
-/// Floor division of i64 values; `None` on division by zero or overflow.
+/// Floor division of i64 values; `None` on division by zero or overflow. In i64
+/// (not through the wide form): point evaluation runs this per domain point.
 pub fn floor_div(a: i64, b: i64) -> Option<i64> {
-    if b == 0 {
-        return None;
-    }
-    i64::try_from(floor_div_wide(a as i128, b as i128)).ok()
+    let q = a.checked_div(b)?;
+    Some(if a % b != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 /// Ceiling division of i64 values; `None` on division by zero or overflow.
 pub fn ceil_div(a: i64, b: i64) -> Option<i64> {
-    if b == 0 {
-        return None;
-    }
-    i64::try_from(-floor_div_wide(-(a as i128), b as i128)).ok()
+    let q = a.checked_div(b)?;
+    Some(if a % b != 0 && ((a < 0) == (b < 0)) {
+        q + 1
+    } else {
+        q
+    })
 }
 
-/// Floor modulo (sign of the divisor, as in Python, XLA and MLIR).
+/// Floor modulo (sign of the divisor, as in Python, XLA and MLIR); `None` on
+/// division by zero.
 pub fn floor_mod(a: i64, b: i64) -> Option<i64> {
-    if b == 0 {
-        return None;
+    if b == -1 {
+        // Every integer is a multiple of -1 (and `i64::MIN % -1` would overflow).
+        return Some(0);
     }
-    i64::try_from(mod_wide(a as i128, b as i128)).ok()
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
 }
 
 #[cfg(test)]
@@ -242,6 +254,33 @@ mod tests {
         assert_eq!(ceil_div(-7, 3), Some(-2));
         assert_eq!(floor_div(i64::MIN, -1), None);
         assert_eq!(floor_div(1, 0), None);
+    }
+
+    /// Values where floor and truncation differ, and the ends of i64.
+    fn edge() -> impl proptest::strategy::Strategy<Value = i64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            -20i64..20,
+            Just(i64::MIN),
+            Just(i64::MIN + 1),
+            Just(i64::MAX),
+            Just(i64::MAX - 1),
+            any::<i64>(),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The i64 division and modulo agree with the exact (i128) forms the
+        /// interval arithmetic uses, including overflow and division by zero.
+        #[test]
+        fn scalar_division_matches_the_wide_form(a in edge(), b in edge()) {
+            let exact = |v: Option<i128>| v.and_then(|v| i64::try_from(v).ok());
+            let (wa, wb) = (a as i128, b as i128);
+            let nonzero = (b != 0).then_some(());
+            proptest::prop_assert_eq!(floor_div(a, b), exact(nonzero.map(|_| floor_div_wide(wa, wb))));
+            proptest::prop_assert_eq!(ceil_div(a, b), exact(nonzero.map(|_| -floor_div_wide(-wa, wb))));
+            proptest::prop_assert_eq!(floor_mod(a, b), exact(nonzero.map(|_| mod_wide(wa, wb))));
+        }
     }
 
     #[test]

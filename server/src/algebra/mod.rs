@@ -4,6 +4,7 @@
 //!
 //! Plain library code: no LSP, no async, no tree-sitter types.
 
+pub mod compiled;
 pub mod compose;
 pub mod expr;
 pub mod interval;
@@ -13,6 +14,7 @@ pub mod print;
 pub mod simplify;
 pub mod variable;
 
+pub use compiled::CompiledMap;
 pub use expr::{BinOp, Expr};
 pub use interval::Interval;
 pub use map::{IndexingMap, MapState};

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use super::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource};
 use super::shape::ArrayShape;
-use crate::algebra::{Expr, IndexingMap, Interval, VarKind};
+use crate::algebra::{CompiledMap, Expr, IndexingMap, Interval, VarKind};
 
 /// Default enumeration budget (domain points per operand).
 pub const DEFAULT_BUDGET: u128 = 10_000_000;
@@ -232,23 +232,23 @@ fn bare_variables(m: &IndexingMap) -> u128 {
         .fold(1u128, |acc, v| acc.saturating_mul(m.var_bounds(*v).size()))
 }
 
-/// Every point of a map's domain box (dimensions then range variables).
-fn box_points(m: &IndexingMap) -> Vec<Vec<i64>> {
+/// Calls `visit` with every point of a map's domain box (dimensions then range
+/// variables), one buffer reused: a budget allows millions of points.
+fn for_each_box_point(m: &IndexingMap, mut visit: impl FnMut(&[i64])) {
     let bounds: Vec<(i64, i64)> = m
         .dims()
         .iter()
         .chain(m.range_vars())
         .map(|v| (v.bounds.lo, v.bounds.hi))
         .collect();
-    let mut out = vec![];
     if bounds.iter().any(|(lo, hi)| lo > hi) {
-        return out;
+        return;
     }
     let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
     loop {
-        out.push(point.clone());
+        visit(&point);
         if !advance(&mut point, &bounds) {
-            return out;
+            return;
         }
     }
 }
@@ -257,15 +257,15 @@ fn box_points(m: &IndexingMap) -> Vec<Vec<i64>> {
 fn count(maps: &[&IndexingMap], operand: &ArrayShape, size: u128) -> (u128, u128) {
     let mut seen = Seen::new(size);
     for m in maps {
-        let nd = m.dims().len();
-        for point in box_points(m) {
-            let (dims, ranges) = point.split_at(nd);
-            if m.contains_point(dims, ranges, &[]) {
-                if let Some(idx) = m.evaluate_at(dims, ranges, &[]) {
-                    seen.read(&idx, &operand.dims);
-                }
+        let Some(mut compiled) = CompiledMap::new(m) else {
+            continue;
+        };
+        let mut idx = vec![0; m.results().len()];
+        for_each_box_point(m, |point| {
+            if compiled.results_at(point, &mut idx) {
+                seen.read(&idx, &operand.dims);
             }
-        }
+        });
     }
     (seen.distinct, seen.total)
 }
@@ -349,10 +349,10 @@ fn distinct_without_runtime(m: &IndexingMap, budget: u128) -> u128 {
     let nd = m.dims().len();
     let mut seen: std::collections::HashSet<Vec<i64>> = std::collections::HashSet::new();
     let runtime_lo: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
-    for point in box_points(m) {
+    for_each_box_point(m, |point| {
         let (dims, ranges) = point.split_at(nd);
         if !m.contains_point(dims, ranges, &runtime_lo) {
-            continue;
+            return;
         }
         let values: Option<Vec<i64>> = free
             .iter()
@@ -361,7 +361,7 @@ fn distinct_without_runtime(m: &IndexingMap, budget: u128) -> u128 {
         if let Some(v) = values {
             seen.insert(v);
         }
-    }
+    });
     seen.len() as u128
 }
 
@@ -411,13 +411,18 @@ fn with_runtime(
     let mut lookups: Vec<Lookup> = Vec::new();
     for (mi, m) in live.iter().enumerate() {
         let nd = m.map.dims().len();
-        for point in box_points(&m.map) {
+        let mut described = true;
+        for_each_box_point(&m.map, |point| {
+            if !described {
+                return;
+            }
             let (dims, symbols) = point.split_at(nd);
             let mut unknowns = Vec::with_capacity(m.runtime_vars.len());
             for (i, rt) in m.runtime_vars.iter().enumerate() {
                 let nr = rt.map.range_vars().len().min(symbols.len());
                 let Some(at) = rt.map.evaluate_at(dims, &symbols[..nr], &[]) else {
-                    return bounds(&maps, size, budget);
+                    described = false;
+                    return;
                 };
                 let bound = m.map.runtime_vars()[i].bounds;
                 let next = keys.len();
@@ -431,9 +436,12 @@ fn with_runtime(
             }
             lookups.push(Lookup {
                 map: mi,
-                point,
+                point: point.to_vec(),
                 unknowns,
             });
+        });
+        if !described {
+            return bounds(&maps, size, budget);
         }
     }
     let assignments = ranges
@@ -448,25 +456,27 @@ fn with_runtime(
     let bounds_of: Vec<(i64, i64)> = ranges.iter().map(|r| (r.lo, r.hi)).collect();
     let mut least: Option<(u128, u128)> = None;
     let mut most: Option<(u128, u128)> = None;
+    let mut compiled: Vec<Option<CompiledMap>> = maps.iter().map(|m| CompiledMap::new(m)).collect();
+    let mut idx: Vec<i64> = vec![0; operand.dims.len()];
+    let mut point: Vec<i64> = Vec::new();
     loop {
         let mut seen = Seen::new(size);
         for l in &lookups {
             let m = maps[l.map];
-            let (dims, symbols) = l.point.split_at(m.dims().len());
-            // Each variable sees the shared value clamped into its own range.
-            let rts: Vec<i64> = l
-                .unknowns
-                .iter()
-                .enumerate()
-                .map(|(i, &k)| {
-                    let b = m.runtime_vars()[i].bounds;
-                    values[k].clamp(b.lo, b.hi)
-                })
-                .collect();
-            if m.contains_point(dims, symbols, &rts) {
-                if let Some(idx) = m.evaluate_at(dims, symbols, &rts) {
-                    seen.read(&idx, &operand.dims);
-                }
+            let Some(compiled) = compiled[l.map].as_mut() else {
+                continue;
+            };
+            // The point, then each variable's value: the shared value clamped into
+            // the variable's own range.
+            point.clear();
+            point.extend_from_slice(&l.point);
+            point.extend(l.unknowns.iter().enumerate().map(|(i, &k)| {
+                let b = m.runtime_vars()[i].bounds;
+                values[k].clamp(b.lo, b.hi)
+            }));
+            idx.resize(m.results().len(), 0);
+            if compiled.results_at(&point, &mut idx) {
+                seen.read(&idx, &operand.dims);
             }
         }
         let run = (seen.distinct, seen.total);
