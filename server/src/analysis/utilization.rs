@@ -13,10 +13,11 @@
 //! possible run; otherwise sound bounds. A scatter skips out-of-range indices
 //! instead of clamping, which can read less than the least reported here.
 
-use std::collections::HashMap;
-
 use super::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource};
 use super::shape::ArrayShape;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
 use crate::algebra::{CompiledMap, Expr, IndexingMap, Interval, VarKind};
 
 /// Default enumeration budget (domain points per operand).
@@ -345,24 +346,92 @@ fn distinct_without_runtime(m: &IndexingMap, budget: u128) -> u128 {
             1
         };
     }
-    let free: Vec<&Expr> = m.results().iter().filter(|e| !uses_runtime(e)).collect();
-    let nd = m.dims().len();
-    let mut seen: std::collections::HashSet<Vec<i64>> = std::collections::HashSet::new();
+    // The results that do not read runtime values, evaluated with those at their
+    // least (no constraint reads them, so the domain does not depend on them).
+    let free: Vec<Expr> = m
+        .results()
+        .iter()
+        .filter(|e| !uses_runtime(e))
+        .cloned()
+        .collect();
+    let ranges: Vec<Interval> = free.iter().map(|e| m.range_of(e)).collect();
+    let only_free = IndexingMap::new(
+        m.dims().to_vec(),
+        m.range_vars().to_vec(),
+        m.runtime_vars().to_vec(),
+        free,
+        m.constraints().to_vec(),
+    );
+    let Some(mut compiled) = CompiledMap::new(&only_free) else {
+        return 0;
+    };
     let runtime_lo: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
-    for_each_box_point(m, |point| {
-        let (dims, ranges) = point.split_at(nd);
-        if !m.contains_point(dims, ranges, &runtime_lo) {
-            return;
-        }
-        let values: Option<Vec<i64>> = free
-            .iter()
-            .map(|e| e.evaluate(dims, ranges, &runtime_lo))
-            .collect();
-        if let Some(v) = values {
-            seen.insert(v);
+    let mut distinct = Distinct::new(&ranges, budget);
+    let mut point = Vec::with_capacity(compiled.arity());
+    let mut values = vec![0; ranges.len()];
+    for_each_box_point(m, |at| {
+        point.clear();
+        point.extend_from_slice(at);
+        point.extend_from_slice(&runtime_lo);
+        if compiled.results_at(&point, &mut values) {
+            distinct.insert(&values);
         }
     });
-    seen.len() as u128
+    distinct.count()
+}
+
+/// A set of value tuples: a bitset over the box of their ranges when that is
+/// small, else a hash set.
+enum Distinct {
+    Bits {
+        seen: Seen,
+        lo: Vec<i64>,
+        extents: Vec<i64>,
+    },
+    Hashed(rustc_hash::FxHashSet<Vec<i64>>),
+}
+
+impl Distinct {
+    fn new(ranges: &[Interval], budget: u128) -> Distinct {
+        let cells = ranges
+            .iter()
+            .fold(1u128, |acc, r| acc.saturating_mul(r.size()));
+        let extents: Option<Vec<i64>> = ranges
+            .iter()
+            .map(|r| i64::try_from(r.size()).ok())
+            .collect();
+        match extents {
+            Some(extents) if cells <= budget.saturating_mul(8) => Distinct::Bits {
+                seen: Seen::new(cells),
+                lo: ranges.iter().map(|r| r.lo).collect(),
+                extents,
+            },
+            _ => Distinct::Hashed(Default::default()),
+        }
+    }
+
+    fn insert(&mut self, values: &[i64]) {
+        match self {
+            Distinct::Bits { seen, lo, extents } => {
+                let shifted: SmallVec<[i64; 8]> = (values.iter().zip(lo.iter()))
+                    .map(|(v, l)| v.checked_sub(*l).unwrap_or(-1))
+                    .collect();
+                seen.read(&shifted, extents);
+            }
+            Distinct::Hashed(set) => {
+                if !set.contains(values) {
+                    set.insert(values.to_vec());
+                }
+            }
+        }
+    }
+
+    fn count(&self) -> u128 {
+        match self {
+            Distinct::Bits { seen, .. } => seen.distinct,
+            Distinct::Hashed(set) => set.len() as u128,
+        }
+    }
 }
 
 fn mentions_runtime(e: &Expr) -> bool {
@@ -406,7 +475,7 @@ fn with_runtime(
     }
     // The unknowns: distinct (source, index) pairs, each with the union of the
     // ranges of the variables that read it.
-    let mut keys: HashMap<(RuntimeSource, Vec<i64>), usize> = HashMap::new();
+    let mut keys: FxHashMap<(RuntimeSource, Vec<i64>), usize> = FxHashMap::default();
     let mut ranges: Vec<Interval> = Vec::new();
     let mut lookups: Vec<Lookup> = Vec::new();
     for (mi, m) in live.iter().enumerate() {
@@ -527,4 +596,116 @@ fn advance(point: &mut [i64], bounds: &[(i64, i64)]) -> bool {
         point[k] = bounds[k].0;
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::{BinOp, Variable};
+    use proptest::prelude::*;
+
+    /// Small expressions over `d0`, `d1`, `s0` and, when `runtime`, `rt0`.
+    fn expr(runtime: bool) -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            (-3i64..=3).prop_map(Expr::constant),
+            (0usize..2).prop_map(Expr::dim),
+            Just(Expr::range(0)),
+            Just(if runtime {
+                Expr::runtime(0)
+            } else {
+                Expr::dim(0)
+            }),
+        ];
+        leaf.prop_recursive(3, 12, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| Expr::raw(BinOp::Add, a, b)),
+                (inner.clone(), -3i64..=4).prop_map(|(a, c)| Expr::raw(
+                    BinOp::Mul,
+                    a,
+                    Expr::constant(c)
+                )),
+                (inner.clone(), 1i64..=4).prop_map(|(a, c)| Expr::raw(
+                    BinOp::FloorDiv,
+                    a,
+                    Expr::constant(c)
+                )),
+                (inner.clone(), 1i64..=4).prop_map(|(a, c)| Expr::raw(
+                    BinOp::Mod,
+                    a,
+                    Expr::constant(c)
+                )),
+            ]
+        })
+    }
+
+    fn map() -> impl Strategy<Value = IndexingMap> {
+        let var = (-2i64..=2, 0i64..=4).prop_map(|(lo, n)| Variable::new(lo, lo + n));
+        (
+            proptest::collection::vec(var.clone(), 3),
+            var,
+            proptest::collection::vec(expr(true), 1..=3),
+            proptest::option::of((expr(false), -4i64..=4, 0i64..=6)),
+        )
+            .prop_map(|(vars, runtime, results, constraint)| {
+                let constraints = constraint
+                    .map(|(e, lo, n)| (e, Interval::new(lo, lo + n)))
+                    .into_iter()
+                    .collect();
+                IndexingMap::new(
+                    vars[..2].to_vec(),
+                    vec![vars[2].clone()],
+                    vec![runtime],
+                    results,
+                    constraints,
+                )
+            })
+    }
+
+    /// The distinct values of the results without runtime variables, by the trees.
+    fn reference(m: &IndexingMap) -> u128 {
+        let runtime_lo: Vec<i64> = m.runtime_vars().iter().map(|v| v.bounds.lo).collect();
+        let mut seen = std::collections::HashSet::new();
+        for_each_box_point(m, |point| {
+            let (dims, ranges) = point.split_at(m.dims().len());
+            if !m.contains_point(dims, ranges, &runtime_lo) {
+                return;
+            }
+            let values: Option<Vec<i64>> = (m.results().iter())
+                .filter(|e| !mentions_runtime(e))
+                .map(|e| e.evaluate(dims, ranges, &runtime_lo))
+                .collect();
+            if let Some(v) = values {
+                seen.insert(v);
+            }
+        });
+        seen.len() as u128
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, .. ProptestConfig::default() })]
+
+        /// Counted over a bitset (a budget that allows one) or a hash set (a budget
+        /// that does not), the distinct values are the trees' count.
+        #[test]
+        fn distinct_values_without_runtime_match_the_trees(m in map()) {
+            prop_assume!(!m.constraints().iter().any(|(e, _)| mentions_runtime(e)));
+            let size = domain_size(&m);
+            prop_assume!(size > 0);
+            let expected = reference(&m);
+            prop_assert_eq!(distinct_without_runtime(&m, 1_000_000), expected, "{}", m);
+            prop_assert_eq!(distinct_without_runtime(&m, size), expected, "{}", m);
+        }
+    }
+
+    #[test]
+    fn a_hash_set_counts_what_a_bitset_counts() {
+        let ranges = [Interval::new(-2, 5), Interval::new(0, 3)];
+        let (mut bits, mut hashed) = (Distinct::new(&ranges, 1_000), Distinct::new(&ranges, 0));
+        assert!(matches!(bits, Distinct::Bits { .. }) && matches!(hashed, Distinct::Hashed(_)));
+        for values in [[-2, 0], [5, 3], [-2, 0], [0, 1], [5, 3]] {
+            bits.insert(&values);
+            hashed.insert(&values);
+        }
+        assert_eq!((bits.count(), hashed.count()), (3, 3));
+    }
 }
