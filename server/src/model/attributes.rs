@@ -5,7 +5,7 @@
 //! Each decoder takes the value's text and returns a value or an [`AttrError`] whose
 //! offset is relative to the value, so the builder can point at the exact character.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Why an attribute value could not be decoded; `offset` is inside the value text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -780,7 +780,7 @@ pub fn decode_attrs<'a>(
 ) -> (Attrs, Vec<(usize, AttrError)>) {
     let mut attrs = Attrs::default();
     let mut errors = Vec::new();
-    let mut lists: HashMap<&'a str, Vec<i64>> = HashMap::new();
+    let mut lists: FxHashMap<&'a str, Vec<i64>> = FxHashMap::default();
     for (i, (name, value)) in pairs.enumerate() {
         let result: Result<(), AttrError> = (|| {
             match name {

@@ -3,8 +3,8 @@
 //! shape token. The syntax tree keeps a shape as one coarse token; this module is a
 //! small decoder of that token, not a re-lexer of the line.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -236,7 +236,7 @@ impl ArrayShape {
 fn intern(layout: Layout) -> Arc<Layout> {
     const CAPACITY: usize = 4096;
     thread_local! {
-        static LAYOUTS: RefCell<HashMap<Layout, Arc<Layout>>> = RefCell::new(HashMap::new());
+        static LAYOUTS: RefCell<FxHashMap<Layout, Arc<Layout>>> = RefCell::new(FxHashMap::default());
     }
     LAYOUTS.with_borrow_mut(|table| {
         if let Some(shared) = table.get(&layout) {
