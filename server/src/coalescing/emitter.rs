@@ -8,8 +8,8 @@
 
 use super::device::Device;
 use super::subject::Subject;
-use crate::analysis::ops::transpose::check_permutation;
 use crate::analysis::{ArrayShape, Node};
+use crate::model::shape::check_permutation;
 use crate::model::Opcode;
 
 /// Transposes whose swapped dimensions are both at least this long are tiled

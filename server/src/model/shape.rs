@@ -680,14 +680,18 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Checks that `order` is a permutation of `0..rank` (layouts, transposes).
-pub fn check_permutation(order: &[i64], rank: usize) -> Result<(), String> {
+/// Checks that `order` is a permutation of `0..rank` (layouts, transposes), as
+/// written (`i64`) or as indices (`usize`).
+pub fn check_permutation<T>(order: &[T], rank: usize) -> Result<(), String>
+where
+    T: Copy + TryInto<usize> + std::fmt::Display,
+{
     if order.len() != rank {
         return Err(format!("{} dimensions given for rank {rank}", order.len()));
     }
     let mut seen = vec![false; rank];
     for &d in order {
-        match usize::try_from(d).ok().filter(|&d| d < rank) {
+        match d.try_into().ok().filter(|&d| d < rank) {
             Some(d) if !seen[d] => seen[d] = true,
             Some(_) => return Err(format!("dimension {d} repeated")),
             None => return Err(format!("dimension {d} out of range for rank {rank}")),

@@ -8,8 +8,9 @@
 
 use crate::algebra::IndexingMap;
 use crate::analysis::ops::reshape::{bitcast_map, reshape_map};
-use crate::analysis::ops::transpose::{check_permutation, permutation_map};
+use crate::analysis::ops::transpose::permutation_map;
 use crate::analysis::{view, ArrayShape};
+use crate::model::shape::check_permutation;
 use crate::model::{self, Computation, InstrId, Opcode};
 
 use super::chain::{plain_layout, static_array, Chain};

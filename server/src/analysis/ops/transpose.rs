@@ -6,19 +6,7 @@ use crate::algebra::IndexingMap;
 use crate::analysis::build::{d, map};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
-
-/// Validates `perm` as a permutation of `0..rank`.
-pub fn check_permutation(perm: &[usize], rank: usize) -> Result<(), String> {
-    let mut seen = vec![false; rank];
-    if perm.len() != rank
-        || perm
-            .iter()
-            .any(|&p| p >= rank || std::mem::replace(&mut seen[p], true))
-    {
-        return Err("transpose: `dimensions` is not a permutation".to_string());
-    }
-    Ok(())
-}
+use crate::model::shape::check_permutation;
 
 /// Output to input of a transpose with permutation `perm` over output `extents`:
 /// operand dimension `perm[i]` is `d{i}`.
@@ -48,7 +36,8 @@ fn permutation(op: &OpInfo, out: usize, operand: usize) -> Result<Vec<usize>, St
         ));
     }
     let perm = op.dimensions(out)?;
-    check_permutation(&perm, out)?;
+    check_permutation(&perm, out)
+        .map_err(|m| format!("transpose: `dimensions` is not a permutation: {m}"))?;
     Ok(perm)
 }
 
