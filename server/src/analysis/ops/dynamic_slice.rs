@@ -40,8 +40,19 @@ fn offset_vars(
     Ok((variables, runtime))
 }
 
+/// The slice's extents: `dynamic_slice_sizes`, else the output's. The slice has the
+/// operand's rank (each of its dimensions is offset by one runtime variable).
 fn slice_sizes(op: &OpInfo) -> Result<Vec<i64>, String> {
     let out = op.output(0)?;
+    let src = op.operand(0)?;
+    if out.rank() != src.rank() {
+        return Err(format!(
+            "{}: the operand has rank {} but the output has rank {}",
+            op.opcode,
+            src.rank(),
+            out.rank()
+        ));
+    }
     Ok(op
         .attrs
         .dynamic_slice_sizes
