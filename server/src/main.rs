@@ -27,13 +27,14 @@ mod tree_sitter_allocations {
         };
         // SAFETY: called first thing in `main`, before any tree-sitter object exists
         // and before other threads start; the four functions are one allocator
-        // family, which gives malloc's alignment; none returns null (they abort, as
-        // tree-sitter's default allocator does).
+        // family, which gives malloc's alignment; none returns null for a non-empty
+        // allocation (they abort, as tree-sitter's default allocator does).
         unsafe { tree_sitter::set_allocator(Some(allocator)) }
     }
 
-    fn non_null(p: *mut c_void) -> *mut c_void {
-        if p.is_null() {
+    /// `p`, from an allocation of `size` bytes; out of memory aborts.
+    fn non_null(p: *mut c_void, size: usize) -> *mut c_void {
+        if p.is_null() && size != 0 {
             eprintln!("hlo-lsp: out of memory in the parser");
             std::process::abort();
         }
@@ -42,20 +43,20 @@ mod tree_sitter_allocations {
 
     unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
         // SAFETY: mimalloc's malloc has no precondition.
-        non_null(unsafe { mi_malloc(size) })
+        non_null(unsafe { mi_malloc(size) }, size)
     }
 
     unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
         let Some(total) = count.checked_mul(size) else {
-            return non_null(std::ptr::null_mut());
+            return non_null(std::ptr::null_mut(), usize::MAX);
         };
         // SAFETY: mimalloc's zalloc has no precondition.
-        non_null(unsafe { mi_zalloc(total) })
+        non_null(unsafe { mi_zalloc(total) }, total)
     }
 
     unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
         // SAFETY: tree-sitter passes null or a pointer from these functions.
-        non_null(unsafe { mi_realloc(p, size) })
+        non_null(unsafe { mi_realloc(p, size) }, size)
     }
 
     unsafe extern "C" fn free(p: *mut c_void) {

@@ -13,11 +13,11 @@
 //! possible run; otherwise sound bounds. A scatter skips out-of-range indices
 //! instead of clamping, which can read less than the least reported here.
 
-use super::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource};
-use super::shape::ArrayShape;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
+use super::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource};
+use super::shape::ArrayShape;
 use crate::algebra::{CompiledMap, Expr, IndexingMap, Interval, VarKind};
 
 /// Default enumeration budget (domain points per operand).
@@ -388,7 +388,7 @@ enum Distinct {
         lo: Vec<i64>,
         extents: Vec<i64>,
     },
-    Hashed(rustc_hash::FxHashSet<Vec<i64>>),
+    Hashed(FxHashSet<Vec<i64>>),
 }
 
 impl Distinct {
