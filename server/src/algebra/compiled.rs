@@ -8,7 +8,7 @@
 //! allocation.
 
 use super::expr::{BinOp, Expr};
-use super::interval::{self, Interval};
+use super::interval::Interval;
 use super::map::{IndexingMap, MapState};
 use super::variable::{Var, VarKind};
 
@@ -23,20 +23,6 @@ enum Op {
     /// Pops `a`, pushes `op(a, c)`: the common case of a constant right operand
     /// (`d0 * 4`, `d1 floordiv 8`, `s0 mod 3`) in one step.
     ApplyConst(BinOp, i64),
-}
-
-/// `op(a, b)` on values; `None` on overflow or division by zero, as
-/// [`Expr::evaluate`] gives.
-pub fn apply(op: BinOp, a: i64, b: i64) -> Option<i64> {
-    match op {
-        BinOp::Add => a.checked_add(b),
-        BinOp::Mul => a.checked_mul(b),
-        BinOp::FloorDiv => interval::floor_div(a, b),
-        BinOp::CeilDiv => interval::ceil_div(a, b),
-        BinOp::Mod => interval::floor_mod(a, b),
-        BinOp::Min => Some(a.min(b)),
-        BinOp::Max => Some(a.max(b)),
-    }
 }
 
 /// A defined map's domain and results, ready to evaluate at points given as one
@@ -138,11 +124,11 @@ impl CompiledMap {
                 Op::Apply(op) => {
                     let b = stack.pop()?;
                     let a = stack.pop()?;
-                    stack.push(apply(op, a, b)?);
+                    stack.push(op.apply(a, b)?);
                 }
                 Op::ApplyConst(op, c) => {
                     let a = stack.pop()?;
-                    stack.push(apply(op, a, c)?);
+                    stack.push(op.apply(a, c)?);
                 }
             }
         }

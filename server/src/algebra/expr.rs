@@ -38,6 +38,22 @@ pub enum BinOp {
     Max,
 }
 
+impl BinOp {
+    /// `op(a, b)` on values; `None` on overflow or division by zero. The one
+    /// evaluation of an operator, for expression trees and compiled maps alike.
+    pub fn apply(self, a: i64, b: i64) -> Option<i64> {
+        match self {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::FloorDiv => interval::floor_div(a, b),
+            BinOp::CeilDiv => interval::ceil_div(a, b),
+            BinOp::Mod => interval::floor_mod(a, b),
+            BinOp::Min => Some(a.min(b)),
+            BinOp::Max => Some(a.max(b)),
+        }
+    }
+}
+
 impl Expr {
     pub fn constant(v: i64) -> Expr {
         Expr::Const(v)
@@ -217,13 +233,10 @@ impl Expr {
         match self {
             Expr::Const(c) => Some(*c),
             Expr::Var(v) => value(*v),
-            Expr::Add(a, b) => a.eval_with(value)?.checked_add(b.eval_with(value)?),
-            Expr::Mul(a, b) => a.eval_with(value)?.checked_mul(b.eval_with(value)?),
-            Expr::FloorDiv(a, b) => interval::floor_div(a.eval_with(value)?, b.eval_with(value)?),
-            Expr::CeilDiv(a, b) => interval::ceil_div(a.eval_with(value)?, b.eval_with(value)?),
-            Expr::Mod(a, b) => interval::floor_mod(a.eval_with(value)?, b.eval_with(value)?),
-            Expr::Min(a, b) => Some(a.eval_with(value)?.min(b.eval_with(value)?)),
-            Expr::Max(a, b) => Some(a.eval_with(value)?.max(b.eval_with(value)?)),
+            _ => {
+                let (op, a, b) = self.as_binary().expect("binary node");
+                op.apply(a.eval_with(value)?, b.eval_with(value)?)
+            }
         }
     }
 
