@@ -177,6 +177,19 @@ impl OpInfo {
             .ok_or_else(|| format!("{}: operand {k} is missing or not an array", self.opcode))
     }
 
+    /// Checks that an operand of rank `operand` and an output of rank `out` have the
+    /// same rank, as ops that pair their dimensions one to one need (transpose, pad,
+    /// dynamic-slice).
+    pub fn same_rank(&self, operand: usize, out: usize) -> Result<(), String> {
+        if operand == out {
+            return Ok(());
+        }
+        Err(format!(
+            "{}: the operand has rank {operand} but the output has rank {out}",
+            self.opcode
+        ))
+    }
+
     /// `dimensions={...}` as indices, checked against `bound`.
     pub fn dimensions(&self, bound: usize) -> Result<Vec<usize>, String> {
         let dims = self

@@ -45,14 +45,7 @@ fn offset_vars(
 fn slice_sizes(op: &OpInfo) -> Result<Vec<i64>, String> {
     let out = op.output(0)?;
     let src = op.operand(0)?;
-    if out.rank() != src.rank() {
-        return Err(format!(
-            "{}: the operand has rank {} but the output has rank {}",
-            op.opcode,
-            src.rank(),
-            out.rank()
-        ));
-    }
+    op.same_rank(src.rank(), out.rank())?;
     Ok(op
         .attrs
         .dynamic_slice_sizes

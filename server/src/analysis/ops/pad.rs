@@ -15,13 +15,7 @@ fn pad_dims(op: &OpInfo, operand: &[i64], out: &[i64]) -> Result<Vec<PadDim>, St
         .padding
         .clone()
         .ok_or("pad needs a `padding` attribute")?;
-    if operand.len() != out.len() {
-        return Err(format!(
-            "pad: the operand has rank {} but the output has rank {}",
-            operand.len(),
-            out.len()
-        ));
-    }
+    op.same_rank(operand.len(), out.len())?;
     if dims.len() != out.len() || dims.iter().any(|p| p.interior < 0) {
         return Err("pad: `padding` does not match the operand rank".to_string());
     }

@@ -30,11 +30,7 @@ pub fn inverse_permutation_map(in_extents: &[i64], perm: &[usize]) -> IndexingMa
 
 /// The permutation, when it fits the output and the operand ranks.
 fn permutation(op: &OpInfo, out: usize, operand: usize) -> Result<Vec<usize>, String> {
-    if out != operand {
-        return Err(format!(
-            "transpose: the operand has rank {operand} but the output has rank {out}"
-        ));
-    }
+    op.same_rank(operand, out)?;
     let perm = op.dimensions(out)?;
     check_permutation(&perm, out)
         .map_err(|m| format!("transpose: `dimensions` is not a permutation: {m}"))?;
