@@ -206,7 +206,14 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
                     }
                     state.words += 1;
                 }
-                state.last_significant = b;
+                // The rest of a word changes nothing but the last byte: skip it
+                // (names and numbers are most of a dump's bytes).
+                if is_word_byte(b) {
+                    while line.get(i + 1).is_some_and(|&next| is_word_byte(next)) {
+                        i += 1;
+                    }
+                }
+                state.last_significant = line[i];
             }
         }
         i += 1;
@@ -235,10 +242,7 @@ fn is_word_byte(b: u8) -> bool {
 }
 
 fn memchr_newline(text: &[u8], from: usize) -> Option<usize> {
-    text[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| from + i)
+    memchr::memchr(b'\n', &text[from..]).map(|i| from + i)
 }
 
 #[cfg(test)]
