@@ -10,7 +10,12 @@
 //! * [`layout`]: the physical-layout view. [`utilization`]: operand utilization.
 //! * [`recompute`]: expensive work a loop fusion computes more than once.
 //! * [`nesting`]: bounds the recursion through called computations (cycles, depth).
+//! * [`structure`]: classes of computations equal up to names, analyzed once.
 //! * [`graph`]: the module view the analysis runs on; [`view`] builds it from the model.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 pub mod build;
 pub mod compose;
@@ -24,6 +29,7 @@ pub mod operand_indexing;
 pub mod ops;
 pub mod recompute;
 pub mod shape;
+pub mod structure;
 pub mod utilization;
 pub mod view;
 
@@ -35,7 +41,7 @@ pub use operand_indexing::{
 pub use shape::{ArrayShape, Shape};
 
 /// Which way the maps go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// From an output element to the operand elements it reads.
     OutputToInput,
@@ -55,6 +61,62 @@ pub struct Query {
     pub operand_id: usize,
     /// Maps between physical (layout-ordered) index spaces.
     pub physical_layout: bool,
+}
+
+/// Runs every query of `queries` on `module` in parallel, each fusion or call whose
+/// called computation is structurally equal to an earlier one's (and which has the
+/// same shapes and asks the same question) answered from that one's result, unless
+/// the result names instructions of its own computation.
+pub fn analyze_many(module: &Module, queries: &[Query]) -> Vec<Arc<InstructionIndexing>> {
+    use rayon::prelude::*;
+    let classes = structure::Classes::of(module);
+    // The representative of each query: the first query with the same key.
+    let mut first: FxHashMap<(structure::Class, ShareKey, &OpInfo), usize> = FxHashMap::default();
+    let representative: Vec<usize> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let node = &module.computation(q.computation).nodes[q.instruction];
+            let class = node.is_composite().then(|| classes.class(node.called[0]));
+            match class.flatten() {
+                Some(class) => *first.entry((class, ShareKey::of(q), &node.op)).or_insert(i),
+                None => i,
+            }
+        })
+        .collect();
+    let own: Vec<Option<Arc<InstructionIndexing>>> = (0..queries.len())
+        .into_par_iter()
+        .map(|i| (representative[i] == i).then(|| Arc::new(analyze(module, &queries[i]))))
+        .collect();
+    (0..queries.len())
+        .into_par_iter()
+        .map(|i| match &own[representative[i]] {
+            Some(shared) if i == representative[i] || !shared.names_instructions() => {
+                shared.clone()
+            }
+            _ => Arc::new(analyze(module, &queries[i])),
+        })
+        .collect()
+}
+
+/// What of a query, besides the instruction, its answer depends on.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ShareKey {
+    direction: Direction,
+    output_id: usize,
+    operand_id: usize,
+    physical_layout: bool,
+}
+
+impl ShareKey {
+    fn of(q: &Query) -> ShareKey {
+        ShareKey {
+            direction: q.direction,
+            output_id: q.output_id,
+            operand_id: q.operand_id,
+            physical_layout: q.physical_layout,
+        }
+    }
 }
 
 /// Runs the analysis for one query. Entries are operands (output to input) or

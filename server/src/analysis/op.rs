@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::shape::{ArrayShape, Shape};
 
 /// One dimension of a `slice={[start:limit:stride], ...}` attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SliceDim {
     pub start: i64,
     pub limit: i64,
@@ -15,7 +15,7 @@ pub struct SliceDim {
 }
 
 /// One dimension of a `padding=low_high_interior x ...` attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct PadDim {
     pub low: i64,
     pub high: i64,
@@ -23,7 +23,7 @@ pub struct PadDim {
 }
 
 /// One dimension of a `window={size=.. stride=.. pad=.. lhs_dilate=.. rhs_dilate=.. rhs_reversal=..}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WindowDim {
     pub size: i64,
     pub stride: i64,
@@ -49,7 +49,7 @@ impl Default for WindowDim {
 }
 
 /// `lhs_batch_dims`, `lhs_contracting_dims`, ... of a dot.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct DotDims {
     pub lhs_batch: Vec<usize>,
     pub rhs_batch: Vec<usize>,
@@ -58,7 +58,7 @@ pub struct DotDims {
 }
 
 /// A convolution's `dim_labels` (e.g. `b01f_01io->b01f`), as dimension numbers.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ConvDims {
     pub input_batch: usize,
     pub input_feature: usize,
@@ -72,7 +72,7 @@ pub struct ConvDims {
 }
 
 /// Gather dimension numbers.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct GatherDims {
     pub offset_dims: Vec<usize>,
     pub collapsed_slice_dims: Vec<usize>,
@@ -84,7 +84,7 @@ pub struct GatherDims {
 }
 
 /// Scatter dimension numbers.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ScatterDims {
     pub update_window_dims: Vec<usize>,
     pub inserted_window_dims: Vec<usize>,
@@ -96,7 +96,7 @@ pub struct ScatterDims {
 
 /// Decoded attributes the analysis uses. Missing ones are `None`/empty; the op
 /// constructors report `unknown indexing` with a reason when they need one.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Attrs {
     pub dimensions: Option<Vec<i64>>,
     pub slice: Option<Vec<SliceDim>>,
@@ -135,7 +135,7 @@ impl Attrs {
 }
 
 /// The analysis' view of one instruction.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpInfo {
     pub opcode: String,
     pub shape: Shape,

@@ -161,6 +161,18 @@ impl InstructionIndexing {
         }
     }
 
+    /// True when a runtime variable is labelled with an instruction of the module
+    /// (the instruction's position and its name, unless it is a parameter or a
+    /// constant): such a result belongs to that computation alone, not to every
+    /// computation of its structural class ([`super::structure`]).
+    pub fn names_instructions(&self) -> bool {
+        self.entries.iter().flat_map(|e| &e.maps).any(|m| {
+            m.runtime_vars
+                .iter()
+                .any(|v| matches!(v.source, RuntimeSource::Instruction { .. }))
+        })
+    }
+
     /// XLA's text: `operand id = N` followed by each map (or `unknown indexing`).
     pub fn to_xla_string(&self, options: &PrintOptions) -> String {
         let mut out = String::new();

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -18,7 +19,7 @@ use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
 use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
 use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
-use crate::analysis::{analyze, view, Direction, InstructionIndexing, Module, Query};
+use crate::analysis::{analyze_many, view, Direction, InstructionIndexing, Module, Query};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DirectionArg {
@@ -136,20 +137,30 @@ fn maps_of(
             outputs.into_iter().map(move |k| (*t, k))
         })
         .collect();
-    let results: Vec<(Target, usize, InstructionIndexing)> = jobs
-        .par_iter()
-        .map(|&(t, output_id)| {
-            let q = Query {
-                computation: t.computation,
-                instruction: t.instruction,
-                direction,
-                output_id,
-                operand_id: args.operand,
-                physical_layout: args.physical_layout,
-            };
-            (t, output_id, analyze(&modules[t.module], &q))
-        })
-        .collect();
+    let query = |&(t, output_id): &(Target, usize)| Query {
+        computation: t.computation,
+        instruction: t.instruction,
+        direction,
+        output_id,
+        operand_id: args.operand,
+        physical_layout: args.physical_layout,
+    };
+    let mut results: Vec<(Target, usize, Arc<InstructionIndexing>)> = vec![];
+    for (mi, module) in modules.iter().enumerate() {
+        let of_module: Vec<(Target, usize)> = jobs
+            .iter()
+            .filter(|(t, _)| t.module == mi)
+            .copied()
+            .collect();
+        let queries: Vec<Query> = of_module.iter().map(query).collect();
+        let answers = analyze_many(module, &queries);
+        results.extend(
+            of_module
+                .into_iter()
+                .zip(answers)
+                .map(|((t, k), a)| (t, k, a)),
+        );
+    }
     if args.json {
         let instructions: Vec<Value> = results
             .par_iter()
@@ -163,31 +174,35 @@ fn maps_of(
             serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
         ))
     } else {
-        let mut out = String::new();
-        for (t, output, indexing) in &results {
-            let m = &modules[t.module];
-            let c = m.computation(t.computation);
-            let n = &c.nodes[t.instruction];
-            let which = match direction {
-                Direction::OutputToInput => {
-                    let count = n.op.shape.output_count();
-                    match output_shape(file, *t, *output) {
-                        Some(shape) if count > 1 => format!("output {output} of {count} ({shape})"),
-                        _ => format!("output {output}"),
+        let records: Vec<String> = results
+            .par_iter()
+            .map(|(t, output, indexing)| {
+                let m = &modules[t.module];
+                let c = m.computation(t.computation);
+                let n = &c.nodes[t.instruction];
+                let which = match direction {
+                    Direction::OutputToInput => {
+                        let count = n.op.shape.output_count();
+                        match output_shape(file, *t, *output) {
+                            Some(shape) if count > 1 => {
+                                format!("output {output} of {count} ({shape})")
+                            }
+                            _ => format!("output {output}"),
+                        }
                     }
-                }
-                Direction::InputToOutput => format!("operand {}", args.operand),
-            };
-            out.push_str(&format!(
-                "// {} = {} in {}, {}\n",
-                n.name, n.op.opcode, c.name, which
-            ));
-            for (id, entry) in indexing.entries.iter().enumerate() {
-                out.push_str(&format!("operand id = {id}\n"));
-                out.push_str(&entry_to_string(entry, &options));
-            }
-        }
-        Ok(out)
+                    Direction::InputToOutput => format!("operand {}", args.operand),
+                };
+                format!(
+                    "// {} = {} in {}, {}\n{}",
+                    n.name,
+                    n.op.opcode,
+                    c.name,
+                    which,
+                    indexing.to_xla_string(&options)
+                )
+            })
+            .collect();
+        Ok(records.concat())
     }
 }
 

@@ -1,0 +1,217 @@
+//! A batch of queries answers structurally equal fusions once
+//! (`analysis::analyze_many`): every answer must equal the query's own analysis,
+//! on every HLO file the tests ship and on fusions that differ only in names, and
+//! a result that names an instruction of its computation is never handed to
+//! another computation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hlo_lsp::analysis::{analyze, analyze_many, view, Direction, Module, Query};
+
+fn hlo_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            hlo_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "hlo") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every question about every fusion and call of `module`: each output and each
+/// operand, logical and physical.
+fn queries(module: &Module) -> Vec<Query> {
+    let mut out = vec![];
+    for (ci, c) in module.computations().enumerate() {
+        for (ii, n) in c.nodes.iter().enumerate() {
+            if !n.is_composite() {
+                continue;
+            }
+            for physical_layout in [false, true] {
+                let query = |direction, output_id, operand_id| Query {
+                    computation: ci,
+                    instruction: ii,
+                    direction,
+                    output_id,
+                    operand_id,
+                    physical_layout,
+                };
+                for k in 0..n.op.shape.output_count().max(1) {
+                    out.push(query(Direction::OutputToInput, k, 0));
+                }
+                for k in 0..n.operands.len() {
+                    out.push(query(Direction::InputToOutput, 0, k));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the batch on `text`; asserts each answer equals the query's own; returns
+/// the batch's answers.
+fn batch_equals_one_by_one(
+    text: &str,
+    what: &str,
+) -> (Vec<Query>, Vec<Arc<hlo_lsp::analysis::InstructionIndexing>>) {
+    let (_, modules) = view::parse(text);
+    let module = &modules[0];
+    let queries = queries(module);
+    let answers = analyze_many(module, &queries);
+    assert_eq!(answers.len(), queries.len());
+    for (q, answer) in queries.iter().zip(&answers) {
+        assert_eq!(**answer, analyze(module, q), "{what}: {q:?}");
+    }
+    (queries, answers)
+}
+
+#[test]
+fn batches_answer_every_shipped_file_as_single_queries_do() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let mut files = vec![];
+    hlo_files(&data, &mut files);
+    files.sort();
+    assert!(files.len() > 30, "{} files", files.len());
+    let mut shared = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        if text.len() > 400_000 {
+            continue; // the benchmark dump: covered by the renamed copies below
+        }
+        let (_, answers) = batch_equals_one_by_one(&text, &file.display().to_string());
+        shared += answers.len() - distinct(&answers);
+    }
+    assert!(shared > 0, "no shipped file has two equal fusions");
+}
+
+fn distinct(answers: &[Arc<hlo_lsp::analysis::InstructionIndexing>]) -> usize {
+    let mut seen: Vec<*const _> = answers.iter().map(Arc::as_ptr).collect();
+    seen.sort();
+    seen.dedup();
+    seen.len()
+}
+
+/// `text`'s computations and instructions renamed (`%x` → `%x.copy`), so the copy
+/// can sit beside the original in one module.
+fn renamed_copy(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            while let Some(&d) = chars.peek() {
+                if d.is_ascii_alphanumeric() || "_.-".contains(d) {
+                    out.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push_str(".copy");
+        }
+    }
+    out
+}
+
+/// The benchmark transformer's first fused computations, twice under different
+/// names, each called by its own fusion from the entry.
+#[test]
+fn renamed_copies_of_fusions_share_their_answers() {
+    let text = "HloModule m
+%f (p0: f32[8,16], p1: f32[16]) -> f32[16,8] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[16]{0} parameter(1)
+  %b = f32[8,16]{1,0} broadcast(%p1), dimensions={1}
+  %a = f32[8,16]{1,0} add(%p0, %b)
+  ROOT %t = f32[16,8]{1,0} transpose(%a), dimensions={1,0}
+}
+";
+    let entry = "ENTRY %e (x: f32[8,16], y: f32[16]) -> (f32[16,8], f32[16,8]) {
+  %x = f32[8,16]{1,0} parameter(0)
+  %y = f32[16]{0} parameter(1)
+  %one = f32[16,8]{1,0} fusion(%x, %y), kind=kLoop, calls=%f
+  %two = f32[16,8]{1,0} fusion(%x, %y), kind=kLoop, calls=%f.copy
+  ROOT %t = (f32[16,8]{1,0}, f32[16,8]{1,0}) tuple(%one, %two)
+}
+";
+    let module = format!("{text}{}{entry}", renamed_copy(&text[12..]));
+    let (queries, answers) = batch_equals_one_by_one(&module, "renamed copies");
+    let one = queries.iter().position(|q| q.instruction == 2).unwrap();
+    let two = queries.iter().position(|q| q.instruction == 3).unwrap();
+    assert!(Arc::ptr_eq(&answers[one], &answers[two]));
+}
+
+/// A dynamic-slice whose offset an instruction of the fusion computes: its
+/// runtime variable is labelled with that instruction's name, which differs
+/// between the copies, so each copy is answered on its own.
+#[test]
+fn answers_that_name_an_instruction_are_not_shared() {
+    let text = "HloModule m
+%f (p0: f32[10,8], p1: s32[]) -> f32[2,8] {
+  %p0 = f32[10,8]{1,0} parameter(0)
+  %p1 = s32[] parameter(1)
+  %one = s32[] constant(1)
+  %offset = s32[] add(%p1, %one)
+  %zero = s32[] constant(0)
+  ROOT %ds = f32[2,8]{1,0} dynamic-slice(%p0, %offset, %zero), dynamic_slice_sizes={2,8}
+}
+";
+    let entry = "ENTRY %e (x: f32[10,8], i: s32[]) -> (f32[2,8], f32[2,8]) {
+  %x = f32[10,8]{1,0} parameter(0)
+  %i = s32[] parameter(1)
+  %a = f32[2,8]{1,0} fusion(%x, %i), kind=kLoop, calls=%f
+  %b = f32[2,8]{1,0} fusion(%x, %i), kind=kLoop, calls=%f.copy
+  ROOT %t = (f32[2,8]{1,0}, f32[2,8]{1,0}) tuple(%a, %b)
+}
+";
+    let module = format!("{text}{}{entry}", renamed_copy(&text[12..]));
+    let (queries, answers) = batch_equals_one_by_one(&module, "dynamic-slice copies");
+    let first = |instruction| {
+        let i = queries
+            .iter()
+            .position(|q| q.instruction == instruction && q.direction == Direction::OutputToInput)
+            .unwrap();
+        &answers[i]
+    };
+    assert!(first(2).names_instructions());
+    assert_ne!(first(2), first(3), "the labels name different instructions");
+}
+
+/// Two fusions equal but for a constant offset (folded into the map): distinct
+/// structures, distinct answers.
+#[test]
+fn fusions_that_differ_in_a_constant_are_not_shared() {
+    let fused = |name: &str, offset: i64| {
+        format!(
+            "%{name} (p0: f32[10,8]) -> f32[2,8] {{
+  %p0 = f32[10,8]{{1,0}} parameter(0)
+  %offset = s32[] constant({offset})
+  %zero = s32[] constant(0)
+  ROOT %ds = f32[2,8]{{1,0}} dynamic-slice(%p0, %offset, %zero), dynamic_slice_sizes={{2,8}}
+}}
+"
+        )
+    };
+    let module = format!(
+        "HloModule m
+{}{}ENTRY %e (x: f32[10,8]) -> (f32[2,8], f32[2,8]) {{
+  %x = f32[10,8]{{1,0}} parameter(0)
+  %a = f32[2,8]{{1,0}} fusion(%x), kind=kLoop, calls=%one
+  %b = f32[2,8]{{1,0}} fusion(%x), kind=kLoop, calls=%three
+  ROOT %t = (f32[2,8]{{1,0}}, f32[2,8]{{1,0}}) tuple(%a, %b)
+}}
+",
+        fused("one", 1),
+        fused("three", 3)
+    );
+    let (queries, answers) = batch_equals_one_by_one(&module, "constant offsets");
+    let at = |instruction| {
+        queries
+            .iter()
+            .position(|q| q.instruction == instruction)
+            .unwrap()
+    };
+    assert_ne!(answers[at(1)], answers[at(2)]);
+}
