@@ -33,7 +33,7 @@ use crate::budget::{self, Budget, Cut};
 use crate::model::{
     codes, Change, ComputationId, ComputationRef, Diagnostic, Document, HloFile, ModuleId, Severity,
 };
-use crate::syntax::{Chunk, ChunkKind};
+use crate::syntax::{Chunk, ChunkKind, Splice};
 
 /// One chunk's findings, filled on first use; shared by versions while valid.
 type Cell = Arc<OnceLock<Vec<Anchored>>>;
@@ -46,14 +46,34 @@ fn fresh() -> Cell {
 #[derive(Debug, Clone, Default)]
 pub struct Checked {
     cells: Vec<Cell>,
+    /// The chunks not known to be settled, in document order. A settled chunk is built
+    /// and shows nothing on its own, and its computation's cell (if it holds one) is
+    /// filled and empty: it publishes nothing, and only an edit that replaces it or
+    /// affects its computation can change that. Walks over a version (what an edit
+    /// moves, what is still to fill, what to publish) visit these only: a dump of
+    /// thousands of computations has findings in a few hundred, and reading every
+    /// cell made an edit cost what the file holds.
+    unsettled: Vec<usize>,
 }
 
 impl Checked {
     /// Nothing computed yet.
     pub fn new(document: &Document) -> Checked {
+        let count = document.units().len();
         Checked {
-            cells: (0..document.units().len()).map(|_| fresh()).collect(),
+            cells: (0..count).map(|_| fresh()).collect(),
+            unsettled: (0..count).collect(),
         }
+    }
+
+    /// Whether chunk `chunk` of `document` (the version these cells belong to) is
+    /// settled (see [`Checked::unsettled`]).
+    fn is_settled(&self, document: &Document, chunk: usize) -> bool {
+        document.units()[chunk].is_quiet()
+            && (document.file().computation_in_chunk(chunk).is_none()
+                || self.cells[chunk]
+                    .get()
+                    .is_some_and(|found| found.is_empty()))
     }
 
     /// The findings of `document`, the version `change` made from this one's: cells are
@@ -63,7 +83,17 @@ impl Checked {
         let mut cells = self.cells.clone();
         let splice = &change.splice;
         cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
-        let added = &document.units()[splice.old.start..splice.old.start + splice.new_len];
+        let new_range = splice.old.start..splice.old.start + splice.new_len;
+        let mut next = Checked {
+            cells,
+            unsettled: vec![],
+        };
+        // Chunks that settled since this version was made leave the list.
+        next.unsettled = self
+            .unsettled_across(splice)
+            .filter(|&chunk| !next.is_settled(document, chunk))
+            .collect();
+        let added = &document.units()[new_range];
         let touched: Vec<&Chunk> = added
             .iter()
             .map(|u| &*u.chunk)
@@ -78,14 +108,17 @@ impl Checked {
             return Checked::new(document);
         }
         let renamed = renamed_names(added.iter().map(|u| &*u.chunk), &change.removed);
-        for chunk in affected(document.file(), touched.into_iter()) {
-            cells[chunk] = fresh();
+        let affected = affected(document, &next.unsettled, touched.into_iter());
+        for &chunk in &affected {
+            next.cells[chunk] = fresh();
         }
         // Findings shown in another computation find it by its name and its rank among
         // the computations of that name: when one of that name appears or goes, the
         // rank may now lead to another computation. Ranges outside every named
-        // computation are document bytes, which any edit before them moves.
-        for cell in &mut cells {
+        // computation are document bytes, which any edit before them moves. (A settled
+        // chunk has no findings.)
+        for &chunk in &next.unsettled {
+            let cell = &mut next.cells[chunk];
             let moved = cell.get().is_some_and(|found| {
                 found.iter().any(|a| {
                     a.measured_from_document()
@@ -96,7 +129,25 @@ impl Checked {
                 *cell = fresh();
             }
         }
-        Checked { cells }
+        next.unsettled.extend(affected);
+        next.unsettled.sort_unstable();
+        next.unsettled.dedup();
+        next
+    }
+
+    /// This version's unsettled chunks renumbered for the version after an edit that
+    /// replaced chunks `splice.old` by `splice.new_len` new ones, which are added.
+    fn unsettled_across(&self, splice: &Splice) -> impl Iterator<Item = usize> + '_ {
+        let (start, end, new_len) = (splice.old.start, splice.old.end, splice.new_len);
+        let before = self
+            .unsettled
+            .iter()
+            .copied()
+            .take_while(move |&i| i < start);
+        let after = self.unsettled.iter().copied().filter(move |&i| i >= end);
+        before
+            .chain(start..start + new_len)
+            .chain(after.map(move |i| i - (end - start) + new_len))
     }
 
     /// Every diagnostic of `document` (the version these cells belong to), sorted:
@@ -122,18 +173,12 @@ impl Checked {
     /// cell whose checks were cancelled stays missing).
     pub fn fill(&self, document: &Document) {
         let file = document.file();
-        let missing: Vec<(ModuleId, ComputationId)> = file
-            .modules
+        // Settled chunks are filled (or hold no computation).
+        let missing: Vec<(ModuleId, ComputationId)> = self
+            .unsettled
             .iter()
-            .enumerate()
-            .flat_map(|(mi, m)| {
-                (0..m.computation_count())
-                    .map(move |ci| (ModuleId(mi as u32), ComputationId(ci as u32)))
-            })
-            .filter(|&(mi, ci)| {
-                let chunk = file.module(mi).chunk_of(ci);
-                self.cells[chunk].get().is_none()
-            })
+            .filter(|&&chunk| self.cells[chunk].get().is_none())
+            .filter_map(|&chunk| file.computation_in_chunk(chunk))
             .collect();
         let budget = budget::current();
         missing.into_par_iter().for_each(|(mi, ci)| {
@@ -146,27 +191,22 @@ impl Checked {
         });
     }
 
-    /// Each chunk's cell in document order, with the computation it holds: what
-    /// [`Self::diagnostics`] assembles, for callers that keep something per cell (the
-    /// server keeps each cell's findings rendered for the client).
+    /// Each unsettled chunk's cell in document order, with the computation it holds:
+    /// what [`Self::diagnostics`] assembles (a settled chunk has nothing to show), for
+    /// callers that keep something per cell (the server keeps each cell's findings
+    /// rendered for the client).
     pub fn parts<'a>(&'a self, document: &Document) -> Vec<Part<'a>> {
         let file = document.file();
-        let mut placed: Vec<Option<(ModuleId, ComputationId)>> = vec![None; self.cells.len()];
-        for (mi, m) in file.modules.iter().enumerate() {
-            for ci in 0..m.computation_count() {
-                let id = ComputationId(ci as u32);
-                placed[m.chunk_of(id)] = Some((ModuleId(mi as u32), id));
-            }
-        }
-        self.cells
+        self.unsettled
             .iter()
-            .zip(placed)
-            .enumerate()
-            .map(|(chunk, (cell, computation))| Part {
-                chunk,
-                computation,
-                cell,
-                found: cell.get().map_or(&[], |found| found.as_slice()),
+            .map(|&chunk| {
+                let cell = &self.cells[chunk];
+                Part {
+                    chunk,
+                    computation: file.computation_in_chunk(chunk),
+                    cell,
+                    found: cell.get().map_or(&[], |found| found.as_slice()),
+                }
             })
             .collect()
     }
@@ -272,7 +312,14 @@ fn renamed_names<'a>(
 
 /// Chunks (document indices) whose computations' findings may change when chunks
 /// `touched` (replaced ones and their replacements) change, in `file` (the new index).
-fn affected<'a>(file: &HloFile, touched: impl Iterator<Item = &'a Chunk>) -> Vec<usize> {
+/// `unsettled` are the new version's unsettled chunks (all chunks with syntax errors
+/// are among them).
+fn affected<'a>(
+    document: &Document,
+    unsettled: &[usize],
+    touched: impl Iterator<Item = &'a Chunk>,
+) -> Vec<usize> {
+    let file = document.file();
     let mut defined: HashSet<Arc<str>> = HashSet::new();
     let mut called: HashSet<Arc<str>> = HashSet::new();
     let mut entry = false;
@@ -310,19 +357,17 @@ fn affected<'a>(file: &HloFile, touched: impl Iterator<Item = &'a Chunk>) -> Vec
         if entry {
             out.extend(m.marked_entries.iter().map(|&id| m.chunk_of(id)));
         }
-        // The callers above come from outlines, a byte scan that agrees with the
-        // parser on well-formed text only: where the parser recovered from syntax
-        // errors it may have read a call the scan did not (a storm found
-        // `to_apply=  y` inside unbalanced braces). Such computations are recomputed
-        // whenever a name is defined or removed; they are rare and small.
-        if !defined.is_empty() {
-            out.extend(
-                m.units
-                    .iter()
-                    .filter(|p| p.unit.has_syntax_errors())
-                    .map(|p| p.chunk),
-            );
-        }
+    }
+    // The callers above come from outlines, a byte scan that agrees with the parser
+    // on well-formed text only: where the parser recovered from syntax errors it may
+    // have read a call the scan did not (a storm found `to_apply=  y` inside
+    // unbalanced braces). Such computations are recomputed whenever a name is defined
+    // or removed; they are rare and small (and unsettled: they show their errors).
+    if !defined.is_empty() {
+        out.extend(unsettled.iter().copied().filter(|&chunk| {
+            document.units()[chunk].has_syntax_errors()
+                && file.computation_in_chunk(chunk).is_some()
+        }));
     }
     out
 }

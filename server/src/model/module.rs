@@ -191,6 +191,12 @@ impl Unit {
         self.built.get().is_some()
     }
 
+    /// Whether the chunk is built and shows nothing wrong on its own (no syntax
+    /// errors, nothing its computation alone shows).
+    pub fn is_quiet(&self) -> bool {
+        self.built.get().is_some_and(|b| b.diagnostics.is_empty())
+    }
+
     /// Whether the chunk, once built, has syntax errors (`false` while not built).
     pub fn has_syntax_errors(&self) -> bool {
         self.built.get().is_some_and(|b| {
@@ -424,6 +430,15 @@ impl HloFile {
             .iter()
             .position(|m| m.range.contains(&offset) || m.range.end == offset)
             .map(|i| ModuleId(i as u32))
+    }
+
+    /// The computation chunk `chunk` holds, if it holds one (each module's
+    /// computations are in document order: a binary search).
+    pub fn computation_in_chunk(&self, chunk: usize) -> Option<(ModuleId, ComputationId)> {
+        self.modules.iter().enumerate().find_map(|(mi, m)| {
+            let k = m.units.binary_search_by_key(&chunk, |p| p.chunk).ok()?;
+            Some((ModuleId(mi as u32), ComputationId(k as u32)))
+        })
     }
 
     /// The computation whose text contains `offset`.
