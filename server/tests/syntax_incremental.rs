@@ -122,7 +122,15 @@ fn assert_same_as_fresh(doc: &SyntaxDocument) -> Result<(), TestCaseError> {
     let places = |d: &SyntaxDocument| -> Vec<_> {
         d.chunks()
             .iter()
-            .map(|c| (c.range(), c.kind(), c.first_line, c.outline().clone()))
+            .map(|c| {
+                (
+                    c.range(),
+                    c.kind(),
+                    c.first_line,
+                    c.starts_line,
+                    c.outline().clone(),
+                )
+            })
             .collect()
     };
     prop_assert_eq!(

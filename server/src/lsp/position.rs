@@ -126,6 +126,18 @@ pub fn to_position(doc: &SyntaxDocument, offset: usize, encoding: PositionEncodi
     Position::new(line as u32, character as u32)
 }
 
+/// The position of chunk `i`'s first byte, as [`to_position`] gives it, without
+/// searching the chunks for it: a publish places thousands of computations' findings
+/// from their computations' starts.
+pub fn chunk_start(doc: &SyntaxDocument, i: usize, encoding: PositionEncoding) -> Position {
+    let c = &doc.chunks()[i];
+    if c.starts_line {
+        Position::new(c.first_line as u32, 0)
+    } else {
+        to_position(doc, c.start, encoding)
+    }
+}
+
 /// Converts a sequence of byte offsets that mostly increase (tokens, hints in text
 /// order) to positions in time linear in the text they span: a column is counted
 /// from the previous offset when it is on the same line, not from the line start,
@@ -200,6 +212,19 @@ mod tests {
 
     fn pos(line: u32, character: u32) -> Position {
         Position::new(line, character)
+    }
+
+    #[test]
+    fn a_chunk_starts_where_to_position_puts_its_first_byte() {
+        let text = "HloModule m\n\nf {\n  ROOT p = f32[] parameter(0)\n}  g { ROOT q = f32[] parameter(0) }\n\u{e9}h {\n ROOT r = f32[] parameter(0)\n}\n";
+        let doc = SyntaxDocument::parse(text);
+        assert!(doc.chunks().len() >= 4, "{:?}", doc.chunks().len());
+        for (i, c) in doc.chunks().iter().enumerate() {
+            for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16] {
+                let p = to_position(&doc, c.start, encoding);
+                assert_eq!(chunk_start(&doc, i, encoding), p, "chunk {i}");
+            }
+        }
     }
 
     #[test]

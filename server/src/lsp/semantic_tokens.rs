@@ -158,8 +158,8 @@ pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticTo
             } else {
                 // The end of this line's content, before its terminator.
                 let line_start = doc.line_start(line as usize).unwrap_or(doc.len());
-                let content = doc.line_text(line as usize).unwrap_or("");
-                to_position(doc, line_start + content.len(), encoding).character
+                let content = doc.line_text(line as usize).map_or(0, |text| text.len());
+                to_position(doc, line_start + content, encoding).character
             };
             if to <= from {
                 continue;

@@ -25,6 +25,8 @@ pub struct Placed {
     pub start: usize,
     /// Number of the document line the chunk starts on (0-based).
     pub first_line: usize,
+    /// Whether the chunk starts that line (no other item before it on the line).
+    pub starts_line: bool,
     pub chunk: Arc<Chunk>,
 }
 
@@ -84,6 +86,7 @@ impl SyntaxDocument {
             .map(|chunk| Placed {
                 start: 0,
                 first_line: 0,
+                starts_line: true,
                 chunk,
             })
             .collect();
@@ -174,43 +177,67 @@ impl SyntaxDocument {
             .map_or(1, |c| c.first_line + c.newlines() + 1)
     }
 
-    /// The chunk holding the start of `line`: the last one starting on or before it.
-    fn chunk_of_line(&self, line: usize) -> Option<&Placed> {
-        let i = self.chunks.partition_point(|c| c.first_line <= line);
-        self.chunks.get(i.checked_sub(1)?)
-    }
-
     /// Byte offset where `line` starts; `None` past the last line.
     pub fn line_start(&self, line: usize) -> Option<usize> {
         if line == 0 {
             return Some(0);
         }
-        let c = self.chunk_of_line(line)?;
-        let start = c.line_start(line - c.first_line)?;
-        Some(c.start + start)
+        // The last chunk starting on or before the line: the line starts inside it, or
+        // (when the chunk starts on that line) where the chunk's first line starts.
+        let i = self.chunks.partition_point(|c| c.first_line <= line);
+        let c = self.chunks.get(i.checked_sub(1)?)?;
+        if c.first_line == line {
+            return Some(self.first_line_start(i - 1));
+        }
+        Some(c.start + c.line_start(line - c.first_line)?)
     }
 
-    /// The text of `line` without its terminator (`\n`, `\r\n`, `\r`), borrowed from
-    /// its chunk (lines never cross chunks).
-    pub fn line_text(&self, line: usize) -> Option<&str> {
+    /// Where the line holding chunk `i`'s first byte starts: at the chunk, or in an
+    /// earlier chunk when items share a line (`}  g {`, a module on one line).
+    fn first_line_start(&self, i: usize) -> usize {
+        let mut j = i;
+        while !self.chunks[j].starts_line {
+            // Chunk `j - 1` ends on the line: the line starts in it, or before it.
+            let before = &self.chunks[j - 1];
+            if before.newlines() > 0 {
+                return before.start + before.line_start(before.newlines()).unwrap_or(0);
+            }
+            j -= 1;
+        }
+        self.chunks[j].start
+    }
+
+    /// The text of `line` without its terminator (`\n`, `\r\n`, `\r`): borrowed from its
+    /// chunk unless items on the line are chunks of their own.
+    pub fn line_text(&self, line: usize) -> Option<Cow<'_, str>> {
         if self.chunks.is_empty() {
-            return (line == 0).then_some("");
+            return (line == 0).then_some(Cow::Borrowed(""));
         }
         let start = self.line_start(line)?;
-        let c = self.chunk_at(start)?;
-        let rel = start - c.start;
-        let rest = c.text().get(rel..).unwrap_or("");
-        Some(rest.split(['\n', '\r']).next().unwrap_or(""))
+        let end = self.line_start(line + 1).unwrap_or(self.len);
+        let content = |text: &str| text.split(['\n', '\r']).next().unwrap_or("").len();
+        Some(match self.slice(start..end) {
+            Cow::Borrowed(text) => Cow::Borrowed(&text[..content(text)]),
+            Cow::Owned(mut text) => {
+                text.truncate(content(&text));
+                Cow::Owned(text)
+            }
+        })
     }
 
     /// The 0-based line of `byte` and the byte offset where that line starts.
     pub fn line_of(&self, byte: usize) -> (usize, usize) {
         let byte = byte.min(self.len);
-        let Some(c) = self.chunk_at(byte) else {
+        let Some(i) = self.chunk_index_at(byte) else {
             return (0, 0);
         };
+        let c = &self.chunks[i];
         let k = c.line_of(byte - c.start);
-        (c.first_line + k, c.start + c.line_start(k).unwrap_or(0))
+        let line_start = match k {
+            0 => self.first_line_start(i),
+            _ => c.start + c.line_start(k).unwrap_or(0),
+        };
+        (c.first_line + k, line_start)
     }
 
     /// Whether `byte` is a char boundary of the text.
@@ -261,12 +288,21 @@ impl SyntaxDocument {
     /// Recomputes the places of chunks `from..` from their predecessors.
     fn place_from(&mut self, from: usize) {
         let (mut start, mut line) = self.end_of(from);
+        let mut starts_line = self.ends_line(from);
         for c in &mut self.chunks[from..] {
             c.start = start;
             c.first_line = line;
+            c.starts_line = starts_line;
             start += c.len();
             line += c.newlines();
+            starts_line = ends_with_line_break(c);
         }
+    }
+
+    /// Whether chunk `i` starts a line: it is the first, or its predecessor ends one.
+    fn ends_line(&self, i: usize) -> bool {
+        i.checked_sub(1)
+            .is_none_or(|p| ends_with_line_break(&self.chunks[p]))
     }
 
     /// Places the `count` chunks an edit put at `from`, and moves the chunks after
@@ -275,15 +311,20 @@ impl SyntaxDocument {
     /// them made an edit cost what the file holds.
     fn place_spliced(&mut self, from: usize, count: usize) {
         let (mut start, mut line) = self.end_of(from);
+        let mut starts_line = self.ends_line(from);
         for c in &mut self.chunks[from..from + count] {
             c.start = start;
             c.first_line = line;
+            c.starts_line = starts_line;
             start += c.len();
             line += c.newlines();
+            starts_line = ends_with_line_break(c);
         }
-        let Some(next) = self.chunks.get(from + count) else {
+        let Some(next) = self.chunks.get_mut(from + count) else {
             return;
         };
+        // The chunks after keep their predecessors, but for this one.
+        next.starts_line = starts_line;
         let (old_start, old_line) = (next.start, next.first_line);
         if (start, line) == (old_start, old_line) {
             return;
@@ -471,6 +512,7 @@ impl SyntaxDocument {
             .map(|(range, kind)| Placed {
                 start: base + range.start,
                 first_line: 0,
+                starts_line: true,
                 chunk: rebuild_chunk(&old, base + range.start, &region[range], kind, edit),
             })
             .collect();
@@ -579,4 +621,9 @@ fn point_at(text: &str, byte: usize) -> Point {
         row,
         column: byte - line_start,
     }
+}
+
+/// Whether `chunk`'s text ends with a line break (then the next chunk starts a line).
+fn ends_with_line_break(chunk: &Chunk) -> bool {
+    chunk.line_start(chunk.newlines()) == Some(chunk.len())
 }
