@@ -9,7 +9,7 @@ use crate::model::{ComputationId, ComputationRef, Diagnostic, Module};
 
 /// Where one range of an anchored diagnostic is measured from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Anchor {
+pub enum Anchor {
     /// The computation the diagnostic belongs to.
     Own,
     /// Another computation of the module: the `n`-th of its name (0 is the one calls
@@ -44,19 +44,6 @@ impl Anchored {
         self.shown_anchors().iter().all(|a| *a == Anchor::Own)
     }
 
-    /// Where the range and each related range are measured from, in document bytes
-    /// of the version of `m` (for computation `own`): what a client is shown moves
-    /// with these.
-    pub fn shown_bases<'a>(
-        &'a self,
-        m: &'a Module,
-        own: ComputationRef<'a>,
-    ) -> impl Iterator<Item = usize> + 'a {
-        self.shown_anchors()
-            .iter()
-            .map(move |anchor| base(anchor, m, own))
-    }
-
     /// Whether a range is measured from another computation whose name `named` picks.
     pub fn names_another(&self, named: impl Fn(&str) -> bool) -> bool {
         self.anchors
@@ -71,7 +58,9 @@ impl Anchored {
         self.anchors.contains(&Anchor::Document)
     }
 
-    fn shown_anchors(&self) -> &[Anchor] {
+    /// Where the range and each related range are measured from: what a client is
+    /// shown moves with these.
+    pub fn shown_anchors(&self) -> &[Anchor] {
         &self.anchors[..1 + self.diagnostic.related.len()]
     }
 
@@ -80,21 +69,22 @@ impl Anchored {
     pub fn place(&self, m: &Module, own: ComputationRef) -> Diagnostic {
         let mut d = self.diagnostic.clone();
         for (r, anchor) in d.ranges_mut().zip(&self.anchors) {
-            let base = base(anchor, m, own);
+            let base = anchor.offset(m, own.offset);
             *r = r.start + base..r.end + base;
         }
         d
     }
 }
 
-/// The document offset `anchor` stands for in `m` (for computation `own`).
-fn base(anchor: &Anchor, m: &Module, own: ComputationRef) -> usize {
-    match anchor {
-        Anchor::Own => own.offset,
-        Anchor::Named(name, n) => {
-            nth_named(m, name, *n).map_or(own.offset, |id| m.computation(id).offset)
+impl Anchor {
+    /// The document offset this anchor stands for in `m`, for a diagnostic of the
+    /// computation whose chunk starts at `own`.
+    pub fn offset(&self, m: &Module, own: usize) -> usize {
+        match self {
+            Anchor::Own => own,
+            Anchor::Named(name, n) => nth_named(m, name, *n).map_or(own, |id| m.chunk_offset(id)),
+            Anchor::Document => 0,
         }
-        Anchor::Document => 0,
     }
 }
 

@@ -12,17 +12,17 @@
 //! computation's), and a publish writes them with the current lines. A chunk's own
 //! diagnostics (syntax errors) and MLIR documents are rendered each time.
 
-use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
 
 use super::diagnostics::to_lsp;
 use super::position::{self, PositionEncoding};
 use super::snapshot::Snapshot;
-use crate::checks::anchored::Anchored;
+use crate::checks::anchored::{Anchor, Anchored};
 use crate::checks::incremental::{KeptCell, Part};
 use crate::coalescing::diagnostics::UNCOALESCED_READ;
 use crate::model::{self, ComputationRef, Module};
@@ -52,6 +52,7 @@ impl Style {
 #[derive(Debug)]
 struct Template {
     style: Style,
+    bases: Bases,
     /// The column where each base started (see [`Bases`]): a finding on a base's first
     /// line has its column counted from the line's start, so a base that moved along
     /// its line makes the rendering wrong.
@@ -63,44 +64,50 @@ struct Template {
 
 /// Where the positions of one computation's findings are measured from: its own start
 /// and the start of each computation they point into (a fusion's caller), distinct,
-/// in the order the findings name them.
+/// in the order the findings name them. Kept with a rendering, so that a publish finds
+/// where they are now without reading the findings again.
+#[derive(Debug)]
 struct Bases {
-    offsets: SmallVec<[usize; 2]>,
+    anchors: SmallVec<[Anchor; 2]>,
 }
 
 impl Bases {
-    /// The bases of `found` (findings of computation `c` of `m`); `each` is given the
-    /// index of the base of every finding's range and related ranges in turn.
-    fn new(
-        found: &[Anchored],
-        m: &Module,
-        c: ComputationRef,
-        mut each: impl FnMut(usize),
-    ) -> Bases {
-        let mut offsets = SmallVec::new();
-        for offset in found.iter().flat_map(|a| a.shown_bases(m, c)) {
-            let k = match offsets.iter().position(|&o| o == offset) {
+    /// The bases of `found`; `each` is given the index of the base of every finding's
+    /// range and related ranges in turn.
+    fn new(found: &[Anchored], mut each: impl FnMut(usize)) -> Bases {
+        let mut anchors: SmallVec<[Anchor; 2]> = SmallVec::new();
+        for anchor in found.iter().flat_map(Anchored::shown_anchors) {
+            let k = match anchors.iter().position(|a| a == anchor) {
                 Some(k) => k,
                 None => {
-                    offsets.push(offset);
-                    offsets.len() - 1
+                    anchors.push(anchor.clone());
+                    anchors.len() - 1
                 }
             };
             each(k);
         }
-        Bases { offsets }
+        Bases { anchors }
     }
 
-    /// Each base's line and column.
+    /// Each base's line and column in `snapshot`, for findings of the computation of
+    /// module `m` in chunk `chunk`.
     fn positions(
         &self,
         snapshot: &Snapshot,
+        (m, chunk): (&Module, usize),
         encoding: PositionEncoding,
     ) -> SmallVec<[(u32, u32); 2]> {
-        self.offsets
+        let syntax = snapshot.syntax();
+        self.anchors
             .iter()
-            .map(|&offset| {
-                let p = position::to_position(snapshot.syntax(), offset, encoding);
+            .map(|anchor| {
+                let p = match anchor {
+                    Anchor::Own => position::chunk_start(syntax, chunk, encoding),
+                    _ => {
+                        let own = syntax.chunks()[chunk].start;
+                        position::to_position(syntax, anchor.offset(m, own), encoding)
+                    }
+                };
                 (p.line, p.character)
             })
             .collect()
@@ -115,10 +122,11 @@ impl Template {
         snapshot: &Snapshot,
         style: Style,
         (found, m, c): (&[Anchored], &Module, ComputationRef),
+        chunk: usize,
     ) -> Option<Template> {
         let mut of_ranges = Vec::new();
-        let bases = Bases::new(found, m, c, |k| of_ranges.push(k));
-        let at = bases.positions(snapshot, style.encoding);
+        let bases = Bases::new(found, |k| of_ranges.push(k));
+        let at = bases.positions(snapshot, (m, chunk), style.encoding);
         let mut of_ranges = &of_ranges[..];
         let mut placed: Vec<(model::Diagnostic, &[usize])> = found
             .iter()
@@ -156,6 +164,7 @@ impl Template {
         }
         Some(Template {
             style,
+            bases,
             columns: at.iter().map(|&(_, column)| column).collect(),
             text,
             lines,
@@ -201,7 +210,7 @@ fn write_list(
 }
 
 /// Renderings by the address of their cell, which each holds alive.
-type Kept = HashMap<usize, (KeptCell, Arc<Template>)>;
+type Kept = FxHashMap<usize, (KeptCell, Arc<Template>)>;
 
 /// The renderings of one document's computations, kept across its versions.
 #[derive(Debug, Default)]
@@ -218,28 +227,33 @@ impl Renderings {
         if snapshot.is_mlir() {
             write_list(&mut list, snapshot, style, &snapshot.diagnostics());
         } else {
-            let kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
-            let mut now = HashMap::with_capacity(kept.len());
+            let mut kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
+            let mut now = Kept::with_capacity_and_hasher(kept.len(), Default::default());
             for part in snapshot.check_parts() {
-                self.write_part(&mut list, snapshot, style, part, &kept, &mut now);
+                self.write_part(&mut list, snapshot, style, part, &mut kept, &mut now);
             }
             *super::workspace::lock(&self.kept) = now;
         }
         body(&snapshot.uri, Some(snapshot.version), &list)
     }
 
-    /// Appends the findings of one chunk (after a comma when `list` has some).
+    /// Appends the findings of one chunk (after a comma when `list` has some), moving
+    /// its rendering from `kept` to `now`.
     fn write_part(
         &self,
         list: &mut Vec<u8>,
         snapshot: &Snapshot,
         style: Style,
         part: Part,
-        kept: &Kept,
+        kept: &mut Kept,
         now: &mut Kept,
     ) {
         let document = snapshot.document();
-        let own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
+        let own: Vec<model::Diagnostic> = if document.units()[part.chunk].is_quiet() {
+            Vec::new()
+        } else {
+            document.own_diagnostics(part.chunk).collect()
+        };
         let Some((mi, ci)) = part.computation else {
             separated(list, |list| write_list(list, snapshot, style, &own));
             return;
@@ -248,6 +262,20 @@ impl Renderings {
             return;
         }
         let m = snapshot.model().module(mi);
+        if own.is_empty() {
+            // The same cell as at the last publish: its rendering, if its bases did not
+            // move along their lines, with their lines now.
+            if let Some((cell, template)) = kept.remove(&part.cell_address()) {
+                let at = template
+                    .bases
+                    .positions(snapshot, (m, part.chunk), style.encoding);
+                if template.fits(style, &at) {
+                    separated(list, |list| template.write(list, &at));
+                    now.insert(part.cell_address(), (cell, template));
+                    return;
+                }
+            }
+        }
         let c = m.computation(ci);
         let render_now = |list: &mut Vec<u8>| {
             let mut placed = own.clone();
@@ -259,19 +287,15 @@ impl Renderings {
             render_now(list);
             return;
         }
-        let at = Bases::new(part.found, m, c, |_| {}).positions(snapshot, style.encoding);
-        let template = match kept.get(&part.cell_address()) {
-            Some((_, t)) if t.fits(style, &at) => t.clone(),
-            _ => match Template::new(snapshot, style, (part.found, m, c)) {
-                Some(t) => Arc::new(t),
-                None => {
-                    render_now(list);
-                    return;
-                }
-            },
+        let Some(template) = Template::new(snapshot, style, (part.found, m, c), part.chunk) else {
+            render_now(list);
+            return;
         };
+        let at = template
+            .bases
+            .positions(snapshot, (m, part.chunk), style.encoding);
         separated(list, |list| template.write(list, &at));
-        now.insert(part.cell_address(), (part.cell(), template));
+        now.insert(part.cell_address(), (part.cell(), Arc::new(template)));
     }
 }
 

@@ -584,6 +584,11 @@ impl Module {
         self.units[id.index()].chunk
     }
 
+    /// Where computation `id`'s chunk starts in the document (without building it).
+    pub fn chunk_offset(&self, id: ComputationId) -> usize {
+        self.units[id.index()].offset
+    }
+
     /// The name of the callee as written at a call site, in document bytes (no
     /// computation is built for it).
     pub fn call_name_range(&self, site: &CallSite) -> Range<usize> {
