@@ -36,7 +36,41 @@ use crate::model::{
 use crate::syntax::{Chunk, ChunkKind, Splice};
 
 /// One chunk's findings, filled on first use; shared by versions while valid.
-type Cell = Arc<OnceLock<Vec<Anchored>>>;
+type Cell = Arc<OnceLock<Found>>;
+
+/// One computation's findings, with what an edit elsewhere can do to them (known
+/// when they are found, so that an edit reads a flag per computation, not each
+/// finding's anchors).
+#[derive(Debug)]
+struct Found {
+    anchored: Vec<Anchored>,
+    /// Some range is measured from the document's start: any edit before it moves it.
+    from_document: bool,
+    /// Some range is measured from another computation, which its name finds.
+    names_another: bool,
+}
+
+impl Found {
+    fn new(anchored: Vec<Anchored>) -> Found {
+        Found {
+            from_document: anchored.iter().any(Anchored::measured_from_document),
+            names_another: anchored.iter().any(|a| a.names_another(|_| true)),
+            anchored,
+        }
+    }
+
+    /// Whether an edit that adds or removes computations named in `renamed` (and
+    /// moves bytes) moves where these findings are shown.
+    fn moved_by(&self, renamed: &HashSet<Arc<str>>) -> bool {
+        self.from_document
+            || (self.names_another
+                && !renamed.is_empty()
+                && self
+                    .anchored
+                    .iter()
+                    .any(|a| a.names_another(|name| renamed.contains(name))))
+    }
+}
 
 fn fresh() -> Cell {
     Arc::new(OnceLock::new())
@@ -69,11 +103,14 @@ impl Checked {
     /// Whether chunk `chunk` of `document` (the version these cells belong to) is
     /// settled (see [`Checked::unsettled`]).
     fn is_settled(&self, document: &Document, chunk: usize) -> bool {
-        document.units()[chunk].is_quiet()
-            && (document.file().computation_in_chunk(chunk).is_none()
-                || self.cells[chunk]
-                    .get()
-                    .is_some_and(|found| found.is_empty()))
+        if !document.units()[chunk].is_quiet() {
+            return false;
+        }
+        match self.cells[chunk].get() {
+            Some(found) => found.anchored.is_empty(),
+            // Only computations' cells are filled.
+            None => document.file().computation_in_chunk(chunk).is_none(),
+        }
     }
 
     /// The findings of `document`, the version `change` made from this one's: cells are
@@ -119,13 +156,7 @@ impl Checked {
         // chunk has no findings.)
         for &chunk in &next.unsettled {
             let cell = &mut next.cells[chunk];
-            let moved = cell.get().is_some_and(|found| {
-                found.iter().any(|a| {
-                    a.measured_from_document()
-                        || (!renamed.is_empty() && a.names_another(|name| renamed.contains(name)))
-                })
-            });
-            if moved {
+            if cell.get().is_some_and(|found| found.moved_by(&renamed)) {
                 *cell = fresh();
             }
         }
@@ -185,8 +216,8 @@ impl Checked {
             let m = file.module(mi);
             let c = m.computation(ci);
             if let Some(found) = checked_within(&budget, file, mi, c) {
-                let _ = self.cells[m.chunk_of(ci)]
-                    .set(found.into_iter().map(|d| Anchored::new(d, m, c)).collect());
+                let anchored = found.into_iter().map(|d| Anchored::new(d, m, c)).collect();
+                let _ = self.cells[m.chunk_of(ci)].set(Found::new(anchored));
             }
         });
     }
@@ -205,7 +236,7 @@ impl Checked {
                     chunk,
                     computation: file.computation_in_chunk(chunk),
                     cell,
-                    found: cell.get().map_or(&[], |found| found.as_slice()),
+                    found: cell.get().map_or(&[], |found| found.anchored.as_slice()),
                 }
             })
             .collect()
