@@ -322,3 +322,37 @@ fn recursive_and_broken_call_graphs_end_cleanly() {
     // XLA's text format has no room for the reason (the hover shows it).
     assert!(maps.contains("unknown indexing"), "{maps}");
 }
+
+/// `--instruction` targets come out in the order asked, also across modules (each
+/// module's queries are answered in one batch).
+#[test]
+fn instructions_print_in_the_order_asked_across_modules() {
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-maps-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("two.hlo");
+    std::fs::write(
+        &file,
+        "HloModule a\nENTRY ea {\n  p = f32[4] parameter(0)\n  ROOT na = f32[4] negate(p)\n}\n// -----\nHloModule b\nENTRY eb {\n  q = f32[4,2] parameter(0)\n  ROOT tb = f32[2,4] transpose(q), dimensions={1,0}\n}\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let out = run(&["maps", path, "--instruction", "tb", "--instruction", "na"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let headers: Vec<String> = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("//"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            "// tb = transpose in eb, output 0",
+            "// na = negate in ea, output 0"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -145,22 +145,22 @@ fn maps_of(
         operand_id: args.operand,
         physical_layout: args.physical_layout,
     };
-    let mut results: Vec<(Target, usize, Arc<InstructionIndexing>)> = vec![];
+    // Each module's queries in one batch; the answers in the jobs' order.
+    let mut answers: Vec<Option<Arc<InstructionIndexing>>> = vec![None; jobs.len()];
     for (mi, module) in modules.iter().enumerate() {
-        let of_module: Vec<(Target, usize)> = jobs
-            .iter()
-            .filter(|(t, _)| t.module == mi)
-            .copied()
+        let of_module: Vec<usize> = (0..jobs.len())
+            .filter(|&j| jobs[j].0.module == mi)
             .collect();
-        let queries: Vec<Query> = of_module.iter().map(query).collect();
-        let answers = analyze_many(module, &queries);
-        results.extend(
-            of_module
-                .into_iter()
-                .zip(answers)
-                .map(|((t, k), a)| (t, k, a)),
-        );
+        let queries: Vec<Query> = of_module.iter().map(|&j| query(&jobs[j])).collect();
+        for (j, answer) in of_module.into_iter().zip(analyze_many(module, &queries)) {
+            answers[j] = Some(answer);
+        }
     }
+    let results: Vec<(Target, usize, Arc<InstructionIndexing>)> = jobs
+        .iter()
+        .zip(answers)
+        .map(|(&(t, k), answer)| (t, k, answer.expect("every module's jobs are answered")))
+        .collect();
     if args.json {
         let instructions: Vec<Value> = results
             .par_iter()
