@@ -117,20 +117,8 @@ impl Checked {
     /// shared except for the chunks the change replaced and the computations it may
     /// have changed (see the module docs).
     pub fn after(&self, document: &Document, change: &Change) -> Checked {
-        let mut cells = self.cells.clone();
         let splice = &change.splice;
-        cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
-        let new_range = splice.old.start..splice.old.start + splice.new_len;
-        let mut next = Checked {
-            cells,
-            unsettled: vec![],
-        };
-        // Chunks that settled since this version was made leave the list.
-        next.unsettled = self
-            .unsettled_across(splice)
-            .filter(|&chunk| !next.is_settled(document, chunk))
-            .collect();
-        let added = &document.units()[new_range];
+        let added = &document.units()[splice.old.start..splice.old.start + splice.new_len];
         let touched: Vec<&Chunk> = added
             .iter()
             .map(|u| &*u.chunk)
@@ -144,6 +132,17 @@ impl Checked {
         {
             return Checked::new(document);
         }
+        let mut cells = self.cells.clone();
+        cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
+        let mut next = Checked {
+            cells,
+            unsettled: vec![],
+        };
+        // Chunks that settled since this version was made leave the list.
+        next.unsettled = self
+            .unsettled_across(splice)
+            .filter(|&chunk| !next.is_settled(document, chunk))
+            .collect();
         let renamed = renamed_names(added.iter().map(|u| &*u.chunk), &change.removed);
         let affected = affected(document, &next.unsettled, touched.into_iter());
         for &chunk in &affected {
