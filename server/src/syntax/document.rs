@@ -90,7 +90,8 @@ impl SyntaxDocument {
                 chunk,
             })
             .collect();
-        doc.place_from(0);
+        let count = doc.chunks.len();
+        doc.place(0..count);
         doc
     }
 
@@ -285,11 +286,12 @@ impl SyntaxDocument {
         splice
     }
 
-    /// Recomputes the places of chunks `from..` from their predecessors.
-    fn place_from(&mut self, from: usize) {
-        let (mut start, mut line) = self.end_of(from);
-        let mut starts_line = self.ends_line(from);
-        for c in &mut self.chunks[from..] {
+    /// Places chunks `range`, each where the one before it ends, and returns where
+    /// the last one ends: byte, line, and whether a line starts there.
+    fn place(&mut self, range: Range<usize>) -> (usize, usize, bool) {
+        let (mut start, mut line) = self.end_of(range.start);
+        let mut starts_line = self.starts_a_line(range.start);
+        for c in &mut self.chunks[range] {
             c.start = start;
             c.first_line = line;
             c.starts_line = starts_line;
@@ -297,10 +299,11 @@ impl SyntaxDocument {
             line += c.newlines();
             starts_line = ends_with_line_break(c);
         }
+        (start, line, starts_line)
     }
 
     /// Whether chunk `i` starts a line: it is the first, or its predecessor ends one.
-    fn ends_line(&self, i: usize) -> bool {
+    fn starts_a_line(&self, i: usize) -> bool {
         i.checked_sub(1)
             .is_none_or(|p| ends_with_line_break(&self.chunks[p]))
     }
@@ -310,16 +313,7 @@ impl SyntaxDocument {
     /// another hold, and reading each of tens of thousands of chunks to recompute
     /// them made an edit cost what the file holds.
     fn place_spliced(&mut self, from: usize, count: usize) {
-        let (mut start, mut line) = self.end_of(from);
-        let mut starts_line = self.ends_line(from);
-        for c in &mut self.chunks[from..from + count] {
-            c.start = start;
-            c.first_line = line;
-            c.starts_line = starts_line;
-            start += c.len();
-            line += c.newlines();
-            starts_line = ends_with_line_break(c);
-        }
+        let (start, line, starts_line) = self.place(from..from + count);
         let Some(next) = self.chunks.get_mut(from + count) else {
             return;
         };
