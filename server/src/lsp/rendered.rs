@@ -62,6 +62,9 @@ struct Template {
     lines: Vec<(usize, usize, i64)>,
 }
 
+/// Each base's line and column in a version (see [`Bases::positions`]).
+type BasePositions = SmallVec<[(u32, u32); 2]>;
+
 /// Where the positions of one computation's findings are measured from: its own start
 /// and the start of each computation they point into (a fusion's caller), distinct,
 /// in the order the findings name them. Kept with a rendering, so that a publish finds
@@ -96,7 +99,7 @@ impl Bases {
         snapshot: &Snapshot,
         (m, chunk): (&Module, usize),
         encoding: PositionEncoding,
-    ) -> SmallVec<[(u32, u32); 2]> {
+    ) -> BasePositions {
         let syntax = snapshot.syntax();
         self.anchors
             .iter()
@@ -116,14 +119,15 @@ impl Bases {
 
 impl Template {
     /// Renders `found` (the findings of computation `c` of `m`) with their lines
-    /// relative to their bases; `None` when a finding's JSON does not have the
-    /// positions its ranges call for (then it is rendered on each publish).
+    /// relative to their bases, and gives the bases' positions now; `None` when a
+    /// finding's JSON does not have the positions its ranges call for (then it is
+    /// rendered on each publish).
     fn new(
         snapshot: &Snapshot,
         style: Style,
         (found, m, c): (&[Anchored], &Module, ComputationRef),
         chunk: usize,
-    ) -> Option<Template> {
+    ) -> Option<(Template, BasePositions)> {
         let mut of_ranges = Vec::new();
         let bases = Bases::new(found, |k| of_ranges.push(k));
         let at = bases.positions(snapshot, (m, chunk), style.encoding);
@@ -162,13 +166,14 @@ impl Template {
             }
             text.push_str(rest);
         }
-        Some(Template {
+        let template = Template {
             style,
             bases,
             columns: at.iter().map(|&(_, column)| column).collect(),
             text,
             lines,
-        })
+        };
+        Some((template, at))
     }
 
     /// Whether the rendering holds for bases now at `at`, in `style`.
@@ -287,13 +292,11 @@ impl Renderings {
             render_now(list);
             return;
         }
-        let Some(template) = Template::new(snapshot, style, (part.found, m, c), part.chunk) else {
+        let Some((template, at)) = Template::new(snapshot, style, (part.found, m, c), part.chunk)
+        else {
             render_now(list);
             return;
         };
-        let at = template
-            .bases
-            .positions(snapshot, (m, part.chunk), style.encoding);
         separated(list, |list| template.write(list, &at));
         now.insert(part.cell_address(), (part.cell(), Arc::new(template)));
     }
