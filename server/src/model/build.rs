@@ -9,7 +9,8 @@
 
 use std::borrow::Cow;
 
-use tree_sitter::Node;
+use smallvec::SmallVec;
+use tree_sitter::{Node, TreeCursor};
 
 use super::attributes::{self, decode_attrs, AttrError};
 use super::diagnostics::{codes, Diagnostic};
@@ -73,9 +74,11 @@ fn unparsed_computation(chunk: &Chunk) -> Computation {
     }
 }
 
-/// Field ids of the grammar, looked up once: `child_by_field_name` compares strings
-/// on every call, which showed up in profiles of large modules.
+/// Field and kind ids of the grammar, looked up once: `child_by_field_name` and
+/// `kind()` compare strings on every call, which showed up in profiles of large
+/// modules.
 struct Fields {
+    attribute: u16,
     body: u16,
     entry: u16,
     key: u16,
@@ -88,7 +91,8 @@ struct Fields {
     shape: u16,
     signature: u16,
     value: u16,
-    attribute_id: std::num::NonZeroU16,
+    /// The kind id of `operand` nodes.
+    operand_kind: u16,
 }
 
 fn fields() -> &'static Fields {
@@ -99,23 +103,47 @@ fn fields() -> &'static Fields {
             language
                 .field_id_for_name(name)
                 .unwrap_or_else(|| panic!("the grammar has no field `{name}`"))
+                .get()
         };
         Fields {
-            body: id("body").get(),
-            entry: id("entry").get(),
-            key: id("key").get(),
-            literal: id("literal").get(),
-            name: id("name").get(),
-            nested: id("nested").get(),
-            opcode: id("opcode").get(),
-            operands: id("operands").get(),
-            root: id("root").get(),
-            shape: id("shape").get(),
-            signature: id("signature").get(),
-            value: id("value").get(),
-            attribute_id: id("attribute"),
+            attribute: id("attribute"),
+            body: id("body"),
+            entry: id("entry"),
+            key: id("key"),
+            literal: id("literal"),
+            name: id("name"),
+            nested: id("nested"),
+            opcode: id("opcode"),
+            operands: id("operands"),
+            root: id("root"),
+            shape: id("shape"),
+            signature: id("signature"),
+            value: id("value"),
+            operand_kind: language.id_for_node_kind("operand", true),
         }
     })
+}
+
+/// Calls `visit` with each child of `node` that has a field, and the field's id, in
+/// one walk over the children: `child_by_field_id` walks them again per field asked
+/// for. `cursor` is reused (making one allocates).
+fn for_each_field<'t>(
+    cursor: &mut TreeCursor<'t>,
+    node: Node<'t>,
+    mut visit: impl FnMut(u16, Node<'t>),
+) {
+    cursor.reset(node);
+    if !cursor.goto_first_child() {
+        return;
+    }
+    loop {
+        if let Some(id) = cursor.field_id() {
+            visit(id.get(), cursor.node());
+        }
+        if !cursor.goto_next_sibling() {
+            return;
+        }
+    }
 }
 
 fn strip_percent(name: &str) -> &str {
@@ -124,9 +152,11 @@ fn strip_percent(name: &str) -> &str {
 
 /// Everything about one computation chunk, built without looking at other chunks.
 /// Positions are relative to the chunk (its tree's own byte offsets).
-struct ComputationBuilder<'a> {
+struct ComputationBuilder<'a, 't> {
     /// The chunk's text.
     text: &'a str,
+    /// For walking an instruction's children (see [`for_each_field`]).
+    cursor: TreeCursor<'t>,
     computation: Computation,
     diagnostics: Vec<Diagnostic>,
     /// Operand names to resolve once every instruction is known: (instruction,
@@ -144,9 +174,11 @@ struct ComputationBuilder<'a> {
 /// one recurses per level. Real dumps nest one or two.
 pub const MAX_INLINE_DEPTH: usize = 100;
 
-fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
+fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
+    let f = fields();
     let mut b = ComputationBuilder {
         text,
+        cursor: node.walk(),
         computation: Computation {
             range: span(node),
             ..Computation::default()
@@ -157,22 +189,33 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
         undecoded: Vec::new(),
         inline_depth: 0,
     };
-    if let Some(name) = node.child_by_field_id(fields().name) {
+    let (mut name, mut signature, mut body) = (None, None, None);
+    for_each_field(&mut b.cursor, node, |field, child| match field {
+        _ if field == f.name => name = Some(child),
+        _ if field == f.entry => b.computation.is_entry = true,
+        _ if field == f.signature => signature = Some(child),
+        _ if field == f.body => body = Some(child),
+        _ => {}
+    });
+    if let Some(name) = name {
         b.computation.name = strip_percent(&text[name.byte_range()]).to_string();
         b.computation.name_range = span(name);
     }
-    b.computation.is_entry = node.child_by_field_id(fields().entry).is_some();
-    if let Some(signature) = node.child_by_field_id(fields().signature) {
+    if let Some(signature) = signature {
         b.computation.signature_range = Some(span(signature));
         let mut cursor = signature.walk();
         b.computation.signature_parameters = signature
             .named_children(&mut cursor)
             .filter(|n| n.kind() == "parameter")
-            .filter_map(|p| p.child_by_field_id(fields().name))
+            .filter_map(|p| p.child_by_field_id(f.name))
             .map(span)
             .collect();
     }
-    if let Some(body) = node.child_by_field_id(fields().body) {
+    if let Some(body) = body {
+        // `{`, the instructions, `}`: inline operands may add a few more.
+        b.computation
+            .instructions
+            .reserve(body.child_count() as usize);
         let mut cursor = body.walk();
         for instr in body
             .named_children(&mut cursor)
@@ -185,11 +228,7 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
     b.check_parameters();
     b.check_shapes();
     b.computation.shrink_to_fit();
-    if b.computation.instructions.is_empty()
-        && node
-            .child_by_field_id(fields().body)
-            .is_some_and(|n| !n.has_error())
-    {
+    if b.computation.instructions.is_empty() && body.is_some_and(|n| !n.has_error()) {
         b.diagnostics.push(Diagnostic::warning(
             b.computation.name_range.range(),
             codes::EMPTY_COMPUTATION,
@@ -199,11 +238,57 @@ fn build_computation(text: &str, node: Node) -> (Computation, Vec<Diagnostic>) {
     (b.computation, b.diagnostics)
 }
 
-/// The parts of an instruction or inline operand, found by field.
+/// The parts of an instruction or inline operand, found by field in one walk over
+/// its children.
+#[derive(Default)]
 struct Parts<'t> {
+    root: bool,
+    name: Option<Node<'t>>,
     shape: Option<Node<'t>>,
-    opcode: Node<'t>,
-    operands: Node<'t>,
+    opcode: Option<Node<'t>>,
+    operands: Option<Node<'t>>,
+    attributes: SmallVec<[Node<'t>; 4]>,
+}
+
+impl<'t> Parts<'t> {
+    fn of(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> Parts<'t> {
+        let f = fields();
+        let mut parts = Parts::default();
+        for_each_field(cursor, node, |field, child| match field {
+            _ if field == f.root => parts.root = true,
+            _ if field == f.name => parts.name = Some(child),
+            _ if field == f.shape => parts.shape = Some(child),
+            _ if field == f.opcode => parts.opcode = Some(child),
+            _ if field == f.operands => parts.operands = Some(child),
+            _ if field == f.attribute => parts.attributes.push(child),
+            _ => {}
+        });
+        parts
+    }
+}
+
+/// The parts of an operand, found by field in one walk over its children.
+#[derive(Default)]
+struct OperandParts<'t> {
+    shape: Option<Node<'t>>,
+    name: Option<Node<'t>>,
+    nested: Option<Node<'t>>,
+    literal: Option<Node<'t>>,
+}
+
+impl<'t> OperandParts<'t> {
+    fn of(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> OperandParts<'t> {
+        let f = fields();
+        let mut parts = OperandParts::default();
+        for_each_field(cursor, node, |field, child| match field {
+            _ if field == f.shape => parts.shape = Some(child),
+            _ if field == f.name => parts.name = Some(child),
+            _ if field == f.nested => parts.nested = Some(child),
+            _ if field == f.literal => parts.literal = Some(child),
+            _ => {}
+        });
+        parts
+    }
 }
 
 /// A node's span in its chunk.
@@ -211,7 +296,7 @@ fn span(node: Node) -> Span {
     Span::new(node.byte_range())
 }
 
-impl<'a> ComputationBuilder<'a> {
+impl<'a, 't> ComputationBuilder<'a, 't> {
     fn range(&self, node: Node) -> Span {
         span(node)
     }
@@ -220,53 +305,37 @@ impl<'a> ComputationBuilder<'a> {
         &self.text[node.byte_range()]
     }
 
-    fn instruction(&mut self, node: Node) {
-        let (Some(name), Some(opcode), Some(operands)) = (
-            node.child_by_field_id(fields().name),
-            node.child_by_field_id(fields().opcode),
-            node.child_by_field_id(fields().operands),
-        ) else {
+    fn instruction(&mut self, node: Node<'t>) {
+        let parts = Parts::of(&mut self.cursor, node);
+        let (Some(name), Some(_), Some(_)) = (parts.name, parts.opcode, parts.operands) else {
             return; // a broken instruction: the syntax layer reports it
         };
         let name_range = self.range(name);
         let name_text = strip_percent(self.node_text(name)).to_string();
-        let parts = Parts {
-            shape: node.child_by_field_id(fields().shape),
-            opcode,
-            operands,
-        };
-        let mut attributes = Vec::new();
-        let mut cursor = node.walk();
-        for attr in node.children_by_field_id(fields().attribute_id, &mut cursor) {
-            attributes.push(attr);
-        }
-        let id = self.add(
-            name_text,
-            name_range,
-            self.range(node),
-            parts,
-            &attributes,
-            false,
-        );
-        if node.child_by_field_id(fields().root).is_some() {
+        let root = parts.root;
+        let id = self.add(name_text, name_range, self.range(node), &parts, false);
+        if root {
             self.computation.instructions[id.index()].is_root = true;
             self.roots.push(id);
         }
     }
 
     /// Adds an instruction (inline operands first, as synthesized instructions).
+    /// `parts` has an opcode and operands.
     fn add(
         &mut self,
         name: String,
         name_range: Span,
         range: Span,
-        parts: Parts,
-        attribute_nodes: &[Node],
+        parts: &Parts<'t>,
         synthetic: bool,
     ) -> InstrId {
-        let opcode_text = self.node_text(parts.opcode);
+        let (Some(opcode_node), Some(operand_list)) = (parts.opcode, parts.operands) else {
+            unreachable!("callers pass parts with an opcode and operands");
+        };
+        let opcode_text = self.node_text(opcode_node);
         let opcode = Opcode::from_name(opcode_text);
-        let opcode_range = self.range(parts.opcode);
+        let opcode_range = self.range(opcode_node);
         if opcode.is_unknown() {
             self.diagnostics.push(Diagnostic::warning(
                 opcode_range.range(),
@@ -278,20 +347,29 @@ impl<'a> ComputationBuilder<'a> {
             Some(s) => (self.shape(s), self.range(s)),
             None => (Shape::Invalid, Span::at(opcode_range.start)),
         };
-        let mut operands = Vec::new();
+        let operand_kind = fields().operand_kind;
+        self.cursor.reset(operand_list);
+        let mut operand_nodes: SmallVec<[Node<'t>; 4]> = SmallVec::new();
+        if self.cursor.goto_first_child() {
+            loop {
+                let child = self.cursor.node();
+                if child.kind_id() == operand_kind {
+                    operand_nodes.push(child);
+                }
+                if !self.cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        let mut operands = Vec::with_capacity(operand_nodes.len());
         let mut literals = Vec::new();
-        let mut cursor = parts.operands.walk();
-        let operand_nodes: Vec<Node> = parts
-            .operands
-            .named_children(&mut cursor)
-            .filter(|n| n.kind() == "operand")
-            .collect();
-        let mut pending_names = Vec::new();
+        let mut pending_names: SmallVec<[(usize, &'a str); 4]> = SmallVec::new();
         for operand in operand_nodes {
             let operand_range = self.range(operand);
-            if let Some(literal) = operand.child_by_field_id(fields().literal) {
+            let operand_parts = OperandParts::of(&mut self.cursor, operand);
+            if let Some(literal) = operand_parts.literal {
                 literals.push(self.range(literal));
-            } else if let Some(nested) = operand.child_by_field_id(fields().nested) {
+            } else if let Some(nested) = operand_parts.nested {
                 let k = operands.len();
                 let target = self.nested(&name, k, nested);
                 operands.push(Operand {
@@ -300,10 +378,8 @@ impl<'a> ComputationBuilder<'a> {
                     declared_shape: None,
                     target,
                 });
-            } else if let Some(op_name) = operand.child_by_field_id(fields().name) {
-                let declared_shape = operand
-                    .child_by_field_id(fields().shape)
-                    .map(|s| Box::new(self.shape(s)));
+            } else if let Some(op_name) = operand_parts.name {
+                let declared_shape = operand_parts.shape.map(|s| Box::new(self.shape(s)));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
                 operands.push(Operand {
                     range: operand_range,
@@ -313,9 +389,15 @@ impl<'a> ComputationBuilder<'a> {
                 });
             }
         }
-        let attributes: Vec<Attribute> = attribute_nodes
+        let mut values: SmallVec<[Node<'t>; 4]> = SmallVec::new();
+        let attributes: Vec<Attribute> = parts
+            .attributes
             .iter()
-            .filter_map(|&a| self.attribute(a))
+            .filter_map(|&a| {
+                let (attribute, value) = self.attribute(a)?;
+                values.push(value);
+                Some(attribute)
+            })
             .collect();
         let (attrs, errors) = decode_attrs(
             attributes
@@ -335,10 +417,10 @@ impl<'a> ComputationBuilder<'a> {
         if had_errors {
             self.undecoded.push(self.computation.instructions.len());
         }
-        let called = attribute_nodes
+        let called = values
             .iter()
             .zip(&attributes)
-            .flat_map(|(&node, a)| self.called(node, a))
+            .flat_map(|(&value, a)| self.called(value, a))
             .collect();
         let parameter_number = if opcode == Opcode::Parameter {
             literals
@@ -349,7 +431,7 @@ impl<'a> ComputationBuilder<'a> {
         };
         if !opcode.arity().accepts(operands.len()) {
             self.diagnostics.push(Diagnostic::error(
-                parts.operands.byte_range(),
+                operand_list.byte_range(),
                 codes::OPERAND_COUNT,
                 format!("{opcode} takes {}, got {}", opcode.arity(), operands.len()),
             ));
@@ -371,7 +453,7 @@ impl<'a> ComputationBuilder<'a> {
             opcode,
             opcode_range,
             operands,
-            operands_range: self.range(parts.operands),
+            operands_range: self.range(operand_list),
             literals,
             parameter_number,
             attributes,
@@ -383,18 +465,11 @@ impl<'a> ComputationBuilder<'a> {
     }
 
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
-    fn nested(&mut self, user: &str, k: usize, node: Node) -> Option<InstrId> {
-        let (Some(opcode), Some(operands)) = (
-            node.child_by_field_id(fields().opcode),
-            node.child_by_field_id(fields().operands),
-        ) else {
+    fn nested(&mut self, user: &str, k: usize, node: Node<'t>) -> Option<InstrId> {
+        let parts = Parts::of(&mut self.cursor, node);
+        if parts.opcode.is_none() || parts.operands.is_none() {
             return None;
-        };
-        let parts = Parts {
-            shape: node.child_by_field_id(fields().shape),
-            opcode,
-            operands,
-        };
+        }
         let range = self.range(node);
         if self.inline_depth >= MAX_INLINE_DEPTH {
             self.diagnostics.push(Diagnostic::error(
@@ -405,7 +480,7 @@ impl<'a> ComputationBuilder<'a> {
             return None;
         }
         self.inline_depth += 1;
-        let id = self.add(format!("{user}.operand{k}"), range, range, parts, &[], true);
+        let id = self.add(format!("{user}.operand{k}"), range, range, &parts, true);
         self.inline_depth -= 1;
         Some(id)
     }
@@ -438,9 +513,16 @@ impl<'a> ComputationBuilder<'a> {
         }
     }
 
-    fn attribute(&mut self, node: Node) -> Option<Attribute> {
-        let key = node.child_by_field_id(fields().key)?;
-        let value = node.child_by_field_id(fields().value)?;
+    /// An attribute and its value node.
+    fn attribute(&mut self, node: Node<'t>) -> Option<(Attribute, Node<'t>)> {
+        let f = fields();
+        let (mut key, mut value) = (None, None);
+        for_each_field(&mut self.cursor, node, |field, child| match field {
+            _ if field == f.key => key = Some(child),
+            _ if field == f.value => value = Some(child),
+            _ => {}
+        });
+        let (key, value) = (key?, value?);
         let name = self.node_text(key);
         let value_kind = match value.kind() {
             "computation_ref" => AttributeValueKind::ComputationRef,
@@ -457,27 +539,28 @@ impl<'a> ComputationBuilder<'a> {
                 format!("unknown attribute `{name}`"),
             ));
         }
-        Some(Attribute {
+        let attribute = Attribute {
             name: known.map_or_else(|| Cow::Owned(name.to_string()), Cow::Borrowed),
             name_range: self.range(key),
             value_range: self.range(value),
             value_kind,
-        })
+        };
+        Some((attribute, value))
     }
 
-    /// The computations an attribute names.
-    fn called(&self, node: Node, attribute: &Attribute) -> Vec<CalledComputation> {
-        let Some(value) = node.child_by_field_id(fields().value) else {
+    /// The computations an attribute's value names.
+    fn called(&self, value: Node, attribute: &Attribute) -> Vec<CalledComputation> {
+        if !matches!(
+            attribute.value_kind,
+            AttributeValueKind::ComputationRef | AttributeValueKind::ComputationList
+        ) {
             return Vec::new();
-        };
+        }
         let mut cursor = value.walk();
-        let names: Vec<Node> = match value.kind() {
-            "computation_ref" | "computation_list" => value
-                .named_children(&mut cursor)
-                .filter(|n| n.kind() == "name")
-                .collect(),
-            _ => return Vec::new(),
-        };
+        let names: Vec<Node> = value
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "name")
+            .collect();
         names
             .into_iter()
             .map(|n| CalledComputation {
