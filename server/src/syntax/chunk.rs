@@ -49,11 +49,9 @@ pub struct Chunk {
 /// lone `\r`, as in LSP.
 fn line_starts(text: &str) -> Box<[u32]> {
     let bytes = text.as_bytes();
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-        .map(|(i, _)| i as u32 + 1)
+    memchr::memchr2_iter(b'\n', b'\r', bytes)
+        .filter(|&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
+        .map(|i| i as u32 + 1)
         .collect()
 }
 

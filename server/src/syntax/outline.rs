@@ -177,7 +177,11 @@ fn calls(text: &str) -> Vec<CallRef> {
             }
             b'{' if p > 0 && bytes[p - 1] == b'=' => p = skip_block(bytes, p),
             b'=' => p = computation_value(text, p, &mut out),
-            _ => p += 1,
+            // Only strings, comments and `=` start something: skip to the next one.
+            _ => {
+                p = memchr::memchr3(b'"', b'/', b'=', &bytes[p + 1..])
+                    .map_or(bytes.len(), |i| p + 1 + i)
+            }
         }
     }
     out

@@ -169,6 +169,16 @@ fn trim_end(s: &[u8]) -> &[u8] {
 fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
     let mut i = 0;
     while i < line.len() {
+        if state.depth > 0 {
+            // Most of a computation is inside its braces: skip to what matters there.
+            match line[i..]
+                .iter()
+                .position(|&b| MATTERS_IN_BRACKETS[b as usize])
+            {
+                Some(k) => i += k,
+                None => return None,
+            }
+        }
         let b = line[i];
         match b {
             b'"' => {
@@ -232,6 +242,20 @@ fn item_is_complete(state: &State) -> bool {
         _ => false,
     }
 }
+
+/// Inside brackets, only strings, comments and brackets change the state: a word
+/// starts an item only at depth 0, and the bracket that returns to depth 0 is the
+/// last significant byte there. A table, so that the skip is one load per byte.
+static MATTERS_IN_BRACKETS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut k = 0;
+    let bytes = *b"\"/{}()";
+    while k < bytes.len() {
+        table[bytes[k] as usize] = true;
+        k += 1;
+    }
+    table
+};
 
 fn is_word_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_' || b == b'%'
