@@ -174,9 +174,11 @@ fn maps_of(
             serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
         ))
     } else {
+        let (maps, which_map) = printed_once(&results, |indexing| indexing.to_xla_string(&options));
         let records: Vec<String> = results
             .par_iter()
-            .map(|(t, output, indexing)| {
+            .zip(&which_map)
+            .map(|((t, output, _), &k)| {
                 let m = &modules[t.module];
                 let c = m.computation(t.computation);
                 let n = &c.nodes[t.instruction];
@@ -194,16 +196,34 @@ fn maps_of(
                 };
                 format!(
                     "// {} = {} in {}, {}\n{}",
-                    n.name,
-                    n.op.opcode,
-                    c.name,
-                    which,
-                    indexing.to_xla_string(&options)
+                    n.name, n.op.opcode, c.name, which, maps[k]
                 )
             })
             .collect();
         Ok(records.concat())
     }
+}
+
+/// `print` of each result's answer, printed once per answer (the fusions of one
+/// structural class share theirs, see [`analyze_many`], and a transformer dump has
+/// dozens of each): the texts, and which text is each result's.
+fn printed_once(
+    results: &[(Target, usize, Arc<InstructionIndexing>)],
+    print: impl Fn(&InstructionIndexing) -> String + Sync,
+) -> (Vec<String>, Vec<usize>) {
+    let mut distinct: Vec<&InstructionIndexing> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<*const InstructionIndexing, usize> =
+        rustc_hash::FxHashMap::default();
+    let which: Vec<usize> = results
+        .iter()
+        .map(|(_, _, answer)| {
+            *index.entry(Arc::as_ptr(answer)).or_insert_with(|| {
+                distinct.push(answer);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    (distinct.par_iter().map(|a| print(a)).collect(), which)
 }
 
 /// `--from-fusion`: the maps from the calling fusion's outputs to each target
