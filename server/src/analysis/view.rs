@@ -51,7 +51,7 @@ fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
 }
 
 fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> Node {
-    let opcode = i.opcode.name().to_string();
+    let opcode = i.opcode.name();
     let operands: Vec<Shape> = (0..i.operands.len())
         .map(|k| {
             c.operand_shape(i, k)
@@ -59,8 +59,8 @@ fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> 
                 .unwrap_or(Shape::Tuple(vec![]))
         })
         .collect();
-    let mut op = OpInfo::new(opcode.clone(), shape(&i.shape), operands);
-    op.attrs = attrs(c, i).shared();
+    let mut op = OpInfo::new(opcode, shape(&i.shape), operands);
+    op.attrs = attrs(c, i);
     let mut n = Node::new(
         i.name.clone(),
         op,
@@ -70,7 +70,7 @@ fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> 
             .collect(),
     );
     n.parameter_number = i.parameter_number.and_then(|p| usize::try_from(p).ok());
-    if matches!(opcode.as_str(), "fusion" | "call") {
+    if matches!(opcode, "fusion" | "call") {
         let attribute = if opcode == "fusion" {
             "calls"
         } else {
@@ -130,7 +130,20 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
     v.iter().map(|&d| usize::try_from(d).ok()).collect()
 }
 
-fn attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
+/// The attributes the model does not decode, which [`decoded_attrs`] reads from
+/// their text.
+const READ_FROM_TEXT: [&str; 3] = ["num_carries", "fft_length", "k"];
+
+/// The attributes the analysis reads, shared with every instruction that has none.
+fn attrs(c: model::ComputationRef, i: &model::Instruction) -> std::sync::Arc<Attrs> {
+    let from_text = |a: &model::Attribute| READ_FROM_TEXT.contains(&a.name.as_ref());
+    if i.decoded.is_none() && !i.attributes.iter().any(from_text) {
+        return Attrs::none();
+    }
+    decoded_attrs(c, i).shared()
+}
+
+fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
     let a = i.attrs();
     let raw = |name: &str| i.attribute(name).map(|at| c.src(at.value_range).trim());
     Attrs {
