@@ -49,6 +49,13 @@ fn hover_on_fusion_and_fused_parameter() {
         "{on_param}"
     );
     assert!(on_param.contains("First warp reads (linear offsets): `(thread_x) -> (thread_x * 100), domain: thread_x in [0, 31]`"));
+    // The maps from the fusion come first, the coalescing paragraph and picture after.
+    let maps_at = on_param.find("**From the output of fusion `%fusion`**");
+    let coalescing_at = on_param.find("**Coalescing**");
+    assert!(
+        maps_at.is_some() && maps_at < coalescing_at,
+        "the maps from the fusion should precede the coalescing paragraph:\n{on_param}"
+    );
     assert!(on_param.contains("200 x 100 elements"));
     let picture: Vec<&str> = on_param
         .lines()

@@ -10,7 +10,8 @@
 //! 3. the fusion parameters read through this instruction (only those), with their
 //!    maps from this instruction's index;
 //! 4. the instruction's own operand maps (on a fusion, the composed maps to its
-//!    operands), with utilization and recomputation warnings.
+//!    operands), with utilization and recomputation warnings;
+//! 5. long findings about the instruction (a fused parameter's coalescing).
 //!
 //! Trivial maps (identity over the same shape, a scalar read) are one word; a map
 //! whose one-line form (XLA's `print_indexing` style: `(d0) -> (d0), domain: d0 in
@@ -69,6 +70,10 @@ pub struct InstructionHover {
     pub parameters: Vec<Reads>,
     /// The instruction's operands (on a fusion: its operands, composed per output).
     pub operands: Vec<Reads>,
+    /// Markdown paragraphs after the maps: findings about the instruction that run
+    /// long (a fused parameter's coalescing, with its picture of the warp's reads),
+    /// so that they do not push the maps from the fusion out of sight.
+    pub closing: Vec<String>,
     /// The command line that prints the maps a summary cuts (`hlo-lsp maps ...`).
     pub whole_text: Option<String>,
 }
@@ -146,6 +151,12 @@ pub fn render(hover: &InstructionHover, style: &Style) -> String {
         };
         let _ = writeln!(out, "\n**Operands**{from}");
         cut |= reads_list(&mut out, &hover.operands, MAX_OPERANDS, "operands", style);
+    }
+    if !hover.closing.is_empty() {
+        out.push('\n');
+        for line in &hover.closing {
+            let _ = writeln!(out, "{line}");
+        }
     }
     if cut {
         match &hover.whole_text {

@@ -323,14 +323,22 @@ pub fn instruction_hover(
             .notes
             .extend(parameter_sources(module, computation_id, k));
     }
-    hover.notes.extend(coalescing_notes(
+    // On a fusion, whether it coalesces is a headline; on a fused parameter, the
+    // maps from the fusion come first and its coalescing (a paragraph and a
+    // picture) after them.
+    let coalescing = coalescing_notes(
         snapshot,
         module,
         computation_id,
         instruction,
         settings,
         detail,
-    ));
+    );
+    if instruction.parameter_number.is_some() {
+        hover.closing.extend(coalescing);
+    } else {
+        hover.notes.extend(coalescing);
+    }
     super::maps::instruction_maps(
         snapshot,
         module,
