@@ -307,21 +307,23 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
 
     fn instruction(&mut self, node: Node<'t>) {
         let parts = Parts::of(&mut self.cursor, node);
-        let (Some(name), Some(_), Some(_)) = (parts.name, parts.opcode, parts.operands) else {
+        let Some(name) = parts.name else {
             return; // a broken instruction: the syntax layer reports it
         };
         let name_range = self.range(name);
         let name_text = strip_percent(self.node_text(name)).to_string();
-        let root = parts.root;
-        let id = self.add(name_text, name_range, self.range(node), &parts, false);
-        if root {
+        let Some(id) = self.add(name_text, name_range, self.range(node), &parts, false) else {
+            return;
+        };
+        if parts.root {
             self.computation.instructions[id.index()].is_root = true;
             self.roots.push(id);
         }
     }
 
-    /// Adds an instruction (inline operands first, as synthesized instructions).
-    /// `parts` has an opcode and operands.
+    /// Adds an instruction (inline operands first, as synthesized instructions);
+    /// none without an opcode and operands (a broken instruction: the syntax layer
+    /// reports it).
     fn add(
         &mut self,
         name: String,
@@ -329,9 +331,9 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         range: Span,
         parts: &Parts<'t>,
         synthetic: bool,
-    ) -> InstrId {
+    ) -> Option<InstrId> {
         let (Some(opcode_node), Some(operand_list)) = (parts.opcode, parts.operands) else {
-            unreachable!("callers pass parts with an opcode and operands");
+            return None;
         };
         let opcode_text = self.node_text(opcode_node);
         let opcode = Opcode::from_name(opcode_text);
@@ -461,15 +463,12 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             called,
             users: Vec::new(),
         });
-        id
+        Some(id)
     }
 
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
     fn nested(&mut self, user: &str, k: usize, node: Node<'t>) -> Option<InstrId> {
         let parts = Parts::of(&mut self.cursor, node);
-        if parts.opcode.is_none() || parts.operands.is_none() {
-            return None;
-        }
         let range = self.range(node);
         if self.inline_depth >= MAX_INLINE_DEPTH {
             self.diagnostics.push(Diagnostic::error(
@@ -482,7 +481,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         self.inline_depth += 1;
         let id = self.add(format!("{user}.operand{k}"), range, range, &parts, true);
         self.inline_depth -= 1;
-        Some(id)
+        id
     }
 
     fn shape(&mut self, node: Node) -> Shape {
