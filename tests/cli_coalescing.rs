@@ -145,6 +145,26 @@ fn text_report_shows_the_warp_map_and_picture() {
     assert_eq!(out.matches("first warp reads").count(), 1);
 }
 
+/// XLA's `print_indexing` test passes `s32[1024]` to an `s32[]` parameter (the model
+/// warns `call-shape-mismatch`): the parameter's read maps say nothing about the
+/// operand's memory, so it is not judged, and no warp map is made up for it.
+#[test]
+fn an_operand_its_parameter_declares_otherwise_is_not_judged() {
+    let path = format!(
+        "{}/../tests/data/samples/xla/xla__tools__print_indexing_test.hlo",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = run(&["coalescing", &path]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("b s32[1024]: not coalesced — its parameter is declared s32[]"),
+        "{out}"
+    );
+    assert!(!out.contains("UNDEFINED"), "{out}");
+    assert!(out.contains("a s32[1024]: coalesced — a warp reads 32 consecutive elements"));
+}
+
 #[test]
 fn instruction_and_device_options() {
     let r = record("TransposeOnlyOuterDims");

@@ -112,6 +112,15 @@ impl OperandVerdict {
             self.reason
         )
     }
+
+    /// Nothing can be said about this operand's reads, for `reason` (which starts
+    /// with "its", like the verdicts on unknown maps: not reported as a finding).
+    fn not_judged(&mut self, reason: String) {
+        self.coalesced = false;
+        self.bandwidth_utilization = None;
+        self.reason = reason;
+        self.evidence = Evidence::None;
+    }
 }
 
 /// The verdicts on every operand of one fusion.
@@ -154,6 +163,14 @@ pub fn analyze(
     };
     if let Some(k) = options.operand {
         report.operands.retain(|o| o.index == k);
+    }
+    for v in &mut report.operands {
+        let declared = subject.operands.iter().find(|o| o.index == v.index);
+        if let Some(declared) = declared.and_then(|o| o.declared_otherwise.as_ref()) {
+            v.not_judged(format!(
+                "its parameter is declared {declared}: the fusion's maps index that shape, not this operand's"
+            ));
+        }
     }
     report
 }

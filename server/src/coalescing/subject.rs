@@ -34,6 +34,10 @@ pub struct Operand {
     pub shape: model::Shape,
     /// `parameter(index)` of the fused computation: node index and name.
     pub parameter: Option<(usize, String)>,
+    /// That parameter's shape, when its extents are not the operand's (a call the
+    /// model warns about, `call-shape-mismatch`): the read maps index the parameter,
+    /// so they say nothing about this operand's memory.
+    pub declared_otherwise: Option<model::Shape>,
 }
 
 impl Operand {
@@ -121,10 +125,11 @@ impl<'a> Subject<'a> {
                 .ok_or_else(|| format!("fusion {} calls no known computation", instruction.name))?;
             let mut operands = operands;
             for op in &mut operands {
-                op.parameter = fused
-                    .model()
-                    .parameter(op.index)
-                    .map(|p| (p.id.index(), p.name.clone()));
+                let parameter = fused.model().parameter(op.index);
+                op.parameter = parameter.map(|p| (p.id.index(), p.name.clone()));
+                op.declared_otherwise = parameter
+                    .filter(|p| !same_extents(&p.shape, &op.shape))
+                    .map(|p| p.shape.clone());
             }
             let attrs = instruction.attrs();
             let backend_kind = attrs
@@ -176,9 +181,24 @@ fn caller_operands(computation: ComputationRef<'_>, instruction: &Instruction) -
                     .cloned()
                     .unwrap_or(model::Shape::Invalid),
                 parameter: None,
+                declared_otherwise: None,
             }
         })
         .collect()
+}
+
+/// Whether two shapes have the same extents (element types and layouts aside).
+/// An invalid shape (one that did not parse) agrees with everything: its error
+/// is reported where it is written.
+fn same_extents(a: &model::Shape, b: &model::Shape) -> bool {
+    match (a, b) {
+        (model::Shape::Array(a), model::Shape::Array(b)) => a.dims == b.dims,
+        (model::Shape::Tuple(a), model::Shape::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_extents(a, b))
+        }
+        (model::Shape::Invalid, _) | (_, model::Shape::Invalid) => true,
+        _ => false,
+    }
 }
 
 /// A computation of `parameter(k)` for each operand followed by the op itself.
