@@ -127,8 +127,11 @@ impl<'a> Subject<'a> {
             for op in &mut operands {
                 let parameter = fused.model().parameter(op.index);
                 op.parameter = parameter.map(|p| (p.id.index(), p.name.clone()));
+                // A shape that did not parse has its own error where it is written.
+                let invalid = |s: &model::Shape| matches!(s, model::Shape::Invalid);
                 op.declared_otherwise = parameter
-                    .filter(|p| !same_extents(&p.shape, &op.shape))
+                    .filter(|p| !invalid(&p.shape) && !invalid(&op.shape))
+                    .filter(|p| !p.shape.same_extents(&op.shape))
                     .map(|p| p.shape.clone());
             }
             let attrs = instruction.attrs();
@@ -185,20 +188,6 @@ fn caller_operands(computation: ComputationRef<'_>, instruction: &Instruction) -
             }
         })
         .collect()
-}
-
-/// Whether two shapes have the same extents (element types and layouts aside).
-/// An invalid shape (one that did not parse) agrees with everything: its error
-/// is reported where it is written.
-fn same_extents(a: &model::Shape, b: &model::Shape) -> bool {
-    match (a, b) {
-        (model::Shape::Array(a), model::Shape::Array(b)) => a.dims == b.dims,
-        (model::Shape::Tuple(a), model::Shape::Tuple(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_extents(a, b))
-        }
-        (model::Shape::Invalid, _) | (_, model::Shape::Invalid) => true,
-        _ => false,
-    }
 }
 
 /// A computation of `parameter(k)` for each operand followed by the op itself.

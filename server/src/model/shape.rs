@@ -310,10 +310,21 @@ impl Shape {
 
     /// Equal ignoring layouts and dynamic markers (what shape checks compare).
     pub fn compatible(&self, other: &Shape) -> bool {
+        self.alike(other, &ArrayShape::same_dims_and_type)
+    }
+
+    /// Whether `self` and `other` have the same extents (element types and layouts
+    /// aside): what index maps over one also index in the other.
+    pub fn same_extents(&self, other: &Shape) -> bool {
+        self.alike(other, &|a, b| a.dims == b.dims)
+    }
+
+    /// Whether `self` and `other` nest the same way with `same` arrays at each place.
+    fn alike(&self, other: &Shape, same: &impl Fn(&ArrayShape, &ArrayShape) -> bool) -> bool {
         match (self, other) {
-            (Shape::Array(a), Shape::Array(b)) => a.same_dims_and_type(b),
+            (Shape::Array(a), Shape::Array(b)) => same(a, b),
             (Shape::Tuple(a), Shape::Tuple(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.compatible(y))
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.alike(y, same))
             }
             _ => false,
         }
