@@ -254,11 +254,7 @@ impl Renderings {
         now: &mut Kept,
     ) {
         let document = snapshot.document();
-        let own: Vec<model::Diagnostic> = if document.units()[part.chunk].is_quiet() {
-            Vec::new()
-        } else {
-            document.own_diagnostics(part.chunk).collect()
-        };
+        let own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
         let Some((mi, ci)) = part.computation else {
             separated(list, |list| write_list(list, snapshot, style, &own));
             return;
