@@ -3,25 +3,15 @@
 //! (XLA samples and JAX dumps) with `--all`: no failure, no panic, and no `unknown`
 //! except for ops that have no defined indexing. `check` must not crash on them.
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use cli_support::{run, stderr, stdout, temp_file};
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-}
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run hlo-lsp")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Reasons that mean "this opcode has no defined indexing" (not a gap).
@@ -41,7 +31,7 @@ const NO_INDEXING: &[&str] = &[
 fn softmax_example_prints_the_row_and_element_maps() {
     let example = data("examples/softmax.hlo");
     let o = run(&["maps", example.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let text: String = stdout(&o).chars().filter(|c| !c.is_whitespace()).collect();
     assert!(text.contains("operandid=0"));
     assert!(
@@ -90,7 +80,7 @@ fn input_to_output_lists_outputs() {
         "0",
         example.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let outputs = v["instructions"][0]["outputs"].as_array().expect("outputs");
     assert_eq!(outputs.len(), 1);
@@ -109,7 +99,7 @@ fn floordiv_spelling_and_instruction_selection() {
 fn errors_are_one_line_and_non_zero() {
     let o = run(&["maps", "/nonexistent/file.hlo"]);
     assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let example = data("examples/softmax.hlo");
     let o = run(&[
@@ -119,13 +109,11 @@ fn errors_are_one_line_and_non_zero() {
         example.to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no_such_instruction"));
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-maps-{}.txt", std::process::id()));
-    std::fs::write(&dir, "this is not HLO at all\n").unwrap();
-    let o = run(&["maps", dir.to_str().unwrap()]);
+    assert!(stderr(&o).contains("no_such_instruction"));
+    let file = temp_file("cli-maps", "not-hlo.txt", "this is not HLO at all\n");
+    let o = run(&["maps", file.to_str().unwrap()]);
     assert!(!o.status.success());
     assert_ne!(o.status.code(), Some(101), "panicked");
-    let _ = std::fs::remove_file(dir);
 }
 
 fn real_modules() -> Vec<PathBuf> {
@@ -155,12 +143,7 @@ fn every_real_module_maps_without_unknowns() {
                 direction,
                 f.to_str().unwrap(),
             ]);
-            assert!(
-                o.status.success(),
-                "{}: {}",
-                f.display(),
-                String::from_utf8_lossy(&o.stderr)
-            );
+            assert!(o.status.success(), "{}: {}", f.display(), stderr(&o));
             let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
             let key = if direction == "output-to-input" {
                 "operands"
@@ -213,7 +196,7 @@ fn gather_utilization_is_the_range_over_the_indices() {
         "gather_bitcast_fusion",
         f.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let u = &v["instructions"][0]["operands"][0]["utilization"];
     assert_eq!(u["exact"], false, "{u}");
@@ -292,7 +275,7 @@ fn every_output_of_a_multi_output_fusion_is_printed_and_output_narrows() {
         f.to_str().unwrap(),
     ]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("inside a fused computation"));
+    assert!(stderr(&o).contains("inside a fused computation"));
 }
 
 /// Reproducers of crashes (`tests/data/repro/`): every command ends with its
@@ -327,21 +310,14 @@ fn recursive_and_broken_call_graphs_end_cleanly() {
 /// module's queries are answered in one batch).
 #[test]
 fn instructions_print_in_the_order_asked_across_modules() {
-    let dir = std::env::temp_dir().join(format!("hlo-lsp-maps-order-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("two.hlo");
-    std::fs::write(
-        &file,
+    let file = temp_file(
+        "cli-maps",
+        "two.hlo",
         "HloModule a\nENTRY ea {\n  p = f32[4] parameter(0)\n  ROOT na = f32[4] negate(p)\n}\n// -----\nHloModule b\nENTRY eb {\n  q = f32[4,2] parameter(0)\n  ROOT tb = f32[2,4] transpose(q), dimensions={1,0}\n}\n",
-    )
-    .unwrap();
+    );
     let path = file.to_str().unwrap();
     let out = run(&["maps", path, "--instruction", "tb", "--instruction", "na"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let headers: Vec<String> = stdout(&out)
         .lines()
         .filter(|l| l.starts_with("//"))
@@ -354,5 +330,4 @@ fn instructions_print_in_the_order_asked_across_modules() {
             "// na = negate in ea, output 0"
         ]
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
