@@ -9,8 +9,10 @@
 //! A [`crate::checks::SOURCES`] entry: it reports on fused computations only,
 //! for the first fusion that calls each.
 
+use super::memo::{self, Shared};
 use super::site::calling_fusion;
-use super::{Evidence, Family, OperandVerdict, Options, Report, Subject};
+use super::subject::caller_operand;
+use super::{Evidence, Family, OperandVerdict, Options, Subject};
 use crate::analysis;
 use crate::model::{self, ComputationRef, Diagnostic, Fix, HloFile, ModuleId, Severity, TextEdit};
 use crate::tiling::candidates::nearest_valid_where;
@@ -28,11 +30,30 @@ pub const UNCOALESCED_READ: &str = "uncoalesced-read";
 pub const MAX_FUSED_INSTRUCTIONS: usize = 200;
 pub const MAX_OPERANDS: usize = 32;
 
-/// The `uncoalesced-read` findings located in computation `c`.
+/// The `uncoalesced-read` findings located in computation `c`, shared with
+/// fusions that differ from its fusion only in names ([`memo`]).
 pub fn computation_diagnostics(
     file: &HloFile,
     module: ModuleId,
     c: ComputationRef,
+) -> Vec<Diagnostic> {
+    computation_diagnostics_with(file, module, c, Sharing::Memo)
+}
+
+/// Whether findings come from the [`memo`] when a fusion of the same key had them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    Memo,
+    /// Analyzed again (what the memo must agree with).
+    Fresh,
+}
+
+/// [`computation_diagnostics`], with or without the memo.
+pub fn computation_diagnostics_with(
+    file: &HloFile,
+    module: ModuleId,
+    c: ComputationRef,
+    sharing: Sharing,
 ) -> Vec<Diagnostic> {
     let m = file.module(module);
     let Some((caller_id, fusion)) = calling_fusion(m, c.id) else {
@@ -47,34 +68,42 @@ pub fn computation_diagnostics(
         return vec![];
     }
     let view = analysis::view::borrowed(m);
-    let Ok(subject) = Subject::new(m, &view, caller, fusion) else {
+    let compute = || {
+        let subject = Subject::new(m, &view, caller, fusion).ok()?;
+        let report = super::analyze(&subject, &Options::default(), None);
+        // Cut short by the server's budget: partial, so not kept.
+        (!crate::budget::exhausted()).then(|| Shared::of(&report, evidence_text))
+    };
+    let shared = match sharing {
+        Sharing::Memo => memo::findings(m, caller, fusion, c, compute),
+        Sharing::Fresh => compute().map(std::sync::Arc::new),
+    };
+    let Some(shared) = shared else {
         return vec![];
     };
-    let report = super::analyze(&subject, &Options::default(), None);
-    if matches!(report.family, Family::Heuristic(_)) {
+    if matches!(shared.family, Family::Heuristic(_)) {
         return vec![];
     }
-    let fix = tiled_fix(file, m, &view, caller, fusion, &report);
-    report
-        .operands
+    let fix = tiled_fix(file, m, &view, caller, fusion, &shared.family);
+    shared
+        .findings
         .iter()
-        .filter(|o| !o.coalesced && !matches!(o.evidence, Evidence::None))
-        .filter(|o| !o.reason.starts_with("its "))
-        .filter_map(|o| {
-            let parameter = c.model().parameter(o.index)?;
-            let related = (caller.abs(fusion.name_range), evidence_text(o));
+        .filter_map(|f| {
+            let parameter = c.model().parameter(f.index)?;
+            let operand = caller_operand(caller, fusion, f.index);
             let mut d = Diagnostic::new(
                 c.abs(parameter.name_range),
                 Severity::Information,
                 UNCOALESCED_READ,
                 format!(
                     "`{} {}` (operand {} of %{}): not coalesced — {}",
-                    o.name, o.shape, o.index, fusion.name, o.reason
+                    operand.name, operand.shape, f.index, fusion.name, f.reason
                 ),
             );
-            d.related.push(related);
-            if let Some(f) = &fix {
-                d = d.with_fix(f.clone());
+            d.related
+                .push((caller.abs(fusion.name_range), f.evidence.clone()));
+            if let Some(fix) = &fix {
+                d = d.with_fix(fix.clone());
             }
             Some(d)
         })
@@ -146,9 +175,9 @@ fn tiled_fix(
     view: &analysis::Module<'_>,
     caller: ComputationRef<'_>,
     fusion: &model::Instruction,
-    report: &Report,
+    family: &Family,
 ) -> Option<Fix> {
-    let Family::Tiled(configured) = &report.family else {
+    let Family::Tiled(configured) = family else {
         return None;
     };
     let tiles = output_tiles(caller, fusion)?.ok()?;

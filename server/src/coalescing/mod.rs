@@ -25,6 +25,7 @@ pub mod emitted;
 pub mod emitter;
 pub mod heuristic;
 pub mod launch;
+pub mod memo;
 pub mod picture;
 pub mod site;
 pub mod subject;

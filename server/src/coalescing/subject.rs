@@ -172,22 +172,29 @@ impl<'a> Subject<'a> {
 /// The operands of `instruction` as the caller writes them.
 fn caller_operands(computation: ComputationRef<'_>, instruction: &Instruction) -> Vec<Operand> {
     (0..instruction.operands.len())
-        .map(|k| {
-            let target = instruction.operands[k]
-                .target
-                .map(|t| computation.instruction(t));
-            Operand {
-                index: k,
-                name: target.map_or_else(|| format!("#{k}"), |t| t.name.clone()),
-                shape: computation
-                    .operand_shape(instruction, k)
-                    .cloned()
-                    .unwrap_or(model::Shape::Invalid),
-                parameter: None,
-                declared_otherwise: None,
-            }
-        })
+        .map(|k| caller_operand(computation, instruction, k))
         .collect()
+}
+
+/// Operand `k` of `instruction` as the caller writes it: its name and shape.
+pub fn caller_operand(
+    computation: ComputationRef<'_>,
+    instruction: &Instruction,
+    k: usize,
+) -> Operand {
+    let target = instruction.operands[k]
+        .target
+        .map(|t| computation.instruction(t));
+    Operand {
+        index: k,
+        name: target.map_or_else(|| format!("#{k}"), |t| t.name.clone()),
+        shape: computation
+            .operand_shape(instruction, k)
+            .cloned()
+            .unwrap_or(model::Shape::Invalid),
+        parameter: None,
+        declared_otherwise: None,
+    }
 }
 
 /// A computation of `parameter(k)` for each operand followed by the op itself.
