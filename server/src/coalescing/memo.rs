@@ -119,6 +119,11 @@ pub fn findings(
     Some(shared)
 }
 
+/// Whether the memo holds findings to share for `key` (see [`key`]).
+pub fn is_shared(key: &[u8]) -> bool {
+    with_memo(|memo| memo.get(key).is_some_and(Option::is_some))
+}
+
 fn with_memo<T>(f: impl FnOnce(&mut Entries) -> T) -> T {
     let mut memo = MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     f(memo.get_or_insert_with(Default::default))
