@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
     CallSite, ComputationId, ComputationRef, Crossrefs, HloFile, Instruction, Module, Placed, Unit,
+    Units,
 };
 use super::opcode::Opcode;
 use super::shape::Shape;
@@ -20,11 +21,18 @@ use crate::syntax::{ChunkKind, SyntaxDocument};
 /// `units[i]` is the unit of chunk `i`. With `previous` (the index of the version this
 /// one was edited from, when the edit changed no name, call or module boundary), the
 /// cross-references are shared with it instead of rebuilt.
-pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>], previous: Option<&HloFile>) -> HloFile {
+pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>) -> HloFile {
     let mut modules: Vec<Module> = Vec::new();
     let mut current: Option<Module> = None;
-    for (chunk, (placed, unit)) in syntax.chunks().iter().zip(units).enumerate() {
-        match placed.kind() {
+    let chunks = syntax.chunks();
+    // Reads the places only, not the chunks behind them: an edit indexes again.
+    let end_of = |chunk: usize| {
+        chunks
+            .get(chunk + 1)
+            .map_or(syntax.len(), |next| next.start)
+    };
+    for (chunk, placed) in chunks.iter().enumerate() {
+        match placed.kind {
             ChunkKind::Separator => modules.extend(current.take()),
             ChunkKind::Header => {
                 if current
@@ -33,27 +41,26 @@ pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>], previous: Option<&Hlo
                 {
                     modules.extend(current.take());
                 }
-                let m = current.get_or_insert_with(|| new_module(placed.start));
+                let m = current.get_or_insert_with(|| new_module(placed.start, units));
                 let text = placed.text();
                 m.header_range = Some(placed.abs(0..text.trim_end().len()));
                 if let Some(name) = &placed.outline().name {
                     m.name = Some(name.name.to_string());
                     m.name_range = Some(placed.abs(name.start as usize..name.end as usize));
                 }
-                m.range.end = placed.range().end;
+                m.range.end = end_of(chunk);
             }
             ChunkKind::Computation => {
-                let m = current.get_or_insert_with(|| new_module(placed.start));
+                let m = current.get_or_insert_with(|| new_module(placed.start, units));
                 m.units.push(Placed {
                     offset: placed.start,
                     chunk,
-                    unit: unit.clone(),
                 });
-                m.range.end = placed.range().end;
+                m.range.end = end_of(chunk);
             }
             ChunkKind::Table | ChunkKind::Other => {
                 if let Some(m) = current.as_mut() {
-                    m.range.end = placed.range().end;
+                    m.range.end = end_of(chunk);
                 }
             }
         }
@@ -63,7 +70,7 @@ pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>], previous: Option<&Hlo
     for (k, m) in modules.iter_mut().enumerate() {
         m.refs = match shared {
             Some(p) => p.modules[k].refs.clone(),
-            None => Arc::new(crossrefs(&m.units)),
+            None => Arc::new(crossrefs(&m.units, units)),
         };
     }
     HloFile {
@@ -72,19 +79,21 @@ pub fn index(syntax: &SyntaxDocument, units: &[Arc<Unit>], previous: Option<&Hlo
     }
 }
 
-fn new_module(start: usize) -> Module {
+fn new_module(start: usize, units: &Units) -> Module {
     Module {
         range: start..start,
+        all_units: units.clone(),
         ..Module::default()
     }
 }
 
 /// Names, the entry and the callers of a module's computations, from their outlines.
-fn crossrefs(units: &[Placed]) -> Crossrefs {
+fn crossrefs(units: &[Placed], all_units: &[Arc<Unit>]) -> Crossrefs {
+    let outline = |placed: &Placed| all_units[placed.chunk].chunk.outline();
     let mut refs = Crossrefs::default();
     for (i, placed) in units.iter().enumerate() {
         let id = ComputationId(i as u32);
-        let outline = placed.unit.chunk.outline();
+        let outline = outline(placed);
         if let Some(name) = &outline.name {
             match refs.computation_names.entry(name.name.clone()) {
                 std::collections::hash_map::Entry::Occupied(_) => refs.duplicates.push(id),
@@ -103,7 +112,7 @@ fn crossrefs(units: &[Placed]) -> Crossrefs {
         .copied()
         .or(units.len().checked_sub(1).map(|i| ComputationId(i as u32)));
     for (caller, placed) in units.iter().enumerate() {
-        for (k, call) in placed.unit.chunk.outline().calls.iter().enumerate() {
+        for (k, call) in outline(placed).calls.iter().enumerate() {
             refs.callers
                 .entry(call.callee.name.clone())
                 .or_default()
@@ -121,7 +130,7 @@ fn crossrefs(units: &[Placed]) -> Crossrefs {
 /// result do not fit the callee. Builds `c` and the computations it calls.
 pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let outline = m.units[c.id.index()].unit.chunk.outline();
+    let outline = m.outline(c.id);
     if let Some(name) = &outline.name {
         let first = m.computation_names.get(&*name.name).copied();
         if let Some(first) = first.filter(|&f| f != c.id) {

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::crossref;
 use super::diagnostics::Diagnostic;
-use super::module::{HloFile, Unit};
+use super::module::{HloFile, Unit, Units};
 use crate::syntax::{Chunk, Splice, SyntaxDocument};
 
 /// What an edit changed between two versions: the chunks replaced (`splice`) and the
@@ -40,7 +40,7 @@ impl Change {
 pub struct Document {
     syntax: SyntaxDocument,
     /// `units[i]` belongs to chunk `i` of `syntax`.
-    units: Vec<Arc<Unit>>,
+    units: Units,
     file: OnceLock<HloFile>,
 }
 
@@ -51,11 +51,13 @@ impl Document {
     }
 
     pub fn from_syntax(syntax: SyntaxDocument) -> Document {
-        let units = syntax
-            .chunks()
-            .iter()
-            .map(|c| Arc::new(Unit::new(c.chunk.clone())))
-            .collect();
+        let units = Arc::new(
+            syntax
+                .chunks()
+                .iter()
+                .map(|c| Arc::new(Unit::new(c.chunk.clone())))
+                .collect(),
+        );
         Document {
             syntax,
             units,
@@ -78,7 +80,7 @@ impl Document {
     pub fn edited(&self, start: usize, old_end: usize, new_text: &str) -> (Document, Change) {
         let mut syntax = self.syntax.clone();
         let splice = syntax.edit(start, old_end, new_text);
-        let mut units = self.units.clone();
+        let mut units = Vec::clone(&self.units);
         let fresh = syntax.chunks()[splice.old.start..splice.old.start + splice.new_len]
             .iter()
             .map(|c| Arc::new(Unit::new(c.chunk.clone())));
@@ -87,6 +89,7 @@ impl Document {
             .map(|u| u.chunk.clone())
             .collect();
         let change = Change { splice, removed };
+        let units = Arc::new(units);
         // An edit that leaves every name, call and module boundary alone keeps the
         // cross-references: the index is made now, sharing them.
         let file = match self.file.get() {

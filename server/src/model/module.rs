@@ -116,6 +116,9 @@ pub struct Module {
     pub range: Range<usize>,
     /// The computations in text order, each where its chunk starts.
     pub(crate) units: Vec<Placed>,
+    /// The document's units (see [`Units`]): `all_units[units[i].chunk]` is
+    /// computation `i`'s.
+    pub(crate) all_units: Units,
     pub(crate) refs: Arc<Crossrefs>,
 }
 
@@ -212,10 +215,14 @@ impl Unit {
 pub(crate) struct Placed {
     /// Document offset of the chunk's first byte.
     pub offset: usize,
-    /// Index of the chunk in the document.
+    /// Index of the chunk (and its unit) in the document.
     pub chunk: usize,
-    pub unit: Arc<Unit>,
 }
+
+/// A document's units, one per chunk, shared by the document and its index: an edit
+/// makes one new list, and the index reads its units from it instead of holding a
+/// reference to each (tens of thousands to count up and down per edit).
+pub type Units = Arc<Vec<Arc<Unit>>>;
 
 /// A call of a computation, from the caller's outline (known without building it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -506,12 +513,18 @@ impl Module {
     /// Computation `id` where it stands in the document.
     pub fn computation(&self, id: ComputationId) -> ComputationRef<'_> {
         let placed = &self.units[id.index()];
+        let unit = &self.all_units[placed.chunk];
         ComputationRef {
             id,
             offset: placed.offset,
-            text: placed.unit.text(),
-            computation: &placed.unit.built().computation,
+            text: unit.text(),
+            computation: &unit.built().computation,
         }
+    }
+
+    /// The unit of computation `id`.
+    fn unit(&self, id: ComputationId) -> &Unit {
+        &self.all_units[self.units[id.index()].chunk]
     }
 
     /// The computations in text order.
@@ -569,7 +582,7 @@ impl Module {
 
     /// The outline of computation `id`'s chunk (its name and calls, without building).
     pub fn outline(&self, id: ComputationId) -> &crate::syntax::Outline {
-        self.units[id.index()].unit.chunk.outline()
+        self.unit(id).chunk.outline()
     }
 
     /// The strongly connected component of each computation in the call graph: a call
@@ -593,7 +606,7 @@ impl Module {
     /// computation is built for it).
     pub fn call_name_range(&self, site: &CallSite) -> Range<usize> {
         let placed = &self.units[site.computation.index()];
-        let callee = &placed.unit.chunk.outline().calls[site.call as usize].callee;
+        let callee = &self.unit(site.computation).chunk.outline().calls[site.call as usize].callee;
         placed.offset + callee.start as usize..placed.offset + callee.end as usize
     }
 

@@ -27,17 +27,31 @@ pub struct Placed {
     pub first_line: usize,
     /// Whether the chunk starts that line (no other item before it on the line).
     pub starts_line: bool,
+    /// The chunk's kind, beside its place: walks over the places (the index of a
+    /// new version) read it without reaching each chunk.
+    pub kind: ChunkKind,
     pub chunk: Arc<Chunk>,
 }
 
 impl Placed {
+    /// `chunk` at `start`, its line not known yet (see [`SyntaxDocument::place`]).
+    fn unplaced(start: usize, chunk: Arc<Chunk>) -> Placed {
+        Placed {
+            start,
+            first_line: 0,
+            starts_line: true,
+            kind: chunk.kind,
+            chunk,
+        }
+    }
+
     /// The chunk's bytes in the document.
     pub fn range(&self) -> Range<usize> {
         self.start..self.start + self.chunk.len()
     }
 
     pub fn kind(&self) -> ChunkKind {
-        self.chunk.kind
+        self.kind
     }
 
     /// A node's (or any chunk-relative) range in the document.
@@ -83,12 +97,7 @@ impl SyntaxDocument {
         };
         doc.chunks = chunks
             .into_iter()
-            .map(|chunk| Placed {
-                start: 0,
-                first_line: 0,
-                starts_line: true,
-                chunk,
-            })
+            .map(|chunk| Placed::unplaced(0, chunk))
             .collect();
         let count = doc.chunks.len();
         doc.place(0..count);
@@ -403,6 +412,7 @@ impl SyntaxDocument {
             return None;
         }
         let chunk = edited_chunk(old, &text, edit);
+        self.chunks[i].kind = chunk.kind;
         self.chunks[i].chunk = Arc::new(chunk);
         Some(Splice {
             old: i..i + 1,
@@ -503,11 +513,12 @@ impl SyntaxDocument {
         let old: Vec<Placed> = self.chunks[first..stop].to_vec();
         let rebuilt: Vec<Placed> = spans
             .into_par_iter()
-            .map(|(range, kind)| Placed {
-                start: base + range.start,
-                first_line: 0,
-                starts_line: true,
-                chunk: rebuild_chunk(&old, base + range.start, &region[range], kind, edit),
+            .map(|(range, kind)| {
+                let start = base + range.start;
+                Placed::unplaced(
+                    start,
+                    rebuild_chunk(&old, start, &region[range], kind, edit),
+                )
             })
             .collect();
         let new_len = rebuilt.len();
