@@ -4,7 +4,7 @@
 
 use hlo_lsp::coalescing::diagnostics::{computation_diagnostics_with, Sharing, UNCOALESCED_READ};
 use hlo_lsp::coalescing::memo;
-use hlo_lsp::model::{Document, ModuleId};
+use hlo_lsp::model::{nameless, Document, ModuleId};
 
 const TRANSFORMER: &str = include_str!("../../tests/data/bench/transformer.after.hlo");
 
@@ -119,7 +119,7 @@ fn fusion_key(document: &Document, name: &str) -> Vec<u8> {
         .names
         .get(&format!("fusion.{name}"))
         .expect("a fusion");
-    memo::key(m, entry, entry.instruction(id)).expect("a key")
+    nameless::fusion_key(m, entry, entry.instruction(id)).expect("a key")
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! report, besides the names it labels it with, depends only on the text of the
 //! fusion and of the computations it calls, with the names and the metadata left
 //! out, and on the shapes of the fusion's operands: that text is the key
-//! ([`key`]). Keys are compared whole, not by a hash, so two fusions share
+//! ([`nameless::fusion_key`]). Keys are compared whole, not by a hash, so two fusions share
 //! findings exactly when nothing the analysis reads tells them apart.
 //!
 //! The memo is content-addressed, so an entry never goes stale: the CLI and every
@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::FxHashMap;
 
 use super::{Evidence, Family, OperandVerdict, Report};
-use crate::model::{self, ComputationRef, Instruction, Span};
+use crate::model::{self, nameless, ComputationRef, Instruction};
 
 /// What the check shows of one fusion's report, without names.
 #[derive(Debug)]
@@ -77,10 +77,6 @@ impl Shared {
 /// hundred distinct fusions.
 pub const MAX_ENTRIES: usize = 4096;
 
-/// Calls nested deeper than this in a fused computation (a reducer of a nested
-/// fusion...) are not keyed: such fusions are analyzed each time.
-const MAX_DEPTH: usize = 3;
-
 /// `None` for a key whose findings name instructions (see [`Shared::mentions`]).
 type Entries = FxHashMap<Box<[u8]>, Option<Arc<Shared>>>;
 
@@ -96,7 +92,7 @@ pub fn findings(
     fused: ComputationRef,
     compute: impl FnOnce() -> Option<Shared>,
 ) -> Option<Arc<Shared>> {
-    let Some(key) = key(m, caller, fusion) else {
+    let Some(key) = nameless::fusion_key(m, caller, fusion) else {
         return compute().map(Arc::new);
     };
     if let Some(kept) = with_memo(|memo| memo.get(&key[..]).cloned()) {
@@ -106,7 +102,7 @@ pub fn findings(
         };
     }
     let shared = Arc::new(compute()?);
-    let names = names(m, fused, 0)
+    let names = nameless::instruction_names(m, fused)
         .into_iter()
         .chain(caller_names(caller, fusion));
     let kept = (!shared.mentions(names)).then(|| shared.clone());
@@ -119,7 +115,7 @@ pub fn findings(
     Some(shared)
 }
 
-/// Whether the memo holds findings to share for `key` (see [`key`]).
+/// Whether the memo holds findings to share for `key` ([`nameless::fusion_key`]).
 pub fn is_shared(key: &[u8]) -> bool {
     with_memo(|memo| memo.get(key).is_some_and(Option::is_some))
 }
@@ -127,128 +123,6 @@ pub fn is_shared(key: &[u8]) -> bool {
 fn with_memo<T>(f: impl FnOnce(&mut Entries) -> T) -> T {
     let mut memo = MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     f(memo.get_or_insert_with(Default::default))
-}
-
-/// The key of `fusion` (see the module docs): its text without its name, its
-/// metadata and its operands' names, which the operands' shapes replace, then
-/// the key of each computation it calls. `None` when a called computation is not
-/// found, nests too deep, or has inline operands.
-pub fn key(m: &model::Module, caller: ComputationRef, fusion: &Instruction) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(2048);
-    let operand = |out: &mut Vec<u8>, k: usize| {
-        use std::io::Write as _;
-        let shape = caller.operand_shape(fusion, k)?;
-        write!(out, "{shape}").ok()
-    };
-    write_nameless(caller, fusion, &mut out, operand)?;
-    for called in &fusion.called {
-        computation_key(m, m.resolve(called)?, 0, &mut out)?;
-    }
-    Some(out)
-}
-
-/// Appends the key of computation `c`: each instruction's text without names or
-/// metadata, operands written as the number of the instruction they name, then
-/// the keys of the computations it calls.
-fn computation_key(
-    m: &model::Module,
-    c: ComputationRef,
-    depth: usize,
-    out: &mut Vec<u8>,
-) -> Option<()> {
-    if depth > MAX_DEPTH {
-        return None;
-    }
-    out.push(b'{');
-    for instruction in &c.instructions {
-        if instruction.synthetic {
-            return None;
-        }
-        write_nameless(c, instruction, out, |out, k| {
-            let target = instruction.operands[k].target?;
-            out.push(b'#');
-            out.extend_from_slice(target.index().to_string().as_bytes());
-            Some(())
-        })?;
-        out.push(b'\n');
-    }
-    out.push(b'}');
-    for instruction in &c.instructions {
-        for called in &instruction.called {
-            computation_key(m, m.resolve(called)?, depth + 1, out)?;
-        }
-    }
-    Some(())
-}
-
-/// Appends the text of `instruction` (of computation `c`) without its name, its
-/// metadata and the names of the computations it calls; `operand(out, k)` writes
-/// what stands for operand `k`'s name.
-fn write_nameless(
-    c: ComputationRef,
-    instruction: &Instruction,
-    out: &mut Vec<u8>,
-    mut operand: impl FnMut(&mut Vec<u8>, usize) -> Option<()>,
-) -> Option<()> {
-    // (span, operand number): what is left out or replaced, in text order.
-    let mut holes: Vec<(Span, Option<usize>)> = vec![(instruction.name_range, None)];
-    for (k, o) in instruction.operands.iter().enumerate() {
-        holes.extend(o.name_range.map(|span| (span, Some(k))));
-    }
-    let text = c.src(instruction.range).as_bytes();
-    let base = instruction.range.start;
-    for a in &instruction.attributes {
-        if a.name == "metadata" {
-            // With the comma before it, so that the text reads the same without.
-            let at = (a.name_range.start.checked_sub(base)? as usize).min(text.len());
-            let kept = text[..at].trim_ascii_end();
-            let start = kept.strip_suffix(b",").unwrap_or(kept).len() as u32 + base;
-            holes.push((
-                Span {
-                    start,
-                    end: a.value_range.end,
-                },
-                None,
-            ));
-        }
-    }
-    holes.extend(
-        instruction
-            .called
-            .iter()
-            .map(|called| (called.name_range, None)),
-    );
-    holes.sort_unstable_by_key(|(span, _)| span.start);
-    let mut at = 0usize;
-    for (span, k) in holes {
-        let start = span.start.checked_sub(base)? as usize;
-        let end = span.end.checked_sub(base)? as usize;
-        out.extend_from_slice(text.get(at..start)?);
-        if let Some(k) = k {
-            operand(out, k)?;
-        }
-        at = end;
-    }
-    out.extend_from_slice(text.get(at..)?);
-    Some(())
-}
-
-/// The names of `c`'s instructions and of those of the computations it calls.
-fn names<'m>(m: &'m model::Module, c: ComputationRef<'m>, depth: usize) -> Vec<&'m str> {
-    let mut out: Vec<&str> = c
-        .model()
-        .instructions
-        .iter()
-        .map(|i| i.name.as_str())
-        .collect();
-    if depth < MAX_DEPTH {
-        for called in c.model().instructions.iter().flat_map(|i| &i.called) {
-            if let Some(callee) = m.resolve(called) {
-                out.extend(names(m, callee, depth + 1));
-            }
-        }
-    }
-    out
 }
 
 /// The fusion's name and its operands' names in the caller.

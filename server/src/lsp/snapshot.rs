@@ -36,10 +36,46 @@ impl FusedMaps {
             .filter_map(move |(k, reached)| Some((k, reached.get(i)?)))
             .filter(|(_, r)| r.is_read())
     }
+
+    /// Whether these maps hold something of their computation alone, whose
+    /// instructions are named `names`: a runtime value read from one of its
+    /// instructions (numbered within the module), or a reason for unknown maps
+    /// naming an instruction. A short name may match by chance; that only costs
+    /// the sharing.
+    fn belong_to(&self, names: &[&str]) -> bool {
+        use crate::analysis::operand_indexing::RuntimeSource;
+        self.outputs.iter().flatten().any(|reached| {
+            let runtime = reached.maps.iter().flat_map(|(_, m)| &m.runtime_vars);
+            reached
+                .unknown
+                .as_ref()
+                .is_some_and(|why| names.iter().any(|n| why.contains(n)))
+                || runtime
+                    .into_iter()
+                    .any(|v| matches!(v.source, RuntimeSource::Instruction { .. }))
+        })
+    }
 }
 
-/// A fused computation: (module, computation).
-type FusedKey = (usize, usize);
+/// Which fused computation a [`FusedMaps`] belongs to: its text without names
+/// ([`model::nameless`]) when it has one, so that the copies of a fusion a dump
+/// repeats under other names (each layer's) share their maps; else its place,
+/// (module, computation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FusedKey {
+    Text(Arc<[u8]>),
+    Place(usize, usize),
+}
+
+/// The maps kept for a key, with the computation they were computed for: they hold
+/// for every computation of the key unless they print something of that one
+/// ([`FusedMaps::belong_to`]).
+#[derive(Debug)]
+struct KeptFused {
+    owner: (usize, usize),
+    shareable: bool,
+    maps: Arc<FusedMaps>,
+}
 
 /// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
 /// instruction from every output, up to megabytes for a large fusion, and an engineer
@@ -51,14 +87,14 @@ pub const FUSED_KEPT: usize = 32;
 #[derive(Debug, Default)]
 struct RecentFused {
     /// `(computation, its maps, when last used)`.
-    entries: Vec<(FusedKey, Arc<Memo<FusedMaps>>, u64)>,
+    entries: Vec<(FusedKey, Arc<Memo<KeptFused>>, u64)>,
     clock: u64,
 }
 
 impl RecentFused {
     /// The memo of `key`, made when missing (dropping the one used longest ago
     /// when full: requests computing with it keep it alive until they end).
-    fn memo(&mut self, key: FusedKey) -> Arc<Memo<FusedMaps>> {
+    fn memo(&mut self, key: FusedKey) -> Arc<Memo<KeptFused>> {
         self.clock += 1;
         if let Some(entry) = self.entries.iter_mut().find(|e| e.0 == key) {
             entry.2 = self.clock;
@@ -187,12 +223,32 @@ impl Snapshot {
     /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use
     /// (again when it was not used for a while: see [`FUSED_KEPT`]).
     pub fn fused_maps(&self, module: usize, computation: usize) -> Arc<FusedMaps> {
-        let memo = super::workspace::lock(&self.fused).memo((module, computation));
-        memo.get_or_compute(|| {
-            let view = self.analysis_module(module);
-            let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
-            FusedMaps { outputs }
-        })
+        let m = self.model().module(model::ModuleId(module as u32));
+        let c = m.computation(model::ComputationId(computation as u32));
+        let at = (module, computation);
+        if let Some(text) = model::nameless::computation_key(m, c) {
+            let memo = super::workspace::lock(&self.fused).memo(FusedKey::Text(text.into()));
+            let kept = memo.get_or_compute(|| self.compute_fused(at));
+            if kept.shareable || kept.owner == at {
+                return kept.maps.clone();
+            }
+        }
+        let memo = super::workspace::lock(&self.fused).memo(FusedKey::Place(module, computation));
+        memo.get_or_compute(|| self.compute_fused(at)).maps.clone()
+    }
+
+    /// The maps of fused computation `computation` of module `module`.
+    fn compute_fused(&self, (module, computation): (usize, usize)) -> KeptFused {
+        let view = self.analysis_module(module);
+        let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
+        let maps = FusedMaps { outputs };
+        let m = self.model().module(model::ModuleId(module as u32));
+        let c = m.computation(model::ComputationId(computation as u32));
+        KeptFused {
+            owner: (module, computation),
+            shareable: !maps.belong_to(&model::nameless::instruction_names(m, c)),
+            maps: Arc::new(maps),
+        }
     }
 
     /// The stack-frame tables of module `module` (empty when it has none).
@@ -246,19 +302,105 @@ mod tests {
     #[test]
     fn the_fused_maps_used_longest_ago_are_dropped_first() {
         let mut recent = RecentFused::default();
-        let first = recent.memo((0, 0));
+        let first = recent.memo(FusedKey::Place(0, 0));
         for k in 1..FUSED_KEPT {
-            recent.memo((0, k));
+            recent.memo(FusedKey::Place(0, k));
         }
         // Used again: now the most recent.
-        assert!(Arc::ptr_eq(&first, &recent.memo((0, 0))));
-        let second = recent.memo((0, 1));
-        recent.memo((0, 2));
-        recent.memo((1, 0));
+        assert!(Arc::ptr_eq(&first, &recent.memo(FusedKey::Place(0, 0))));
+        let second = recent.memo(FusedKey::Place(0, 1));
+        recent.memo(FusedKey::Place(0, 2));
+        recent.memo(FusedKey::Place(1, 0));
         assert_eq!(recent.entries.len(), FUSED_KEPT);
         // (0, 3) was the oldest: dropped, and made anew when asked again.
-        assert!(recent.entries.iter().all(|e| e.0 != (0, 3)));
-        assert!(Arc::ptr_eq(&first, &recent.memo((0, 0))));
-        assert!(Arc::ptr_eq(&second, &recent.memo((0, 1))));
+        assert!(recent.entries.iter().all(|e| e.0 != FusedKey::Place(0, 3)));
+        assert!(Arc::ptr_eq(&first, &recent.memo(FusedKey::Place(0, 0))));
+        assert!(Arc::ptr_eq(&second, &recent.memo(FusedKey::Place(0, 1))));
+    }
+
+    /// Two copies of an elementwise fusion and two of a dynamic slice whose offset
+    /// the fusion computes, under other names.
+    const COPIES: &str = r#"HloModule m
+
+%fused_exp.one (param_0.one: f32[16,8]) -> f32[16,8] {
+  %param_0.one = f32[16,8]{1,0} parameter(0)
+  ROOT %exponential.one = f32[16,8]{1,0} exponential(%param_0.one)
+}
+
+%fused_exp.two (param_0.two: f32[16,8]) -> f32[16,8] {
+  %param_0.two = f32[16,8]{1,0} parameter(0)
+  ROOT %exponential.two = f32[16,8]{1,0} exponential(%param_0.two), metadata={op_name="b"}
+}
+
+%fused_slice.one (param_0.ds1: f32[16,8], param_1.ds1: s32[]) -> f32[2,8] {
+  %param_0.ds1 = f32[16,8]{1,0} parameter(0)
+  %param_1.ds1 = s32[] parameter(1)
+  %constant.ds1 = s32[] constant(1)
+  %offset.ds1 = s32[] add(%param_1.ds1, %constant.ds1)
+  %zero.ds1 = s32[] constant(0)
+  ROOT %slice.ds1 = f32[2,8]{1,0} dynamic-slice(%param_0.ds1, %offset.ds1, %zero.ds1), dynamic_slice_sizes={2,8}
+}
+
+%fused_slice.two (param_0.ds2: f32[16,8], param_1.ds2: s32[]) -> f32[2,8] {
+  %param_0.ds2 = f32[16,8]{1,0} parameter(0)
+  %param_1.ds2 = s32[] parameter(1)
+  %constant.ds2 = s32[] constant(1)
+  %offset.ds2 = s32[] add(%param_1.ds2, %constant.ds2)
+  %zero.ds2 = s32[] constant(0)
+  ROOT %slice.ds2 = f32[2,8]{1,0} dynamic-slice(%param_0.ds2, %offset.ds2, %zero.ds2), dynamic_slice_sizes={2,8}
+}
+
+ENTRY %main (x: f32[16,8], i: s32[]) -> f32[2,8] {
+  %x = f32[16,8]{1,0} parameter(0)
+  %i = s32[] parameter(1)
+  %e1 = f32[16,8]{1,0} fusion(%x), kind=kLoop, calls=%fused_exp.one
+  %e2 = f32[16,8]{1,0} fusion(%e1), kind=kLoop, calls=%fused_exp.two
+  %s1 = f32[2,8]{1,0} fusion(%e2, %i), kind=kLoop, calls=%fused_slice.one
+  ROOT %s2 = f32[2,8]{1,0} fusion(%e2, %i), kind=kLoop, calls=%fused_slice.two
+}
+"#;
+
+    #[test]
+    fn copies_share_their_fused_maps_unless_the_maps_name_their_instructions() {
+        use crate::analysis::operand_indexing::RuntimeSource;
+        let document = Arc::new(model::Document::parse(COPIES));
+        let checked = Arc::new(Checked::new(&document));
+        let uri: Uri = "file:///copies.hlo".parse().expect("a URI");
+        let snapshot = Snapshot::new(uri, 1, 1, document, checked);
+        let m = snapshot.model().module(model::ModuleId(0));
+        let id = |name: &str| m.computation_by_name(name).expect(name).index();
+        let maps = |name: &str| snapshot.fused_maps(0, id(name));
+        assert!(Arc::ptr_eq(&maps("fused_exp.one"), &maps("fused_exp.two")));
+        // Each slice's offset is read from its own `add`: not shared, and each names its own.
+        assert!(!Arc::ptr_eq(
+            &maps("fused_slice.one"),
+            &maps("fused_slice.two")
+        ));
+        for (name, label) in [
+            ("fused_slice.one", "offset.ds1"),
+            ("fused_slice.two", "offset.ds2"),
+        ] {
+            let fused = maps(name);
+            let sources: Vec<(usize, String)> = fused
+                .outputs
+                .iter()
+                .flatten()
+                .flat_map(|r| &r.maps)
+                .flat_map(|(_, m)| &m.runtime_vars)
+                .filter_map(|v| match &v.source {
+                    RuntimeSource::Instruction {
+                        computation, label, ..
+                    } => Some((*computation, label.clone())),
+                    RuntimeSource::Operand(_) => None,
+                })
+                .collect();
+            assert!(!sources.is_empty(), "{name} reads a runtime offset");
+            assert!(
+                sources
+                    .iter()
+                    .all(|(c, l)| *c == id(name) && l.contains(label)),
+                "{name}: {sources:?}"
+            );
+        }
     }
 }

@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod document;
 pub mod metadata;
 pub mod module;
+pub mod nameless;
 pub mod opcode;
 pub mod shape;
 pub mod shape_inference;
