@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::model::Diagnostic;
+use crate::syntax::LineIndex;
 
 #[derive(Debug, Default, clap::Args)]
 pub struct CheckArgs {
@@ -24,35 +25,6 @@ pub struct CheckArgs {
 /// All diagnostics of `text`, sorted by position.
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
     crate::checks::all(&crate::model::Document::parse(text))
-}
-
-/// 1-based line and column (in characters) of byte `offset`.
-pub struct LineIndex {
-    line_starts: Vec<usize>,
-}
-
-impl LineIndex {
-    pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        LineIndex { line_starts }
-    }
-
-    pub fn position(&self, text: &str, offset: usize) -> (usize, usize) {
-        let offset = offset.min(text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
-        let column = text
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(offset - start);
-        (line + 1, column + 1)
-    }
 }
 
 pub fn run_check(args: CheckArgs) -> ExitCode {
@@ -76,8 +48,8 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
         let items: Vec<serde_json::Value> = found
             .iter()
             .map(|d| {
-                let (line, column) = lines.position(&text, d.range.start);
-                let (end_line, end_column) = lines.position(&text, d.range.end);
+                let (line, column) = lines.line_col(&text, d.range.start);
+                let (end_line, end_column) = lines.line_col(&text, d.range.end);
                 serde_json::json!({
                     "line": line, "column": column, "end_line": end_line, "end_column": end_column,
                     "severity": d.severity.as_str(), "code": d.code, "message": d.message,
@@ -88,7 +60,7 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
     } else {
         let name = args.file.display();
         for d in &found {
-            let (line, column) = lines.position(&text, d.range.start);
+            let (line, column) = lines.line_col(&text, d.range.start);
             let _ = writeln!(
                 out,
                 "{name}:{line}:{column}: {}: {} [{}]",
