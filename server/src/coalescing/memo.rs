@@ -102,7 +102,7 @@ pub fn findings(
         };
     }
     let shared = Arc::new(compute()?);
-    let names = nameless::instruction_names(m, fused)
+    let names = nameless::own_names(m, fused)
         .into_iter()
         .chain(caller_names(caller, fusion));
     let kept = (!shared.mentions(names)).then(|| shared.clone());

@@ -246,7 +246,7 @@ impl Snapshot {
         let c = m.computation(model::ComputationId(computation as u32));
         KeptFused {
             owner: (module, computation),
-            shareable: !maps.belong_to(&model::nameless::instruction_names(m, c)),
+            shareable: !maps.belong_to(&model::nameless::own_names(m, c)),
             maps: Arc::new(maps),
         }
     }

@@ -121,19 +121,17 @@ fn write_nameless(
     Some(())
 }
 
-/// The names of `c`'s instructions and of those of the computations it calls:
-/// what a result computed from `c` may print that belongs to `c` alone.
-pub fn instruction_names<'m>(m: &'m Module, c: ComputationRef<'m>) -> Vec<&'m str> {
+/// The names of `c`, of its instructions, and of the computations it calls and
+/// theirs: what a result computed from `c` may print that belongs to `c` alone.
+pub fn own_names<'m>(m: &'m Module, c: ComputationRef<'m>) -> Vec<&'m str> {
     names(m, c, 0)
 }
 
-/// The names of `c`'s instructions and of those of the computations it calls.
+/// See [`own_names`].
 fn names<'m>(m: &'m Module, c: ComputationRef<'m>, depth: usize) -> Vec<&'m str> {
-    let mut out: Vec<&str> = c
-        .model()
-        .instructions
-        .iter()
-        .map(|i| i.name.as_str())
+    let instructions = c.model().instructions.iter().map(|i| i.name.as_str());
+    let mut out: Vec<&str> = std::iter::once(c.model().name.as_str())
+        .chain(instructions)
         .collect();
     if depth < MAX_DEPTH {
         for called in c.model().instructions.iter().flat_map(|i| &i.called) {
