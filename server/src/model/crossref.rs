@@ -32,12 +32,12 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
             .map_or(syntax.len(), |next| next.start)
     };
     for (chunk, placed) in chunks.iter().enumerate() {
-        match placed.kind {
+        match placed.kind() {
             ChunkKind::Separator => modules.extend(current.take()),
             ChunkKind::Header => {
                 if current
                     .as_ref()
-                    .is_some_and(|m| m.header_range.is_some() || !m.units.is_empty())
+                    .is_some_and(|m| m.header_range.is_some() || !m.places.is_empty())
                 {
                     modules.extend(current.take());
                 }
@@ -52,7 +52,7 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
             }
             ChunkKind::Computation => {
                 let m = current.get_or_insert_with(|| new_module(placed.start, units));
-                m.units.push(Placed {
+                m.places.push(Placed {
                     offset: placed.start,
                     chunk,
                 });
@@ -70,7 +70,7 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
     for (k, m) in modules.iter_mut().enumerate() {
         m.refs = match shared {
             Some(p) => p.modules[k].refs.clone(),
-            None => Arc::new(crossrefs(&m.units, units)),
+            None => Arc::new(crossrefs(&m.places, units)),
         };
     }
     HloFile {
@@ -82,16 +82,16 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
 fn new_module(start: usize, units: &Units) -> Module {
     Module {
         range: start..start,
-        all_units: units.clone(),
+        units: units.clone(),
         ..Module::default()
     }
 }
 
 /// Names, the entry and the callers of a module's computations, from their outlines.
-fn crossrefs(units: &[Placed], all_units: &[Arc<Unit>]) -> Crossrefs {
-    let outline = |placed: &Placed| all_units[placed.chunk].chunk.outline();
+fn crossrefs(places: &[Placed], units: &[Arc<Unit>]) -> Crossrefs {
+    let outline = |placed: &Placed| units[placed.chunk].chunk.outline();
     let mut refs = Crossrefs::default();
-    for (i, placed) in units.iter().enumerate() {
+    for (i, placed) in places.iter().enumerate() {
         let id = ComputationId(i as u32);
         let outline = outline(placed);
         if let Some(name) = &outline.name {
@@ -110,8 +110,8 @@ fn crossrefs(units: &[Placed], all_units: &[Arc<Unit>]) -> Crossrefs {
         .marked_entries
         .first()
         .copied()
-        .or(units.len().checked_sub(1).map(|i| ComputationId(i as u32)));
-    for (caller, placed) in units.iter().enumerate() {
+        .or(places.len().checked_sub(1).map(|i| ComputationId(i as u32)));
+    for (caller, placed) in places.iter().enumerate() {
         for (k, call) in outline(placed).calls.iter().enumerate() {
             refs.callers
                 .entry(call.callee.name.clone())

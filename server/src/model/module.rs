@@ -115,10 +115,10 @@ pub struct Module {
     /// From the first to the last byte of the module's text.
     pub range: Range<usize>,
     /// The computations in text order, each where its chunk starts.
-    pub(crate) units: Vec<Placed>,
-    /// The document's units (see [`Units`]): `all_units[units[i].chunk]` is
+    pub(crate) places: Vec<Placed>,
+    /// The document's units (see [`Units`]): `units[places[i].chunk]` is
     /// computation `i`'s.
-    pub(crate) all_units: Units,
+    pub(crate) units: Units,
     pub(crate) refs: Arc<Crossrefs>,
 }
 
@@ -443,7 +443,7 @@ impl HloFile {
     /// computations are in document order: a binary search).
     pub fn computation_in_chunk(&self, chunk: usize) -> Option<(ModuleId, ComputationId)> {
         self.modules.iter().enumerate().find_map(|(mi, m)| {
-            let k = m.units.binary_search_by_key(&chunk, |p| p.chunk).ok()?;
+            let k = m.places.binary_search_by_key(&chunk, |p| p.chunk).ok()?;
             Some((ModuleId(mi as u32), ComputationId(k as u32)))
         })
     }
@@ -512,8 +512,8 @@ impl HloFile {
 impl Module {
     /// Computation `id` where it stands in the document.
     pub fn computation(&self, id: ComputationId) -> ComputationRef<'_> {
-        let placed = &self.units[id.index()];
-        let unit = &self.all_units[placed.chunk];
+        let placed = &self.places[id.index()];
+        let unit = &self.units[placed.chunk];
         ComputationRef {
             id,
             offset: placed.offset,
@@ -524,16 +524,16 @@ impl Module {
 
     /// The unit of computation `id`.
     fn unit(&self, id: ComputationId) -> &Unit {
-        &self.all_units[self.units[id.index()].chunk]
+        &self.units[self.places[id.index()].chunk]
     }
 
     /// The computations in text order.
     pub fn computations(&self) -> impl ExactSizeIterator<Item = ComputationRef<'_>> + '_ {
-        (0..self.units.len()).map(|i| self.computation(ComputationId(i as u32)))
+        (0..self.places.len()).map(|i| self.computation(ComputationId(i as u32)))
     }
 
     pub fn computation_count(&self) -> usize {
-        self.units.len()
+        self.places.len()
     }
 
     pub fn computation_by_name(&self, name: &str) -> Option<ComputationId> {
@@ -556,7 +556,7 @@ impl Module {
     pub fn computation_at(&self, offset: usize) -> Option<ComputationId> {
         // The chunk holding `offset`, or the one before it when `offset` is the end
         // of the previous computation (a cursor right after its closing brace).
-        let after = self.units.partition_point(|p| p.offset <= offset);
+        let after = self.places.partition_point(|p| p.offset <= offset);
         (after.saturating_sub(2)..after)
             .map(|i| self.computation(ComputationId(i as u32)))
             .find(|c| c.range().start <= offset && offset <= c.range().end)
@@ -594,18 +594,18 @@ impl Module {
 
     /// The document's index of computation `id`'s chunk.
     pub fn chunk_of(&self, id: ComputationId) -> usize {
-        self.units[id.index()].chunk
+        self.places[id.index()].chunk
     }
 
     /// Where computation `id`'s chunk starts in the document (without building it).
     pub fn chunk_offset(&self, id: ComputationId) -> usize {
-        self.units[id.index()].offset
+        self.places[id.index()].offset
     }
 
     /// The name of the callee as written at a call site, in document bytes (no
     /// computation is built for it).
     pub fn call_name_range(&self, site: &CallSite) -> Range<usize> {
-        let placed = &self.units[site.computation.index()];
+        let placed = &self.places[site.computation.index()];
         let callee = &self.unit(site.computation).chunk.outline().calls[site.call as usize].callee;
         placed.offset + callee.start as usize..placed.offset + callee.end as usize
     }

@@ -28,8 +28,8 @@ pub struct Placed {
     /// Whether the chunk starts that line (no other item before it on the line).
     pub starts_line: bool,
     /// The chunk's kind, beside its place: walks over the places (the index of a
-    /// new version) read it without reaching each chunk.
-    pub kind: ChunkKind,
+    /// new version) read it without reaching each chunk. Set with the chunk.
+    kind: ChunkKind,
     pub chunk: Arc<Chunk>,
 }
 
@@ -43,6 +43,12 @@ impl Placed {
             kind: chunk.kind,
             chunk,
         }
+    }
+
+    /// Puts `chunk` in this place instead of the chunk there.
+    fn replace_chunk(&mut self, chunk: Chunk) {
+        self.kind = chunk.kind;
+        self.chunk = Arc::new(chunk);
     }
 
     /// The chunk's bytes in the document.
@@ -412,8 +418,7 @@ impl SyntaxDocument {
             return None;
         }
         let chunk = edited_chunk(old, &text, edit);
-        self.chunks[i].kind = chunk.kind;
-        self.chunks[i].chunk = Arc::new(chunk);
+        self.chunks[i].replace_chunk(chunk);
         Some(Splice {
             old: i..i + 1,
             new_len: 1,
