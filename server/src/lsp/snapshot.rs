@@ -228,22 +228,27 @@ impl Snapshot {
         let at = (module, computation);
         if let Some(text) = model::nameless::computation_key(m, c) {
             let memo = super::workspace::lock(&self.fused).memo(FusedKey::Text(text.into()));
-            let kept = memo.get_or_compute(|| self.compute_fused(at));
+            let kept = memo.get_or_compute(|| self.compute_fused(m, c, at));
             if kept.shareable || kept.owner == at {
                 return kept.maps.clone();
             }
         }
         let memo = super::workspace::lock(&self.fused).memo(FusedKey::Place(module, computation));
-        memo.get_or_compute(|| self.compute_fused(at)).maps.clone()
+        memo.get_or_compute(|| self.compute_fused(m, c, at))
+            .maps
+            .clone()
     }
 
-    /// The maps of fused computation `computation` of module `module`.
-    fn compute_fused(&self, (module, computation): (usize, usize)) -> KeptFused {
+    /// The maps of fused computation `c` of module `m`, which stand at `at`.
+    fn compute_fused(
+        &self,
+        m: &model::Module,
+        c: model::ComputationRef,
+        (module, computation): (usize, usize),
+    ) -> KeptFused {
         let view = self.analysis_module(module);
         let outputs = crate::analysis::fusion::grouped_from_every_output(view, computation);
         let maps = FusedMaps { outputs };
-        let m = self.model().module(model::ModuleId(module as u32));
-        let c = m.computation(model::ComputationId(computation as u32));
         KeptFused {
             owner: (module, computation),
             shareable: !maps.belong_to(&model::nameless::own_names(m, c)),
