@@ -481,6 +481,24 @@ proptest! {
     }
 }
 
+/// A case the property found: one output reads instruction 0 through constraints
+/// that no point satisfies (`(2*d0+2) mod 3` odd, in [0, 1], and a `floordiv` of the
+/// same sum even), which the simplifier cannot combine: it must not claim a read.
+#[test]
+fn a_map_whose_constraints_no_point_meets_reads_nothing() {
+    let mut b = Builder {
+        nodes: vec![],
+        params: 0,
+        rng: 17796624138578332843,
+    };
+    b.param(vec![3, 1, 2]);
+    for _ in 0..4 {
+        b.step();
+    }
+    let n = b.nodes.len();
+    check_every_output(b.nodes, &[n - 1, 0, 0]).expect("every output reaches exactly");
+}
+
 fn transpose(name: &str, out: &[i64], perm: &[i64], operand: usize, in_dims: &[i64]) -> Node {
     let mut op = OpInfo::new(
         "transpose",

@@ -14,6 +14,11 @@ use super::operand_indexing::{
     insert_live_first, InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource,
 };
 use super::ops;
+use crate::algebra::IndexingMap;
+
+/// Domain points [`Reached::is_read`] walks, at most, to find a constrained map
+/// empty: a few microseconds.
+pub const EMPTINESS_WALK: u128 = 4096;
 
 /// Maps that reached one instruction, tagged with which of its outputs they index.
 #[derive(Clone, Debug, Default)]
@@ -27,10 +32,15 @@ impl Reached {
         insert_live_first(&mut self.maps, (output, m), |(_, m)| m, |a, b| a.0 == b.0);
     }
 
-    /// True when some path reads this instruction: a map that is not known to be
-    /// empty, or a path whose indexing is unknown (it may read it).
+    /// True when some path reads this instruction: a map whose domain is not
+    /// empty (known to be, or found so on a domain of at most [`EMPTINESS_WALK`]
+    /// points), or a path whose indexing is unknown (it may read it).
     pub fn is_read(&self) -> bool {
-        self.unknown.is_some() || self.maps.iter().any(|(_, m)| !m.map.is_known_empty())
+        let reads = |m: &IndexingMap| {
+            !m.is_known_empty()
+                && super::utilization::has_point_within(m, EMPTINESS_WALK) != Some(false)
+        };
+        self.unknown.is_some() || self.maps.iter().any(|(_, m)| reads(&m.map))
     }
 
     fn mark_unknown(&mut self, reason: &str) {

@@ -254,6 +254,32 @@ fn for_each_box_point(m: &IndexingMap, mut visit: impl FnMut(&[i64])) {
     }
 }
 
+/// Whether some point of `m`'s domain satisfies its constraints, found by walking
+/// the domain box when it has at most `limit` points and no runtime variables;
+/// `None` otherwise. Constraints the simplifier cannot combine (two `mod`s of one
+/// sum, say) can leave a map with an empty domain that is not known to be empty.
+pub fn has_point_within(m: &IndexingMap, limit: u128) -> Option<bool> {
+    if !m.runtime_vars().is_empty() {
+        return None;
+    }
+    let size = m
+        .dims()
+        .iter()
+        .chain(m.range_vars())
+        .fold(1u128, |acc, v| acc.saturating_mul(v.bounds.size()));
+    if m.constraints().is_empty() {
+        return Some(size > 0);
+    }
+    if size > limit {
+        return None;
+    }
+    let mut compiled = CompiledMap::new(m)?;
+    let mut idx = vec![0; m.results().len()];
+    let mut found = false;
+    for_each_box_point(m, |point| found |= compiled.results_at(point, &mut idx));
+    Some(found)
+}
+
 /// Distinct elements and total reads of maps without runtime variables.
 fn count(maps: &[&IndexingMap], operand: &ArrayShape, size: u128) -> (u128, u128) {
     let mut seen = Seen::new(size);
