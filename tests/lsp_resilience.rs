@@ -426,7 +426,7 @@ fn inlay_hints_over_a_huge_fusion_are_capped() {
     client.diagnostics(&document, 1);
     let hints = whole_document_hints(&mut client, &document, &text);
     let hints = hints["result"].as_array().expect("hints");
-    // `lsp::inlay_hints::MAX_HINTS`, the first instructions in text order.
+    // `ide::inlay_hints::MAX_HINTS`, the first instructions in text order.
     assert_eq!(hints.len(), 5_000);
     let lines: Vec<u64> = hints
         .iter()

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod coalescing;
 pub mod dump;
 pub mod hover;
+pub mod ide;
 pub mod language;
 pub mod lsp;
 pub mod mlir;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::dump::diff::{diff, render, ModuleDiff};
+use crate::dump::diff::{render, ModuleDiff};
 use crate::dump::naming::{self, DumpName};
 use crate::model::{parse_hlo, HloFile};
 
@@ -87,7 +87,11 @@ fn compare_all(pairs: &[(PathBuf, PathBuf)]) -> Result<Vec<Compared>, String> {
         .map(|(a, b)| {
             let before = read(a)?;
             let after = read(b)?;
-            Ok((a.clone(), b.clone(), compare_files(&before, &after)))
+            Ok((
+                a.clone(),
+                b.clone(),
+                crate::dump::diff::compare_files(&before, &after),
+            ))
         })
         .collect()
 }
@@ -99,24 +103,6 @@ fn read(path: &Path) -> Result<HloFile, String> {
         return Err(format!("{}: no HLO module found", path.display()));
     }
     Ok(file)
-}
-
-/// Each module of `before` against the module of `after` with its name (else the one
-/// at its position).
-pub fn compare_files(before: &HloFile, after: &HloFile) -> Vec<ModuleDiff> {
-    before
-        .modules
-        .iter()
-        .enumerate()
-        .filter_map(|(k, a)| {
-            let b = after
-                .modules
-                .iter()
-                .find(|b| b.name.is_some() && b.name == a.name)
-                .or_else(|| after.modules.get(k))?;
-            Some(diff(a, b))
-        })
-        .collect()
 }
 
 fn label(path: &Path) -> String {

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::algebra::PrintOptions;
 use crate::analysis::operand_indexing::operand_map_to_string;
 use crate::analysis::{analyze, view, Direction, Query};
-use crate::model::{ComputationRef, Instruction, Module, Opcode};
+use crate::model::{ComputationRef, HloFile, Instruction, Module, Opcode};
 
 /// Differences between two versions of one module.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -378,6 +378,36 @@ fn side_by_side(out: &mut String, fusion: &FusionMapsChange) {
             row.after.as_ref().unwrap_or(&absent)
         );
     }
+}
+
+/// Each module of `before` against the module of `after` with its name (else the one
+/// at its position).
+pub fn compare_files(before: &HloFile, after: &HloFile) -> Vec<ModuleDiff> {
+    before
+        .modules
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| {
+            let b = after
+                .modules
+                .iter()
+                .find(|b| b.name.is_some() && b.name == a.name)
+                .or_else(|| after.modules.get(k))?;
+            Some(diff(a, b))
+        })
+        .collect()
+}
+
+/// What the editor's diff command shows: "no change", or each changed module.
+pub fn render_changes(modules: &[ModuleDiff]) -> String {
+    let mut text = String::new();
+    if modules.iter().all(ModuleDiff::is_empty) {
+        text.push_str("no change\n");
+    }
+    for m in modules.iter().filter(|m| !m.is_empty()) {
+        text.push_str(&render(m));
+    }
+    text
 }
 
 #[cfg(test)]

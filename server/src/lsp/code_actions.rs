@@ -19,6 +19,7 @@ use tower_lsp_server::ls_types::{
 use super::diagnostics::to_lsp;
 use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
+use crate::ide;
 use crate::mlir::refactor::{self, RefactorKind};
 use crate::model::Fix;
 use crate::syntax::ranges_touch;
@@ -31,9 +32,9 @@ pub fn code_actions(
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
     let mut actions = quick_fixes(snapshot, &range, encoding);
-    if snapshot.is_mlir() {
-        let analysis = snapshot.mlir();
-        for refactor in refactor::refactors(&analysis.file, snapshot.text(), &range) {
+    if let ide::Snapshot::Mlir(mlir) = &snapshot.ide {
+        let analysis = mlir.mlir();
+        for refactor in refactor::refactors(&analysis.file, mlir.text(), &range) {
             let mut action = code_action(snapshot, &refactor.fix, encoding);
             action.kind = Some(match refactor.kind {
                 RefactorKind::Inline => CodeActionKind::REFACTOR_INLINE,
@@ -53,7 +54,7 @@ fn quick_fixes(
     range: &Range<usize>,
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
-    let diagnostics = snapshot.diagnostics();
+    let diagnostics = snapshot.ide.diagnostics();
     let mut actions: Vec<(&Fix, CodeAction)> = Vec::new();
     for d in diagnostics
         .iter()

@@ -12,7 +12,8 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
-use crate::dump::diff::{render, ModuleDiff};
+use crate::dump::diff::{compare_files, render_changes, ModuleDiff};
+use crate::ide;
 use crate::model::HloFile;
 
 /// The command names the server executes.
@@ -29,10 +30,17 @@ enum Side {
 }
 
 impl Side {
-    fn file(&self) -> &HloFile {
+    /// The HLO model compared; an open MLIR document has none.
+    fn file(&self) -> Result<&HloFile, String> {
         match self {
-            Side::Open(snapshot) => snapshot.model(),
-            Side::Read(file) => file,
+            Side::Open(snapshot) => match &snapshot.ide {
+                ide::Snapshot::Hlo(hlo) => Ok(hlo.model()),
+                ide::Snapshot::Mlir(_) => Err(format!(
+                    "{DIFF} compares HLO dumps; {} is MLIR",
+                    snapshot.uri.as_str()
+                )),
+            },
+            Side::Read(file) => Ok(file),
         }
     }
 }
@@ -57,7 +65,7 @@ fn side(workspace: &Workspace, uri: &Uri) -> Result<Side, String> {
     let path = uri
         .to_file_path()
         .ok_or_else(|| format!("not a file: {}", uri.as_str()))?;
-    let text = crate::cli::read_text(&path)?;
+    let text = crate::dump::read_text(&path)?;
     Ok(Side::Read(crate::model::parse_hlo(&text)))
 }
 
@@ -65,13 +73,7 @@ fn side(workspace: &Workspace, uri: &Uri) -> Result<Side, String> {
 pub fn diff(workspace: &Workspace, arguments: &[Value]) -> Result<Value, String> {
     let (a, b) = diff_arguments(arguments)?;
     let (before, after) = (side(workspace, &a)?, side(workspace, &b)?);
-    let modules: Vec<ModuleDiff> = crate::cli::diff::compare_files(before.file(), after.file());
-    let mut text = String::new();
-    if modules.iter().all(ModuleDiff::is_empty) {
-        text.push_str("no change\n");
-    }
-    for m in modules.iter().filter(|m| !m.is_empty()) {
-        text.push_str(&render(m));
-    }
-    Ok(json!({ "text": text, "modules": modules }))
+    let (before, after) = (before.file()?, after.file()?);
+    let modules: Vec<ModuleDiff> = compare_files(before, after);
+    Ok(json!({ "text": render_changes(&modules), "modules": modules }))
 }

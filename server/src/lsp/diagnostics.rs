@@ -134,12 +134,14 @@ fn absorb(workspace: &Workspace, state: &mut State, pending: &mut Pending, job: 
 /// Computes the checks of a new version while the quiet period runs: the cells they
 /// fill are kept (the next version shares those of every computation its edit
 /// leaves alone), and the publish after the quiet period finds them computed or
-/// waits for them ([`Snapshot::check_parts`] computes once per version). A newer
+/// waits for them ([`crate::ide::HloSnapshot::check_parts`] computes once per version). A newer
 /// version cancels them.
 async fn check_early(snapshot: Arc<Snapshot>, budget: Budget) {
     let _ = guarded_within("checks", budget, move || {
-        snapshot.check_parts();
-        super::reaper::release(snapshot);
+        if let crate::ide::Snapshot::Hlo(hlo) = &snapshot.ide {
+            hlo.check_parts();
+        }
+        crate::ide::reaper::release(snapshot);
     })
     .await;
 }
@@ -211,7 +213,7 @@ async fn publish(
         return;
     };
     let stale = workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled);
-    super::reaper::release(snapshot);
+    crate::ide::reaper::release(snapshot);
     if !stale {
         outbox.post(Outgoing::Rendered(notification));
     }

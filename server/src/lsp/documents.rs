@@ -14,6 +14,7 @@ use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 use super::position::{to_byte_range_clamped, PositionEncoding};
 use super::snapshot::Snapshot;
 use crate::checks::incremental::Checked;
+use crate::language::Language;
 use crate::model;
 
 /// One text edit in byte offsets of the text it applies to.
@@ -32,8 +33,8 @@ pub struct Document {
     pub model: Arc<model::Document>,
     /// Its diagnostics, per computation, shared with earlier versions where valid.
     pub checked: Arc<Checked>,
-    /// MLIR rather than HLO (see [`crate::language::detect`] and [`Snapshot::is_mlir`]).
-    pub mlir: bool,
+    /// HLO or MLIR: which library snapshot its versions make ([`crate::ide::Snapshot`]).
+    pub language: Language,
 }
 
 impl Document {
@@ -41,7 +42,7 @@ impl Document {
         let model = model::Document::parse(text);
         let checked = Checked::new(&model);
         Self {
-            mlir: false,
+            language: Language::Hlo,
             uri,
             version,
             model: Arc::new(model),
@@ -61,8 +62,7 @@ impl Document {
             }
             top.push_str(chunk.text());
         }
-        let language = crate::language::detect(self.uri.path().as_str(), language_id, &top);
-        self.mlir = language == crate::language::Language::Mlir;
+        self.language = crate::language::detect(self.uri.path().as_str(), language_id, &top);
         self
     }
 
@@ -103,23 +103,21 @@ impl Document {
             let checked = self.checked.after(&model, &change);
             (model, checked)
         };
-        super::reaper::release(std::mem::replace(&mut self.model, Arc::new(model)));
-        super::reaper::release(std::mem::replace(&mut self.checked, Arc::new(checked)));
+        crate::ide::reaper::release(std::mem::replace(&mut self.model, Arc::new(model)));
+        crate::ide::reaper::release(std::mem::replace(&mut self.checked, Arc::new(checked)));
     }
 
     /// An immutable view of the current version for background work, produced by
     /// text-sync notification number `sequence`.
     pub fn snapshot_at(&self, sequence: u64) -> Arc<Snapshot> {
-        Arc::new(
-            Snapshot::new(
-                self.uri.clone(),
-                self.version,
-                sequence,
-                self.model.clone(),
-                self.checked.clone(),
-            )
-            .with_mlir(self.mlir),
-        )
+        let name = self.uri.path().as_str().rsplit('/').next().unwrap_or("");
+        let ide = crate::ide::Snapshot::new(
+            self.model.clone(),
+            self.checked.clone(),
+            self.language,
+            name,
+        );
+        Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }
 }
 
@@ -144,7 +142,7 @@ impl DocumentStore {
         language_id: Option<&str>,
     ) -> &Document {
         let document = Document::new(uri.clone(), version, text).with_language(language_id);
-        super::reaper::release(self.documents.insert(uri.clone(), document));
+        crate::ide::reaper::release(self.documents.insert(uri.clone(), document));
         &self.documents[&uri]
     }
 

@@ -25,6 +25,7 @@ use super::snapshot::Snapshot;
 use crate::checks::anchored::{Anchor, Anchored};
 use crate::checks::incremental::{KeptCell, Part};
 use crate::coalescing::diagnostics::UNCOALESCED_READ;
+use crate::ide;
 use crate::model::{self, ComputationRef, Module};
 
 /// How diagnostics are shown: part of what a rendering depends on.
@@ -229,15 +230,18 @@ impl Renderings {
     /// version's cells, and only those.
     pub fn notification(&self, snapshot: &Snapshot, style: Style) -> Vec<u8> {
         let mut list = Vec::new();
-        if snapshot.is_mlir() {
-            write_list(&mut list, snapshot, style, &snapshot.diagnostics());
-        } else {
-            let mut kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
-            let mut now = Kept::with_capacity_and_hasher(kept.len(), Default::default());
-            for part in snapshot.check_parts() {
-                self.write_part(&mut list, snapshot, style, part, &mut kept, &mut now);
+        match &snapshot.ide {
+            ide::Snapshot::Mlir(mlir) => {
+                write_list(&mut list, snapshot, style, &mlir.diagnostics());
             }
-            *super::workspace::lock(&self.kept) = now;
+            ide::Snapshot::Hlo(hlo) => {
+                let mut kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
+                let mut now = Kept::with_capacity_and_hasher(kept.len(), Default::default());
+                for part in hlo.check_parts() {
+                    self.write_part(&mut list, snapshot, style, part, &mut kept, &mut now);
+                }
+                *super::workspace::lock(&self.kept) = now;
+            }
         }
         body(&snapshot.uri, Some(snapshot.version), &list)
     }
@@ -253,7 +257,7 @@ impl Renderings {
         kept: &mut Kept,
         now: &mut Kept,
     ) {
-        let document = snapshot.document();
+        let document = snapshot.ide.document();
         let own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
         let Some((mi, ci)) = part.computation else {
             separated(list, |list| write_list(list, snapshot, style, &own));
@@ -262,7 +266,7 @@ impl Renderings {
         if part.found.is_empty() && own.is_empty() {
             return;
         }
-        let m = snapshot.model().module(mi);
+        let m = document.file().module(mi);
         if own.is_empty() {
             // The same cell as at the last publish: its rendering, if its bases did not
             // move along their lines, with their lines now.
@@ -381,6 +385,7 @@ mod tests {
     /// diagnostic of the version through [`Style::lsp`].
     fn expected(snapshot: &Snapshot, style: Style) -> serde_json::Value {
         let all: Vec<Diagnostic> = snapshot
+            .ide
             .diagnostics()
             .iter()
             .map(|d| style.lsp(snapshot, d))

@@ -1,5 +1,6 @@
-//! Semantic tokens (full and delta) from the syntax trees, with a legend made of the
-//! standard token types so every theme colours them without configuration.
+//! Semantic tokens (full and delta) in the protocol's encoding, with a legend made of
+//! the standard token types so every theme colours them without configuration; which
+//! bytes are which token is [`crate::ide::semantic_tokens`].
 //!
 //! Delta requests diff the new token array against the previous result sent for the
 //! document (common prefix and suffix, one edit), which keeps typing in a large
@@ -9,18 +10,16 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use super::position::{to_position, PositionCursor, PositionEncoding};
+use super::snapshot::Snapshot;
+use super::workspace::lock;
+use crate::ide;
 use tower_lsp_server::ls_types::{
     SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokens, SemanticTokensDelta,
     SemanticTokensEdit, SemanticTokensLegend, Uri,
 };
-use tree_sitter::Node;
 
-use super::position::{to_position, PositionCursor, PositionEncoding};
-use super::snapshot::Snapshot;
-use super::workspace::lock;
-use crate::syntax::Placed;
-
-/// Token types, in legend order.
+/// Token types, in the order of [`ide::semantic_tokens::TokenKind`].
 const TYPES: [SemanticTokenType; 10] = [
     SemanticTokenType::KEYWORD,
     SemanticTokenType::COMMENT,
@@ -33,22 +32,6 @@ const TYPES: [SemanticTokenType; 10] = [
     SemanticTokenType::NUMBER,
     SemanticTokenType::NAMESPACE,
 ];
-const KEYWORD: u32 = 0;
-const COMMENT: u32 = 1;
-const FUNCTION: u32 = 2;
-const VARIABLE: u32 = 3;
-const TYPE: u32 = 4;
-const PROPERTY: u32 = 5;
-const ENUM_MEMBER: u32 = 6;
-const STRING: u32 = 7;
-const NUMBER: u32 = 8;
-const NAMESPACE: u32 = 9;
-
-/// Modifier bits, in legend order.
-const DECLARATION: u32 = 1;
-/// `DEFAULT_LIBRARY` marks opcodes: they are XLA's built-in operations.
-const DEFAULT_LIBRARY: u32 = 2;
-
 pub fn legend() -> SemanticTokensLegend {
     SemanticTokensLegend {
         token_types: TYPES.to_vec(),
@@ -59,87 +42,14 @@ pub fn legend() -> SemanticTokensLegend {
     }
 }
 
-/// A token in absolute byte offsets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RawToken {
-    start: usize,
-    end: usize,
-    kind: u32,
-    modifiers: u32,
-}
-
-/// Classifies a node whose parent is of kind `parent`: `Some` for a token, `None`
-/// to look at its children.
-fn classify(node: Node, parent: &str) -> Option<(u32, u32)> {
-    Some(match node.kind() {
-        "comment" => (COMMENT, 0),
-        "opcode" => (FUNCTION, DEFAULT_LIBRARY),
-        "shape" => (TYPE, 0),
-        "attribute_name" => (PROPERTY, 0),
-        "attribute_atom" | "boolean" => (ENUM_MEMBER, 0),
-        "string" => (STRING, 0),
-        "number" | "literal" => (NUMBER, 0),
-        "entry" | "root" | "HloModule" | "table_kind" => (KEYWORD, 0),
-        "identifier" if parent == "module_header" => (NAMESPACE, DECLARATION),
-        "name" => match parent {
-            "instruction" | "parameter" => (VARIABLE, DECLARATION),
-            "computation" => (FUNCTION, DECLARATION),
-            "computation_ref" | "computation_list" => (FUNCTION, 0),
-            _ => (VARIABLE, 0),
-        },
-        _ => return None,
-    })
-}
-
-fn collect_chunk(chunk: &Placed, out: &mut Vec<RawToken>) {
-    let tree = chunk.tree();
-    let mut cursor = tree.walk();
-    let mut descend = true;
-    // The kinds of the cursor's ancestors: `Node::parent` searches from the root,
-    // which made deep trees quadratic.
-    let mut ancestors = Vec::new();
-    loop {
-        let node = cursor.node();
-        if descend {
-            let parent = ancestors.last().copied().unwrap_or("");
-            if let Some((kind, modifiers)) = classify(node, parent) {
-                let range = chunk.abs(node.byte_range());
-                if !range.is_empty() {
-                    out.push(RawToken {
-                        start: range.start,
-                        end: range.end,
-                        kind,
-                        modifiers,
-                    });
-                }
-            } else if cursor.goto_first_child() {
-                ancestors.push(node.kind());
-                continue;
-            }
-        }
-        if cursor.goto_next_sibling() {
-            descend = true;
-            continue;
-        }
-        if !cursor.goto_parent() {
-            return;
-        }
-        ancestors.pop();
-        descend = false;
-    }
-}
-
 /// All tokens of a snapshot, LSP-encoded (relative positions, one line per token).
 pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticToken> {
-    let mut raw = Vec::new();
-    if snapshot.is_mlir() {
-        return Vec::new(); // the HLO grammar's tokens would be wrong on MLIR text
-    }
+    let raw = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => ide::semantic_tokens::tokens(hlo),
+        // The HLO grammar's tokens would be wrong on MLIR text.
+        ide::Snapshot::Mlir(_) => return Vec::new(),
+    };
     let doc = snapshot.syntax();
-    for chunk in doc.chunks() {
-        collect_chunk(chunk, &mut raw);
-    }
-    raw.sort_by_key(|t| t.start);
     let mut encoded = Vec::with_capacity(raw.len());
     let (mut last_line, mut last_start) = (0u32, 0u32);
     let mut positions = PositionCursor::new(doc, encoding);
@@ -174,7 +84,7 @@ pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticTo
                 delta_line,
                 delta_start,
                 length: to - from,
-                token_type: token.kind,
+                token_type: token.kind as u32,
                 token_modifiers_bitset: token.modifiers,
             });
             last_line = line;

@@ -14,10 +14,9 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{
-    call_hierarchy, code_actions, commands, folding, hover, inlay_hints, navigation, source,
-};
+use super::{call_hierarchy, code_actions, commands, handlers};
 use crate::budget::Budget;
+use crate::hover::Detail;
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -143,9 +142,9 @@ pub const FUSION_MAPS: &str = "hlo-lsp/fusionMaps";
 
 impl Backend {
     pub async fn fusion_maps(&self, at: TextDocumentPositionParams) -> Result<Option<Hover>> {
-        let settings = self.workspace.settings();
+        let config = self.workspace.settings().features;
         self.on_position("fusionMaps", at, move |snapshot, offset, encoding| {
-            hover::full_hover(snapshot, offset, &settings, encoding)
+            handlers::hover(snapshot, offset, &config, Detail::Full, encoding)
         })
         .await
         .map(Option::flatten)
@@ -322,9 +321,9 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
-        let settings = self.workspace.settings();
+        let config = self.workspace.settings().features;
         self.on_position("hover", at, move |snapshot, offset, encoding| {
-            hover::hover(snapshot, offset, &settings, encoding)
+            handlers::hover(snapshot, offset, &config, Detail::Summary, encoding)
         })
         .await
         .map(Option::flatten)
@@ -346,7 +345,7 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         let range = params.range;
-        let settings = self.workspace.settings();
+        let config = self.workspace.settings().features;
         self.on_document(
             "inlayHint",
             &params.text_document.uri,
@@ -356,10 +355,10 @@ impl LanguageServer for Backend {
                     .offset(range.end, encoding)
                     .unwrap_or(snapshot.syntax().len())
                     .max(start);
-                Some(inlay_hints::inlay_hints(
+                Some(handlers::inlay_hints(
                     snapshot,
                     start..end,
-                    &settings,
+                    &config,
                     encoding,
                 ))
             },
@@ -373,10 +372,7 @@ impl LanguageServer for Backend {
     ) -> Result<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
         self.on_position("definition", at, |snapshot, offset, encoding| {
-            let locations: Vec<Location> = navigation::definition(snapshot, offset)
-                .into_iter()
-                .map(|range| Location::new(snapshot.uri.clone(), snapshot.range(range, encoding)))
-                .collect();
+            let locations = handlers::definition(snapshot, offset, encoding);
             (!locations.is_empty()).then_some(GotoDefinitionResponse::Array(locations))
         })
         .await
@@ -389,7 +385,7 @@ impl LanguageServer for Backend {
             "references",
             params.text_document_position,
             move |snapshot, offset, encoding| {
-                navigation::references(snapshot, offset, include, encoding)
+                handlers::references(snapshot, offset, include, encoding)
             },
         )
         .await
@@ -402,7 +398,7 @@ impl LanguageServer for Backend {
         self.on_position(
             "documentHighlight",
             params.text_document_position_params,
-            navigation::highlights,
+            handlers::highlights,
         )
         .await
     }
@@ -412,7 +408,7 @@ impl LanguageServer for Backend {
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
         self.on_position("prepareRename", params, |snapshot, offset, encoding| {
-            navigation::rename_range(snapshot, offset)
+            handlers::rename_range(snapshot, offset)
                 .map(|range| PrepareRenameResponse::Range(snapshot.range(range, encoding)))
         })
         .await
@@ -426,7 +422,7 @@ impl LanguageServer for Backend {
                 "rename",
                 params.text_document_position,
                 move |snapshot, offset, encoding| {
-                    navigation::rename(snapshot, offset, &new_name, encoding)
+                    handlers::rename(snapshot, offset, &new_name, encoding)
                 },
             )
             .await?;
@@ -445,9 +441,9 @@ impl LanguageServer for Backend {
             "documentSymbol",
             &params.text_document.uri,
             |snapshot, encoding| {
-                Some(DocumentSymbolResponse::Nested(
-                    navigation::document_symbols(snapshot, encoding),
-                ))
+                Some(DocumentSymbolResponse::Nested(handlers::document_symbols(
+                    snapshot, encoding,
+                )))
             },
         )
         .await
@@ -463,8 +459,8 @@ impl LanguageServer for Backend {
         guarded("workspaceSymbol", move || {
             workspace.index.add_new_files(&workspace.roots());
             let indexed = workspace.index.fresh_files();
-            let mut found = navigation::workspace_symbols(&snapshots, &params.query, encoding);
-            navigation::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
+            let mut found = handlers::workspace_symbols(&snapshots, &params.query, encoding);
+            handlers::indexed_symbols(&indexed, &snapshots, &params.query, encoding, &mut found);
             Some(WorkspaceSymbolResponse::Nested(found))
         })
         .await
@@ -533,7 +529,7 @@ impl LanguageServer for Backend {
         self.on_document(
             "documentLink",
             &params.text_document.uri,
-            move |snapshot, encoding| Some(source::document_links(snapshot, &roots, encoding)),
+            move |snapshot, encoding| Some(handlers::document_links(snapshot, &roots, encoding)),
         )
         .await
     }
@@ -542,7 +538,7 @@ impl LanguageServer for Backend {
         self.on_document(
             "foldingRange",
             &params.text_document.uri,
-            |snapshot, encoding| Some(folding::folding_ranges(snapshot, encoding)),
+            |snapshot, encoding| Some(handlers::folding_ranges(snapshot, encoding)),
         )
         .await
     }

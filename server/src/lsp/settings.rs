@@ -10,42 +10,52 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// How much of a map an inlay hint shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+use crate::algebra::DivSpelling;
+use crate::ide::config::{Config, InlayHintMode};
+
+/// `inlayHints.mode` as written in the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum InlayHintMode {
-    /// No hints.
+enum ModeSetting {
     Off,
-    /// The map truncated to [`Settings::SHORT_HINT_CHARS`], full text in the tooltip.
-    #[default]
     Short,
-    /// The whole map inline.
     Full,
 }
 
-/// How floor division is spelled in printed maps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+impl From<ModeSetting> for InlayHintMode {
+    fn from(mode: ModeSetting) -> Self {
+        match mode {
+            ModeSetting::Off => InlayHintMode::Off,
+            ModeSetting::Short => InlayHintMode::Short,
+            ModeSetting::Full => InlayHintMode::Full,
+        }
+    }
+}
+
+/// `divSpelling` as written in the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FloorDivSpelling {
+enum DivSetting {
     /// XLA's spelling: `d0 floordiv 4`.
-    #[default]
     FloorDiv,
-    /// Python-like: `d0 // 4`.
+    /// Python-like: `d0 / 4`.
     Slash,
+}
+
+impl From<DivSetting> for DivSpelling {
+    fn from(div: DivSetting) -> Self {
+        match div {
+            DivSetting::FloorDiv => DivSpelling::FloorDiv,
+            DivSetting::Slash => DivSpelling::Slash,
+        }
+    }
 }
 
 /// The effective settings of the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub inlay_hints: InlayHintMode,
-    pub floordiv: FloorDivSpelling,
-    /// Times a loop fusion may compute each element of an expensive instruction before
-    /// hover warns that it recomputes it (1.0: computed once).
-    pub utilization_budget: f64,
-    /// Show maps over the physical (layout-ordered) dimensions instead of logical ones.
-    pub physical_layout: bool,
-    /// The GPU the coalescing analysis models (`coalescing.device`).
-    pub coalescing_device: crate::coalescing::Device,
+    /// What the features show ([`crate::ide`]).
+    pub features: Config,
     /// Publish `uncoalesced-read` as a warning instead of information
     /// (`coalescing.severity`).
     pub uncoalesced_warning: bool,
@@ -71,11 +81,7 @@ pub enum Work {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            inlay_hints: InlayHintMode::Short,
-            floordiv: FloorDivSpelling::FloorDiv,
-            utilization_budget: 1.0,
-            physical_layout: false,
-            coalescing_device: crate::coalescing::Device::a6000(),
+            features: Config::default(),
             uncoalesced_warning: false,
             time_budget: Duration::from_secs(1),
         }
@@ -99,9 +105,6 @@ struct RawSettings {
 }
 
 impl Settings {
-    /// Inlay hints longer than this are truncated in `short` mode.
-    pub const SHORT_HINT_CHARS: usize = 40;
-
     /// How long `work` may run before it answers with what it has. Editors ask
     /// for hovers and hints again as the user moves, so those stay short; the
     /// fusion-maps panel and a computation's checks (which run once per edit, off
@@ -131,25 +134,20 @@ impl Settings {
         let mode = raw
             .inlay_hints
             .map(|hints| hints.get("mode").cloned().unwrap_or(hints));
+        let features = &mut self.features;
+        if let Some(mode) = decode::<ModeSetting>(mode, "inlayHints.mode", &mut warnings) {
+            features.inlay_hints = mode.into();
+        }
+        if let Some(div) = decode::<DivSetting>(raw.div_spelling, "divSpelling", &mut warnings) {
+            features.div = div.into();
+        }
         set_field(
-            &mut self.inlay_hints,
-            mode,
-            "inlayHints.mode",
-            &mut warnings,
-        );
-        set_field(
-            &mut self.floordiv,
-            raw.div_spelling,
-            "divSpelling",
-            &mut warnings,
-        );
-        set_field(
-            &mut self.physical_layout,
+            &mut features.physical_layout,
             raw.physical_layout,
             "physicalLayout",
             &mut warnings,
         );
-        let mut budget = self.utilization_budget;
+        let mut budget = features.utilization_budget;
         set_field(
             &mut budget,
             raw.utilization_budget,
@@ -157,7 +155,7 @@ impl Settings {
             &mut warnings,
         );
         if budget.is_finite() && budget > 0.0 {
-            self.utilization_budget = budget;
+            features.utilization_budget = budget;
         } else {
             warnings.push(format!(
                 "utilizationBudget must be a positive number, got {budget}"
@@ -189,7 +187,7 @@ impl Settings {
         }
         if let Some(device) = c.get("device").filter(|d| !d.is_null()) {
             match crate::coalescing::Device::from_setting(device) {
-                Ok(d) => self.coalescing_device = d,
+                Ok(d) => self.features.device = d,
                 Err(e) => warnings.push(format!("ignoring setting coalescing.device: {e}")),
             }
         }
@@ -211,13 +209,25 @@ fn set_field<T: serde::de::DeserializeOwned>(
     key: &str,
     warnings: &mut Vec<String>,
 ) {
-    let Some(value) = value else { return };
-    if value.is_null() {
-        return;
+    if let Some(decoded) = decode(value, key, warnings) {
+        *slot = decoded;
     }
+}
+
+/// `value` decoded as `T`; `None` when it is missing or null, or (with a warning)
+/// when it is not a `T`.
+fn decode<T: serde::de::DeserializeOwned>(
+    value: Option<Value>,
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> Option<T> {
+    let value = value.filter(|v| !v.is_null())?;
     match serde_json::from_value(value.clone()) {
-        Ok(decoded) => *slot = decoded,
-        Err(error) => warnings.push(format!("ignoring setting {key}={value}: {error}")),
+        Ok(decoded) => Some(decoded),
+        Err(error) => {
+            warnings.push(format!("ignoring setting {key}={value}: {error}"));
+            None
+        }
     }
 }
 
@@ -232,14 +242,14 @@ mod tests {
         assert!(settings
             .apply(&json!({"inlayHints": {"mode": "full"}}))
             .is_empty());
-        assert_eq!(settings.inlay_hints, InlayHintMode::Full);
+        assert_eq!(settings.features.inlay_hints, InlayHintMode::Full);
         let warnings =
             settings.apply(&json!({"hlo-lsp": {"divSpelling": "slash", "physicalLayout": true}}));
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(settings.floordiv, FloorDivSpelling::Slash);
-        assert!(settings.physical_layout);
+        assert_eq!(settings.features.div, DivSpelling::Slash);
+        assert!(settings.features.physical_layout);
         // Untouched by the second update.
-        assert_eq!(settings.inlay_hints, InlayHintMode::Full);
+        assert_eq!(settings.features.inlay_hints, InlayHintMode::Full);
     }
 
     #[test]
@@ -290,13 +300,13 @@ mod tests {
         let warnings =
             settings.apply(&json!({"coalescing": {"device": "h100", "severity": "warning"}}));
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(settings.coalescing_device.name, "h100");
+        assert_eq!(settings.features.device.name, "h100");
         assert!(settings.uncoalesced_warning);
         let warnings = settings.apply(
             &json!({"coalescing": {"device": {"base": "a100", "smCount": 54}, "severity": "loud"}}),
         );
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert_eq!(settings.coalescing_device.sm_count, 54);
+        assert_eq!(settings.features.device.sm_count, 54);
         assert!(
             settings.uncoalesced_warning,
             "a bad severity keeps the previous one"
@@ -307,6 +317,6 @@ mod tests {
                 .len(),
             1
         );
-        assert_eq!(settings.coalescing_device.sm_count, 54);
+        assert_eq!(settings.features.device.sm_count, 54);
     }
 }

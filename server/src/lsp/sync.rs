@@ -372,7 +372,7 @@ impl DocumentWorker {
                 );
                 let document = Document::new(item.uri.clone(), item.version, &item.text)
                     .with_language(Some(item.language_id.as_str()));
-                super::reaper::release(self.document.replace(document));
+                crate::ide::reaper::release(self.document.replace(document));
                 let Some(document) = &self.document else {
                     return;
                 };
@@ -407,7 +407,7 @@ impl DocumentWorker {
             }
             SyncEvent::Close(sequence, params) => {
                 let uri = params.text_document.uri;
-                super::reaper::release(self.document.take());
+                crate::ide::reaper::release(self.document.take());
                 // A later re-open of the same URI has its own worker: leave its
                 // snapshot and diagnostics alone.
                 self.workspace.remove(&uri, sequence);

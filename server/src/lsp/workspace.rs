@@ -144,7 +144,7 @@ impl Workspace {
     pub fn publish(&self, snapshot: Arc<Snapshot>) {
         self.cancel_work(&snapshot.uri);
         let old = write(&self.snapshots).insert(snapshot.uri.clone(), snapshot);
-        super::reaper::release(old);
+        crate::ide::reaper::release(old);
     }
 
     /// Removes the snapshot of `uri` on its close (notification `sequence`), unless
@@ -157,7 +157,7 @@ impl Workspace {
         self.cancel_work(uri);
         let old = snapshots.remove(uri);
         drop(snapshots);
-        super::reaper::release(old);
+        crate::ide::reaper::release(old);
     }
 
     pub fn snapshot(&self, uri: &Uri) -> Option<Arc<Snapshot>> {
@@ -212,10 +212,7 @@ impl Drop for WorkRegistration {
     }
 }
 
-/// Locks ignoring poison: a panicking request is caught and must not wedge the server.
-pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
+pub use crate::ide::memo::lock;
 
 pub fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|poison| poison.into_inner())

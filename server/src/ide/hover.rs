@@ -11,79 +11,69 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use tower_lsp_server::ls_types::{Hover, HoverContents, MarkupContent, MarkupKind};
-
+use super::config::Config;
 use super::maps::short_shape;
 use super::navigation::{symbol_at, Symbol};
-use super::position::PositionEncoding;
-use super::settings::Settings;
-use super::snapshot::Snapshot;
+use super::snapshot::HloSnapshot;
+use super::touches;
 use crate::hover::{Detail, InstructionHover, Style};
-use crate::model::{ComputationRef, HloFile, Instruction, Module};
+use crate::model::{ComputationRef, Instruction, Module};
 
-fn touches(range: &Range<usize>, offset: usize) -> bool {
-    range.start <= offset && offset <= range.end
-}
-
-/// The hover at `offset`, if something is named there.
-pub fn hover(
-    snapshot: &Snapshot,
-    offset: usize,
-    settings: &Settings,
-    encoding: PositionEncoding,
-) -> Option<Hover> {
-    if snapshot.is_mlir() {
-        return super::mlir::hover(snapshot, offset, settings, encoding);
-    }
-    let file = snapshot.model();
-    let (text, range) = describe(file, offset, snapshot, settings, Detail::Summary)?;
-    Some(markdown(text, range, snapshot, encoding))
-}
-
-/// The whole hover at `offset`, nothing summarized (the fusion-maps panel's text).
-pub fn full_hover(
-    snapshot: &Snapshot,
-    offset: usize,
-    settings: &Settings,
-    encoding: PositionEncoding,
-) -> Option<Hover> {
-    if snapshot.is_mlir() {
-        return super::mlir::hover(snapshot, offset, settings, encoding);
-    }
-    let (text, range) = describe(snapshot.model(), offset, snapshot, settings, Detail::Full)?;
-    Some(markdown(text, range, snapshot, encoding))
+/// A hover: markdown over a range of bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hover {
+    pub markdown: String,
+    /// The bytes it describes (the name or opcode under the cursor).
+    pub range: Range<usize>,
+    /// The analysis stopped at its time budget: what it did not reach shows as
+    /// unknown, and [`Hover::text`] says so.
+    pub partial: bool,
 }
 
 /// Appended to a hover whose analysis stopped at its time budget.
 pub const PARTIAL_NOTE: &str = "\n\n---\n⚠ **Partial**: the analysis stopped at its time budget; what it did not reach shows as unknown.\n";
 
-/// A markdown hover over the bytes `range` (HLO and MLIR hovers alike). When the
-/// request's analysis ran out of its time budget, the hover says it is partial.
-pub fn markdown(
-    mut value: String,
-    range: Range<usize>,
-    snapshot: &Snapshot,
-    encoding: PositionEncoding,
-) -> Hover {
-    if crate::budget::current().cut() == Some(crate::budget::Cut::Deadline) {
-        value.push_str(PARTIAL_NOTE);
+impl Hover {
+    /// `markdown` over `range`, partial when the current request's budget ran out
+    /// while it was computed.
+    pub fn new(markdown: String, range: Range<usize>) -> Hover {
+        let partial = crate::budget::current().cut() == Some(crate::budget::Cut::Deadline);
+        Hover {
+            markdown,
+            range,
+            partial,
+        }
     }
-    Hover {
-        contents: HoverContents::Markup(MarkupContent {
-            kind: MarkupKind::Markdown,
-            value,
-        }),
-        range: Some(snapshot.range(range, encoding)),
+
+    /// What the user reads: the markdown, and the partial note when it is partial.
+    pub fn text(&self) -> String {
+        if self.partial {
+            format!("{}{PARTIAL_NOTE}", self.markdown)
+        } else {
+            self.markdown.clone()
+        }
     }
 }
 
-fn describe(
-    file: &HloFile,
+/// The hover at `offset`, if something is named there; [`Detail::Full`] is the
+/// fusion-maps panel's text, nothing summarized.
+pub fn hover(
+    snapshot: &HloSnapshot,
     offset: usize,
-    snapshot: &Snapshot,
-    settings: &Settings,
+    config: &Config,
+    detail: Detail,
+) -> Option<Hover> {
+    let (text, range) = describe(snapshot, offset, config, detail)?;
+    Some(Hover::new(text, range))
+}
+
+fn describe(
+    snapshot: &HloSnapshot,
+    offset: usize,
+    config: &Config,
     detail: Detail,
 ) -> Option<(String, Range<usize>)> {
+    let file = snapshot.model();
     // The opcode is not a name: find the instruction whose opcode is under the cursor.
     if let Some(at) = file.instruction_at(offset) {
         let computation = file.computation(at);
@@ -96,7 +86,7 @@ fn describe(
                 module,
                 at.computation,
                 instruction,
-                settings,
+                config,
                 detail,
             );
             return Some((text, opcode));
@@ -118,7 +108,7 @@ fn describe(
                     module,
                     computation_id,
                     instruction,
-                    settings,
+                    config,
                     detail,
                 );
                 return Some((text, name));
@@ -289,11 +279,11 @@ fn compact_shape(shape: &crate::model::Shape) -> String {
 
 /// The hover on an instruction, summarized ([`Detail::Summary`]) or whole.
 pub fn instruction_hover(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     module: &Module,
     computation_id: crate::model::ComputationId,
     instruction: &Instruction,
-    settings: &Settings,
+    config: &Config,
     detail: Detail,
 ) -> String {
     let computation = module.computation(computation_id);
@@ -302,17 +292,17 @@ pub fn instruction_hover(
         ..InstructionHover::default()
     };
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
-    let tiling = super::maps::module_index(snapshot, module).and_then(|index| {
+    let module_id = super::maps::module_id(snapshot, module);
+    let tiling = module_id.and_then(|id| {
         crate::tiling::report::hover_line(
             snapshot.model(),
-            snapshot.analysis_module(index),
+            snapshot.analysis_module(id),
             computation.abs(instruction.name_range).start,
         )
     });
     hover.notes.extend(tiling);
     // Where it comes from: one line, its own paragraph (the notes after it are lists).
-    if let Some(index) = super::maps::module_index(snapshot, module) {
-        let module_id = crate::model::ModuleId(index as u32);
+    if let Some(module_id) = module_id {
         if let Some(line) = super::source::hover_line(snapshot, module_id, computation, instruction)
         {
             hover.notes.insert(0, format!("{line}\n"));
@@ -331,7 +321,7 @@ pub fn instruction_hover(
         module,
         computation_id,
         instruction,
-        settings,
+        config,
         detail,
     );
     if instruction.parameter_number.is_some() {
@@ -344,13 +334,13 @@ pub fn instruction_hover(
         module,
         computation_id,
         instruction,
-        settings,
+        config,
         &mut hover,
     );
     let style = Style {
-        print: super::maps::print_options(settings, true),
+        print: config.print_options(true),
         detail,
-        physical: settings.physical_layout,
+        physical: config.physical_layout,
     };
     crate::hover::render(&hover, &style)
 }
@@ -358,26 +348,26 @@ pub fn instruction_hover(
 /// On a fusion, whether each operand read is coalesced; on a fused parameter, the
 /// same for the operand feeding it, with the warp's read map and picture.
 fn coalescing_notes(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     module: &Module,
     computation_id: crate::model::ComputationId,
     instruction: &Instruction,
-    settings: &Settings,
+    config: &Config,
     detail: Detail,
 ) -> Vec<String> {
     use crate::coalescing::site::Site;
     let Some(site) = Site::at(module, computation_id, instruction) else {
         return Vec::new();
     };
-    let Some(index) = super::maps::module_index(snapshot, module) else {
+    let Some(module_id) = super::maps::module_id(snapshot, module) else {
         return Vec::new();
     };
-    let view = snapshot.analysis_module(index);
+    let view = snapshot.analysis_module(module_id);
     let cached = site
         .fused(module)
-        .map(|fused| snapshot.fused_maps(index, fused.index()));
+        .map(|fused| snapshot.fused_maps(module_id, fused));
     let options = crate::coalescing::Options {
-        device: settings.coalescing_device.clone(),
+        device: config.device.clone(),
         ..Default::default()
     };
     let Some(report) = site.report(
@@ -388,7 +378,7 @@ fn coalescing_notes(
     ) else {
         return Vec::new();
     };
-    let device = &settings.coalescing_device;
+    let device = &config.device;
     match site {
         Site::Fusion { .. } => crate::hover::coalescing::fusion_lines(&report, device, detail),
         Site::Parameter { fusion, .. } => {

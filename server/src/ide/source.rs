@@ -7,13 +7,9 @@
 //! Reading metadata and tables is [`crate::model::metadata`] and
 //! [`crate::model::stack_frames`]; finding files is [`crate::dump::source_path`].
 
-use std::path::PathBuf;
-use std::str::FromStr;
+use std::path::{Path, PathBuf};
 
-use tower_lsp_server::ls_types::{DocumentLink, Uri};
-
-use super::position::PositionEncoding;
-use super::snapshot::Snapshot;
+use super::snapshot::HloSnapshot;
 use crate::dump::source_path::SourceFinder;
 use crate::model::metadata::{self, OpMetadata};
 use crate::model::stack_frames::{format_stack, Frame, StackFrameIndex};
@@ -28,7 +24,7 @@ pub const MAX_LINKS: usize = 5000;
 
 /// The stack-frame tables of module `module` of the snapshot (the table chunks inside
 /// the module's text).
-pub fn tables(snapshot: &Snapshot, module: ModuleId) -> StackFrameIndex {
+pub fn tables(snapshot: &HloSnapshot, module: ModuleId) -> StackFrameIndex {
     let Some(m) = snapshot.model().modules.get(module.index()) else {
         return StackFrameIndex::default();
     };
@@ -45,7 +41,7 @@ pub fn tables(snapshot: &Snapshot, module: ModuleId) -> StackFrameIndex {
 /// `Source: model.py:42 in attention ← train.py:10 in step` for an instruction with
 /// source metadata; `None` without.
 pub fn hover_line(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     module: ModuleId,
     computation: ComputationRef,
     instruction: &Instruction,
@@ -54,7 +50,7 @@ pub fn hover_line(
     let metadata = OpMetadata::parse(computation.src(attribute.value_range));
     let stack = metadata
         .stack_frame_id
-        .map(|id| snapshot.stack_frames(module.index()).stack(id))
+        .map(|id| snapshot.stack_frames(module).stack(id))
         .unwrap_or_default();
     let text = if !stack.is_empty() {
         format_stack(&stack, HOVER_FRAMES)
@@ -70,43 +66,48 @@ pub fn hover_line(
     Some(format!("Source: {text}"))
 }
 
+/// A link from bytes of the document to a file found on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DocumentLink {
+    pub range: std::ops::Range<usize>,
+    pub path: PathBuf,
+    /// The line to open it at (1-based).
+    pub line: Option<u32>,
+    /// The file as the document names it, with the line: `model.py:42`.
+    pub tooltip: String,
+}
+
 /// The links of the document: `source_file="..."` and `stack_frame_id=N` in metadata,
-/// the entries of `FileNames` and `FileLocations`; only to files found on disk.
+/// the entries of `FileNames` and `FileLocations`; only to files found on disk, under
+/// `roots` or beside the document (in `folder`). In text order.
 pub fn document_links(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     roots: &[PathBuf],
-    encoding: PositionEncoding,
+    folder: Option<&Path>,
 ) -> Vec<DocumentLink> {
-    if snapshot.is_mlir() {
-        return Vec::new();
-    }
-    let base = snapshot
-        .uri
-        .to_file_path()
-        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    let mut finder = SourceFinder::new(roots, base.as_deref());
+    let mut finder = SourceFinder::new(roots, folder);
     let mut links = Vec::new();
     // Adds a link when the file is found; true once the document has all it may get.
     let mut link = |range: std::ops::Range<usize>, file: &str, line: Option<u32>| -> bool {
         if links.len() >= MAX_LINKS {
             return true;
         }
-        let Some(target) = finder.find(file).and_then(|path| target(&path, line)) else {
+        let Some(path) = finder.find(file) else {
             return false;
         };
         links.push(DocumentLink {
-            range: snapshot.range(range, encoding),
-            target: Some(target),
-            tooltip: Some(match line {
+            range,
+            path,
+            line,
+            tooltip: match line {
                 Some(line) => format!("{file}:{line}"),
                 None => file.to_string(),
-            }),
-            data: None,
+            },
         });
         false
     };
     'modules: for (k, module) in snapshot.model().modules.iter().enumerate() {
-        let index = snapshot.stack_frames(k);
+        let index = snapshot.stack_frames(ModuleId(k as u32));
         for entry in index.file_names.values() {
             if link(entry.range.clone(), &entry.value, None) {
                 break 'modules;
@@ -156,15 +157,6 @@ pub fn document_links(
             }
         }
     }
-    links.sort_by_key(|l| (l.range.start.line, l.range.start.character));
+    links.sort_by_key(|l| l.range.start);
     links
-}
-
-/// `file:///path#L42` (the line fragment editors open at).
-fn target(path: &std::path::Path, line: Option<u32>) -> Option<Uri> {
-    let uri = Uri::from_file_path(path)?;
-    match line {
-        Some(line) => Uri::from_str(&format!("{}#L{line}", uri.as_str())).ok(),
-        None => Some(uri),
-    }
 }

@@ -5,36 +5,24 @@
 //! tiling op; inlay hints with each linalg op's loop bounds; go to definition and
 //! references of attribute aliases and SSA values; document symbols.
 //!
-//! The HLO handlers dispatch here first when [`Snapshot::is_mlir`] holds.
+//! The server routes here for a [`super::Snapshot::Mlir`].
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use tower_lsp_server::ls_types::{
-    DocumentSymbol, Hover, InlayHint, InlayHintKind, InlayHintLabel, Location, SymbolKind,
-};
-
-use super::hover::markdown;
-use super::maps::print_options;
-use super::position::PositionEncoding;
-use super::settings::{InlayHintMode, Settings};
-use super::snapshot::Snapshot;
+use super::config::{Config, InlayHintMode};
+use super::hover::Hover;
+use super::inlay_hints::InlayHint;
+use super::navigation::{Outline, OutlineKind};
+use super::snapshot::MlirSnapshot;
+use super::touches;
 use crate::algebra::IndexingMap;
 use crate::mlir::{LinalgAnalysis, MapKind, MlirAnalysis};
 
-fn touches(range: &Range<usize>, offset: usize) -> bool {
-    range.start <= offset && offset <= range.end
-}
-
 /// The hover at `offset` of an MLIR document.
-pub fn hover(
-    snapshot: &Snapshot,
-    offset: usize,
-    settings: &Settings,
-    encoding: PositionEncoding,
-) -> Option<Hover> {
-    let (text, range) = describe(snapshot.text(), &snapshot.mlir(), offset, settings)?;
-    Some(markdown(text, range, snapshot, encoding))
+pub fn hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> Option<Hover> {
+    let (text, range) = describe(snapshot.text(), &snapshot.mlir(), offset, config)?;
+    Some(Hover::new(text, range))
 }
 
 /// Markdown and the range it describes; plain so tests can call it on text.
@@ -42,11 +30,11 @@ pub fn describe(
     src: &str,
     a: &MlirAnalysis,
     offset: usize,
-    settings: &Settings,
+    config: &Config,
 ) -> Option<(String, Range<usize>)> {
     let f = &a.file;
-    let line = |m: &IndexingMap| m.print(&print_options(settings, false));
-    let block = |m: &IndexingMap| m.print(&print_options(settings, true));
+    let line = |m: &IndexingMap| m.print(&config.print_options(false));
+    let block = |m: &IndexingMap| m.print(&config.print_options(true));
     // An alias, at its definition or a use.
     let alias_use = f.alias_uses.iter().find(|u| touches(&u.range, offset));
     let alias_def = f
@@ -298,12 +286,11 @@ fn linalg_hover(
 
 /// Loop bounds after each linalg op name in `range`: `d0 ∈ [0, 1), d1 ∈ [0, 56)`.
 pub fn inlay_hints(
-    snapshot: &Snapshot,
+    snapshot: &MlirSnapshot,
     range: Range<usize>,
-    settings: &Settings,
-    encoding: PositionEncoding,
+    config: &Config,
 ) -> Vec<InlayHint> {
-    if settings.inlay_hints == InlayHintMode::Off {
+    if config.inlay_hints == InlayHintMode::Off {
         return Vec::new();
     }
     let a = snapshot.mlir();
@@ -313,24 +300,17 @@ pub fn inlay_hints(
             let r = &a.file.ops[l.op.op].name_range;
             r.start <= range.end && range.start <= r.end && !l.loops.is_empty()
         })
-        .map(|l| {
-            let end = a.file.ops[l.op.op].name_range.end;
-            InlayHint {
-                position: snapshot.range(end..end, encoding).start,
-                label: InlayHintLabel::String(l.domain_text()),
-                kind: Some(InlayHintKind::TYPE),
-                text_edits: None,
-                tooltip: None,
-                padding_left: Some(true),
-                padding_right: Some(true),
-                data: None,
-            }
+        .map(|l| InlayHint {
+            offset: a.file.ops[l.op.op].name_range.end,
+            label: l.domain_text(),
+            tooltip: None,
+            pad_right: true,
         })
         .collect()
 }
 
 /// The definition of the alias or SSA value at `offset`.
-pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
+pub fn definition(snapshot: &MlirSnapshot, offset: usize) -> Vec<Range<usize>> {
     let analysis = snapshot.mlir();
     let f = &analysis.file;
     if let Some(k) = f.alias_at(offset) {
@@ -342,9 +322,10 @@ pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
     Vec::new()
 }
 
-/// Byte ranges of every occurrence of the alias or value at `offset`.
+/// Byte ranges of every occurrence of the alias or value at `offset`, its
+/// definition first when `include_declaration`.
 pub fn occurrences(
-    snapshot: &Snapshot,
+    snapshot: &MlirSnapshot,
     offset: usize,
     include_declaration: bool,
 ) -> Vec<Range<usize>> {
@@ -375,51 +356,20 @@ pub fn occurrences(
     out
 }
 
-pub fn references(
-    snapshot: &Snapshot,
-    offset: usize,
-    include_declaration: bool,
-    encoding: PositionEncoding,
-) -> Vec<Location> {
-    occurrences(snapshot, offset, include_declaration)
-        .into_iter()
-        .map(|r| Location::new(snapshot.uri.clone(), snapshot.range(r, encoding)))
-        .collect()
-}
-
 /// Functions with their linalg / tensor / transform ops, and the attribute aliases.
-#[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
-pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<DocumentSymbol> {
+pub fn outline(snapshot: &MlirSnapshot) -> Vec<Outline> {
     let a = snapshot.mlir();
     let f = &a.file;
-    let symbol = |name: String,
-                  detail: Option<String>,
-                  kind: SymbolKind,
-                  range: Range<usize>,
-                  sel: Range<usize>,
-                  children: Option<Vec<DocumentSymbol>>| DocumentSymbol {
-        name,
-        detail,
-        kind,
-        tags: None,
-        deprecated: None,
-        range: snapshot.range(range, encoding),
-        selection_range: snapshot.range(sel, encoding),
-        children,
-    };
-    let mut out: Vec<DocumentSymbol> = f
+    let mut out: Vec<Outline> = f
         .aliases
         .iter()
-        .map(|al| {
-            let whole = al.name_range.start..al.value_range.end.max(al.name_range.end);
-            symbol(
-                al.name.clone(),
-                None,
-                SymbolKind::CONSTANT,
-                whole,
-                al.name_range.clone(),
-                None,
-            )
+        .map(|al| Outline {
+            name: al.name.clone(),
+            detail: None,
+            kind: OutlineKind::Constant,
+            range: al.name_range.start..al.value_range.end.max(al.name_range.end),
+            selection: al.name_range.clone(),
+            children: None,
         })
         .collect();
     let interesting = |name: &str| {
@@ -438,17 +388,17 @@ pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<
         let name = o.results.first().map_or(o.name.clone(), |&v| {
             format!("{} = {}", f.values[v].name, o.name)
         });
-        symbol(
+        Outline {
             name,
             detail,
-            SymbolKind::OPERATOR,
-            o.range.clone(),
-            o.name_range.clone(),
-            None,
-        )
+            kind: OutlineKind::Operator,
+            range: o.range.clone(),
+            selection: o.name_range.clone(),
+            children: None,
+        }
     };
     for (fi, func) in f.funcs.iter().enumerate() {
-        let children: Vec<DocumentSymbol> = (0..f.ops.len())
+        let children: Vec<Outline> = (0..f.ops.len())
             .filter(|&i| {
                 f.ops[i].func == Some(fi) && f.funcs[fi].op != i && interesting(&f.ops[i].name)
             })
@@ -459,14 +409,14 @@ pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<
         } else {
             func.name.clone()
         };
-        out.push(symbol(
+        out.push(Outline {
             name,
-            None,
-            SymbolKind::FUNCTION,
-            func.range.clone(),
-            func.name_range.clone(),
-            Some(children),
-        ));
+            detail: None,
+            kind: OutlineKind::Function,
+            range: func.range.clone(),
+            selection: func.name_range.clone(),
+            children: Some(children),
+        });
     }
     // Ops outside functions (transform scripts).
     out.extend(

@@ -8,38 +8,27 @@
 //! parameters it reads. With `physicalLayout` every map goes between physical
 //! (layout-ordered) index spaces.
 
-use super::settings::{FloorDivSpelling, Settings};
-use super::snapshot::{FusedMaps, Snapshot};
-use crate::algebra::{DivSpelling, PrintOptions};
+use super::config::Config;
+use super::snapshot::{FusedMaps, HloSnapshot};
 use crate::analysis::fusion::Reached;
 use crate::analysis::{
     self, layout, recompute, utilization, ArrayShape, Direction, OperandIndexing, Query,
 };
 use crate::hover::{FusionReach, InstructionHover, Labelled, Reads};
-use crate::model::{self, ComputationId, ComputationRef, Instruction, Module};
+use crate::model::{self, ComputationId, ComputationRef, Instruction, Module, ModuleId};
 
 /// Domain points a hover enumerates to make utilization exact; beyond that it shows
 /// the closed form or an estimate, so a hover stays fast on huge operands.
 const HOVER_UTILIZATION_BUDGET: u128 = 200_000;
 
-/// How maps are printed under the user's settings.
-pub fn print_options(settings: &Settings, multiline: bool) -> PrintOptions {
-    PrintOptions {
-        div: match settings.floordiv {
-            FloorDivSpelling::FloorDiv => DivSpelling::FloorDiv,
-            FloorDivSpelling::Slash => DivSpelling::Slash,
-        },
-        multiline,
-    }
-}
-
-/// Index of `module` in the snapshot's model (modules are split by `// -----`).
-pub fn module_index(snapshot: &Snapshot, module: &Module) -> Option<usize> {
+/// Id of `module` in the snapshot's model (modules are split by `// -----`).
+pub fn module_id(snapshot: &HloSnapshot, module: &Module) -> Option<ModuleId> {
     snapshot
         .model()
         .modules
         .iter()
         .position(|m| std::ptr::eq(m, module))
+        .map(|k| ModuleId(k as u32))
 }
 
 /// The fusion instruction calling `computation`, if it is a fused computation.
@@ -72,10 +61,10 @@ fn model_output(shape: &model::Shape, k: usize) -> Option<&model::Shape> {
 
 /// One instruction of the snapshot, located in both the model and the analysis view.
 struct Site<'a> {
-    snapshot: &'a Snapshot,
-    settings: &'a Settings,
+    snapshot: &'a HloSnapshot,
+    config: &'a Config,
     module: &'a Module,
-    module_index: usize,
+    module_id: ModuleId,
     view: &'a analysis::Module<'static>,
     computation: ComputationId,
     instruction: &'a Instruction,
@@ -95,7 +84,7 @@ impl Site<'_> {
 
     /// An analysis shape as the maps see it: physical extents in physical mode.
     fn extents(&self, shape: &ArrayShape) -> Vec<i64> {
-        if self.settings.physical_layout {
+        if self.config.physical_layout {
             shape.physical_dims()
         } else {
             shape.dims.clone()
@@ -104,7 +93,7 @@ impl Site<'_> {
 
     /// Rewrites `entry` (from `from` to `to`) between physical spaces if asked.
     fn physical(&self, entry: &mut OperandIndexing, from: &ArrayShape, to: &ArrayShape) {
-        if self.settings.physical_layout {
+        if self.config.physical_layout {
             for m in &mut entry.maps {
                 *m = layout::to_physical(m, from, to);
             }
@@ -143,7 +132,7 @@ impl Site<'_> {
         let reached: Vec<&Reached> = fused.reaching(node).map(|(_, r)| r).collect();
         let shape = n.op.shape.output(first_tag(reached.first()?))?;
         let times = recompute::computations_per_element(&reached, shape, HOVER_UTILIZATION_BUDGET)?;
-        (times > self.settings.utilization_budget).then(|| (times, n.op.opcode.clone()))
+        (times > self.config.utilization_budget).then(|| (times, n.op.opcode.clone()))
     }
 
     /// How much of a tensor with extents `target` the maps read; nothing for a
@@ -167,36 +156,29 @@ impl Site<'_> {
 /// Fills the map sections of `hover` for `instruction`; nothing when the analysis
 /// has no view of it.
 pub fn instruction_maps(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     module: &Module,
     computation: ComputationId,
     instruction: &Instruction,
-    settings: &Settings,
+    config: &Config,
     hover: &mut InstructionHover,
 ) {
-    let Some(module_index) = module_index(snapshot, module) else {
+    let Some(module_id) = module_id(snapshot, module) else {
         return;
     };
     let site = Site {
         snapshot,
-        settings,
+        config,
         module,
-        module_index,
-        view: snapshot.analysis_module(module_index),
+        module_id,
+        view: snapshot.analysis_module(module_id),
         computation,
         instruction,
     };
     if site.node().is_none() {
         return;
     }
-    let file = snapshot
-        .uri
-        .path()
-        .as_str()
-        .rsplit('/')
-        .next()
-        .unwrap_or("FILE")
-        .to_string();
+    let file = snapshot.file_name();
     let from_fusion = if calling_fusion(module, computation).is_some() {
         " --from-fusion"
     } else {
@@ -215,7 +197,7 @@ pub fn instruction_maps(
             fusion.name
         ));
     } else if let Some(fusion) = calling_fusion(module, computation) {
-        let fused = snapshot.fused_maps(module_index, computation.index());
+        let fused = snapshot.fused_maps(module_id, computation);
         hover.fusion = Some(fusion_reach(&site, fusion, &fused));
         if instruction.parameter_number.is_none() {
             hover.parameters = parameters_read(&site);
@@ -258,7 +240,7 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
             None
         };
         let warning = match (&recomputed, &utilization) {
-            (Some((_, opcode)), Some(u)) if u.max_multiplicity() > site.settings.utilization_budget => {
+            (Some((_, opcode)), Some(u)) if u.max_multiplicity() > site.config.utilization_budget => {
                 Some(format!(
                     "recomputed {:.2}×: the loop fusion computes each element of this {opcode} once per output element that reads it",
                     u.max_multiplicity()
@@ -348,9 +330,7 @@ fn recomputation_warning(
     calling_fusion(site.module, site.computation)?;
     let comp = site.view.get(site.computation.index())?;
     let producer = recompute::producer(comp, operand?.index());
-    let fused = site
-        .snapshot
-        .fused_maps(site.module_index, site.computation.index());
+    let fused = site.snapshot.fused_maps(site.module_id, site.computation);
     let (times, opcode) = site.recomputed(&fused, producer)?;
     Some(format!(
         "recomputed {times:.2}×: the loop fusion computes each element of `%{}` ({opcode}) once per output element that reads it",
@@ -367,7 +347,8 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
     let fused = (node.op.opcode == "fusion" && node.is_composite()).then(|| {
         (
             node.called[0],
-            site.snapshot.fused_maps(site.module_index, node.called[0]),
+            site.snapshot
+                .fused_maps(site.module_id, ComputationId(node.called[0] as u32)),
         )
     });
     let per_output: Vec<analysis::InstructionIndexing> = (0..count)
@@ -387,7 +368,7 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                     ),
                 };
                 if let (true, Some(from)) =
-                    (site.settings.physical_layout, node.op.shape.output(output))
+                    (site.config.physical_layout, node.op.shape.output(output))
                 {
                     let to: Vec<Option<&ArrayShape>> = node
                         .op
@@ -405,7 +386,7 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                 direction: Direction::OutputToInput,
                 output_id: output,
                 operand_id: 0,
-                physical_layout: site.settings.physical_layout,
+                physical_layout: site.config.physical_layout,
             };
             analysis::analyze(site.view, &query)
         })
@@ -437,7 +418,7 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                     // The read starts the recomputation only if it reads the work
                     // more than once per element itself.
                     let warning = warning.clone().filter(|_| {
-                        u.is_some_and(|u| u.max_multiplicity() > site.settings.utilization_budget)
+                        u.is_some_and(|u| u.max_multiplicity() > site.config.utilization_budget)
                     });
                     let domain = node.op.shape.output(k).map(|a| site.extents(a));
                     Some(Labelled {

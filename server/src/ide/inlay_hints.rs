@@ -5,19 +5,14 @@
 //! Only instructions in the requested range get a hint. The maps come from the
 //! snapshot's per-computation cache, so scrolling through a fusion composes its maps
 //! once. `short` mode shows the map's head truncated to
-//! [`Settings::SHORT_HINT_CHARS`] with the full map (and its domain) in the tooltip;
+//! [`Config::SHORT_HINT_CHARS`] with the full map (and its domain) in the tooltip;
 //! `full` shows the whole map on one line.
 
 use std::ops::Range;
 
-use tower_lsp_server::ls_types::{
-    InlayHint, InlayHintKind, InlayHintLabel, InlayHintTooltip, MarkupContent, MarkupKind,
-};
-
-use super::maps::{calling_fusion, module_index, print_options};
-use super::position::{PositionCursor, PositionEncoding};
-use super::settings::{InlayHintMode, Settings};
-use super::snapshot::Snapshot;
+use super::config::{Config, InlayHintMode};
+use super::maps::{calling_fusion, module_id};
+use super::snapshot::HloSnapshot;
 use crate::algebra::PrintOptions;
 use crate::analysis::operand_indexing::operand_map_to_string;
 use crate::analysis::{OperandIndexing, OperandMap};
@@ -30,17 +25,22 @@ use crate::syntax::ranges_touch;
 /// serialize) gigabytes of hints. The first ones in text order are answered.
 pub const MAX_HINTS: usize = 5_000;
 
-/// The hints for instructions of fused computations that start inside `range` (bytes).
-pub fn inlay_hints(
-    snapshot: &Snapshot,
-    range: Range<usize>,
-    settings: &Settings,
-    encoding: PositionEncoding,
-) -> Vec<InlayHint> {
-    if snapshot.is_mlir() {
-        return super::mlir::inlay_hints(snapshot, range, settings, encoding);
-    }
-    if settings.inlay_hints == InlayHintMode::Off {
+/// A hint after the bytes it describes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlayHint {
+    /// Where it stands: the end of what it describes.
+    pub offset: usize,
+    pub label: String,
+    /// Markdown: every map behind the label.
+    pub tooltip: Option<String>,
+    /// Whether a space separates it from the text after it too.
+    pub pad_right: bool,
+}
+
+/// The hints for instructions of fused computations that start inside `range` (bytes),
+/// in text order.
+pub fn inlay_hints(snapshot: &HloSnapshot, range: Range<usize>, config: &Config) -> Vec<InlayHint> {
+    if config.inlay_hints == InlayHintMode::Off {
         return Vec::new();
     }
     let mut hints = Vec::new();
@@ -50,7 +50,7 @@ pub fn inlay_hints(
             if !ranges_touch(&computation.range(), &range) || calling_fusion(module, id).is_none() {
                 continue;
             }
-            computation_hints(snapshot, module, id, &range, settings, encoding, &mut hints);
+            computation_hints(snapshot, module, id, &range, config, &mut hints);
             if hints.len() >= MAX_HINTS {
                 tracing::info!(
                     "inlay hints: more than {MAX_HINTS} instructions in the requested range; the first {MAX_HINTS} are hinted"
@@ -63,20 +63,18 @@ pub fn inlay_hints(
 }
 
 fn computation_hints(
-    snapshot: &Snapshot,
+    snapshot: &HloSnapshot,
     module: &Module,
     id: ComputationId,
     range: &Range<usize>,
-    settings: &Settings,
-    encoding: PositionEncoding,
+    config: &Config,
     hints: &mut Vec<InlayHint>,
 ) {
-    let Some(module_index) = module_index(snapshot, module) else {
+    let Some(module_id) = module_id(snapshot, module) else {
         return;
     };
-    let fused = snapshot.fused_maps(module_index, id.index());
+    let fused = snapshot.fused_maps(module_id, id);
     let computation = module.computation(id);
-    let mut positions = PositionCursor::new(snapshot.syntax(), encoding);
     for instruction in &computation.model().instructions {
         if hints.len() >= MAX_HINTS {
             return;
@@ -89,20 +87,12 @@ fn computation_hints(
             .reaching(instruction.id.index())
             .map(|(k, reached)| (k, reached.to_entry()))
             .collect();
-        if let Some(hint) = hint(&reaching, fused.outputs.len(), settings) {
-            let position = positions.position(at.end);
+        if let Some(hint) = hint(&reaching, fused.outputs.len(), config) {
             hints.push(InlayHint {
-                position,
-                label: InlayHintLabel::String(hint.label),
-                kind: Some(InlayHintKind::TYPE),
-                text_edits: None,
-                tooltip: Some(InlayHintTooltip::MarkupContent(MarkupContent {
-                    kind: MarkupKind::Markdown,
-                    value: hint.tooltip,
-                })),
-                padding_left: Some(true),
-                padding_right: None,
-                data: None,
+                offset: at.end,
+                label: hint.label,
+                tooltip: Some(hint.tooltip),
+                pad_right: false,
             });
         }
     }
@@ -117,11 +107,7 @@ struct Hint {
 /// The hint for one instruction from the maps of the fusion outputs that reach it
 /// (`(output, maps)`, in output order): the first map, then `(+N)` for the other
 /// distinct maps; every output's maps in the tooltip. `None` when no output reads it.
-fn hint(
-    reaching: &[(usize, OperandIndexing)],
-    outputs: usize,
-    settings: &Settings,
-) -> Option<Hint> {
+fn hint(reaching: &[(usize, OperandIndexing)], outputs: usize, config: &Config) -> Option<Hint> {
     let mut distinct: Vec<&OperandMap> = Vec::new();
     for (_, entry) in reaching {
         for m in &entry.maps {
@@ -131,13 +117,13 @@ fn hint(
         }
     }
     let unknown = reaching.iter().any(|(_, e)| e.unknown.is_some());
-    let one_line = print_options(settings, false);
+    let one_line = config.print_options(false);
     let mut label = match distinct.first() {
-        Some(first) => match settings.inlay_hints {
+        Some(first) => match config.inlay_hints {
             InlayHintMode::Full => operand_map_to_string(first, &one_line)
                 .trim_end()
                 .to_string(),
-            _ => truncate(&head(first, &one_line), Settings::SHORT_HINT_CHARS),
+            _ => truncate(&head(first, &one_line), Config::SHORT_HINT_CHARS),
         },
         None if unknown => "unknown".to_string(),
         None => return None,
@@ -148,7 +134,7 @@ fn hint(
     if unknown && !distinct.is_empty() {
         label.push_str(" (+unknown)");
     }
-    let multiline = print_options(settings, true);
+    let multiline = config.print_options(true);
     let mut tooltip = String::new();
     for (k, entry) in reaching {
         let from = if outputs > 1 {

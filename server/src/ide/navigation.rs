@@ -9,14 +9,8 @@
 
 use std::ops::Range;
 
-use tower_lsp_server::ls_types::{
-    DocumentHighlight, DocumentHighlightKind, DocumentSymbol, Location, OneOf, SymbolKind,
-    TextEdit, Uri, WorkspaceEdit, WorkspaceSymbol,
-};
-
-use super::position::PositionEncoding;
-use super::snapshot::Snapshot;
-use crate::model::{ComputationId, ComputationRef, HloFile, InstrId, Module, ModuleId};
+use super::touches;
+use crate::model::{ComputationId, ComputationRef, HloFile, InstrId, Module, ModuleId, TextEdit};
 
 /// A named entity of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,10 +31,6 @@ pub enum Symbol {
 pub struct Occurrence {
     pub range: Range<usize>,
     pub is_definition: bool,
-}
-
-fn touches(range: &Range<usize>, offset: usize) -> bool {
-    range.start <= offset && offset <= range.end
 }
 
 /// The symbol named at `offset`, if any.
@@ -209,11 +199,7 @@ pub fn calling_instructions(file: &HloFile, symbol: Symbol) -> Vec<Range<usize>>
 /// Definition: the symbol's definition; on a parameter's own name, the operands of
 /// the fusions (or other callers) that feed it; on a computation's own name (its
 /// header), the instructions that call it.
-pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
-    if snapshot.is_mlir() {
-        return super::mlir::definition(snapshot, offset);
-    }
-    let file = snapshot.model();
+pub fn definition(file: &HloFile, offset: usize) -> Vec<Range<usize>> {
     let Some(symbol) = symbol_at(file, offset) else {
         return Vec::new();
     };
@@ -227,6 +213,11 @@ pub fn definition(snapshot: &Snapshot, offset: usize) -> Vec<Range<usize>> {
         }
     }
     vec![own.clone()]
+}
+
+/// Every place the symbol at `offset` is named, its definition first.
+pub fn occurrences_at(file: &HloFile, offset: usize) -> Vec<Occurrence> {
+    symbol_at(file, offset).map_or_else(Vec::new, |symbol| occurrences(file, symbol))
 }
 
 /// The name's range without a leading `%` (what rename replaces).
@@ -294,11 +285,7 @@ pub fn validate_new_name(
 }
 
 /// The range to rename at `offset` (the name without `%`), for `prepareRename`.
-pub fn rename_range(snapshot: &Snapshot, offset: usize) -> Option<Range<usize>> {
-    if snapshot.is_mlir() {
-        return None; // MLIR renames are not supported (yet): never edit HLO-style.
-    }
-    let file = snapshot.model();
+pub fn rename_range(file: &HloFile, offset: usize) -> Option<Range<usize>> {
     let symbol = symbol_at(file, offset)?;
     occurrences(file, symbol)
         .into_iter()
@@ -306,123 +293,63 @@ pub fn rename_range(snapshot: &Snapshot, offset: usize) -> Option<Range<usize>> 
         .map(|o| bare_name(file, &o.range))
 }
 
-/// The edits renaming the symbol at `offset` to `new_name`.
+/// The edits renaming the symbol at `offset` to `new_name`; `None` when nothing
+/// is named there.
 pub fn rename(
-    snapshot: &Snapshot,
+    file: &HloFile,
     offset: usize,
     new_name: &str,
-    encoding: PositionEncoding,
-) -> Result<Option<WorkspaceEdit>, RenameError> {
-    if snapshot.is_mlir() {
-        return Ok(None);
-    }
-    let file = snapshot.model();
+) -> Result<Option<Vec<TextEdit>>, RenameError> {
     let Some(symbol) = symbol_at(file, offset) else {
         return Ok(None);
     };
     let name = validate_new_name(file, symbol, new_name)?;
     let edits = occurrences(file, symbol)
         .iter()
-        .map(|o| {
-            TextEdit::new(
-                snapshot.range(bare_name(file, &o.range), encoding),
-                name.clone(),
-            )
+        .map(|o| TextEdit {
+            range: bare_name(file, &o.range),
+            new_text: name.clone(),
         })
         .collect();
-    let changes = std::iter::once((snapshot.uri.clone(), edits)).collect();
-    Ok(Some(WorkspaceEdit::new(changes)))
+    Ok(Some(edits))
 }
 
-pub fn references(
-    snapshot: &Snapshot,
-    offset: usize,
-    include_declaration: bool,
-    encoding: PositionEncoding,
-) -> Vec<Location> {
-    if snapshot.is_mlir() {
-        return super::mlir::references(snapshot, offset, include_declaration, encoding);
-    }
-    let file = snapshot.model();
-    let Some(symbol) = symbol_at(file, offset) else {
-        return Vec::new();
-    };
-    occurrences(file, symbol)
-        .into_iter()
-        .filter(|o| include_declaration || !o.is_definition)
-        .map(|o| Location::new(snapshot.uri.clone(), snapshot.range(o.range, encoding)))
-        .collect()
+/// What an entry of a document's outline is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutlineKind {
+    Module,
+    /// A computation, or an MLIR function.
+    Function,
+    /// An instruction.
+    Field,
+    /// A parameter instruction.
+    Variable,
+    /// An MLIR attribute alias.
+    Constant,
+    /// An MLIR op.
+    Operator,
 }
 
-pub fn highlights(
-    snapshot: &Snapshot,
-    offset: usize,
-    encoding: PositionEncoding,
-) -> Vec<DocumentHighlight> {
-    if snapshot.is_mlir() {
-        return super::mlir::occurrences(snapshot, offset, true)
-            .into_iter()
-            .map(|r| DocumentHighlight {
-                range: snapshot.range(r, encoding),
-                kind: None,
-            })
-            .collect();
-    }
-    let file = snapshot.model();
-    let Some(symbol) = symbol_at(file, offset) else {
-        return Vec::new();
-    };
-    occurrences(file, symbol)
-        .into_iter()
-        .map(|o| DocumentHighlight {
-            range: snapshot.range(o.range, encoding),
-            kind: Some(if o.is_definition {
-                DocumentHighlightKind::WRITE
-            } else {
-                DocumentHighlightKind::READ
-            }),
-        })
-        .collect()
-}
-
-#[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
-fn document_symbol(
-    name: String,
-    detail: Option<String>,
-    kind: SymbolKind,
-    range: tower_lsp_server::ls_types::Range,
-    selection: tower_lsp_server::ls_types::Range,
-    children: Option<Vec<DocumentSymbol>>,
-) -> DocumentSymbol {
-    DocumentSymbol {
-        name,
-        detail,
-        kind,
-        tags: None,
-        deprecated: None,
-        range,
-        selection_range: selection,
-        children,
-    }
+/// One entry of a document's outline (document symbols).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outline {
+    pub name: String,
+    pub detail: Option<String>,
+    pub kind: OutlineKind,
+    /// All of it.
+    pub range: Range<usize>,
+    /// Its name.
+    pub selection: Range<usize>,
+    /// `None` for a leaf (an instruction), else the entries inside (maybe none).
+    pub children: Option<Vec<Outline>>,
 }
 
 /// Module → computations → instructions, with shapes and opcodes as detail.
-pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<DocumentSymbol> {
-    if snapshot.is_mlir() {
-        return super::mlir::document_symbols(snapshot, encoding);
-    }
-    let file = snapshot.model();
-    file.modules
-        .iter()
-        .map(|module| module_symbol(snapshot, module, encoding))
-        .collect()
+pub fn outline(file: &HloFile) -> Vec<Outline> {
+    file.modules.iter().map(module_outline).collect()
 }
 
-fn module_symbol(
-    snapshot: &Snapshot,
-    module: &Module,
-    encoding: PositionEncoding,
-) -> DocumentSymbol {
+fn module_outline(module: &Module) -> Outline {
     let computations = module
         .computations()
         .map(|computation| {
@@ -431,29 +358,27 @@ fn module_symbol(
                 .instructions
                 .iter()
                 .filter(|i| !i.synthetic)
-                .map(|i| {
-                    document_symbol(
-                        i.name.clone(),
-                        Some(format!("{} {}", i.shape, i.opcode)),
-                        if i.parameter_number.is_some() {
-                            SymbolKind::VARIABLE
-                        } else {
-                            SymbolKind::FIELD
-                        },
-                        snapshot.range(computation.abs(i.range), encoding),
-                        snapshot.range(computation.abs(i.name_range), encoding),
-                        None,
-                    )
+                .map(|i| Outline {
+                    name: i.name.clone(),
+                    detail: Some(format!("{} {}", i.shape, i.opcode)),
+                    kind: if i.parameter_number.is_some() {
+                        OutlineKind::Variable
+                    } else {
+                        OutlineKind::Field
+                    },
+                    range: computation.abs(i.range),
+                    selection: computation.abs(i.name_range),
+                    children: None,
                 })
                 .collect();
-            document_symbol(
-                computation.name.clone(),
-                computation.is_entry.then(|| "ENTRY".to_string()),
-                SymbolKind::FUNCTION,
-                snapshot.range(computation.range(), encoding),
-                snapshot.range(computation.abs(computation.name_range), encoding),
-                Some(instructions),
-            )
+            Outline {
+                name: computation.name.clone(),
+                detail: computation.is_entry.then(|| "ENTRY".to_string()),
+                kind: OutlineKind::Function,
+                range: computation.range(),
+                selection: computation.abs(computation.name_range),
+                children: Some(instructions),
+            }
         })
         .collect();
     let selection = module
@@ -461,120 +386,60 @@ fn module_symbol(
         .clone()
         .or_else(|| module.header_range.clone())
         .unwrap_or(module.range.start..module.range.start);
-    document_symbol(
-        module.name.clone().unwrap_or_else(|| "(module)".into()),
-        None,
-        SymbolKind::MODULE,
-        snapshot.range(module.range.clone(), encoding),
-        snapshot.range(selection, encoding),
-        Some(computations),
-    )
-}
-
-/// Most symbols one workspace query returns.
-pub const WORKSPACE_SYMBOL_LIMIT: usize = 2000;
-
-/// Computations and instructions of the open documents whose name contains `query`
-/// (case-insensitive).
-pub fn workspace_symbols(
-    snapshots: &[std::sync::Arc<Snapshot>],
-    query: &str,
-    encoding: PositionEncoding,
-) -> Vec<WorkspaceSymbol> {
-    let query = query.to_lowercase();
-    let mut found = Vec::new();
-    let matches = |name: &str| name.to_lowercase().contains(&query);
-    for snapshot in snapshots {
-        let symbol =
-            |name: &str, kind, range: &Range<usize>, container: &str, uri: &Uri| WorkspaceSymbol {
-                name: name.to_string(),
-                kind,
-                tags: None,
-                container_name: Some(container.to_string()),
-                location: OneOf::Left(Location::new(
-                    uri.clone(),
-                    snapshot.range(range.clone(), encoding),
-                )),
-                data: None,
-            };
-        for module in &snapshot.model().modules {
-            let module_name = module.name.as_deref().unwrap_or("");
-            for computation in module.computations() {
-                if matches(&computation.name) {
-                    found.push(symbol(
-                        &computation.name,
-                        SymbolKind::FUNCTION,
-                        &computation.abs(computation.name_range),
-                        module_name,
-                        &snapshot.uri,
-                    ));
-                }
-                for instruction in computation
-                    .model()
-                    .instructions
-                    .iter()
-                    .filter(|i| !i.synthetic && matches(&i.name))
-                {
-                    found.push(symbol(
-                        &instruction.name,
-                        SymbolKind::FIELD,
-                        &computation.abs(instruction.name_range),
-                        &computation.name,
-                        &snapshot.uri,
-                    ));
-                }
-                if found.len() >= WORKSPACE_SYMBOL_LIMIT {
-                    found.truncate(WORKSPACE_SYMBOL_LIMIT);
-                    return found;
-                }
-            }
-        }
+    Outline {
+        name: module.name.clone().unwrap_or_else(|| "(module)".into()),
+        detail: None,
+        kind: OutlineKind::Module,
+        range: module.range.clone(),
+        selection,
+        children: Some(computations),
     }
-    found
 }
 
-/// Adds the computations and fusions of indexed files that are not open (see
-/// [`super::workspace_index`]) whose name contains `query`, up to the limit.
-pub fn indexed_symbols(
-    files: &[std::sync::Arc<super::workspace_index::IndexedFile>],
-    open: &[std::sync::Arc<Snapshot>],
-    query: &str,
-    encoding: PositionEncoding,
-    found: &mut Vec<WorkspaceSymbol>,
-) {
-    use crate::dump::index::IndexedKind;
-    use tower_lsp_server::ls_types::{Position, Range as LspRange};
-    let query = query.to_lowercase();
-    for file in files {
-        if open.iter().any(|s| s.uri == file.uri) {
-            continue;
-        }
-        for symbol in &file.symbols {
-            if found.len() >= WORKSPACE_SYMBOL_LIMIT {
+/// A computation or instruction found by name across documents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedSymbol {
+    pub name: String,
+    /// [`OutlineKind::Function`] for a computation, [`OutlineKind::Field`] for an
+    /// instruction.
+    pub kind: OutlineKind,
+    pub range: Range<usize>,
+    /// The module (for a computation) or computation (for an instruction) it is in.
+    pub container: String,
+}
+
+/// Computations and instructions of `file` whose name contains `query` (already
+/// lowercase), in text order, until `found` holds `limit`.
+pub fn symbols_matching(file: &HloFile, query: &str, limit: usize, found: &mut Vec<NamedSymbol>) {
+    let matches = |name: &str| name.to_lowercase().contains(query);
+    for module in &file.modules {
+        let module_name = module.name.as_deref().unwrap_or("");
+        for computation in module.computations() {
+            if matches(&computation.name) {
+                found.push(NamedSymbol {
+                    name: computation.name.clone(),
+                    kind: OutlineKind::Function,
+                    range: computation.abs(computation.name_range),
+                    container: module_name.to_string(),
+                });
+            }
+            for instruction in computation
+                .model()
+                .instructions
+                .iter()
+                .filter(|i| !i.synthetic && matches(&i.name))
+            {
+                found.push(NamedSymbol {
+                    name: instruction.name.clone(),
+                    kind: OutlineKind::Field,
+                    range: computation.abs(instruction.name_range),
+                    container: computation.name.clone(),
+                });
+            }
+            if found.len() >= limit {
+                found.truncate(limit);
                 return;
             }
-            if !symbol.name.to_lowercase().contains(&query) {
-                continue;
-            }
-            let column = match encoding {
-                PositionEncoding::Utf8 => symbol.utf8_column,
-                _ => symbol.utf16_column,
-            };
-            let range = LspRange::new(
-                Position::new(symbol.line, column),
-                Position::new(symbol.line, column + symbol.len),
-            );
-            found.push(WorkspaceSymbol {
-                name: symbol.name.clone(),
-                kind: match symbol.kind {
-                    IndexedKind::Computation => SymbolKind::FUNCTION,
-                    IndexedKind::Fusion => SymbolKind::FIELD,
-                },
-                tags: None,
-                container_name: Some(symbol.container.clone()),
-                location: OneOf::Left(Location::new(file.uri.clone(), range)),
-                data: None,
-            });
         }
     }
 }

@@ -13,8 +13,6 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::workspace::lock;
-
 /// How often a waiting caller looks at its own budget.
 const WAIT_STEP: Duration = Duration::from_millis(10);
 
@@ -113,6 +111,11 @@ impl<T: Send + Sync + 'static> Memo<T> {
         drop(computing);
         value
     }
+}
+
+/// Locks ignoring poison: a panicking request is caught and must not wedge the server.
+pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 #[cfg(test)]

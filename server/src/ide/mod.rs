@@ -1,0 +1,48 @@
+//! The editor features on plain types: what a hover, an inlay hint, a definition, a
+//! rename or a document symbol says at a byte offset of a document's version, with no
+//! LSP type, no JSON and no async (rust-analyzer's `ide` crate is the model).
+//!
+//! The server (`lsp`) converts positions and protocol types, routes each request by
+//! the snapshot's language ([`Snapshot::Hlo`] or [`Snapshot::Mlir`]) to the feature
+//! here, and converts the answer back. Tests call these functions directly
+//! (`tests/ide/`), so what a user reads is checked without a server.
+//!
+//! * [`snapshot`]: a document's version and what is derived from it once (diagnostics,
+//!   the analysis view, fused maps, stack frames, the MLIR analysis), under [`memo`];
+//! * [`hover`] (laid out by [`crate::hover`]) with the map sections from [`maps`];
+//! * [`inlay_hints`], [`navigation`] (definition, references, rename, symbols),
+//!   [`source`] (the `Source:` line and document links), [`mlir`] (the same for
+//!   `.mlir` documents);
+//! * [`config`]: the user's choices the features need.
+
+pub mod call_hierarchy;
+pub mod config;
+pub mod folding;
+pub mod hover;
+pub mod inlay_hints;
+pub mod maps;
+pub mod memo;
+pub mod mlir;
+pub mod navigation;
+pub mod pool;
+pub mod reaper;
+pub mod semantic_tokens;
+pub mod snapshot;
+pub mod source;
+
+pub use config::{Config, InlayHintMode};
+pub use snapshot::{HloSnapshot, MlirSnapshot, Snapshot};
+
+/// Whether `offset` is in `range` or at either end of it (a cursor right after a
+/// name is on it).
+pub fn touches(range: &std::ops::Range<usize>, offset: usize) -> bool {
+    range.start <= offset && offset <= range.end
+}
+
+/// An answer that may be partial: the analysis behind it stopped at its time budget
+/// (what it did not reach shows as unknown), which the answer then says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer<T> {
+    pub value: T,
+    pub partial: bool,
+}

@@ -1,0 +1,481 @@
+//! Immutable per-version views of a document, handed to request handlers and to the
+//! diagnostics worker so that they never block (or observe) a later edit.
+//!
+//! A snapshot is cheap to make: it shares the version's [`model::Document`] (chunks and
+//! their lazily built computations, shared in turn with earlier versions for every
+//! chunk an edit did not touch). What is derived from the whole version (diagnostics,
+//! the analysis view) is computed at most once per snapshot, on first use, by whichever
+//! request needs it first.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::memo::{lock, Memo};
+use crate::checks::incremental::{Checked, Part};
+use crate::language::Language;
+use crate::model::{self, ComputationId, HloFile, ModuleId};
+use crate::syntax::SyntaxDocument;
+
+/// What reaches each instruction of a fused computation from each of its outputs:
+/// `outputs[k][i]` from output `k` to instruction `i` (empty when it does not reach).
+#[derive(Debug, Default)]
+pub struct FusedMaps {
+    pub outputs: Vec<Vec<crate::analysis::fusion::Reached>>,
+}
+
+impl FusedMaps {
+    /// The outputs that read instruction `i`, with what reaches it from each.
+    pub fn reaching(
+        &self,
+        i: usize,
+    ) -> impl Iterator<Item = (usize, &crate::analysis::fusion::Reached)> {
+        self.outputs
+            .iter()
+            .enumerate()
+            .filter_map(move |(k, reached)| Some((k, reached.get(i)?)))
+            .filter(|(_, r)| r.is_read())
+    }
+
+    /// Whether these maps hold something of their computation alone, whose
+    /// instructions are named `names`: a runtime value read from one of its
+    /// instructions (numbered within the module), or a reason for unknown maps
+    /// naming an instruction. A short name may match by chance; that only costs
+    /// the sharing.
+    fn belong_to(&self, names: &[&str]) -> bool {
+        use crate::analysis::operand_indexing::RuntimeSource;
+        self.outputs.iter().flatten().any(|reached| {
+            let runtime = reached.maps.iter().flat_map(|(_, m)| &m.runtime_vars);
+            reached
+                .unknown
+                .as_ref()
+                .is_some_and(|why| names.iter().any(|n| why.contains(n)))
+                || runtime
+                    .into_iter()
+                    .any(|v| matches!(v.source, RuntimeSource::Instruction { .. }))
+        })
+    }
+}
+
+/// Which fused computation a [`FusedMaps`] belongs to: its text without names
+/// ([`model::nameless`]) when it has one, so that the copies of a fusion a dump
+/// repeats under other names (each layer's) share their maps; else its place,
+/// (module, computation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FusedKey {
+    Text(Arc<[u8]>),
+    Place(ModuleId, ComputationId),
+}
+
+/// The maps kept for a key, with the computation they were computed for: they hold
+/// for every computation of the key unless they print something of that one
+/// ([`FusedMaps::belong_to`]).
+#[derive(Debug)]
+struct KeptFused {
+    owner: (ModuleId, ComputationId),
+    shareable: bool,
+    maps: Arc<FusedMaps>,
+}
+
+/// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
+/// instruction from every output, up to megabytes for a large fusion, and an engineer
+/// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
+/// what is on screen (hovers and inlay hints of the computations shown).
+pub const FUSED_KEPT: usize = 32;
+
+/// The fused maps of the [`FUSED_KEPT`] fused computations used last.
+#[derive(Debug, Default)]
+struct RecentFused {
+    /// `(computation, its maps, when last used)`.
+    entries: Vec<(FusedKey, Arc<Memo<KeptFused>>, u64)>,
+    clock: u64,
+}
+
+impl RecentFused {
+    /// The memo of `key`, made when missing (dropping the one used longest ago
+    /// when full: requests computing with it keep it alive until they end).
+    fn memo(&mut self, key: FusedKey) -> Arc<Memo<KeptFused>> {
+        self.clock += 1;
+        if let Some(entry) = self.entries.iter_mut().find(|e| e.0 == key) {
+            entry.2 = self.clock;
+            return entry.1.clone();
+        }
+        if self.entries.len() >= FUSED_KEPT {
+            let oldest = (0..self.entries.len()).min_by_key(|&k| self.entries[k].2);
+            if let Some(oldest) = oldest {
+                let (_, memo, _) = self.entries.swap_remove(oldest);
+                super::reaper::release(memo);
+            }
+        }
+        let memo = Arc::new(Memo::default());
+        self.entries.push((key, memo.clone(), self.clock));
+        memo
+    }
+}
+
+/// The state of one document at one version, in the library's terms: a value per
+/// language, so that each feature is routed once (by the server's handlers) and no
+/// code asks which language it holds. The server wraps it with the client's URI and
+/// version.
+#[derive(Debug)]
+pub enum Snapshot {
+    Hlo(HloSnapshot),
+    Mlir(MlirSnapshot),
+}
+
+impl Snapshot {
+    /// A snapshot of `document` (whose checks so far are `checked`) read as `language`.
+    /// `file_name` is how commands the features suggest name the file (`hlo-lsp maps
+    /// ... FILE`).
+    pub fn new(
+        document: Arc<model::Document>,
+        checked: Arc<Checked>,
+        language: Language,
+        file_name: &str,
+    ) -> Snapshot {
+        match language {
+            Language::Hlo => {
+                Snapshot::Hlo(HloSnapshot::new(document, checked).with_file_name(file_name))
+            }
+            Language::Mlir => Snapshot::Mlir(MlirSnapshot::new(document)),
+        }
+    }
+
+    /// The chunks of this version (positions, text).
+    pub fn syntax(&self) -> &SyntaxDocument {
+        self.document().syntax()
+    }
+
+    /// The version in model terms (chunks, units, diagnostics).
+    pub fn document(&self) -> &Arc<model::Document> {
+        match self {
+            Snapshot::Hlo(hlo) => &hlo.document,
+            Snapshot::Mlir(mlir) => &mlir.document,
+        }
+    }
+
+    /// The whole text, joined from the chunks once per snapshot.
+    pub fn text(&self) -> &str {
+        match self {
+            Snapshot::Hlo(hlo) => hlo.text(),
+            Snapshot::Mlir(mlir) => mlir.text(),
+        }
+    }
+
+    /// Every diagnostic of this version in library terms: what `hlo-lsp check` reports.
+    pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
+        match self {
+            Snapshot::Hlo(hlo) => hlo.diagnostics(),
+            Snapshot::Mlir(mlir) => mlir.diagnostics(),
+        }
+    }
+}
+
+/// An MLIR document at one version: its text and, on first use, its reading and
+/// analysis ([`crate::mlir`]).
+#[derive(Debug)]
+pub struct MlirSnapshot {
+    document: Arc<model::Document>,
+    text: OnceLock<String>,
+    mlir: Memo<crate::mlir::MlirAnalysis>,
+    diagnostics: Memo<Vec<model::Diagnostic>>,
+}
+
+impl MlirSnapshot {
+    pub fn new(document: Arc<model::Document>) -> Self {
+        Self {
+            document,
+            text: OnceLock::new(),
+            mlir: Memo::default(),
+            diagnostics: Memo::default(),
+        }
+    }
+
+    /// The whole text (the MLIR reader wants one string).
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| self.document.syntax().text())
+    }
+
+    /// The chunks of this version (positions).
+    pub fn syntax(&self) -> &SyntaxDocument {
+        self.document.syntax()
+    }
+
+    /// The MLIR reading and analysis of this version (built once, unless a
+    /// request's budget cut it short).
+    pub fn mlir(&self) -> Arc<crate::mlir::MlirAnalysis> {
+        self.mlir
+            .get_or_compute(|| crate::mlir::analyze(self.text()))
+    }
+
+    /// The analysis' diagnostics, sorted as the CLI prints them.
+    pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
+        self.diagnostics
+            .get_or_compute(|| self.mlir().diagnostics.clone())
+    }
+}
+
+/// An HLO document at one version.
+#[derive(Debug)]
+pub struct HloSnapshot {
+    document: Arc<model::Document>,
+    /// The file's name, for the commands a hover suggests.
+    file_name: Arc<str>,
+    /// The version's diagnostics, per computation (see [`crate::checks::incremental`]).
+    checked: Arc<Checked>,
+    /// The whole text, for the `documentText` request; requests read their
+    /// computations' text.
+    text: OnceLock<String>,
+    /// The analysis' view of each module; each computation is converted on first use.
+    analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
+    /// Maps from every output of a fused computation to each of its instructions, per
+    /// `(module, computation)`: shared by hover and inlay hints, kept for the
+    /// computations used last.
+    fused: Mutex<RecentFused>,
+    /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
+    diagnostics: Memo<Vec<model::Diagnostic>>,
+    /// Set once every computation's checks are in `checked`.
+    checks_filled: Memo<()>,
+    /// The stack-frame tables of each module (JAX dumps), read on first use.
+    frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
+}
+
+impl HloSnapshot {
+    pub fn new(document: Arc<model::Document>, checked: Arc<Checked>) -> Self {
+        Self {
+            document,
+            file_name: "FILE".into(),
+            checked,
+            text: OnceLock::new(),
+            analysis: OnceLock::new(),
+            diagnostics: Memo::default(),
+            checks_filled: Memo::default(),
+            fused: Mutex::default(),
+            frames: OnceLock::new(),
+        }
+    }
+
+    /// Names the file (its last path component) for the commands a hover suggests.
+    pub fn with_file_name(mut self, name: &str) -> Self {
+        if !name.is_empty() {
+            self.file_name = name.into();
+        }
+        self
+    }
+
+    /// The file's name ("FILE" when unnamed).
+    pub fn file_name(&self) -> &str {
+        &self.file_name
+    }
+
+    /// The whole text, joined from the chunks once per snapshot.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| self.document.syntax().text())
+    }
+
+    /// The chunks of this version.
+    pub fn syntax(&self) -> &SyntaxDocument {
+        self.document.syntax()
+    }
+
+    /// The version in model terms (chunks, units, diagnostics).
+    pub fn document(&self) -> &Arc<model::Document> {
+        &self.document
+    }
+
+    /// The HLO model of this version: the module index; computations build on access.
+    pub fn model(&self) -> &HloFile {
+        self.document.file()
+    }
+
+    /// The analysis' module view of module `module` of [`Self::model`] (built once).
+    pub fn analysis_module(&self, module: ModuleId) -> &crate::analysis::Module<'static> {
+        let modules = self.analysis.get_or_init(|| {
+            (0..self.model().modules.len())
+                .map(|m| crate::analysis::view::lazy(self.document.clone(), m))
+                .collect()
+        });
+        &modules[module.index()]
+    }
+
+    /// The maps from every output of fused computation `computation` of module
+    /// `module` to each of its instructions (see [`FusedMaps`]), computed on first use
+    /// (again when it was not used for a while: see [`FUSED_KEPT`]).
+    pub fn fused_maps(&self, module: ModuleId, computation: ComputationId) -> Arc<FusedMaps> {
+        let m = self.model().module(module);
+        let c = m.computation(computation);
+        let at = (module, computation);
+        if let Some(text) = model::nameless::computation_key(m, c) {
+            let memo = lock(&self.fused).memo(FusedKey::Text(text.into()));
+            let kept = memo.get_or_compute(|| self.compute_fused(m, c, at));
+            if kept.shareable || kept.owner == at {
+                return kept.maps.clone();
+            }
+        }
+        let memo = lock(&self.fused).memo(FusedKey::Place(module, computation));
+        memo.get_or_compute(|| self.compute_fused(m, c, at))
+            .maps
+            .clone()
+    }
+
+    /// The maps of fused computation `c` of module `m`, which stand at `at`.
+    fn compute_fused(
+        &self,
+        m: &model::Module,
+        c: model::ComputationRef,
+        at: (ModuleId, ComputationId),
+    ) -> KeptFused {
+        let view = self.analysis_module(at.0);
+        let outputs = crate::analysis::fusion::grouped_from_every_output(view, at.1.index());
+        let maps = FusedMaps { outputs };
+        KeptFused {
+            owner: at,
+            shareable: !maps.belong_to(&model::nameless::own_names(m, c)),
+            maps: Arc::new(maps),
+        }
+    }
+
+    /// The stack-frame tables of module `module` (empty when it has none).
+    pub fn stack_frames(
+        &self,
+        module: ModuleId,
+    ) -> Arc<crate::model::stack_frames::StackFrameIndex> {
+        let all = self.frames.get_or_init(|| {
+            (0..self.model().modules.len())
+                .map(|m| Arc::new(super::source::tables(self, ModuleId(m as u32))))
+                .collect()
+        });
+        all.get(module.index()).cloned().unwrap_or_default()
+    }
+
+    /// Every diagnostic of this version in library terms, computed once: what `hlo-lsp
+    /// check` reports ([`crate::checks`]), so that editor and CLI agree and code actions
+    /// see the same fixes. Computations unchanged since an earlier version reuse its
+    /// findings.
+    pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
+        self.diagnostics.get_or_compute(|| {
+            self.check_parts();
+            self.checked.diagnostics(&self.document)
+        })
+    }
+
+    /// Each chunk's share of the diagnostics, once the checks of every computation are
+    /// computed (once per snapshot, on threads of their own: [`super::pool`]), for the
+    /// publisher, which renders them per computation.
+    pub fn check_parts(&self) -> Vec<Part<'_>> {
+        self.checks_filled
+            .get_or_compute(|| super::pool::run_checks(|| self.checked.fill(&self.document)));
+        self.checked.parts(&self.document)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(module: u32, computation: usize) -> FusedKey {
+        FusedKey::Place(ModuleId(module), ComputationId(computation as u32))
+    }
+
+    #[test]
+    fn the_fused_maps_used_longest_ago_are_dropped_first() {
+        let mut recent = RecentFused::default();
+        let first = recent.memo(place(0, 0));
+        for k in 1..FUSED_KEPT {
+            recent.memo(place(0, k));
+        }
+        // Used again: now the most recent.
+        assert!(Arc::ptr_eq(&first, &recent.memo(place(0, 0))));
+        let second = recent.memo(place(0, 1));
+        recent.memo(place(0, 2));
+        recent.memo(place(1, 0));
+        assert_eq!(recent.entries.len(), FUSED_KEPT);
+        // (0, 3) was the oldest: dropped, and made anew when asked again.
+        assert!(recent.entries.iter().all(|e| e.0 != place(0, 3)));
+        assert!(Arc::ptr_eq(&first, &recent.memo(place(0, 0))));
+        assert!(Arc::ptr_eq(&second, &recent.memo(place(0, 1))));
+    }
+
+    /// Two copies of an elementwise fusion and two of a dynamic slice whose offset
+    /// the fusion computes, under other names.
+    const COPIES: &str = r#"HloModule m
+
+%fused_exp.one (param_0.one: f32[16,8]) -> f32[16,8] {
+  %param_0.one = f32[16,8]{1,0} parameter(0)
+  ROOT %exponential.one = f32[16,8]{1,0} exponential(%param_0.one)
+}
+
+%fused_exp.two (param_0.two: f32[16,8]) -> f32[16,8] {
+  %param_0.two = f32[16,8]{1,0} parameter(0)
+  ROOT %exponential.two = f32[16,8]{1,0} exponential(%param_0.two), metadata={op_name="b"}
+}
+
+%fused_slice.one (param_0.ds1: f32[16,8], param_1.ds1: s32[]) -> f32[2,8] {
+  %param_0.ds1 = f32[16,8]{1,0} parameter(0)
+  %param_1.ds1 = s32[] parameter(1)
+  %constant.ds1 = s32[] constant(1)
+  %offset.ds1 = s32[] add(%param_1.ds1, %constant.ds1)
+  %zero.ds1 = s32[] constant(0)
+  ROOT %slice.ds1 = f32[2,8]{1,0} dynamic-slice(%param_0.ds1, %offset.ds1, %zero.ds1), dynamic_slice_sizes={2,8}
+}
+
+%fused_slice.two (param_0.ds2: f32[16,8], param_1.ds2: s32[]) -> f32[2,8] {
+  %param_0.ds2 = f32[16,8]{1,0} parameter(0)
+  %param_1.ds2 = s32[] parameter(1)
+  %constant.ds2 = s32[] constant(1)
+  %offset.ds2 = s32[] add(%param_1.ds2, %constant.ds2)
+  %zero.ds2 = s32[] constant(0)
+  ROOT %slice.ds2 = f32[2,8]{1,0} dynamic-slice(%param_0.ds2, %offset.ds2, %zero.ds2), dynamic_slice_sizes={2,8}
+}
+
+ENTRY %main (x: f32[16,8], i: s32[]) -> f32[2,8] {
+  %x = f32[16,8]{1,0} parameter(0)
+  %i = s32[] parameter(1)
+  %e1 = f32[16,8]{1,0} fusion(%x), kind=kLoop, calls=%fused_exp.one
+  %e2 = f32[16,8]{1,0} fusion(%e1), kind=kLoop, calls=%fused_exp.two
+  %s1 = f32[2,8]{1,0} fusion(%e2, %i), kind=kLoop, calls=%fused_slice.one
+  ROOT %s2 = f32[2,8]{1,0} fusion(%e2, %i), kind=kLoop, calls=%fused_slice.two
+}
+"#;
+
+    #[test]
+    fn copies_share_their_fused_maps_unless_the_maps_name_their_instructions() {
+        use crate::analysis::operand_indexing::RuntimeSource;
+        let document = Arc::new(model::Document::parse(COPIES));
+        let checked = Arc::new(Checked::new(&document));
+        let snapshot = HloSnapshot::new(document, checked);
+        let m = snapshot.model().module(model::ModuleId(0));
+        let id = |name: &str| m.computation_by_name(name).expect(name);
+        let maps = |name: &str| snapshot.fused_maps(ModuleId(0), id(name));
+        assert!(Arc::ptr_eq(&maps("fused_exp.one"), &maps("fused_exp.two")));
+        // Each slice's offset is read from its own `add`: not shared, and each names its own.
+        assert!(!Arc::ptr_eq(
+            &maps("fused_slice.one"),
+            &maps("fused_slice.two")
+        ));
+        for (name, label) in [
+            ("fused_slice.one", "offset.ds1"),
+            ("fused_slice.two", "offset.ds2"),
+        ] {
+            let fused = maps(name);
+            let sources: Vec<(usize, String)> = fused
+                .outputs
+                .iter()
+                .flatten()
+                .flat_map(|r| &r.maps)
+                .flat_map(|(_, m)| &m.runtime_vars)
+                .filter_map(|v| match &v.source {
+                    RuntimeSource::Instruction {
+                        computation, label, ..
+                    } => Some((*computation, label.clone())),
+                    RuntimeSource::Operand(_) => None,
+                })
+                .collect();
+            assert!(!sources.is_empty(), "{name} reads a runtime offset");
+            assert!(
+                sources
+                    .iter()
+                    .all(|(c, l)| *c == id(name).index() && l.contains(label)),
+                "{name}: {sources:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! One router per request: each takes the request's snapshot, routes on its language
+//! ([`ide::Snapshot::Hlo`] or [`ide::Snapshot::Mlir`]), calls the feature in
+//! [`crate::ide`] with byte offsets, and converts the answer ([`super::to_proto`]).
+//! No feature logic lives here: a language without the feature answers nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tower_lsp_server::ls_types::{
+    DocumentHighlight, DocumentHighlightKind, DocumentLink, DocumentSymbol, FoldingRange,
+    FoldingRangeKind, Hover, InlayHint, Location, TextEdit, WorkspaceEdit, WorkspaceSymbol,
+};
+
+use super::position::PositionEncoding;
+use super::snapshot::Snapshot;
+use super::to_proto;
+use crate::hover::Detail;
+use crate::ide::{self, navigation, Config};
+
+/// The hover at `offset`; [`Detail::Full`] is the fusion-maps panel's.
+pub fn hover(
+    snapshot: &Snapshot,
+    offset: usize,
+    config: &Config,
+    detail: Detail,
+    encoding: PositionEncoding,
+) -> Option<Hover> {
+    let hover = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => ide::hover::hover(hlo, offset, config, detail),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::hover(mlir, offset, config),
+    }?;
+    Some(to_proto::hover(snapshot, hover, encoding))
+}
+
+/// The inlay hints of `range` (bytes).
+pub fn inlay_hints(
+    snapshot: &Snapshot,
+    range: std::ops::Range<usize>,
+    config: &Config,
+    encoding: PositionEncoding,
+) -> Vec<InlayHint> {
+    let hints = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => ide::inlay_hints::inlay_hints(hlo, range, config),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::inlay_hints(mlir, range, config),
+    };
+    to_proto::inlay_hints(snapshot, hints, encoding)
+}
+
+/// Where the name at `offset` is defined (or, on a definition, what it leads to).
+pub fn definition(snapshot: &Snapshot, offset: usize, encoding: PositionEncoding) -> Vec<Location> {
+    let ranges = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => navigation::definition(hlo.model(), offset),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::definition(mlir, offset),
+    };
+    to_proto::locations(snapshot, ranges, encoding)
+}
+
+/// Every use of the name at `offset`, with its definition when asked.
+pub fn references(
+    snapshot: &Snapshot,
+    offset: usize,
+    include_declaration: bool,
+    encoding: PositionEncoding,
+) -> Vec<Location> {
+    let ranges = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => navigation::occurrences_at(hlo.model(), offset)
+            .into_iter()
+            .filter(|o| include_declaration || !o.is_definition)
+            .map(|o| o.range)
+            .collect(),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::occurrences(mlir, offset, include_declaration),
+    };
+    to_proto::locations(snapshot, ranges, encoding)
+}
+
+/// The occurrences of the name at `offset`: HLO marks its definition as written.
+pub fn highlights(
+    snapshot: &Snapshot,
+    offset: usize,
+    encoding: PositionEncoding,
+) -> Vec<DocumentHighlight> {
+    let highlight = |range, kind| DocumentHighlight {
+        range: snapshot.range(range, encoding),
+        kind,
+    };
+    match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => navigation::occurrences_at(hlo.model(), offset)
+            .into_iter()
+            .map(|o| {
+                let kind = if o.is_definition {
+                    DocumentHighlightKind::WRITE
+                } else {
+                    DocumentHighlightKind::READ
+                };
+                highlight(o.range, Some(kind))
+            })
+            .collect(),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::occurrences(mlir, offset, true)
+            .into_iter()
+            .map(|range| highlight(range, None))
+            .collect(),
+    }
+}
+
+/// The range a rename at `offset` replaces; MLIR renames are not offered (yet).
+pub fn rename_range(snapshot: &Snapshot, offset: usize) -> Option<std::ops::Range<usize>> {
+    match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => navigation::rename_range(hlo.model(), offset),
+        ide::Snapshot::Mlir(_) => None,
+    }
+}
+
+/// The workspace edit renaming the name at `offset`, or why it cannot be renamed.
+pub fn rename(
+    snapshot: &Snapshot,
+    offset: usize,
+    new_name: &str,
+    encoding: PositionEncoding,
+) -> Result<Option<WorkspaceEdit>, navigation::RenameError> {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return Ok(None);
+    };
+    let Some(edits) = navigation::rename(hlo.model(), offset, new_name)? else {
+        return Ok(None);
+    };
+    let edits = edits
+        .into_iter()
+        .map(|e| TextEdit::new(snapshot.range(e.range, encoding), e.new_text))
+        .collect();
+    let changes = std::iter::once((snapshot.uri.clone(), edits)).collect();
+    Ok(Some(WorkspaceEdit::new(changes)))
+}
+
+/// The document's outline.
+pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<DocumentSymbol> {
+    let outline = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => navigation::outline(hlo.model()),
+        ide::Snapshot::Mlir(mlir) => ide::mlir::outline(mlir),
+    };
+    outline
+        .into_iter()
+        .map(|entry| to_proto::document_symbol(snapshot, entry, encoding))
+        .collect()
+}
+
+/// Most symbols one workspace query returns.
+pub const WORKSPACE_SYMBOL_LIMIT: usize = 2000;
+
+/// Computations and instructions of the open HLO documents whose name contains
+/// `query` (case-insensitive).
+pub fn workspace_symbols(
+    snapshots: &[Arc<Snapshot>],
+    query: &str,
+    encoding: PositionEncoding,
+) -> Vec<WorkspaceSymbol> {
+    let query = query.to_lowercase();
+    let mut found = Vec::new();
+    for snapshot in snapshots {
+        let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+            continue;
+        };
+        let mut named = Vec::new();
+        let room = WORKSPACE_SYMBOL_LIMIT - found.len();
+        navigation::symbols_matching(hlo.model(), &query, room, &mut named);
+        found.extend(
+            named
+                .into_iter()
+                .map(|symbol| to_proto::workspace_symbol(snapshot, symbol, encoding)),
+        );
+        if found.len() >= WORKSPACE_SYMBOL_LIMIT {
+            break;
+        }
+    }
+    found
+}
+
+/// Links from source metadata and stack-frame tables to files under `roots` or
+/// beside the document.
+pub fn document_links(
+    snapshot: &Snapshot,
+    roots: &[PathBuf],
+    encoding: PositionEncoding,
+) -> Vec<DocumentLink> {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return Vec::new();
+    };
+    let folder = snapshot
+        .uri
+        .to_file_path()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    ide::source::document_links(hlo, roots, folder.as_deref())
+        .into_iter()
+        .filter_map(|link| to_proto::document_link(snapshot, link, encoding))
+        .collect()
+}
+
+/// Folding ranges over whole lines, outer ones first; HLO chunks mean nothing in MLIR.
+pub fn folding_ranges(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<FoldingRange> {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return Vec::new();
+    };
+    let mut ranges: Vec<FoldingRange> = ide::folding::folding_ranges(hlo)
+        .into_iter()
+        .map(|bytes| snapshot.range(bytes, encoding))
+        .filter(|range| range.end.line > range.start.line)
+        .map(|range| FoldingRange {
+            start_line: range.start.line,
+            start_character: None,
+            end_line: range.end.line,
+            end_character: None,
+            kind: Some(FoldingRangeKind::Region),
+            collapsed_text: None,
+        })
+        .collect();
+    ranges.sort_by_key(|r| (r.start_line, std::cmp::Reverse(r.end_line)));
+    ranges
+}
+
+/// Adds the computations and fusions of indexed files that are not open (see
+/// [`super::workspace_index`]) whose name contains `query`, up to the limit.
+pub fn indexed_symbols(
+    files: &[Arc<super::workspace_index::IndexedFile>],
+    open: &[Arc<Snapshot>],
+    query: &str,
+    encoding: PositionEncoding,
+    found: &mut Vec<WorkspaceSymbol>,
+) {
+    use crate::dump::index::IndexedKind;
+    use tower_lsp_server::ls_types::{OneOf, Position, Range as LspRange, SymbolKind};
+    let query = query.to_lowercase();
+    for file in files {
+        if open.iter().any(|s| s.uri == file.uri) {
+            continue;
+        }
+        for symbol in &file.symbols {
+            if found.len() >= WORKSPACE_SYMBOL_LIMIT {
+                return;
+            }
+            if !symbol.name.to_lowercase().contains(&query) {
+                continue;
+            }
+            let column = match encoding {
+                PositionEncoding::Utf8 => symbol.utf8_column,
+                _ => symbol.utf16_column,
+            };
+            let range = LspRange::new(
+                Position::new(symbol.line, column),
+                Position::new(symbol.line, column + symbol.len),
+            );
+            found.push(WorkspaceSymbol {
+                name: symbol.name.clone(),
+                kind: match symbol.kind {
+                    IndexedKind::Computation => SymbolKind::FUNCTION,
+                    IndexedKind::Fusion => SymbolKind::FIELD,
+                },
+                tags: None,
+                container_name: Some(symbol.container.clone()),
+                location: OneOf::Left(Location::new(file.uri.clone(), range)),
+                data: None,
+            });
+        }
+    }
+}
