@@ -92,7 +92,13 @@ fn bench(c: &mut Criterion) {
         };
         let snapshot = |document: Arc<Document>, checked: Checked| {
             let uri = "file:///bench.hlo".parse().expect("a URI");
-            Snapshot::new(uri, 1, 1, document, Arc::new(checked))
+            let ide = hlo_lsp::ide::Snapshot::new(
+                document,
+                Arc::new(checked),
+                hlo_lsp::language::Language::Hlo,
+                "bench.hlo",
+            );
+            Snapshot::new(uri, 1, 1, ide)
         };
         let renderings = Renderings::default();
         let document = Arc::new(document);
@@ -104,7 +110,9 @@ fn bench(c: &mut Criterion) {
                     let (next, change) = document.edited(at, at + 1, replacement);
                     let after = checked.after(&next, &change);
                     let next = snapshot(Arc::new(next), after);
-                    black_box(next.check_parts());
+                    if let hlo_lsp::ide::Snapshot::Hlo(hlo) = &next.ide {
+                        black_box(hlo.check_parts());
+                    }
                     next
                 },
                 |next| renderings.notification(&next, style),

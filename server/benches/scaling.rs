@@ -7,12 +7,12 @@
 //!   7,500 .. 30,000 parentheses deep (30,000 took 17 s);
 //! * `inlay_hints`: every inlay hint of a fused chain of 12,500 .. 100,000
 //!   instructions, composed maps included (a 500,000-instruction fusion peaked at
-//!   5.15 GB; hints are now capped per request, see `lsp::inlay_hints::MAX_HINTS`).
+//!   5.15 GB; hints are now capped per request, see `ide::inlay_hints::MAX_HINTS`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 use hlo_lsp::lsp::documents::DocumentStore;
-use hlo_lsp::lsp::inlay_hints::inlay_hints;
+use hlo_lsp::lsp::handlers::inlay_hints;
 use hlo_lsp::lsp::position::PositionEncoding;
 use hlo_lsp::lsp::settings::Settings;
 
@@ -95,7 +95,8 @@ fn hints(c: &mut Criterion) {
             b.iter(|| {
                 // A fresh snapshot: the composed maps are part of the cost.
                 let snapshot = document.snapshot_at(1);
-                inlay_hints(&snapshot, 0..text.len(), &settings, PositionEncoding::Utf16).len()
+                let config = &settings.features;
+                inlay_hints(&snapshot, 0..text.len(), config, PositionEncoding::Utf16).len()
             })
         });
     }

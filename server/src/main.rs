@@ -4,9 +4,16 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The CLI and the language server are sibling front ends: the command line
+/// decides which one runs.
 fn main() -> std::process::ExitCode {
     tree_sitter_allocations::use_mimalloc();
-    hlo_lsp::cli::run()
+    let cli = hlo_lsp::cli::Cli::from_args();
+    if cli.wants_server() {
+        hlo_lsp::lsp::run_stdio()
+    } else {
+        hlo_lsp::cli::run(cli)
+    }
 }
 
 /// Tree-sitter allocates its parse stacks and subtrees in C, through libc's malloc

@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
+use hlo_lsp::analysis::contiguity::{contiguous_elements, judge_bytes};
 use hlo_lsp::analysis::{view, ArrayShape};
 use hlo_lsp::coalescing::picture;
-use hlo_lsp::coalescing::tiled::{contiguous_elements, judge_bytes};
 use hlo_lsp::coalescing::warp::{runs, utilization, xla_coalesced};
 use hlo_lsp::coalescing::{self, Device, Evidence, Options, Subject};
 use hlo_lsp::model;

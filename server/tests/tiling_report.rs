@@ -4,8 +4,23 @@
 
 use hlo_lsp::analysis::view;
 use hlo_lsp::model;
-use hlo_lsp::tiling::diagnostics::{codes, diagnostics};
+use hlo_lsp::model::{Diagnostic, HloFile};
+use hlo_lsp::tiling::diagnostics::codes;
 use hlo_lsp::tiling::report::{analyze_file, hover_line, ReportOptions};
+
+/// The tiling findings as `hlo-lsp check` reports them: quick fixes prefer coalesced
+/// reads on the default GPU.
+fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
+    let options = ReportOptions {
+        transaction_bytes: Some(
+            hlo_lsp::coalescing::Options::default()
+                .device
+                .dram_to_l2_transaction_bytes,
+        ),
+        ..ReportOptions::default()
+    };
+    hlo_lsp::tiling::diagnostics::diagnostics(file, &options)
+}
 
 fn read(relative: &str) -> String {
     std::fs::read_to_string(format!(
@@ -131,6 +146,7 @@ fn candidates_are_valid_and_ranked() {
     let file = model::parse_hlo(&text);
     let options = ReportOptions {
         candidates: 10,
+        transaction_bytes: Some(64),
         ..ReportOptions::default()
     };
     let (reports, _) = analyze_file(&file, &options);

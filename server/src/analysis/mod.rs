@@ -19,6 +19,7 @@ use rustc_hash::FxHashMap;
 
 pub mod build;
 pub mod compose;
+pub mod contiguity;
 pub mod fusion;
 pub mod graph;
 pub mod input_to_output;

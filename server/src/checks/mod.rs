@@ -22,12 +22,26 @@ pub type Source = fn(&HloFile, ModuleId, ComputationRef) -> Vec<Diagnostic>;
 pub const SOURCES: &[Source] = &[
     cross_references,
     reshape_chains,
-    crate::tiling::diagnostics::computation_diagnostics,
+    tilings,
     crate::coalescing::diagnostics::computation_diagnostics,
 ];
 
 fn cross_references(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
     crossref::diagnostics(file.module(module), c)
+}
+
+/// Tiling findings, with quick fixes that prefer coalesced reads on the GPU the
+/// coalescing findings model.
+fn tilings(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
+    let options = crate::tiling::report::ReportOptions {
+        transaction_bytes: Some(
+            crate::coalescing::Options::default()
+                .device
+                .dram_to_l2_transaction_bytes,
+        ),
+        ..Default::default()
+    };
+    crate::tiling::diagnostics::computation_diagnostics(file, module, c, &options)
 }
 
 fn reshape_chains(_: &HloFile, _: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {

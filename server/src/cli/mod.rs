@@ -1,5 +1,9 @@
 //! Command-line interface: one module per subcommand, each a thin layer over the
 //! library that formats results for a terminal or as JSON.
+//!
+//! The CLI and the language server ([`crate::lsp`]) are sibling front ends that never
+//! import each other: `main` parses the command line here and starts the server
+//! itself when asked ([`Cli::wants_server`]).
 
 use std::process::ExitCode;
 
@@ -11,7 +15,6 @@ pub mod diff;
 pub mod maps;
 pub mod mlir;
 pub mod parse;
-pub mod serve;
 pub mod simplify;
 pub mod tiles;
 
@@ -48,12 +51,24 @@ pub enum Command {
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
-    Serve(serve::Args),
+    Serve,
 }
 
-/// Runs the CLI; with no subcommand, starts the language server.
-pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+impl Cli {
+    /// The command line of this process.
+    pub fn from_args() -> Cli {
+        Cli::parse()
+    }
+
+    /// Whether it asks for the language server (`serve`, or no subcommand).
+    pub fn wants_server(&self) -> bool {
+        matches!(self.command, None | Some(Command::Serve))
+    }
+}
+
+/// Runs a CLI command; the language server is `main`'s to start
+/// ([`Cli::wants_server`]).
+pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Some(Command::Parse(args)) => parse::run(args),
         Some(Command::Simplify(args)) => simplify::run(args),
@@ -63,8 +78,9 @@ pub fn run() -> ExitCode {
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Diff(args)) => diff::run(args),
-        Some(Command::Serve(args)) => serve::run(args),
-        None => serve::run(serve::Args::default()),
+        Some(Command::Serve) | None => {
+            fail("the language server is started by main, not by the CLI")
+        }
     }
 }
 

@@ -60,6 +60,7 @@ pub fn report(args: &Args) -> Result<(String, bool), String> {
         fusion: args.fusion.clone(),
         sizes: args.sizes.clone(),
         candidates: args.candidates,
+        transaction_bytes: Some(crate::coalescing::Device::default().dram_to_l2_transaction_bytes),
     };
     let (reports, problems) = analyze_file(&file, &options);
     if let Some(p) = problems.first() {

@@ -17,7 +17,7 @@ use crate::analysis;
 use crate::model::{self, ComputationRef, Diagnostic, Fix, HloFile, ModuleId, Severity, TextEdit};
 use crate::tiling::candidates::nearest_valid_where;
 use crate::tiling::config::{format_sizes_like, output_tiles};
-use crate::tiling::propagate::{FusionMaps, TilingOptions};
+use crate::tiling::propagate::{FusionMaps, ReadCost, TilingOptions};
 
 /// The diagnostic code.
 pub const UNCOALESCED_READ: &str = "uncoalesced-read";
@@ -68,9 +68,10 @@ pub fn computation_diagnostics_with(
         return vec![];
     }
     let view = analysis::view::borrowed(m);
+    let options = Options::default();
     let compute = || {
         let subject = Subject::new(m, &view, caller, fusion).ok()?;
-        let report = super::analyze(&subject, &Options::default(), None);
+        let report = super::analyze(&subject, &options, None);
         // Cut short by the server's budget: partial, so not kept.
         (!crate::budget::exhausted()).then(|| Shared::of(&report, evidence_text))
     };
@@ -84,7 +85,15 @@ pub fn computation_diagnostics_with(
     if matches!(shared.family, Family::Heuristic(_)) {
         return vec![];
     }
-    let fix = tiled_fix(file, m, &view, caller, fusion, &shared.family);
+    let fix = tiled_fix(
+        file,
+        m,
+        &view,
+        caller,
+        fusion,
+        &shared.family,
+        &options.device,
+    );
     shared
         .findings
         .iter()
@@ -176,6 +185,7 @@ fn tiled_fix(
     caller: ComputationRef<'_>,
     fusion: &model::Instruction,
     family: &Family,
+    device: &super::Device,
 ) -> Option<Fix> {
     let Family::Tiled(configured) = family else {
         return None;
@@ -186,7 +196,7 @@ fn tiled_fix(
         .model()
         .instructions
         .iter()
-        .map(|i| super::subject::element_bits(&i.shape))
+        .map(|i| i.shape.element_bits())
         .collect();
     let options = TilingOptions {
         pad_to_power_of_two: tiles.triton,
@@ -197,7 +207,10 @@ fn tiled_fix(
         if sizes.is_empty() {
             continue;
         }
-        let maps = FusionMaps::new(view, fused.id.index(), o)?.with_element_bits(bits.clone());
+        let maps = FusionMaps::new(view, fused.id.index(), o)?.with_read_cost(ReadCost {
+            element_bits: bits.clone(),
+            transaction_bytes: device.dram_to_l2_transaction_bytes,
+        });
         if maps.uncoalesced_reads(sizes, options) == 0 {
             continue;
         }

@@ -48,7 +48,7 @@ impl Operand {
 
     /// Bits per element (`E(n)` of the layout wins), if known.
     pub fn element_bits(&self) -> Option<i64> {
-        element_bits(&self.shape)
+        self.shape.element_bits()
     }
 
     /// The shape as the analysis sees it (extents and layout).
@@ -81,17 +81,6 @@ pub struct Subject<'a> {
     /// Tile sizes per output from `output_tiles` in the backend_config (a
     /// malformed config counts as none: the tiling diagnostics report it).
     pub output_tiles: Option<Vec<Vec<i64>>>,
-}
-
-/// Bits per element of a shape (the first leaf of a tuple).
-pub fn element_bits(shape: &model::Shape) -> Option<i64> {
-    let leaf = shape.leaves().into_iter().next()?;
-    let bits = match leaf.layout.as_ref().and_then(|l| l.element_size_in_bits) {
-        Some(bits) if bits > 0 => Some(bits),
-        _ => leaf.element.bit_width().map(i64::from),
-    };
-    // Tokens and opaque values have no width.
-    bits.filter(|&b| b > 0)
 }
 
 impl<'a> Subject<'a> {
@@ -155,7 +144,7 @@ impl<'a> Subject<'a> {
                     .model()
                     .instructions
                     .iter()
-                    .map(|i| element_bits(&i.shape))
+                    .map(|i| i.shape.element_bits())
                     .collect(),
                 operands,
                 one_op: false,
@@ -220,7 +209,7 @@ fn one_op<'a>(node: &Node, instruction: &Instruction, mut operands: Vec<Operand>
     root.called.clear();
     nodes.push(root);
     let mut node_bits: Vec<Option<i64>> = operands.iter().map(Operand::element_bits).collect();
-    node_bits.push(element_bits(&instruction.shape));
+    node_bits.push(instruction.shape.element_bits());
     let root_index = nodes.len() - 1;
     let computation = graph::Computation {
         name: format!("{}.one_op", instruction.name),

@@ -15,7 +15,7 @@
 use super::subject::{Operand, Subject};
 use super::{warp, Device, Evidence, Family, OperandVerdict, Report};
 use crate::algebra::VarKind;
-use crate::analysis::ArrayShape;
+use crate::analysis::{contiguity, ArrayShape};
 use crate::tiling::propagate::{FusionMaps, TilingOptions};
 use crate::tiling::symbolic::{tile_of_map, TileDim};
 
@@ -48,39 +48,6 @@ pub fn sizes_for_outputs(subject: &Subject<'_>, sizes: &[i64]) -> Vec<Vec<i64>> 
         .collect()
 }
 
-/// Elements read contiguously: from the most minor dimension up, while the tile
-/// is not strided, times the tile's extent (clamped to the dimension: masked
-/// elements are not read), stopping after a dimension the tile covers partly.
-pub fn contiguous_elements(shape: &ArrayShape, sizes: &[i64], strides: &[i64]) -> i64 {
-    let mut n = 1i64;
-    for d in shape.layout() {
-        let (size, stride, dim) = (sizes[d], strides[d], shape.dims[d]);
-        if size > 1 && stride != 1 {
-            break;
-        }
-        n = n.saturating_mul(size.min(dim).max(0));
-        if size < dim {
-            break;
-        }
-    }
-    n
-}
-
-/// XLA's verdict and utilization for `contiguous_bytes`.
-pub fn judge_bytes(contiguous_bytes: i64, transaction: i64) -> (bool, f64) {
-    if contiguous_bytes <= 0 {
-        return (false, 0.0);
-    }
-    let transaction = transaction.max(1);
-    let transactions =
-        contiguous_bytes / transaction + i64::from(contiguous_bytes % transaction != 0);
-    let transferred = transaction.saturating_mul(transactions);
-    (
-        contiguous_bytes >= transaction,
-        contiguous_bytes as f64 / transferred as f64,
-    )
-}
-
 fn tile_read(
     output: usize,
     shape: &ArrayShape,
@@ -101,10 +68,10 @@ fn tile_read(
                 .unwrap_or(0)
         })
         .collect();
-    let contiguous = contiguous_elements(shape, &sizes, &strides);
+    let contiguous = contiguity::contiguous_elements(shape, &sizes, &strides);
     let contiguous_bytes = contiguous.saturating_mul(bits) / 8;
     let (coalesced, utilization) =
-        judge_bytes(contiguous_bytes, device.dram_to_l2_transaction_bytes);
+        contiguity::judge_bytes(contiguous_bytes, device.dram_to_l2_transaction_bytes);
     TileRead {
         output,
         shape: shape.clone(),
@@ -247,24 +214,4 @@ fn verdict(op: &Operand, reads: Vec<TileRead>, unknown: Option<String>) -> Opera
     v.reason = format!("{pattern}; {usage}");
     v.evidence = Evidence::Tile(reads);
     v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xla_contiguity_rule() {
-        let s = ArrayShape::new(vec![256, 512]);
-        assert_eq!(contiguous_elements(&s, &[16, 16], &[1, 1]), 16);
-        assert_eq!(contiguous_elements(&s, &[4, 512], &[1, 1]), 2048);
-        // Masked: a tile wider than the dimension reads only the dimension.
-        let t = ArrayShape::new(vec![2048, 12]);
-        assert_eq!(contiguous_elements(&t, &[4, 16], &[1, 1]), 48);
-        assert_eq!(contiguous_elements(&t, &[1024, 1], &[1, 1]), 1);
-        // Strided minor dimension.
-        assert_eq!(contiguous_elements(&s, &[16, 16], &[1, 2]), 1);
-        assert_eq!(judge_bytes(96, 64), (true, 0.75));
-        assert_eq!(judge_bytes(16, 64), (false, 0.25));
-    }
 }

@@ -38,11 +38,3 @@ pub use snapshot::{HloSnapshot, MlirSnapshot, Snapshot};
 pub fn touches(range: &std::ops::Range<usize>, offset: usize) -> bool {
     range.start <= offset && offset <= range.end
 }
-
-/// An answer that may be partial: the analysis behind it stopped at its time budget
-/// (what it did not reach shows as unknown), which the answer then says.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Answer<T> {
-    pub value: T,
-    pub partial: bool,
-}

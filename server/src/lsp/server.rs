@@ -45,7 +45,7 @@ impl Backend {
 
     /// Runs `work` on the current snapshot of `uri` under the panic guard, and answers
     /// `ContentModified` if the document changed while it ran.
-    async fn on_document<T, F>(&self, what: &'static str, uri: &Uri, work: F) -> Result<T>
+    async fn on_document<T, F>(&self, what: Request, uri: &Uri, work: F) -> Result<T>
     where
         F: FnOnce(&Snapshot, PositionEncoding) -> T + Send + 'static,
         T: Send + 'static,
@@ -55,12 +55,12 @@ impl Backend {
             .snapshot(uri)
             .ok_or_else(|| unknown_document(uri))?;
         let encoding = self.workspace.encoding();
-        let budget = Budget::new(Some(self.workspace.settings().time_budget(work_of(what))));
+        let budget = Budget::new(Some(self.workspace.settings().time_budget(what.work())));
         // An edit of the document makes the answer stale: stop the work then.
         let _registered = self.workspace.register_work(uri, &budget);
         let answer = {
             let snapshot = snapshot.clone();
-            guarded_within(what, budget, move || work(&snapshot, encoding)).await?
+            guarded_within(what.name(), budget, move || work(&snapshot, encoding)).await?
         };
         if self.workspace.is_stale(&snapshot) {
             return Err(Error::content_modified());
@@ -71,7 +71,7 @@ impl Backend {
     /// Like [`Self::on_document`] at a position; `None` when the line does not exist.
     async fn on_position<T, F>(
         &self,
-        what: &'static str,
+        what: Request,
         at: TextDocumentPositionParams,
         work: F,
     ) -> Result<Option<T>>
@@ -95,14 +95,64 @@ impl Backend {
     }
 }
 
-/// Which time budget a request's analysis gets: it then answers with what it has
-/// (marked partial where the answer can say so: hovers).
-fn work_of(what: &str) -> Work {
-    match what {
-        "hover" => Work::Hover,
-        "inlayHint" => Work::InlayHints,
-        "fusionMaps" => Work::FusionMaps,
-        _ => Work::Other,
+/// A request that runs on one document's snapshot: its name (for logs and the panic
+/// guard) and the time budget its analysis gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Request {
+    DocumentText,
+    FusionMaps,
+    Hover,
+    Definition,
+    PrepareRename,
+    SemanticTokens,
+    CodeAction,
+    InlayHint,
+    References,
+    DocumentHighlight,
+    Rename,
+    DocumentSymbol,
+    PrepareCallHierarchy,
+    IncomingCalls,
+    OutgoingCalls,
+    DocumentLink,
+    FoldingRange,
+    SemanticTokensDelta,
+}
+
+impl Request {
+    /// The method's name as the protocol writes it, without its namespace.
+    fn name(self) -> &'static str {
+        match self {
+            Request::DocumentText => "documentText",
+            Request::FusionMaps => "fusionMaps",
+            Request::Hover => "hover",
+            Request::Definition => "definition",
+            Request::PrepareRename => "prepareRename",
+            Request::SemanticTokens => "semanticTokens",
+            Request::CodeAction => "codeAction",
+            Request::InlayHint => "inlayHint",
+            Request::References => "references",
+            Request::DocumentHighlight => "documentHighlight",
+            Request::Rename => "rename",
+            Request::DocumentSymbol => "documentSymbol",
+            Request::PrepareCallHierarchy => "prepareCallHierarchy",
+            Request::IncomingCalls => "incomingCalls",
+            Request::OutgoingCalls => "outgoingCalls",
+            Request::DocumentLink => "documentLink",
+            Request::FoldingRange => "foldingRange",
+            Request::SemanticTokensDelta => "semanticTokensDelta",
+        }
+    }
+
+    /// Which time budget the analysis gets: it then answers with what it has
+    /// (marked partial where the answer can say so: hovers).
+    fn work(self) -> Work {
+        match self {
+            Request::Hover => Work::Hover,
+            Request::InlayHint => Work::InlayHints,
+            Request::FusionMaps => Work::FusionMaps,
+            _ => Work::Other,
+        }
     }
 }
 
@@ -127,7 +177,7 @@ pub const DOCUMENT_TEXT: &str = "hlo-lsp/documentText";
 impl Backend {
     pub async fn document_text(&self, params: DocumentTextParams) -> Result<DocumentText> {
         let uri = params.text_document.uri;
-        self.on_document("documentText", &uri, |snapshot, _| DocumentText {
+        self.on_document(Request::DocumentText, &uri, |snapshot, _| DocumentText {
             version: snapshot.version,
             text: snapshot.text().to_string(),
         })
@@ -143,9 +193,13 @@ pub const FUSION_MAPS: &str = "hlo-lsp/fusionMaps";
 impl Backend {
     pub async fn fusion_maps(&self, at: TextDocumentPositionParams) -> Result<Option<Hover>> {
         let config = self.workspace.settings().features;
-        self.on_position("fusionMaps", at, move |snapshot, offset, encoding| {
-            handlers::hover(snapshot, offset, &config, Detail::Full, encoding)
-        })
+        self.on_position(
+            Request::FusionMaps,
+            at,
+            move |snapshot, offset, encoding| {
+                handlers::hover(snapshot, offset, &config, Detail::Full, encoding)
+            },
+        )
         .await
         .map(Option::flatten)
     }
@@ -322,7 +376,7 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
         let config = self.workspace.settings().features;
-        self.on_position("hover", at, move |snapshot, offset, encoding| {
+        self.on_position(Request::Hover, at, move |snapshot, offset, encoding| {
             handlers::hover(snapshot, offset, &config, Detail::Summary, encoding)
         })
         .await
@@ -332,7 +386,7 @@ impl LanguageServer for Backend {
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let range = params.range;
         self.on_document(
-            "codeAction",
+            Request::CodeAction,
             &params.text_document.uri,
             move |snapshot, encoding| {
                 let start = snapshot.offset(range.start, encoding)?;
@@ -347,7 +401,7 @@ impl LanguageServer for Backend {
         let range = params.range;
         let config = self.workspace.settings().features;
         self.on_document(
-            "inlayHint",
+            Request::InlayHint,
             &params.text_document.uri,
             move |snapshot, encoding| {
                 let start = snapshot.offset(range.start, encoding).unwrap_or(0);
@@ -371,7 +425,7 @@ impl LanguageServer for Backend {
         params: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
-        self.on_position("definition", at, |snapshot, offset, encoding| {
+        self.on_position(Request::Definition, at, |snapshot, offset, encoding| {
             let locations = handlers::definition(snapshot, offset, encoding);
             (!locations.is_empty()).then_some(GotoDefinitionResponse::Array(locations))
         })
@@ -382,7 +436,7 @@ impl LanguageServer for Backend {
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         let include = params.context.include_declaration;
         self.on_position(
-            "references",
+            Request::References,
             params.text_document_position,
             move |snapshot, offset, encoding| {
                 handlers::references(snapshot, offset, include, encoding)
@@ -396,7 +450,7 @@ impl LanguageServer for Backend {
         params: DocumentHighlightParams,
     ) -> Result<Option<Vec<DocumentHighlight>>> {
         self.on_position(
-            "documentHighlight",
+            Request::DocumentHighlight,
             params.text_document_position_params,
             handlers::highlights,
         )
@@ -407,10 +461,14 @@ impl LanguageServer for Backend {
         &self,
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
-        self.on_position("prepareRename", params, |snapshot, offset, encoding| {
-            handlers::rename_range(snapshot, offset)
-                .map(|range| PrepareRenameResponse::Range(snapshot.range(range, encoding)))
-        })
+        self.on_position(
+            Request::PrepareRename,
+            params,
+            |snapshot, offset, encoding| {
+                handlers::rename_range(snapshot, offset)
+                    .map(|range| PrepareRenameResponse::Range(snapshot.range(range, encoding)))
+            },
+        )
         .await
         .map(Option::flatten)
     }
@@ -419,7 +477,7 @@ impl LanguageServer for Backend {
         let new_name = params.new_name;
         let outcome = self
             .on_position(
-                "rename",
+                Request::Rename,
                 params.text_document_position,
                 move |snapshot, offset, encoding| {
                     handlers::rename(snapshot, offset, &new_name, encoding)
@@ -438,7 +496,7 @@ impl LanguageServer for Backend {
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
         self.on_document(
-            "documentSymbol",
+            Request::DocumentSymbol,
             &params.text_document.uri,
             |snapshot, encoding| {
                 Some(DocumentSymbolResponse::Nested(handlers::document_symbols(
@@ -471,7 +529,7 @@ impl LanguageServer for Backend {
         params: CallHierarchyPrepareParams,
     ) -> Result<Option<Vec<CallHierarchyItem>>> {
         self.on_position(
-            "prepareCallHierarchy",
+            Request::PrepareCallHierarchy,
             params.text_document_position_params,
             call_hierarchy::prepare,
         )
@@ -485,7 +543,7 @@ impl LanguageServer for Backend {
     ) -> Result<Option<Vec<CallHierarchyIncomingCall>>> {
         let item = params.item;
         self.on_document(
-            "incomingCalls",
+            Request::IncomingCalls,
             &item.uri.clone(),
             move |snapshot, encoding| Some(call_hierarchy::incoming(snapshot, &item, encoding)),
         )
@@ -498,7 +556,7 @@ impl LanguageServer for Backend {
     ) -> Result<Option<Vec<CallHierarchyOutgoingCall>>> {
         let item = params.item;
         self.on_document(
-            "outgoingCalls",
+            Request::OutgoingCalls,
             &item.uri.clone(),
             move |snapshot, encoding| Some(call_hierarchy::outgoing(snapshot, &item, encoding)),
         )
@@ -527,7 +585,7 @@ impl LanguageServer for Backend {
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
         let roots = self.workspace.roots();
         self.on_document(
-            "documentLink",
+            Request::DocumentLink,
             &params.text_document.uri,
             move |snapshot, encoding| Some(handlers::document_links(snapshot, &roots, encoding)),
         )
@@ -536,7 +594,7 @@ impl LanguageServer for Backend {
 
     async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
         self.on_document(
-            "foldingRange",
+            Request::FoldingRange,
             &params.text_document.uri,
             |snapshot, encoding| Some(handlers::folding_ranges(snapshot, encoding)),
         )
@@ -549,10 +607,14 @@ impl LanguageServer for Backend {
     ) -> Result<Option<SemanticTokensResult>> {
         let uri = params.text_document.uri;
         let cache = self.tokens.clone();
-        self.on_document("semanticTokens", &uri.clone(), move |snapshot, encoding| {
-            let tokens = semantic_tokens::tokens(snapshot, encoding);
-            Some(SemanticTokensResult::Tokens(cache.full(&uri, tokens)))
-        })
+        self.on_document(
+            Request::SemanticTokens,
+            &uri.clone(),
+            move |snapshot, encoding| {
+                let tokens = semantic_tokens::tokens(snapshot, encoding);
+                Some(SemanticTokensResult::Tokens(cache.full(&uri, tokens)))
+            },
+        )
         .await
     }
 
@@ -564,7 +626,7 @@ impl LanguageServer for Backend {
         let previous = params.previous_result_id;
         let cache = self.tokens.clone();
         self.on_document(
-            "semanticTokensDelta",
+            Request::SemanticTokensDelta,
             &uri.clone(),
             move |snapshot, encoding| {
                 let tokens = semantic_tokens::tokens(snapshot, encoding);

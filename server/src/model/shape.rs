@@ -294,6 +294,17 @@ impl Shape {
         }
     }
 
+    /// Bits per element (of the first leaf of a tuple): the layout's element size
+    /// when it sets one, else the type's width; `None` for tokens and opaque values.
+    pub fn element_bits(&self) -> Option<i64> {
+        let leaf = self.leaves().into_iter().next()?;
+        let bits = match leaf.layout.as_ref().and_then(|l| l.element_size_in_bits) {
+            Some(bits) if bits > 0 => Some(bits),
+            _ => leaf.element.bit_width().map(i64::from),
+        };
+        bits.filter(|&b| b > 0)
+    }
+
     /// The array shapes of a (possibly nested) tuple in order; an array is itself.
     pub fn leaves(&self) -> Vec<&ArrayShape> {
         let mut out = Vec::new();

@@ -41,9 +41,9 @@ pub mod codes {
 }
 
 /// Every tiling diagnostic of the file.
-pub fn diagnostics(file: &HloFile) -> Vec<Diagnostic> {
+pub fn diagnostics(file: &HloFile, options: &ReportOptions) -> Vec<Diagnostic> {
     file.all_computations()
-        .flat_map(|(module, c)| computation_diagnostics(file, module, c))
+        .flat_map(|(module, c)| computation_diagnostics(file, module, c, options))
         .collect()
 }
 
@@ -55,6 +55,7 @@ pub fn computation_diagnostics(
     file: &HloFile,
     module: ModuleId,
     c: ComputationRef,
+    options: &ReportOptions,
 ) -> Vec<Diagnostic> {
     let m = file.module(module);
     let own = c.model().instructions.iter().map(|i| InstrRef {
@@ -77,10 +78,9 @@ pub fn computation_diagnostics(
         return Vec::new();
     }
     let view = analysis::view::borrowed(m);
-    let options = ReportOptions::default();
     let mut out = Vec::new();
     for at in fusions {
-        match report_at(m, &view, at, &options) {
+        match report_at(m, &view, at, options) {
             Some(Ok(r)) => {
                 for o in &r.outputs {
                     output_diagnostics(file, &r, o, &mut out);

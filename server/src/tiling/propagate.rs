@@ -16,7 +16,7 @@ use super::identity::{init_is_identity, Reducer};
 use super::split::{SplitError, TiledSpace};
 use super::symbolic::{tile_of_map, Constraint, TileDim};
 use crate::algebra::{DivSpelling, IndexingMap, VarKind};
-use crate::analysis::{self, fusion};
+use crate::analysis::{self, contiguity, fusion};
 use crate::model;
 
 /// How tile sizes become blocks.
@@ -27,6 +27,15 @@ pub struct TilingOptions {
     /// `tensor<128xf32>` for a tile of 127), and so is a reduced dimension read
     /// whole. The padding is holes.
     pub pad_to_power_of_two: bool,
+}
+
+/// What reading a tile costs on the GPU the caller models: the widths of the fused
+/// computation's instructions (bits, by instruction index) and the GPU's DRAM-to-L2
+/// transaction. Tiling ranks candidates with it but does not choose the GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadCost {
+    pub element_bits: Vec<Option<i64>>,
+    pub transaction_bytes: i64,
 }
 
 impl Default for TilingOptions {
@@ -200,7 +209,8 @@ pub struct FusionMaps {
     pub parameter_shapes: Vec<Option<analysis::ArrayShape>>,
     /// Bits per element of every instruction, when the caller knows them: then
     /// tilings are also ranked by how many parameter reads are not coalesced.
-    pub element_bits: Option<Vec<Option<i64>>>,
+    /// What a read costs, when the caller says (see [`Self::with_read_cost`]).
+    pub read_cost: Option<ReadCost>,
 }
 
 impl FusionMaps {
@@ -234,24 +244,25 @@ impl FusionMaps {
             maps,
             unknown,
             parameter_shapes,
-            element_bits: None,
+            read_cost: None,
         })
     }
 
-    /// The same maps, knowing the element widths (by instruction index).
-    pub fn with_element_bits(mut self, bits: Vec<Option<i64>>) -> FusionMaps {
-        self.element_bits = Some(bits);
+    /// The same maps, knowing what a read costs: candidate tilings are then ranked
+    /// by their uncoalesced reads on the caller's GPU.
+    pub fn with_read_cost(mut self, cost: ReadCost) -> FusionMaps {
+        self.read_cost = Some(cost);
         self
     }
 
     /// How many parameter reads a tile of `sizes` makes that are not coalesced
-    /// (XLA's tiled rule, [`crate::coalescing::tiled`]); 0 without element widths.
+    /// (XLA's tiled rule, [`crate::analysis::contiguity`]); 0 without a read cost.
     pub fn uncoalesced_reads(&self, sizes: &[i64], options: TilingOptions) -> usize {
-        let Some(bits) = &self.element_bits else {
+        let Some(cost) = &self.read_cost else {
             return 0;
         };
+        let (bits, transaction) = (&cost.element_bits, cost.transaction_bytes);
         let blocks = self.blocks(sizes, options);
-        let transaction = crate::coalescing::Device::default().dram_to_l2_transaction_bytes;
         let mut count = 0;
         for ((i, map), shape) in self.maps.iter().zip(&self.parameter_shapes) {
             let (Some(shape), Some(Some(b))) = (shape, bits.get(*i)) else {
@@ -268,9 +279,9 @@ impl FusionMaps {
             }
             let sizes: Vec<i64> = tile.iter().map(|t| t.size).collect();
             let strides: Vec<i64> = tile.iter().map(|t| t.stride).collect();
-            let elements = crate::coalescing::tiled::contiguous_elements(shape, &sizes, &strides);
+            let elements = contiguity::contiguous_elements(shape, &sizes, &strides);
             let (coalesced, _) =
-                crate::coalescing::tiled::judge_bytes(elements.saturating_mul(*b) / 8, transaction);
+                contiguity::judge_bytes(elements.saturating_mul(*b) / 8, transaction);
             count += usize::from(!coalesced);
         }
         count

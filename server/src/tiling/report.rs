@@ -12,7 +12,7 @@
 use super::candidates::{nearest_valid, nearest_valid_where, valid_tilings, Candidate};
 use super::config::{output_tiles, ConfigError, OutputTiles};
 use super::predicates::DomainGraph;
-use super::propagate::{FusionMaps, Propagation, TilingOptions};
+use super::propagate::{FusionMaps, Propagation, ReadCost, TilingOptions};
 use super::split::{join_sizes, SplitError};
 use super::symbolic::{Constraint, MergeSplit};
 use crate::algebra::{DivSpelling, Expr, IndexingMap, Variable};
@@ -133,6 +133,9 @@ pub struct ReportOptions {
     pub sizes: Option<Vec<i64>>,
     /// Also rank the valid tilings (up to this many).
     pub candidates: usize,
+    /// The DRAM-to-L2 transaction of the GPU the caller models: candidates are then
+    /// ranked by their uncoalesced reads first.
+    pub transaction_bytes: Option<i64>,
 }
 
 /// A fusion whose configuration could not be read.
@@ -226,15 +229,21 @@ pub fn analyze_fusion(
         errors: vec![],
     };
     for output in 0..outputs {
-        let bits: Vec<Option<i64>> = module
+        let element_bits: Vec<Option<i64>> = module
             .computation(model::ComputationId(fused as u32))
             .model()
             .instructions
             .iter()
-            .map(|i| crate::coalescing::subject::element_bits(&i.shape))
+            .map(|i| i.shape.element_bits())
             .collect();
-        let Some(maps) = FusionMaps::new(view, fused, output).map(|m| m.with_element_bits(bits))
-        else {
+        let cost = options.transaction_bytes.map(|transaction_bytes| ReadCost {
+            element_bits,
+            transaction_bytes,
+        });
+        let Some(maps) = FusionMaps::new(view, fused, output).map(|m| match cost {
+            Some(cost) => m.with_read_cost(cost),
+            None => m,
+        }) else {
             report.errors.push(format!(
                 "output {output} of {} is not an array",
                 report.fused_name

@@ -91,6 +91,7 @@ pub fn tiles(data: &[u8]) {
             fusion: None,
             sizes,
             candidates: 4,
+            transaction_bytes: Some(64),
         };
         analyze_file(&file, &options);
     }

@@ -1,0 +1,190 @@
+//! What a user reads, checked whole: each fixture is HLO (or MLIR) text with a `$0`
+//! where the cursor is; the feature of [`hlo_lsp::ide`] answers at that byte offset
+//! and the answer is compared with its snapshot under `tests/snapshots/` (insta).
+//! A change to any line of a hover, a hint or an outline shows up as a diff.
+//!
+//! To accept a deliberate change: `INSTA_UPDATE=always cargo test --test ide_golden`
+//! (or `cargo insta review`), then read the diff before committing it.
+
+use std::sync::Arc;
+
+use hlo_lsp::checks::incremental::Checked;
+use hlo_lsp::hover::Detail;
+use hlo_lsp::ide::{self, Config, HloSnapshot, MlirSnapshot};
+use hlo_lsp::model;
+
+/// The text without its `$0`, and the byte offset of the marker.
+fn fixture(marked: &str) -> (String, usize) {
+    let at = marked
+        .find("$0")
+        .expect("the fixture marks the cursor with $0");
+    (marked.replacen("$0", "", 1), at)
+}
+
+fn hlo(text: &str) -> HloSnapshot {
+    let document = Arc::new(model::Document::parse(text));
+    let checked = Arc::new(Checked::new(&document));
+    HloSnapshot::new(document, checked).with_file_name("fixture.hlo")
+}
+
+/// The hover at the marker, as the user reads it, with the bytes it covers.
+fn hover_at(marked: &str, detail: Detail) -> String {
+    let (text, at) = fixture(marked);
+    let snapshot = hlo(&text);
+    match ide::hover::hover(&snapshot, at, &Config::default(), detail) {
+        Some(hover) => format!("[{}]\n{}", &text[hover.range.clone()], hover.text()),
+        None => "(no hover)".to_string(),
+    }
+}
+
+const SOFTMAX: &str = include_str!("../../examples/softmax.hlo");
+
+/// `SOFTMAX` with the cursor placed at the `nth` occurrence of `needle` (plus `shift`).
+fn softmax_at(needle: &str, nth: usize, shift: usize) -> String {
+    let at = SOFTMAX
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("{needle} #{nth}"))
+        .0
+        + shift;
+    format!("{}$0{}", &SOFTMAX[..at], &SOFTMAX[at..])
+}
+
+#[test]
+fn hover_on_a_fusion() {
+    insta::assert_snapshot!(hover_at(&softmax_at("ROOT fusion", 0, 5), Detail::Summary));
+}
+
+#[test]
+fn hover_on_a_fused_reduce() {
+    insta::assert_snapshot!(hover_at(&softmax_at("row_max =", 0, 1), Detail::Summary));
+}
+
+#[test]
+fn hover_on_a_fused_parameter() {
+    insta::assert_snapshot!(hover_at(&softmax_at("p0 =", 0, 0), Detail::Summary));
+}
+
+#[test]
+fn hover_on_an_opcode() {
+    insta::assert_snapshot!(hover_at(
+        &softmax_at("bitcast(row_sum)", 0, 2),
+        Detail::Summary
+    ));
+}
+
+#[test]
+fn hover_on_an_operand_reference() {
+    insta::assert_snapshot!(hover_at(&softmax_at("subtract(p0", 0, 10), Detail::Summary));
+}
+
+#[test]
+fn hover_on_a_called_computation() {
+    insta::assert_snapshot!(hover_at(
+        &softmax_at("calls=fused_softmax", 0, 8),
+        Detail::Summary
+    ));
+}
+
+#[test]
+fn whole_hover_of_a_fusion() {
+    insta::assert_snapshot!(hover_at(&softmax_at("ROOT fusion", 0, 5), Detail::Full));
+}
+
+#[test]
+fn no_hover_in_whitespace() {
+    assert_eq!(hover_at("HloModule m\n$0\n", Detail::Summary), "(no hover)");
+}
+
+/// Inlay hints as `line: label` plus their tooltips, for every fused instruction.
+#[test]
+fn inlay_hints_of_a_fused_computation() {
+    let snapshot = hlo(SOFTMAX);
+    let hints = ide::inlay_hints::inlay_hints(&snapshot, 0..SOFTMAX.len(), &Config::default());
+    let shown: Vec<String> = hints
+        .iter()
+        .map(|h| {
+            let line = SOFTMAX[..h.offset].lines().count();
+            let tooltip = h.tooltip.as_deref().unwrap_or("");
+            format!("{line}: {}\n{tooltip}\n", h.label)
+        })
+        .collect();
+    insta::assert_snapshot!(shown.join("\n"));
+}
+
+/// The document outline, indented by depth.
+#[test]
+fn outline_of_a_module() {
+    fn show(entries: &[ide::navigation::Outline], depth: usize, out: &mut String) {
+        for e in entries {
+            let detail = e.detail.as_deref().unwrap_or("");
+            out.push_str(&format!(
+                "{}{:?} {} {detail}\n",
+                "  ".repeat(depth),
+                e.kind,
+                e.name
+            ));
+            if let Some(children) = &e.children {
+                show(children, depth + 1, out);
+            }
+        }
+    }
+    let snapshot = hlo(SOFTMAX);
+    let mut out = String::new();
+    show(&ide::navigation::outline(snapshot.model()), 0, &mut out);
+    insta::assert_snapshot!(out);
+}
+
+/// Definition from a fused parameter leads to the fusion's operand; references of a
+/// computation include its call.
+#[test]
+fn navigation_answers() {
+    let snapshot = hlo(SOFTMAX);
+    let file = snapshot.model();
+    let at = |needle: &str| SOFTMAX.find(needle).unwrap() + 1;
+    let shown = |ranges: Vec<std::ops::Range<usize>>| -> Vec<String> {
+        ranges
+            .into_iter()
+            .map(|r| {
+                let line = SOFTMAX[..r.start].lines().count();
+                format!("{line}:{}", &SOFTMAX[r])
+            })
+            .collect()
+    };
+    let definition = shown(ide::navigation::definition(file, at("p0 =")));
+    let references: Vec<std::ops::Range<usize>> =
+        ide::navigation::occurrences_at(file, at("fused_softmax {"))
+            .into_iter()
+            .map(|o| o.range)
+            .collect();
+    insta::assert_snapshot!(format!(
+        "definition of p0: {definition:?}\noccurrences of fused_softmax: {:?}",
+        shown(references)
+    ));
+}
+
+const LINALG: &str = r#"#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+func.func @bias(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8xf32>) outs(%0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %2 = arith.addf %in, %in_1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+"#;
+
+#[test]
+fn mlir_hover_on_a_linalg_op() {
+    let at = LINALG.find("linalg.generic").unwrap() + 3;
+    let document = Arc::new(model::Document::parse(LINALG));
+    let snapshot = MlirSnapshot::new(document);
+    let hover = ide::mlir::hover(&snapshot, at, &Config::default()).expect("a hover");
+    insta::assert_snapshot!(format!(
+        "[{}]\n{}",
+        &LINALG[hover.range.clone()],
+        hover.text()
+    ));
+}
