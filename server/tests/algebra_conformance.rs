@@ -7,7 +7,7 @@
 //! must print back exactly, ignoring whitespace. Each suite prints its score and
 //! lists the cases that are not as simple.
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::{check_equivalent, data_path, map_cost, squash, Score};
 use hlo_lsp::algebra::{DivSpelling, Expr, IndexingMap, Interval, PrintOptions};

@@ -5,7 +5,7 @@
 //! measured by `hlo-lsp simplify` on the same shapes (every one under 50 ms including
 //! the process, see the issue note), not asserted here.
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::check_equivalent;
 use hlo_lsp::algebra::IndexingMap;

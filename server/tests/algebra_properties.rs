@@ -4,7 +4,7 @@
 //! simplification must be idempotent; printing must parse back to an equal map; a
 //! compiled map must evaluate as the expression trees do.
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::check_equivalent;
 use hlo_lsp::algebra::{BinOp, CompiledMap, Expr, IndexingMap, Interval, PrintOptions, Variable};

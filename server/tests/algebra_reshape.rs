@@ -4,7 +4,7 @@
 //! maps are built here from the row-major definition (linearize the output index,
 //! delinearize it in the input shape), independently of the analysis code.
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::check_equivalent;
 use hlo_lsp::algebra::{Expr, IndexingMap, Variable};

@@ -10,7 +10,7 @@
 //! [`DEVIATIONS`], where XLA's answer is not exact (those are checked to still
 //! differ, so the list cannot go stale); at least 90% must match as strings.
 
-mod analysis_support;
+use crate::analysis_support;
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 //! each output element transitively reads, op by op) must equal the union of the
 //! composed, simplified maps per parameter. Also the seed's fusion examples.
 
-mod analysis_support;
+use crate::analysis_support;
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -5,7 +5,7 @@
 //! reads; the output-to-input maps must give exactly that set, and the
 //! input-to-output maps exactly its inverse.
 
-mod analysis_support;
+use crate::analysis_support;
 
 use std::collections::BTreeSet;
 

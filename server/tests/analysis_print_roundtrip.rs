@@ -5,7 +5,7 @@
 //! show), including the maps of runtime variables and replica ids. A map that
 //! names a variable it does not declare (`rt0` with no `{rt0}`) fails here.
 
-mod analysis_support;
+use crate::analysis_support;
 
 use std::path::{Path, PathBuf};
 

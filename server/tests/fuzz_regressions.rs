@@ -3,7 +3,7 @@
 //! the `server/fuzz` targets run, so a fixed finding stays fixed without a nightly
 //! toolchain. Each target also runs on the seed files it is fuzzed from.
 
-mod fuzz_support;
+use crate::fuzz_support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! and the answer is compared with its snapshot under `tests/snapshots/` (insta).
 //! A change to any line of a hover, a hint or an outline shows up as a diff.
 //!
-//! To accept a deliberate change: `INSTA_UPDATE=always cargo test --test ide_golden`
+//! To accept a deliberate change: `INSTA_UPDATE=always cargo test -p hlo-lsp --test library ide_golden`
 //! (or `cargo insta review`), then read the diff before committing it.
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::every_index;
 use hlo_lsp::algebra::IndexingMap;

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-mod algebra_support;
+use crate::algebra_support;
 
 use algebra_support::every_index;
 use hlo_lsp::algebra::IndexingMap;

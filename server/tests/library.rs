@@ -1,0 +1,47 @@
+//! The library's tests, one binary: conformance suites (XLA's and tinygrad's vectors),
+//! property and differential tests, golden snapshots of what users read, and the
+//! architecture's rules. One module per former test crate (the files keep their
+//! names); linking one binary instead of one per file is most of what `cargo test`
+//! saves on a two-core machine.
+
+mod algebra_support;
+// `fuzz_support` includes it too, for the cargo-fuzz crate that has no `library`.
+#[allow(clippy::duplicate_mod)]
+mod analysis_support;
+mod fuzz_support;
+
+mod algebra_conformance;
+mod algebra_hostile;
+mod algebra_properties;
+mod algebra_reshape;
+mod analysis_conformance;
+mod analysis_fusion;
+mod analysis_ops;
+mod analysis_print_roundtrip;
+mod analysis_sharing;
+mod analysis_utilization;
+mod architecture;
+mod checks_incremental;
+mod coalescing_bruteforce;
+mod coalescing_conformance;
+mod coalescing_memo;
+mod coalescing_robustness;
+mod fuzz_regressions;
+mod ide_golden;
+mod mlir_analysis;
+mod mlir_linalg_ext;
+mod mlir_seed_examples;
+mod model_diagnostics;
+mod model_proptest;
+mod model_samples;
+mod navigation_hostile;
+mod refactor_props;
+mod refactor_samples;
+mod syntax_corpus;
+mod syntax_errors;
+mod syntax_fuzz;
+mod syntax_incremental;
+mod syntax_lines;
+mod syntax_samples;
+mod tiling_propagation;
+mod tiling_report;
