@@ -188,3 +188,33 @@ fn mlir_hover_on_a_linalg_op() {
         hover.text()
     ));
 }
+
+/// A fusion XLA's CPU backend compiled (its backend_config says so).
+const CPU_FUSION: &str = r#"HloModule cpu
+
+fused_t {
+  p0 = f32[64,32]{1,0} parameter(0)
+  ROOT t = f32[32,64]{1,0} transpose(p0), dimensions={1,0}
+}
+
+ENTRY main {
+  x = f32[64,32]{1,0} parameter(0)
+  ROOT $0f = f32[32,64]{1,0} fusion(x), kind=kLoop, calls=fused_t, backend_config={"outer_dimension_partitions":[]}
+}
+"#;
+
+/// A CPU dump is not judged as a GPU kernel: no coalescing unless the user chose a
+/// GPU, and then the hover says it reads the dump as if compiled for it.
+#[test]
+fn a_cpu_fusion_is_judged_only_on_a_chosen_gpu() {
+    let (text, at) = fixture(CPU_FUSION);
+    let snapshot = hlo(&text);
+    let plain = ide::hover::hover(&snapshot, at, &Config::default(), Detail::Summary).unwrap();
+    assert!(!plain.text().contains("Coalescing"), "{}", plain.text());
+    let chosen = Config {
+        device_chosen: true,
+        ..Config::default()
+    };
+    let hover = ide::hover::hover(&snapshot, at, &chosen, Detail::Summary).unwrap();
+    insta::assert_snapshot!(hover.text());
+}

@@ -14,6 +14,7 @@ use super::site::calling_fusion;
 use super::subject::caller_operand;
 use super::{Evidence, Family, OperandVerdict, Options, Subject};
 use crate::analysis;
+use crate::model::backend::Backend;
 use crate::model::{self, ComputationRef, Diagnostic, Fix, HloFile, ModuleId, Severity, TextEdit};
 use crate::tiling::candidates::nearest_valid_where;
 use crate::tiling::config::{format_sizes_like, output_tiles};
@@ -60,6 +61,12 @@ pub fn computation_diagnostics_with(
         return vec![];
     };
     if c.instructions.len() > MAX_FUSED_INSTRUCTIONS || fusion.operands.len() > MAX_OPERANDS {
+        return vec![];
+    }
+    // A fusion XLA's CPU backend compiled launches no GPU kernel: valid CPU output
+    // must not light up with GPU findings.
+    let backend = Backend::of_instruction(fusion).or_else(|| Backend::of_module(m));
+    if backend == Some(Backend::Cpu) {
         return vec![];
     }
     let caller = m.computation(caller_id);

@@ -30,6 +30,9 @@ pub struct Config {
     pub physical_layout: bool,
     /// The GPU the coalescing analysis models.
     pub device: Device,
+    /// Whether the user chose [`Self::device`]: a CPU dump is then read as if compiled
+    /// for it; otherwise GPU analyses leave CPU dumps alone.
+    pub device_chosen: bool,
 }
 
 impl Default for Config {
@@ -40,6 +43,7 @@ impl Default for Config {
             utilization_budget: 1.0,
             physical_layout: false,
             device: Device::a6000(),
+            device_chosen: false,
         }
     }
 }

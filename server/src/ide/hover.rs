@@ -17,6 +17,7 @@ use super::navigation::{symbol_at, Symbol};
 use super::snapshot::HloSnapshot;
 use super::touches;
 use crate::hover::{Detail, InstructionHover, Style};
+use crate::model::backend::Backend;
 use crate::model::{ComputationRef, Instruction, Module};
 
 /// A hover: markdown over a range of bytes.
@@ -359,6 +360,17 @@ fn coalescing_notes(
     let Some(site) = Site::at(module, computation_id, instruction) else {
         return Vec::new();
     };
+    let fusion = match site {
+        Site::Fusion { fusion, .. } | Site::Parameter { fusion, .. } => fusion,
+    };
+    // A CPU dump is not a GPU kernel graph: judged only on a GPU the user chose.
+    let backend = Backend::of_instruction(fusion)
+        .or_else(|| Backend::of_module(module))
+        .or_else(|| Backend::from_file_name(snapshot.file_name()));
+    let cpu = match backend {
+        Some(Backend::Cpu) if !config.device_chosen => return Vec::new(),
+        cpu => cpu == Some(Backend::Cpu),
+    };
     let Some(module_id) = super::maps::module_id(snapshot, module) else {
         return Vec::new();
     };
@@ -379,12 +391,24 @@ fn coalescing_notes(
         return Vec::new();
     };
     let device = &config.device;
-    match site {
+    let lines = match site {
         Site::Fusion { .. } => crate::hover::coalescing::fusion_lines(&report, device, detail),
         Site::Parameter { fusion, .. } => {
             crate::hover::coalescing::parameter_lines(&report, &fusion.name, device, detail)
         }
+    };
+    if !cpu {
+        return lines;
     }
+    // Said where the section starts: this is not how the dump runs.
+    let heading = format!(
+        "**Coalescing** (as if this CPU dump ran on {} · ",
+        device.name
+    );
+    lines
+        .into_iter()
+        .map(|line| line.replacen("**Coalescing** (", &heading, 1))
+        .collect()
 }
 
 /// Which operand of which caller feeds parameter `k` of a called computation.

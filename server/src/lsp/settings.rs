@@ -187,7 +187,10 @@ impl Settings {
         }
         if let Some(device) = c.get("device").filter(|d| !d.is_null()) {
             match crate::coalescing::Device::from_setting(device) {
-                Ok(d) => self.features.device = d,
+                Ok(d) => {
+                    self.features.device = d;
+                    self.features.device_chosen = true;
+                }
                 Err(e) => warnings.push(format!("ignoring setting coalescing.device: {e}")),
             }
         }

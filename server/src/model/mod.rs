@@ -11,6 +11,7 @@
 //! (the Python stack of a `stack_frame_id`).
 
 pub mod attributes;
+pub mod backend;
 pub mod build;
 pub mod callgraph;
 pub mod crossref;

@@ -148,6 +148,10 @@ pub struct Crossrefs {
     pub marked_entries: Vec<ComputationId>,
     /// The call graph's strongly connected components, computed on first use.
     pub(crate) components: OnceLock<Vec<u32>>,
+    /// The backend the module's text names ([`super::backend::Backend::of_text`]),
+    /// found on first use and kept while names and calls stay: how a dump was
+    /// compiled does not change with an edit of a body.
+    pub(crate) backend: OnceLock<Option<super::backend::Backend>>,
 }
 
 /// A chunk and what it alone yields, built on first use: shared (`Arc`) between

@@ -1,0 +1,150 @@
+//! Which XLA backend compiled a module: a CPU dump is not a GPU kernel graph, so GPU
+//! analyses (coalescing, the GPU cost model) do not judge it unless the user asks for
+//! a GPU ("as if compiled for ...").
+//!
+//! XLA says it in two places: the dump's file name (`*.cpu_after_optimizations.txt`,
+//! `*.sm_9.0_gpu_after_optimizations.txt`) and the instructions' `backend_config`
+//! (CPU fusions carry `outer_dimension_partitions`, GPU instructions an
+//! `operation_queue_id` and GPU fusions a `fusion_backend_config`), plus custom-call
+//! targets of one backend's libraries (`__cublas$gemm`, `__onednn$matmul`). Text from
+//! XLA's own tests often has neither: then nothing is known.
+
+use super::{Instruction, Module};
+
+/// How much of a module's text [`Backend::of_module`] reads before it gives up: the
+/// marks stand on most instructions of a compiled module, so the first computations
+/// say it; text without any (XLA's tests) is not read whole for nothing.
+const SCANNED_BYTES: usize = 4 << 20;
+
+/// A compiler backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cpu,
+    Gpu,
+}
+
+impl Backend {
+    /// The backend a dump file's name gives: XLA names the after-optimizations
+    /// dump after the platform (`cpu_after_optimizations`, `gpu_after_optimizations`)
+    /// and pass-by-pass dumps after the module's platform too.
+    pub fn from_file_name(name: &str) -> Option<Backend> {
+        if name.contains("cpu_after_optimizations") || name.contains(".cpu_") {
+            Some(Backend::Cpu)
+        } else if name.contains("gpu_after_optimizations") || name.contains(".gpu_") {
+            Some(Backend::Gpu)
+        } else {
+            None
+        }
+    }
+
+    /// The backend an instruction's own attributes give, if they say.
+    pub fn of_instruction(instruction: &Instruction) -> Option<Backend> {
+        let attrs = instruction.attrs();
+        if let Some(config) = attrs.backend_config.as_ref().and_then(|c| c.as_object()) {
+            if config.contains_key("outer_dimension_partitions") {
+                return Some(Backend::Cpu);
+            }
+            if config.contains_key("operation_queue_id")
+                || config.contains_key("fusion_backend_config")
+                || config.contains_key("cudnn_conv_backend_config")
+                || config.contains_key("gemm_backend_config")
+            {
+                return Some(Backend::Gpu);
+            }
+        }
+        let target = attrs.custom_call_target.as_deref()?;
+        const GPU: &[&str] = &["__cublas", "__cudnn", "__triton", "__gpu$", "__nccl"];
+        const CPU: &[&str] = &["__onednn", "__xla_cpu", "__ynn"];
+        if GPU.iter().any(|p| target.starts_with(p)) {
+            Some(Backend::Gpu)
+        } else if CPU.iter().any(|p| target.starts_with(p)) {
+            Some(Backend::Cpu)
+        } else {
+            None
+        }
+    }
+
+    /// The backend of a module, from its text (see [`Self::of_text`]), found once
+    /// per module outline.
+    pub fn of_module(module: &Module) -> Option<Backend> {
+        *module.refs.backend.get_or_init(|| {
+            let mut scanned = 0;
+            for c in module.computations() {
+                if let Some(backend) = Backend::of_text(c.text) {
+                    return Some(backend);
+                }
+                scanned += c.text.len();
+                if scanned > SCANNED_BYTES {
+                    break;
+                }
+            }
+            None
+        })
+    }
+
+    /// The backend a piece of HLO text names: the first of the marks of
+    /// [`Self::of_instruction`] found in it, as raw text (no model is built).
+    pub fn of_text(text: &str) -> Option<Backend> {
+        const MARKS: &[(&str, Backend)] = &[
+            ("\"outer_dimension_partitions\"", Backend::Cpu),
+            ("__onednn$", Backend::Cpu),
+            ("__xla_cpu", Backend::Cpu),
+            ("__ynn_fusion", Backend::Cpu),
+            ("\"operation_queue_id\"", Backend::Gpu),
+            ("\"fusion_backend_config\"", Backend::Gpu),
+            ("__cublas", Backend::Gpu),
+            ("__cudnn", Backend::Gpu),
+            ("__triton", Backend::Gpu),
+        ];
+        MARKS
+            .iter()
+            .filter_map(|(mark, backend)| {
+                memchr::memmem::find(text.as_bytes(), mark.as_bytes()).map(|at| (at, *backend))
+            })
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, backend)| backend)
+    }
+
+    /// How a hover or a report says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "CPU",
+            Backend::Gpu => "GPU",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_say_the_platform() {
+        let cpu = "module_0004.jit_step.cpu_after_optimizations.txt";
+        assert_eq!(Backend::from_file_name(cpu), Some(Backend::Cpu));
+        let gpu = "module_0012.jit_f.sm_9.0_gpu_after_optimizations.txt";
+        assert_eq!(Backend::from_file_name(gpu), Some(Backend::Gpu));
+        assert_eq!(Backend::from_file_name("softmax.hlo"), None);
+    }
+
+    #[test]
+    fn backend_configs_and_library_calls_say_it_too() {
+        let module = |body: &str| {
+            let text =
+                format!("HloModule m\n\nENTRY e {{\n  p = f32[8] parameter(0)\n  {body}\n}}\n");
+            crate::model::parse_hlo(&text)
+        };
+        let cpu = module(
+            r#"ROOT f = f32[8] negate(p), backend_config={"outer_dimension_partitions":[]}"#,
+        );
+        assert_eq!(Backend::of_module(&cpu.modules[0]), Some(Backend::Cpu));
+        let gpu = module(
+            r#"ROOT f = f32[8] negate(p), backend_config={"operation_queue_id":"0","wait_on_operation_queues":[]}"#,
+        );
+        assert_eq!(Backend::of_module(&gpu.modules[0]), Some(Backend::Gpu));
+        let gemm = module(r#"ROOT f = f32[8] custom-call(p), custom_call_target="__cublas$gemm""#);
+        assert_eq!(Backend::of_module(&gemm.modules[0]), Some(Backend::Gpu));
+        let plain = module("ROOT f = f32[8] negate(p)");
+        assert_eq!(Backend::of_module(&plain.modules[0]), None);
+    }
+}
