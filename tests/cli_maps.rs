@@ -403,3 +403,24 @@ fn json_unknown_indexing_is_not_an_empty_map_list() {
     );
     assert_eq!(p2["maps"].as_array().unwrap().len(), 0, "{p2}");
 }
+
+/// Issue 31: `maps --all --from-fusion` on a module without fusions said `--all` was
+/// missing. It says there is no fusion, with the exit code of `maps` on a file with
+/// nothing to analyze.
+#[test]
+fn from_fusion_all_without_fusions_says_there_is_none() {
+    let f = temp_file(
+        "cli-maps",
+        "no-fusion.hlo",
+        "HloModule m\n\nENTRY main {\n  a = f32[8] parameter(0)\n  ROOT n = f32[8] negate(a)\n}\n",
+    );
+    let o = run(&["maps", "--all", "--from-fusion", f.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("--all or") && !err.contains("needs"), "{err}");
+    assert!(err.contains("no fusion"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let nothing = temp_file("cli-maps", "nothing.hlo", "HloModule m\n");
+    let o = run(&["maps", nothing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -268,6 +268,13 @@ fn from_fusion(
             }
         }
     }
+    if targets.is_empty() && args.all {
+        // Nothing to do, as `maps` on a file with nothing to analyze: an error exit.
+        return Err(format!(
+            "{}: no fusion calls a fused computation: nothing to map from (--from-fusion --all)",
+            args.file.display()
+        ));
+    }
     if targets.is_empty() {
         return Err(
             "--from-fusion needs --instruction NAME (inside a fused computation) or --all".into(),
