@@ -331,3 +331,96 @@ fn instructions_print_in_the_order_asked_across_modules() {
         ]
     );
 }
+
+/// A fusion whose parameter 0 is read only by a custom-call (no known indexing),
+/// parameter 1 by an add, and parameter 2 by nothing.
+const UNKNOWN_READ: &str = "HloModule unknown_read
+
+fused {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  p2 = f32[8] parameter(2)
+  cc = f32[8] custom-call(p0), custom_call_target=\"foo\"
+  ROOT add = f32[8] add(cc, p1)
+}
+
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  c = f32[8] parameter(2)
+  ROOT fusion = f32[8] fusion(a, b, c), kind=kLoop, calls=fused
+}
+";
+
+/// Issue 31: an operand of unknown indexing was `"maps": []` plus an `"unknown"` key,
+/// which a reader of `maps` takes for "not read". Its own record says it now:
+/// `"known": false, "maps": null`; an operand that is really not read has
+/// `"known": true, "maps": []`.
+#[test]
+fn json_unknown_indexing_is_not_an_empty_map_list() {
+    let f = temp_file("cli-maps", "unknown-read.hlo", UNKNOWN_READ);
+    let o = run(&["maps", "--json", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let operands = v["instructions"][0]["operands"].as_array().unwrap();
+    assert_eq!(operands.len(), 3);
+    let unknown = &operands[0];
+    assert_eq!(unknown["known"], false, "{unknown}");
+    assert!(unknown["maps"].is_null(), "{unknown}");
+    assert!(unknown["unknown"].as_str().unwrap().contains("custom-call"));
+    assert!(unknown["known_maps"].is_array(), "{unknown}");
+    let read = &operands[1];
+    assert_eq!(read["known"], true, "{read}");
+    assert_eq!(read["maps"].as_array().unwrap().len(), 1, "{read}");
+    assert!(read.get("unknown").is_none(), "{read}");
+    let unread = &operands[2];
+    assert_eq!(unread["known"], true, "{unread}");
+    assert_eq!(unread["maps"].as_array().unwrap().len(), 0, "{unread}");
+
+    // The same rule for `--from-fusion`: the parameter read through the custom-call.
+    let o = run(&[
+        "maps",
+        "--from-fusion",
+        "--all",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let records = v["instructions"].as_array().unwrap();
+    let record = |name: &str| records.iter().find(|r| r["name"] == name).unwrap().clone();
+    let p0 = record("p0");
+    assert_eq!(p0["known"], false, "{p0}");
+    assert!(p0["maps"].is_null(), "{p0}");
+    assert!(p0["unknown"].is_string(), "{p0}");
+    let p1 = record("p1");
+    assert_eq!(p1["known"], true, "{p1}");
+    assert_eq!(p1["maps"].as_array().unwrap().len(), 1, "{p1}");
+    let p2 = record("p2");
+    assert_eq!(
+        (p2["known"].clone(), p2["read"].clone()),
+        (true.into(), false.into())
+    );
+    assert_eq!(p2["maps"].as_array().unwrap().len(), 0, "{p2}");
+}
+
+/// Issue 31: `maps --all --from-fusion` on a module without fusions said `--all` was
+/// missing. It says there is no fusion, with the exit code of `maps` on a file with
+/// nothing to analyze.
+#[test]
+fn from_fusion_all_without_fusions_says_there_is_none() {
+    let f = temp_file(
+        "cli-maps",
+        "no-fusion.hlo",
+        "HloModule m\n\nENTRY main {\n  a = f32[8] parameter(0)\n  ROOT n = f32[8] negate(a)\n}\n",
+    );
+    let o = run(&["maps", "--all", "--from-fusion", f.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("--all or") && !err.contains("needs"), "{err}");
+    assert!(err.contains("no fusion"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let nothing = temp_file("cli-maps", "nothing.hlo", "HloModule m\n");
+    let o = run(&["maps", nothing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -557,3 +557,63 @@ fn hover_on_a_tiled_fusion_summarizes_its_tiling() {
     assert!(!hover.to_string().contains("tiles "), "{hover}");
     assert!(client.shutdown_and_exit().success());
 }
+
+/// Issue 31: `hlo-lsp check` broke lines at `\n` only while the server also breaks
+/// them at a lone `\r` (as LSP does), so the two put findings on different lines.
+/// On a file mixing lone `\r`, `\r\n` and `\n`, every finding of `check` is at the
+/// position the server publishes (lines and columns from 1 against from 0).
+#[test]
+fn check_and_the_server_agree_on_lines_with_lone_cr() {
+    let text = "HloModule mixed\r\rENTRY main {\r  a = f32[8] parameter(0)\r\n  \
+                b = f32[8] negate(x)\r  c = f32[8] negate(y)\n  d = f32[8] add(b, c)\r\r\n  \
+                ROOT e = f32[8] add(d, zz)\r\n}\r";
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-lsp-features-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mixed-line-ends.hlo");
+    std::fs::write(&path, text).unwrap();
+    let o = std::process::Command::new(lsp_support::server_binary())
+        .args(["check", "--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).expect("check --json");
+    let mut from_check: Vec<(u64, u64, u64, u64, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let n = |k: &str| d[k].as_u64().unwrap() - 1;
+            let code = d["code"].as_str().unwrap().to_string();
+            (n("line"), n("column"), n("end_line"), n("end_column"), code)
+        })
+        .collect();
+    // x, y and zz are undefined: three findings on lines 4, 5 and 8 (from 0) by LSP's rule.
+    let lines: Vec<u64> = from_check.iter().map(|d| d.0).collect();
+    assert!(
+        [4, 5, 8].iter().all(|l| lines.contains(l)),
+        "{from_check:?}"
+    );
+
+    let mut client = Client::start();
+    let document = uri("mixed-line-ends.hlo");
+    client.open(&document, text);
+    let mut from_server: Vec<(u64, u64, u64, u64, String)> = client
+        .diagnostics(&document, 1)
+        .iter()
+        .map(|d| {
+            let r = &d["range"];
+            let n = |p: &str, k: &str| r[p][k].as_u64().unwrap();
+            let code = d["code"].as_str().unwrap().to_string();
+            let (s, e) = ("start", "end");
+            (
+                n(s, "line"),
+                n(s, "character"),
+                n(e, "line"),
+                n(e, "character"),
+                code,
+            )
+        })
+        .collect();
+    from_check.sort();
+    from_server.sort();
+    assert_eq!(from_check, from_server);
+}

@@ -422,3 +422,35 @@ fn a_dump_written_again_is_indexed_again() {
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 31: the workspace index read files a `.gitignore` excludes. A dump in an
+/// ignored folder and one matching an ignored pattern are not indexed; the others are.
+#[test]
+fn workspace_index_skips_gitignored_dumps() {
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-gitignore-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("scratch")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "scratch/\n*.old.hlo\n").unwrap();
+    let renamed = |name: &str| dump(AFTER).replace("wrapped_reduce_computation", name);
+    std::fs::write(dir.join(AFTER), renamed("kept_reduce")).unwrap();
+    std::fs::write(dir.join("scratch/copy.hlo"), renamed("in_ignored_folder")).unwrap();
+    std::fs::write(dir.join("step.old.hlo"), renamed("in_ignored_file")).unwrap();
+    let mut client = Client::spawn(&[]);
+    client.result(
+        "initialize",
+        json!({
+            "processId": null,
+            "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "dumps"}],
+            "capabilities": {"window": {"workDoneProgress": true}},
+        }),
+    );
+    client.notify("initialized", json!({}));
+    assert_eq!(index_finished(&mut client), "1 files, 17 computations");
+    let found = client.result("workspace/symbol", json!({"query": "kept_reduce"}));
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    for ignored in ["in_ignored_folder", "in_ignored_file"] {
+        let found = client.result("workspace/symbol", json!({"query": ignored}));
+        assert_eq!(found, json!([]), "{ignored}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

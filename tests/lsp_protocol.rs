@@ -173,3 +173,80 @@ fn malformed_messages_get_errors_and_the_server_keeps_serving() {
     assert!(client.is_running());
     assert!(client.shutdown_and_exit().success());
 }
+
+/// Issue 31, tried as an editor does: a real dump open, requests in flight, then
+/// `shutdown` and `exit` with no pause (in the same write, and in two), with a short
+/// pause, and after the shutdown's answer. Each time the shutdown is answered with a
+/// null result, the process exits with status 0, and stderr (which editors keep in
+/// their LSP log) has no `failed to send` line: notifications sent after `exit` used
+/// to fail, and each failure was forwarded to the client's log, failing again.
+#[test]
+fn shutdown_then_exit_in_any_timing_is_answered_and_exits_cleanly() {
+    #[derive(Debug, Clone, Copy)]
+    enum Timing {
+        SameWrite,
+        NoPause,
+        Pause(u64),
+        AfterAnswer,
+    }
+    let text = lsp_support::read_repo_file("tests/data/bench/transformer.after.hlo");
+    let timings = [
+        Timing::SameWrite,
+        Timing::NoPause,
+        Timing::Pause(5),
+        Timing::Pause(50),
+        Timing::AfterAnswer,
+    ];
+    for round in 0..2 {
+        for timing in timings {
+            let context = format!("round {round}, {timing:?}");
+            let mut client = Client::start();
+            let document = uri("transformer.after.hlo");
+            client.open(&document, &text);
+            for line in [40, 400, 4000] {
+                client.send_request(
+                    "textDocument/hover",
+                    json!({"textDocument": {"uri": document}, "position": pos(line, 6)}),
+                );
+            }
+            let frame = |message: Value| {
+                let body = serde_json::to_vec(&message).unwrap();
+                let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+                frame.extend_from_slice(&body);
+                frame
+            };
+            let shutdown_id = 1000;
+            let shutdown =
+                frame(json!({"jsonrpc": "2.0", "id": shutdown_id, "method": "shutdown"}));
+            let exit = frame(json!({"jsonrpc": "2.0", "method": "exit"}));
+            match timing {
+                Timing::SameWrite => client.send_raw(&[shutdown, exit].concat()),
+                Timing::NoPause => {
+                    client.send_raw(&shutdown);
+                    client.send_raw(&exit);
+                }
+                Timing::Pause(ms) => {
+                    client.send_raw(&shutdown);
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                    client.send_raw(&exit);
+                }
+                Timing::AfterAnswer => {
+                    client.send_raw(&shutdown);
+                    client.response(shutdown_id);
+                    client.send_raw(&exit);
+                }
+            }
+            let status = client.wait_for_exit();
+            if !matches!(timing, Timing::AfterAnswer) {
+                let response = client.response(shutdown_id);
+                assert!(response.get("error").is_none(), "{context}: {response}");
+                assert_eq!(response["result"], Value::Null, "{context}: {response}");
+            }
+            client.wait_log("exit notification received", 1, lsp_support::timeout());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let stderr = client.stderr();
+            assert_eq!(status.code(), Some(0), "{context}\n{stderr}");
+            assert!(!stderr.contains("failed to send"), "{context}\n{stderr}");
+        }
+    }
+}

@@ -291,3 +291,38 @@ fn bad_input_is_a_clear_error() {
     let o = run(&["tiles", "/nonexistent.hlo"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Issue 31: a rank-0 (scalar) fusion has one tile and no size to give, and
+/// `--sizes ""` was refused by the argument parser. An empty list tiles it; a rank-1
+/// fusion still refuses it by rank, and a list with an empty number is still an error.
+#[test]
+fn an_empty_size_list_tiles_a_scalar_fusion() {
+    let scalar = "HloModule m\n\nfused {\n  p0 = f32[] parameter(0)\n  p1 = f32[] parameter(1)\n  \
+                  ROOT add = f32[] add(p0, p1)\n}\n\nENTRY main {\n  a = f32[] parameter(0)\n  \
+                  b = f32[] parameter(1)\n  ROOT fusion = f32[] fusion(a, b), kind=kLoop, calls=fused\n}\n";
+    let path = cli_support::temp_file("tiling-cli", "scalar.hlo", scalar);
+    let path = path.to_str().unwrap();
+    let o = run(&["tiles", path, "--sizes", "", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let output = &v["fusions"][0]["outputs"][0];
+    assert_eq!(output["extents"], serde_json::json!([]), "{v}");
+    assert_eq!(output["sizes"], serde_json::json!([]), "{v}");
+    let o = run(&["tiles", path, "--sizes="]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(stdout(&o).contains("1 tiles"), "{}", stdout(&o));
+
+    let o = run(&["tiles", &data("tiling/split_6_by_4.hlo"), "--sizes", ""]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("rank 0"),
+        "{o:?}"
+    );
+    let o = run(&["tiles", path, "--sizes", "4,"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}

@@ -266,9 +266,10 @@ impl Client {
     }
 
     /// Files a message nobody waits for yet: answers the server's own requests
-    /// (progress creation, refreshes), queues notifications and responses.
+    /// (progress creation, refreshes) while the server's input is open, queues
+    /// notifications and responses.
     fn keep(&mut self, message: Value) {
-        if message.get("method").is_some() && message.get("id").is_some() {
+        if message.get("method").is_some() && message.get("id").is_some() && self.stdin.is_some() {
             let id = message["id"].clone();
             self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
         }

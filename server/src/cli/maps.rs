@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::algebra::{DivSpelling, PrintOptions};
 use crate::analysis::fusion::{grouped_from_every_output, output_start, Reached};
-use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string};
+use crate::analysis::operand_indexing::{entry_to_string, operand_map_to_string, OperandIndexing};
 use crate::analysis::utilization::{utilization, DEFAULT_BUDGET};
 use crate::analysis::{analyze_many, view, Direction, InstructionIndexing, Module, Query};
 
@@ -268,6 +268,13 @@ fn from_fusion(
             }
         }
     }
+    if targets.is_empty() && args.all {
+        // Nothing to do, as `maps` on a file with nothing to analyze: an error exit.
+        return Err(format!(
+            "{}: no fusion calls a fused computation: nothing to map from (--from-fusion --all)",
+            args.file.display()
+        ));
+    }
     if targets.is_empty() {
         return Err(
             "--from-fusion needs --instruction NAME (inside a fused computation) or --all".into(),
@@ -312,18 +319,11 @@ fn from_fusion(
             };
             let shape = output_shape(file, fusion_target, k);
             if args.json {
-                let maps: Vec<String> = entry
-                    .maps
-                    .iter()
-                    .map(|om| operand_map_to_string(om, options).trim_end().to_string())
-                    .collect();
                 let mut v = json!({ "name": node.name, "computation": c.name, "fusion": fusion.name,
-                                    "output_id": k, "read": reached.is_read(), "maps": maps });
+                                    "output_id": k, "read": reached.is_read() });
+                add_maps_json(&mut v, &entry, options);
                 if let Some(shape) = shape {
                     v["output_shape"] = json!(shape);
-                }
-                if let Some(reason) = &entry.unknown {
-                    v["unknown"] = json!(reason);
                 }
                 records.push(v);
             } else {
@@ -433,6 +433,30 @@ fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     Ok(out)
 }
 
+/// Adds an operand's maps to its JSON record so that unknown indexing cannot be read
+/// as "nothing read": `"known": true, "maps": [..]` (an empty list means no element is
+/// read), or `"known": false, "maps": null, "unknown": "<reason>"` with the maps of the
+/// paths that are known in `"known_maps"` (a lower bound of what is read).
+fn add_maps_json(v: &mut Value, entry: &OperandIndexing, options: &PrintOptions) {
+    let maps: Vec<String> = entry
+        .maps
+        .iter()
+        .map(|om| operand_map_to_string(om, options).trim_end().to_string())
+        .collect();
+    match &entry.unknown {
+        None => {
+            v["known"] = json!(true);
+            v["maps"] = json!(maps);
+        }
+        Some(reason) => {
+            v["known"] = json!(false);
+            v["maps"] = Value::Null;
+            v["unknown"] = json!(reason);
+            v["known_maps"] = json!(maps);
+        }
+    }
+}
+
 fn instruction_json(
     args: &Args,
     m: &Module,
@@ -448,15 +472,8 @@ fn instruction_json(
         .iter()
         .enumerate()
         .map(|(k, entry)| {
-            let maps: Vec<String> = entry
-                .maps
-                .iter()
-                .map(|om| operand_map_to_string(om, options).trim_end().to_string())
-                .collect();
-            let mut v = json!({ "index": k, "maps": maps });
-            if let Some(reason) = &entry.unknown {
-                v["unknown"] = json!(reason);
-            }
+            let mut v = json!({ "index": k });
+            add_maps_json(&mut v, entry, options);
             if args.direction == DirectionArg::OutputToInput {
                 let name = n
                     .operands

@@ -24,15 +24,36 @@ pub struct Args {
     /// Only this fusion instruction.
     #[arg(long, value_name = "NAME")]
     pub fusion: Option<String>,
-    /// Tile sizes of output 0 instead of the backend_config's, comma-separated.
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
-    pub sizes: Option<Vec<i64>>,
+    /// Tile sizes of output 0 instead of the backend_config's, comma-separated
+    /// (`--sizes ""` for a rank-0 output).
+    #[arg(long, value_name = "N,N,...", value_parser = parse_sizes)]
+    pub sizes: Option<SizeList>,
     /// How many ranked valid tilings to list.
     #[arg(long, default_value_t = 5)]
     pub candidates: usize,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Tile sizes as given to `--sizes`: `4,128`, or nothing at all (`--sizes ""`) for a
+/// rank-0 (scalar) output, which has one tile and no size to give. A list of its own
+/// rather than clap's delimited values, which turn `""` into one empty number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<i64>);
+
+fn parse_sizes(text: &str) -> Result<SizeList, String> {
+    if text.trim().is_empty() {
+        return Ok(SizeList(vec![]));
+    }
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<i64>()
+                .map_err(|e| format!("`{}`: {e}", s.trim()))
+        })
+        .collect::<Result<_, _>>()
+        .map(SizeList)
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -52,13 +73,14 @@ pub fn run(args: Args) -> ExitCode {
 /// The output and whether every tiling is valid (the benchmarks call it too).
 pub fn report(args: &Args) -> Result<(String, bool), String> {
     let text = super::read_text(&args.file)?;
-    if let Some(bad) = args.sizes.iter().flatten().find(|&&s| s < 1) {
+    let sizes = args.sizes.as_ref().map(|s| s.0.clone());
+    if let Some(bad) = sizes.iter().flatten().find(|&&s| s < 1) {
         return Err(format!("--sizes: tile size {bad} must be at least 1"));
     }
     let file = model::parse_hlo(&text);
     let options = ReportOptions {
         fusion: args.fusion.clone(),
-        sizes: args.sizes.clone(),
+        sizes: sizes.clone(),
         candidates: args.candidates,
         transaction_bytes: Some(crate::coalescing::Device::default().dram_to_l2_transaction_bytes),
     };
@@ -72,7 +94,7 @@ pub fn report(args: &Args) -> Result<(String, bool), String> {
         ));
     }
     if reports.is_empty() {
-        return Err(match (&args.fusion, &args.sizes) {
+        return Err(match (&args.fusion, &sizes) {
             (Some(f), _) => format!(
                 "{}: no fusion named {f} with tile sizes (give --sizes)",
                 args.file.display()
@@ -83,7 +105,7 @@ pub fn report(args: &Args) -> Result<(String, bool), String> {
             ),
         });
     }
-    if let Some(sizes) = &args.sizes {
+    if let Some(sizes) = &sizes {
         if reports.iter().all(|r| r.outputs.is_empty()) {
             return Err(format!(
                 "--sizes {}: no fusion output has rank {}",

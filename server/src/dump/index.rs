@@ -58,42 +58,52 @@ pub struct Discovery {
 /// Folders never visited (version control, build output, dependencies).
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules", "__pycache__"];
 
-/// The HLO files under `roots`.
+/// The HLO files under `roots`, without those that `.gitignore` (also `.ignore`,
+/// `.git/info/exclude`, git's global excludes, and ignore files above a root) exclude,
+/// whether or not the folder is in a git repository. Hidden folders and
+/// [`SKIPPED_DIRS`] are never visited. Order: each folder's files in XLA's dump order
+/// ([`super::naming::order`]), then its subfolders by name, depth first.
 pub fn discover(roots: &[PathBuf], limits: &Limits) -> Discovery {
     let mut found = Discovery::default();
     for root in roots {
-        visit(root, 0, limits, &mut found);
+        if found.truncated {
+            break;
+        }
+        visit(root, limits, &mut found);
     }
     found
 }
 
-fn visit(dir: &Path, depth: usize, limits: &Limits, found: &mut Discovery) {
-    if depth > limits.max_depth || found.truncated {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
+fn visit(root: &Path, limits: &Limits, found: &mut Discovery) {
+    let walk = ignore::WalkBuilder::new(root)
+        // Hidden folders are skipped below; hidden files are read as before.
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        // Files in folders `max_depth` below the root are still read.
+        .max_depth(Some(limits.max_depth + 1))
+        // The walker visits entries in this order: a folder's files first (dump
+        // order), then its subfolders by name.
+        .sort_by_file_path(|a, b| match (a.is_dir(), b.is_dir()) {
+            (false, false) => super::naming::compare(a, b),
+            (true, true) => a.cmp(b),
+            (a_dir, _) => a_dir.cmp(&!a_dir),
+        })
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let skipped = entry
+                .file_name()
+                .to_str()
+                .is_none_or(|n| n.starts_with('.') || SKIPPED_DIRS.contains(&n));
+            entry.depth() == 0 || !is_dir || !skipped
+        })
+        .build();
+    for entry in walk.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) || !is_hlo_path(entry.path()) {
             continue;
-        };
-        let hidden = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_none_or(|n| n.starts_with('.') || SKIPPED_DIRS.contains(&n));
-        if kind.is_dir() && !hidden {
-            dirs.push(path);
-        } else if kind.is_file() && is_hlo_path(&path) {
-            files.push(path);
         }
-    }
-    super::naming::order(&mut files);
-    for path in files {
-        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let path = entry.into_path();
         if size > limits.max_file_bytes {
             found.too_large.push(path);
         } else if found.files.len() >= limits.max_files {
@@ -102,10 +112,6 @@ fn visit(dir: &Path, depth: usize, limits: &Limits, found: &mut Discovery) {
         } else {
             found.files.push((path, size));
         }
-    }
-    dirs.sort();
-    for sub in dirs {
-        visit(&sub, depth + 1, limits, found);
     }
 }
 
@@ -333,6 +339,54 @@ mod tests {
         );
         assert!(one.truncated);
         assert_eq!(one.files.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Files and folders a `.gitignore` excludes are skipped (also outside a git
+    /// repository, and with `!` exceptions and nested files); the order stays a
+    /// folder's files in dump order, then its subfolders by name.
+    #[test]
+    fn discovery_skips_what_gitignore_excludes() {
+        let dir = std::env::temp_dir().join(format!("hlo-lsp-ignore-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for sub in ["a/b", "a/c", "build", "z"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let write = |rel: &str, text: &str| std::fs::write(dir.join(rel), text).unwrap();
+        write(".gitignore", "build/\n*.tmp.hlo\n!keep.tmp.hlo\n");
+        write("a/.gitignore", "c/\n");
+        for rel in [
+            "module_0010.jit_g.before_optimizations.txt",
+            "module_0002.jit_f.before_optimizations.txt",
+            "x.hlo",
+            "scratch.tmp.hlo",
+            "keep.tmp.hlo",
+            "build/out.hlo",
+            "a/b/inner.hlo",
+            "a/c/ignored.hlo",
+            "a/top.hlo",
+            "z/last.hlo",
+        ] {
+            write(rel, "HloModule m\n");
+        }
+        let found = discover(std::slice::from_ref(&dir), &Limits::default());
+        let names: Vec<String> = found
+            .files
+            .iter()
+            .map(|(p, _)| p.strip_prefix(&dir).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "module_0002.jit_f.before_optimizations.txt",
+                "module_0010.jit_g.before_optimizations.txt",
+                "keep.tmp.hlo",
+                "x.hlo",
+                "a/top.hlo",
+                "a/b/inner.hlo",
+                "z/last.hlo",
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

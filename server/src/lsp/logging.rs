@@ -4,6 +4,7 @@
 //! The filter comes from `HLO_LSP_LOG` (tracing's env-filter syntax), default `info`.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use tower_lsp_server::ls_types::MessageType;
@@ -32,9 +33,18 @@ pub fn init() {
         .try_init();
 }
 
+/// Set at `exit`: events are no longer forwarded (see [`stop_forwarding`]).
+static STOPPED: AtomicBool = AtomicBool::new(false);
+
 /// Starts forwarding events to the client.
 pub fn forward_to_client(outbox: Outbox) {
     let _ = CLIENT_LOG.set(outbox);
+}
+
+/// Stops forwarding events to the client (at `exit`, before tower-lsp closes its
+/// client): nobody reads the client's log after that, and stderr still has them.
+pub fn stop_forwarding() {
+    STOPPED.store(true, Ordering::SeqCst);
 }
 
 /// Forwards `info`, `warn` and `error` events to `window/logMessage`.
@@ -42,7 +52,7 @@ struct ClientLogLayer;
 
 impl<S: Subscriber> Layer<S> for ClientLogLayer {
     fn on_event(&self, event: &Event<'_>, _context: Context<'_, S>) {
-        let Some(outbox) = CLIENT_LOG.get() else {
+        let Some(outbox) = CLIENT_LOG.get().filter(|_| !STOPPED.load(Ordering::SeqCst)) else {
             return;
         };
         let kind = match *event.metadata().level() {

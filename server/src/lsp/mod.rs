@@ -52,7 +52,8 @@ use workspace::Workspace;
 pub const CONCURRENT_REQUESTS: usize = 64;
 
 /// Serves LSP on stdin/stdout until `exit` (or end of input). The exit code is 0 when
-/// `shutdown` came before `exit`, 1 otherwise, as the specification requires.
+/// `shutdown` came before `exit`, 1 otherwise, as the specification requires (the
+/// [`sync::Sequencer`] records `shutdown` in wire order, also when `exit` follows at once).
 pub fn run_stdio() -> ExitCode {
     logging::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

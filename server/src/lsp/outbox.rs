@@ -2,11 +2,20 @@
 //! client, delivered by one async task in the order they were posted: a progress
 //! `end` never overtakes its `begin`, and posting never blocks the poster.
 //! Notifications rendered here as JSON (diagnostics) go to [`Output`] directly.
+//!
+//! Every notification (log, progress) is written on [`Output`] as a frame of its own,
+//! never through tower-lsp's `Client`: the client's channel closes at `exit`, a
+//! notification sent through it after that fails with an `ERROR failed to send
+//! notification` event, and the log forwarder ([`super::logging`]) posted that event
+//! here again, which failed again: a thousand lines on stderr before the process
+//! ended. What is sent on a closed output is dropped silently. Only the request
+//! that creates a progress token (it needs the client's answer) uses the client.
 
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::{
-    notification, MessageType, NumberOrString, ProgressParams, ProgressParamsValue, ProgressToken,
-    WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport,
+    notification, LogMessageParams, MessageType, NumberOrString, ProgressParams,
+    ProgressParamsValue, ProgressToken, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 use tower_lsp_server::Client;
 
@@ -67,7 +76,13 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
     let mut refused: std::collections::HashSet<String> = Default::default();
     while let Some(message) = receiver.recv().await {
         match message {
-            Outgoing::Log(kind, text) => client.log_message(kind, text).await,
+            Outgoing::Log(kind, text) => notify::<notification::LogMessage>(
+                &destination.output,
+                LogMessageParams {
+                    typ: kind,
+                    message: text,
+                },
+            ),
             Outgoing::Rendered(body) => destination.output.send(&body),
             Outgoing::ProgressBegin { token, title } => {
                 let id = NumberOrString::String(token.clone());
@@ -81,7 +96,7 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
                     message: None,
                     percentage: Some(0),
                 });
-                send_progress(client, token, begin).await;
+                send_progress(&destination.output, token, begin);
             }
             Outgoing::ProgressReport {
                 token,
@@ -93,25 +108,32 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
                     message: Some(message),
                     percentage: Some(percentage),
                 });
-                send_progress(client, token, report).await;
+                send_progress(&destination.output, token, report);
             }
             Outgoing::ProgressEnd { token, message } if !refused.remove(&token) => {
                 let end = WorkDoneProgress::End(WorkDoneProgressEnd {
                     message: Some(message),
                 });
-                send_progress(client, token, end).await;
+                send_progress(&destination.output, token, end);
             }
             Outgoing::ProgressReport { .. } | Outgoing::ProgressEnd { .. } => {}
         }
     }
 }
 
-async fn send_progress(client: &Client, token: String, value: WorkDoneProgress) {
+fn send_progress(output: &Output, token: String, value: WorkDoneProgress) {
     let params = ProgressParams {
         token: ProgressToken::String(token),
         value: ProgressParamsValue::WorkDone(value),
     };
-    client
-        .send_notification::<notification::Progress>(params)
-        .await;
+    notify::<notification::Progress>(output, params);
+}
+
+/// Writes notification `N` on the output (see the module docs for why not the client).
+fn notify<N: notification::Notification>(output: &Output, params: N::Params) {
+    let message = serde_json::json!({ "jsonrpc": "2.0", "method": N::METHOD, "params": params });
+    match serde_json::to_vec(&message) {
+        Ok(body) => output.send(&body),
+        Err(error) => tracing::debug!("cannot serialize {}: {error}", N::METHOD),
+    }
 }

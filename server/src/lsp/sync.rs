@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 
-use tower_lsp_server::jsonrpc::{Error, Request, Response};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Request, Response};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, Uri,
 };
@@ -230,6 +230,13 @@ where
             let answer = Response::from_error(id.clone(), Error::method_not_found());
             return Box::pin(async { Ok(Some(answer)) });
         }
+        if request.method() == "shutdown" {
+            return self.shutdown(request);
+        }
+        if request.method() == "exit" {
+            // tower-lsp closes its client at `exit`: nobody reads the client's log after it.
+            super::logging::stop_forwarding();
+        }
         if request.method() == "initialize" {
             self.initializing.close();
             let reopen = Reopen(self.initializing.clone());
@@ -249,6 +256,39 @@ where
         Box::pin(async move {
             workspace.wait_applied(&needed).await;
             response.await
+        })
+    }
+}
+
+impl<S> Sequencer<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    /// `shutdown`, taken in wire order. tower-lsp runs a handler only when its future
+    /// is first polled, and `exit` cancels every pending one: an `exit` read right
+    /// after `shutdown` (a client may write both at once) answered the shutdown with
+    /// `RequestCancelled` before `Backend::shutdown` ran, and the process ended with
+    /// status 1. So the request is recorded here, when read (after `initialize`, as
+    /// tower-lsp accepts it), and a cancelled answer becomes the null result the
+    /// handler gives; tower-lsp's other answers (a second `shutdown`, one before
+    /// `initialize`) pass unchanged, and tower-lsp still rejects what follows.
+    fn shutdown(&mut self, request: Request) -> BoxFuture<Result<Option<Response>, S::Error>> {
+        if self.workspace.initialized.load(Ordering::SeqCst) {
+            self.workspace
+                .shutdown_requested
+                .store(true, Ordering::SeqCst);
+        }
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let answer = response.await?;
+            Ok(answer.map(|answer| match answer.error() {
+                Some(e) if e.code == ErrorCode::RequestCancelled => {
+                    Response::from_ok(answer.id().clone(), serde_json::Value::Null)
+                }
+                _ => answer,
+            }))
         })
     }
 }

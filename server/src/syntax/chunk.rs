@@ -45,13 +45,11 @@ pub struct Chunk {
     line_starts: Box<[u32]>,
 }
 
-/// Where each line after the first starts in `text`: lines end at `\n`, `\r\n` and a
-/// lone `\r`, as in LSP.
+/// Where each line after the first starts in `text`, by the crate's one line-break
+/// rule (`\n`, `\r\n`, a lone `\r`: [`super::line_index::line_break_ends`]).
 fn line_starts(text: &str) -> Box<[u32]> {
-    let bytes = text.as_bytes();
-    memchr::memchr2_iter(b'\n', b'\r', bytes)
-        .filter(|&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
-        .map(|i| i as u32 + 1)
+    super::line_index::line_break_ends(text.as_bytes())
+        .map(|i| i as u32)
         .collect()
 }
 
