@@ -1,7 +1,7 @@
 //! `hlo-lsp check` through the built binary: exit codes, the `FILE:LINE:COL` format,
 //! JSON output, and one-line errors for unreadable input.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! coalescing vectors (emitter and tiled families) as files, the JSON shape,
 //! the text report with the warp map and picture, devices, and bad input.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! directory `tests/data/dumps/step` (before optimization, before and after the
 //! `fusion` pass, after optimization) and on a small pair whose fusion maps change.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::PathBuf;
 

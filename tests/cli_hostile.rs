@@ -2,7 +2,7 @@
 //! bytes, CRLF line ends, a module written on one line, and one very long line. Each
 //! gets a clear error with a position or works; none may panic (exit 101) or abort.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

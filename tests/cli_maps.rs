@@ -3,7 +3,7 @@
 //! (XLA samples and JAX dumps) with `--all`: no failure, no panic, and no `unknown`
 //! except for ops that have no defined indexing. `check` must not crash on them.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::{Path, PathBuf};
 

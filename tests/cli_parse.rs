@@ -1,6 +1,6 @@
 //! End-to-end: `hlo-lsp parse FILE [--sexp]` through the built binary.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! a fusion and on a fused parameter (verdict, warp map, picture), and the
 //! `uncoalesced-read` diagnostic with its setting.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! rename, document symbols, semantic tokens (full + delta), folding, and edits
 //! that end in the same answers as a fresh open of the final text.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -10,7 +10,7 @@
 //! --instruction FUSION --output k`. No instruction that feeds an output is called
 //! "not read", and `KNOWN EMPTY` never shows.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! order of its sections, the defining attributes in its header, trivial maps in a
 //! word, and the physical view when `physicalLayout` is on.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! dump directory, through the real `hlo-lsp` binary, on the JAX dumps of
 //! `tests/data/dumps/step` (made by `tests/data/dumps/make_dumps.py`).
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{byte_offset, position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! initialize and capabilities, position-encoding negotiation, text sync (ordered
 //! incremental edits, bursts), bad input over the wire, shutdown and exit codes.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{pos, uri, Client};
 use serde_json::{json, Value};

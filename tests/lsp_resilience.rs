@@ -11,7 +11,7 @@
 //! One test is ignored for its cost (100 MB of real computations: about 25 s and
 //! 2 GB); run it with `cargo test -p hlo-lsp --test lsp_resilience -- --ignored`.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -11,7 +11,7 @@
 //! The sequence is pseudo-random from a fixed seed (`HLO_LSP_SOAK_SEED` picks
 //! another, `HLO_LSP_SOAK_MESSAGES` another length).
 
-mod lsp_support;
+use crate::lsp_support;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! linalg ops and maps, loop-bound inlay hints, alias / SSA navigation, symbols and
 //! the tiling diagnostics.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! published, `textDocument/codeAction` at a chain returns its quickfix, and the
 //! returned workspace edit, applied as an editor would, gives the expected text.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

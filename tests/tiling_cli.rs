@@ -3,7 +3,7 @@
 //! tiling diagnostics of `hlo-lsp check`, on constructed fusions with known
 //! answers and on XLA's Triton samples.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{run, stdout};
 use serde_json::Value;

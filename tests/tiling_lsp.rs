@@ -2,7 +2,7 @@
 //! `textDocument/codeAction` on the invalid `output_tiles` offers the fix that
 //! rewrites only the sizes list; applying it gives a document without the error.
 
-mod lsp_support;
+use crate::lsp_support;
 
 use lsp_support::{position_of, read_repo_file, uri, Client};
 use serde_json::{json, Value};

@@ -1,0 +1,16 @@
+//! End-to-end tests of the command line: each module runs the built `hlo-lsp` binary
+//! on files and checks what it prints and its exit status. One test binary for them all
+//! (linking one per file was most of `cargo test`'s time on two cores).
+
+mod cli_support;
+
+mod cli_check;
+mod cli_coalescing;
+mod cli_diff;
+mod cli_hostile;
+mod cli_maps;
+mod cli_parse;
+mod cli_simplify;
+mod mlir_cli;
+mod refactor_check;
+mod tiling_cli;
