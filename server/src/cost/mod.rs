@@ -14,6 +14,7 @@
 //! * [`compute`]: compute time and its overlap with memory time;
 //! * [`kernel`]: one kernel's estimate ([`KernelCost`]);
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
+//! * [`tiled`]: the indexing model and block-level (Triton) tiles.
 
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
@@ -27,6 +28,7 @@ pub mod kernel;
 pub mod launch;
 pub mod memory;
 pub mod profile;
+pub mod tiled;
 
 pub use duration::Duration;
 pub use fusion::{RunTimes, KERNEL_LAUNCH_OVERHEAD};
