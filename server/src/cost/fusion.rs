@@ -321,3 +321,45 @@ impl<'a> Model<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::view;
+    use crate::device::Device;
+    use crate::model;
+
+    fn run_times(text: &str, producer: &str, consumers: &[&str]) -> RunTimes {
+        let file = model::parse_hlo(text);
+        let module = &file.modules[0];
+        let v = view::borrowed(module);
+        let device = Device::a6000();
+        let entry = module.entry_computation().unwrap();
+        let model = Model::new(&v, module, entry, &device);
+        let by_name = |n: &str| entry.model().instruction_by_name(n).unwrap();
+        let consumers: Vec<&Instruction> = consumers.iter().map(|c| by_name(c)).collect();
+        model.run_times(by_name(producer), &consumers)
+    }
+
+    #[test]
+    fn fusing_an_elementwise_producer_saves_its_round_trip() {
+        let text = "ENTRY e {\n p0 = f32[4194304] parameter(0)\n p1 = f32[4194304] parameter(1)\n m = f32[4194304] multiply(p0, p1)\n ROOT t = f32[4194304] tanh(m)\n}\n";
+        let t = run_times(text, "m", &["t"]);
+        // Unfused: m reads 2 x 16 MiB and writes 16 MiB, t reads and writes
+        // 16 MiB: 5 x 21.8 µs + 2 launches. Fused: 3 x 21.8 µs + 1 launch.
+        assert_eq!(t.time_unfused.whole_micros(), 111);
+        assert_eq!(t.time_fused.whole_micros(), 66);
+    }
+
+    #[test]
+    fn a_shared_operand_is_read_once_when_fused() {
+        // The consumer reads p0 elementwise, as the producer does: once fused,
+        // p0 is read once (GetSharedOperandBytesAccessed subtracts the common
+        // utilization).
+        let text = "ENTRY e {\n p0 = f32[4194304] parameter(0)\n n = f32[4194304] negate(p0)\n ROOT a = f32[4194304] add(n, p0)\n}\n";
+        let t = run_times(text, "n", &["a"]);
+        // Fused: read p0 once, write once: 2 x 21.8 µs + 1 launch.
+        assert_eq!(t.time_fused.whole_micros(), 44);
+        assert_eq!(t.time_unfused.whole_micros(), 111);
+    }
+}

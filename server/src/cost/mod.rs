@@ -114,3 +114,25 @@ pub fn kernels<'a>(
         .map(|i| model.kernel(i))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::view;
+    use crate::model;
+
+    #[test]
+    fn kernels_skip_what_xla_does_not_launch() {
+        let text = "ENTRY e {\n p = f32[64] parameter(0)\n c = f32[] constant(1)\n b = f32[64] broadcast(c), dimensions={}\n a = f32[64] add(p, b)\n bc = f32[8,8] bitcast(a)\n ROOT t = (f32[8,8]) tuple(bc)\n}\n";
+        let file = model::parse_hlo(text);
+        let module = &file.modules[0];
+        let v = view::borrowed(module);
+        let device = Device::a6000();
+        let entry = module.entry_computation().unwrap();
+        let names: Vec<String> = kernels(&v, module, entry, &device)
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        assert_eq!(names, vec!["b", "a"]);
+    }
+}

@@ -532,3 +532,83 @@ mod tests {
         assert_eq!(padded_tile_size(&[9, 9, 9]), 4096);
     }
 }
+
+/// A tiling and its estimate (`TiledRunTimeData`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TiledRunTime {
+    pub runtime: RunTimeData,
+    pub parameters: BlockLevelParameters,
+}
+
+/// Most tilings `best_tiling` evaluates (the product of per-dimension
+/// candidates can be large for high-rank outputs).
+const MAX_TILINGS: usize = 4096;
+
+/// `TryFindBestTilingForFusion`: every tiling of the first output whose
+/// dimensions are powers of two below the extent or the extent itself, that
+/// keeps every tile a hyper-rectangle, estimated with its own
+/// [`num_warps`]; the fastest wins (the first of equals, in enumeration order
+/// with the last dimension varying fastest). Other outputs of the same rank
+/// use the same sizes. `Err` when no tiling is valid.
+pub fn best_tiling(model: &Model<'_>, instr: &Instruction) -> Result<TiledRunTime, String> {
+    let fused = model
+        .module
+        .called_computation(instr, "calls")
+        .ok_or("not a fusion")?;
+    let comp = fused.id.index();
+    let maps = FusionMaps::new(model.view, comp, 0).ok_or("no output maps")?;
+    let outputs = fusion::output_count(model.view, comp).max(1);
+    let per_dim: Vec<Vec<i64>> = maps
+        .extents
+        .iter()
+        .map(|&n| crate::tiling::candidates::dimension_candidates(n))
+        .collect();
+    let options = TilingOptions {
+        pad_to_power_of_two: false,
+    };
+    let mut best: Option<TiledRunTime> = None;
+    let mut index = vec![0usize; per_dim.len()];
+    let mut evaluated = 0;
+    loop {
+        let sizes: Vec<i64> = index.iter().zip(&per_dim).map(|(&i, c)| c[i]).collect();
+        if maps.satisfies_constraints(&sizes, options) {
+            let all = vec![sizes.clone(); outputs];
+            if let Ok(warps) = estimate_num_warps(model, instr, &all) {
+                let parameters = BlockLevelParameters {
+                    output_tile_sizes: all,
+                    num_warps: warps,
+                };
+                if let Ok(runtime) = estimate_tiled(model, instr, &parameters) {
+                    let better = !runtime.exec_time.is_infinite()
+                        && best
+                            .as_ref()
+                            .is_none_or(|b| runtime.exec_time < b.runtime.exec_time);
+                    if better {
+                        best = Some(TiledRunTime {
+                            runtime,
+                            parameters,
+                        });
+                    }
+                }
+            }
+            evaluated += 1;
+            if evaluated >= MAX_TILINGS {
+                break;
+            }
+        }
+        // Next index, last dimension fastest.
+        let mut d = per_dim.len();
+        loop {
+            if d == 0 {
+                return best.ok_or_else(|| "no valid tiling".to_string());
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < per_dim[d].len() {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    best.ok_or_else(|| "no valid tiling".to_string())
+}
