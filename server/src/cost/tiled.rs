@@ -548,8 +548,9 @@ const MAX_TILINGS: usize = 4096;
 /// dimensions are powers of two below the extent or the extent itself, that
 /// keeps every tile a hyper-rectangle, estimated with its own
 /// [`num_warps`]; the fastest wins (the first of equals, in enumeration order
-/// with the last dimension varying fastest). Other outputs of the same rank
-/// use the same sizes. `Err` when no tiling is valid.
+/// with the last dimension varying fastest). Another output gets the tile the
+/// first output's tiling gives its root (XLA tiles a multi-output fusion from
+/// one root), else the same sizes. `Err` when no tiling is valid.
 pub fn best_tiling(model: &Model<'_>, instr: &Instruction) -> Result<TiledRunTime, String> {
     let fused = model
         .module
@@ -572,7 +573,7 @@ pub fn best_tiling(model: &Model<'_>, instr: &Instruction) -> Result<TiledRunTim
     loop {
         let sizes: Vec<i64> = index.iter().zip(&per_dim).map(|(&i, c)| c[i]).collect();
         if maps.satisfies_constraints(&sizes, options) {
-            let all = vec![sizes.clone(); outputs];
+            let all = sizes_for_every_output(model, comp, &maps, &sizes, outputs);
             if let Ok(warps) = estimate_num_warps(model, instr, &all) {
                 let parameters = BlockLevelParameters {
                     output_tile_sizes: all,
@@ -611,4 +612,34 @@ pub fn best_tiling(model: &Model<'_>, instr: &Instruction) -> Result<TiledRunTim
         }
     }
     best.ok_or_else(|| "no valid tiling".to_string())
+}
+
+/// Tile sizes for every output when the first is tiled by `sizes`: the tile
+/// the first output's propagation reaches each other root with, else `sizes`.
+fn sizes_for_every_output(
+    model: &Model<'_>,
+    comp: usize,
+    maps: &FusionMaps,
+    sizes: &[i64],
+    outputs: usize,
+) -> Vec<Vec<i64>> {
+    let options = TilingOptions {
+        pad_to_power_of_two: false,
+    };
+    let propagation = maps
+        .propagate(model.module, model.view, sizes, options)
+        .ok();
+    (0..outputs)
+        .map(|o| {
+            if o == 0 {
+                return sizes.to_vec();
+            }
+            let start = fusion::output_start(model.view, comp, o).map(|(s, _)| s);
+            propagation
+                .as_ref()
+                .and_then(|p| p.reads.iter().find(|r| Some(r.instruction) == start))
+                .map(|r| r.tile.iter().map(|d| d.size).collect())
+                .unwrap_or_else(|| sizes.to_vec())
+        })
+        .collect()
 }
