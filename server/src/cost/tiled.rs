@@ -10,7 +10,9 @@
 //! * [`estimate_indexed`]: an emitted fusion (`EstimateRunTimeForFusion`): each
 //!   instruction counts the size of each map's iteration space from the output.
 //! * [`estimate_tiled`]: a fusion run tile by tile (`EstimateRunTimeForTiledFusion`):
-//!   the output tile propagated to every instruction ([`crate::tiling`]); inside
+//!   the output tile propagated to every instruction ([`crate::tiling`]; under a
+//!   dot whose config gives a contraction tile, operand tiles span that tile and
+//!   repeat once per step of the contraction loop); inside
 //!   the fusion, flops per padded tile element; parameters are read once per
 //!   tile (masked padding not read) at the DRAM bandwidth share their tile's
 //!   contiguous run uses ([`crate::coalescing::tiled`]); outputs written at their
@@ -198,6 +200,7 @@ fn tile(
         .ok_or("not a fusion")?;
     let comp = fused.id.index();
     let outputs = fusion::output_count(model.view, comp).max(1);
+    let dot_loops = dot_loops(fused);
     let mut tiles: Vec<TiledInstruction> = vec![];
     let mut roots = vec![];
     let mut num_blocks = None;
@@ -241,8 +244,27 @@ fn tile(
                     (v.bounds.hi.max(v.bounds.lo) / t - v.bounds.lo.max(0) / t + 1).max(0)
                 })
                 .fold(1i64, i64::saturating_mul);
-            let sizes: Vec<i64> = read.tile.iter().map(|d| d.size).collect();
+            let mut sizes: Vec<i64> = read.tile.iter().map(|d| d.size).collect();
             let strides: Vec<i64> = read.tile.iter().map(|d| d.stride).collect();
+            let mut region = region;
+            // Under a dot, the contraction is a loop of `k_tile` steps: its
+            // operands' tiles span `k_tile` of it, once per step.
+            if let Some((k, k_tile)) = dot_loops
+                .iter()
+                .find(|(_, _, below)| below.contains(&read.instruction))
+                .map(|&(k, t, _)| (k, t))
+            {
+                let mut looped = false;
+                for (size, d) in sizes.iter_mut().zip(&read.tile) {
+                    if d.sources.is_empty() && *size == k {
+                        *size = k_tile.min(*size);
+                        looped = true;
+                    }
+                }
+                if looped {
+                    region = region.saturating_mul(ceil_div(k, k_tile));
+                }
+            }
             if tiles.iter().any(|t| {
                 t.instruction == read.instruction && t.sizes == sizes && t.strides == strides
             }) {
@@ -257,6 +279,62 @@ fn tile(
         }
     }
     Ok((num_blocks.unwrap_or(1), tiles, roots))
+}
+
+/// The dots of a fused computation with a contraction tile in their
+/// `backend_config` (`sizes: [k]`): the contraction extent, the tile, and the
+/// instructions below the dot (its operands, transitively).
+fn dot_loops(fused: ComputationRef<'_>) -> Vec<(i64, i64, Vec<usize>)> {
+    let body = fused.model();
+    let mut loops = vec![];
+    for dot in body
+        .instructions
+        .iter()
+        .filter(|i| i.opcode.name() == "dot")
+    {
+        let attrs = dot.attrs();
+        let Some(k_tile) = attrs
+            .backend_config
+            .as_ref()
+            .and_then(|c| c.get("sizes"))
+            .and_then(|s| s.get(0))
+            .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+        else {
+            continue;
+        };
+        let k = attrs
+            .dot
+            .as_ref()
+            .and_then(|d| d.lhs_contracting.first())
+            .and_then(|&c| {
+                body.operand_shape(dot, 0)?
+                    .as_array()?
+                    .dims
+                    .get(c as usize)
+                    .copied()
+            });
+        let Some(k) = k else { continue };
+        let mut below = vec![];
+        let mut stack: Vec<usize> = dot
+            .operands
+            .iter()
+            .filter_map(|o| o.target.map(|t| t.index()))
+            .collect();
+        while let Some(i) = stack.pop() {
+            if below.contains(&i) || i >= body.instructions.len() {
+                continue;
+            }
+            below.push(i);
+            stack.extend(
+                body.instructions[i]
+                    .operands
+                    .iter()
+                    .filter_map(|o| o.target.map(|t| t.index())),
+            );
+        }
+        loops.push((k, k_tile.max(1), below));
+    }
+    loops
 }
 
 /// `GetNumWarps` of the largest padded tile of the fusion tiled by `sizes`
