@@ -10,10 +10,11 @@ use super::duration::Duration;
 use super::hlo_cost::{self, InstructionCost};
 use super::launch::{launch_dims, LaunchDims};
 use super::memory::{coalescing_utilization_rate, read_time, write_time};
-use crate::analysis;
+use crate::analysis::utilization::{self, Utilization};
+use crate::analysis::{self, fusion, ArrayShape, OperandIndexing};
 use crate::coalescing::{self, heuristic, Subject};
 use crate::device::Device;
-use crate::model::{ComputationRef, InstrId, Instruction, Module, Shape};
+use crate::model::{ComputationRef, InstrId, Instruction, Module, Opcode, Shape};
 
 /// How an operand read is judged coalesced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,6 +52,11 @@ pub struct OperandCost {
     /// Times each element is read on average (XLA's operand utilization).
     pub utilization: f32,
     pub read_time: Duration,
+    /// The project's exact count of the elements read and how often each is
+    /// re-read ([`crate::analysis::utilization`]), when [`Model::distinct_reads`]
+    /// asks for it. XLA's model does not use it (it takes `min(size, bytes)`
+    /// as the distinct bytes); it says how far that guess is off.
+    pub reads: Option<Utilization>,
 }
 
 /// XLA's `EstimateRunTimeData` for one kernel, with the launch and the operands.
@@ -110,6 +116,9 @@ pub struct Model<'a> {
     pub computation: ComputationRef<'a>,
     pub device: &'a Device,
     pub coalescing: Coalescing,
+    /// Also count each operand's distinct and re-read elements from the
+    /// indexing maps ([`OperandCost::reads`]); off by default (it enumerates).
+    pub distinct_reads: bool,
 }
 
 /// The bytes per element of a shape's first leaf (`None` for tuples and tokens).
@@ -132,6 +141,7 @@ impl<'a> Model<'a> {
             computation,
             device,
             coalescing: Coalescing::Heuristic,
+            distinct_reads: false,
         }
     }
 
@@ -222,6 +232,11 @@ impl<'a> Model<'a> {
             _ => vec![],
         };
 
+        let reads = if self.distinct_reads {
+            self.distinct(instr)
+        } else {
+            vec![]
+        };
         let mut operands = vec![];
         let mut read = Duration::ZERO;
         let mut bytes_read = 0i64;
@@ -258,6 +273,7 @@ impl<'a> Model<'a> {
                 coalesced,
                 utilization: cost.operand_utilization.get(first).copied().unwrap_or(0.0),
                 read_time: t,
+                reads: reads.get(k).cloned().flatten(),
             });
         }
         let write = write_time(device, cost.output_bytes);
@@ -279,6 +295,70 @@ impl<'a> Model<'a> {
             launch,
             operands,
         }
+    }
+}
+
+impl Model<'_> {
+    /// [`OperandCost::reads`] of every operand of `instr`: through the fused
+    /// computation's maps from every output for a fusion, the op's own maps
+    /// otherwise.
+    fn distinct(&self, instr: &Instruction) -> Vec<Option<Utilization>> {
+        let n = instr.operands.len();
+        let entries: Vec<(OperandIndexing, Option<ArrayShape>)> = match self
+            .module
+            .called_computation(instr, "calls")
+            .filter(|_| instr.opcode == Opcode::Fusion)
+        {
+            Some(fused) => {
+                let comp = fused.id.index();
+                let every = fusion::grouped_from_every_output(self.view, comp);
+                let nodes = &self.view.computation(comp).nodes;
+                (0..n)
+                    .map(|k| {
+                        let Some(p) = nodes.iter().position(|x| x.parameter_number == Some(k))
+                        else {
+                            return (OperandIndexing::unknown("no parameter"), None);
+                        };
+                        let mut entry = OperandIndexing {
+                            maps: vec![],
+                            unknown: None,
+                        };
+                        for output in &every {
+                            if let Some(r) = output.get(p) {
+                                entry.maps.extend(r.maps.iter().map(|(_, m)| m.clone()));
+                                if entry.unknown.is_none() {
+                                    entry.unknown = r.unknown.clone();
+                                }
+                            }
+                        }
+                        (entry, nodes[p].op.shape.as_array().cloned())
+                    })
+                    .collect()
+            }
+            None => {
+                let node = instr.id.index();
+                let indexing =
+                    fusion::output_to_input(self.view, self.computation.id.index(), node, 0);
+                let operand_shapes = self
+                    .view
+                    .get(self.computation.id.index())
+                    .and_then(|c| c.nodes.get(node))
+                    .map(|x| x.op.operands.clone())
+                    .unwrap_or_default();
+                indexing
+                    .entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, e)| (e, operand_shapes.get(k).and_then(|s| s.as_array()).cloned()))
+                    .collect()
+            }
+        };
+        entries
+            .iter()
+            .map(|(entry, shape)| {
+                utilization::utilization(entry, shape.as_ref()?, utilization::DEFAULT_BUDGET)
+            })
+            .collect()
     }
 }
 
@@ -319,6 +399,13 @@ mod tests {
         assert_eq!(k.bound, Bound::Memory);
         assert_eq!(k.operands.len(), 2);
         assert!(k.operands.iter().all(|o| o.coalesced && o.bytes == 4000));
+        let counted = Model {
+            distinct_reads: true,
+            ..model
+        }
+        .kernel(entry.model().root_instruction().unwrap());
+        let reads = counted.operands[0].reads.unwrap();
+        assert_eq!((reads.fraction, reads.multiplicity), (1.0, 1.0));
         let indexing = Model {
             coalescing: Coalescing::Indexing,
             ..model

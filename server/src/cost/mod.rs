@@ -15,7 +15,6 @@
 //! * [`kernel`]: one kernel's estimate ([`KernelCost`]);
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
 //! * [`tiled`]: the indexing model and block-level (Triton) tiles.
-
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
