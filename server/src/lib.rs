@@ -13,6 +13,8 @@ pub mod budget;
 pub mod checks;
 pub mod cli;
 pub mod coalescing;
+pub mod cost;
+pub mod device;
 pub mod dump;
 pub mod hover;
 pub mod ide;

@@ -26,6 +26,7 @@ mod coalescing_bruteforce;
 mod coalescing_conformance;
 mod coalescing_memo;
 mod coalescing_robustness;
+mod cost_conformance;
 mod fuzz_regressions;
 mod ide_golden;
 mod mlir_analysis;
