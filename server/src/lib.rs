@@ -14,6 +14,7 @@ pub mod checks;
 pub mod cli;
 pub mod coalescing;
 pub mod dump;
+pub mod fusible;
 pub mod hover;
 pub mod language;
 pub mod lsp;
