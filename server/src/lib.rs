@@ -13,6 +13,7 @@ pub mod budget;
 pub mod checks;
 pub mod cli;
 pub mod coalescing;
+pub mod device;
 pub mod dump;
 pub mod fusible;
 pub mod hover;

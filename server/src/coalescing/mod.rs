@@ -19,7 +19,10 @@
 //! cheaper [`heuristic`]. The [`device`] model holds the numbers; [`subject`]
 //! turns an instruction into what is analyzed; [`picture`] draws a read.
 
-pub mod device;
+/// The device model lives in [`crate::device`]; re-exported where it started.
+pub mod device {
+    pub use crate::device::*;
+}
 pub mod diagnostics;
 pub mod emitted;
 pub mod emitter;
@@ -33,7 +36,7 @@ pub mod svg;
 pub mod tiled;
 pub mod warp;
 
-pub use device::Device;
+pub use crate::device::Device;
 pub use subject::Subject;
 
 use crate::analysis::fusion::Reached;

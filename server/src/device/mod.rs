@@ -1,0 +1,451 @@
+//! The GPU the analyses reason about: the numbers XLA's launch heuristics,
+//! coalescing rules and GPU cost model read from its `se::DeviceDescription`
+//! (built from a `GpuDeviceInfoProto`).
+//!
+//! Presets (every number sourced): XLA's own test devices
+//! (`TestGpuDeviceInfo::*DeviceInfo()`, `xla/service/gpu/gpu_device_info_for_tests.cc`),
+//! with `fpus_per_core` (which that file computes from the compute capability)
+//! from XLA's shipped specs (`xla/tools/hlo_opt/gpu_specs/*.txtpb`):
+//! * `a6000`: NVIDIA RTX A6000 (GA102, compute capability 8.6), the device of
+//!   XLA's coalescing and cost-model tests: 84 SMs, 1536 resident threads per SM,
+//!   128 FP32 units per SM, 1.41 GHz, 768 GB/s, 6 MiB L2.
+//! * `a100`: NVIDIA A100 SXM4 80 GB (8.0): 108 SMs, 2048 threads per SM, 64 FP32
+//!   units per SM (`a100_sxm_80.txtpb`), 1.41 GHz, 2.04 TB/s, 40 MiB L2.
+//! * `h100`: NVIDIA H100 SXM (9.0): 132 SMs, 2048 threads per SM, 128 units, 1.98 GHz,
+//!   3.35 TB/s, 50 MiB L2.
+//! * `b200`: NVIDIA B200 (10.0): 148 SMs, 2048 threads per SM, 128 units, 1.965 GHz,
+//!   8 TiB/s (the test device's number; `b200.txtpb` says 7.67 TB/s), 126 MiB L2.
+//!
+//! Three numbers are not in the proto: XLA derives them from the compute
+//! capability (`DeviceDescription::l1_cache_size_per_SM`,
+//! `dram_to_l2_transaction_size_bytes`, `memory_transactions_per_clock`): 2 KiB of
+//! L1 counted per SM, a 64-byte DRAM-to-L2 transaction (two 32-byte sectors of a
+//! 128-byte L2 line, the default since Volta, citing NVIDIA's GTC 2020 talk S21819
+//! page 10) and 32 transactions per clock per SM, on every GPU but AMD's MI300
+//! (32 KiB, 128 bytes, 16) and MI100/MI200 (16 KiB of L1).
+//!
+//! A device can also come from a text proto ([`target_config`]) or from the
+//! editor's settings ([`Device::from_setting`]).
+
+pub mod target_config;
+pub mod text_proto;
+
+use serde::{Deserialize, Serialize};
+
+pub use target_config::{from_text_proto, DeviceProtoError};
+
+/// What XLA's `GpuComputeCapability` says: which vendor rules apply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum ComputeCapability {
+    /// `sm_{major}{minor}`.
+    Cuda { major: i64, minor: i64 },
+    /// `gfx90a`, `gfx942`, ...
+    Rocm { gcn_arch_name: String },
+    /// Not said (XLA then uses the CUDA defaults).
+    #[default]
+    Unknown,
+}
+
+impl ComputeCapability {
+    /// The `gfx` name without feature suffixes (`gfx90a:sramecc+:xnack-` → `gfx90a`).
+    fn gfx(&self) -> Option<&str> {
+        match self {
+            ComputeCapability::Rocm { gcn_arch_name } => gcn_arch_name.split(':').next(),
+            _ => None,
+        }
+    }
+
+    /// AMD MI300 (`gfx940` to `gfx942`: XLA's `gfx9_mi300`).
+    pub fn is_mi300(&self) -> bool {
+        matches!(self.gfx(), Some("gfx940" | "gfx941" | "gfx942"))
+    }
+
+    /// AMD MI100 / MI200 (`gfx908`, `gfx90a`).
+    pub fn is_mi100_or_mi200(&self) -> bool {
+        matches!(self.gfx(), Some("gfx908" | "gfx90a"))
+    }
+}
+
+/// The device numbers the analyses use. Field names follow the settings
+/// (camelCase in JSON); each doc names XLA's `DeviceDescription` accessor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Device {
+    /// A preset's name, the proto's `device_description_str`, or `custom`.
+    pub name: String,
+    /// Threads that issue one memory instruction together (`threads_per_warp`).
+    pub warp_size: i64,
+    /// Streaming multiprocessors (`core_count`).
+    pub sm_count: i64,
+    /// Resident threads per SM (`threads_per_core_limit`).
+    pub threads_per_sm: i64,
+    /// Most threads in one block (`threads_per_block_limit`).
+    pub threads_per_block: i64,
+    /// Shared memory one block may use without opting in, in bytes
+    /// (`shared_memory_per_block`).
+    pub shared_memory_per_block: i64,
+    /// The granularity of a DRAM-to-L2 transfer, in bytes: a read that uses less
+    /// of the transfer wastes bandwidth (`dram_to_l2_transaction_size_bytes`).
+    pub dram_to_l2_transaction_bytes: i64,
+    /// Shared memory one block may use when it opts in (`shared_memory_per_block_optin`).
+    pub shared_memory_per_block_optin: i64,
+    /// Shared memory of one SM (`shared_memory_per_core`).
+    pub shared_memory_per_core: i64,
+    /// FP32 units ("CUDA cores") per SM: operations one SM issues per clock
+    /// (`fpus_per_core`).
+    pub fpus_per_core: i64,
+    /// Most blocks in each grid dimension x, y, z (`block_dim_limit`).
+    pub block_dim_limit: [i64; 3],
+    /// DRAM bandwidth in bytes per second (`memory_bandwidth`).
+    pub memory_bandwidth: i64,
+    /// L2 cache in bytes (`l2_cache_size`).
+    pub l2_cache_size: i64,
+    /// L1 cache XLA counts per SM, in bytes (`l1_cache_size_per_SM`).
+    pub l1_cache_size_per_sm: i64,
+    /// Memory transactions one SM issues per clock (`memory_transactions_per_clock`):
+    /// with few blocks the bandwidth is limited by it.
+    pub memory_transactions_per_clock: i64,
+    /// Core clock in GHz (`clock_rate_ghz`).
+    pub clock_rate_ghz: f64,
+    /// Device memory in bytes (`device_memory_size`).
+    pub device_memory_size: i64,
+    /// Registers of one SM (`registers_per_core_limit`).
+    pub registers_per_core_limit: i64,
+    /// Registers one block may use (`registers_per_block_limit`).
+    pub registers_per_block_limit: i64,
+    pub compute_capability: ComputeCapability,
+}
+
+/// The preset names, for messages.
+pub const PRESETS: &[&str] = &["a6000", "a100", "h100", "b200"];
+
+/// Numbers every NVIDIA preset shares (see the module documentation).
+const WARP_SIZE: i64 = 32;
+const THREADS_PER_BLOCK: i64 = 1024;
+const REGISTERS: i64 = 64 * 1024;
+const BLOCK_DIM_LIMIT: [i64; 3] = [2_147_483_647, 65_535, 65_535];
+
+/// The numbers that differ between the NVIDIA presets.
+struct Nvidia {
+    name: &'static str,
+    cc: (i64, i64),
+    sm_count: i64,
+    threads_per_sm: i64,
+    fpus_per_core: i64,
+    clock_rate_ghz: f64,
+    memory_bandwidth: i64,
+    l2_cache_size: i64,
+    device_memory_size: i64,
+    shared_memory_per_block: i64,
+    shared_memory_per_block_optin: i64,
+    shared_memory_per_core: i64,
+}
+
+impl Device {
+    /// The device XLA's coalescing and cost-model tests use (and the default):
+    /// `TestGpuDeviceInfo::RTXA6000DeviceInfo()`.
+    pub fn a6000() -> Device {
+        Device::nvidia(Nvidia {
+            name: "a6000",
+            cc: (8, 6),
+            sm_count: 84,
+            threads_per_sm: 1536,
+            fpus_per_core: 128,
+            clock_rate_ghz: 1.41,
+            memory_bandwidth: 768_096_000_000,
+            l2_cache_size: 6 * 1024 * 1024,
+            device_memory_size: 51_050_250_240,
+            shared_memory_per_block: 48 * 1024,
+            shared_memory_per_block_optin: 101_376,
+            shared_memory_per_core: 100 * 1024,
+        })
+    }
+
+    /// `TestGpuDeviceInfo::A100SXMDeviceInfo()`.
+    pub fn a100() -> Device {
+        Device::nvidia(Nvidia {
+            name: "a100",
+            cc: (8, 0),
+            sm_count: 108,
+            threads_per_sm: 2048,
+            fpus_per_core: 64,
+            clock_rate_ghz: 1.41,
+            memory_bandwidth: 2_039_040_000_000,
+            l2_cache_size: 40 * 1024 * 1024,
+            device_memory_size: 85_100_068_864,
+            shared_memory_per_block: 48 * 1024,
+            shared_memory_per_block_optin: 166_912,
+            shared_memory_per_core: 167_936,
+        })
+    }
+
+    /// `TestGpuDeviceInfo::H100SXMDeviceInfo()`.
+    pub fn h100() -> Device {
+        Device::nvidia(Nvidia {
+            name: "h100",
+            cc: (9, 0),
+            sm_count: 132,
+            threads_per_sm: 2048,
+            fpus_per_core: 128,
+            clock_rate_ghz: 1.98,
+            memory_bandwidth: 3_352_320_000_000,
+            l2_cache_size: 50 * 1024 * 1024,
+            device_memory_size: 84_978_434_048,
+            shared_memory_per_block: 48 * 1024,
+            shared_memory_per_block_optin: 232_448,
+            shared_memory_per_core: 233_472,
+        })
+    }
+
+    /// `TestGpuDeviceInfo::B200SXMDeviceInfo()`.
+    pub fn b200() -> Device {
+        Device::nvidia(Nvidia {
+            name: "b200",
+            cc: (10, 0),
+            sm_count: 148,
+            threads_per_sm: 2048,
+            fpus_per_core: 128,
+            clock_rate_ghz: 1.965,
+            memory_bandwidth: 8_796_093_022_208,
+            l2_cache_size: 132_120_576,
+            device_memory_size: 193_273_528_320,
+            shared_memory_per_block: 128 * 1024,
+            shared_memory_per_block_optin: 232_448,
+            shared_memory_per_core: 233_472,
+        })
+    }
+
+    fn nvidia(n: Nvidia) -> Device {
+        let mut d = Device::empty(n.name);
+        d.warp_size = WARP_SIZE;
+        d.threads_per_block = THREADS_PER_BLOCK;
+        d.sm_count = n.sm_count;
+        d.threads_per_sm = n.threads_per_sm;
+        d.fpus_per_core = n.fpus_per_core;
+        d.clock_rate_ghz = n.clock_rate_ghz;
+        d.memory_bandwidth = n.memory_bandwidth;
+        d.l2_cache_size = n.l2_cache_size;
+        d.device_memory_size = n.device_memory_size;
+        d.shared_memory_per_block = n.shared_memory_per_block;
+        d.shared_memory_per_block_optin = n.shared_memory_per_block_optin;
+        d.shared_memory_per_core = n.shared_memory_per_core;
+        d.registers_per_core_limit = REGISTERS;
+        d.registers_per_block_limit = REGISTERS;
+        d.block_dim_limit = BLOCK_DIM_LIMIT;
+        d.set_compute_capability(ComputeCapability::Cuda {
+            major: n.cc.0,
+            minor: n.cc.1,
+        });
+        d
+    }
+
+    /// What XLA's `DeviceDescription` holds for an empty `GpuDeviceInfoProto`:
+    /// every number zero, the capability-derived ones at their CUDA defaults.
+    pub fn empty(name: &str) -> Device {
+        let mut d = Device {
+            name: name.to_string(),
+            warp_size: 0,
+            sm_count: 0,
+            threads_per_sm: 0,
+            threads_per_block: 0,
+            shared_memory_per_block: 0,
+            dram_to_l2_transaction_bytes: 0,
+            shared_memory_per_block_optin: 0,
+            shared_memory_per_core: 0,
+            fpus_per_core: 0,
+            block_dim_limit: [0; 3],
+            memory_bandwidth: 0,
+            l2_cache_size: 0,
+            l1_cache_size_per_sm: 0,
+            memory_transactions_per_clock: 0,
+            clock_rate_ghz: 0.0,
+            device_memory_size: 0,
+            registers_per_core_limit: 0,
+            registers_per_block_limit: 0,
+            compute_capability: ComputeCapability::Unknown,
+        };
+        d.set_compute_capability(ComputeCapability::Unknown);
+        d
+    }
+
+    /// Sets the capability and the three numbers XLA derives from it
+    /// (`l1_cache_size_per_SM`, `dram_to_l2_transaction_size_bytes`,
+    /// `memory_transactions_per_clock` in `device_description.h`).
+    pub fn set_compute_capability(&mut self, cc: ComputeCapability) {
+        let (l1, transaction, per_clock) = if cc.is_mi300() {
+            (32 * 1024, 128, 16)
+        } else if cc.is_mi100_or_mi200() {
+            (16 * 1024, 64, 32)
+        } else {
+            (2 * 1024, 64, 32)
+        };
+        self.l1_cache_size_per_sm = l1;
+        self.dram_to_l2_transaction_bytes = transaction;
+        self.memory_transactions_per_clock = per_clock;
+        self.compute_capability = cc;
+    }
+
+    /// A preset by name (case-insensitive).
+    pub fn preset(name: &str) -> Option<Device> {
+        match name.to_ascii_lowercase().as_str() {
+            "a6000" | "rtx-a6000" | "rtxa6000" => Some(Device::a6000()),
+            "a100" => Some(Device::a100()),
+            "h100" => Some(Device::h100()),
+            "b200" => Some(Device::b200()),
+            _ => None,
+        }
+    }
+
+    /// A device from a setting: a preset name, or an object with a `base` preset
+    /// (default `a6000`) and any of the fields in camelCase overriding it
+    /// (`{"base": "a100", "dramToL2TransactionBytes": 32}`).
+    pub fn from_setting(value: &serde_json::Value) -> Result<Device, String> {
+        match value {
+            serde_json::Value::String(name) => Device::preset(name).ok_or_else(|| {
+                format!("unknown device {name:?} (presets: {})", PRESETS.join(", "))
+            }),
+            serde_json::Value::Object(fields) => {
+                let base = match fields.get("base") {
+                    Some(b) => Device::from_setting(b)?,
+                    None => Device::a6000(),
+                };
+                let mut merged = serde_json::to_value(&base).map_err(|e| e.to_string())?;
+                for (k, v) in fields {
+                    if k != "base" {
+                        merged[k] = v.clone();
+                    }
+                }
+                merged["name"] = serde_json::json!("custom");
+                let device: Device =
+                    serde_json::from_value(merged).map_err(|e| format!("device settings: {e}"))?;
+                device.validate()?;
+                Ok(device)
+            }
+            other => Err(format!(
+                "device must be a preset name or an object, got {other}"
+            )),
+        }
+    }
+
+    /// Every number the analyses divide by must be positive, and a warp at most
+    /// one block.
+    pub fn validate(&self) -> Result<(), String> {
+        let fields = [
+            ("warpSize", self.warp_size),
+            ("smCount", self.sm_count),
+            ("threadsPerSm", self.threads_per_sm),
+            ("threadsPerBlock", self.threads_per_block),
+            ("sharedMemoryPerBlock", self.shared_memory_per_block),
+            (
+                "dramToL2TransactionBytes",
+                self.dram_to_l2_transaction_bytes,
+            ),
+            ("fpusPerCore", self.fpus_per_core),
+            ("memoryBandwidth", self.memory_bandwidth),
+            (
+                "memoryTransactionsPerClock",
+                self.memory_transactions_per_clock,
+            ),
+        ];
+        for (name, v) in fields {
+            if v < 1 {
+                return Err(format!("device {name} must be positive, got {v}"));
+            }
+        }
+        let non_negative = [
+            ("l2CacheSize", self.l2_cache_size),
+            ("l1CacheSizePerSm", self.l1_cache_size_per_sm),
+            (
+                "sharedMemoryPerBlockOptin",
+                self.shared_memory_per_block_optin,
+            ),
+            ("sharedMemoryPerCore", self.shared_memory_per_core),
+            ("deviceMemorySize", self.device_memory_size),
+            ("registersPerCoreLimit", self.registers_per_core_limit),
+            ("registersPerBlockLimit", self.registers_per_block_limit),
+        ];
+        for (name, v) in non_negative {
+            if v < 0 {
+                return Err(format!("device {name} must not be negative, got {v}"));
+            }
+        }
+        if !(self.clock_rate_ghz.is_finite() && self.clock_rate_ghz > 0.0) {
+            return Err(format!(
+                "device clockRateGhz must be a positive number, got {}",
+                self.clock_rate_ghz
+            ));
+        }
+        if self.warp_size > self.threads_per_block || self.warp_size > 1024 {
+            return Err(format!(
+                "device warpSize {} must be at most threadsPerBlock {} (and 1024)",
+                self.warp_size, self.threads_per_block
+            ));
+        }
+        Ok(())
+    }
+
+    /// Threads the whole GPU keeps resident: XLA unrolls loop fusions only when
+    /// the output has at least this many elements.
+    pub fn resident_threads(&self) -> i64 {
+        self.sm_count.saturating_mul(self.threads_per_sm)
+    }
+}
+
+impl Default for Device {
+    fn default() -> Device {
+        Device::a6000()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn presets_and_custom_values() {
+        assert_eq!(
+            Device::preset("A6000").unwrap().resident_threads(),
+            84 * 1536
+        );
+        assert_eq!(Device::preset("h100").unwrap().sm_count, 132);
+        assert!(Device::preset("v100").is_none());
+        let d =
+            Device::from_setting(&json!({"base": "a100", "dramToL2TransactionBytes": 32})).unwrap();
+        assert_eq!((d.sm_count, d.dram_to_l2_transaction_bytes), (108, 32));
+        assert_eq!(d.name, "custom");
+        assert!(Device::from_setting(&json!({"warpSize": 0})).is_err());
+        assert!(Device::from_setting(&json!("tpu"))
+            .unwrap_err()
+            .contains("presets"));
+        assert!(Device::from_setting(&json!({"smCount": "many"})).is_err());
+        let d = Device::from_setting(&json!({"base": "h100", "clockRateGhz": 1.5})).unwrap();
+        assert_eq!((d.clock_rate_ghz, d.fpus_per_core), (1.5, 128));
+        assert!(Device::from_setting(&json!({"clockRateGhz": 0.0})).is_err());
+        assert!(Device::from_setting(&json!({"memoryBandwidth": -1})).is_err());
+    }
+
+    #[test]
+    fn presets_validate_and_derive_from_the_capability() {
+        for name in PRESETS {
+            let d = Device::preset(name).unwrap();
+            d.validate().unwrap();
+            assert_eq!(d.l1_cache_size_per_sm, 2048);
+            assert_eq!(d.memory_transactions_per_clock, 32);
+            assert_eq!(d.dram_to_l2_transaction_bytes, 64);
+        }
+        let mut d = Device::empty("mi300");
+        d.set_compute_capability(ComputeCapability::Rocm {
+            gcn_arch_name: "gfx942:sramecc+:xnack-".into(),
+        });
+        assert_eq!(
+            (
+                d.l1_cache_size_per_sm,
+                d.dram_to_l2_transaction_bytes,
+                d.memory_transactions_per_clock
+            ),
+            (32 * 1024, 128, 16)
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! A [`Device`] from the text proto XLA writes for a GPU: a `GpuTargetConfig`
+//! (`--xla_dump_to` leaves `*.gpu_target_config.pbtxt`; `hlo_opt` reads
+//! `xla/tools/hlo_opt/gpu_specs/*.txtpb`), whose `gpu_device_info` block is a
+//! `GpuDeviceInfoProto`, or that block alone.
+//!
+//! As XLA's `DeviceDescription(const GpuDeviceInfoProto&)`, a field left out is
+//! zero; the result is not validated ([`Device::validate`] says whether the cost
+//! model can use it), because XLA's own tests build devices from nearly empty
+//! protos. Unknown fields are skipped, so newer protos still read.
+
+use super::text_proto::{self, Field, Message, TextProtoError, Value};
+use super::{ComputeCapability, Device};
+
+/// Why a text proto is not a device: unreadable text, or a field whose value
+/// has the wrong type. `offset` is a byte offset into the input.
+pub type DeviceProtoError = TextProtoError;
+
+/// Reads a `GpuTargetConfig` or a bare `GpuDeviceInfoProto`.
+pub fn from_text_proto(text: &str) -> Result<Device, DeviceProtoError> {
+    let top = text_proto::parse(text)?;
+    let mut name = String::from("custom");
+    let info = match top.get("gpu_device_info") {
+        Some(field) => {
+            if let Some(description) = top.get("device_description_str") {
+                name = string(description)?;
+            }
+            message(field)?
+        }
+        None => &top,
+    };
+    let mut device = Device::empty(&name);
+    for field in &info.fields {
+        let slot: Option<&mut i64> = match field.name.as_str() {
+            "threads_per_block_limit" => Some(&mut device.threads_per_block),
+            "threads_per_warp" => Some(&mut device.warp_size),
+            "shared_memory_per_block" => Some(&mut device.shared_memory_per_block),
+            "shared_memory_per_block_optin" => Some(&mut device.shared_memory_per_block_optin),
+            "shared_memory_per_core" => Some(&mut device.shared_memory_per_core),
+            "threads_per_core_limit" => Some(&mut device.threads_per_sm),
+            "core_count" => Some(&mut device.sm_count),
+            "fpus_per_core" => Some(&mut device.fpus_per_core),
+            "block_dim_limit_x" => Some(&mut device.block_dim_limit[0]),
+            "block_dim_limit_y" => Some(&mut device.block_dim_limit[1]),
+            "block_dim_limit_z" => Some(&mut device.block_dim_limit[2]),
+            "memory_bandwidth" => Some(&mut device.memory_bandwidth),
+            "l2_cache_size" => Some(&mut device.l2_cache_size),
+            "device_memory_size" => Some(&mut device.device_memory_size),
+            "registers_per_core_limit" => Some(&mut device.registers_per_core_limit),
+            "registers_per_block_limit" => Some(&mut device.registers_per_block_limit),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            *slot = integer(field)?;
+            continue;
+        }
+        match field.name.as_str() {
+            "clock_rate_ghz" => device.clock_rate_ghz = float(field)?,
+            "cuda_compute_capability" => {
+                let cc = message(field)?;
+                let part = |k: &str| cc.get(k).map(integer).transpose().map(|v| v.unwrap_or(0));
+                device.set_compute_capability(ComputeCapability::Cuda {
+                    major: part("major")?,
+                    minor: part("minor")?,
+                });
+            }
+            "rocm_compute_capability" => {
+                let cc = message(field)?;
+                let gcn_arch_name = match cc.get("gcn_arch_name") {
+                    Some(f) => string(f)?,
+                    None => String::new(),
+                };
+                device.set_compute_capability(ComputeCapability::Rocm { gcn_arch_name });
+            }
+            _ => {}
+        }
+    }
+    Ok(device)
+}
+
+fn error<T>(at: usize, message: String) -> Result<T, DeviceProtoError> {
+    Err(TextProtoError {
+        offset: at,
+        message,
+    })
+}
+
+fn scalar(field: &Field) -> Result<(&str, bool, usize), DeviceProtoError> {
+    match &field.value {
+        Value::Scalar { text, quoted, at } => Ok((text.as_str(), *quoted, *at)),
+        Value::Message(_) => error(
+            field.at,
+            format!("{} must be a value, not a message", field.name),
+        ),
+    }
+}
+
+fn message(field: &Field) -> Result<&Message, DeviceProtoError> {
+    match &field.value {
+        Value::Message(m) => Ok(m),
+        Value::Scalar { at, .. } => error(*at, format!("{} must be a message {{...}}", field.name)),
+    }
+}
+
+/// An integer field; a float spelling of a whole number (`7.68e11`) is accepted.
+fn integer(field: &Field) -> Result<i64, DeviceProtoError> {
+    let (text, quoted, at) = scalar(field)?;
+    if !quoted {
+        if let Ok(v) = text.parse::<i64>() {
+            return Ok(v);
+        }
+        if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            if let Ok(v) = i64::from_str_radix(hex, 16) {
+                return Ok(v);
+            }
+        }
+        if let Ok(v) = text.parse::<f64>() {
+            if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.2e18 {
+                return Ok(v as i64);
+            }
+        }
+    }
+    error(
+        at,
+        format!("{} must be an integer, got {text:?}", field.name),
+    )
+}
+
+fn float(field: &Field) -> Result<f64, DeviceProtoError> {
+    let (text, quoted, at) = scalar(field)?;
+    let trimmed = text.strip_suffix(['f', 'F']).unwrap_or(text);
+    match trimmed.parse::<f64>() {
+        Ok(v) if !quoted && v.is_finite() => Ok(v),
+        _ => error(at, format!("{} must be a number, got {text:?}", field.name)),
+    }
+}
+
+fn string(field: &Field) -> Result<String, DeviceProtoError> {
+    let (text, quoted, at) = scalar(field)?;
+    if quoted {
+        Ok(text.to_string())
+    } else {
+        error(at, format!("{} must be a quoted string", field.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `xla/tools/hlo_opt/gpu_specs/a6000.txtpb` (tensorflow/tensorflow@dd0b533d),
+    /// without its license header.
+    const A6000: &str = r#"
+gpu_device_info {
+  threads_per_block_limit: 1024
+  threads_per_warp: 32
+  shared_memory_per_block: 49152
+  shared_memory_per_core: 102400
+  threads_per_core_limit: 1536
+  core_count: 84
+  fpus_per_core: 128
+  block_dim_limit_x: 2147483647
+  block_dim_limit_y: 65535
+  block_dim_limit_z: 65535
+  memory_bandwidth: 768096000000
+  l2_cache_size: 6291456
+  clock_rate_ghz: 1.8
+  device_memory_size: 51041271808
+  shared_memory_per_block_optin: 101376
+  cuda_compute_capability {
+    major: 8
+    minor: 6
+  }
+  registers_per_core_limit: 65536
+  registers_per_block_limit: 65536
+}
+platform_name: "CUDA"
+dnn_version_info {
+  major: 8
+  minor: 9
+  patch: 4
+}
+device_description_str: "NVIDIA RTX A6000"
+"#;
+
+    #[test]
+    fn reads_xlas_a6000_spec() {
+        let d = from_text_proto(A6000).unwrap();
+        d.validate().unwrap();
+        assert_eq!(d.name, "NVIDIA RTX A6000");
+        // The spec's clock (1.8 GHz) differs from the test device's (1.41).
+        let mut expected = Device::a6000();
+        expected.name = d.name.clone();
+        expected.clock_rate_ghz = 1.8;
+        expected.device_memory_size = 51_041_271_808;
+        assert_eq!(d, expected);
+    }
+
+    #[test]
+    fn bare_device_info_and_rocm() {
+        let d = from_text_proto(
+            "threads_per_warp: 64 core_count: 304 rocm_compute_capability { gcn_arch_name: \"gfx942:sramecc+:xnack-\" }",
+        )
+        .unwrap();
+        assert_eq!((d.warp_size, d.sm_count), (64, 304));
+        assert_eq!(d.dram_to_l2_transaction_bytes, 128);
+        assert_eq!(d.name, "custom");
+        // An empty proto is XLA's all-zero description.
+        let empty = from_text_proto("").unwrap();
+        assert_eq!(empty.sm_count, 0);
+        assert!(empty.validate().is_err());
+    }
+
+    #[test]
+    fn type_errors_are_positioned() {
+        let e = from_text_proto("core_count: \"many\"").unwrap_err();
+        assert_eq!(e.offset, 12);
+        let e = from_text_proto("core_count: 1.5").unwrap_err();
+        assert_eq!(e.offset, 12);
+        let e = from_text_proto("gpu_device_info: 3").unwrap_err();
+        assert_eq!(e.offset, 17);
+        let e = from_text_proto("cuda_compute_capability: 8").unwrap_err();
+        assert_eq!(e.offset, 25);
+        let e = from_text_proto("clock_rate_ghz { }").unwrap_err();
+        assert_eq!(e.offset, 0);
+        let e = from_text_proto("gpu_device_info { core_count: 1 ").unwrap_err();
+        assert!(e.to_string().starts_with("byte 32"));
+    }
+}
