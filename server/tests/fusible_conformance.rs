@@ -3,61 +3,24 @@
 //! record runs through the function it names, with its instruction arguments, on its
 //! device, and must give XLA's answer.
 
-use hlo_lsp::fusible::{self, Hlo, Instr, Target};
+use hlo_lsp::device::Device;
+use hlo_lsp::fusible::{self, Compilation, Hlo, Instr, Target};
 use hlo_lsp::model;
 use serde_json::Value;
 
-/// A device as XLA's tests describe it (`TestGpuDeviceInfo`, `MakeDeviceDescription`).
-struct TestDevice {
-    core_count: i64,
-    threads_per_core_limit: i64,
-    shared_memory_per_block_optin: i64,
-    blackwell: bool,
-    /// `compile_time_toolkit_version` 12.9 or later.
-    cuda_12_9: bool,
-}
-
-impl Target for TestDevice {
-    fn warp_size(&self) -> i64 {
-        32
-    }
-    fn core_count(&self) -> i64 {
-        self.core_count
-    }
-    fn threads_per_core_limit(&self) -> i64 {
-        self.threads_per_core_limit
-    }
-    fn shared_memory_per_block_optin(&self) -> i64 {
-        self.shared_memory_per_block_optin
-    }
-    fn is_blackwell(&self) -> bool {
-        self.blackwell
-    }
-    fn max_vector_bits(&self) -> i64 {
-        if self.blackwell && self.cuda_12_9 {
-            256
-        } else {
-            128
-        }
-    }
-}
-
-/// The device a record names (numbers from `gpu_device_info_for_tests.cc`).
-fn device(text: &str) -> TestDevice {
-    let (core_count, optin, blackwell) = if text.contains("B200") {
-        (148, 232448, true)
+/// The device a record names: `TestGpuDeviceInfo::H100SXMDeviceInfo()` and
+/// `B200SXMDeviceInfo()` are the presets; `B200WithCUDA129()` compiles for B200 with CUDA
+/// 12.9; `MakeDeviceDescription()` is an empty `GpuDeviceInfoProto` with 32 threads per
+/// warp.
+fn device(text: &str) -> Device {
+    if text.contains("B200") {
+        Device::b200()
     } else if text.contains("H100") {
-        (132, 232448, false)
+        Device::h100()
     } else {
-        // `DeviceDescription::FromProto(GpuDeviceInfoProto{})`: all zero.
-        (0, 0, false)
-    };
-    TestDevice {
-        core_count,
-        threads_per_core_limit: if core_count > 0 { 2048 } else { 0 },
-        shared_memory_per_block_optin: optin,
-        blackwell,
-        cuda_12_9: text.contains("12.9"),
+        let mut d = Device::empty("MakeDeviceDescription");
+        d.warp_size = 32;
+        d
     }
 }
 
@@ -80,7 +43,17 @@ fn answer(record: &Value) -> Result<Value, String> {
     let file = model::parse_hlo(text);
     let module = file.modules.first().ok_or("no module")?;
     let h = Hlo::new(module);
-    let target = device(record["device"].as_str().unwrap_or(""));
+    let device_text = record["device"].as_str().unwrap_or("");
+    let device = device(device_text);
+    let toolkit = if device_text.contains("compile_time_toolkit_version 12.9") {
+        (12, 9)
+    } else {
+        (0, 0)
+    };
+    let target = Compilation {
+        device: &device,
+        toolkit,
+    };
     let args: Vec<Instr> = record["args"]
         .as_array()
         .unwrap()

@@ -49,7 +49,7 @@ pub use predicates::{
     is_reduce_input_fusion, transposes_minor_dimension, FusionKind,
 };
 pub use producer_consumer::{can_fuse, can_fuse_with_all_non_bitcast_users};
-pub use target::Target;
+pub use target::{Compilation, Target};
 pub use unroll::{max_unroll_factor, may_cause_performance_drop_if_unrolled, unroll_factor};
 
 use crate::analysis;

@@ -340,7 +340,7 @@ pub fn can_fuse_with_all_non_bitcast_users(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coalescing::Device;
+    use crate::device::Device;
     use crate::fusible::test_support::module;
 
     const PREFIX: &str = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
