@@ -105,7 +105,7 @@ pub fn fusion_fits_in_budget(
     target: &dyn Target,
     is_consumer_producer_fusion: bool,
 ) -> FusionDecision {
-    let budget = target.shared_memory_per_block_optin();
+    let budget = target.shared_memory_per_block();
     if shared_memory_usage(h, instr1, target) + shared_memory_usage(h, instr2, target) > budget {
         return FusionDecision::SharedMemoryOverBudget {
             budget_bytes: budget,

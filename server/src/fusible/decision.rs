@@ -42,7 +42,9 @@ pub enum FusionDecision {
     ProducerNotFusible,
     ConsumerNotFusible,
     IntoSingleBitcast,
+    NotAnArray,
     BothContainReduce,
+    TransposeIntoSignificantReduction,
     ReduceOutputWouldBecomeLoop,
     OverlyLargeCodeDuplication,
     IntoRootOutput,
@@ -101,7 +103,11 @@ impl FusionDecision {
             ProducerNotFusible => "the producer is not fusible",
             ConsumerNotFusible => "the consumer is not fusible",
             IntoSingleBitcast => "not fusing into a single bitcast as consumer",
+            NotAnArray => "not an array",
             BothContainReduce => "both the producer and the consumer contain a reduce",
+            TransposeIntoSignificantReduction => {
+                "Do not fuse transpose into a significant reduction"
+            }
             ReduceOutputWouldBecomeLoop => {
                 "fusion into output of a reduce fusion would create a loop fusion"
             }

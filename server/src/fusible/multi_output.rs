@@ -196,3 +196,11 @@ pub fn is_producer_multi_output_fusible(
     }
     FusionDecision::Allow
 }
+
+/// XLA's `IsProfitableOperand` (multi-output fusion of siblings): sharing an effective
+/// scalar saves no memory traffic, so it is no reason to fuse the siblings that read it.
+pub fn is_profitable_operand(h: &Hlo, i: Instr) -> bool {
+    h.shape(i)
+        .as_array()
+        .is_none_or(|a| a.element_count() != Some(1))
+}

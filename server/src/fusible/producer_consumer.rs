@@ -8,7 +8,7 @@
 use super::budget::fusion_fits_in_budget;
 use super::decision::FusionDecision;
 use super::hero::{find_non_trivial_hero, fusion_roots, is_one_to_one, is_real_reduction_hero};
-use super::predicates::{self, is_elementwise, is_input_fusible_scatter};
+use super::predicates::{is_elementwise, is_input_fusible_scatter};
 use super::target::Target;
 use super::unroll::fusion_body;
 use super::{Hlo, Instr};
@@ -34,35 +34,42 @@ pub fn is_generic_triton_fusion(h: &Hlo, i: Instr) -> bool {
             == Some("__triton")
 }
 
-/// Priority fusion's own `IsFusible`: ops the elemental emitters can compute.
+/// XLA's `IsFusibleBitcast`: a bitcast that keeps the element width (a no-op that
+/// priority fusion fuses first and looks through).
+pub fn is_fusible_bitcast(h: &Hlo, i: Instr) -> bool {
+    *h.opcode(i) == Opcode::Bitcast
+        && Hlo::element_bits(h.shape(i)) == h.operand_shape(i, 0).and_then(Hlo::element_bits)
+}
+
+/// Priority fusion's own `IsFusible` (`GpuPriorityFusion::IsFusible` over
+/// `PriorityFusion::IsFusible`): ops the elemental emitters can compute, fusions other
+/// than custom ones (generic Triton fusions excepted).
 pub fn is_fusible_for_priority_fusion(h: &Hlo, i: Instr) -> bool {
-    if !predicates::is_fusible(h, i) {
-        return false;
+    if *h.opcode(i) == Opcode::Fusion {
+        return is_generic_triton_fusion(h, i) || !h.is_custom_fusion(i);
     }
-    if is_elementwise(h, i) {
+    if is_elementwise(h, i) || is_fusible_bitcast(h, i) {
         return true;
     }
-    match h.opcode(i) {
-        Opcode::Fusion => !h.is_custom_fusion(i),
+    matches!(
+        h.opcode(i),
         Opcode::Copy
-        | Opcode::Iota
-        | Opcode::Constant
-        | Opcode::Reduce
-        | Opcode::Bitcast
-        | Opcode::Broadcast
-        | Opcode::Concatenate
-        | Opcode::DynamicSlice
-        | Opcode::DynamicUpdateSlice
-        | Opcode::Gather
-        | Opcode::Pad
-        | Opcode::ReduceWindow
-        | Opcode::Reshape
-        | Opcode::Reverse
-        | Opcode::Scatter
-        | Opcode::Slice
-        | Opcode::Transpose => true,
-        _ => false,
-    }
+            | Opcode::Iota
+            | Opcode::Constant
+            | Opcode::Reduce
+            | Opcode::Broadcast
+            | Opcode::Concatenate
+            | Opcode::DynamicSlice
+            | Opcode::DynamicUpdateSlice
+            | Opcode::Gather
+            | Opcode::Pad
+            | Opcode::ReduceWindow
+            | Opcode::Reshape
+            | Opcode::Reverse
+            | Opcode::Scatter
+            | Opcode::Slice
+            | Opcode::Transpose
+    )
 }
 
 /// XLA's `CanEmitInputFusedScatter`: nothing fuses into a scatter's output, nor into its
@@ -269,27 +276,43 @@ pub fn creates_heavy_computation(
     false
 }
 
-/// XLA's `PriorityFusion::CanFuse`: whether `producer` may be fused into `consumer`,
-/// before the cost model weighs it.
-pub fn can_fuse(h: &Hlo, producer: Instr, consumer: Instr, target: &dyn Target) -> FusionDecision {
+/// XLA's `GpuPriorityFusion::BackendCanFuse`: the GPU rules, in XLA's order.
+pub fn backend_can_fuse(
+    h: &Hlo,
+    producer: Instr,
+    consumer: Instr,
+    target: &dyn Target,
+) -> FusionDecision {
+    // Triton fusions are weighed by Triton's tiling; heroless Triton fusion is off by
+    // default, so any other pair goes on to the rules below.
     if is_generic_triton_fusion(h, producer) || is_generic_triton_fusion(h, consumer) {
         return FusionDecision::GenericTritonFusion;
     }
-    if !is_fusible_for_priority_fusion(h, producer) {
-        return FusionDecision::ProducerNotFusible;
+    if h.shape(producer).as_array().is_none() || h.shape(consumer).as_array().is_none() {
+        return FusionDecision::NotAnArray;
     }
-    if !is_fusible_for_priority_fusion(h, consumer) {
-        return FusionDecision::ConsumerNotFusible;
-    }
-    if *h.opcode(consumer) == Opcode::Bitcast {
-        return FusionDecision::IntoSingleBitcast;
+    if is_fusible_bitcast(h, consumer) {
+        // A broadcast feeding transposes through a bitcast is fused into the bitcast.
+        let into_transposes = *h.opcode(producer) == Opcode::Broadcast
+            && h.users(consumer)
+                .iter()
+                .all(|&u| *h.opcode(u) == Opcode::Transpose);
+        return if into_transposes {
+            FusionDecision::Allow
+        } else {
+            FusionDecision::IntoSingleBitcast
+        };
     }
     let scatter = can_emit_input_fused_scatter(h, producer, consumer);
     if !scatter.is_allowed() {
         return scatter;
     }
-    if contains_significant_reduce(h, producer) && contains_significant_reduce(h, consumer) {
+    let consumer_reduces = contains_significant_reduce(h, consumer);
+    if contains_significant_reduce(h, producer) && consumer_reduces {
         return FusionDecision::BothContainReduce;
+    }
+    if *h.opcode(producer) == Opcode::Transpose && consumer_reduces {
+        return FusionDecision::TransposeIntoSignificantReduction;
     }
     if is_reduction_fusion(h, producer, target)
         && !fused_is_reduction(h, producer, consumer, target)
@@ -303,10 +326,24 @@ pub fn can_fuse(h: &Hlo, producer: Instr, consumer: Instr, target: &dyn Target) 
     if producer_consumer_merged_too_large(h, producer, consumer) {
         return FusionDecision::OverlyLargeCodeDuplication;
     }
+    FusionDecision::Allow
+}
+
+/// XLA's `PriorityFusionQueue::CanFuse`: whether `producer` may be fused into
+/// `consumer`, before the cost model weighs it. (XLA ends with
+/// `InstructionFusion::ShouldFuseInPlaceOp`, the aliasing check of in-place ops, which is
+/// not ported.)
+pub fn can_fuse(h: &Hlo, producer: Instr, consumer: Instr, target: &dyn Target) -> FusionDecision {
     if h.is_root(producer) {
         return FusionDecision::IntoRootOutput;
     }
-    FusionDecision::Allow
+    if !is_fusible_for_priority_fusion(h, producer) {
+        return FusionDecision::ProducerNotFusible;
+    }
+    if !is_fusible_for_priority_fusion(h, consumer) {
+        return FusionDecision::ConsumerNotFusible;
+    }
+    backend_can_fuse(h, producer, consumer, target)
 }
 
 /// XLA's `CanFuseWithAllNonBitcastUsers`: a producer is fused into every user that is
@@ -322,7 +359,7 @@ pub fn can_fuse_with_all_non_bitcast_users(
     }
     let mut has_non_bitcast_user = false;
     for user in users {
-        if *h.opcode(user) == Opcode::Bitcast {
+        if is_fusible_bitcast(h, user) {
             continue;
         }
         has_non_bitcast_user = true;

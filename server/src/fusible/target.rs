@@ -18,8 +18,11 @@ pub trait Target {
     fn core_count(&self) -> i64;
     /// `threads_per_core_limit()`: resident threads per SM.
     fn threads_per_core_limit(&self) -> i64;
-    /// The shared memory one block may use when it opts in, in bytes: the budget of
-    /// `FusionFitsInBudget`.
+    /// `shared_memory_per_block()`: the shared memory one block may use without opting
+    /// in, in bytes: the budget of `FusionFitsInBudget` (XLA's source compares against
+    /// this, not the opt-in maximum).
+    fn shared_memory_per_block(&self) -> i64;
+    /// `shared_memory_per_block_optin()`: what a block may use when it opts in.
     fn shared_memory_per_block_optin(&self) -> i64;
     /// `cuda_compute_capability().IsBlackwell()`.
     fn is_blackwell(&self) -> bool {
@@ -41,6 +44,9 @@ impl Target for Device {
     }
     fn threads_per_core_limit(&self) -> i64 {
         self.threads_per_sm
+    }
+    fn shared_memory_per_block(&self) -> i64 {
+        self.shared_memory_per_block
     }
     fn shared_memory_per_block_optin(&self) -> i64 {
         self.shared_memory_per_block_optin
@@ -72,6 +78,9 @@ impl Target for Compilation<'_> {
     }
     fn threads_per_core_limit(&self) -> i64 {
         self.device.threads_per_core_limit()
+    }
+    fn shared_memory_per_block(&self) -> i64 {
+        self.device.shared_memory_per_block()
     }
     fn shared_memory_per_block_optin(&self) -> i64 {
         self.device.shared_memory_per_block_optin()
