@@ -48,7 +48,9 @@ pub use predicates::{
     is_loop_fusible_as_consumer, is_loop_fusible_as_producer, is_physically_transposing,
     is_reduce_input_fusion, transposes_minor_dimension, FusionKind,
 };
-pub use producer_consumer::{can_fuse, can_fuse_with_all_non_bitcast_users};
+pub use producer_consumer::{
+    can_fuse, can_fuse_with_all_non_bitcast_users, is_producer_consumer_fusible,
+};
 pub use target::{Compilation, Target};
 pub use unroll::{max_unroll_factor, may_cause_performance_drop_if_unrolled, unroll_factor};
 

@@ -8,7 +8,7 @@
 use super::budget::fusion_fits_in_budget;
 use super::decision::FusionDecision;
 use super::hero::{find_non_trivial_hero, fusion_roots, is_one_to_one, is_real_reduction_hero};
-use super::predicates::{is_elementwise, is_input_fusible_scatter};
+use super::predicates::{self, is_elementwise, is_input_fusible_scatter};
 use super::target::Target;
 use super::unroll::fusion_body;
 use super::{Hlo, Instr};
@@ -70,6 +70,77 @@ pub fn is_fusible_for_priority_fusion(h: &Hlo, i: Instr) -> bool {
             | Opcode::Slice
             | Opcode::Transpose
     )
+}
+
+/// XLA's `IsReduceIntermediate`: a single-operand, single-user op that adds no compute
+/// to a reduction's epilogue (a bitcast, bitcast-convert, convert, or a reshape that is
+/// a bitcast).
+pub fn is_reduce_intermediate(h: &Hlo, i: Instr) -> bool {
+    if h.operand_count(i) > 1 || h.users(i).len() > 1 {
+        return false;
+    }
+    match h.opcode(i) {
+        Opcode::Bitcast | Opcode::BitcastConvert | Opcode::Convert => true,
+        Opcode::Reshape => match (
+            h.operand_shape(i, 0).and_then(Shape::as_array),
+            h.shape(i).as_array(),
+        ) {
+            (Some(inp), Some(out)) => super::shapes::reshape_is_bitcast(inp, out),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// XLA's `IsProducerConsumerFusible` (the instruction fusion pass' test, before priority
+/// fusion took over): a loop-fusible producer (or a tiled transpose that is the
+/// consumer's hero) into an input- or loop-fusible consumer; a reduction's epilogue only
+/// of reduce intermediates and only for its single user; scalar constants only into
+/// fusions. (XLA ends with `ShouldFuseInPlaceOp`, which is not ported.)
+pub fn is_producer_consumer_fusible(
+    h: &Hlo,
+    producer: Instr,
+    consumer: Instr,
+    target: &dyn Target,
+) -> FusionDecision {
+    let transpose_hero = super::hero::tiled_transpose(h, producer).is_some()
+        && find_non_trivial_hero(h, consumer) == producer;
+    if !predicates::is_loop_fusible_as_producer(h, producer) && !transpose_hero {
+        return FusionDecision::ProducerNotLoopFusible;
+    }
+    if super::hero::is_reduction_from_or_to_contiguous_dimensions(h, producer, target) {
+        let epilogue_ok = match h.fused_computation(consumer) {
+            Some(_) => h
+                .fused_instructions(consumer)
+                .into_iter()
+                .all(|f| *h.opcode(f) == Opcode::Parameter || is_reduce_intermediate(h, f)),
+            None => is_reduce_intermediate(h, consumer),
+        };
+        if !epilogue_ok {
+            return FusionDecision::ReductionEpilogueNotFusible;
+        }
+        if h.users(producer).len() > 1 {
+            return FusionDecision::ReductionOutputSingleUser;
+        }
+    }
+    if !predicates::is_input_fusible(h, consumer, target)
+        && !predicates::is_loop_fusible_as_consumer(h, consumer)
+    {
+        return FusionDecision::ConsumerNotInputOrLoopFusible;
+    }
+    if h.is_multi_output_fusion(producer) {
+        return FusionDecision::ProducerIsMultiOutputFusionForConsumer;
+    }
+    let effective_scalar = h
+        .shape(producer)
+        .as_array()
+        .is_some_and(|a| a.element_count() == Some(1));
+    if *h.opcode(producer) == Opcode::Constant
+        && (!effective_scalar || *h.opcode(consumer) != Opcode::Fusion)
+    {
+        return FusionDecision::NotFusingConstant;
+    }
+    FusionDecision::Allow
 }
 
 /// XLA's `CanEmitInputFusedScatter`: nothing fuses into a scatter's output, nor into its
@@ -436,6 +507,31 @@ mod tests {
         );
         let body = "ENTRY e {\n  p = f32[64] parameter(0)\n  ROOT x = f32[64] exponential(p)\n}\n";
         assert_eq!(decide(body, "p", "x"), FusionDecision::ProducerNotFusible);
+    }
+
+    #[test]
+    fn instruction_fusion_rules() {
+        let body = "ENTRY e {\n  p = f32[64,128] parameter(0)\n  z = f32[] constant(0)\n  r = f32[64] reduce(p, z), dimensions={1}, to_apply=add\n  c = f16[64] convert(r)\n  b = f32[64,128] broadcast(r), dimensions={0}\n  ROOT t = (f16[64], f32[64,128]) tuple(c, b)\n}\n";
+        let m = module(&format!("{PREFIX}{body}"));
+        let h = Hlo::new(&m);
+        let d = Device::a6000();
+        let find = |n: &str| h.find(n).unwrap();
+        assert_eq!(
+            is_producer_consumer_fusible(&h, find("r"), find("b"), &d),
+            FusionDecision::ReductionEpilogueNotFusible
+        );
+        assert_eq!(
+            is_producer_consumer_fusible(&h, find("r"), find("c"), &d),
+            FusionDecision::ReductionOutputSingleUser
+        );
+        assert_eq!(
+            is_producer_consumer_fusible(&h, find("z"), find("r"), &d),
+            FusionDecision::NotFusingConstant
+        );
+        assert!(
+            is_producer_consumer_fusible(&h, find("p"), find("r"), &d)
+                == FusionDecision::ProducerNotLoopFusible
+        );
     }
 
     #[test]
