@@ -7,10 +7,10 @@
 
 use super::budget::fusion_fits_in_budget;
 use super::decision::FusionDecision;
-use super::hero::{find_non_trivial_hero, fusion_roots, is_one_to_one, is_real_reduction_hero};
+use super::hero::{find_non_trivial_hero, is_one_to_one, is_real_reduction_hero};
 use super::predicates::{self, is_elementwise, is_input_fusible_scatter};
 use super::target::Target;
-use super::unroll::fusion_body;
+use super::unroll::{fusion_body, fusion_roots_of};
 use super::{Hlo, Instr};
 use crate::model::{Opcode, Shape};
 
@@ -192,10 +192,7 @@ fn contains_significant_reduce(h: &Hlo, i: Instr) -> bool {
 
 /// Whether the fusion of `i` uses a reduction emitter.
 fn is_reduction_fusion(h: &Hlo, i: Instr, target: &dyn Target) -> bool {
-    let roots = match h.fused_computation(i) {
-        Some(c) => fusion_roots(h, c),
-        None => vec![i],
-    };
+    let roots = fusion_roots_of(h, i);
     roots
         .into_iter()
         .any(|r| is_real_reduction_hero(h, r, find_non_trivial_hero(h, r), target))
@@ -207,10 +204,7 @@ fn fused_is_reduction(h: &Hlo, producer: Instr, consumer: Instr, target: &dyn Ta
     if is_reduction_fusion(h, consumer, target) {
         return true;
     }
-    let roots = match h.fused_computation(consumer) {
-        Some(c) => fusion_roots(h, c),
-        None => vec![consumer],
-    };
+    let roots = fusion_roots_of(h, consumer);
     let reaches_producer = |start: Instr| {
         let mut at = start;
         for _ in 0..=h.instructions(at.computation).len() {
