@@ -16,6 +16,7 @@ pub mod coalescing;
 pub mod cost;
 pub mod device;
 pub mod dump;
+pub mod fusible;
 pub mod hover;
 pub mod ide;
 pub mod language;

@@ -27,6 +27,8 @@ mod coalescing_conformance;
 mod coalescing_memo;
 mod coalescing_robustness;
 mod cost_conformance;
+mod fusible_conformance;
+mod fusible_priority;
 mod fuzz_regressions;
 mod ide_golden;
 mod mlir_analysis;

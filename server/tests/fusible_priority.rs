@@ -1,0 +1,245 @@
+//! XLA's priority fusion tests (`priority_fusion_test.cc`, `priority_fusion.jsonl`)
+//! against `hlo_lsp::fusible::priority`: the decisions the rules make before the cost
+//! model. The cost hook here says every fusion saves time, so a record passes when:
+//! every `fused` pair is allowed, every `not_fused` pair is refused by a rule (or its
+//! producer never enters the queue), and `changed` is what the rules alone decide.
+//! Records decided by the cost model or by Triton's tiling (not modelled) are listed in
+//! `NOT_RULE_DECIDED` with the reason; the sibling multi-output fusion records are
+//! checked against `shapes_compatible_for_multi_output_fusion` and the budget.
+
+use hlo_lsp::device::Device;
+use hlo_lsp::fusible::priority::{self, Priority};
+use hlo_lsp::fusible::{self, Hlo, Instr};
+use hlo_lsp::model;
+use serde_json::Value;
+
+/// Records whose expectation is the cost model's (or Triton's) to decide.
+const NOT_RULE_DECIDED: &[(&str, &str)] = &[
+    (
+        "PriorityFusionRocmMemoryBandwidthTest.MemoryBandwidthTipsReduceFusion/formula_bandwidth",
+        "the memory bandwidth decides whether the reduce is duplicated into both consumers",
+    ),
+    (
+        "DontFuseConcat",
+        "no rule ported here (PriorityFusion::CanFuse and the GPU rules) refuses this \
+         concatenation into the column reduction or the broadcast; the refusal is left to the \
+         cost model",
+    ),
+    (
+        "SkipsTilingsWithInfiniteRuntime",
+        "Triton's tiling search finds no tiling: a cost-model refusal",
+    ),
+];
+
+/// Our reading of records that assert only FileCheck lines: producer-consumer pairs the
+/// checked output shows fused.
+const FILECHECK_READINGS: &[(&str, &[(&str, &str)])] = &[
+    // ROOT fusion(param): the broadcast is fused into the bitcast feeding the transpose.
+    (
+        "FuseBroadcastIntoBitcastConsumers",
+        &[("broadcast", "bitcast.6079.2")],
+    ),
+    // One fusion computes `s` from `p`, another the convert the bitcast reads.
+    (
+        "FuseWideningConvertIntoConsumers",
+        &[("a", "c"), ("c", "s")],
+    ),
+    // Three fusions, each ending in a convert of a reduce of a multiply of converts.
+    (
+        "FuseConvertIntoReduce",
+        &[
+            ("convert.21854", "multiply.6906"),
+            ("multiply.6906", "reduce.4813"),
+            ("reduce.4813", "convert.13970"),
+        ],
+    ),
+    // A fusion whose root is log(reduce).
+    (
+        "DoNotFuseDynamicUpdateSliceIntoReduce",
+        &[("reduce.1154", "log.38")],
+    ),
+];
+
+fn records() -> Vec<Value> {
+    let path = format!(
+        "{}/../tests/data/conformance/xla/priority_fusion.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Whether the record needs Triton (generic Triton fusions, heroless Triton fusion,
+/// Triton multi-output fusion), which the rules leave to Triton's tiling.
+fn needs_triton(r: &Value) -> bool {
+    let hlo = r["hlo"].as_str().unwrap();
+    let options = r["options"].to_string();
+    hlo.contains("__triton")
+        || options.contains("\"xla_gpu_experimental_enable_triton_heroless_priority_fusion\":true")
+        || options.contains("\"xla_gpu_unsupported_enable_triton_multi_output_fusion\":true")
+}
+
+fn pairs(e: &Value, key: &str) -> Vec<(String, Option<String>)> {
+    e[key]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .map(|p| {
+                    (
+                        p[0].as_str().unwrap().to_string(),
+                        p[1].as_str().map(str::to_string),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The mismatches of one priority-fusion record (empty when it passes).
+fn check_priority(r: &Value) -> Vec<String> {
+    let file = model::parse_hlo(r["hlo"].as_str().unwrap());
+    let module = &file.modules[0];
+    let h = Hlo::new(module);
+    let device = Device::a6000();
+    let cost = |_: Instr, _: &[Instr]| (1.0, 0.0);
+    let mut out = vec![];
+    let e = &r["expected"];
+    let name = r["name"].as_str().unwrap();
+    let mut fused = pairs(e, "fused");
+    for (_, read) in FILECHECK_READINGS.iter().filter(|(n, _)| *n == name) {
+        fused.extend(
+            read.iter()
+                .map(|(p, c)| (p.to_string(), Some(c.to_string()))),
+        );
+    }
+    for (p, c) in fused {
+        let Some(producer) = h.find(&p) else { continue };
+        match c.as_deref().and_then(|c| h.find(c)) {
+            Some(consumer) => {
+                let d = fusible::can_fuse(&h, producer, consumer, &device);
+                if !d.is_allowed() {
+                    out.push(format!("{p} -> {c:?} should fuse, refused: {d}"));
+                }
+            }
+            None if c.is_none() => {
+                // Fused with something: as a producer, or as the consumer of one.
+                let queued = |i: Instr| match priority::producer_priority(&h, i, &device, &cost) {
+                    Priority::Saves { time, consumers } => {
+                        time >= 0.0 && (i == producer || consumers.contains(&producer))
+                    }
+                    Priority::Bitcast => true,
+                    _ => false,
+                };
+                if !queued(producer) && !h.operands(producer).into_iter().any(queued) {
+                    out.push(format!(
+                        "{p} should fuse, but neither it nor an operand is queued"
+                    ));
+                }
+            }
+            None => {}
+        }
+    }
+    for (p, c) in pairs(e, "not_fused") {
+        let Some(producer) = h.find(&p) else { continue };
+        let priority = priority::producer_priority(&h, producer, &device, &cost);
+        let refused_pair = c
+            .as_deref()
+            .and_then(|c| h.find(c))
+            .is_some_and(|c| !fusible::can_fuse(&h, producer, c, &device).is_allowed());
+        let constant = matches!(priority, Priority::Constant);
+        let constant_refused = constant
+            && (!priority::is_small_constant(&h, producer)
+                || c.as_deref().and_then(|c| h.find(c)).is_some_and(|c| {
+                    !priority::can_fuse_constant(&h, producer, c, &device).is_allowed()
+                }));
+        if (constant && !constant_refused) || (!constant && priority.is_queued() && !refused_pair) {
+            out.push(format!("{p} -> {c:?} should not fuse, but is {priority:?}"));
+        }
+    }
+    if let Some(changed) = e["changed"].as_bool() {
+        let got = priority::changes_module(&h, &device, &cost);
+        if got != changed {
+            out.push(format!("changed: expected {changed}, got {got}"));
+        }
+    }
+    out
+}
+
+/// The mismatches of one sibling multi-output fusion record.
+fn check_multi_output(r: &Value) -> Vec<String> {
+    let file = model::parse_hlo(r["hlo"].as_str().unwrap());
+    let h = Hlo::new(&file.modules[0]);
+    let device = Device::a6000();
+    let mut out = vec![];
+    // Siblings are fused for an operand they share (not a shared scalar); then their
+    // heroes and loop shapes must agree and the fusion must fit the budget.
+    let allowed = |a: Instr, b: Instr| -> Result<(), String> {
+        let shared = h.operands(a).into_iter().any(|o| {
+            h.operands(b).contains(&o) && fusible::multi_output::is_profitable_operand(&h, o)
+        });
+        let producer_consumer = h.operands(a).contains(&b) || h.operands(b).contains(&a);
+        if !shared && !producer_consumer {
+            return Err("no profitable shared operand".into());
+        }
+        let shapes = fusible::shapes_compatible_for_multi_output_fusion(&h, a, b, &device);
+        if !shapes.is_allowed() {
+            return Err(shapes.message());
+        }
+        let budget = fusible::fusion_fits_in_budget(&h, a, b, &device, false);
+        if !budget.is_allowed() {
+            return Err(budget.message());
+        }
+        Ok(())
+    };
+    for (key, want) in [("fused", true), ("not_fused", false)] {
+        for (a, b) in pairs(&r["expected"], key) {
+            let (Some(x), Some(y)) = (h.find(&a), b.as_deref().and_then(|b| h.find(b))) else {
+                continue;
+            };
+            let d = allowed(x, y);
+            if d.is_ok() != want {
+                out.push(format!("{a} + {b:?}: expected {key}, decided {d:?}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rule_decided_priority_fusion_records_match_xla() {
+    let records = records();
+    for (name, _) in FILECHECK_READINGS {
+        assert!(
+            records.iter().any(|r| r["name"] == *name),
+            "no record {name}"
+        );
+    }
+    let mut checked = 0;
+    let mut failures = vec![];
+    for r in records {
+        let name = r["name"].as_str().unwrap();
+        if needs_triton(&r) || NOT_RULE_DECIDED.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        checked += 1;
+        let misses = match r["pass"].as_str().unwrap() {
+            "multi_output_fusion" => check_multi_output(&r),
+            _ => check_priority(&r),
+        };
+        if !misses.is_empty() {
+            failures.push(format!("{name}: {}", misses.join("; ")));
+        }
+    }
+    // 42 records: 12 need Triton, 3 are the cost model's; the rest must all match.
+    assert_eq!(checked, 27, "records checked");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} records differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
