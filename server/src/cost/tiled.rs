@@ -26,9 +26,9 @@ use super::hlo_cost::{self, elements_recursive};
 use super::kernel::Model;
 use super::memory::{coalescing_utilization_rate, read_time, write_time};
 use super::profile;
+use crate::analysis::contiguity::{contiguous_elements, judge_bytes};
 use crate::analysis::fusion;
 use crate::coalescing::heuristic;
-use crate::coalescing::tiled::{contiguous_elements, judge_bytes};
 use crate::model::{ComputationRef, Instruction, Module, Opcode};
 use crate::tiling::propagate::{next_power_of_two, FusionMaps, TilingOptions};
 

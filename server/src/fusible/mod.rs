@@ -262,7 +262,7 @@ impl<'a> Hlo<'a> {
     /// Bits of an array's element (the layout's `E(n)` wins), for the first leaf of a
     /// tuple.
     pub fn element_bits(shape: &Shape) -> Option<i64> {
-        crate::coalescing::subject::element_bits(shape)
+        shape.element_bits()
     }
 }
 
