@@ -27,6 +27,7 @@ pub mod kernel;
 pub mod launch;
 pub mod memory;
 pub mod profile;
+pub mod report;
 pub mod tiled;
 
 pub use duration::Duration;
