@@ -309,6 +309,12 @@ pub fn instruction_hover(
             hover.notes.insert(0, format!("{line}\n"));
         }
     }
+    // What the kernel costs, before how it reads (the maps and coalescing explain it).
+    let cost = super::cost::hover_lines(snapshot, module, computation_id, instruction, config);
+    let at = usize::from(!hover.notes.is_empty() && hover.notes[0].starts_with("Source:"));
+    for (k, line) in cost.into_iter().enumerate() {
+        hover.notes.insert(at + k, line);
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes

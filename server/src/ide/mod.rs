@@ -17,6 +17,7 @@
 
 pub mod call_hierarchy;
 pub mod config;
+pub mod cost;
 pub mod folding;
 pub mod hover;
 pub mod inlay_hints;

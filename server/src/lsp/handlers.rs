@@ -6,9 +6,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde_json::json;
 use tower_lsp_server::ls_types::{
-    DocumentHighlight, DocumentHighlightKind, DocumentLink, DocumentSymbol, FoldingRange,
-    FoldingRangeKind, Hover, InlayHint, Location, TextEdit, WorkspaceEdit, WorkspaceSymbol,
+    CodeLens, Command, DocumentHighlight, DocumentHighlightKind, DocumentLink, DocumentSymbol,
+    FoldingRange, FoldingRangeKind, Hover, InlayHint, Location, TextEdit, WorkspaceEdit,
+    WorkspaceSymbol,
 };
 
 use super::position::PositionEncoding;
@@ -260,4 +262,91 @@ pub fn indexed_symbols(
             });
         }
     }
+}
+
+/// A lens above every kernel, unresolved: its estimate is computed when the editor
+/// resolves it ([`resolve_code_lens`]), for the lenses on screen.
+pub fn code_lenses(
+    snapshot: &Snapshot,
+    config: &Config,
+    encoding: PositionEncoding,
+) -> Vec<CodeLens> {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return Vec::new();
+    };
+    let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
+    ide::cost::kernels(hlo, config)
+        .into_iter()
+        .map(|kernel| {
+            let start = positions.position(kernel.range.start);
+            let end = positions.position(kernel.range.end);
+            let m = hlo.model().module(kernel.module);
+            let c = m.computation(kernel.computation);
+            CodeLens {
+                range: tower_lsp_server::ls_types::Range::new(start, end),
+                command: None,
+                data: Some(json!({
+                    "uri": snapshot.uri.as_str(),
+                    "module": kernel.module.index(),
+                    "computation": c.name,
+                    "instruction": c.instruction(kernel.instruction).name,
+                })),
+            }
+        })
+        .collect()
+}
+
+/// The lens with its title: the kernel's estimate, found again by name in this
+/// version. A title-only lens (no command to run).
+pub fn resolve_code_lens(snapshot: &Snapshot, mut lens: CodeLens, config: &Config) -> CodeLens {
+    let title = (|| {
+        let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+            return None;
+        };
+        let data = lens.data.as_ref()?;
+        let module = crate::model::ModuleId(data.get("module")?.as_u64()? as u32);
+        let m = hlo.model().modules.get(module.index())?;
+        let computation = m.computation_by_name(data.get("computation")?.as_str()?)?;
+        let c = m.computation(computation);
+        let instruction = *c.names.get(data.get("instruction")?.as_str()?)?;
+        let at = ide::cost::KernelAt {
+            module,
+            computation,
+            instruction,
+            range: c.abs(c.instruction(instruction).name_range),
+        };
+        Some(ide::cost::lens_title(hlo, &at, config))
+    })();
+    lens.command = Some(Command {
+        title: title.unwrap_or_else(|| "no estimate: the kernel changed".to_string()),
+        command: String::new(),
+        arguments: None,
+    });
+    lens
+}
+
+/// The costliest kernels of the document, for a ranked list that jumps to each.
+pub fn kernels(
+    snapshot: &Snapshot,
+    config: &Config,
+    limit: usize,
+    encoding: PositionEncoding,
+) -> serde_json::Value {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return json!({ "device": config.device.name, "kernels": [] });
+    };
+    let kernels: Vec<serde_json::Value> = ide::cost::ranked(hlo, config, limit)
+        .into_iter()
+        .map(|k| {
+            json!({
+                "name": k.name,
+                "computation": k.computation,
+                "kind": k.kind,
+                "exec_time_us": k.exec_time_us,
+                "summary": k.summary,
+                "range": snapshot.range(k.range, encoding),
+            })
+        })
+        .collect();
+    json!({ "device": config.device.name, "kernels": kernels })
 }

@@ -117,6 +117,9 @@ enum Request {
     DocumentLink,
     FoldingRange,
     SemanticTokensDelta,
+    CodeLens,
+    CodeLensResolve,
+    Kernels,
 }
 
 impl Request {
@@ -141,6 +144,9 @@ impl Request {
             Request::DocumentLink => "documentLink",
             Request::FoldingRange => "foldingRange",
             Request::SemanticTokensDelta => "semanticTokensDelta",
+            Request::CodeLens => "codeLens",
+            Request::CodeLensResolve => "codeLens/resolve",
+            Request::Kernels => "kernels",
         }
     }
 
@@ -150,7 +156,7 @@ impl Request {
         match self {
             Request::Hover => Work::Hover,
             Request::InlayHint => Work::InlayHints,
-            Request::FusionMaps => Work::FusionMaps,
+            Request::FusionMaps | Request::Kernels => Work::FusionMaps,
             _ => Work::Other,
         }
     }
@@ -202,6 +208,32 @@ impl Backend {
         )
         .await
         .map(Option::flatten)
+    }
+}
+
+/// Params of [`KERNELS`].
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KernelsParams {
+    pub text_document: TextDocumentIdentifier,
+    /// How many kernels, the costliest first (default 50).
+    pub limit: Option<usize>,
+}
+
+/// Custom request returning the document's costliest kernels on the configured GPU
+/// (`{device, kernels: [{name, computation, kind, exec_time_us, summary, range}]}`):
+/// the ranked list editors show (VS Code's quick pick, Neovim's quickfix list).
+pub const KERNELS: &str = "hlo-lsp/kernels";
+
+impl Backend {
+    pub async fn kernels(&self, params: KernelsParams) -> Result<serde_json::Value> {
+        let config = self.workspace.settings().features;
+        let limit = params.limit.unwrap_or(50);
+        let uri = params.text_document.uri;
+        self.on_document(Request::Kernels, &uri, move |snapshot, encoding| {
+            handlers::kernels(snapshot, &config, limit, encoding)
+        })
+        .await
     }
 }
 
@@ -278,6 +310,9 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(true),
+        }),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
             code_action_kinds: Some(vec![
                 CodeActionKind::QUICKFIX,
@@ -381,6 +416,35 @@ impl LanguageServer for Backend {
         })
         .await
         .map(Option::flatten)
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let config = self.workspace.settings().features;
+        self.on_document(
+            Request::CodeLens,
+            &params.text_document.uri,
+            move |snapshot, encoding| Some(handlers::code_lenses(snapshot, &config, encoding)),
+        )
+        .await
+    }
+
+    async fn code_lens_resolve(&self, lens: CodeLens) -> Result<CodeLens> {
+        let uri = lens
+            .data
+            .as_ref()
+            .and_then(|d| d.get("uri"))
+            .and_then(|u| u.as_str())
+            .and_then(|u| u.parse::<Uri>().ok());
+        let Some(uri) = uri else {
+            return Err(Error::invalid_params(
+                "a code lens of hlo-lsp carries its document's URI",
+            ));
+        };
+        let config = self.workspace.settings().features;
+        self.on_document(Request::CodeLensResolve, &uri, move |snapshot, _| {
+            handlers::resolve_code_lens(snapshot, lens, &config)
+        })
+        .await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
