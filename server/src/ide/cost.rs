@@ -214,7 +214,7 @@ pub fn ranked(snapshot: &HloSnapshot, config: &Config, limit: usize) -> Vec<Rank
         }
         all.extend(report::ranked_kernels(module, &config.device));
     }
-    all.sort_by(|a, b| b.cost.exec_time.cmp(&a.cost.exec_time));
+    all.sort_by_key(|k| std::cmp::Reverse(k.cost.exec_time));
     all.into_iter()
         .take(limit)
         .map(|k| Ranked {
