@@ -24,8 +24,9 @@
 //! page 10) and 32 transactions per clock per SM, on every GPU but AMD's MI300
 //! (32 KiB, 128 bytes, 16) and MI100/MI200 (16 KiB of L1).
 //!
-//! A device can also come from a text proto ([`target_config`]) or from the
-//! editor's settings ([`Device::from_setting`]).
+//! A device can also come from a text proto ([`target_config`]); the server reads
+//! one from the editor's settings (`lsp::settings`). Its fields serialize in
+//! camelCase, the names those settings use.
 
 pub mod target_config;
 pub mod text_proto;
@@ -297,37 +298,6 @@ impl Device {
         }
     }
 
-    /// A device from a setting: a preset name, or an object with a `base` preset
-    /// (default `a6000`) and any of the fields in camelCase overriding it
-    /// (`{"base": "a100", "dramToL2TransactionBytes": 32}`).
-    pub fn from_setting(value: &serde_json::Value) -> Result<Device, String> {
-        match value {
-            serde_json::Value::String(name) => Device::preset(name).ok_or_else(|| {
-                format!("unknown device {name:?} (presets: {})", PRESETS.join(", "))
-            }),
-            serde_json::Value::Object(fields) => {
-                let base = match fields.get("base") {
-                    Some(b) => Device::from_setting(b)?,
-                    None => Device::a6000(),
-                };
-                let mut merged = serde_json::to_value(&base).map_err(|e| e.to_string())?;
-                for (k, v) in fields {
-                    if k != "base" {
-                        merged[k] = v.clone();
-                    }
-                }
-                merged["name"] = serde_json::json!("custom");
-                let device: Device =
-                    serde_json::from_value(merged).map_err(|e| format!("device settings: {e}"))?;
-                device.validate()?;
-                Ok(device)
-            }
-            other => Err(format!(
-                "device must be a preset name or an object, got {other}"
-            )),
-        }
-    }
-
     /// Every number the analyses divide by must be positive, and a warp at most
     /// one block.
     pub fn validate(&self) -> Result<(), String> {
@@ -411,19 +381,6 @@ mod tests {
         );
         assert_eq!(Device::preset("h100").unwrap().sm_count, 132);
         assert!(Device::preset("v100").is_none());
-        let d =
-            Device::from_setting(&json!({"base": "a100", "dramToL2TransactionBytes": 32})).unwrap();
-        assert_eq!((d.sm_count, d.dram_to_l2_transaction_bytes), (108, 32));
-        assert_eq!(d.name, "custom");
-        assert!(Device::from_setting(&json!({"warpSize": 0})).is_err());
-        assert!(Device::from_setting(&json!("tpu"))
-            .unwrap_err()
-            .contains("presets"));
-        assert!(Device::from_setting(&json!({"smCount": "many"})).is_err());
-        let d = Device::from_setting(&json!({"base": "h100", "clockRateGhz": 1.5})).unwrap();
-        assert_eq!((d.clock_rate_ghz, d.fpus_per_core), (1.5, 128));
-        assert!(Device::from_setting(&json!({"clockRateGhz": 0.0})).is_err());
-        assert!(Device::from_setting(&json!({"memoryBandwidth": -1})).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::algebra::DivSpelling;
+use crate::device::Device;
 use crate::ide::config::{Config, InlayHintMode};
 
 /// `inlayHints.mode` as written in the settings.
@@ -186,7 +187,7 @@ impl Settings {
             return;
         }
         if let Some(device) = c.get("device").filter(|d| !d.is_null()) {
-            match crate::coalescing::Device::from_setting(device) {
+            match device_setting(device) {
                 Ok(d) => {
                     self.features.device = d;
                     self.features.device_chosen = true;
@@ -202,6 +203,40 @@ impl Settings {
             )),
             None => {}
         }
+    }
+}
+
+/// A device from the `coalescing.device` setting: a preset name, or an object with a `base` preset
+/// (default `a6000`) and any of the fields in camelCase overriding it
+/// (`{"base": "a100", "dramToL2TransactionBytes": 32}`).
+fn device_setting(value: &Value) -> Result<Device, String> {
+    match value {
+        Value::String(name) => Device::preset(name).ok_or_else(|| {
+            format!(
+                "unknown device {name:?} (presets: {})",
+                crate::device::PRESETS.join(", ")
+            )
+        }),
+        Value::Object(fields) => {
+            let base = match fields.get("base") {
+                Some(b) => device_setting(b)?,
+                None => Device::a6000(),
+            };
+            let mut merged = serde_json::to_value(&base).map_err(|e| e.to_string())?;
+            for (k, v) in fields {
+                if k != "base" {
+                    merged[k] = v.clone();
+                }
+            }
+            merged["name"] = serde_json::json!("custom");
+            let device: Device =
+                serde_json::from_value(merged).map_err(|e| format!("device settings: {e}"))?;
+            device.validate()?;
+            Ok(device)
+        }
+        other => Err(format!(
+            "device must be a preset name or an object, got {other}"
+        )),
     }
 }
 
@@ -295,6 +330,22 @@ mod tests {
         );
         settings.apply(&json!({"timeBudget": 1e9}));
         assert!(settings.time_budget(Work::Checks) >= Duration::from_secs(1_000_000_000));
+    }
+
+    #[test]
+    fn device_settings_are_presets_or_numbers_over_a_base() {
+        let d = device_setting(&json!({"base": "a100", "dramToL2TransactionBytes": 32})).unwrap();
+        assert_eq!((d.sm_count, d.dram_to_l2_transaction_bytes), (108, 32));
+        assert_eq!(d.name, "custom");
+        assert!(device_setting(&json!({"warpSize": 0})).is_err());
+        assert!(device_setting(&json!("tpu"))
+            .unwrap_err()
+            .contains("presets"));
+        assert!(device_setting(&json!({"smCount": "many"})).is_err());
+        let d = device_setting(&json!({"base": "h100", "clockRateGhz": 1.5})).unwrap();
+        assert_eq!((d.clock_rate_ghz, d.fpus_per_core), (1.5, 128));
+        assert!(device_setting(&json!({"clockRateGhz": 0.0})).is_err());
+        assert!(device_setting(&json!({"memoryBandwidth": -1})).is_err());
     }
 
     #[test]
