@@ -71,7 +71,7 @@ pub fn ranked_kernels(module: &Module, device: &Device) -> Vec<RankedKernel> {
             });
         }
     }
-    out.sort_by(|a, b| b.cost.exec_time.cmp(&a.cost.exec_time));
+    out.sort_by_key(|k| std::cmp::Reverse(k.cost.exec_time));
     out
 }
 
