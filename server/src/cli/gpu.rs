@@ -91,7 +91,8 @@ pub fn cpu_note(file: &Path) -> String {
 /// An instruction named `NAME` or `COMPUTATION/NAME` (a leading `%` allowed); an
 /// unknown name is an error that lists close names.
 pub fn find(h: &Hlo, name: &str) -> Result<Instr, String> {
-    let bare = name.trim_start_matches('%');
+    let bare = name.replace('%', "");
+    let bare = bare.as_str();
     if let Some(i) = h.find(bare) {
         return Ok(i);
     }
