@@ -6,6 +6,7 @@ mod cli_support;
 
 mod cli_check;
 mod cli_coalescing;
+mod cli_cost;
 mod cli_diff;
 mod cli_hostile;
 mod cli_maps;

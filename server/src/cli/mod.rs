@@ -11,7 +11,10 @@ use clap::{Parser, Subcommand};
 
 pub mod check;
 pub mod coalescing;
+pub mod cost;
 pub mod diff;
+pub mod fusion;
+pub mod gpu;
 pub mod maps;
 pub mod mlir;
 pub mod parse;
@@ -48,6 +51,10 @@ pub enum Command {
     Tiles(tiles::Args),
     /// Whether each operand read of a fusion is coalesced (XLA's GPU coalescing analysis).
     Coalescing(coalescing::Args),
+    /// Every kernel ranked by the time XLA's GPU performance model estimates.
+    Cost(cost::Args),
+    /// XLA's GPU fusion rules and cost model: may a producer be fused, rule facts, a simulation.
+    Fusion(fusion::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
@@ -78,6 +85,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Diff(args)) => diff::run(args),
+        Some(Command::Cost(args)) => cost::run(args),
+        Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }

@@ -143,6 +143,26 @@ fn string(field: &Field) -> Result<String, DeviceProtoError> {
     }
 }
 
+/// The `*.gpu_target_config.pbtxt` XLA writes beside its dumps, in the folder of
+/// `file` (the first by name when there are several).
+pub fn beside(file: &std::path::Path) -> Option<std::path::PathBuf> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".gpu_target_config.pbtxt"))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

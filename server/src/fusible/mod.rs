@@ -16,10 +16,12 @@
 //! one instruction), [`multi_output`] (sibling and producer multi-output fusion),
 //! [`budget`] (operands, outputs and shared memory of a fusion), [`unroll`] (the loop
 //! emitter's unroll factor), [`producer_consumer`] (priority fusion's `CanFuse`),
-//! [`priority`] (priority fusion's queue of producers).
+//! [`priority`] (priority fusion's queue of producers), [`explain`] (the rules and the
+//! cost model together: a fusion query, the facts of an instruction, a simulation).
 
 pub mod budget;
 pub mod decision;
+pub mod explain;
 pub mod hero;
 pub mod multi_output;
 pub mod predicates;

@@ -1,0 +1,276 @@
+//! `hlo-lsp fusion FILE ...`: XLA's GPU fusion rules ([`crate::fusible`]) and its
+//! performance model together ([`crate::fusible::explain`]).
+//!
+//! * `--producer P [--consumer C]...`: may P be fused into C (all of P's users when no
+//!   consumer is named), in XLA's words, and the time it would save;
+//! * `--instruction I [--with J]`: every rule fact of I (of the pair I, J);
+//! * `--simulate`: priority fusion's producer selection with the cost model.
+//!
+//! Names may be written `COMPUTATION/NAME`. Exit 0 with an answer, 2 on bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::gpu;
+use crate::cost::Duration;
+use crate::fusible::explain::{self, Fact, FusionQuery, Step, StepKind};
+use crate::fusible::{FusionDecision, Hlo, Instr};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// The producer to fuse.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["instruction", "simulate"])]
+    pub producer: Option<String>,
+    /// A consumer to fuse the producer into (repeatable); default: all its users.
+    #[arg(long, value_name = "NAME", requires = "producer")]
+    pub consumer: Vec<String>,
+    /// Print the rule facts of this instruction.
+    #[arg(long, value_name = "NAME", conflicts_with = "simulate")]
+    pub instruction: Option<String>,
+    /// With --instruction: the second instruction of pair facts (consumer or sibling).
+    #[arg(long = "with", value_name = "NAME", requires = "instruction")]
+    pub with: Option<String>,
+    /// Run priority fusion's producer selection with the cost model.
+    #[arg(long)]
+    pub simulate: bool,
+    /// The GPU: a preset (a6000, a100, h100, b200) or a target config text proto;
+    /// default: a `*.gpu_target_config.pbtxt` beside FILE, else a6000.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match run_inner(&args) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => super::fail(message),
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+fn micros(d: Option<Duration>) -> Value {
+    match d {
+        Some(d) if !d.is_infinite() => json!(d.as_micros_f64()),
+        _ => Value::Null,
+    }
+}
+
+fn run_inner(args: &Args) -> Result<String, String> {
+    if args.producer.is_none() && args.instruction.is_none() && !args.simulate {
+        return Err("fusion: give --producer P, --instruction I or --simulate".into());
+    }
+    let chosen = gpu::device(args.device.as_deref(), &args.file)?;
+    let (_, file) = gpu::parse(&args.file)?;
+    let module = &file.modules[0];
+    let h = Hlo::new(module);
+    if gpu::is_cpu_dump(&args.file, module) && !chosen.explicit {
+        eprintln!("{}", gpu::cpu_note(&args.file));
+        return Ok(if args.json {
+            pretty(&json!({ "backend": "cpu" }))
+        } else {
+            String::new()
+        });
+    }
+    let device = &chosen.device;
+    if let Some(producer) = &args.producer {
+        let producer = gpu::find(&h, producer)?;
+        let consumers = args
+            .consumer
+            .iter()
+            .map(|c| gpu::find(&h, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        for &c in &consumers {
+            if !h.operands(c).contains(&producer) {
+                return Err(format!(
+                    "%{} does not read %{} (its users: {})",
+                    h.name(c),
+                    h.name(producer),
+                    names(&h, &h.users(producer))
+                ));
+            }
+        }
+        let named = (!consumers.is_empty()).then_some(consumers.as_slice());
+        let q = explain::query(&h, producer, named, device);
+        return Ok(if args.json {
+            pretty(&query_json(&h, &q))
+        } else {
+            query_text(&h, &q)
+        });
+    }
+    if let Some(i) = &args.instruction {
+        let i = gpu::find(&h, i)?;
+        let with = args.with.as_deref().map(|j| gpu::find(&h, j)).transpose()?;
+        let facts = explain::facts(&h, i, with, device);
+        return Ok(if args.json {
+            let mut v = serde_json::Map::new();
+            v.insert("instruction".into(), json!(h.name(i)));
+            if let Some(j) = with {
+                v.insert("with".into(), json!(h.name(j)));
+            }
+            for (k, f) in &facts {
+                v.insert((*k).into(), fact_json(f));
+            }
+            pretty(&Value::Object(v))
+        } else {
+            let mut s = format!(
+                "%{}{} on {}\n",
+                h.name(i),
+                with.map(|j| format!(" with %{}", h.name(j)))
+                    .unwrap_or_default(),
+                device.name
+            );
+            for (k, f) in &facts {
+                s.push_str(&format!("  {k}: {}\n", fact_text(f)));
+            }
+            s
+        });
+    }
+    let steps = explain::simulate(&h, device);
+    const NOTE: &str = "the simulation stops after the first fusion of each computation: \
+                        rewriting the module into fused HLO is not implemented, so later \
+                        priorities are not computed";
+    Ok(if args.json {
+        pretty(&json!({
+            "device": device.name,
+            "steps": steps.iter().map(|s| step_json(&h, s)).collect::<Vec<_>>(),
+            "module": Value::Null,
+            "note": NOTE,
+        }))
+    } else {
+        let mut s = format!("priority fusion on {}:\n", device.name);
+        for step in &steps {
+            s.push_str(&format!("  {}\n", step_text(&h, step)));
+        }
+        s.push_str(&format!("({NOTE}; no fused module is printed)\n"));
+        s
+    })
+}
+
+fn names(h: &Hlo, is: &[Instr]) -> String {
+    if is.is_empty() {
+        return "none".into();
+    }
+    is.iter()
+        .map(|&i| format!("%{}", h.name(i)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn reason(d: &FusionDecision) -> Value {
+    match d.is_allowed() {
+        true => Value::Null,
+        false => json!(d.message()),
+    }
+}
+
+fn query_json(h: &Hlo, q: &FusionQuery) -> Value {
+    json!({
+        "producer": h.name(q.producer),
+        "consumers": q.consumers.iter().map(|&c| h.name(c)).collect::<Vec<_>>(),
+        "fusible": q.decision.is_allowed(),
+        "reason": reason(&q.decision),
+        "time_unfused_us": micros(Some(q.times.time_unfused)),
+        "time_fused_us": micros(Some(q.times.time_fused)),
+        "source": "rules",
+    })
+}
+
+/// `%x is not fused with %y: <XLA's reason> · fusing would save 3.20 µs`.
+fn query_text(h: &Hlo, q: &FusionQuery) -> String {
+    let producer = h.name(q.producer);
+    let mut s = if q.decision.is_allowed() {
+        format!(
+            "%{producer} may be fused into {} (XLA's fusion rules allow it)",
+            names(h, &q.consumers)
+        )
+    } else {
+        let with = q
+            .refused_by
+            .map(|c| format!(" with %{}", h.name(c)))
+            .unwrap_or_default();
+        format!("%{producer} is not fused{with}: {}", q.decision.message())
+    };
+    let (unfused, fused) = (q.times.time_unfused, q.times.time_fused);
+    match q.saved_micros() {
+        Some(saved) if saved >= 0.0 => s.push_str(&format!(
+            " · fusing would save {} ({unfused} unfused, {fused} fused)",
+            unfused - fused
+        )),
+        Some(_) => s.push_str(&format!(
+            " · fusing would cost {} more ({unfused} unfused, {fused} fused)",
+            fused - unfused
+        )),
+        None => s.push_str(" · no time estimate: XLA's model cannot run one of the kernels"),
+    }
+    s.push('\n');
+    s
+}
+
+fn fact_json(f: &Fact) -> Value {
+    match f {
+        Fact::Bool(b) => json!(b),
+        Fact::Int(n) => json!(n),
+        Fact::Kind(k) => json!(k),
+        Fact::Decision(d) => json!({ "ok": d.is_allowed(), "reason": d.message() }),
+    }
+}
+
+fn fact_text(f: &Fact) -> String {
+    match f {
+        Fact::Bool(b) => b.to_string(),
+        Fact::Int(n) => n.to_string(),
+        Fact::Kind(k) => k.to_string(),
+        Fact::Decision(d) if d.is_allowed() => "ok".into(),
+        Fact::Decision(d) => format!("no: {}", d.message()),
+    }
+}
+
+fn step_json(h: &Hlo, s: &Step) -> Value {
+    let consumer = match s.kind {
+        StepKind::Fusion => s.consumers.first().map(|&c| json!(h.name(c))),
+        _ => None,
+    };
+    json!({
+        "kind": s.kind.name(),
+        "producer": h.name(s.producer),
+        "consumer": consumer.unwrap_or(Value::Null),
+        "consumers": s.consumers.iter().map(|&c| h.name(c)).collect::<Vec<_>>(),
+        "reason": s.reason,
+        "time_unfused_us": micros(s.time_unfused),
+        "time_fused_us": micros(s.time_fused),
+    })
+}
+
+fn step_text(h: &Hlo, s: &Step) -> String {
+    let p = h.name(s.producer);
+    let times = match (s.time_unfused, s.time_fused) {
+        (Some(u), Some(f)) => format!(" ({u} unfused, {f} fused)"),
+        _ => String::new(),
+    };
+    match s.kind {
+        StepKind::Fusion => format!("fusion: %{p} into {}{times}", names(h, &s.consumers)),
+        StepKind::ProducerIneligible => format!(
+            "producer_ineligible: %{p}: {}",
+            s.reason.as_deref().unwrap_or_default()
+        ),
+        StepKind::UpdatePriority => match &s.reason {
+            Some(r) => format!("update_priority: %{p}: {r}"),
+            None => format!(
+                "update_priority: %{p} into {}{times}",
+                names(h, &s.consumers)
+            ),
+        },
+    }
+}

@@ -1,0 +1,399 @@
+//! End-to-end tests of `hlo-lsp cost` and `hlo-lsp fusion` through the real binary, on
+//! HLO from XLA's performance-model, fusible and priority-fusion records: the ranking,
+//! the exact JSON keys, XLA's refusal reasons, devices from presets and text protos,
+//! the CPU-dump note, errors, and snapshots of the text output.
+
+use crate::cli_support;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use cli_support::{run, stderr, stdout, temp_file};
+use serde_json::Value;
+
+fn record(file: &str, name: &str) -> Value {
+    let path = format!(
+        "{}/../tests/data/conformance/xla/{file}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no record {name} in {file}"))
+}
+
+/// The HLO of record `name` of `file`.jsonl, written to a file of this test run.
+fn hlo(file: &str, name: &str) -> PathBuf {
+    let r = record(file, name);
+    temp_file(
+        "cli-cost",
+        &format!("{file}.{}.hlo", name.replace('/', "_")),
+        r["hlo"].as_str().unwrap(),
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+}
+
+fn keys(v: &Value) -> BTreeSet<&str> {
+    v.as_object().unwrap().keys().map(|k| k.as_str()).collect()
+}
+
+fn set<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
+    names.iter().copied().collect()
+}
+
+fn bench(name: &str) -> String {
+    format!("{}/../tests/data/bench/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// XLA's `a6000.txtpb` spec with another name and half the SMs.
+const SPEC: &str = r#"
+gpu_device_info {
+  threads_per_block_limit: 1024
+  threads_per_warp: 32
+  shared_memory_per_block: 49152
+  shared_memory_per_core: 102400
+  threads_per_core_limit: 1536
+  core_count: 42
+  fpus_per_core: 128
+  block_dim_limit_x: 2147483647
+  block_dim_limit_y: 65535
+  block_dim_limit_z: 65535
+  memory_bandwidth: 768096000000
+  l2_cache_size: 6291456
+  clock_rate_ghz: 1.8
+  device_memory_size: 51041271808
+  shared_memory_per_block_optin: 101376
+  cuda_compute_capability {
+    major: 8
+    minor: 6
+  }
+  registers_per_core_limit: 65536
+  registers_per_block_limit: 65536
+}
+platform_name: "CUDA"
+device_description_str: "Half A6000"
+"#;
+
+const PREFER: &str = "PreferFusingExpensiveInstructionsIntoProducer";
+
+#[test]
+fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
+    let file = hlo("performance_model", PREFER);
+    let v = json(&["cost", file.to_str().unwrap(), "--json"]);
+    assert_eq!(keys(&v), set(&["device", "total_us", "kernels"]));
+    assert_eq!(v["device"]["name"], "a6000");
+    let kernels = v["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fusion.1", "fusion.0", "exp"]);
+    let times: Vec<f64> = kernels
+        .iter()
+        .map(|k| k["exec_time_us"].as_f64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    let total = v["total_us"].as_f64().unwrap();
+    assert!((total - times.iter().sum::<f64>()).abs() < 1e-6);
+    for k in kernels {
+        assert_eq!(
+            keys(k),
+            set(&[
+                "name",
+                "computation",
+                "kind",
+                "exec_time_us",
+                "compute_time_us",
+                "read_time_us",
+                "write_time_us",
+                "flops",
+                "bytes_read",
+                "bytes_written",
+                "bound",
+                "operands",
+            ])
+        );
+        assert!(k["bound"] == "memory" || k["bound"] == "compute");
+        for o in k["operands"].as_array().unwrap() {
+            assert_eq!(
+                keys(o),
+                set(&["index", "name", "bytes", "coalesced", "utilization"])
+            );
+        }
+    }
+    assert_eq!(kernels[0]["kind"], "kInput");
+    assert_eq!(kernels[0]["computation"], "fusion");
+    // --top keeps the costliest.
+    let top = json(&["cost", file.to_str().unwrap(), "--json", "--top", "1"]);
+    assert_eq!(top["kernels"].as_array().unwrap().len(), 1);
+    assert_eq!(top["kernels"][0]["name"], "fusion.1");
+}
+
+#[test]
+fn cost_text_is_a_header_then_one_line_per_kernel() {
+    let file = hlo("performance_model", PREFER);
+    let o = run(&["cost", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o).replace(file.to_str().unwrap(), "FILE");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_cpu_dump_is_not_judged_without_a_device() {
+    let file = bench("transformer.after.hlo");
+    let o = run(&["cost", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    let note = stderr(&o);
+    assert!(
+        note.contains("is a CPU dump") && note.contains("--device"),
+        "{note}"
+    );
+    let v = json(&["cost", &file, "--json"]);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["kernels"], serde_json::json!([]));
+    // Asked for a GPU, it is read as if compiled for it.
+    let o = run(&["cost", &file, "--device", "h100", "--top", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let head = stdout(&o);
+    assert!(
+        head.lines()
+            .next()
+            .unwrap()
+            .contains("as if compiled for h100"),
+        "{head}"
+    );
+    let v = json(&["cost", &file, "--device", "h100", "--json", "--top", "2"]);
+    assert_eq!(v["as_if_compiled_for"], "h100");
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["kernels"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn devices_come_from_presets_text_protos_and_the_config_beside_the_dump() {
+    let file = hlo("performance_model", PREFER);
+    let spec = temp_file("cli-cost", "half.pbtxt", SPEC);
+    let full = json(&["cost", file.to_str().unwrap(), "--json"]);
+    let half = json(&[
+        "cost",
+        file.to_str().unwrap(),
+        "--json",
+        "--device",
+        spec.to_str().unwrap(),
+    ]);
+    assert_eq!(half["device"]["name"], "Half A6000");
+    assert_eq!(half["device"]["sm_count"], 42);
+    assert_ne!(full["total_us"], half["total_us"]);
+    let b200 = json(&["cost", file.to_str().unwrap(), "--json", "--device", "B200"]);
+    assert_eq!(b200["device"]["name"], "b200");
+
+    // XLA writes `*.gpu_target_config.pbtxt` beside its dumps: read without --device.
+    let text = record("performance_model", PREFER)["hlo"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let beside = temp_file("cli-cost-beside", "module_0001.after.txt", text);
+    temp_file(
+        "cli-cost-beside",
+        "module_0001.gpu_target_config.pbtxt",
+        SPEC,
+    );
+    let v = json(&["cost", beside.to_str().unwrap(), "--json"]);
+    assert_eq!(v["device"]["name"], "Half A6000");
+    let v = json(&[
+        "cost",
+        beside.to_str().unwrap(),
+        "--json",
+        "--device",
+        "a100",
+    ]);
+    assert_eq!(v["device"]["name"], "a100");
+}
+
+#[test]
+fn bad_devices_and_names_are_clear_errors() {
+    let file = hlo("performance_model", PREFER);
+    let f = file.to_str().unwrap();
+    let bad = temp_file(
+        "cli-cost",
+        "bad.pbtxt",
+        "gpu_device_info {\n  core_count: 8x4\n}\n",
+    );
+    let o = run(&["cost", f, "--device", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.pbtxt:2:") && e.contains("core_count"),
+        "{e}"
+    );
+    let o = run(&["cost", f, "--device", "v100"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a6000, a100, h100, b200"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["fusion", f, "--producer", "fusion0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no instruction named fusion0") && e.contains("fusion.0"),
+        "{e}"
+    );
+    let o = run(&[
+        "fusion",
+        f,
+        "--producer",
+        "fusion.0",
+        "--consumer",
+        "fusion.1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not read"), "{}", stderr(&o));
+    let o = run(&["fusion", f]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["cost", "/nonexistent/x.hlo"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn fusion_of_a_reduce_into_a_reduce_is_refused_in_xlas_words() {
+    let file = hlo("priority_fusion", "DoNotFuseReduceIntoReduce");
+    let f = file.to_str().unwrap();
+    let v = json(&["fusion", f, "--producer", "r0", "--json"]);
+    assert_eq!(
+        keys(&v),
+        set(&[
+            "producer",
+            "consumers",
+            "fusible",
+            "reason",
+            "time_unfused_us",
+            "time_fused_us",
+            "source",
+        ])
+    );
+    assert_eq!(v["producer"], "r0");
+    assert_eq!(v["consumers"], serde_json::json!(["r1"]));
+    assert_eq!(v["fusible"], false);
+    assert_eq!(
+        v["reason"],
+        "both the producer and the consumer contain a reduce"
+    );
+    assert_eq!(v["source"], "rules");
+    assert!(v["time_fused_us"].as_f64().unwrap() > 0.0);
+    // The same with the consumer named, as COMPUTATION/NAME.
+    let named = json(&[
+        "fusion",
+        f,
+        "--producer",
+        "main/r0",
+        "--consumer",
+        "%r1",
+        "--json",
+    ]);
+    assert_eq!(named["reason"], v["reason"]);
+    let o = run(&["fusion", f, "--producer", "r0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!(stdout(&o));
+}
+
+#[test]
+fn an_allowed_fusion_says_what_it_saves() {
+    let file = hlo("performance_model", PREFER);
+    let f = file.to_str().unwrap();
+    let v = json(&["fusion", f, "--producer", "fusion.0", "--json"]);
+    assert_eq!(v["fusible"], true);
+    assert_eq!(v["reason"], Value::Null);
+    assert!(v["time_unfused_us"].as_f64().unwrap() > v["time_fused_us"].as_f64().unwrap());
+    let o = run(&["fusion", f, "--producer", "fusion.0"]);
+    insta::assert_snapshot!(stdout(&o));
+}
+
+#[test]
+fn rule_facts_are_keyed_by_xlas_function_names() {
+    let file = hlo("fusible", "ChooseFusionKind");
+    let f = file.to_str().unwrap();
+    let v = json(&["fusion", f, "--instruction", "c", "--with", "r", "--json"]);
+    assert_eq!(
+        keys(&v),
+        set(&[
+            "instruction",
+            "with",
+            "is_physically_transposing",
+            "transposes_minor_dimension",
+            "is_reduce_input_fusion",
+            "is_input_fusible_reduction",
+            "is_fusible_as_multi_output_fusion_root",
+            "is_producer_multi_output_fusible",
+            "choose_fusion_kind",
+            "shared_memory_usage",
+            "unroll_factor",
+            "may_cause_performance_drop_if_unrolled",
+            "shapes_compatible_for_multi_output_fusion",
+            "fusion_heroes_are_compatible",
+            "is_consumer_the_only_non_root_user",
+        ])
+    );
+    // XLA's ChooseFusionKind test: kInput.
+    assert_eq!(v["choose_fusion_kind"], "kInput");
+    assert_eq!(
+        keys(&v["is_producer_multi_output_fusible"]),
+        set(&["ok", "reason"])
+    );
+    let alone = json(&["fusion", f, "--instruction", "c", "--json"]);
+    assert!(alone.get("choose_fusion_kind").is_none());
+
+    let shared = hlo("fusible", "GetSharedMemoryUsage");
+    let v = json(&[
+        "fusion",
+        shared.to_str().unwrap(),
+        "--instruction",
+        "res",
+        "--json",
+    ]);
+    assert_eq!(v["shared_memory_usage"], 8448);
+    let o = run(&["fusion", f, "--instruction", "c", "--with", "r"]);
+    insta::assert_snapshot!(stdout(&o));
+}
+
+#[test]
+fn simulation_lists_priorities_then_the_first_fusion() {
+    let file = hlo("performance_model", PREFER);
+    let f = file.to_str().unwrap();
+    let v = json(&["fusion", f, "--simulate", "--json"]);
+    assert_eq!(v["module"], Value::Null);
+    let steps = v["steps"].as_array().unwrap();
+    for s in steps {
+        for k in [
+            "kind",
+            "producer",
+            "consumer",
+            "reason",
+            "time_unfused_us",
+            "time_fused_us",
+        ] {
+            assert!(s.get(k).is_some(), "{k} missing in {s}");
+        }
+    }
+    let kinds: Vec<&str> = steps.iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["update_priority", "update_priority", "fusion"]);
+    assert_eq!(steps[2]["producer"], "fusion.0");
+    assert_eq!(steps[2]["consumer"], "exp");
+    let refused = hlo("priority_fusion", "DoNotFuseReduceIntoReduce");
+    let v = json(&["fusion", refused.to_str().unwrap(), "--simulate", "--json"]);
+    assert_eq!(v["steps"][0]["kind"], "producer_ineligible");
+    assert_eq!(
+        v["steps"][0]["reason"],
+        "both the producer and the consumer contain a reduce"
+    );
+    let o = run(&["fusion", f, "--simulate"]);
+    insta::assert_snapshot!(stdout(&o));
+}
