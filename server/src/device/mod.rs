@@ -371,7 +371,6 @@ impl Default for Device {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn presets_and_custom_values() {
