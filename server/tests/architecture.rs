@@ -8,6 +8,27 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// What either front end may use: every library floor, the features included.
+const FRONT_END_USES: &[&str] = &[
+    "algebra",
+    "analysis",
+    "budget",
+    "checks",
+    "coalescing",
+    "cost",
+    "device",
+    "dump",
+    "fusible",
+    "hover",
+    "ide",
+    "language",
+    "mlir",
+    "model",
+    "refactor",
+    "syntax",
+    "tiling",
+];
+
 /// Each top-level module of `server/src` and the modules it may use.
 const FLOORS: &[(&str, &[&str])] = &[
     // Foundations.
@@ -110,50 +131,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         ],
     ),
     // The two front ends: siblings, never each other.
-    (
-        "cli",
-        &[
-            "algebra",
-            "analysis",
-            "budget",
-            "checks",
-            "coalescing",
-            "cost",
-            "device",
-            "dump",
-            "fusible",
-            "hover",
-            "ide",
-            "language",
-            "mlir",
-            "model",
-            "refactor",
-            "syntax",
-            "tiling",
-        ],
-    ),
-    (
-        "lsp",
-        &[
-            "algebra",
-            "analysis",
-            "budget",
-            "checks",
-            "coalescing",
-            "cost",
-            "device",
-            "dump",
-            "fusible",
-            "hover",
-            "ide",
-            "language",
-            "mlir",
-            "model",
-            "refactor",
-            "syntax",
-            "tiling",
-        ],
-    ),
+    ("cli", FRONT_END_USES),
+    ("lsp", FRONT_END_USES),
 ];
 
 fn source_root() -> PathBuf {

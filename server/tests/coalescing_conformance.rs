@@ -14,16 +14,7 @@ use serde_json::Value;
 const KNOWN_MISSES: &[(&str, &str)] = &[];
 
 fn records() -> Vec<Value> {
-    let path = format!(
-        "{}/../tests/data/conformance/xla/coalescing.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::conformance_support::xla_records("coalescing.jsonl")
 }
 
 /// The actual answer of one record: coalesced per operand, or utilization per operand.

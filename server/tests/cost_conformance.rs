@@ -19,16 +19,7 @@ use serde_json::Value;
 const PASSING: usize = 33;
 
 fn records() -> Vec<Value> {
-    let path = format!(
-        "{}/../tests/data/conformance/xla/performance_model.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::conformance_support::xla_records("performance_model.jsonl")
 }
 
 /// `EXPECT_NEAR(actual, expected, tolerance)`.

@@ -29,16 +29,7 @@ fn device(text: &str) -> Device {
 const PREFIX: &str = "HloModule test_module\nscalar_add {\n  lhs = f32[] parameter(0)\n  rhs = f32[] parameter(1)\n  ROOT add = f32[] add(lhs, rhs)\n}\n";
 
 fn records() -> Vec<Value> {
-    let path = format!(
-        "{}/../tests/data/conformance/xla/fusible.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::conformance_support::xla_records("fusible.jsonl")
 }
 
 /// What `record` asks, answered by the library (or why it cannot be asked).

@@ -61,16 +61,7 @@ const FILECHECK_READINGS: &[(&str, &[(&str, &str)])] = &[
 ];
 
 fn records() -> Vec<Value> {
-    let path = format!(
-        "{}/../tests/data/conformance/xla/priority_fusion.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::conformance_support::xla_records("priority_fusion.jsonl")
 }
 
 /// Whether the record needs Triton (generic Triton fusions, heroless Triton fusion,

@@ -8,6 +8,7 @@ mod algebra_support;
 // `fuzz_support` includes it too, for the cargo-fuzz crate that has no `library`.
 #[allow(clippy::duplicate_mod)]
 mod analysis_support;
+mod conformance_support;
 mod fuzz_support;
 
 mod algebra_conformance;

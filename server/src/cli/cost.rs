@@ -30,13 +30,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
-        Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => super::fail(message),
-    }
+    super::print_or_fail(run_inner(&args))
 }
 
 fn micros(d: Duration) -> Value {

@@ -110,6 +110,18 @@ pub fn utilization_json(u: &crate::analysis::utilization::Utilization) -> serde_
 
 pub use crate::dump::read_text;
 
+/// Prints a command's output and succeeds, or prints its error and returns the usage
+/// exit code.
+pub fn print_or_fail(result: Result<String, String>) -> ExitCode {
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => fail(message),
+    }
+}
+
 /// Prints a one-line error to stderr and returns the usage exit code.
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("hlo-lsp: error: {message}");
