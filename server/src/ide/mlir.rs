@@ -101,9 +101,11 @@ pub fn describe(
             let _ = write!(out, ", interchange {:?}", t.interchange);
         }
         let _ = writeln!(out, "\n\ntargets ({}):", t.matcher);
+        // One line table for every target (a script may tile hundreds of ops).
+        let lines = crate::syntax::LineIndex::new(src);
         for &k in &t.targets {
             let target = &a.linalg[k];
-            let (tl, _) = crate::syntax::line_col(src, f.ops[target.op.op].name_range.start);
+            let (tl, _) = lines.line_col(src, f.ops[target.op.op].name_range.start);
             let _ = writeln!(
                 out,
                 "* `{}` (line {tl}): {}",
