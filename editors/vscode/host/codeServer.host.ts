@@ -48,6 +48,8 @@ const samples = {
   transpose: path.join(extensionRoot, '..', 'neovim', 'test', 'fixtures', 'transpose_fusion.hlo'),
   chains: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.hlo'),
   chainsFixed: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.identity-fixed.hlo'),
+  // A GPU dump (cuBLAS custom calls and loop fusions): cost lenses and the kernels command.
+  gpu: path.join(repoRoot, 'tests', 'data', 'samples', 'xla', 'xla__backends__gpu__tests__kernel_reuse.hlo'),
 };
 // The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
 const TRANSPOSED = '(d0, d1) -> (d1, d0)';
@@ -105,7 +107,7 @@ function writeJson(file: string, value: unknown) {
 
 async function startCodeServer(): Promise<string> {
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
-  for (const f of [samples.transpose, samples.chains]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
+  for (const f of [samples.transpose, samples.chains, samples.gpu]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
   // A quiet workbench: no welcome page, no trust prompt, no telemetry, nothing fetched.
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), {
     'workbench.startupEditor': 'none',
@@ -408,4 +410,41 @@ test('the fusion-maps panel opens beside the editor with the composed map', asyn
   assert.ok(text.includes('transpose_fusion.hlo:' + at.line), text);
   console.log(`# panel: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
   await screenshot('fusion-maps-panel');
+});
+
+test('cost: a code lens with the estimated time above each kernel of a GPU dump', async () => {
+  await quickOpen(path.basename(samples.gpu));
+  // Code lenses are view zones above the line; a title-only command is drawn as plain text.
+  const lens = page.locator('.editor-instance .codelens-decoration', { hasText: /^\s*≈/ }).first();
+  await lens.waitFor({ timeout: TIMEOUT });
+  const titles = (await page.locator('.editor-instance .codelens-decoration').allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  assert.ok(titles.some((t) => t.startsWith('≈') && /\d (ns|µs|ms|s)\b/.test(t)), `lens titles: ${JSON.stringify(titles)}`);
+  console.log(`# ${titles.length} lenses; first: ${titles[0]}`);
+  await screenshot('code-lenses', 'editor');
+});
+
+test('HLO: Show Costliest Kernels lists the kernels; picking the first selects its name', async () => {
+  await runCommand('HLO: Show Costliest Kernels');
+  const rows = page.locator('.quick-input-list .monaco-list-row');
+  const first = rows.first();
+  await first.locator('.label-name').filter({ hasText: '≈' }).waitFor({ timeout: TIMEOUT });
+  const labels = (await rows.locator('.label-name').allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  assert.ok(labels.length >= 2, `rows: ${JSON.stringify(labels)}`);
+  console.log(`# kernels: ${JSON.stringify(labels)}`);
+  await screenshot('costliest-kernels');
+  const name = labels[0].split(/\s+/)[0];
+  await first.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+  // The kernel's name is selected: the status bar shows where and how many characters.
+  const at = lineOf(samples.gpu, `  ${name} = `);
+  // The cursor (the selection's active end) is after the name.
+  const want = `Ln ${at.line}, Col ${at.column + 2 + name.length} (${name.length} selected)`;
+  const status = page.locator('.statusbar-item', { hasText: /^Ln \d+, Col \d+/ }).first();
+  await page.waitForFunction(
+    (w) => Array.from(document.querySelectorAll('.statusbar-item')).some((e) => (e.textContent ?? '').includes(w)),
+    want,
+    { timeout: TIMEOUT },
+  );
+  console.log(`# picked ${name}: ${(await status.textContent())?.trim()}`);
+  await screenshot('costliest-kernels-picked', 'editor');
 });

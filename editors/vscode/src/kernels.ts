@@ -35,9 +35,10 @@ export interface KernelPickItem {
   kernel: Kernel;
 }
 
-/** An estimated time as the lenses print it: µs below a millisecond, then ms, then s. */
+/** An estimated time as the lenses print it: ns below a microsecond, then µs, ms and s. */
 export function formatTime(us: number): string {
   if (!Number.isFinite(us)) return '? µs';
+  if (us < 1) return `${(us * 1000).toFixed(2)} ns`;
   if (us < 1000) return `${us.toFixed(2)} µs`;
   if (us < 1_000_000) return `${(us / 1000).toFixed(2)} ms`;
   return `${(us / 1_000_000).toFixed(2)} s`;

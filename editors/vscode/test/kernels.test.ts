@@ -13,7 +13,7 @@ test('one row per kernel in the server order: name and time, kind and computatio
       { label: 'fusion.2  ≈ 12.30 µs', description: 'loop fusion · main', detail: '≈ 12.30 µs · memory-bound · reads 3.1 MB (1 uncoalesced) (a6000)' },
       { label: 'custom-call  ≈ 1.53 ms', description: 'custom-call · main', detail: '≈ 1.53 ms · compute-bound (a6000)' },
       // A kernel named like its computation does not repeat the name.
-      { label: 'main  ≈ 0.00 µs', description: 'kernel', detail: '≈ 0.00 µs (a6000)' },
+      { label: 'main  ≈ 4.00 ns', description: 'kernel', detail: '≈ 4.00 ns (a6000)' },
     ],
   );
   // Each row keeps its kernel: picking it reveals that range.
@@ -27,8 +27,9 @@ test('an empty or missing response gives no rows', () => {
   assert.equal(kernelPickTitle({ device: 'b200', kernels: [RESPONSE.kernels[0]] }), '1 kernel, costliest first, estimated on b200: pick one to go to it');
 });
 
-test('times: µs below a millisecond, then ms and s', () => {
-  assert.equal(formatTime(0.5), '0.50 µs');
+test('times: ns below a microsecond, then µs, ms and s (as the lenses print them)', () => {
+  assert.equal(formatTime(0.08025), '80.25 ns');
+  assert.equal(formatTime(1), '1.00 µs');
   assert.equal(formatTime(999.994), '999.99 µs');
   assert.equal(formatTime(2500), '2.50 ms');
   assert.equal(formatTime(3_200_000), '3.20 s');

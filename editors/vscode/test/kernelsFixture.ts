@@ -28,7 +28,7 @@ export const RESPONSE: KernelsResponse = {
       computation: 'main',
       kind: 'kernel',
       exec_time_us: 0.004,
-      summary: '≈ 0.00 µs (a6000)',
+      summary: '≈ 4.00 ns (a6000)',
       range: range(34, 6, 10),
     },
   ],
