@@ -61,7 +61,7 @@ let page: Page;
 let shot = 0;
 
 /** Saves a screenshot of the window (or of the editor area alone) in the artifacts folder. */
-async function screenshot(name: string, what: 'window' | 'editor' = 'window'): Promise<void> {
+async function screenshot(name: string, what: 'window' | 'editor' = 'window', maxHeight = 440): Promise<void> {
   fs.mkdirSync(artifacts, { recursive: true });
   shot += 1;
   const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
@@ -69,7 +69,7 @@ async function screenshot(name: string, what: 'window' | 'editor' = 'window'): P
     // The editor area, down to a little below the hover: what a reader of the README needs.
     const box = await page.locator('.part.editor').boundingBox();
     assert.ok(box, 'no editor area');
-    await page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 440) } });
+    await page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, maxHeight) } });
   } else {
     await page.screenshot({ path: file });
   }
@@ -413,24 +413,33 @@ test('the fusion-maps panel opens beside the editor with the composed map', asyn
 });
 
 test('cost: a code lens with the estimated time above each kernel of a GPU dump', async () => {
+  // One editor group again (the maps panel opened beside), then the GPU dump at its entry.
+  await runCommand('View: Close All Editors');
   await quickOpen(path.basename(samples.gpu));
+  const entry = lineOf(samples.gpu, 'ENTRY main');
+  await goTo(entry.line + 12, 1);
+  await goTo(entry.line, 1);
   // Code lenses are view zones above the line; a title-only command is drawn as plain text.
-  const lens = page.locator('.editor-instance .codelens-decoration', { hasText: /^\s*≈/ }).first();
-  await lens.waitFor({ timeout: TIMEOUT });
-  const titles = (await page.locator('.editor-instance .codelens-decoration').allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  const lenses = page.locator('.editor-group-container.active .codelens-decoration');
+  await lenses.filter({ hasText: /^\s*≈/ }).first().waitFor({ timeout: TIMEOUT });
+  const titles = (await lenses.allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
   assert.ok(titles.some((t) => t.startsWith('≈') && /\d (ns|µs|ms|s)\b/.test(t)), `lens titles: ${JSON.stringify(titles)}`);
   console.log(`# ${titles.length} lenses; first: ${titles[0]}`);
-  await screenshot('code-lenses', 'editor');
+  await screenshot('code-lenses', 'editor', 900); // editors/images/vscode-code-lenses.png
 });
 
 test('HLO: Show Costliest Kernels lists the kernels; picking the first selects its name', async () => {
   await runCommand('HLO: Show Costliest Kernels');
   const rows = page.locator('.quick-input-list .monaco-list-row');
   const first = rows.first();
-  await first.locator('.label-name').filter({ hasText: '≈' }).waitFor({ timeout: TIMEOUT });
-  const labels = (await rows.locator('.label-name').allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  // A row's first .label-name is its label; the detail (the summary) is another one.
+  await first.locator('.label-name').first().filter({ hasText: '≈' }).waitFor({ timeout: TIMEOUT });
+  const labels = (await rows.evaluateAll((rs) => rs.map((r) => r.querySelector('.label-name')?.textContent ?? ''))).map((t) =>
+    t.replace(/\u00a0/g, ' ').trim(),
+  );
   assert.ok(labels.length >= 2, `rows: ${JSON.stringify(labels)}`);
   console.log(`# kernels: ${JSON.stringify(labels)}`);
+  await page.waitForTimeout(300); // the quick pick fades in
   await screenshot('costliest-kernels');
   const name = labels[0].split(/\s+/)[0];
   await first.click();
