@@ -446,6 +446,70 @@ local ok = xpcall(function()
     end
   end)
 
+  -- Cost on a GPU dump: the code lens above each kernel and :HloKernels.
+  local gpu_sample = data .. '/samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo'
+  vim.cmd('edit ' .. vim.fn.fnameescape(gpu_sample))
+  local gpu = vim.api.nvim_get_current_buf()
+  local gpu_client = wait_client(gpu)
+
+  check_with('codeLensProvider', 'code lens: a resolved lens with the cost (title starting with ≈) above a kernel', function()
+    assert(gpu_client, 'no client on the GPU sample')
+    local titles = {}
+    -- The plugin refreshes on attach and BufEnter; vim.lsp.codelens resolves the lenses.
+    local found = vim.wait(TIMEOUT, function()
+      titles = {}
+      for _, lens in ipairs(vim.lsp.codelens.get(gpu)) do
+        if lens.command and lens.command.title then
+          table.insert(titles, lens.command.title)
+        end
+      end
+      for _, t in ipairs(titles) do
+        if vim.startswith(t, '≈') then
+          return true
+        end
+      end
+      return false
+    end, 50)
+    assert(found, 'no resolved lens titled ≈...; lenses: ' .. vim.inspect(vim.lsp.codelens.get(gpu)))
+    out('# lens: ' .. titles[1])
+  end)
+
+  check('quickfix: :HloKernels lists the kernels of hlo-lsp/kernels in order, at their names', function()
+    assert(gpu_client, 'no client on the GPU sample')
+    local want = request(gpu_client, gpu, 'hlo-lsp/kernels', { textDocument = { uri = vim.uri_from_bufnr(gpu) } })
+    assert(want and #want.kernels > 0, 'hlo-lsp/kernels: no kernels: ' .. vim.inspect(want))
+    vim.fn.setqflist({}, 'r', { title = 'before', items = {} })
+    vim.cmd('HloKernels')
+    local qf
+    assert(vim.wait(TIMEOUT, function()
+      qf = vim.fn.getqflist({ title = 1, items = 1 })
+      return qf.title ~= 'before'
+    end, 50), 'the quickfix list was not replaced')
+    assert(qf.title:find(want.device, 1, true), 'title: ' .. qf.title)
+    assert(#qf.items == #want.kernels, ('%d items for %d kernels'):format(#qf.items, #want.kernels))
+    local lines = vim.api.nvim_buf_get_lines(gpu, 0, -1, false)
+    for i, k in ipairs(want.kernels) do
+      local item = qf.items[i]
+      assert(item.bufnr == gpu, 'item ' .. i .. ' in buffer ' .. item.bufnr)
+      assert(item.lnum == k.range.start.line + 1, ('item %d (%s) on line %d, kernel on %d'):format(i, k.name, item.lnum, k.range.start.line + 1))
+      -- The column is the kernel's name in the line.
+      assert(lines[item.lnum]:sub(item.col, item.col + #k.name - 1) == k.name, ('item %d: col %d of %q is not %s'):format(i, item.col, lines[item.lnum], k.name))
+      local head = ('%s  %s (%s)  '):format(require('hlo').format_time(k.exec_time_us), k.name, k.kind)
+      assert(item.text == head .. k.summary, ('item %d text %q'):format(i, item.text))
+      if i > 1 then
+        assert(k.exec_time_us <= want.kernels[i - 1].exec_time_us, 'not costliest first')
+      end
+    end
+    -- The quickfix window opened.
+    local open = false
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      open = open or vim.fn.getwininfo(win)[1].quickfix == 1
+    end
+    assert(open, 'the quickfix window is not open')
+    out('# quickfix: ' .. #qf.items .. ' kernels, first: ' .. qf.items[1].text)
+    vim.cmd('cclose')
+  end)
+
   check('no deprecation warnings from the plugin or this test on this Neovim', function()
     local m = messages()
     assert(not m:lower():find('deprecat'), 'messages:\n' .. m)

@@ -48,6 +48,8 @@ const samples = {
   transpose: path.join(extensionRoot, '..', 'neovim', 'test', 'fixtures', 'transpose_fusion.hlo'),
   chains: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.hlo'),
   chainsFixed: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.identity-fixed.hlo'),
+  // A GPU dump (cuBLAS custom calls and loop fusions): cost lenses and the kernels command.
+  gpu: path.join(repoRoot, 'tests', 'data', 'samples', 'xla', 'xla__backends__gpu__tests__kernel_reuse.hlo'),
 };
 // The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
 const TRANSPOSED = '(d0, d1) -> (d1, d0)';
@@ -59,7 +61,7 @@ let page: Page;
 let shot = 0;
 
 /** Saves a screenshot of the window (or of the editor area alone) in the artifacts folder. */
-async function screenshot(name: string, what: 'window' | 'editor' = 'window'): Promise<void> {
+async function screenshot(name: string, what: 'window' | 'editor' = 'window', maxHeight = 440): Promise<void> {
   fs.mkdirSync(artifacts, { recursive: true });
   shot += 1;
   const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
@@ -67,7 +69,7 @@ async function screenshot(name: string, what: 'window' | 'editor' = 'window'): P
     // The editor area, down to a little below the hover: what a reader of the README needs.
     const box = await page.locator('.part.editor').boundingBox();
     assert.ok(box, 'no editor area');
-    await page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 440) } });
+    await page.screenshot({ path: file, clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, maxHeight) } });
   } else {
     await page.screenshot({ path: file });
   }
@@ -105,7 +107,7 @@ function writeJson(file: string, value: unknown) {
 
 async function startCodeServer(): Promise<string> {
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
-  for (const f of [samples.transpose, samples.chains]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
+  for (const f of [samples.transpose, samples.chains, samples.gpu]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
   // A quiet workbench: no welcome page, no trust prompt, no telemetry, nothing fetched.
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), {
     'workbench.startupEditor': 'none',
@@ -408,4 +410,50 @@ test('the fusion-maps panel opens beside the editor with the composed map', asyn
   assert.ok(text.includes('transpose_fusion.hlo:' + at.line), text);
   console.log(`# panel: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
   await screenshot('fusion-maps-panel');
+});
+
+test('cost: a code lens with the estimated time above each kernel of a GPU dump', async () => {
+  // One editor group again (the maps panel opened beside), then the GPU dump at its entry.
+  await runCommand('View: Close All Editors');
+  await quickOpen(path.basename(samples.gpu));
+  const entry = lineOf(samples.gpu, 'ENTRY main');
+  await goTo(entry.line + 12, 1);
+  await goTo(entry.line, 1);
+  // Code lenses are view zones above the line; a title-only command is drawn as plain text.
+  const lenses = page.locator('.editor-group-container.active .codelens-decoration');
+  await lenses.filter({ hasText: /^\s*≈/ }).first().waitFor({ timeout: TIMEOUT });
+  const titles = (await lenses.allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  assert.ok(titles.some((t) => t.startsWith('≈') && /\d (ns|µs|ms|s)\b/.test(t)), `lens titles: ${JSON.stringify(titles)}`);
+  console.log(`# ${titles.length} lenses; first: ${titles[0]}`);
+  await screenshot('code-lenses', 'editor', 900); // editors/images/vscode-code-lenses.png
+});
+
+test('HLO: Show Costliest Kernels lists the kernels; picking the first selects its name', async () => {
+  await runCommand('HLO: Show Costliest Kernels');
+  const rows = page.locator('.quick-input-list .monaco-list-row');
+  const first = rows.first();
+  // A row's first .label-name is its label; the detail (the summary) is another one.
+  await first.locator('.label-name').first().filter({ hasText: '≈' }).waitFor({ timeout: TIMEOUT });
+  const labels = (await rows.evaluateAll((rs) => rs.map((r) => r.querySelector('.label-name')?.textContent ?? ''))).map((t) =>
+    t.replace(/\u00a0/g, ' ').trim(),
+  );
+  assert.ok(labels.length >= 2, `rows: ${JSON.stringify(labels)}`);
+  console.log(`# kernels: ${JSON.stringify(labels)}`);
+  await page.waitForTimeout(300); // the quick pick fades in
+  await screenshot('costliest-kernels');
+  const name = labels[0].split(/\s+/)[0];
+  await first.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+  // The kernel's name is selected: the status bar shows where and how many characters.
+  const at = lineOf(samples.gpu, `  ${name} = `);
+  // The cursor (the selection's active end) is after the name.
+  const want = `Ln ${at.line}, Col ${at.column + 2 + name.length} (${name.length} selected)`;
+  const status = page.locator('.statusbar-item', { hasText: /^Ln \d+, Col \d+/ }).first();
+  await page.waitForFunction(
+    (w) => Array.from(document.querySelectorAll('.statusbar-item')).some((e) => (e.textContent ?? '').includes(w)),
+    want,
+    { timeout: TIMEOUT },
+  );
+  console.log(`# picked ${name}: ${(await status.textContent())?.trim()}`);
+  await screenshot('costliest-kernels-picked', 'editor');
 });

@@ -11,6 +11,7 @@ import {
 } from 'vscode-languageclient/node';
 import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
+import { KERNELS_REQUEST, KernelsResponse, kernelPickItems, kernelPickTitle } from './kernels';
 import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
 
 const MAPS_SCHEME = 'hlo-maps';
@@ -127,6 +128,52 @@ async function showFusionMaps(): Promise<void> {
   }
 }
 
+/**
+ * The module's kernels, costliest first (`hlo-lsp/kernels`), in a quick pick; the picked
+ * kernel's name is revealed and selected. (The code lens above each kernel needs nothing
+ * here: the language client registers the server's code-lens provider.)
+ */
+async function showKernels(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'hlo') {
+    void vscode.window.showInformationMessage('HLO: open an HLO file to list its kernels.');
+    return;
+  }
+  const c = client;
+  if (!c?.isRunning()) {
+    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
+    return;
+  }
+  const document = editor.document;
+  let response: KernelsResponse | null;
+  try {
+    response = await c.sendRequest<KernelsResponse | null>(KERNELS_REQUEST, {
+      textDocument: { uri: c.code2ProtocolConverter.asUri(document.uri) },
+    });
+  } catch (e) {
+    void vscode.window.showWarningMessage(`HLO: the server could not list the kernels: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const items = kernelPickItems(response);
+  if (!response || items.length === 0) {
+    void vscode.window.showInformationMessage(
+      'HLO: no kernels to rank in this file (a CPU dump is ranked only when hlo.coalescing.device names a GPU).',
+    );
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: kernelPickTitle(response),
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked) return;
+  const range = c.protocol2CodeConverter.asRange(picked.kernel.range);
+  // The editor may have been closed or hidden while the pick was open: show the document.
+  const target = await vscode.window.showTextDocument(document, { viewColumn: editor.viewColumn, preserveFocus: false });
+  target.selection = new vscode.Selection(range.start, range.end);
+  target.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('HLO');
   context.subscriptions.push(
@@ -141,6 +188,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await startClient(context);
     }),
     vscode.commands.registerCommand('hlo.showFusionMaps', showFusionMaps),
+    vscode.commands.registerCommand('hlo.showKernels', showKernels),
     vscode.workspace.onDidChangeConfiguration((e) => onConfigurationChanged(context, e)),
   );
   await startClient(context);

@@ -6,7 +6,7 @@ export type InlayHintMode = 'off' | 'short' | 'full';
 export type DivSpelling = 'floordiv' | 'slash';
 export type CoalescingSeverity = 'information' | 'warning';
 /** A preset name, or custom device numbers over a `base` preset (passed through). */
-export type CoalescingDevice = 'a6000' | 'a100' | 'h100' | Record<string, unknown>;
+export type CoalescingDevice = 'a6000' | 'a100' | 'h100' | 'b200' | Record<string, unknown>;
 
 /** What the server understands. Field names are the wire names. */
 export interface ServerSettings {
@@ -14,12 +14,24 @@ export interface ServerSettings {
   divSpelling: DivSpelling;
   utilizationBudget: number;
   physicalLayout: boolean;
-  coalescing: { device: CoalescingDevice; severity: CoalescingSeverity };
+  /** `device` is left out when the user did not set it (see `serverSettings`). */
+  coalescing: { device?: CoalescingDevice; severity: CoalescingSeverity };
 }
 
 /** The slice of `vscode.WorkspaceConfiguration` this module needs (so tests can fake it). */
 export interface ConfigurationLike {
   get<T>(section: string): T | undefined;
+  /** Where a value comes from; without it every setting counts as set. */
+  inspect?<T>(section: string):
+    | { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T; [k: string]: unknown }
+    | undefined;
+}
+
+/** Whether the user set `section` anywhere (user, workspace or folder settings). */
+function isSet(config: ConfigurationLike, section: string): boolean {
+  if (!config.inspect) return true;
+  const i = config.inspect<unknown>(section);
+  return !!i && [i.globalValue, i.workspaceValue, i.workspaceFolderValue].some((v) => v !== undefined);
 }
 
 export const DEFAULTS: ServerSettings = {
@@ -35,14 +47,16 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 }
 
 /**
- * Reads the `hlo.*` settings into the server's shape. Values of the wrong type (hand-edited
+ * Reads the `hlo.*` settings into the server's shape. `coalescing.device` is sent only when
+ * the user set it: the server models a GPU (a6000) by default anyway, and estimates the
+ * kernels of a CPU dump (code lenses, the hover's Cost line) only on a GPU the user chose. Values of the wrong type (hand-edited
  * settings.json) fall back to the defaults instead of reaching the server.
  */
 export function serverSettings(config: ConfigurationLike): ServerSettings {
   const budget = config.get<unknown>('utilization.budget');
   const physical = config.get<unknown>('maps.physicalLayout');
   const device = config.get<unknown>('coalescing.device');
-  return {
+  const settings: ServerSettings = {
     inlayHints: { mode: oneOf(config.get('inlayHints.mode'), ['off', 'short', 'full'] as const, DEFAULTS.inlayHints.mode) },
     divSpelling: oneOf(config.get('maps.divSpelling'), ['floordiv', 'slash'] as const, DEFAULTS.divSpelling),
     utilizationBudget: typeof budget === 'number' && Number.isFinite(budget) && budget > 0 ? budget : DEFAULTS.utilizationBudget,
@@ -51,10 +65,12 @@ export function serverSettings(config: ConfigurationLike): ServerSettings {
       device:
         device !== null && typeof device === 'object' && !Array.isArray(device)
           ? (device as Record<string, unknown>)
-          : oneOf(device, ['a6000', 'a100', 'h100'] as const, 'a6000'),
+          : oneOf(device, ['a6000', 'a100', 'h100', 'b200'] as const, 'a6000'),
       severity: oneOf(config.get('coalescing.severity'), ['information', 'warning'] as const, DEFAULTS.coalescing.severity),
     },
   };
+  if (!isSet(config, 'coalescing.device')) delete settings.coalescing.device;
+  return settings;
 }
 
 /** `hlo.server.extraArgs`, keeping only strings. */

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as stubs from './stubs';
+import { RESPONSE } from './kernelsFixture';
 import { extensionRoot } from './tokenize';
 
 stubs.install();
@@ -137,4 +138,40 @@ test('show fusion maps: the whole hover at the cursor rendered in a markdown pan
   await stubs.rec.commands.get('hlo.showFusionMaps')!();
   assert.match(stubs.rec.infos.at(-1) ?? '', /open an HLO file/);
   await flush();
+});
+
+test('show costliest kernels: hlo-lsp/kernels in a quick pick; the picked kernel name is selected', async () => {
+  await ext.activate(context() as never);
+  const docUri = { scheme: 'file', path: '/ws/gpu.hlo', fsPath: '/ws/gpu.hlo', toString: () => 'file:///ws/gpu.hlo' };
+  const document = { languageId: 'hlo', uri: docUri };
+  stubs.state.activeEditor = { document, selection: { active: { line: 0, character: 0 } }, viewColumn: 1 };
+  stubs.state.kernelsResult = RESPONSE;
+  stubs.state.pick = (items) => items[1];
+  await stubs.rec.commands.get('hlo.showKernels')!();
+  const c = stubs.rec.clients[0];
+  assert.deepEqual(c.requests, [{ method: 'hlo-lsp/kernels', params: { textDocument: { uri: 'file:///ws/gpu.hlo' } } }]);
+  const [pick] = stubs.rec.quickPicks;
+  assert.deepEqual(
+    (pick.items as { label: string }[]).map((i) => i.label),
+    ['fusion.2  ≈ 12.30 µs', 'custom-call  ≈ 1.53 ms', 'main  ≈ 4.00 ns'],
+  );
+  assert.match((pick.options as { placeHolder: string }).placeHolder, /^3 kernels, costliest first, estimated on a6000/);
+  // The second kernel was picked: its name is selected and revealed in the document.
+  assert.equal(stubs.rec.shown.length, 1);
+  assert.equal(stubs.rec.shown[0].document, document);
+  const want = RESPONSE.kernels[1].range;
+  assert.deepEqual({ ...(stubs.rec.shown[0].editor.selection as object) }, { anchor: want.start, active: want.end });
+  assert.deepEqual(stubs.rec.shown[0].editor.revealed, [{ start: want.start, end: want.end }]);
+  // Dismissed: nothing moves. No kernels (a CPU dump with no GPU chosen): a message instead.
+  stubs.state.pick = () => undefined;
+  await stubs.rec.commands.get('hlo.showKernels')!();
+  assert.equal(stubs.rec.shown.length, 1);
+  stubs.state.kernelsResult = { device: 'a6000', kernels: [] };
+  await stubs.rec.commands.get('hlo.showKernels')!();
+  assert.equal(stubs.rec.quickPicks.length, 2);
+  assert.match(stubs.rec.infos.at(-1) ?? '', /no kernels/);
+  // Outside an HLO editor the command explains itself.
+  stubs.state.activeEditor = undefined;
+  await stubs.rec.commands.get('hlo.showKernels')!();
+  assert.match(stubs.rec.infos.at(-1) ?? '', /open an HLO file/);
 });

@@ -55,6 +55,26 @@ test('unset or ill-typed settings fall back to the defaults', () => {
   assert.deepEqual(extraArgs(config({ 'server.extraArgs': 'oops' })), []);
 });
 
+test('coalescing.device is sent only when the user set it (a CPU dump is costed only on a chosen GPU)', () => {
+  // VS Code's configuration: get() answers the default, inspect() says where a value comes from.
+  const vscodeConfig = (user: Record<string, unknown>, workspace: Record<string, unknown> = {}) => ({
+    get: <T>(k: string) => (workspace[k] ?? user[k] ?? (k === 'coalescing.device' ? 'a6000' : undefined)) as T | undefined,
+    inspect: <T>(k: string) => ({
+      key: 'hlo.' + k,
+      defaultValue: (k === 'coalescing.device' ? 'a6000' : undefined) as T | undefined,
+      globalValue: user[k] as T | undefined,
+      workspaceValue: workspace[k] as T | undefined,
+    }),
+  });
+  assert.deepEqual(serverSettings(vscodeConfig({})).coalescing, { severity: 'information' });
+  assert.deepEqual(serverSettings(vscodeConfig({ 'coalescing.device': 'b200' })).coalescing, { device: 'b200', severity: 'information' });
+  assert.deepEqual(serverSettings(vscodeConfig({}, { 'coalescing.device': 'a6000' })).coalescing, { device: 'a6000', severity: 'information' });
+  assert.deepEqual(serverSettings(vscodeConfig({ 'coalescing.device': { base: 'h100', smCount: 100 } })).coalescing.device, {
+    base: 'h100',
+    smCount: 100,
+  });
+});
+
 test('package.json declares each setting with the defaults the code uses', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
   const props = pkg.contributes.configuration.properties;
@@ -65,7 +85,7 @@ test('package.json declares each setting with the defaults the code uses', () =>
   assert.equal(props['hlo.utilization.budget'].default, DEFAULTS.utilizationBudget);
   assert.equal(props['hlo.maps.physicalLayout'].default, DEFAULTS.physicalLayout);
   assert.equal(props['hlo.coalescing.device'].default, DEFAULTS.coalescing.device);
-  assert.deepEqual(props['hlo.coalescing.device'].anyOf[0].enum, ['a6000', 'a100', 'h100']);
+  assert.deepEqual(props['hlo.coalescing.device'].anyOf[0].enum, ['a6000', 'a100', 'h100', 'b200']);
   assert.equal(props['hlo.coalescing.severity'].default, DEFAULTS.coalescing.severity);
   assert.deepEqual(props['hlo.coalescing.severity'].enum, ['information', 'warning']);
   for (const k of ['hlo.server.path', 'hlo.server.extraArgs', 'hlo.trace.server']) assert.ok(props[k], k);

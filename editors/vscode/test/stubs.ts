@@ -8,9 +8,19 @@ export interface Recorded {
   executed: { id: string; args: unknown[] }[];
   warnings: string[];
   infos: string[];
+  /** Each quick pick shown: its items and options. */
+  quickPicks: { items: unknown[]; options: unknown }[];
+  /** What showTextDocument opened, with the editor it returned. */
+  shown: { document: unknown; editor: ShownEditor }[];
   clients: FakeClient[];
   providers: Map<string, { provideTextDocumentContent(uri: unknown): string }>;
   configListeners: ((e: { affectsConfiguration(s: string): boolean }) => unknown)[];
+}
+
+export interface ShownEditor {
+  selection: unknown;
+  revealed: unknown[];
+  revealRange(range: unknown, how: unknown): void;
 }
 
 export const settings: Record<string, unknown> = {};
@@ -20,12 +30,18 @@ export const state = {
   hoverResult: null as unknown,
   /** The server answers `hlo-lsp/fusionMaps` with an error (an older server). */
   fusionMapsUnsupported: false,
+  /** The answer to `hlo-lsp/kernels`. */
+  kernelsResult: null as unknown,
+  /** Chooses from a quick pick's items (default: dismissed). */
+  pick: (_items: unknown[]): unknown => undefined,
 };
 export const rec: Recorded = {
   commands: new Map(),
   executed: [],
   warnings: [],
   infos: [],
+  quickPicks: [],
+  shown: [],
   clients: [],
   providers: new Map(),
   configListeners: [],
@@ -37,6 +53,8 @@ export function reset() {
   rec.executed.length = 0;
   rec.warnings.length = 0;
   rec.infos.length = 0;
+  rec.quickPicks.length = 0;
+  rec.shown.length = 0;
   rec.clients.length = 0;
   rec.providers.clear();
   rec.configListeners.length = 0;
@@ -44,6 +62,8 @@ export function reset() {
   state.activeEditor = undefined;
   state.hoverResult = null;
   state.fusionMapsUnsupported = false;
+  state.kernelsResult = null;
+  state.pick = () => undefined;
 }
 
 class EventEmitter<T> {
@@ -60,8 +80,17 @@ class EventEmitter<T> {
 
 const fakeUri = (scheme: string, p: string) => ({ scheme, path: p, fsPath: p, toString: () => `${scheme}://${p}` });
 
+class Selection {
+  constructor(
+    public anchor: unknown,
+    public active: unknown,
+  ) {}
+}
+
 const vscode = {
   EventEmitter,
+  Selection,
+  TextEditorRevealType: { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 },
   ViewColumn: { Beside: -2 },
   Uri: { from: (c: { scheme: string; path: string }) => fakeUri(c.scheme, c.path), file: (p: string) => fakeUri('file', p) },
   workspace: {
@@ -95,7 +124,21 @@ const vscode = {
     get activeTextEditor() {
       return state.activeEditor;
     },
-    showTextDocument: async () => undefined,
+    showQuickPick: async (items: unknown[], options: unknown) => {
+      rec.quickPicks.push({ items, options });
+      return state.pick(items);
+    },
+    showTextDocument: async (document: unknown) => {
+      const editor: ShownEditor = {
+        selection: undefined,
+        revealed: [],
+        revealRange(range: unknown) {
+          this.revealed.push(range);
+        },
+      };
+      rec.shown.push({ document, editor });
+      return editor;
+    },
   },
   commands: {
     registerCommand: (id: string, fn: (...a: unknown[]) => unknown) => {
@@ -138,13 +181,18 @@ export class FakeClient {
     const method = typeof type === 'string' ? type : type.method;
     this.requests.push({ method, params });
     if (method === 'hlo-lsp/fusionMaps' && state.fusionMapsUnsupported) throw new Error('MethodNotFound');
+    if (method === 'hlo-lsp/kernels') return state.kernelsResult;
     return state.hoverResult;
   }
   code2ProtocolConverter = {
+    asUri: (uri: { toString(): string }) => uri.toString(),
     asTextDocumentPositionParams: (doc: { uri: { toString(): string } }, pos: { line: number; character: number }) => ({
       textDocument: { uri: doc.uri.toString() },
       position: { line: pos.line, character: pos.character },
     }),
+  };
+  protocol2CodeConverter = {
+    asRange: (r: { start: unknown; end: unknown }) => ({ start: r.start, end: r.end }),
   };
 }
 

@@ -18,6 +18,9 @@ M.defaults = {
   },
   -- Show inlay hints (the map after each fused instruction) where Neovim supports them (0.10+).
   inlay_hints = true,
+  -- Show the cost code lens above each kernel (vim.lsp.codelens), refreshed on attach,
+  -- BufEnter, InsertLeave and TextChanged.
+  codelens = true,
   -- Files whose presence marks the project root.
   root_markers = { '.git', 'Cargo.toml' },
   -- Register tree-sitter-hlo for highlighting when its parser is on the runtimepath.
@@ -71,11 +74,41 @@ local function root_dir(bufnr, markers)
   return start
 end
 
+--- Asks the servers of `bufnr` for its code lenses (resolved and drawn by vim.lsp.codelens).
+function M.refresh_codelens(bufnr)
+  if not (vim.lsp.codelens and vim.api.nvim_buf_is_loaded(bufnr)) then
+    return
+  end
+  if has('0.10') then
+    vim.lsp.codelens.refresh({ bufnr = bufnr })
+  else
+    -- 0.7-0.9: refresh() takes no arguments and works on the current buffer.
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.lsp.codelens.refresh()
+    end)
+  end
+end
+
+local function setup_codelens(bufnr)
+  local group = vim.api.nvim_create_augroup('hlo_codelens_' .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'TextChanged' }, {
+    group = group,
+    buffer = bufnr,
+    callback = function(args)
+      M.refresh_codelens(args.buf)
+    end,
+  })
+  M.refresh_codelens(bufnr)
+end
+
 local function on_attach(client, bufnr)
   local cfg = M.config
   if cfg.inlay_hints and vim.lsp.inlay_hint and client.server_capabilities.inlayHintProvider then
     -- 0.10+ signature: enable(enable, filter)
     pcall(vim.lsp.inlay_hint.enable, true, { bufnr = bufnr })
+  end
+  if cfg.codelens and client.server_capabilities.codeLensProvider then
+    setup_codelens(bufnr)
   end
   if cfg.lsp.on_attach then
     cfg.lsp.on_attach(client, bufnr)
@@ -154,6 +187,9 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
   local cfg = M.config
+  vim.api.nvim_create_user_command('HloKernels', function(cmd)
+    M.kernels({ limit = tonumber(cmd.args) })
+  end, { nargs = '?', desc = 'hlo-lsp: the kernels of this buffer, costliest first, in the quickfix list' })
   if cfg.treesitter then
     setup_treesitter()
   end
@@ -201,6 +237,82 @@ local function running_clients()
     end
   end
   return clients
+end
+
+--- An estimated time as the code lenses print it: ns below a microsecond, then µs, ms, s.
+function M.format_time(us)
+  if type(us) ~= 'number' or us ~= us then
+    return '? µs'
+  elseif us < 1 then
+    return ('%.2f ns'):format(us * 1000)
+  elseif us < 1000 then
+    return ('%.2f µs'):format(us)
+  elseif us < 1e6 then
+    return ('%.2f ms'):format(us / 1000)
+  end
+  return ('%.2f s'):format(us / 1e6)
+end
+
+--- Quickfix items for an `hlo-lsp/kernels` result, in its order (costliest first): the
+--- position of each kernel's name, text `time  name (kind)  summary`.
+function M.kernel_items(result, bufnr, offset_encoding)
+  local uri = vim.uri_from_bufnr(bufnr)
+  local items = {}
+  for _, k in ipairs((result or {}).kernels or {}) do
+    -- One location at a time: locations_to_items sorts, the ranking must stay.
+    local item = vim.lsp.util.locations_to_items({ { uri = uri, range = k.range } }, offset_encoding or 'utf-16')[1]
+    table.insert(items, {
+      bufnr = bufnr,
+      lnum = item and item.lnum or k.range.start.line + 1,
+      col = item and item.col or k.range.start.character + 1,
+      text = ('%s  %s (%s)  %s'):format(M.format_time(k.exec_time_us), k.name, k.kind, k.summary or ''),
+    })
+  end
+  return items
+end
+
+--- `:HloKernels`: the kernels of the current buffer, costliest first (`hlo-lsp/kernels`), in
+--- the quickfix list, which opens. opts: bufnr, limit, open (default true), on_done(items).
+function M.kernels(opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  if bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  local client
+  for _, c in ipairs(running_clients()) do
+    if vim.lsp.buf_is_attached(bufnr, c.id) then
+      client = c
+      break
+    end
+  end
+  if not client then
+    notify('no hlo-lsp server attached to this buffer')
+    return
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, limit = opts.limit }
+  local function handler(err, result)
+    if err then
+      notify('hlo-lsp/kernels failed: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    local items = M.kernel_items(result, bufnr, client.offset_encoding)
+    local title = ('hlo-lsp kernels, costliest first (%s)'):format(result and result.device or '?')
+    vim.fn.setqflist({}, ' ', { title = title, items = items })
+    if #items == 0 then
+      notify('no kernels to rank in this buffer (a CPU dump is ranked only when coalescing.device names a GPU)', vim.log.levels.INFO)
+    elseif opts.open ~= false then
+      vim.cmd('copen')
+    end
+    if opts.on_done then
+      opts.on_done(items)
+    end
+  end
+  if has('0.11') then
+    client:request('hlo-lsp/kernels', params, handler, bufnr) -- methods take self since 0.11
+  else
+    client.request('hlo-lsp/kernels', params, handler, bufnr)
+  end
 end
 
 --- Merges `settings` into the configuration and sends them to running servers
