@@ -74,3 +74,35 @@ fn coalescing_of_a_transposed_operand() {
 fn tiles_of_an_indivisible_split() {
     insta::assert_snapshot!(printed(&["tiles", "tests/data/tiling/split_6_by_4.hlo"]));
 }
+
+#[test]
+fn diff_across_a_fusion_pass() {
+    insta::assert_snapshot!(printed(&[
+        "diff",
+        "tests/data/dumps/step/module_0004.jit_step.0000.HLO_passes_after_layout_assignment.after_reshape-decomposer.before_fusion.txt",
+        "tests/data/dumps/step/module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt"
+    ]));
+}
+
+#[test]
+fn mlir_of_bytedance_linalg_ext_ops() {
+    insta::assert_snapshot!(printed(&["mlir", "tests/data/mlir/linalg_ext.mlir"]));
+}
+
+#[test]
+fn mlir_check_of_errors() {
+    insta::assert_snapshot!(printed(&["check", "tests/data/mlir/errors.mlir"]));
+}
+
+#[test]
+fn simplify_of_a_reshape_map() {
+    insta::assert_snapshot!(printed(&[
+        "simplify",
+        "(d0, d1) -> ((d0 * 8 + d1) floordiv 8, (d0 * 8 + d1) mod 8), domain: d0 in [0, 15], d1 in [0, 7]"
+    ]));
+}
+
+#[test]
+fn maps_json_of_the_softmax_fusion() {
+    insta::assert_snapshot!(printed(&["maps", "--json", "examples/softmax.hlo"]));
+}
