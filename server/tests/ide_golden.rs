@@ -218,3 +218,31 @@ fn a_cpu_fusion_is_judged_only_on_a_chosen_gpu() {
     let hover = ide::hover::hover(&snapshot, at, &chosen, Detail::Summary).unwrap();
     insta::assert_snapshot!(hover.text());
 }
+
+/// XLA's `DoNotFuseReduceIntoReduce`: the hover of the second reduce says what it
+/// costs and why XLA does not fuse the first into it.
+const REDUCE_INTO_REDUCE: &str = r#"HloModule test_module
+
+add {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT add.13235 = f32[] add(p0, p1)
+}
+
+ENTRY main {
+  p0 = f32[8,4,128,226]{3,2,1,0} parameter(0)
+  c0 = f32[] constant(0)
+  r0 = f32[8,4,128]{2,1,0} reduce(p0, c0), dimensions={3}, to_apply=add
+  ROOT $0r1 = f32[8,4]{1,0} reduce(r0, c0), dimensions={2}, to_apply=add
+}
+"#;
+
+#[test]
+fn hover_of_a_kernel_says_why_its_producer_is_not_fused() {
+    let hover = hover_at(REDUCE_INTO_REDUCE, Detail::Summary);
+    assert!(
+        hover.contains("not fused with `%r0`: both the producer and the consumer contain a reduce"),
+        "{hover}"
+    );
+    insta::assert_snapshot!(hover);
+}

@@ -136,9 +136,13 @@ pub fn hover_lines(
     lines
 }
 
+/// How many producers a hover weighs: each costs two estimates, and a hover stays
+/// short; the rest are counted.
+const HOVER_PRODUCERS: usize = 4;
+
 /// `not fused with %fusion.7: both the producer and the consumer contain a reduce ·
 /// fusing would save 3.2 µs`, for each operand of the kernel at `at` that another
-/// kernel of its computation computes.
+/// kernel of its computation computes (the first [`HOVER_PRODUCERS`]).
 fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<String> {
     let module = snapshot.model().module(at.module);
     let computation = module.computation(at.computation);
@@ -155,6 +159,9 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
             continue;
         }
         seen.push(id);
+        if seen.len() > HOVER_PRODUCERS {
+            continue;
+        }
         let decision = fusible::can_fuse(
             &hlo,
             Instr {
@@ -189,6 +196,12 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
             )
         };
         lines.push(format!("{verdict} · {saving}"));
+    }
+    if seen.len() > HOVER_PRODUCERS {
+        let more = seen.len() - HOVER_PRODUCERS;
+        lines.push(format!(
+            "… {more} more operand(s) from other kernels: `hlo-lsp fusion FILE --producer NAME`"
+        ));
     }
     lines
 }
