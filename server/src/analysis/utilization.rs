@@ -133,12 +133,19 @@ impl std::fmt::Display for Utilization {
             ),
             Some(s) => {
                 let (lo, hi) = (s.most.1.min(s.least.1), s.most.1.max(s.least.1));
-                write!(
-                    f,
-                    "utilization between {:.1}% and {:.1}% of elements, each read {lo:.2}× to {hi:.2}× (bounds)",
-                    s.least.0 * 100.0,
-                    s.most.0 * 100.0,
-                )
+                let (least, most) = (s.least.0 * 100.0, s.most.0 * 100.0);
+                // Bounds that agree on the fraction say it once.
+                if format!("{least:.1}") == format!("{most:.1}") {
+                    write!(
+                        f,
+                        "utilization {least:.1}% of elements, each read {lo:.2}× to {hi:.2}× (bounds)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "utilization between {least:.1}% and {most:.1}% of elements, each read {lo:.2}× to {hi:.2}× (bounds)"
+                    )
+                }
             }
         }
     }
