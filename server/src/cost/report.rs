@@ -110,6 +110,9 @@ pub fn dominant_operand(cost: &KernelCost) -> Option<String> {
     } else {
         0.0
     };
+    if cost.operands.len() > 1 && share <= 50.0 {
+        return None;
+    }
     Some(format!(
         "`%{}` ({}, {share:.0}% of the read time{})",
         top.name,

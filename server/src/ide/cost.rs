@@ -134,8 +134,16 @@ pub fn hover_lines(
     if let Some(dominant) = report::dominant_operand(&cost).filter(|_| cost.operands.len() > 1) {
         first.push_str(&format!(" · most read time: {dominant}"));
     }
+    // A paragraph of its own: the title, the producers as a list, a blank line.
     let mut lines = vec![first];
-    lines.extend(fusion_lines(snapshot, &at, config));
+    lines.extend(
+        fusion_lines(snapshot, &at, config)
+            .into_iter()
+            .map(|line| format!("- {line}")),
+    );
+    if let Some(last) = lines.last_mut() {
+        last.push('\n');
+    }
     lines
 }
 
