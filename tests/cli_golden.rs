@@ -106,3 +106,23 @@ fn simplify_of_a_reshape_map() {
 fn maps_json_of_the_softmax_fusion() {
     insta::assert_snapshot!(printed(&["maps", "--json", "examples/softmax.hlo"]));
 }
+
+/// JAX's CPU dumps of small programs carry no backend mark in their text; XLA printed
+/// them after its pipeline (scheduled, with the entry layout), and no GPU mark means
+/// the CPU's output: no GPU findings.
+#[test]
+fn check_of_unmarked_cpu_dumps_has_no_gpu_findings() {
+    for dump in [
+        "tests/data/jax/pooling.after.hlo",
+        "tests/data/jax/reshape_transpose.after.hlo",
+    ] {
+        let text = printed(&["check", dump]);
+        assert!(!text.contains("uncoalesced-read"), "{dump}: {text}");
+    }
+    // A GPU test module scheduled by hand keeps its finding.
+    let gpu = printed(&[
+        "check",
+        "tests/data/samples/xla/xla__backends__gpu__tests__pdl.hlo",
+    ]);
+    assert!(gpu.contains("uncoalesced-read"), "{gpu}");
+}

@@ -65,11 +65,20 @@ impl Backend {
     }
 
     /// The backend of a module, from its text (see [`Self::of_text`]), found once
-    /// per module outline.
+    /// per module outline. The entry computation is read first: its kernels carry the
+    /// marks, while fused computations (which often come first in a dump) do not.
+    /// A module XLA printed after its pipeline ([`Module::compiled`]) without any GPU
+    /// mark is a CPU one: XLA's GPU backend gives every scheduled kernel an operation
+    /// queue. (Test modules written by hand for the GPU may be scheduled without
+    /// marks; they do not give the entry layout, and stay unknown.)
     pub fn of_module(module: &Module) -> Option<Backend> {
         *module.refs.backend.get_or_init(|| {
+            let entry = module.entry_computation();
+            let others = module
+                .computations()
+                .filter(|c| Some(c.id) != entry.as_ref().map(|e| e.id));
             let mut scanned = 0;
-            for c in module.computations() {
+            for c in entry.into_iter().chain(others) {
                 if let Some(backend) = Backend::of_text(c.text) {
                     return Some(backend);
                 }
@@ -78,7 +87,7 @@ impl Backend {
                     break;
                 }
             }
-            None
+            module.compiled.then_some(Backend::Cpu)
         })
     }
 
@@ -146,5 +155,18 @@ mod tests {
         assert_eq!(Backend::of_module(&gemm.modules[0]), Some(Backend::Gpu));
         let plain = module("ROOT f = f32[8] negate(p)");
         assert_eq!(Backend::of_module(&plain.modules[0]), None);
+        // After XLA's pipeline, no GPU mark anywhere: the CPU's output.
+        let scheduled = crate::model::parse_hlo(
+            "HloModule m, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}\n\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT f = f32[8] negate(p)\n}\n",
+        );
+        assert_eq!(
+            Backend::of_module(&scheduled.modules[0]),
+            Some(Backend::Cpu)
+        );
+        // Scheduled by a test's author, not printed by XLA: unknown.
+        let by_hand = crate::model::parse_hlo(
+            "HloModule m, is_scheduled=true\n\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT f = f32[8] negate(p)\n}\n",
+        );
+        assert_eq!(Backend::of_module(&by_hand.modules[0]), None);
     }
 }

@@ -44,6 +44,8 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
                 let m = current.get_or_insert_with(|| new_module(placed.start, units));
                 let text = placed.text();
                 m.header_range = Some(placed.abs(0..text.trim_end().len()));
+                m.compiled = text.contains("is_scheduled=true")
+                    && text.contains("entry_computation_layout=");
                 if let Some(name) = &placed.outline().name {
                     m.name = Some(name.name.to_string());
                     m.name_range = Some(placed.abs(name.start as usize..name.end as usize));

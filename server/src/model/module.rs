@@ -112,6 +112,10 @@ pub struct Module {
     pub name_range: Option<Range<usize>>,
     /// The `HloModule ...` line with its attributes.
     pub header_range: Option<Range<usize>>,
+    /// The header says `is_scheduled=true` and gives `entry_computation_layout`: XLA
+    /// printed the module after its pipeline (an after-optimizations dump). Modules
+    /// written by hand for tests may say the first, not both.
+    pub compiled: bool,
     /// From the first to the last byte of the module's text.
     pub range: Range<usize>,
     /// The computations in text order, each where its chunk starts.
