@@ -141,6 +141,25 @@ pub struct RunTimeData {
 }
 
 impl RunTimeData {
+    /// The estimate of a kernel from its parts: its time is compute and memory
+    /// overlapped as XLA combines them.
+    fn from_parts(
+        (flops, bytes_read, bytes_written): (i64, i64, i64),
+        (read_time, write_time, compute_time): (Duration, Duration, Duration),
+        num_blocks: i64,
+    ) -> RunTimeData {
+        RunTimeData {
+            flops,
+            bytes_read,
+            bytes_written,
+            read_time,
+            write_time,
+            compute_time,
+            exec_time: combine(compute_time, read_time + write_time),
+            num_blocks,
+        }
+    }
+
     fn infinite() -> RunTimeData {
         RunTimeData {
             flops: i64::MAX,
@@ -454,16 +473,11 @@ pub fn estimate_tiled(
         num_blocks,
         params.num_warps * device.warp_size,
     );
-    Ok(RunTimeData {
-        flops,
-        bytes_read,
-        bytes_written,
-        read_time: read,
-        write_time: write,
-        compute_time: compute,
-        exec_time: combine(compute, read + write),
+    Ok(RunTimeData::from_parts(
+        (flops, bytes_read, bytes_written),
+        (read, write, compute),
         num_blocks,
-    })
+    ))
 }
 
 /// `BandwidthUtilizationRateHeuristicForTiledMemoryAccess`: the share of each
@@ -586,16 +600,11 @@ pub fn estimate_indexed(model: &Model<'_>, instr: &Instruction) -> RunTimeData {
     }
     let write = write_time(device, bytes_written);
     let compute = compute_time(device, flops, launch.num_blocks, launch.threads_per_block);
-    RunTimeData {
-        flops,
-        bytes_read,
-        bytes_written,
-        read_time: read,
-        write_time: write,
-        compute_time: compute,
-        exec_time: combine(compute, read + write),
-        num_blocks: launch.num_blocks,
-    }
+    RunTimeData::from_parts(
+        (flops, bytes_read, bytes_written),
+        (read, write, compute),
+        launch.num_blocks,
+    )
 }
 
 #[cfg(test)]
