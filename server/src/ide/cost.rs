@@ -29,22 +29,30 @@ pub struct KernelAt {
     pub range: Range<usize>,
 }
 
-/// Whether `module` is a CPU dump: its text says so, else the file's name.
-fn is_cpu(snapshot: &HloSnapshot, module: &Module) -> bool {
-    let backend =
-        Backend::of_module(module).or_else(|| Backend::from_file_name(snapshot.file_name()));
+/// Whether `module` (or `kernel` in it) is the CPU's: the kernel's own marks say so,
+/// else the module's text, else the file's name. GPU answers (costs, coalescing)
+/// leave it alone unless the user chose a GPU.
+pub(super) fn is_cpu(
+    snapshot: &HloSnapshot,
+    module: &Module,
+    kernel: Option<&Instruction>,
+) -> bool {
+    let backend = kernel
+        .and_then(Backend::of_instruction)
+        .or_else(|| Backend::of_module(module))
+        .or_else(|| Backend::from_file_name(snapshot.file_name()));
     backend == Some(Backend::Cpu)
 }
 
 /// Whether GPU numbers are shown for `module`: not for a CPU dump, unless the user
 /// chose a GPU.
 fn judged(snapshot: &HloSnapshot, module: &Module, config: &Config) -> bool {
-    !is_cpu(snapshot, module) || config.device_chosen
+    !is_cpu(snapshot, module, None) || config.device_chosen
 }
 
 /// "as if compiled for h100" on a CPU dump read on a chosen GPU, else nothing.
 fn as_if(snapshot: &HloSnapshot, module: &Module, config: &Config) -> Option<String> {
-    is_cpu(snapshot, module).then(|| format!("as if compiled for {}", config.device.name))
+    is_cpu(snapshot, module, None).then(|| format!("as if compiled for {}", config.device.name))
 }
 
 /// Every kernel of the document (in text order), for lenses; cheap: no estimate.

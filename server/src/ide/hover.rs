@@ -17,7 +17,6 @@ use super::navigation::{symbol_at, Symbol};
 use super::snapshot::HloSnapshot;
 use super::touches;
 use crate::hover::{Detail, InstructionHover, Style};
-use crate::model::backend::Backend;
 use crate::model::{ComputationRef, Instruction, Module};
 
 /// A hover: markdown over a range of bytes.
@@ -370,13 +369,10 @@ fn coalescing_notes(
         Site::Fusion { fusion, .. } | Site::Parameter { fusion, .. } => fusion,
     };
     // A CPU dump is not a GPU kernel graph: judged only on a GPU the user chose.
-    let backend = Backend::of_instruction(fusion)
-        .or_else(|| Backend::of_module(module))
-        .or_else(|| Backend::from_file_name(snapshot.file_name()));
-    let cpu = match backend {
-        Some(Backend::Cpu) if !config.device_chosen => return Vec::new(),
-        cpu => cpu == Some(Backend::Cpu),
-    };
+    let cpu = super::cost::is_cpu(snapshot, module, Some(fusion));
+    if cpu && !config.device_chosen {
+        return Vec::new();
+    }
     let Some(module_id) = super::maps::module_id(snapshot, module) else {
         return Vec::new();
     };
