@@ -190,18 +190,23 @@ pub fn hero(nodes: &[Node], root: usize) -> usize {
     hero
 }
 
+/// A `transpose` node's `dimensions`, as indices (`None` when one is negative or
+/// they are missing).
+pub fn transpose_permutation(node: &Node) -> Option<Vec<usize>> {
+    node.op
+        .attrs
+        .dimensions
+        .as_ref()?
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect()
+}
+
 /// The normalized transpose of a `transpose` (or layout-changing `copy`) node, if
 /// XLA's transpose emitter tiles it.
 pub fn tiled_transpose(node: &Node) -> Option<NormalizedTranspose> {
     let permutation: Vec<usize> = match node.op.opcode.as_str() {
-        "transpose" => node
-            .op
-            .attrs
-            .dimensions
-            .as_ref()?
-            .iter()
-            .map(|&d| usize::try_from(d).ok())
-            .collect::<Option<_>>()?,
+        "transpose" => transpose_permutation(node)?,
         "copy" => (0..node.op.shape.as_array()?.rank()).collect(),
         _ => return None,
     };

@@ -167,14 +167,7 @@ pub fn tiled_transpose(h: &Hlo, i: Instr) -> Option<TransposeDescription> {
         return None;
     }
     let node = h.node(i);
-    let permutation: Vec<usize> = node
-        .op
-        .attrs
-        .dimensions
-        .as_ref()?
-        .iter()
-        .map(|&d| usize::try_from(d).ok())
-        .collect::<Option<_>>()?;
+    let permutation = emitter::transpose_permutation(node)?;
     let out = node.op.shape.as_array()?;
     let inp = node.op.operands.first()?.as_array()?;
     let t = emitter::normalize_transpose(inp, out, &permutation)?;
