@@ -246,3 +246,108 @@ fn hover_of_a_kernel_says_why_its_producer_is_not_fused() {
     );
     insta::assert_snapshot!(hover);
 }
+
+/// The text of `range` with its line (1-based) and column, as a reader finds it.
+fn place(text: &str, range: &std::ops::Range<usize>) -> String {
+    let line = text[..range.start].matches('\n').count() + 1;
+    let column = range.start - text[..range.start].rfind('\n').map_or(0, |n| n + 1) + 1;
+    format!("{line}:{column}")
+}
+
+/// Every code action of a whole document: title, kind, how many findings it answers,
+/// whether it is preferred, and each edit with its place.
+fn actions_of(snapshot: &ide::Snapshot) -> String {
+    let text = snapshot.text().to_string();
+    let mut out = String::new();
+    for action in ide::code_actions::actions(snapshot, &(0..text.len())) {
+        out.push_str(&format!(
+            "{:?}{} · answers {}: {}\n",
+            action.kind,
+            if action.preferred { " (preferred)" } else { "" },
+            action.answers.len(),
+            action.fix.title
+        ));
+        for edit in &action.fix.edits {
+            out.push_str(&format!(
+                "  {} {:?} → {:?}\n",
+                place(&text, &edit.range),
+                &text[edit.range.clone()],
+                edit.new_text
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn code_actions_of_a_tile_that_does_not_divide() {
+    let text = include_str!("../../tests/data/tiling/split_6_by_4.hlo");
+    insta::assert_snapshot!(actions_of(&ide::Snapshot::Hlo(hlo(text))));
+}
+
+#[test]
+fn code_actions_of_reshape_chains() {
+    let text = include_str!("../../tests/data/refactor/chains.hlo");
+    insta::assert_snapshot!(actions_of(&ide::Snapshot::Hlo(hlo(text))));
+}
+
+#[test]
+fn code_actions_of_mlir_aliases() {
+    let document = Arc::new(model::Document::parse(LINALG));
+    let snapshot = ide::Snapshot::Mlir(MlirSnapshot::new(document));
+    insta::assert_snapshot!(actions_of(&snapshot));
+}
+
+/// Semantic tokens as `text kind [modifiers]`, one per line.
+#[test]
+fn semantic_tokens_of_a_module() {
+    let text = SOFTMAX.lines().take(24).collect::<Vec<_>>().join("\n");
+    let snapshot = hlo(&text);
+    let mut out = String::new();
+    for t in ide::semantic_tokens::tokens(&snapshot) {
+        out.push_str(&format!(
+            "{} {:?} {:?} {}\n",
+            place(&text, &(t.start..t.end)),
+            &text[t.start..t.end],
+            t.kind,
+            t.modifiers
+        ));
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// The cost lens of every kernel of a GPU module, on the default device.
+#[test]
+fn cost_lenses_of_a_gpu_module() {
+    let text = include_str!(
+        "../../tests/data/samples/xla/xla__backends__gpu__tests__memory_bandwidth_fusion.hlo"
+    );
+    let snapshot = hlo(text);
+    let config = Config::default();
+    let mut out = String::new();
+    for at in ide::cost::kernels(&snapshot, &config) {
+        out.push_str(&format!(
+            "{} {}: {}\n",
+            place(text, &at.range),
+            &text[at.range.clone()],
+            ide::cost::lens_title(&snapshot, &at, &config)
+        ));
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// The loop bounds after each linalg op.
+#[test]
+fn mlir_inlay_hints() {
+    let document = Arc::new(model::Document::parse(LINALG));
+    let snapshot = MlirSnapshot::new(document);
+    let mut out = String::new();
+    for hint in ide::mlir::inlay_hints(&snapshot, 0..LINALG.len(), &Config::default()) {
+        out.push_str(&format!(
+            "{} {}\n",
+            place(LINALG, &(hint.offset..hint.offset)),
+            hint.label
+        ));
+    }
+    insta::assert_snapshot!(out);
+}

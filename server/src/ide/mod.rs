@@ -13,9 +13,11 @@
 //! * [`inlay_hints`], [`navigation`] (definition, references, rename, symbols),
 //!   [`source`] (the `Source:` line and document links), [`mlir`] (the same for
 //!   `.mlir` documents);
+//! * [`code_actions`]: the quick fixes of the findings at a range, and MLIR refactorings;
 //! * [`config`]: the user's choices the features need.
 
 pub mod call_hierarchy;
+pub mod code_actions;
 pub mod config;
 pub mod cost;
 pub mod folding;

@@ -1,13 +1,5 @@
-//! Quick fixes: the library attaches [`Fix`]es to its diagnostics (tiling, reshape
-//! chains, ...); this module offers those of the diagnostics that overlap the
-//! requested range, as `quickfix` code actions with their workspace edit.
-//!
-//! In MLIR documents, the alias refactorings (inline a use, extract an inline map) are
-//! offered too: they are edits at a position, not answers to a finding.
-//!
-//! Keeping fixes on the diagnostics means one analysis serves `hlo-lsp check`, the
-//! published diagnostics and the code actions, and a fix can never be offered for a
-//! finding the user does not see.
+//! `textDocument/codeAction`: the actions of [`crate::ide::code_actions`] as LSP code
+//! actions, each a workspace edit of this document with the diagnostics it answers.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -19,81 +11,48 @@ use tower_lsp_server::ls_types::{
 use super::diagnostics::to_lsp;
 use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
-use crate::ide;
-use crate::mlir::refactor::{self, RefactorKind};
-use crate::model::Fix;
-use crate::syntax::ranges_touch;
+use crate::ide::code_actions::{self, Action, ActionKind};
 
-/// The code actions at `range` (bytes): the quick fixes of every diagnostic overlapping
-/// it, in document order, then (in MLIR) the alias refactorings there.
+/// The code actions at `range` (bytes).
 pub fn code_actions(
     snapshot: &Snapshot,
     range: Range<usize>,
     encoding: PositionEncoding,
 ) -> CodeActionResponse {
-    let mut actions = quick_fixes(snapshot, &range, encoding);
-    if let ide::Snapshot::Mlir(mlir) = &snapshot.ide {
-        let analysis = mlir.mlir();
-        for refactor in refactor::refactors(&analysis.file, mlir.text(), &range) {
-            let mut action = code_action(snapshot, &refactor.fix, encoding);
-            action.kind = Some(match refactor.kind {
-                RefactorKind::Inline => CodeActionKind::REFACTOR_INLINE,
-                RefactorKind::Extract => CodeActionKind::REFACTOR_EXTRACT,
-            });
-            actions.push(action.into());
-        }
-    }
-    actions
+    code_actions::actions(&snapshot.ide, &range)
+        .into_iter()
+        .map(|action| to_proto(snapshot, action, encoding).into())
+        .collect()
 }
 
-/// The quick fixes of every diagnostic overlapping `range` (bytes), in document order.
-/// A fix that several diagnostics carry (one tiling fix answers each indivisible
-/// dimension) is one action that lists them all: one fix, one action.
-fn quick_fixes(
-    snapshot: &Snapshot,
-    range: &Range<usize>,
-    encoding: PositionEncoding,
-) -> CodeActionResponse {
-    let diagnostics = snapshot.ide.diagnostics();
-    let mut actions: Vec<(&Fix, CodeAction)> = Vec::new();
-    for d in diagnostics
-        .iter()
-        .filter(|d| !d.fixes.is_empty() && ranges_touch(&d.range, range))
-    {
-        let diagnostic = to_lsp(snapshot, d, encoding);
-        for (k, fix) in d.fixes.iter().enumerate() {
-            if let Some((_, action)) = actions.iter_mut().find(|(f, _)| *f == fix) {
-                action
-                    .diagnostics
-                    .get_or_insert_with(Vec::new)
-                    .push(diagnostic.clone());
-                continue;
-            }
-            let mut action = code_action(snapshot, fix, encoding);
-            action.diagnostics = Some(vec![diagnostic.clone()]);
-            action.is_preferred = Some(k == 0);
-            actions.push((fix, action));
-        }
-    }
-    actions.into_iter().map(|(_, a)| a.into()).collect()
-}
-
-fn code_action(snapshot: &Snapshot, fix: &Fix, encoding: PositionEncoding) -> CodeAction {
-    let edits = fix
+fn to_proto(snapshot: &Snapshot, action: Action, encoding: PositionEncoding) -> CodeAction {
+    let edits = action
+        .fix
         .edits
-        .iter()
+        .into_iter()
         .map(|edit| TextEdit {
-            range: snapshot.range(edit.range.clone(), encoding),
-            new_text: edit.new_text.clone(),
+            range: snapshot.range(edit.range, encoding),
+            new_text: edit.new_text,
         })
         .collect();
+    let diagnostics: Vec<_> = action
+        .answers
+        .iter()
+        .map(|d| to_lsp(snapshot, d, encoding))
+        .collect();
     CodeAction {
-        title: fix.title.clone(),
-        kind: Some(CodeActionKind::QUICKFIX),
+        title: action.fix.title,
+        kind: Some(match action.kind {
+            ActionKind::QuickFix => CodeActionKind::QUICKFIX,
+            ActionKind::Inline => CodeActionKind::REFACTOR_INLINE,
+            ActionKind::Extract => CodeActionKind::REFACTOR_EXTRACT,
+        }),
         edit: Some(WorkspaceEdit {
             changes: Some(HashMap::from([(snapshot.uri.clone(), edits)])),
             ..Default::default()
         }),
+        diagnostics: (!diagnostics.is_empty()).then_some(diagnostics),
+        is_preferred: (action.kind == ActionKind::QuickFix).then_some(action.preferred),
         ..Default::default()
     }
 }
