@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use analysis_support::{entry_reads, in_bounds, indices, linear, RuntimeRule, Tensor};
 use hlo_lsp::analysis::op::*;
-use hlo_lsp::analysis::{ops, ArrayShape, OpInfo, Shape};
+use hlo_lsp::analysis::{ops, ArrayShape, OpInfo, Shape, Unknown};
 use proptest::prelude::*;
 
 type Reads = Vec<BTreeSet<Vec<i64>>>;
@@ -566,11 +566,10 @@ fn all_gather_reads_the_replica_holding_the_element() {
 fn ops_without_defined_indexing_are_unknown_with_a_reason() {
     let op = OpInfo::new("custom-call", ArrayShape::new(vec![4]), vec![arr(&[4])]);
     let o2i = ops::output_to_input(&op, 0);
-    assert!(o2i.entries[0]
-        .unknown
-        .as_deref()
-        .unwrap()
-        .contains("custom-call"));
+    assert_eq!(
+        o2i.entries[0].unknown,
+        Some(Unknown::no_indexing("custom-call has opaque semantics"))
+    );
     let op = OpInfo::new(
         "triangular-solve",
         ArrayShape::new(vec![4, 3]),
@@ -579,5 +578,13 @@ fn ops_without_defined_indexing_are_unknown_with_a_reason() {
     assert!(ops::output_to_input(&op, 0)
         .entries
         .iter()
-        .all(|e| e.is_unknown()));
+        .all(|e| matches!(e.unknown, Some(Unknown::NoIndexing(_)))));
+    // An instruction that breaks its op's rules is told apart from an op without
+    // indexing: a shape diagnostic says more about it.
+    let mut op = OpInfo::new("broadcast", ArrayShape::new(vec![4, 3]), vec![arr(&[4])]);
+    op.attrs_mut().dimensions = Some(vec![0, 1]);
+    assert!(matches!(
+        ops::output_to_input(&op, 0).entries[0].unknown,
+        Some(Unknown::Malformed(_))
+    ));
 }

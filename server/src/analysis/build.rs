@@ -2,6 +2,7 @@
 //! extents and the common map shapes (`(d..) -> ()`, `()[s..] -> (s..)`).
 
 use crate::algebra::{Expr, IndexingMap, Interval, Variable};
+use crate::analysis::unknown::Unknown;
 
 /// `d{i}` as an expression.
 pub fn d(i: usize) -> Expr {
@@ -71,11 +72,11 @@ pub fn identity(extents: &[i64]) -> IndexingMap {
 }
 
 /// Checked product of extents.
-pub fn product(extents: &[i64]) -> Result<i64, String> {
+pub fn product(extents: &[i64]) -> Result<i64, Unknown> {
     extents
         .iter()
         .try_fold(1i64, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| "element count overflows i64".to_string())
+        .ok_or_else(|| Unknown::malformed("element count overflows i64"))
 }
 
 /// `e * k + offset`, omitting a factor of 1 and an offset of 0 so that the raw

@@ -5,6 +5,7 @@
 use super::graph::Module;
 use super::operand_indexing::{OperandMap, RuntimeSource, RuntimeVar};
 use crate::algebra::{Expr, IndexingMap, Interval, VarKind};
+use crate::analysis::unknown::Unknown;
 
 /// Composes `consumer` with `producer`. The composed map's runtime variables are
 /// the producer's (their maps now start from the consumer's index space) followed
@@ -15,15 +16,16 @@ pub fn compose(
     producer: &OperandMap,
     resolve: &dyn Fn(usize) -> RuntimeSource,
     module: &Module,
-) -> Result<OperandMap, String> {
+) -> Result<OperandMap, Unknown> {
     if consumer.map.is_undefined() || producer.map.is_undefined() {
-        return Err("undefined indexing map".to_string());
+        return Err(Unknown::no_indexing("undefined indexing map"));
     }
     let nodes = composed_nodes(&consumer.map, &producer.map);
     if nodes > MAX_COMPOSED_NODES {
-        return Err(format!(
-            "the composed map would have {nodes} expression nodes, more than the {MAX_COMPOSED_NODES} built"
-        ));
+        return Err(Unknown::TooLarge {
+            nodes,
+            limit: MAX_COMPOSED_NODES,
+        });
     }
     let mut map = consumer.map.compose(&producer.map);
     let mut runtime_vars: Vec<RuntimeVar> = producer
@@ -41,7 +43,11 @@ pub fn compose(
         .collect();
     runtime_vars.extend(consumer.runtime_vars.iter().cloned());
     let replica_id = match (&consumer.replica_id, &producer.replica_id) {
-        (Some(_), Some(_)) => return Err("chained collectives: two replica ids".to_string()),
+        (Some(_), Some(_)) => {
+            return Err(Unknown::not_modelled(
+                "chained collectives: two replica ids",
+            ))
+        }
         (Some(r), None) => Some(r.clone()),
         (None, Some(r)) => {
             let mut m = consumer.map.compose(r);

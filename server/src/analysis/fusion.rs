@@ -14,6 +14,7 @@ use super::operand_indexing::{
     insert_live_first, InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource,
 };
 use super::ops;
+use super::unknown::Unknown;
 use crate::algebra::IndexingMap;
 
 /// Domain points [`Reached::is_read`] walks, at most, to find a constrained map
@@ -24,7 +25,7 @@ pub const EMPTINESS_WALK: u128 = 4096;
 #[derive(Clone, Debug, Default)]
 pub struct Reached {
     pub maps: Vec<(usize, OperandMap)>,
-    pub unknown: Option<String>,
+    pub unknown: Option<Unknown>,
 }
 
 impl Reached {
@@ -43,9 +44,9 @@ impl Reached {
         self.unknown.is_some() || self.maps.iter().any(|(_, m)| reads(&m.map))
     }
 
-    fn mark_unknown(&mut self, reason: &str) {
+    fn mark_unknown(&mut self, reason: &Unknown) {
         if self.unknown.is_none() {
-            self.unknown = Some(reason.to_string());
+            self.unknown = Some(reason.clone());
         }
     }
 
@@ -124,7 +125,10 @@ pub fn fused_output_to_input(
     operand_count: usize,
 ) -> InstructionIndexing {
     let Some((start, out)) = output_start(module, comp, output_id) else {
-        return InstructionIndexing::all_unknown(operand_count, "the fusion has no such output");
+        return InstructionIndexing::all_unknown(
+            operand_count,
+            &Unknown::malformed("the fusion has no such output"),
+        );
     };
     let reached = grouped_output_to_input(module, comp, start, out);
     parameter_entries(module, comp, &reached, operand_count)
@@ -194,7 +198,9 @@ pub fn grouped_output_to_input(
     let mut reached = vec![Reached::default(); c.nodes.len()];
     match c.nodes[start].op.shape.output(out) {
         Some(shape) => reached[start].insert(out, OperandMap::plain(identity(&shape.dims))),
-        None => reached[start].mark_unknown("the instruction has no such array output"),
+        None => reached[start].mark_unknown(&Unknown::malformed(
+            "the instruction has no such array output",
+        )),
     }
     propagate(module, comp, start, reached)
 }
@@ -238,7 +244,7 @@ fn propagate(
         if crate::budget::exhausted() {
             // Everything not yet visited is reachable from `start`: it may be read.
             for &v in order.iter().rev().skip(done) {
-                reached[v].mark_unknown(crate::budget::STOPPED);
+                reached[v].mark_unknown(&Unknown::Stopped);
             }
             break;
         }
@@ -269,7 +275,9 @@ fn propagate(
                     continue;
                 }
                 let Some(entry) = producer.entries.get(k) else {
-                    reached[v].mark_unknown("operand count differs from the op's indexing");
+                    reached[v].mark_unknown(&Unknown::malformed(
+                        "operand count differs from the op's indexing",
+                    ));
                     continue;
                 };
                 for (_, m) in maps.iter().filter(|(o, _)| *o == output) {

@@ -9,6 +9,7 @@ use super::fusion::Reached;
 use super::graph::Module;
 use super::operand_indexing::{InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource};
 use super::ops;
+use super::unknown::Unknown;
 
 fn source(module: &Module, comp: usize, node: usize, k: usize) -> RuntimeSource {
     let c = module.computation(comp);
@@ -56,11 +57,17 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
         .map(|r| r.op.shape.output_count())
         .unwrap_or(0);
     let Some(param) = c.parameter(number) else {
-        return InstructionIndexing::all_unknown(outputs, "the fusion has no such parameter");
+        return InstructionIndexing::all_unknown(
+            outputs,
+            &Unknown::malformed("the fusion has no such parameter"),
+        );
     };
     let mut reached = vec![Reached::default(); c.nodes.len()];
     let Some(shape) = c.nodes[param].op.shape.as_array() else {
-        return InstructionIndexing::all_unknown(outputs, "tuple-shaped parameters are not mapped");
+        return InstructionIndexing::all_unknown(
+            outputs,
+            &Unknown::not_modelled("tuple-shaped parameters are not mapped"),
+        );
     };
     reached[param]
         .maps
@@ -77,7 +84,7 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
     for (done, &v) in order.iter().enumerate() {
         if crate::budget::exhausted() {
             for &w in &order[done..] {
-                mark(&mut reached[w], crate::budget::STOPPED);
+                mark(&mut reached[w], &Unknown::Stopped);
             }
             break;
         }
@@ -127,7 +134,7 @@ pub fn fused_input_to_output(module: &Module, comp: usize, number: usize) -> Ins
             let mut e = OperandIndexing::none();
             if node >= c.nodes.len() {
                 // The tuple names an undefined operand, or has fewer than its shape.
-                e.mark_unknown("the root tuple has no such operand".to_string());
+                e.mark_unknown(Unknown::malformed("the root tuple has no such operand"));
                 return e;
             }
             for (o, m) in &reached[node].maps {
@@ -150,8 +157,8 @@ fn insert(r: &mut Reached, output: usize, m: OperandMap) {
     }
 }
 
-fn mark(r: &mut Reached, reason: &str) {
+fn mark(r: &mut Reached, reason: &Unknown) {
     if r.unknown.is_none() {
-        r.unknown = Some(reason.to_string());
+        r.unknown = Some(reason.clone());
     }
 }

@@ -31,6 +31,7 @@ pub mod ops;
 pub mod recompute;
 pub mod shape;
 pub mod structure;
+pub mod unknown;
 pub mod utilization;
 pub mod view;
 
@@ -40,6 +41,7 @@ pub use operand_indexing::{
     InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource, RuntimeVar,
 };
 pub use shape::{ArrayShape, Shape};
+pub use unknown::Unknown;
 
 /// Which way the maps go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

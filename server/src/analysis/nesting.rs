@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 
 use super::graph::Module;
+use super::unknown::Unknown;
 
 /// How deep called computations may nest before the composition gives up. XLA
 /// nests fusions a few levels; each level costs a few kilobytes of stack.
@@ -26,24 +27,19 @@ thread_local! {
 /// Runs `work` while computation `comp` of `module` is being composed; `Err` with
 /// the reason when `comp` is already being composed (a recursive call) or the
 /// nesting is too deep.
-pub fn enter<T>(module: &Module, comp: usize, work: impl FnOnce() -> T) -> Result<T, String> {
+pub fn enter<T>(module: &Module, comp: usize, work: impl FnOnce() -> T) -> Result<T, Unknown> {
     let key = (std::ptr::from_ref(module) as usize, comp);
     let refusal = ACTIVE.with(|active| {
         let active = active.borrow();
         if let Some(at) = active.iter().position(|k| *k == key) {
-            let names: Vec<String> = active[at..]
+            let chain = active[at..]
                 .iter()
                 .chain(std::iter::once(&key))
-                .map(|&(_, c)| format!("`{}`", name(module, c)))
+                .map(|&(_, c)| name(module, c).to_string())
                 .collect();
-            Some(format!(
-                "recursive call: {} (not composed)",
-                names.join(" calls ")
-            ))
+            Some(Unknown::RecursiveCall { chain })
         } else if active.len() >= MAX_DEPTH {
-            Some(format!(
-                "called computations nested more than {MAX_DEPTH} deep (not composed)"
-            ))
+            Some(Unknown::TooDeep { limit: MAX_DEPTH })
         } else {
             None
         }
@@ -84,11 +80,12 @@ mod tests {
         let module = &modules[0];
         let inner = enter(module, 0, || enter(module, 0, || ()));
         let reason = inner.unwrap().unwrap_err();
-        assert!(reason.contains("recursive call: `f` calls `f`"), "{reason}");
+        let chain = vec!["f".to_string(), "f".to_string()];
+        assert_eq!(reason, Unknown::RecursiveCall { chain });
         // The stack is unwound after each call, also after a refusal.
         assert_eq!(enter(module, 0, || 7), Ok(7));
 
-        fn nest(module: &Module, depth: usize) -> Result<usize, String> {
+        fn nest(module: &Module, depth: usize) -> Result<usize, Unknown> {
             enter(module, depth, || {
                 if depth == 10 * MAX_DEPTH {
                     Ok(depth)
@@ -98,7 +95,7 @@ mod tests {
             })?
         }
         let reason = nest(module, 0).unwrap_err();
-        assert!(reason.contains("nested more than 64 deep"), "{reason}");
+        assert_eq!(reason, Unknown::TooDeep { limit: MAX_DEPTH });
         assert_eq!(ACTIVE.with(|a| a.borrow().len()), 0);
     }
 }

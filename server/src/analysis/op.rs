@@ -2,6 +2,7 @@
 //! opcode, output shape, operand shapes and decoded attributes. Built from the
 //! model by `view`, or directly by tests (no parsing needed).
 
+use crate::analysis::unknown::Unknown;
 use std::sync::Arc;
 
 use super::shape::{ArrayShape, Shape};
@@ -163,46 +164,51 @@ impl OpInfo {
     }
 
     /// The array shape of output `output_id`.
-    pub fn output(&self, output_id: usize) -> Result<&ArrayShape, String> {
-        self.shape
-            .output(output_id)
-            .ok_or_else(|| format!("{} has no array output {output_id}", self.opcode))
+    pub fn output(&self, output_id: usize) -> Result<&ArrayShape, Unknown> {
+        self.shape.output(output_id).ok_or_else(|| {
+            Unknown::malformed(format!("{} has no array output {output_id}", self.opcode))
+        })
     }
 
     /// The array shape of operand `k`.
-    pub fn operand(&self, k: usize) -> Result<&ArrayShape, String> {
+    pub fn operand(&self, k: usize) -> Result<&ArrayShape, Unknown> {
         self.operands
             .get(k)
             .and_then(Shape::as_array)
-            .ok_or_else(|| format!("{}: operand {k} is missing or not an array", self.opcode))
+            .ok_or_else(|| {
+                Unknown::malformed(format!(
+                    "{}: operand {k} is missing or not an array",
+                    self.opcode
+                ))
+            })
     }
 
     /// Checks that an operand of rank `operand` and an output of rank `out` have the
     /// same rank, as ops that pair their dimensions one to one need (transpose, pad,
     /// dynamic-slice).
-    pub fn same_rank(&self, operand: usize, out: usize) -> Result<(), String> {
+    pub fn same_rank(&self, operand: usize, out: usize) -> Result<(), Unknown> {
         if operand == out {
             return Ok(());
         }
-        Err(format!(
+        Err(Unknown::malformed(format!(
             "{}: the operand has rank {operand} but the output has rank {out}",
             self.opcode
-        ))
+        )))
     }
 
     /// `dimensions={...}` as indices, checked against `bound`.
-    pub fn dimensions(&self, bound: usize) -> Result<Vec<usize>, String> {
-        let dims = self
-            .attrs
-            .dimensions
-            .as_ref()
-            .ok_or_else(|| format!("{} needs a `dimensions` attribute", self.opcode))?;
+    pub fn dimensions(&self, bound: usize) -> Result<Vec<usize>, Unknown> {
+        let dims = self.attrs.dimensions.as_ref().ok_or_else(|| {
+            Unknown::malformed(format!("{} needs a `dimensions` attribute", self.opcode))
+        })?;
         dims.iter()
             .map(|&d| {
                 usize::try_from(d)
                     .ok()
                     .filter(|&d| d < bound)
-                    .ok_or_else(|| format!("{}: dimension {d} out of range", self.opcode))
+                    .ok_or_else(|| {
+                        Unknown::malformed(format!("{}: dimension {d} out of range", self.opcode))
+                    })
             })
             .collect()
     }

@@ -5,6 +5,7 @@
 //! Printed in XLA's text format (`operand id = N <map>`), so that the output can be
 //! compared with XLA's own tests.
 
+use super::unknown::Unknown;
 use crate::algebra::{IndexingMap, PrintOptions};
 
 /// Where a runtime variable's value comes from.
@@ -58,7 +59,7 @@ impl OperandMap {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct OperandIndexing {
     pub maps: Vec<OperandMap>,
-    pub unknown: Option<String>,
+    pub unknown: Option<Unknown>,
 }
 
 impl OperandIndexing {
@@ -73,10 +74,10 @@ impl OperandIndexing {
         OperandIndexing::single(OperandMap::plain(map))
     }
 
-    pub fn unknown(reason: impl Into<String>) -> OperandIndexing {
+    pub fn unknown(reason: Unknown) -> OperandIndexing {
         OperandIndexing {
             maps: vec![],
-            unknown: Some(reason.into()),
+            unknown: Some(reason),
         }
     }
 
@@ -91,16 +92,16 @@ impl OperandIndexing {
     /// union of live maps with an empty one is just the live maps.
     pub fn insert(&mut self, map: OperandMap) {
         if map.map.is_undefined() {
-            self.mark_unknown("undefined indexing map");
+            self.mark_unknown(Unknown::no_indexing("undefined indexing map"));
             return;
         }
         insert_live_first(&mut self.maps, map, |m| m, |_, _| true);
     }
 
     /// Records that some path has no known indexing (the first reason wins).
-    pub fn mark_unknown(&mut self, reason: impl Into<String>) {
+    pub fn mark_unknown(&mut self, reason: Unknown) {
         if self.unknown.is_none() {
-            self.unknown = Some(reason.into());
+            self.unknown = Some(reason);
         }
     }
 
@@ -153,10 +154,10 @@ pub struct InstructionIndexing {
 
 impl InstructionIndexing {
     /// Every entry unknown for the same reason.
-    pub fn all_unknown(count: usize, reason: &str) -> InstructionIndexing {
+    pub fn all_unknown(count: usize, reason: &Unknown) -> InstructionIndexing {
         InstructionIndexing {
             entries: (0..count)
-                .map(|_| OperandIndexing::unknown(reason))
+                .map(|_| OperandIndexing::unknown(reason.clone()))
                 .collect(),
         }
     }

@@ -445,7 +445,7 @@ fn add_maps_json(v: &mut Value, entry: &OperandIndexing, options: &PrintOptions)
         Some(reason) => {
             v["known"] = json!(false);
             v["maps"] = Value::Null;
-            v["unknown"] = json!(reason);
+            v["unknown"] = json!(reason.to_string());
             v["known_maps"] = json!(maps);
         }
     }

@@ -302,7 +302,7 @@ fn report_json(file: &HloFile, r: &FusionReport) -> Value {
                     "instruction": fused_name(file, r, *i), "constraint": c.condition,
                 })).collect::<Vec<_>>(),
                 "unknown": p.unknown.iter().map(|(i, why)| json!({
-                    "instruction": fused_name(file, r, *i), "reason": why,
+                    "instruction": fused_name(file, r, *i), "reason": why.to_string(),
                 })).collect::<Vec<_>>(),
                 "valid": o.violations.is_empty(),
                 "suggestion": o.suggestion.as_ref().map(candidate_json),

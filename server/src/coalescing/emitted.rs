@@ -173,7 +173,7 @@ fn verdict(
             continue;
         };
         if let Some(reason) = &p.unknown {
-            unknown.get_or_insert_with(|| reason.clone());
+            unknown.get_or_insert_with(|| reason.to_string());
         }
         for (_, m) in &p.maps {
             if m.map.is_known_empty() {

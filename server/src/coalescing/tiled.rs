@@ -137,7 +137,7 @@ pub fn analyze(subject: &Subject<'_>, device: &Device, sizes: &[Vec<i64>]) -> Re
         for (i, reason) in &maps.unknown {
             if let Some(k) = nodes[*i].parameter_number {
                 if let Some(u) = unknown.get_mut(k) {
-                    u.get_or_insert_with(|| reason.clone());
+                    u.get_or_insert_with(|| reason.to_string());
                 }
             }
         }

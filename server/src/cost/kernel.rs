@@ -11,7 +11,7 @@ use super::hlo_cost::{self, InstructionCost};
 use super::launch::{launch_dims, LaunchDims};
 use super::memory::{coalescing_utilization_rate, read_time, write_time};
 use crate::analysis::utilization::{self, Utilization};
-use crate::analysis::{self, fusion, ArrayShape, OperandIndexing};
+use crate::analysis::{self, fusion, ArrayShape, OperandIndexing, Unknown};
 use crate::coalescing::{self, heuristic, Subject};
 use crate::device::Device;
 use crate::model::{ComputationRef, InstrId, Instruction, Module, Opcode, Shape};
@@ -317,7 +317,10 @@ impl Model<'_> {
                     .map(|k| {
                         let Some(p) = nodes.iter().position(|x| x.parameter_number == Some(k))
                         else {
-                            return (OperandIndexing::unknown("no parameter"), None);
+                            return (
+                                OperandIndexing::unknown(Unknown::malformed("no parameter")),
+                                None,
+                            );
                         };
                         let mut entry = OperandIndexing {
                             maps: vec![],

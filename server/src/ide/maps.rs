@@ -364,7 +364,7 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                     ),
                     None => analysis::InstructionIndexing::all_unknown(
                         node.operands.len(),
-                        "the fusion has no such output",
+                        &analysis::Unknown::malformed("the fusion has no such output"),
                     ),
                 };
                 if let (true, Some(from)) =

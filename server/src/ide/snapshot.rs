@@ -35,19 +35,17 @@ impl FusedMaps {
             .filter(|(_, r)| r.is_read())
     }
 
-    /// Whether these maps hold something of their computation alone, whose
-    /// instructions are named `names`: a runtime value read from one of its
-    /// instructions (numbered within the module), or a reason for unknown maps
-    /// naming an instruction. A short name may match by chance; that only costs
-    /// the sharing.
-    fn belong_to(&self, names: &[&str]) -> bool {
+    /// Whether these maps hold something of their computation alone: a runtime
+    /// value read from one of its instructions (numbered within the module), or a
+    /// reason for unknown maps that names its computations (a recursive call).
+    fn belong_to_their_computation(&self) -> bool {
         use crate::analysis::operand_indexing::RuntimeSource;
         self.outputs.iter().flatten().any(|reached| {
             let runtime = reached.maps.iter().flat_map(|(_, m)| &m.runtime_vars);
             reached
                 .unknown
                 .as_ref()
-                .is_some_and(|why| names.iter().any(|n| why.contains(n)))
+                .is_some_and(crate::analysis::Unknown::names_computations)
                 || runtime
                     .into_iter()
                     .any(|v| matches!(v.source, RuntimeSource::Instruction { .. }))
@@ -67,7 +65,7 @@ enum FusedKey {
 
 /// The maps kept for a key, with the computation they were computed for: they hold
 /// for every computation of the key unless they print something of that one
-/// ([`FusedMaps::belong_to`]).
+/// ([`FusedMaps::belong_to_their_computation`]).
 #[derive(Debug)]
 struct KeptFused {
     owner: (ModuleId, ComputationId),
@@ -305,30 +303,23 @@ impl HloSnapshot {
         let at = (module, computation);
         if let Some(text) = model::nameless::computation_key(m, c) {
             let memo = lock(&self.fused).memo(FusedKey::Text(text.into()));
-            let kept = memo.get_or_compute(|| self.compute_fused(m, c, at));
+            let kept = memo.get_or_compute(|| self.compute_fused(at));
             if kept.shareable || kept.owner == at {
                 return kept.maps.clone();
             }
         }
         let memo = lock(&self.fused).memo(FusedKey::Place(module, computation));
-        memo.get_or_compute(|| self.compute_fused(m, c, at))
-            .maps
-            .clone()
+        memo.get_or_compute(|| self.compute_fused(at)).maps.clone()
     }
 
-    /// The maps of fused computation `c` of module `m`, which stand at `at`.
-    fn compute_fused(
-        &self,
-        m: &model::Module,
-        c: model::ComputationRef,
-        at: (ModuleId, ComputationId),
-    ) -> KeptFused {
+    /// The maps of the fused computation at `at`.
+    fn compute_fused(&self, at: (ModuleId, ComputationId)) -> KeptFused {
         let view = self.analysis_module(at.0);
         let outputs = crate::analysis::fusion::grouped_from_every_output(view, at.1.index());
         let maps = FusedMaps { outputs };
         KeptFused {
             owner: at,
-            shareable: !maps.belong_to(&model::nameless::own_names(m, c)),
+            shareable: !maps.belong_to_their_computation(),
             maps: Arc::new(maps),
         }
     }

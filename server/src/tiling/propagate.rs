@@ -150,7 +150,7 @@ pub struct Propagation {
     pub read_predicates: Vec<ReadPredicate>,
     pub reductions: Vec<ReductionHoles>,
     /// Instructions with no tile, and why.
-    pub unknown: Vec<(usize, String)>,
+    pub unknown: Vec<(usize, crate::analysis::Unknown)>,
 }
 
 impl Propagation {
@@ -203,7 +203,7 @@ pub struct FusionMaps {
     /// (instruction, map from the output index to its result index).
     pub maps: Vec<(usize, IndexingMap)>,
     /// Instructions whose indexing is unknown, and why.
-    pub unknown: Vec<(usize, String)>,
+    pub unknown: Vec<(usize, crate::analysis::Unknown)>,
     /// For each entry of `maps` that reaches a fusion parameter: its shape with
     /// layout (the tile it reads is laid out in it).
     pub parameter_shapes: Vec<Option<analysis::ArrayShape>>,
@@ -364,7 +364,9 @@ impl FusionMaps {
                         });
                     }
                 }
-                Err(e) => p.unknown.push((i, e.0)),
+                Err(e) => p
+                    .unknown
+                    .push((i, crate::analysis::Unknown::not_modelled(e.0))),
             }
             for con in cs {
                 if conditions.insert((con.condition.clone(), con.dims.clone())) {

@@ -5,13 +5,16 @@ use super::OpResult;
 use crate::analysis::build::{d, map, s, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 pub fn output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
     let dims = broadcast_dims(op, operand.rank(), out.rank())?;
     if dims.len() != operand.rank() {
-        return Err("broadcast: `dimensions` does not match the operand rank".to_string());
+        return Err(Unknown::malformed(
+            "broadcast: `dimensions` does not match the operand rank",
+        ));
     }
     let results = dims.iter().map(|&k| d(k)).collect();
     Ok(vec![OperandIndexing::plain(map(
@@ -27,7 +30,9 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
     let operand = op.operand(0)?;
     let dims = broadcast_dims(op, operand.rank(), out.rank())?;
     if dims.len() != operand.rank() {
-        return Err("broadcast: `dimensions` does not match the operand rank".to_string());
+        return Err(Unknown::malformed(
+            "broadcast: `dimensions` does not match the operand rank",
+        ));
     }
     let mut ranges = vec![];
     let results = (0..out.rank())
@@ -48,7 +53,11 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
 }
 
 /// `dimensions`, which XLA lets a scalar operand omit.
-fn broadcast_dims(op: &OpInfo, operand_rank: usize, out_rank: usize) -> Result<Vec<usize>, String> {
+fn broadcast_dims(
+    op: &OpInfo,
+    operand_rank: usize,
+    out_rank: usize,
+) -> Result<Vec<usize>, Unknown> {
     if op.attrs.dimensions.is_none() && operand_rank == 0 {
         return Ok(vec![]);
     }

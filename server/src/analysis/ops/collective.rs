@@ -8,17 +8,20 @@ use super::OpResult;
 use crate::analysis::build::{d, identity, map};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::{OperandIndexing, OperandMap};
+use crate::analysis::unknown::Unknown;
 
 pub fn all_gather_output_to_input(op: &OpInfo) -> OpResult {
     let out = op.output(0)?;
     let operand = op.operand(0)?;
     let g = match op.dimensions(out.rank())?.as_slice() {
         [g] => *g,
-        _ => return Err("all-gather needs exactly one dimension".to_string()),
+        _ => return Err(Unknown::malformed("all-gather needs exactly one dimension")),
     };
     let n = operand.dims[g];
     if n <= 0 || operand.rank() != out.rank() {
-        return Err("all-gather: operand does not match the output".to_string());
+        return Err(Unknown::malformed(
+            "all-gather: operand does not match the output",
+        ));
     }
     let results = (0..out.rank())
         .map(|k| if k == g { d(k).modulo(n) } else { d(k) })
@@ -32,7 +35,9 @@ pub fn all_gather_output_to_input(op: &OpInfo) -> OpResult {
 }
 
 pub fn all_gather_input_to_output(_op: &OpInfo) -> OpResult {
-    Err("all-gather: where an element lands depends on the replica holding it".to_string())
+    Err(Unknown::no_indexing(
+        "all-gather: where an element lands depends on the replica holding it",
+    ))
 }
 
 pub fn all_reduce_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
@@ -53,10 +58,10 @@ pub fn all_reduce_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
             if op.operand(k)?.dims == out.dims {
                 Ok(OperandIndexing::plain(identity(&out.dims)))
             } else {
-                Err(format!(
+                Err(Unknown::malformed(format!(
                     "{}: operand shape differs from the output",
                     op.opcode
-                ))
+                )))
             }
         })
         .collect()

@@ -6,18 +6,21 @@ use crate::algebra::{IndexingMap, Variable};
 use crate::analysis::build::{c, d, identity, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
-fn concat_dim(op: &OpInfo) -> Result<usize, String> {
+fn concat_dim(op: &OpInfo) -> Result<usize, Unknown> {
     let out = op.output(0)?;
     let dims = op.dimensions(out.rank())?;
     match dims.as_slice() {
         [k] => Ok(*k),
-        _ => Err("concatenate needs exactly one dimension".to_string()),
+        _ => Err(Unknown::malformed(
+            "concatenate needs exactly one dimension",
+        )),
     }
 }
 
 /// Offsets of every operand along the concatenated dimension.
-fn offsets(op: &OpInfo, dim: usize) -> Result<Vec<i64>, String> {
+fn offsets(op: &OpInfo, dim: usize) -> Result<Vec<i64>, Unknown> {
     let mut offset = 0i64;
     let mut out = vec![];
     for k in 0..op.operands.len() {
@@ -27,8 +30,10 @@ fn offsets(op: &OpInfo, dim: usize) -> Result<Vec<i64>, String> {
             .dims
             .get(dim)
             .copied()
-            .ok_or("concatenate: rank mismatch")?;
-        offset = offset.checked_add(n).ok_or("concatenate: size overflows")?;
+            .ok_or(Unknown::malformed("concatenate: rank mismatch"))?;
+        offset = offset
+            .checked_add(n)
+            .ok_or(Unknown::malformed("concatenate: size overflows"))?;
     }
     Ok(out)
 }

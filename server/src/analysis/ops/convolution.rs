@@ -12,6 +12,7 @@ use crate::algebra::{Expr, IndexingMap};
 use crate::analysis::build::{affine, c, d, s, var, vars};
 use crate::analysis::op::{ConvDims, OpInfo, WindowDim};
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 struct Conv {
     dims: ConvDims,
@@ -22,20 +23,22 @@ struct Conv {
 
 /// The convolution's attributes, when they fit the operand ranks (`lhs`, `rhs`) and
 /// the output rank (`out`).
-fn conv(op: &OpInfo, lhs: usize, rhs: usize, out: usize) -> Result<Conv, String> {
+fn conv(op: &OpInfo, lhs: usize, rhs: usize, out: usize) -> Result<Conv, Unknown> {
     let dims = op
         .attrs
         .conv
         .clone()
-        .ok_or("convolution needs `dim_labels`")?;
+        .ok_or(Unknown::malformed("convolution needs `dim_labels`"))?;
     let n = dims.input_spatial.len();
     let window = match op.attrs.window.clone() {
         Some(w) => w,
         None if n == 0 => vec![],
-        None => return Err("convolution needs a `window` attribute".to_string()),
+        None => return Err(Unknown::malformed("convolution needs a `window` attribute")),
     };
     if window.len() != n || dims.kernel_spatial.len() != n || dims.output_spatial.len() != n {
-        return Err("convolution: window does not match the spatial dimensions".to_string());
+        return Err(Unknown::malformed(
+            "convolution: window does not match the spatial dimensions",
+        ));
     }
     let within = |rank: usize, dims: &[usize]| rank == n + 2 && dims.iter().all(|&k| k < rank);
     let lhs_dims = [
@@ -54,15 +57,17 @@ fn conv(op: &OpInfo, lhs: usize, rhs: usize, out: usize) -> Result<Conv, String>
         && within(rhs, &rhs_dims.concat())
         && within(out, &out_dims.concat()))
     {
-        return Err(format!(
+        return Err(Unknown::malformed(format!(
             "convolution: `dim_labels` name {} dimensions, but the ranks are {lhs}, {rhs} -> {out}",
             n + 2
-        ));
+        )));
     }
     let groups = op.attrs.feature_group_count.unwrap_or(1);
     let batch_groups = op.attrs.batch_group_count.unwrap_or(1);
     if groups <= 0 || batch_groups <= 0 {
-        return Err("convolution: group counts must be positive".to_string());
+        return Err(Unknown::malformed(
+            "convolution: group counts must be positive",
+        ));
     }
     Ok(Conv {
         dims,
@@ -159,7 +164,9 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     let rhs = op.operand(1)?;
     let cv = conv(op, lhs.rank(), rhs.rank(), out.rank())?;
     if cv.batch_groups > 1 {
-        return Err("convolution: input-to-output with batch groups is not modelled".to_string());
+        return Err(Unknown::not_modelled(
+            "convolution: input-to-output with batch groups is not modelled",
+        ));
     }
     let dn = &cv.dims;
     let out_spatial_ext: Vec<i64> = dn.output_spatial.iter().map(|&k| out.dims[k]).collect();
@@ -200,7 +207,9 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             m.simplify();
             Ok(vec![OperandIndexing::plain(m)])
         }
-        1 => Err("convolution: kernel input-to-output is not modelled".to_string()),
-        _ => Err("convolution has two operands".to_string()),
+        1 => Err(Unknown::not_modelled(
+            "convolution: kernel input-to-output is not modelled",
+        )),
+        _ => Err(Unknown::malformed("convolution has two operands")),
     }
 }

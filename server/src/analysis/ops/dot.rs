@@ -9,6 +9,7 @@ use crate::analysis::build::{d, map, s, var};
 use crate::analysis::op::{DotDims, OpInfo};
 use crate::analysis::operand_indexing::OperandIndexing;
 use crate::analysis::shape::ArrayShape;
+use crate::analysis::unknown::Unknown;
 
 struct Sides<'a> {
     lhs: &'a ArrayShape,
@@ -18,7 +19,7 @@ struct Sides<'a> {
     rhs_free: Vec<usize>,
 }
 
-fn sides(op: &OpInfo) -> Result<Sides<'_>, String> {
+fn sides(op: &OpInfo) -> Result<Sides<'_>, Unknown> {
     let lhs = op.operand(0)?;
     let rhs = op.operand(1)?;
     let dims = op.attrs.dot.clone().unwrap_or_default();
@@ -47,7 +48,7 @@ fn sides(op: &OpInfo) -> Result<Sides<'_>, String> {
             .zip(&dims.rhs_contracting)
             .all(|(&a, &b)| lhs.dims[a] == rhs.dims[b]);
     if !ok {
-        return Err("dot: inconsistent dimension numbers".to_string());
+        return Err(Unknown::malformed("dot: inconsistent dimension numbers"));
     }
     Ok(Sides {
         lhs,
@@ -80,12 +81,14 @@ fn side_results(
         .collect()
 }
 
-fn operand_maps(op: &OpInfo) -> Result<(IndexingMap, IndexingMap), String> {
+fn operand_maps(op: &OpInfo) -> Result<(IndexingMap, IndexingMap), Unknown> {
     let out = op.output(0)?;
     let sd = sides(op)?;
     let nb = sd.dims.lhs_batch.len();
     if out.rank() != nb + sd.lhs_free.len() + sd.rhs_free.len() {
-        return Err("dot: output rank does not match the dimension numbers".to_string());
+        return Err(Unknown::malformed(
+            "dot: output rank does not match the dimension numbers",
+        ));
     }
     let ranges: Vec<_> = sd
         .dims
@@ -126,9 +129,11 @@ fn scale_map(
     operand_map: &IndexingMap,
     operand: &ArrayShape,
     scale: &ArrayShape,
-) -> Result<IndexingMap, String> {
+) -> Result<IndexingMap, Unknown> {
     if scale.rank() != operand.rank() {
-        return Err("scaled-dot: scale rank differs from its operand".to_string());
+        return Err(Unknown::malformed(
+            "scaled-dot: scale rank differs from its operand",
+        ));
     }
     let results = operand_map
         .results()
@@ -137,7 +142,9 @@ fn scale_map(
         .map(|(k, e)| {
             let (n, m) = (operand.dims[k], scale.dims[k]);
             if m <= 0 || n % m != 0 {
-                Err("scaled-dot: scale does not divide its operand".to_string())
+                Err(Unknown::malformed(
+                    "scaled-dot: scale does not divide its operand",
+                ))
             } else if n == m {
                 Ok(e.clone())
             } else {
@@ -193,7 +200,7 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             sd.lhs,
             &sd.lhs_free,
         ),
-        _ => return Err("dot has two operands".to_string()),
+        _ => return Err(Unknown::malformed("dot has two operands")),
     };
     let ranges: Vec<_> = other_free.iter().map(|&k| var(other.dims[k])).collect();
     let mut results: Vec<Expr> = batch.iter().map(|&k| d(k)).collect();

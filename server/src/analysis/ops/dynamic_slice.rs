@@ -8,6 +8,7 @@ use crate::analysis::build::{d, from_scalar, identity, rt, to_scalar, var_in, va
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource, RuntimeVar};
 use crate::analysis::shape::ArrayShape;
+use crate::analysis::unknown::Unknown;
 
 /// Runtime variables for the offsets in operands `first..first + rank`, each read
 /// through `(index space) -> ()`, with `rt_k in [0, big_k - small_k]`.
@@ -17,19 +18,22 @@ fn offset_vars(
     index_space: &[i64],
     big: &ArrayShape,
     small: &[i64],
-) -> Result<(Vec<crate::algebra::Variable>, Vec<RuntimeVar>), String> {
+) -> Result<(Vec<crate::algebra::Variable>, Vec<RuntimeVar>), Unknown> {
     if op.operands.len() != first + big.rank() || small.len() != big.rank() {
-        return Err(format!(
+        return Err(Unknown::malformed(format!(
             "{}: expected one scalar offset per dimension",
             op.opcode
-        ));
+        )));
     }
     let mut variables = vec![];
     let mut runtime = vec![];
     #[allow(clippy::needless_range_loop)]
     for k in 0..big.rank() {
         if op.operand(first + k)?.rank() != 0 {
-            return Err(format!("{}: offsets must be scalars", op.opcode));
+            return Err(Unknown::malformed(format!(
+                "{}: offsets must be scalars",
+                op.opcode
+            )));
         }
         variables.push(var_in(0, big.dims[k] - small[k]));
         runtime.push(RuntimeVar {
@@ -42,7 +46,7 @@ fn offset_vars(
 
 /// The slice's extents: `dynamic_slice_sizes`, else the output's. The slice has the
 /// operand's rank (each of its dimensions is offset by one runtime variable).
-fn slice_sizes(op: &OpInfo) -> Result<Vec<i64>, String> {
+fn slice_sizes(op: &OpInfo) -> Result<Vec<i64>, Unknown> {
     let out = op.output(0)?;
     let src = op.operand(0)?;
     op.same_rank(src.rank(), out.rank())?;

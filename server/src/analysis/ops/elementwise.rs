@@ -7,6 +7,7 @@ use super::OpResult;
 use crate::analysis::build::{d, from_scalar, identity, map, s, to_scalar, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 /// Opcodes whose output element `i` reads exactly operand element `i`.
 const ELEMENTWISE: &[&str] = &[
@@ -79,10 +80,10 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
             } else if operand.dims == out.dims {
                 Ok(OperandIndexing::plain(identity(&out.dims)))
             } else {
-                Err(format!(
+                Err(Unknown::malformed(format!(
                     "{}: operand {k} shape differs from the output",
                     op.opcode
-                ))
+                )))
             }
         })
         .collect()
@@ -97,10 +98,10 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     } else if operand.dims == out.dims {
         Ok(vec![OperandIndexing::plain(identity(&operand.dims))])
     } else {
-        Err(format!(
+        Err(Unknown::malformed(format!(
             "{}: operand {operand_id} shape differs from the output",
             op.opcode
-        ))
+        )))
     }
 }
 
@@ -113,7 +114,7 @@ pub fn rng_output_to_input(op: &OpInfo) -> OpResult {
             if operand.rank() == 0 {
                 Ok(OperandIndexing::plain(to_scalar(&out.dims)))
             } else {
-                Err("rng with non-scalar parameters".to_string())
+                Err(Unknown::malformed("rng with non-scalar parameters"))
             }
         })
         .collect()
@@ -145,7 +146,7 @@ pub fn bitcast_convert_output_to_input(op: &OpInfo) -> OpResult {
             vec![],
         )
     } else {
-        return Err("bitcast-convert shapes do not match".to_string());
+        return Err(Unknown::malformed("bitcast-convert shapes do not match"));
     };
     Ok(vec![OperandIndexing::plain(m)])
 }
@@ -168,7 +169,7 @@ pub fn bitcast_convert_input_to_output(op: &OpInfo) -> OpResult {
         results.push(s(0));
         map(&operand.dims, vec![var(minor)], results, vec![])
     } else {
-        return Err("bitcast-convert shapes do not match".to_string());
+        return Err(Unknown::malformed("bitcast-convert shapes do not match"));
     };
     Ok(vec![OperandIndexing::plain(m)])
 }

@@ -6,17 +6,20 @@ use super::OpResult;
 use crate::analysis::build::{d, map, s, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
-fn transformed(op: &OpInfo) -> Result<usize, String> {
+fn transformed(op: &OpInfo) -> Result<usize, Unknown> {
     let n = op
         .attrs
         .fft_length
         .as_ref()
         .map(Vec::len)
-        .ok_or("fft needs `fft_length`")?;
+        .ok_or(Unknown::malformed("fft needs `fft_length`"))?;
     let operand = op.operand(0)?;
     if n > operand.rank() || op.output(0)?.rank() != operand.rank() {
-        return Err("fft: `fft_length` does not match the operand".to_string());
+        return Err(Unknown::malformed(
+            "fft: `fft_length` does not match the operand",
+        ));
     }
     Ok(n)
 }

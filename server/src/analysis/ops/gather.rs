@@ -11,6 +11,7 @@ use crate::algebra::{Expr, IndexingMap, Variable};
 use crate::analysis::build::{c, d, rt, s, var, var_in, vars};
 use crate::analysis::op::{GatherDims, OpInfo};
 use crate::analysis::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource, RuntimeVar};
+use crate::analysis::unknown::Unknown;
 
 /// Output dimensions that are batch dimensions (not offset dimensions).
 fn batch_dims(out_rank: usize, g: &GatherDims) -> Vec<usize> {
@@ -39,7 +40,7 @@ fn indices_index(
     out
 }
 
-fn validate(op: &OpInfo, g: &GatherDims) -> Result<(), String> {
+fn validate(op: &OpInfo, g: &GatherDims) -> Result<(), Unknown> {
     let operand = op.operand(0)?;
     let indices = op.operand(1)?;
     let out = op.output(0)?;
@@ -55,7 +56,7 @@ fn validate(op: &OpInfo, g: &GatherDims) -> Result<(), String> {
         && g.start_index_map.iter().all(|&j| j < operand.rank())
         && g.operand_batching_dims.len() == g.start_indices_batching_dims.len();
     if !ok {
-        return Err("gather: inconsistent dimension numbers".to_string());
+        return Err(Unknown::malformed("gather: inconsistent dimension numbers"));
     }
     Ok(())
 }
@@ -65,7 +66,7 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         .attrs
         .gather
         .clone()
-        .ok_or("gather needs its dimension numbers")?;
+        .ok_or(Unknown::malformed("gather needs its dimension numbers"))?;
     validate(op, &g)?;
     let operand = op.operand(0)?;
     let indices = op.operand(1)?;
@@ -80,7 +81,9 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         1
     };
     if g.start_index_map.len() as i64 != vector_len {
-        return Err("gather: start_index_map does not match the index vector".to_string());
+        return Err(Unknown::malformed(
+            "gather: start_index_map does not match the index vector",
+        ));
     }
     let mut rt_vars: Vec<Variable> = vec![];
     let mut runtime_vars = vec![];
@@ -101,9 +104,9 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
         } else if let Some(q) = g.operand_batching_dims.iter().position(|&x| x == j) {
             let idim = g.start_indices_batching_dims[q];
             let pos = (0..idim).filter(|&k| k != g.index_vector_dim).count();
-            Some(d(*batch
-                .get(pos)
-                .ok_or("gather: batching dimension out of range")?))
+            Some(d(*batch.get(pos).ok_or(Unknown::malformed(
+                "gather: batching dimension out of range",
+            ))?))
         } else {
             None
         };
@@ -147,16 +150,15 @@ pub fn output_to_input(op: &OpInfo) -> OpResult {
 /// element depends on the index values, so that direction is unknown.
 pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
     if operand_id != 1 {
-        return Err(
-            "gather: which output elements read an operand element depends on the index values"
-                .to_string(),
-        );
+        return Err(Unknown::no_indexing(
+            "gather: which output elements read an operand element depends on the index values",
+        ));
     }
     let g = op
         .attrs
         .gather
         .clone()
-        .ok_or("gather needs its dimension numbers")?;
+        .ok_or(Unknown::malformed("gather needs its dimension numbers"))?;
     validate(op, &g)?;
     let indices = op.operand(1)?;
     let out = op.output(0)?;

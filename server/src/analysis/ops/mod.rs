@@ -6,6 +6,7 @@
 
 use super::op::OpInfo;
 use super::operand_indexing::InstructionIndexing;
+use crate::analysis::unknown::Unknown;
 
 pub mod broadcast;
 pub mod collective;
@@ -33,7 +34,7 @@ use super::operand_indexing::OperandIndexing;
 
 /// Result of one op constructor: one entry per operand (or output), or a reason
 /// why the op has no exact indexing.
-pub type OpResult = Result<Vec<OperandIndexing>, String>;
+pub type OpResult = Result<Vec<OperandIndexing>, Unknown>;
 
 /// Opcodes that produce a value without reading any tensor operand.
 const NO_OPERANDS: &[&str] = &[
@@ -75,9 +76,11 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> InstructionIndexing {
     let result = if NO_OPERANDS.contains(&op.opcode.as_str()) {
         Ok((0..n).map(|_| OperandIndexing::none()).collect())
     } else if has_unbounded_dims(op) {
-        Err("unbounded dynamic dimensions have no static indexing".to_string())
+        Err(Unknown::no_indexing(
+            "unbounded dynamic dimensions have no static indexing",
+        ))
     } else if let Some(reason) = no_indexing_reason(&op.opcode) {
-        Err(reason.to_string())
+        Err(Unknown::no_indexing(reason))
     } else {
         output_to_input_op(op, output_id)
     };
@@ -88,11 +91,16 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> InstructionIndexing {
 pub fn input_to_output(op: &OpInfo, operand_id: usize) -> InstructionIndexing {
     let n = op.shape.output_count();
     let result = if operand_id >= op.operands.len() {
-        Err(format!("{} has no operand {operand_id}", op.opcode))
+        Err(Unknown::malformed(format!(
+            "{} has no operand {operand_id}",
+            op.opcode
+        )))
     } else if let Some(reason) = no_indexing_reason(&op.opcode) {
-        Err(reason.to_string())
+        Err(Unknown::no_indexing(reason))
     } else if has_unbounded_dims(op) {
-        Err("unbounded dynamic dimensions have no static indexing".to_string())
+        Err(Unknown::no_indexing(
+            "unbounded dynamic dimensions have no static indexing",
+        ))
     } else {
         input_to_output_op(op, operand_id)
     };
@@ -150,9 +158,14 @@ fn output_to_input_op(op: &OpInfo, output_id: usize) -> OpResult {
         "add-dependency" => tuple::add_dependency_output_to_input(op),
         "rng" => elementwise::rng_output_to_input(op),
         "bitcast-convert" => elementwise::bitcast_convert_output_to_input(op),
-        "fusion" | "call" => Err(format!("{} is composed through its computation", op.opcode)),
+        "fusion" | "call" => Err(Unknown::not_modelled(format!(
+            "{} is composed through its computation",
+            op.opcode
+        ))),
         other if elementwise::is_elementwise(other) => elementwise::output_to_input(op),
-        other => Err(format!("no indexing is defined for `{other}`")),
+        other => Err(Unknown::no_indexing(format!(
+            "no indexing is defined for `{other}`"
+        ))),
     }
 }
 
@@ -171,9 +184,9 @@ fn input_to_output_op(op: &OpInfo, operand_id: usize) -> OpResult {
         "concatenate" => concatenate::input_to_output(op, operand_id),
         "dot" => dot::input_to_output(op, operand_id),
         "scaled-dot" if operand_id < 2 => dot::input_to_output(op, operand_id),
-        "scaled-dot" => {
-            Err("scaled-dot: input-to-output of the scales is not modelled".to_string())
-        }
+        "scaled-dot" => Err(Unknown::not_modelled(
+            "scaled-dot: input-to-output of the scales is not modelled",
+        )),
         "pad" => pad::input_to_output(op, operand_id),
         "reduce" => reduce::input_to_output(op, operand_id),
         "reduce-window" => reduce_window::input_to_output(op, operand_id),
@@ -191,10 +204,13 @@ fn input_to_output_op(op: &OpInfo, operand_id: usize) -> OpResult {
         "add-dependency" => tuple::add_dependency_input_to_output(op, operand_id),
         "rng" => elementwise::rng_input_to_output(op),
         "bitcast-convert" => elementwise::bitcast_convert_input_to_output(op),
-        "fusion" | "call" => Err(format!("{} is composed through its computation", op.opcode)),
+        "fusion" | "call" => Err(Unknown::not_modelled(format!(
+            "{} is composed through its computation",
+            op.opcode
+        ))),
         other if elementwise::is_elementwise(other) => elementwise::input_to_output(op, operand_id),
-        other => Err(format!(
+        other => Err(Unknown::no_indexing(format!(
             "no input-to-output indexing is defined for `{other}`"
-        )),
+        ))),
     }
 }

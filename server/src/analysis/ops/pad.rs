@@ -7,17 +7,20 @@ use crate::algebra::{Expr, IndexingMap, Variable};
 use crate::analysis::build::{affine, c, d, from_scalar, to_scalar, within};
 use crate::analysis::op::{OpInfo, PadDim};
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 /// The padding of each dimension, when it fits the operand and output shapes.
-fn pad_dims(op: &OpInfo, operand: &[i64], out: &[i64]) -> Result<Vec<PadDim>, String> {
+fn pad_dims(op: &OpInfo, operand: &[i64], out: &[i64]) -> Result<Vec<PadDim>, Unknown> {
     let dims = op
         .attrs
         .padding
         .clone()
-        .ok_or("pad needs a `padding` attribute")?;
+        .ok_or(Unknown::malformed("pad needs a `padding` attribute"))?;
     op.same_rank(operand.len(), out.len())?;
     if dims.len() != out.len() || dims.iter().any(|p| p.interior < 0) {
-        return Err("pad: `padding` does not match the operand rank".to_string());
+        return Err(Unknown::malformed(
+            "pad: `padding` does not match the operand rank",
+        ));
     }
     // The last operand element's padded position, low + (extent - 1) * (interior + 1),
     // must be an i64 for the maps below.
@@ -28,7 +31,9 @@ fn pad_dims(op: &OpInfo, operand: &[i64], out: &[i64]) -> Result<Vec<PadDim>, St
             .is_some()
     });
     if !fits {
-        return Err("pad: the padded positions overflow 64-bit integers".to_string());
+        return Err(Unknown::malformed(
+            "pad: the padded positions overflow 64-bit integers",
+        ));
     }
     Ok(dims)
 }

@@ -6,11 +6,14 @@ use super::OpResult;
 use crate::analysis::build::{d, from_scalar, map, s, to_scalar, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
-fn reduced(op: &OpInfo) -> Result<(usize, Vec<usize>), String> {
+fn reduced(op: &OpInfo) -> Result<(usize, Vec<usize>), Unknown> {
     let n = op.operands.len() / 2;
     if n == 0 || !op.operands.len().is_multiple_of(2) {
-        return Err("reduce needs inputs and as many init values".to_string());
+        return Err(Unknown::malformed(
+            "reduce needs inputs and as many init values",
+        ));
     }
     let input = op.operand(0)?;
     let mut dims = op.dimensions(input.rank())?;
@@ -26,7 +29,9 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     for k in 0..n {
         let input = op.operand(k)?;
         if input.rank() != out.rank() + dims.len() {
-            return Err("reduce: output rank does not match the reduced dimensions".to_string());
+            return Err(Unknown::malformed(
+                "reduce: output rank does not match the reduced dimensions",
+            ));
         }
         let ranges = dims.iter().map(|&r| var(input.dims[r])).collect();
         let mut kept = 0;

@@ -9,6 +9,7 @@ use crate::algebra::{Expr, IndexingMap, Interval, Variable};
 use crate::analysis::build::{affine, c, d, from_scalar, s, to_scalar, var, vars, within};
 use crate::analysis::op::{OpInfo, WindowDim};
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 /// Output-to-input map through one window per dimension. Window dimensions of
 /// size 1 get no range variable. `first_range` offsets the range variables.
@@ -90,17 +91,17 @@ pub fn windowed_inverse(input: &[i64], out: &[i64], window: &[WindowDim]) -> Win
     w
 }
 
-fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, String> {
-    let w = op
-        .attrs
-        .window
-        .clone()
-        .ok_or("reduce-window needs a `window` attribute")?;
+fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, Unknown> {
+    let w = op.attrs.window.clone().ok_or(Unknown::malformed(
+        "reduce-window needs a `window` attribute",
+    ))?;
     if w.len() != rank
         || w.iter()
             .any(|x| x.stride <= 0 || x.base_dilation <= 0 || x.window_dilation <= 0)
     {
-        return Err("reduce-window: `window` does not match the operand rank".to_string());
+        return Err(Unknown::malformed(
+            "reduce-window: `window` does not match the operand rank",
+        ));
     }
     Ok(w)
 }
@@ -110,7 +111,9 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
     let input = op.operand(0)?;
     if input.rank() != out.rank() {
-        return Err("reduce-window: operand and result ranks differ".to_string());
+        return Err(Unknown::malformed(
+            "reduce-window: operand and result ranks differ",
+        ));
     }
     let win = window(op, out.rank())?;
     let index: Vec<Expr> = (0..out.rank()).map(d).collect();
@@ -132,7 +135,9 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
                 return Ok(OperandIndexing::plain(from_scalar(&out.dims)));
             }
             if input.rank() != out.rank() {
-                return Err("reduce-window: operand and result ranks differ".to_string());
+                return Err(Unknown::malformed(
+                    "reduce-window: operand and result ranks differ",
+                ));
             }
             let win = window(op, out.rank())?;
             let w = windowed_inverse(&input.dims, &out.dims, &win);

@@ -18,16 +18,17 @@ use crate::analysis::build::{affine, c, d, map};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
 use crate::analysis::shape::ArrayShape;
+use crate::analysis::unknown::Unknown;
 
 /// Output-to-input map of a row-major reshape from `input` extents to `output`
 /// extents (dimensions of the map: the output).
-pub fn reshape_map(input: &[i64], output: &[i64]) -> Result<IndexingMap, String> {
+pub fn reshape_map(input: &[i64], output: &[i64]) -> Result<IndexingMap, Unknown> {
     let in_count = crate::analysis::build::product(input)?;
     let out_count = crate::analysis::build::product(output)?;
     if in_count != out_count {
-        return Err(format!(
+        return Err(Unknown::malformed(format!(
             "reshape: element counts differ ({in_count} vs {out_count})"
-        ));
+        )));
     }
     if in_count == 0 {
         return Ok(map(
@@ -130,7 +131,7 @@ pub fn input_to_output(op: &OpInfo) -> OpResult {
 }
 
 /// Output-to-input map of a bitcast from `input` to `output` (layouts included).
-pub fn bitcast_map(input: &ArrayShape, output: &ArrayShape) -> Result<IndexingMap, String> {
+pub fn bitcast_map(input: &ArrayShape, output: &ArrayShape) -> Result<IndexingMap, Unknown> {
     let in_phys = input.physical_dims();
     let out_phys = output.physical_dims();
     let out_m2m = output.major_to_minor();

@@ -7,6 +7,7 @@ use super::OpResult;
 use crate::analysis::build::{identity, to_scalar};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
 pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
@@ -15,12 +16,12 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
         .operands
         .len()
         .checked_sub(carries)
-        .ok_or("scan: more carries than operands")?;
+        .ok_or(Unknown::malformed("scan: more carries than operands"))?;
     let scanned_outputs = op
         .shape
         .output_count()
         .checked_sub(carries)
-        .ok_or("scan: more carries than outputs")?;
+        .ok_or(Unknown::malformed("scan: more carries than outputs"))?;
     (0..op.operands.len())
         .map(|k| {
             if output_id >= scanned_outputs || k >= inputs {
@@ -29,7 +30,9 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
             if op.operand(k)?.dims == out.dims {
                 Ok(OperandIndexing::plain(identity(&out.dims)))
             } else {
-                Err("scan: scanned operand shape differs from the output".to_string())
+                Err(Unknown::malformed(
+                    "scan: scanned operand shape differs from the output",
+                ))
             }
         })
         .collect()

@@ -13,6 +13,7 @@ use crate::algebra::{Expr, IndexingMap, Variable};
 use crate::analysis::build::{c, d, identity, map, s, var_in, vars, within};
 use crate::analysis::op::{OpInfo, ScatterDims};
 use crate::analysis::operand_indexing::{OperandIndexing, OperandMap, RuntimeSource, RuntimeVar};
+use crate::analysis::unknown::Unknown;
 
 /// Operand index expressions, runtime variable bounds and their meanings.
 type Targets = (Vec<Expr>, Vec<Variable>, Vec<RuntimeVar>);
@@ -26,14 +27,16 @@ struct Layout {
     operand_window: Vec<usize>,
 }
 
-fn layout(op: &OpInfo) -> Result<Layout, String> {
+fn layout(op: &OpInfo) -> Result<Layout, Unknown> {
     let dims = op
         .attrs
         .scatter
         .clone()
-        .ok_or("scatter needs its dimension numbers")?;
+        .ok_or(Unknown::malformed("scatter needs its dimension numbers"))?;
     if op.operands.len() < 3 || op.operands.len().is_multiple_of(2) {
-        return Err("scatter needs inputs, indices and as many updates".to_string());
+        return Err(Unknown::malformed(
+            "scatter needs inputs, indices and as many updates",
+        ));
     }
     let n = (op.operands.len() - 1) / 2;
     let operand = op.operand(0)?;
@@ -56,7 +59,9 @@ fn layout(op: &OpInfo) -> Result<Layout, String> {
             .all(|&j| j < operand.rank())
         && dims.input_batching_dims.len() == dims.scatter_indices_batching_dims.len();
     if !ok {
-        return Err("scatter: inconsistent dimension numbers".to_string());
+        return Err(Unknown::malformed(
+            "scatter: inconsistent dimension numbers",
+        ));
     }
     Ok(Layout {
         n,
@@ -73,7 +78,7 @@ fn targets(
     l: &Layout,
     u: &[Expr],
     space: (&[i64], &[Variable]),
-) -> Result<Targets, String> {
+) -> Result<Targets, Unknown> {
     let operand = op.operand(0)?;
     let indices = op.operand(l.n)?;
     let update = op.operand(l.n + 1)?;
@@ -120,9 +125,9 @@ fn targets(
             let idim = l.dims.scatter_indices_batching_dims[q];
             let pos = (0..idim).filter(|&k| k != l.dims.index_vector_dim).count();
             Some(
-                u[*l.update_scatter
-                    .get(pos)
-                    .ok_or("scatter: batching dimension out of range")?]
+                u[*l.update_scatter.get(pos).ok_or(Unknown::malformed(
+                    "scatter: batching dimension out of range",
+                ))?]
                 .clone(),
             )
         } else {

@@ -9,18 +9,17 @@ use crate::algebra::{Expr, IndexingMap, Interval};
 use crate::analysis::build::{c, d, from_scalar, s, to_scalar, var, vars, within};
 use crate::analysis::op::{OpInfo, WindowDim};
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
-fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, String> {
-    let w = op
-        .attrs
-        .window
-        .clone()
-        .ok_or("select-and-scatter needs a `window` attribute")?;
+fn window(op: &OpInfo, rank: usize) -> Result<Vec<WindowDim>, Unknown> {
+    let w = op.attrs.window.clone().ok_or(Unknown::malformed(
+        "select-and-scatter needs a `window` attribute",
+    ))?;
     if w.len() != rank
         || w.iter()
             .any(|x| x.stride <= 0 || x.base_dilation != 1 || x.window_dilation != 1)
     {
-        return Err("select-and-scatter: unsupported window".to_string());
+        return Err(Unknown::malformed("select-and-scatter: unsupported window"));
     }
     Ok(w)
 }
@@ -125,6 +124,8 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
             Ok(vec![OperandIndexing::plain(m)])
         }
         2 => Ok(vec![OperandIndexing::plain(from_scalar(&out.dims))]),
-        _ => Err("select-and-scatter: operand input-to-output is not modelled".to_string()),
+        _ => Err(Unknown::not_modelled(
+            "select-and-scatter: operand input-to-output is not modelled",
+        )),
     }
 }

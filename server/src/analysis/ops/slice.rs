@@ -7,15 +7,18 @@ use crate::algebra::Variable;
 use crate::analysis::build::{affine, c, d, map, within};
 use crate::analysis::op::{OpInfo, SliceDim};
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 
-fn slice_dims(op: &OpInfo, rank: usize) -> Result<Vec<SliceDim>, String> {
+fn slice_dims(op: &OpInfo, rank: usize) -> Result<Vec<SliceDim>, Unknown> {
     let dims = op
         .attrs
         .slice
         .clone()
-        .ok_or("slice needs a `slice` attribute")?;
+        .ok_or(Unknown::malformed("slice needs a `slice` attribute"))?;
     if dims.len() != rank || dims.iter().any(|s| s.stride <= 0) {
-        return Err("slice: `slice` does not match the operand rank or has a bad stride".into());
+        return Err(Unknown::malformed(
+            "slice: `slice` does not match the operand rank or has a bad stride",
+        ));
     }
     Ok(dims)
 }

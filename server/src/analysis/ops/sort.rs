@@ -7,6 +7,7 @@ use crate::analysis::build::{d, map, s, var};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
 use crate::analysis::shape::ArrayShape;
+use crate::analysis::unknown::Unknown;
 
 fn row_map(index_extents: &[i64], operand: &ArrayShape, dim: usize) -> crate::algebra::IndexingMap {
     let results = (0..operand.rank())
@@ -15,11 +16,11 @@ fn row_map(index_extents: &[i64], operand: &ArrayShape, dim: usize) -> crate::al
     map(index_extents, vec![var(operand.dims[dim])], results, vec![])
 }
 
-fn sort_dim(op: &OpInfo) -> Result<usize, String> {
+fn sort_dim(op: &OpInfo) -> Result<usize, Unknown> {
     let rank = op.operand(0)?.rank();
     match op.dimensions(rank)?.as_slice() {
         [k] => Ok(*k),
-        _ => Err("sort needs exactly one dimension".to_string()),
+        _ => Err(Unknown::malformed("sort needs exactly one dimension")),
     }
 }
 
@@ -30,7 +31,7 @@ pub fn output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
         .map(|k| {
             let operand = op.operand(k)?;
             if operand.dims != out.dims {
-                return Err("sort: operand shapes differ".to_string());
+                return Err(Unknown::malformed("sort: operand shapes differ"));
             }
             Ok(OperandIndexing::plain(row_map(&out.dims, operand, dim)))
         })
@@ -55,9 +56,14 @@ pub fn input_to_output(op: &OpInfo, operand_id: usize) -> OpResult {
 pub fn topk_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
     let operand = op.operand(0)?;
-    let last = operand.rank().checked_sub(1).ok_or("topk of a scalar")?;
+    let last = operand
+        .rank()
+        .checked_sub(1)
+        .ok_or(Unknown::malformed("topk of a scalar"))?;
     if out.rank() != operand.rank() {
-        return Err("topk: output rank differs from the operand".to_string());
+        return Err(Unknown::malformed(
+            "topk: output rank differs from the operand",
+        ));
     }
     Ok(vec![OperandIndexing::plain(row_map(
         &out.dims, operand, last,
@@ -66,7 +72,10 @@ pub fn topk_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
 
 pub fn topk_input_to_output(op: &OpInfo) -> OpResult {
     let operand = op.operand(0)?;
-    let last = operand.rank().checked_sub(1).ok_or("topk of a scalar")?;
+    let last = operand
+        .rank()
+        .checked_sub(1)
+        .ok_or(Unknown::malformed("topk of a scalar"))?;
     (0..op.shape.output_count())
         .map(|j| {
             Ok(OperandIndexing::plain(row_map(

@@ -6,6 +6,7 @@ use crate::algebra::IndexingMap;
 use crate::analysis::build::{d, map};
 use crate::analysis::op::OpInfo;
 use crate::analysis::operand_indexing::OperandIndexing;
+use crate::analysis::unknown::Unknown;
 use crate::model::shape::check_permutation;
 
 /// Output to input of a transpose with permutation `perm` over output `extents`:
@@ -29,11 +30,12 @@ pub fn inverse_permutation_map(in_extents: &[i64], perm: &[usize]) -> IndexingMa
 }
 
 /// The permutation, when it fits the output and the operand ranks.
-fn permutation(op: &OpInfo, out: usize, operand: usize) -> Result<Vec<usize>, String> {
+fn permutation(op: &OpInfo, out: usize, operand: usize) -> Result<Vec<usize>, Unknown> {
     op.same_rank(operand, out)?;
     let perm = op.dimensions(out)?;
-    check_permutation(&perm, out)
-        .map_err(|m| format!("transpose: `dimensions` is not a permutation: {m}"))?;
+    check_permutation(&perm, out).map_err(|m| {
+        Unknown::malformed(format!("transpose: `dimensions` is not a permutation: {m}"))
+    })?;
     Ok(perm)
 }
 
