@@ -296,16 +296,19 @@ fn the_diff_command_compares_an_open_dump_with_one_on_disk() {
         "{text}"
     );
     assert_eq!(answer["modules"][0]["added"].as_array().unwrap().len(), 6);
-    // Bad arguments: an error, not a crash.
+    insta::assert_snapshot!(serde_json::to_string_pretty(&answer["modules"]).unwrap());
+    // Bad arguments are the client's error (invalid params), not a crash.
     let response = client.request(
         "workspace/executeCommand",
         json!({"command": "hlo-lsp.diff", "arguments": [before]}),
     );
-    assert!(response.get("error").is_some(), "{response}");
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    // A file that cannot be read fails the request (LSP's RequestFailed), naming it.
     let response = client.request(
         "workspace/executeCommand",
         json!({"command": "hlo-lsp.diff", "arguments": [before, format!("{root}/missing.txt")]}),
     );
+    assert_eq!(response["error"]["code"], -32803, "{response}");
     assert!(
         response["error"]["message"]
             .as_str()

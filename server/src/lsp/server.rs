@@ -643,7 +643,7 @@ impl LanguageServer for Backend {
             commands::diff(&workspace, &arguments)
         })
         .await?;
-        outcome.map(Some).map_err(Error::invalid_params)
+        outcome.map(Some).map_err(|e| e.to_jsonrpc())
     }
 
     async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
