@@ -238,11 +238,17 @@ fn the_reader_sees_code_not_comments() {
     assert_eq!(used, ["algebra", "model"]);
 }
 
-/// The words of ARCHITECTURE.md in backticks.
+/// The code map and the contracts it points to.
+const MAPS: &[&str] = &["ARCHITECTURE.md", "docs/contracts.md"];
+
+/// The words of the maps ([`MAPS`]) in backticks.
 fn architecture_names() -> Vec<String> {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
-            .expect("ARCHITECTURE.md");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text: String = MAPS
+        .iter()
+        .map(|m| std::fs::read_to_string(root.join(m)).expect("a map of the code"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut names = Vec::new();
     let mut in_code_block = false;
     for line in text.lines() {
@@ -286,7 +292,7 @@ fn declares(module: &str, name: &str) -> bool {
     })
 }
 
-/// What ARCHITECTURE.md names exists: a path of the repository it writes in
+/// What ARCHITECTURE.md and docs/contracts.md name exists: a path of the repository it writes in
 /// backticks, and the first two steps of a `module::item` path (`lsp::handlers`,
 /// `ide::memo`) of a top-level module of the crate.
 #[test]

@@ -89,13 +89,13 @@ test('divSpelling from the settings reaches the server, at startup and on change
     let text = await hoverText(s, '%r = ');
     // An early server whose hover shows no indexing map at all lacks the feature: skip.
     if (!text.includes('d0')) return skipOrFail(t, `the server's hover shows no indexing map yet: ${text.replace(/\n/g, ' ')}`);
-    assert.ok(!text.includes('floordiv') && /\/ ?8/.test(text), `the server ignored "divSpelling": "slash" in initializationOptions (contract: ARCHITECTURE.md, Server settings); hover:\n${text}`);
+    assert.ok(!text.includes('floordiv') && /\/ ?8/.test(text), `the server ignored "divSpelling": "slash" in initializationOptions (contract: docs/contracts.md, Server settings); hover:\n${text}`);
     s.server.notify('workspace/didChangeConfiguration', {
       settings: serverSettings(config({ 'maps.divSpelling': 'floordiv' })),
     });
     // The notification is asynchronous; the server applies it before later requests.
     text = await hoverText(s, '%r = ');
-    assert.ok(text.includes('d0 floordiv 8'), `the server ignored "divSpelling": "floordiv" sent by workspace/didChangeConfiguration (contract: ARCHITECTURE.md, Server settings); hover:\n${text}`);
+    assert.ok(text.includes('d0 floordiv 8'), `the server ignored "divSpelling": "floordiv" sent by workspace/didChangeConfiguration (contract: docs/contracts.md, Server settings); hover:\n${text}`);
   } finally {
     await stop(s);
   }
@@ -110,10 +110,10 @@ test('inlayHints.mode from the settings: full shows hints in the fusion, off sho
     const hints = async () =>
       ((await s.server.request('textDocument/inlayHint', { textDocument: { uri: URI }, range })) as unknown[] | null) ?? [];
     const full = await hints();
-    assert.ok(full.length > 0, 'no inlay hints with "inlayHints": {"mode": "full"} (contract: ARCHITECTURE.md, Server settings)');
+    assert.ok(full.length > 0, 'no inlay hints with "inlayHints": {"mode": "full"} (contract: docs/contracts.md, Server settings)');
     assert.ok(JSON.stringify(full).includes('floordiv'), `the reshape's map should appear in full: ${JSON.stringify(full)}`);
     s.server.notify('workspace/didChangeConfiguration', { settings: serverSettings(config({ 'inlayHints.mode': 'off' })) });
-    assert.deepEqual(await hints(), [], 'hints remain after "inlayHints": {"mode": "off"} via didChangeConfiguration (contract: ARCHITECTURE.md)');
+    assert.deepEqual(await hints(), [], 'hints remain after "inlayHints": {"mode": "off"} via didChangeConfiguration (contract: docs/contracts.md)');
   } finally {
     await stop(s);
   }

@@ -1,6 +1,6 @@
 //! User settings, from `initializationOptions` and `workspace/didChangeConfiguration`.
 //!
-//! Both carry the same JSON object (the contract in ARCHITECTURE.md, "Server
+//! Both carry the same JSON object (the contract in docs/contracts.md, "Server
 //! settings"), bare or, leniently, under an `"hlo-lsp"` / `"hloLsp"` section. Unknown keys
 //! are ignored and a malformed value keeps the previous setting, with a warning, so a
 //! typo in an editor config never takes features down.
@@ -93,7 +93,7 @@ impl Default for Settings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct RawSettings {
-    /// `{"mode": "off" | "short" | "full"}` (ARCHITECTURE.md); a bare mode string is
+    /// `{"mode": "off" | "short" | "full"}` (docs/contracts.md); a bare mode string is
     /// accepted too.
     inlay_hints: Option<Value>,
     div_spelling: Option<Value>,

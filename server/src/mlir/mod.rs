@@ -1,7 +1,7 @@
 //! MLIR text: the index maps of `.mlir` files (linalg ops, `affine_map` aliases,
 //! XLA's `#xla.indexing_map` attributes, tensor reshapes and slices, transform
 //! dialect tiling), read by a focused, tolerant scanner of our own (no MLIR
-//! toolchain, no tree-sitter grammar: see ARCHITECTURE.md) and analyzed with the
+//! toolchain, no tree-sitter grammar: see docs/contracts.md) and analyzed with the
 //! [`crate::algebra`].
 //!
 //! Plain library code (no LSP types): [`reader::read`] finds the pieces with byte

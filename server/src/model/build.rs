@@ -1,5 +1,5 @@
 //! Tree → model. Walks the tree-sitter trees of the syntax layer by field name (see
-//! ARCHITECTURE.md), decodes shapes and attributes, resolves names, and reports
+//! docs/contracts.md), decodes shapes and attributes, resolves names, and reports
 //! semantic diagnostics. Never fails: whatever is missing or broken is skipped with a
 //! diagnostic (or, for syntax errors, left to the syntax layer's report).
 //!

@@ -3,7 +3,7 @@
 //! from a byte scan ([`outline`]) and parses to its own tree-sitter tree on demand,
 //! incrementally after an edit ([`SyntaxDocument::edit`]).
 //!
-//! Node kinds and fields are the contract in `ARCHITECTURE.md`; positions in a
+//! Node kinds and fields are the contract in `docs/contracts.md`; positions in a
 //! chunk's tree are relative to the chunk, [`Placed::abs`] makes them absolute.
 
 pub mod chunk;

@@ -7,7 +7,7 @@
 //! assert!(!tree.root_node().has_error());
 //! ```
 //!
-//! Node kinds and fields are documented in `ARCHITECTURE.md` at the repository root
+//! Node kinds and fields are documented in `docs/contracts.md` at the repository root
 //! and listed in [`NODE_TYPES`].
 
 use tree_sitter_language::LanguageFn;
