@@ -82,6 +82,27 @@ pub fn kernels(snapshot: &HloSnapshot, config: &Config) -> Vec<KernelAt> {
     out
 }
 
+/// The kernel named `instruction` in the computation named `computation` of module
+/// `module`, in this version. A lens keeps names, not ids: they outlive an edit that
+/// moves instructions, and a lens whose kernel is gone finds nothing.
+pub fn kernel_named(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: &str,
+    instruction: &str,
+) -> Option<KernelAt> {
+    let m = snapshot.model().modules.get(module.index())?;
+    let computation = m.computation_by_name(computation)?;
+    let c = m.computation(computation);
+    let instruction = *c.names.get(instruction)?;
+    Some(KernelAt {
+        module,
+        computation,
+        instruction,
+        range: c.abs(c.instruction(instruction).name_range),
+    })
+}
+
 /// The estimate of one kernel on the configured GPU.
 fn estimate(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> cost::KernelCost {
     let module = snapshot.model().module(at.module);

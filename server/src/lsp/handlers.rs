@@ -304,17 +304,12 @@ pub fn resolve_code_lens(snapshot: &Snapshot, mut lens: CodeLens, config: &Confi
             return None;
         };
         let data = lens.data.as_ref()?;
-        let module = crate::model::ModuleId(data.get("module")?.as_u64()? as u32);
-        let m = hlo.model().modules.get(module.index())?;
-        let computation = m.computation_by_name(data.get("computation")?.as_str()?)?;
-        let c = m.computation(computation);
-        let instruction = *c.names.get(data.get("instruction")?.as_str()?)?;
-        let at = ide::cost::KernelAt {
-            module,
-            computation,
-            instruction,
-            range: c.abs(c.instruction(instruction).name_range),
-        };
+        let at = ide::cost::kernel_named(
+            hlo,
+            crate::model::ModuleId(u32::try_from(data.get("module")?.as_u64()?).ok()?),
+            data.get("computation")?.as_str()?,
+            data.get("instruction")?.as_str()?,
+        )?;
         Some(ide::cost::lens_title(hlo, &at, config))
     })();
     lens.command = Some(Command {
