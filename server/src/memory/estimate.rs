@@ -382,6 +382,57 @@ impl Flow {
     }
 }
 
+/// Whether a loop fusion may write its result over operand `read`: the fused
+/// parameter is read only elementwise on its way to the root, or is the buffer the
+/// root dynamic-update-slice or scatter updates (XLA's `CanShareOperandBufferWithUser`).
+fn fusion_writes_over(module: &Module, fusion: &Instruction, read: usize) -> bool {
+    let Some(fused) = module.called_computation(fusion, "calls") else {
+        return false;
+    };
+    if !fusion_kind_is(module, fusion, "kLoop") {
+        return false;
+    }
+    let model = fused.model();
+    let Some(Some(param)) = model.parameters.get(read).copied() else {
+        return false;
+    };
+    let mut stack = vec![param];
+    let mut seen = Vec::new();
+    while let Some(id) = stack.pop() {
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        for &u in &model.instruction(id).users {
+            let user = model.instruction(u);
+            let in_place = matches!(user.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter)
+                && user.operands.first().and_then(|o| o.target) == Some(id);
+            let passes = matches!(user.opcode, Opcode::Bitcast | Opcode::Tuple);
+            if !(in_place
+                || passes
+                || (user.opcode.is_elementwise() && user.opcode != Opcode::Copy))
+            {
+                return false;
+            }
+            if !in_place {
+                stack.push(u);
+            }
+        }
+    }
+    true
+}
+
+/// Whether `fusion` is of kind `kind` (`kind=kLoop`).
+fn fusion_kind_is(module: &Module, fusion: &Instruction, kind: &str) -> bool {
+    let Some((c, _)) = module.find_instruction(&fusion.name) else {
+        return false;
+    };
+    let computation = module.computation(c);
+    fusion
+        .attribute("kind")
+        .is_some_and(|a| computation.src(a.value_range) == kind)
+}
+
 /// An allocation being built: its members are values.
 struct Building {
     size: u64,
@@ -438,20 +489,23 @@ impl Flow {
     fn shares_in_place(&self, module: &Module, user: &Value, operand: &Value) -> bool {
         let c = module.computation(user.def.0);
         let instr = c.instruction(user.def.1);
-        let reads = instr.operands.iter().filter_map(|o| o.target).any(|o| {
-            self.positions.get(&(user.def.0, o)).is_some_and(|p| {
-                p.iter().any(|&(_, v)| {
-                    self.values[v].def == operand.def && self.values[v].index == operand.index
+        let read = instr.operands.iter().position(|o| {
+            o.target
+                .and_then(|t| self.positions.get(&(user.def.0, t)))
+                .is_some_and(|p| {
+                    p.iter().any(|&(_, v)| {
+                        self.values[v].def == operand.def && self.values[v].index == operand.index
+                    })
                 })
-            })
         });
+        let Some(read) = read else { return false };
         let kind_fits = match &instr.opcode {
             Opcode::Copy => false,
-            Opcode::DynamicUpdateSlice | Opcode::Scatter => true,
-            Opcode::Fusion => true,
+            Opcode::DynamicUpdateSlice | Opcode::Scatter => read == 0,
+            Opcode::Fusion => fusion_writes_over(module, instr, read),
             op => op.is_elementwise(),
         };
-        reads && kind_fits && user.bytes == operand.bytes && user.index.is_empty()
+        kind_fits && user.bytes == operand.bytes && user.index.is_empty()
     }
 
     /// XLA's `MaybeAssignBuffer`: `group` goes into `allocation` if it fits, the
@@ -600,15 +654,16 @@ impl Flow {
                 }
             }
         }
-        self.heap(&mut allocations, &temps);
+        self.heap(module, &mut allocations, &temps);
         self.report(module, allocations)
     }
 
     /// Packs the temps into one preallocated-temp allocation.
-    fn heap(&self, allocations: &mut Vec<Building>, temps: &[Vec<ValueId>]) {
+    fn heap(&self, module: &Module, allocations: &mut Vec<Building>, temps: &[Vec<ValueId>]) {
         if temps.is_empty() {
             return;
         }
+        let temps = self.share_in_place(module, temps);
         let intervals: Vec<Interval> = temps
             .iter()
             .map(|g| Interval {
@@ -634,6 +689,71 @@ impl Flow {
                 .extend(std::iter::repeat_n(*offset, g.len()));
         }
         allocations.push(building);
+    }
+
+    /// Temps that a user writes over in place when they die at it (XLA's heap
+    /// simulator `ShareWith`) are packed as one: the groups merged, each operand
+    /// taken over once.
+    fn share_in_place(&self, module: &Module, temps: &[Vec<ValueId>]) -> Vec<Vec<ValueId>> {
+        let mut group_of: FxHashMap<ValueId, usize> = FxHashMap::default();
+        for (g, members) in temps.iter().enumerate() {
+            for &v in members {
+                group_of.insert(v, g);
+            }
+        }
+        let mut parent: Vec<usize> = (0..temps.len()).collect();
+        fn root(parent: &mut [usize], mut g: usize) -> usize {
+            while parent[g] != g {
+                parent[g] = parent[parent[g]];
+                g = parent[g];
+            }
+            g
+        }
+        let mut taken = vec![false; temps.len()];
+        let mut order: Vec<ValueId> = group_of.keys().copied().collect();
+        order.sort_by_key(|&v| (self.values[v].start, v));
+        for v in order {
+            let value = &self.values[v];
+            if !value.index.is_empty() {
+                continue;
+            }
+            let instr = module.computation(value.def.0).instruction(value.def.1);
+            for o in instr.operands.iter().filter_map(|o| o.target) {
+                let top = self
+                    .positions
+                    .get(&(value.def.0, o))
+                    .and_then(|p| p.iter().find(|(i, _)| i.is_empty()))
+                    .map(|&(_, w)| w);
+                let Some(w) = top else { continue };
+                let (Some(&gw), Some(&gv)) = (group_of.get(&w), group_of.get(&v)) else {
+                    continue;
+                };
+                let operand = &self.values[w];
+                let dies_here = operand.end == value.start
+                    && temps[gw].iter().all(|&x| self.values[x].end <= value.start);
+                if gw != gv
+                    && !taken[gw]
+                    && dies_here
+                    && self.shares_in_place(module, value, operand)
+                {
+                    taken[gw] = true;
+                    let (a, b) = (root(&mut parent, gw), root(&mut parent, gv));
+                    parent[b] = a;
+                    break;
+                }
+            }
+        }
+        let mut merged: FxHashMap<usize, Vec<ValueId>> = FxHashMap::default();
+        for g in 0..temps.len() {
+            let r = root(&mut parent, g);
+            merged
+                .entry(r)
+                .or_default()
+                .extend(temps[g].iter().copied());
+        }
+        let mut out: Vec<Vec<ValueId>> = merged.into_values().collect();
+        out.sort_by_key(|g| g.iter().copied().min());
+        out
     }
 
     fn name(&self, module: &Module, v: ValueId) -> String {

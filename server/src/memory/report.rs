@@ -159,15 +159,16 @@ pub fn peak_of(buffers: &[Buffer], window: Option<Range<u64>>) -> Option<Peak> {
     events.sort_unstable();
     let inside = |t: u64| window.as_ref().is_none_or(|w| w.contains(&t));
     let (mut live, mut best) = (0i128, None::<(u64, i128)>);
-    for (i, &(time, is_end, bytes)) in events.iter().enumerate() {
+    // Each event counts as it comes, starts before ends of the same time, as XLA's
+    // `ComputePeakMemoryMoment` does (so a buffer starting when others end can make
+    // the peak's time).
+    for &(time, is_end, bytes) in &events {
         live += if is_end {
             -(bytes as i128)
         } else {
             bytes as i128
         };
-        // Only once every event of this time is in.
-        let last_of_time = events.get(i + 1).is_none_or(|next| next.0 != time);
-        if last_of_time && inside(time) && best.is_none_or(|(_, b)| live > b) {
+        if inside(time) && best.is_none_or(|(_, b)| live > b) {
             best = Some((time, live));
         }
     }
@@ -181,7 +182,14 @@ pub fn peak_of(buffers: &[Buffer], window: Option<Range<u64>>) -> Option<Peak> {
     let mut live: Vec<usize> = (0..buffers.len())
         .filter(|&i| buffers[i].live_at(time))
         .collect();
-    live.sort_by(|&a, &b| buffers[b].bytes.cmp(&buffers[a].bytes).then(a.cmp(&b)));
+    // Largest first, then by name and index (XLA's listing order).
+    live.sort_by(|&a, &b| {
+        let (x, y) = (&buffers[a], &buffers[b]);
+        y.bytes
+            .cmp(&x.bytes)
+            .then_with(|| x.instruction.cmp(&y.instruction))
+            .then_with(|| x.shape_index.cmp(&y.shape_index))
+    });
     Some(Peak {
         time,
         bytes: live.iter().map(|&i| buffers[i].bytes).sum(),
