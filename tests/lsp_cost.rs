@@ -14,7 +14,19 @@ fn lenses(client: &mut Client, document: &str) -> Vec<Value> {
         "textDocument/codeLens",
         json!({"textDocument": {"uri": document}}),
     );
-    found.as_array().cloned().unwrap_or_default()
+    // Kernel lenses only: memory lenses (`peak ...`) are lsp_memory's.
+    let memory = |l: &Value| {
+        l["command"]["title"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("peak "))
+    };
+    found
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|l| !memory(l))
+        .collect()
 }
 
 #[test]

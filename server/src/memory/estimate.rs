@@ -744,12 +744,9 @@ impl Flow {
             }
         }
         let mut merged: FxHashMap<usize, Vec<ValueId>> = FxHashMap::default();
-        for g in 0..temps.len() {
+        for (g, members) in temps.iter().enumerate() {
             let r = root(&mut parent, g);
-            merged
-                .entry(r)
-                .or_default()
-                .extend(temps[g].iter().copied());
+            merged.entry(r).or_default().extend(members.iter().copied());
         }
         let mut out: Vec<Vec<ValueId>> = merged.into_values().collect();
         out.sort_by_key(|g| g.iter().copied().min());

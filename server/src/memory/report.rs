@@ -213,7 +213,7 @@ impl Report {
                     .filter(|(_, n)| names.get(n.as_str()).is_some())
                     .map(|(t, _)| t as u64);
                 let first = times.next()?;
-                let last = times.last().unwrap_or(first);
+                let last = times.next_back().unwrap_or(first);
                 Some(Span {
                     computation: c.model().name.clone(),
                     times: first..last + 1,
