@@ -11,6 +11,7 @@ mod cli_diff;
 mod cli_golden;
 mod cli_hostile;
 mod cli_maps;
+mod cli_memory;
 mod cli_parse;
 mod cli_simplify;
 mod mlir_cli;

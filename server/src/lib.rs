@@ -21,6 +21,7 @@ pub mod hover;
 pub mod ide;
 pub mod language;
 pub mod lsp;
+pub mod memory;
 pub mod mlir;
 pub mod model;
 pub mod refactor;

@@ -22,6 +22,7 @@ const FRONT_END_USES: &[&str] = &[
     "hover",
     "ide",
     "language",
+    "memory",
     "mlir",
     "model",
     "refactor",
@@ -89,6 +90,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         "dump",
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
+    // Memory: XLA's buffer assignment read, or estimated from the module.
+    ("memory", &["budget", "dump", "model", "syntax"]),
     // Every finding of a document, from the analyses that report them.
     (
         "checks",
@@ -123,6 +126,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "fusible",
             "hover",
             "language",
+            "memory",
             "mlir",
             "model",
             "refactor",

@@ -32,6 +32,7 @@ mod fusible_conformance;
 mod fusible_priority;
 mod fuzz_regressions;
 mod ide_golden;
+mod memory_xla;
 mod mlir_analysis;
 mod mlir_linalg_ext;
 mod mlir_seed_examples;

@@ -16,6 +16,7 @@ pub mod diff;
 pub mod fusion;
 pub mod gpu;
 pub mod maps;
+pub mod memory;
 pub mod mlir;
 pub mod parse;
 pub mod simplify;
@@ -55,6 +56,8 @@ pub enum Command {
     Cost(cost::Args),
     /// XLA's GPU fusion rules and cost model: may a producer be fused, rule facts, a simulation.
     Fusion(fusion::Args),
+    /// Memory: the totals of memory_analysis(), the allocations and the buffers live at the peak.
+    Memory(memory::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
@@ -87,6 +90,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Diff(args)) => diff::run(args),
         Some(Command::Cost(args)) => cost::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
+        Some(Command::Memory(args)) => memory::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }

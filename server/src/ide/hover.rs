@@ -314,6 +314,12 @@ pub fn instruction_hover(
     for (k, line) in cost.into_iter().enumerate() {
         hover.notes.insert(at + k, line);
     }
+    // Where its buffer lives and when (one line, a paragraph of its own).
+    if let Some(line) =
+        module_id.and_then(|m| super::memory::hover_line(snapshot, m, &instruction.name))
+    {
+        hover.notes.push(format!("{line}\n"));
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes

@@ -25,6 +25,7 @@ pub mod hover;
 pub mod inlay_hints;
 pub mod maps;
 pub mod memo;
+pub mod memory;
 pub mod mlir;
 pub mod navigation;
 pub mod pool;

@@ -234,6 +234,8 @@ pub struct HloSnapshot {
     checks_filled: Memo<()>,
     /// The stack-frame tables of each module (JAX dumps), read on first use.
     frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
+    /// The memory estimate of each module (`ide::memory`), made on first use.
+    memory: OnceLock<Vec<Option<Arc<crate::memory::Report>>>>,
 }
 
 impl HloSnapshot {
@@ -248,6 +250,7 @@ impl HloSnapshot {
             checks_filled: Memo::default(),
             fused: Mutex::default(),
             frames: OnceLock::new(),
+            memory: OnceLock::new(),
         }
     }
 
@@ -322,6 +325,18 @@ impl HloSnapshot {
             shareable: !maps.belong_to_their_computation(),
             maps: Arc::new(maps),
         }
+    }
+
+    /// The memory estimate of module `module` (`None` without an entry).
+    pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
+        let all = self.memory.get_or_init(|| {
+            self.model()
+                .modules
+                .iter()
+                .map(|m| crate::memory::estimate::estimate(m).map(Arc::new))
+                .collect()
+        });
+        all.get(module.index()).cloned().flatten()
     }
 
     /// The stack-frame tables of module `module` (empty when it has none).

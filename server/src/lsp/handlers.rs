@@ -275,7 +275,7 @@ pub fn code_lenses(
         return Vec::new();
     };
     let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
-    ide::cost::kernels(hlo, config)
+    let mut lenses: Vec<CodeLens> = ide::cost::kernels(hlo, config)
         .into_iter()
         .map(|kernel| {
             let start = positions.position(kernel.range.start);
@@ -293,12 +293,30 @@ pub fn code_lenses(
                 })),
             }
         })
-        .collect()
+        .collect();
+    // Memory lenses (ENTRY, while bodies) come with their titles.
+    let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
+    lenses.extend(ide::memory::lenses(hlo).into_iter().map(|lens| CodeLens {
+        range: tower_lsp_server::ls_types::Range::new(
+            positions.position(lens.range.start),
+            positions.position(lens.range.end),
+        ),
+        command: Some(Command {
+            title: lens.title,
+            command: String::new(),
+            arguments: None,
+        }),
+        data: None,
+    }));
+    lenses
 }
 
 /// The lens with its title: the kernel's estimate, found again by name in this
 /// version. A title-only lens (no command to run).
 pub fn resolve_code_lens(snapshot: &Snapshot, mut lens: CodeLens, config: &Config) -> CodeLens {
+    if lens.command.is_some() {
+        return lens; // a memory lens comes with its title
+    }
     let title = (|| {
         let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
             return None;

@@ -1,0 +1,176 @@
+//! `hlo-lsp memory FILE [--json] [--top N] [--estimate]`: the four totals of
+//! `memory_analysis()`, the allocations, the peak and the buffers live at it, read
+//! from XLA's buffer assignment beside an after-optimizations dump, or estimated from
+//! the module text when it is not there. Every output says which.
+//! Exit 0 with a report, 2 on bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use crate::memory::{self, human_bytes, source::source_line, Report};
+use crate::model::stack_frames::StackFrameIndex;
+use crate::model::Document;
+use crate::syntax::ChunkKind;
+
+/// Buffers at the peak listed when `--top` is not given.
+const DEFAULT_TOP: usize = 10;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// An after-optimizations HLO dump; its `*-buffer-assignment.txt` and
+    /// `*-live-range.txt` siblings are read when present.
+    pub file: PathBuf,
+    /// Only the N largest buffers live at the peak (default 10).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Estimate from the module text even when XLA's files are beside it.
+    #[arg(long)]
+    pub estimate: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    super::print_or_fail(run_inner(&args))
+}
+
+fn run_inner(args: &Args) -> Result<String, String> {
+    let text = super::read_text(&args.file)?;
+    let document = Document::parse(&text);
+    let file = document.file();
+    let module = file
+        .modules
+        .first()
+        .ok_or_else(|| format!("{}: no HLO module", args.file.display()))?;
+    let report = memory::analyze(Some(&args.file), module, args.estimate)
+        .ok_or_else(|| format!("{}: no ENTRY computation", args.file.display()))?;
+    for note in &report.notes {
+        eprintln!("hlo-lsp: note: {note}");
+    }
+    let frames = StackFrameIndex::from_tables(
+        document
+            .syntax()
+            .chunks()
+            .iter()
+            .filter(|c| c.kind() == ChunkKind::Table)
+            .map(|c| (c.start, c.text())),
+    );
+    let top = top_buffers(&report, args.top.unwrap_or(DEFAULT_TOP), module, &frames);
+    Ok(if args.json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&to_json(&report, &top)).unwrap_or_default()
+        )
+    } else {
+        to_text(args, &report, &top)
+    })
+}
+
+/// A buffer live at the peak, as printed.
+struct Top {
+    instruction: String,
+    shape_index: String,
+    bytes: u64,
+    live: (u64, u64),
+    source: Option<String>,
+}
+
+fn top_buffers(
+    report: &Report,
+    n: usize,
+    module: &crate::model::Module,
+    frames: &StackFrameIndex,
+) -> Vec<Top> {
+    let Some(peak) = &report.peak else {
+        return Vec::new();
+    };
+    peak.live
+        .iter()
+        .take(n)
+        .map(|&i| {
+            let b = &report.buffers[i];
+            Top {
+                instruction: b.instruction.clone(),
+                shape_index: b.shape_index.clone(),
+                bytes: b.bytes,
+                live: (b.start, b.end),
+                source: source_line(module, frames, &b.instruction),
+            }
+        })
+        .collect()
+}
+
+fn to_json(report: &Report, top: &[Top]) -> Value {
+    let t = report.totals;
+    json!({
+        "source": report.source.as_str(),
+        "argument_bytes": t.argument,
+        "output_bytes": t.output,
+        "alias_bytes": t.alias,
+        "temp_bytes": t.temp,
+        "peak_bytes": report.peak.as_ref().map(|p| p.bytes),
+        "peak_at": report.peak_at(),
+        "allocations": report.allocations.iter().map(|a| json!({
+            "index": a.index,
+            "size": a.size,
+            "kind": a.kind_name(),
+            "values": a.values.iter().map(|v| json!({
+                "instruction": v.instruction,
+                "shape_index": v.shape_index,
+                "offset": v.offset,
+                "size": v.size,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "top_buffers": top.iter().map(|b| json!({
+            "instruction": b.instruction,
+            "bytes": b.bytes,
+            "live": [b.live.0, b.live.1],
+            "source": b.source,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn to_text(args: &Args, report: &Report, top: &[Top]) -> String {
+    let t = report.totals;
+    let mut out = format!(
+        "{}: memory {}\n  arguments {} · outputs {} · aliased {} · temps {}\n",
+        args.file.display(),
+        report.source.describe(),
+        human_bytes(t.argument),
+        human_bytes(t.output),
+        human_bytes(t.alias),
+        human_bytes(t.temp),
+    );
+    if let Some(peak) = &report.peak {
+        out.push_str(&format!(
+            "  peak {} at %{} (step {} of {}) · {} buffers live\n",
+            human_bytes(peak.bytes),
+            report.peak_at().unwrap_or("?"),
+            peak.time,
+            report.schedule.len(),
+            peak.live.len(),
+        ));
+    }
+    for b in top {
+        out.push_str(&format!(
+            "  {:>10}  %{}{}  live {} → {}{}\n",
+            human_bytes(b.bytes),
+            b.instruction,
+            if b.shape_index == "{}" {
+                ""
+            } else {
+                &b.shape_index
+            },
+            b.live.0,
+            b.live.1,
+            b.source
+                .as_ref()
+                .map(|s| format!("  {s}"))
+                .unwrap_or_default(),
+        ));
+    }
+    out
+}

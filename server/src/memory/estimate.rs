@@ -1,0 +1,850 @@
+//! The estimate from the module text alone, for a scheduled module (`is_scheduled=
+//! true`: each computation's text order is its schedule). What XLA's buffer assigner
+//! does by default, in the same steps:
+//! 1. the schedule is flattened as `HloLiveRange` does it: a while's condition and
+//!    body, a call's or conditional's computations, laid out before the instruction;
+//! 2. values: each instruction defines one per leaf of its shape (and one per tuple
+//!    table, 8 bytes a pointer), except those that pass values on: get-tuple-element,
+//!    bitcast, a tuple's elements, a while (its init, body parameter, body root and
+//!    result are one buffer), a conditional (its branches' roots), a call (its
+//!    callee's root), parameters of called computations (their operands);
+//! 3. liveness: from the defining time to the last use or position (a root's until its
+//!    computation ends; the entry's parameters and outputs until the end);
+//! 4. parameters, constants and outputs get allocations of their own; each other
+//!    buffer, largest first, goes into an output's allocation it fits without
+//!    overlapping in time (XLA's `MaybeAssignBuffer`), else into the temp heap, packed
+//!    by best fit ([`super::heap`]).
+//!
+//! Not modelled: a buffer shared with a dying operand by an in-place op when both
+//! are temps (XLA's heap simulator `ShareWith`), thread-local buffers of fused
+//! computations, async ops, and memory spaces other than the default.
+
+use rustc_hash::FxHashMap;
+
+use super::heap::{self, Interval};
+use super::report::{peak_of, Buffer, Span};
+use super::{Allocation, AllocationKind, AssignedValue, Note, Report, Source, Totals};
+use crate::model::{ComputationId, InstrId, Instruction, Module, Opcode, Shape};
+
+/// Bytes of a pointer in a tuple's table (XLA on CPU and GPU).
+const POINTER_BYTES: u64 = 8;
+/// The temp heap's alignment on XLA's CPU backend.
+const TEMP_ALIGNMENT: u64 = 64;
+
+type At = (ComputationId, InstrId);
+type Index = Vec<usize>;
+type ValueId = usize;
+
+/// What an instruction position holds: the value at each shape index.
+type Positions = Vec<(Index, ValueId)>;
+
+#[derive(Clone, Debug)]
+struct Value {
+    def: At,
+    index: Index,
+    bytes: u64,
+    start: u64,
+    end: u64,
+    parameter: Option<u64>,
+    constant: bool,
+    live_out: bool,
+}
+
+/// The flattened schedule and the values over it.
+#[derive(Default)]
+struct Flow {
+    order: Vec<At>,
+    times: FxHashMap<At, u64>,
+    spans: FxHashMap<ComputationId, std::ops::Range<u64>>,
+    values: Vec<Value>,
+    positions: FxHashMap<At, Positions>,
+    /// Union-find over values: the buffers XLA's alias analysis would form.
+    parent: Vec<ValueId>,
+    notes: Vec<Note>,
+}
+
+/// The estimate for `module`; `None` when it has no entry computation. A module that
+/// is not scheduled is estimated in text order and says so in a note.
+pub fn estimate(module: &Module) -> Option<Report> {
+    let entry = module.entry_computation()?;
+    let mut flow = Flow::default();
+    if !module.compiled {
+        flow.notes.push(note(
+            "the module is not marked is_scheduled=true: its text order is taken as the schedule",
+        ));
+    }
+    flow.flatten(module, entry.id, None);
+    flow.liveness(module, entry.id);
+    Some(flow.assign(module, entry.id))
+}
+
+fn note(message: &str) -> Note {
+    Note {
+        file: None,
+        line: None,
+        message: message.to_string(),
+    }
+}
+
+/// Every shape index of `shape`, tuple nodes before their elements.
+fn indices(shape: &Shape) -> Vec<(Index, u64)> {
+    fn walk(s: &Shape, at: &mut Index, out: &mut Vec<(Index, u64)>) {
+        match s {
+            Shape::Tuple(es) => {
+                out.push((at.clone(), POINTER_BYTES * es.len() as u64));
+                for (i, e) in es.iter().enumerate() {
+                    at.push(i);
+                    walk(e, at, out);
+                    at.pop();
+                }
+            }
+            Shape::Array(a) => out.push((at.clone(), bytes_of(a))),
+            Shape::Invalid => out.push((at.clone(), 0)),
+        }
+    }
+    let mut out = Vec::new();
+    walk(shape, &mut Vec::new(), &mut out);
+    out
+}
+
+fn bytes_of(a: &crate::model::ArrayShape) -> u64 {
+    a.bit_size()
+        .map(|bits| (bits.max(0) as u64).div_ceil(8))
+        .unwrap_or(0)
+}
+
+/// `{}`, `{1}`, `{0,2}`.
+pub fn index_text(index: &[usize]) -> String {
+    let parts: Vec<String> = index.iter().map(|i| i.to_string()).collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+impl Flow {
+    fn find(&mut self, v: ValueId) -> ValueId {
+        let mut root = v;
+        while self.parent[root] != root {
+            root = self.parent[root];
+        }
+        let mut at = v;
+        while self.parent[at] != root {
+            let next = self.parent[at];
+            self.parent[at] = root;
+            at = next;
+        }
+        root
+    }
+
+    fn union(&mut self, a: ValueId, b: ValueId) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[b.max(a)] = a.min(b);
+        }
+    }
+
+    fn define(&mut self, at: At, shape: &Shape, parameter: Option<u64>, constant: bool) {
+        let mut positions = Vec::new();
+        for (index, bytes) in indices(shape) {
+            let id = self.values.len();
+            self.values.push(Value {
+                def: at,
+                index: index.clone(),
+                bytes,
+                start: 0,
+                end: 0,
+                parameter,
+                constant,
+                live_out: false,
+            });
+            self.parent.push(id);
+            positions.push((index, id));
+        }
+        self.positions.insert(at, positions);
+    }
+
+    /// The positions of `at`'s operand `i`.
+    fn operand(&self, module: &Module, at: At, i: usize) -> Positions {
+        let c = module.computation(at.0);
+        let instr = c.instruction(at.1);
+        instr
+            .operands
+            .get(i)
+            .and_then(|o| o.target)
+            .and_then(|t| self.positions.get(&(at.0, t)))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Lays out computation `id` (and what it calls) in the schedule; `binding` holds
+    /// the positions its parameters take from the caller.
+    fn flatten(&mut self, module: &Module, id: ComputationId, binding: Option<Vec<Positions>>) {
+        if self.spans.contains_key(&id) {
+            return;
+        }
+        let start = self.order.len() as u64;
+        self.spans.insert(id, start..start);
+        let c = module.computation(id);
+        let is_entry = c.model().is_entry;
+        for instr in &c.model().instructions {
+            let at = (id, instr.id);
+            self.before(module, at, instr);
+            self.times.insert(at, self.order.len() as u64);
+            self.order.push(at);
+            self.values_of(module, at, instr, is_entry, binding.as_ref());
+        }
+        self.spans.insert(id, start..self.order.len() as u64);
+    }
+
+    /// Flattens what `instr` runs, before it.
+    fn before(&mut self, module: &Module, at: At, instr: &Instruction) {
+        match instr.opcode {
+            Opcode::While => {
+                let init = vec![self.operand(module, at, 0)];
+                for attribute in ["condition", "body"] {
+                    if let Some(c) = module.called_computation(instr, attribute) {
+                        self.flatten(module, c.id, Some(init.clone()));
+                    }
+                }
+            }
+            Opcode::Conditional => {
+                for (k, called) in instr.called.iter().enumerate() {
+                    if let Some(c) = module.resolve(called) {
+                        let bound = vec![self.operand(module, at, k + 1)];
+                        self.flatten(module, c.id, Some(bound));
+                    }
+                }
+            }
+            Opcode::Call => {
+                if let Some(c) = instr.called.first().and_then(|c| module.resolve(c)) {
+                    let bound = (0..instr.operands.len())
+                        .map(|i| self.operand(module, at, i))
+                        .collect();
+                    self.flatten(module, c.id, Some(bound));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The root positions of the computation `instr` calls through `attribute`.
+    fn callee_root(&self, module: &Module, instr: &Instruction, called: usize) -> Positions {
+        let Some(c) = instr.called.get(called).and_then(|c| module.resolve(c)) else {
+            return Positions::new();
+        };
+        c.model()
+            .root
+            .and_then(|r| self.positions.get(&(c.id, r)))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn values_of(
+        &mut self,
+        module: &Module,
+        at: At,
+        instr: &Instruction,
+        is_entry: bool,
+        binding: Option<&Vec<Positions>>,
+    ) {
+        let pass = |p: Positions| -> Positions { p };
+        let positions = match instr.opcode {
+            Opcode::Parameter if !is_entry => {
+                let n = instr.parameter_number.unwrap_or(0) as usize;
+                binding.and_then(|b| b.get(n)).cloned().map(pass)
+            }
+            Opcode::Parameter => {
+                let n = instr.parameter_number.map(|n| n.max(0) as u64);
+                self.define(at, &instr.shape, n, false);
+                return;
+            }
+            Opcode::Constant => {
+                self.define(at, &instr.shape, None, true);
+                return;
+            }
+            Opcode::GetTupleElement => {
+                let i = instr.attrs().tuple_index.unwrap_or(0).max(0) as usize;
+                let within = self
+                    .operand(module, at, 0)
+                    .into_iter()
+                    .filter(|(index, _)| index.first() == Some(&i))
+                    .map(|(index, v)| (index[1..].to_vec(), v))
+                    .collect();
+                Some(within)
+            }
+            Opcode::Bitcast => Some(self.operand(module, at, 0)),
+            Opcode::Tuple => {
+                self.define(
+                    at,
+                    &Shape::Tuple(vec![Shape::Invalid; instr.operands.len()]),
+                    None,
+                    false,
+                );
+                let mut positions: Positions = self.positions[&at][..1].to_vec();
+                for i in 0..instr.operands.len() {
+                    for (index, v) in self.operand(module, at, i) {
+                        let mut inside = vec![i];
+                        inside.extend(index);
+                        positions.push((inside, v));
+                    }
+                }
+                Some(positions)
+            }
+            Opcode::While => {
+                let init = self.operand(module, at, 0);
+                let body = module
+                    .called_computation(instr, "body")
+                    .and_then(|b| b.model().root.and_then(|r| self.positions.get(&(b.id, r))))
+                    .cloned()
+                    .unwrap_or_default();
+                self.join(&init, &body);
+                Some(init)
+            }
+            Opcode::Conditional => {
+                let first = self.callee_root(module, instr, 0);
+                for k in 1..instr.called.len() {
+                    let other = self.callee_root(module, instr, k);
+                    self.join(&first, &other);
+                }
+                Some(first)
+            }
+            Opcode::Call => Some(self.callee_root(module, instr, 0)),
+            _ => None,
+        };
+        match positions {
+            Some(p) if !p.is_empty() => {
+                self.positions.insert(at, p);
+            }
+            _ => self.define(at, &instr.shape, None, false),
+        }
+    }
+
+    /// Makes the values at equal shape indices of `a` and `b` one buffer.
+    fn join(&mut self, a: &Positions, b: &Positions) {
+        for (index, va) in a {
+            if let Some((_, vb)) = b.iter().find(|(i, _)| i == index) {
+                self.union(*va, *vb);
+            }
+        }
+    }
+
+    /// Start and end of every value (XLA's `HloLiveRange::CalculateBufferStartEndMap`).
+    fn liveness(&mut self, module: &Module, entry: ComputationId) {
+        let end_of_schedule = self.order.len() as u64;
+        for v in &mut self.values {
+            let c = module.computation(v.def.0);
+            let is_param = c.instruction(v.def.1).opcode == Opcode::Parameter;
+            v.start = match is_param {
+                true => self.spans[&v.def.0].start,
+                false => self.times[&v.def],
+            };
+            v.end = v.start;
+        }
+        let order = self.order.clone();
+        for at in order {
+            let c = module.computation(at.0);
+            let instr = c.instruction(at.1);
+            let time = self.times[&at];
+            // Positions: a root's values live until its computation ends.
+            let held_until = match instr.is_root {
+                true => self.spans[&at.0].end,
+                false => time,
+            };
+            for &(_, v) in self.positions.get(&at).into_iter().flatten() {
+                self.values[v].end = self.values[v].end.max(held_until);
+            }
+            // Uses; a while's init is used when its body begins.
+            let used_at = match instr.opcode {
+                Opcode::While => module
+                    .called_computation(instr, "body")
+                    .map(|b| self.spans[&b.id].start)
+                    .unwrap_or(time),
+                _ => time,
+            };
+            for o in instr.operands.iter().filter_map(|o| o.target) {
+                for &(_, v) in self.positions.get(&(at.0, o)).into_iter().flatten() {
+                    self.values[v].end = self.values[v].end.max(used_at);
+                }
+            }
+        }
+        let entry_root = module.computation(entry).model().root;
+        let live_out: Vec<ValueId> = entry_root
+            .and_then(|r| self.positions.get(&(entry, r)))
+            .map(|p| p.iter().map(|&(_, v)| v).collect())
+            .unwrap_or_default();
+        for v in live_out {
+            self.values[v].live_out = true;
+            self.values[v].end = end_of_schedule;
+        }
+        for v in &mut self.values {
+            if v.parameter.is_some() && v.def.0 == entry {
+                v.end = end_of_schedule;
+            }
+        }
+    }
+}
+
+/// Whether a loop fusion may write its result over operand `read`: the fused
+/// parameter is read only elementwise on its way to the root, or is the buffer the
+/// root dynamic-update-slice or scatter updates (XLA's `CanShareOperandBufferWithUser`).
+fn fusion_writes_over(module: &Module, fusion: &Instruction, read: usize) -> bool {
+    let Some(fused) = module.called_computation(fusion, "calls") else {
+        return false;
+    };
+    if !fusion_kind_is(module, fusion, "kLoop") {
+        return false;
+    }
+    let model = fused.model();
+    let Some(Some(param)) = model.parameters.get(read).copied() else {
+        return false;
+    };
+    let mut stack = vec![param];
+    let mut seen = Vec::new();
+    while let Some(id) = stack.pop() {
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        for &u in &model.instruction(id).users {
+            let user = model.instruction(u);
+            let in_place = matches!(user.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter)
+                && user.operands.first().and_then(|o| o.target) == Some(id);
+            let passes = matches!(user.opcode, Opcode::Bitcast | Opcode::Tuple);
+            if !(in_place
+                || passes
+                || (user.opcode.is_elementwise() && user.opcode != Opcode::Copy))
+            {
+                return false;
+            }
+            if !in_place {
+                stack.push(u);
+            }
+        }
+    }
+    true
+}
+
+/// Whether `fusion` is of kind `kind` (`kind=kLoop`).
+fn fusion_kind_is(module: &Module, fusion: &Instruction, kind: &str) -> bool {
+    let Some((c, _)) = module.find_instruction(&fusion.name) else {
+        return false;
+    };
+    let computation = module.computation(c);
+    fusion
+        .attribute("kind")
+        .is_some_and(|a| computation.src(a.value_range) == kind)
+}
+
+/// An allocation being built: its members are values.
+struct Building {
+    size: u64,
+    kind: AllocationKind,
+    members: Vec<ValueId>,
+    offsets: Vec<u64>,
+}
+
+impl Flow {
+    /// The buffers (alias groups) with their values, largest first as XLA sorts them
+    /// (live-out first among equals, then earlier first).
+    fn groups(&mut self) -> Vec<Vec<ValueId>> {
+        let mut by_root: FxHashMap<ValueId, Vec<ValueId>> = FxHashMap::default();
+        for v in 0..self.values.len() {
+            let root = self.find(v);
+            by_root.entry(root).or_default().push(v);
+        }
+        let mut groups: Vec<Vec<ValueId>> = by_root.into_values().collect();
+        let key = |g: &Vec<ValueId>| {
+            let size = g.iter().map(|&v| self.values[v].bytes).max().unwrap_or(0);
+            let out = g.iter().any(|&v| self.values[v].live_out);
+            let first = g.iter().map(|&v| self.values[v].start).min().unwrap_or(0);
+            (std::cmp::Reverse(size), !out, first, g[0])
+        };
+        groups.sort_by_cached_key(key);
+        groups
+    }
+
+    fn size(&self, group: &[ValueId]) -> u64 {
+        group
+            .iter()
+            .map(|&v| self.values[v].bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether values `a` and `b` may not share memory (XLA's `LiveRangeInterferes`):
+    /// their ranges overlap, beyond a user taking over its operand's buffer in place
+    /// at the one time where one ends and the other starts.
+    fn interfere(&self, module: &Module, a: ValueId, b: ValueId) -> bool {
+        let (va, vb) = (&self.values[a], &self.values[b]);
+        if va.start > vb.end || vb.start > va.end {
+            return false;
+        }
+        let takes_over = |operand: &Value, user: &Value| {
+            operand.end == user.start && self.shares_in_place(module, user, operand)
+        };
+        !(takes_over(va, vb) || takes_over(vb, va))
+    }
+
+    /// Whether `user`'s instruction may write its result over `operand` (an operand
+    /// it reads, of the same size, elementwise or updated in place): XLA's
+    /// `CanShareOperandBufferWithUser` for the common cases.
+    fn shares_in_place(&self, module: &Module, user: &Value, operand: &Value) -> bool {
+        let c = module.computation(user.def.0);
+        let instr = c.instruction(user.def.1);
+        let read = instr.operands.iter().position(|o| {
+            o.target
+                .and_then(|t| self.positions.get(&(user.def.0, t)))
+                .is_some_and(|p| {
+                    p.iter().any(|&(_, v)| {
+                        self.values[v].def == operand.def && self.values[v].index == operand.index
+                    })
+                })
+        });
+        let Some(read) = read else { return false };
+        let kind_fits = match &instr.opcode {
+            Opcode::Copy => false,
+            Opcode::DynamicUpdateSlice | Opcode::Scatter => read == 0,
+            Opcode::Fusion => fusion_writes_over(module, instr, read),
+            op => op.is_elementwise(),
+        };
+        kind_fits && user.bytes == operand.bytes && user.index.is_empty()
+    }
+
+    /// XLA's `MaybeAssignBuffer`: `group` goes into `allocation` if it fits, the
+    /// allocation may be written, no two values overlap in time, and a live-out
+    /// buffer fills it exactly.
+    fn fits(
+        &self,
+        module: &Module,
+        allocation: &Building,
+        group: &[ValueId],
+        live_out: bool,
+    ) -> bool {
+        let size = self.size(group);
+        let kind = &allocation.kind;
+        let readonly = kind.constant || (kind.parameter.is_some() && !kind.maybe_live_out);
+        if size > allocation.size || readonly || (live_out && size != allocation.size) {
+            return false;
+        }
+        group.iter().all(|&v| {
+            allocation
+                .members
+                .iter()
+                .all(|&m| !self.interfere(module, v, m) && !self.copy_of(module, v, m))
+        })
+    }
+
+    /// A copy never shares its operand's buffer.
+    fn copy_of(&self, module: &Module, v: ValueId, of: ValueId) -> bool {
+        let def = self.values[v].def;
+        let instr = module.computation(def.0).instruction(def.1);
+        instr.opcode == Opcode::Copy
+            && instr.operands.iter().filter_map(|o| o.target).any(|o| {
+                self.positions
+                    .get(&(def.0, o))
+                    .is_some_and(|p| p.iter().any(|&(_, x)| x == of))
+            })
+    }
+
+    /// The allocations holding the operands of `group`'s defining instructions.
+    fn operand_allocations(
+        &self,
+        module: &Module,
+        group: &[ValueId],
+        holder: &FxHashMap<ValueId, usize>,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &v in group.iter().filter(|&&v| self.values[v].index.is_empty()) {
+            let def = self.values[v].def;
+            let instr = module.computation(def.0).instruction(def.1);
+            for o in instr.operands.iter().filter_map(|o| o.target) {
+                let top = self
+                    .positions
+                    .get(&(def.0, o))
+                    .and_then(|p| p.iter().find(|(i, _)| i.is_empty()));
+                if let Some(a) = top.and_then(|&(_, x)| holder.get(&x)) {
+                    if !out.contains(a) {
+                        out.push(*a);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn assign(mut self, module: &Module, entry: ComputationId) -> Report {
+        let groups = self.groups();
+        let mut allocations: Vec<Building> = Vec::new();
+        let mut reusable: Vec<usize> = Vec::new();
+        let mut holder: FxHashMap<ValueId, usize> = FxHashMap::default();
+        let mut temps: Vec<Vec<ValueId>> = Vec::new();
+        let output_table = module
+            .computation(entry)
+            .model()
+            .root
+            .and_then(|r| self.positions.get(&(entry, r)))
+            .and_then(|p| p.iter().find(|(i, _)| i.is_empty()).map(|&(_, v)| v));
+        for group in groups {
+            let size = self.size(&group);
+            let live_out = group.iter().any(|&v| self.values[v].live_out);
+            let parameter = group.iter().find_map(|&v| {
+                (self.values[v].def.0 == entry)
+                    .then_some(self.values[v].parameter)
+                    .flatten()
+            });
+            let constant = group.iter().any(|&v| self.values[v].constant);
+            let place = |allocations: &mut Vec<Building>, kind: AllocationKind| {
+                allocations.push(Building {
+                    size,
+                    kind,
+                    members: group.clone(),
+                    offsets: vec![0; group.len()],
+                });
+                allocations.len() - 1
+            };
+            let chosen = if let Some(n) = parameter {
+                let kind = AllocationKind {
+                    parameter: Some(n),
+                    maybe_live_out: live_out,
+                    ..AllocationKind::default()
+                };
+                let a = place(&mut allocations, kind);
+                if live_out {
+                    reusable.push(a);
+                }
+                Some(a)
+            } else if constant {
+                Some(place(
+                    &mut allocations,
+                    AllocationKind {
+                        constant: true,
+                        ..Default::default()
+                    },
+                ))
+            } else {
+                let candidates = self.operand_allocations(module, &group, &holder);
+                let found = candidates
+                    .into_iter()
+                    .chain(reusable.iter().rev().copied())
+                    .find(|&a| self.fits(module, &allocations[a], &group, live_out));
+                match found {
+                    Some(a) => {
+                        let b = &mut allocations[a];
+                        b.offsets.extend(std::iter::repeat_n(0, group.len()));
+                        b.members.extend(group.iter().copied());
+                        Some(a)
+                    }
+                    None if !live_out => {
+                        temps.push(group.clone());
+                        None
+                    }
+                    None => {
+                        let kind = AllocationKind {
+                            maybe_live_out: true,
+                            output: output_table.is_some_and(|t| group.contains(&t)),
+                            ..AllocationKind::default()
+                        };
+                        let a = place(&mut allocations, kind);
+                        reusable.push(a);
+                        Some(a)
+                    }
+                }
+            };
+            if let Some(a) = chosen {
+                for &v in &group {
+                    holder.insert(v, a);
+                }
+            }
+        }
+        self.heap(module, &mut allocations, &temps);
+        self.report(module, allocations)
+    }
+
+    /// Packs the temps into one preallocated-temp allocation.
+    fn heap(&self, module: &Module, allocations: &mut Vec<Building>, temps: &[Vec<ValueId>]) {
+        if temps.is_empty() {
+            return;
+        }
+        let temps = self.share_in_place(module, temps);
+        let intervals: Vec<Interval> = temps
+            .iter()
+            .map(|g| Interval {
+                start: g.iter().map(|&v| self.values[v].start).min().unwrap_or(0),
+                end: g.iter().map(|&v| self.values[v].end).max().unwrap_or(0),
+                size: self.size(g),
+            })
+            .collect();
+        let placement = heap::best_fit(&intervals, TEMP_ALIGNMENT);
+        let mut building = Building {
+            size: placement.heap_size,
+            kind: AllocationKind {
+                preallocated_temp: true,
+                ..AllocationKind::default()
+            },
+            members: Vec::new(),
+            offsets: Vec::new(),
+        };
+        for (g, offset) in temps.iter().zip(&placement.offsets) {
+            building.members.extend(g.iter().copied());
+            building
+                .offsets
+                .extend(std::iter::repeat_n(*offset, g.len()));
+        }
+        allocations.push(building);
+    }
+
+    /// Temps that a user writes over in place when they die at it (XLA's heap
+    /// simulator `ShareWith`) are packed as one: the groups merged, each operand
+    /// taken over once.
+    fn share_in_place(&self, module: &Module, temps: &[Vec<ValueId>]) -> Vec<Vec<ValueId>> {
+        let mut group_of: FxHashMap<ValueId, usize> = FxHashMap::default();
+        for (g, members) in temps.iter().enumerate() {
+            for &v in members {
+                group_of.insert(v, g);
+            }
+        }
+        let mut parent: Vec<usize> = (0..temps.len()).collect();
+        fn root(parent: &mut [usize], mut g: usize) -> usize {
+            while parent[g] != g {
+                parent[g] = parent[parent[g]];
+                g = parent[g];
+            }
+            g
+        }
+        let mut taken = vec![false; temps.len()];
+        let mut order: Vec<ValueId> = group_of.keys().copied().collect();
+        order.sort_by_key(|&v| (self.values[v].start, v));
+        for v in order {
+            let value = &self.values[v];
+            if !value.index.is_empty() {
+                continue;
+            }
+            let instr = module.computation(value.def.0).instruction(value.def.1);
+            for o in instr.operands.iter().filter_map(|o| o.target) {
+                let top = self
+                    .positions
+                    .get(&(value.def.0, o))
+                    .and_then(|p| p.iter().find(|(i, _)| i.is_empty()))
+                    .map(|&(_, w)| w);
+                let Some(w) = top else { continue };
+                let (Some(&gw), Some(&gv)) = (group_of.get(&w), group_of.get(&v)) else {
+                    continue;
+                };
+                let operand = &self.values[w];
+                let dies_here = operand.end == value.start
+                    && temps[gw].iter().all(|&x| self.values[x].end <= value.start);
+                if gw != gv
+                    && !taken[gw]
+                    && dies_here
+                    && self.shares_in_place(module, value, operand)
+                {
+                    taken[gw] = true;
+                    let (a, b) = (root(&mut parent, gw), root(&mut parent, gv));
+                    parent[b] = a;
+                    break;
+                }
+            }
+        }
+        let mut merged: FxHashMap<usize, Vec<ValueId>> = FxHashMap::default();
+        for (g, members) in temps.iter().enumerate() {
+            let r = root(&mut parent, g);
+            merged.entry(r).or_default().extend(members.iter().copied());
+        }
+        let mut out: Vec<Vec<ValueId>> = merged.into_values().collect();
+        out.sort_by_key(|g| g.iter().copied().min());
+        out
+    }
+
+    fn name(&self, module: &Module, v: ValueId) -> String {
+        let def = self.values[v].def;
+        module.computation(def.0).instruction(def.1).name.clone()
+    }
+
+    fn report(mut self, module: &Module, built: Vec<Building>) -> Report {
+        let mut allocations = Vec::with_capacity(built.len());
+        let mut placed: FxHashMap<ValueId, (u64, u64)> = FxHashMap::default();
+        for (index, b) in built.into_iter().enumerate() {
+            let mut values: Vec<AssignedValue> = b
+                .members
+                .iter()
+                .zip(&b.offsets)
+                .map(|(&v, &offset)| {
+                    placed.insert(v, (index as u64, offset));
+                    AssignedValue {
+                        id: v as u64,
+                        instruction: self.name(module, v),
+                        shape_index: index_text(&self.values[v].index),
+                        phi: false,
+                        offset,
+                        size: self.values[v].bytes,
+                        shape: String::new(),
+                    }
+                })
+                .collect();
+            values.sort_by_key(|v| v.id);
+            allocations.push(Allocation {
+                index: index as u64,
+                size: b.size,
+                kind: b.kind,
+                values,
+            });
+        }
+        let buffers = self.buffers(module, &placed);
+        let peak = peak_of(&buffers, None);
+        let schedule = self
+            .order
+            .iter()
+            .map(|&(c, i)| module.computation(c).instruction(i).name.clone())
+            .collect();
+        let spans = module
+            .computations()
+            .filter_map(|c| {
+                let times = self.spans.get(&c.id)?.clone();
+                Some(Span {
+                    computation: c.model().name.clone(),
+                    times,
+                })
+            })
+            .collect();
+        Report {
+            source: Source::Estimate,
+            totals: Totals::of(&allocations),
+            allocations,
+            schedule,
+            spans,
+            buffers,
+            peak,
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
+
+    /// One buffer per value, the ranges of a buffer's values cut so that they do not
+    /// overlap (XLA's `NormalizeAliasedBuffers`), so the peak counts a buffer once.
+    fn buffers(&mut self, module: &Module, placed: &FxHashMap<ValueId, (u64, u64)>) -> Vec<Buffer> {
+        let mut ranges: Vec<(u64, u64)> = self.values.iter().map(|v| (v.start, v.end)).collect();
+        for group in self.groups() {
+            let mut g = group.clone();
+            g.sort_by_key(|&v| (ranges[v].0, ranges[v].1, v));
+            for w in 0..g.len().saturating_sub(1) {
+                let (a, b) = (g[w], g[w + 1]);
+                ranges[b].1 = ranges[b].1.max(ranges[a].1);
+                ranges[a].1 = ranges[a].1.min(ranges[b].0);
+            }
+        }
+        (0..self.values.len())
+            .map(|v| {
+                let (allocation, offset) = placed
+                    .get(&v)
+                    .map(|&(a, o)| (Some(a), Some(o)))
+                    .unwrap_or((None, None));
+                Buffer {
+                    instruction: self.name(module, v),
+                    shape_index: index_text(&self.values[v].index),
+                    bytes: self.values[v].bytes,
+                    start: ranges[v].0,
+                    end: ranges[v].1,
+                    allocation,
+                    offset,
+                }
+            })
+            .collect()
+    }
+}

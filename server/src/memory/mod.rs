@@ -1,0 +1,142 @@
+//! Memory: which buffers make the peak of a compiled module, and what its four totals
+//! are (argument, output, alias and temp bytes, as `memory_analysis()` reports them).
+//!
+//! Two sources, and every answer says which ([`Source`]):
+//! * read from XLA: the files XLA writes beside an after-optimizations dump
+//!   (`*-buffer-assignment.txt` [`buffer_assignment`], `*-live-range.txt`
+//!   [`live_range`], `*-memory-usage-report.txt` [`usage_report`]), found by XLA's
+//!   naming ([`siblings`]);
+//! * estimated from the module text alone ([`estimate`]): liveness over the schedule
+//!   of a scheduled module, aliasing as XLA's alias analysis does it, and temps packed
+//!   by XLA's default heap algorithm ([`heap`]).
+//!
+//! Reading never fails: what cannot be read becomes a [`Note`] with its line.
+
+pub mod buffer_assignment;
+pub mod estimate;
+pub mod heap;
+pub mod live_range;
+pub mod report;
+pub mod siblings;
+pub mod source;
+pub mod usage_report;
+
+pub use buffer_assignment::{Allocation, AllocationKind, AssignedValue, BufferAssignment};
+pub use live_range::LiveRanges;
+pub use report::{Buffer, Peak, Report};
+
+/// Where the numbers come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// XLA's `*-buffer-assignment.txt` (and its live ranges) beside the dump.
+    BufferAssignment,
+    /// Computed from the module text alone.
+    Estimate,
+}
+
+impl Source {
+    /// The spelling of the JSON output: `buffer-assignment` or `estimate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::BufferAssignment => "buffer-assignment",
+            Source::Estimate => "estimate",
+        }
+    }
+
+    /// How a sentence says it: "read from XLA's buffer assignment" or "estimated".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Source::BufferAssignment => "read from XLA's buffer assignment",
+            Source::Estimate => "estimated from the module text",
+        }
+    }
+}
+
+/// Something a reader could not take in, or a limit of an estimate: the file (or
+/// `None` for the module), its 1-based line when known, and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            _ => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// The four totals of `memory_analysis()` (XLA's `CompiledMemoryStats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Entry parameters' allocations.
+    pub argument: u64,
+    /// Allocations that may live out of the module (the outputs and their tuple).
+    pub output: u64,
+    /// Parameters' allocations the outputs reuse (donated arguments).
+    pub alias: u64,
+    /// The preallocated temp allocations: neither parameter, output, constant nor
+    /// thread-local.
+    pub temp: u64,
+}
+
+impl Totals {
+    /// XLA's `CompiledMemoryStats::PopulateBufferStatsFromAllocations`: each allocation
+    /// counts by what it is; an aliased parameter counts as argument, output and alias.
+    pub fn of(allocations: &[Allocation]) -> Totals {
+        let mut t = Totals::default();
+        for a in allocations {
+            let kind = &a.kind;
+            if kind.parameter.is_some() {
+                t.argument += a.size;
+                if kind.maybe_live_out {
+                    t.alias += a.size;
+                }
+            }
+            if kind.maybe_live_out {
+                t.output += a.size;
+            }
+            if a.is_preallocated_temp() {
+                t.temp += a.size;
+            }
+        }
+        t
+    }
+}
+
+/// `1.5 MiB`, `12.0 KiB`, `512 B`: sizes as people read them (binary units).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// The memory answer for `module`: XLA's, read from the files beside `dump` when
+/// they are there (and `estimate` is not forced), else the estimate from the text.
+pub fn analyze(
+    dump: Option<&std::path::Path>,
+    module: &crate::model::Module,
+    estimate: bool,
+) -> Option<Report> {
+    let read = dump.filter(|_| !estimate).and_then(siblings::read);
+    match read {
+        Some(mut report) => {
+            report.attach_spans(module);
+            Some(report)
+        }
+        None => estimate::estimate(module),
+    }
+}

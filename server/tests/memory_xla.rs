@@ -1,0 +1,168 @@
+//! Memory against XLA itself: on 42 programs compiled by jaxlib on CPU
+//! (`tests/data/memory/make_memory_dumps.py`), the totals read from XLA's buffer
+//! assignment equal `memory_analysis()` on every one, and the estimate from the
+//! module text alone holds the bar measured when it was built (temp bytes within 10%,
+//! the largest buffer at the peak the same instruction). The misses are printed with
+//! how far off they are.
+
+use std::path::{Path, PathBuf};
+
+use hlo_lsp::memory::{self, buffer_assignment::BufferAssignment, live_range::LiveRanges, Report};
+
+/// Programs whose estimated temp bytes are within 10% of XLA's (of 42).
+const TEMP_WITHIN_10_PERCENT: usize = 33;
+/// Programs whose largest buffer at the estimated peak is XLA's (of 42).
+const SAME_TOP_BUFFER: usize = 40;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/memory")
+}
+
+struct Program {
+    name: String,
+    dump: PathBuf,
+    expected: serde_json::Value,
+}
+
+fn programs() -> Vec<Program> {
+    let text = std::fs::read_to_string(data().join("memory_analysis.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut out = Vec::new();
+    for (name, expected) in json["programs"].as_object().unwrap() {
+        let folder = data().join(name);
+        let dump = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with("after_optimizations.txt"))
+            .unwrap();
+        out.push(Program {
+            name: name.clone(),
+            dump,
+            expected: expected.clone(),
+        });
+    }
+    assert!(out.len() >= 30, "only {} programs", out.len());
+    out
+}
+
+fn analyze(p: &Program, estimate: bool) -> Report {
+    let text = std::fs::read_to_string(&p.dump).unwrap();
+    let file = hlo_lsp::model::parse_hlo(&text);
+    memory::analyze(Some(&p.dump), &file.modules[0], estimate).unwrap()
+}
+
+fn totals(r: &Report) -> [u64; 4] {
+    let t = r.totals;
+    [t.argument, t.output, t.alias, t.temp]
+}
+
+fn expected(p: &Program) -> [u64; 4] {
+    [
+        "argument_bytes",
+        "output_bytes",
+        "alias_bytes",
+        "temp_bytes",
+    ]
+    .map(|k| p.expected[k].as_u64().unwrap())
+}
+
+#[test]
+fn totals_read_from_xla_equal_memory_analysis_on_every_program() {
+    for p in programs() {
+        let r = analyze(&p, false);
+        assert_eq!(r.source, memory::Source::BufferAssignment, "{}", p.name);
+        assert_eq!(totals(&r), expected(&p), "{}", p.name);
+        assert!(r.notes.is_empty(), "{}: {:?}", p.name, r.notes);
+        assert!(r.peak.is_some() && !r.schedule.is_empty(), "{}", p.name);
+    }
+}
+
+/// The largest buffers at XLA's peak (all of them when sizes tie).
+fn xla_top(r: &Report) -> Vec<String> {
+    let Some(peak) = &r.peak else {
+        return Vec::new();
+    };
+    let Some(&first) = peak.live.first() else {
+        return Vec::new();
+    };
+    let bytes = r.buffers[first].bytes;
+    peak.live
+        .iter()
+        .map(|&i| &r.buffers[i])
+        .filter(|b| b.bytes == bytes)
+        .map(|b| b.instruction.clone())
+        .collect()
+}
+
+#[test]
+fn the_estimate_from_the_text_alone_holds_its_measured_bar() {
+    let (mut temp_ok, mut top_ok, mut misses) = (0, 0, Vec::new());
+    let all = programs();
+    for p in &all {
+        let xla = analyze(p, false);
+        let est = analyze(p, true);
+        assert_eq!(est.source, memory::Source::Estimate);
+        let [argument, output, _, temp] = expected(p);
+        assert_eq!(est.totals.argument, argument, "{}: arguments", p.name);
+        assert!(est.totals.output <= output, "{}: outputs", p.name);
+        let off = est.totals.temp as f64 - temp as f64;
+        let within = off.abs() <= 0.1 * temp as f64;
+        temp_ok += within as usize;
+        let top = est
+            .peak
+            .as_ref()
+            .and_then(|pk| pk.live.first())
+            .map(|&i| est.buffers[i].instruction.clone());
+        let same = top.as_ref().is_some_and(|t| xla_top(&xla).contains(t));
+        top_ok += same as usize;
+        if !within || !same {
+            misses.push(format!(
+                "{}: temp {} vs XLA {} ({:+.0}%), top {:?} vs {:?}",
+                p.name,
+                est.totals.temp,
+                temp,
+                100.0 * off / temp.max(1) as f64,
+                top,
+                xla_top(&xla)
+            ));
+        }
+    }
+    eprintln!(
+        "estimate: temp within 10% on {temp_ok}/{n}, same top buffer on {top_ok}/{n}\n{}",
+        misses.join("\n"),
+        n = all.len()
+    );
+    assert!(
+        temp_ok >= TEMP_WITHIN_10_PERCENT,
+        "temp within 10% on {temp_ok}"
+    );
+    assert!(top_ok >= SAME_TOP_BUFFER, "same top buffer on {top_ok}");
+}
+
+#[test]
+fn truncated_and_foreign_files_give_notes_not_panics() {
+    let p = &programs()[0];
+    let path = p
+        .dump
+        .to_string_lossy()
+        .replace(".txt", "-buffer-assignment.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for cut in [0, 1, 17, text.len() / 2, text.len() - 3] {
+        let cut = (0..=cut).rev().find(|&c| text.is_char_boundary(c)).unwrap();
+        let ba = BufferAssignment::parse(&text[..cut], "ba.txt");
+        let lr = LiveRanges::parse(&text[..cut], "ba.txt");
+        assert!(
+            !lr.notes.is_empty(),
+            "a buffer assignment is no live-range file"
+        );
+        if ba.allocations.is_empty() {
+            assert!(!ba.notes.is_empty());
+        }
+    }
+    let garbage = "allocation 7: size twelve\n value: <x>\nHloLiveRange (max 2):\n  InstructionSequence:\n    0:a\n    5:b\n";
+    let ba = BufferAssignment::parse(garbage, "g.txt");
+    assert_eq!(ba.notes.len(), 3, "{:?}", ba.notes);
+    let lr = LiveRanges::parse(garbage, "g.txt");
+    assert_eq!(lr.schedule, ["a"]);
+    assert_eq!(lr.notes.len(), 1, "{:?}", lr.notes);
+}
