@@ -97,6 +97,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "analysis",
             "budget",
             "coalescing",
+            "mlir",
             "model",
             "refactor",
             "syntax",
