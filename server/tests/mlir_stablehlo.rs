@@ -220,3 +220,25 @@ fn jax_programs_have_the_maps_of_their_hlo() {
     assert!(compared >= 150, "only {compared} ops paired");
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
 }
+
+/// Hover and inlay hints on JAX's softmax as StableHLO: the HLO hover of the
+/// instruction the op is, on the op's SSA value.
+#[test]
+fn hover_and_hints_on_stablehlo() {
+    use hlo_lsp::ide::{self, Config};
+    let src = read_data("stablehlo/softmax.mlir");
+    let snapshot = ide::snapshot::MlirSnapshot::new(std::sync::Arc::new(
+        hlo_lsp::model::Document::parse(&src),
+    ));
+    let config = Config::default();
+    let at = src.find("%5 = stablehlo.subtract").expect("the op") + 1;
+    let hover = ide::mlir::hover(&snapshot, at, &config).expect("a hover on %5");
+    assert_eq!(&src[hover.range.clone()], "%5");
+    insta::assert_snapshot!("stablehlo_hover_subtract", hover.markdown);
+    // The HLO side hints instructions of fused computations: here none (no
+    // `mhlo.fusion`), and asking never fails.
+    let hints = ide::mlir::inlay_hints(&snapshot, 0..src.len(), &config);
+    assert!(hints.is_empty());
+    let diagnostics = snapshot.diagnostics();
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+}
