@@ -470,6 +470,7 @@ impl<'a> Emitter<'a> {
             "broadcast_in_dim" => {
                 instr.opcode = "broadcast".into();
                 let d = dims(&["dims", "broadcast_dimensions"]).unwrap_or_default();
+                let d = self.expand_ones(v, &d, instr, scope);
                 instr.attrs.push(format!("dimensions={}", list(&d)));
             }
             "transpose" => {
@@ -742,6 +743,50 @@ impl<'a> Emitter<'a> {
             _ => return false,
         }
         true
+    }
+
+    /// A `broadcast_in_dim` that stretches a size-1 operand dimension is, as XLA's
+    /// builder writes it, a reshape that drops those dimensions, then a broadcast
+    /// (an HLO broadcast keeps its operand's extents): the reshape goes before
+    /// `instr`, and the dimensions kept are returned.
+    fn expand_ones(&self, v: &OpView, d: &[i64], instr: &mut Instr, scope: &mut Scope) -> Vec<i64> {
+        let parse = |t: &String| crate::mlir::types::parse_type(t);
+        let (Some(from), Some(to)) = (
+            v.operand_types.first().and_then(parse),
+            v.results.first().and_then(parse),
+        ) else {
+            return d.to_vec();
+        };
+        let stretched = |k: usize| {
+            from.dim(k) == Some(1) && d.get(k).and_then(|&o| to.dim(o as usize)) != Some(1)
+        };
+        if !(0..from.rank()).any(stretched) || instr.operands.is_empty() {
+            return d.to_vec();
+        }
+        let kept: Vec<usize> = (0..from.rank()).filter(|&k| !stretched(k)).collect();
+        let element = types::element(&from.element).unwrap_or_else(|| "f32".into());
+        let extents: Vec<String> = kept
+            .iter()
+            .map(|&k| from.dim(k).map_or("?".into(), |e| e.to_string()))
+            .collect();
+        let layout: Vec<String> = (0..kept.len()).rev().map(|k| k.to_string()).collect();
+        let layout = if kept.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", layout.join(","))
+        };
+        let name = format!("{}.reshape", instr.name);
+        scope.comp.instrs.push(Instr {
+            name: name.clone(),
+            shape: format!("{element}[{}]{layout}", extents.join(",")),
+            opcode: "reshape".into(),
+            operands: vec![instr.operands[0].clone()],
+            attrs: vec![],
+            mlir_name: instr.mlir_name.clone(),
+            mlir_op: instr.mlir_op.clone(),
+        });
+        instr.operands[0] = name;
+        kept.iter().map(|&k| d[k]).collect()
     }
 
     /// `stablehlo.get_tuple_element %t[1]`.
