@@ -424,3 +424,35 @@ fn from_fusion_all_without_fusions_says_there_is_none() {
     let o = run(&["maps", nothing.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// JAX's softmax as StableHLO: without `--instruction` the op `@main` returns, as
+/// ENTRY's ROOT for HLO; ops are named by their SSA value, opcodes are HLO's.
+#[test]
+fn stablehlo_file_prints_the_maps_of_its_ops() {
+    let file = data("tests/data/stablehlo/softmax.mlir");
+    let o = run(&["maps", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("// %10 = divide in main, output 0\n"),
+        "{out}"
+    );
+    assert!(out.contains("(d0, d1) -> (d0, d1)"), "{out}");
+    let o = run(&[
+        "maps",
+        file.to_str().unwrap(),
+        "--instruction",
+        "%4",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let i = &v["instructions"][0];
+    assert_eq!(i["name"], "%4");
+    assert_eq!(i["opcode"], "broadcast");
+    // `dims = [0, 1]` from 4x1 to 4x8: as XLA's builder, a reshape to 4 then a
+    // broadcast along dimension 0.
+    assert_eq!(i["operands"][0]["name"], "%4.reshape");
+    let map = i["operands"][0]["maps"][0].as_str().unwrap_or_default();
+    assert!(map.starts_with("(d0, d1) -> (d0)"), "{map}");
+}

@@ -100,6 +100,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "analysis",
             "budget",
             "coalescing",
+            "mlir",
             "model",
             "refactor",
             "syntax",

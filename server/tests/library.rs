@@ -36,6 +36,7 @@ mod memory_xla;
 mod mlir_analysis;
 mod mlir_linalg_ext;
 mod mlir_seed_examples;
+mod mlir_stablehlo;
 mod model_diagnostics;
 mod model_proptest;
 mod model_samples;

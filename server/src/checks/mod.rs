@@ -84,3 +84,27 @@ pub fn sort(found: &mut [Diagnostic]) {
 pub fn sort_key(d: &Diagnostic) -> (usize, usize, crate::model::Severity) {
     (d.range.start, d.range.end, d.severity)
 }
+
+/// Every diagnostic of an MLIR document: the reader's and the index maps' findings
+/// ([`crate::mlir::analyze`]) and, for StableHLO, what the conversion could not
+/// read plus the HLO checks of the converted module, each placed on the op it is
+/// about.
+pub fn mlir(text: &str) -> Vec<Diagnostic> {
+    let analysis = crate::mlir::analyze(text);
+    let mut found = analysis.diagnostics;
+    if crate::mlir::stablehlo::is_stablehlo(&analysis.file) {
+        let translation = crate::mlir::stablehlo::translate(text, &analysis.file);
+        found.extend(translation.diagnostics.iter().cloned());
+        for mut d in all(&Document::parse(&translation.hlo)) {
+            let Some(range) = translation.to_mlir(d.range.clone()) else {
+                continue;
+            };
+            d.range = range;
+            d.related.clear();
+            d.fixes.clear();
+            found.push(d);
+        }
+    }
+    sort(&mut found);
+    found
+}

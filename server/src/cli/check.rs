@@ -40,7 +40,7 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
             std::mem::forget(document);
             found
         }
-        crate::language::Language::Mlir => crate::mlir::analyze(&text).diagnostics,
+        crate::language::Language::Mlir => crate::checks::mlir(&text),
     };
     let lines = LineIndex::new(&text);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

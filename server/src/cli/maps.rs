@@ -86,7 +86,22 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
-    let text = super::read_text(&args.file)?;
+    let mut text = super::read_text(&args.file)?;
+    if crate::language::detect(&args.file.to_string_lossy(), None, &text)
+        == crate::language::Language::Mlir
+    {
+        // StableHLO: its ops as the HLO instructions they are, named `%3`.
+        let file = crate::mlir::read(&text);
+        if !crate::mlir::stablehlo::is_stablehlo(&file) {
+            return Err(format!(
+                "{}: no StableHLO op found (for linalg and other MLIR: hlo-lsp mlir)",
+                args.file.display()
+            ));
+        }
+        text = crate::mlir::stablehlo::translate(&text, &file).hlo;
+        let parsed = view::parse(&text);
+        return maps_of(args, &parsed.0, &parsed.1).map(|out| ssa_names(out, args.json));
+    }
     let parsed = view::parse(&text);
     let out = maps_of(args, &parsed.0, &parsed.1);
     // The process ends right after: freeing the model would only cost time.
@@ -497,4 +512,39 @@ fn instruction_json(
         }
     }
     v
+}
+
+/// StableHLO instructions are SSA values: printed as `%3`, as the `.mlir` text
+/// names them (the HLO model keeps names without their `%`).
+fn ssa_names(out: String, json: bool) -> String {
+    if !json {
+        return out
+            .lines()
+            .map(|l| match l.strip_prefix("// ") {
+                Some(rest) if !rest.starts_with('%') => format!("// %{rest}\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+    }
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    match x {
+                        Value::String(s) if k == "name" && !s.starts_with('%') => s.insert(0, '%'),
+                        _ => walk(x),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(&out) {
+        Ok(mut v) => {
+            walk(&mut v);
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or(out))
+        }
+        Err(_) => out,
+    }
 }

@@ -21,8 +21,42 @@ use crate::mlir::{LinalgAnalysis, MapKind, MlirAnalysis};
 
 /// The hover at `offset` of an MLIR document.
 pub fn hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> Option<Hover> {
+    if let Some(h) = stablehlo_hover(snapshot, offset, config) {
+        return Some(h);
+    }
     let (text, range) = describe(snapshot.text(), &snapshot.mlir(), offset, config)?;
     Some(Hover::new(text, range))
+}
+
+/// On a StableHLO op or value: the HLO hover of the instruction it is, placed on
+/// the `.mlir` text.
+fn stablehlo_hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> Option<Hover> {
+    let s = snapshot.stablehlo()?;
+    let at = s.translation.to_hlo(offset)?;
+    let mut h = super::hover::hover(&s.hlo, at, config, crate::hover::Detail::Summary)?;
+    h.range = s.translation.to_mlir(h.range.clone())?;
+    Some(h)
+}
+
+/// The HLO side's inlay hints of a StableHLO document, each after the op it is
+/// about.
+fn stablehlo_hints(
+    snapshot: &MlirSnapshot,
+    range: &Range<usize>,
+    config: &Config,
+) -> Vec<InlayHint> {
+    let Some(s) = snapshot.stablehlo() else {
+        return Vec::new();
+    };
+    let all = 0..s.translation.hlo.len();
+    super::inlay_hints::inlay_hints(&s.hlo, all, config)
+        .into_iter()
+        .filter_map(|mut hint| {
+            let at = s.translation.to_mlir(hint.offset..hint.offset)?;
+            hint.offset = at.end;
+            (range.start <= at.end && at.end <= range.end).then_some(hint)
+        })
+        .collect()
 }
 
 /// Markdown and the range it describes; plain so tests can call it on text.
@@ -296,19 +330,22 @@ pub fn inlay_hints(
         return Vec::new();
     }
     let a = snapshot.mlir();
-    a.linalg
-        .iter()
-        .filter(|l| {
-            let r = &a.file.ops[l.op.op].name_range;
-            r.start <= range.end && range.start <= r.end && !l.loops.is_empty()
-        })
-        .map(|l| InlayHint {
-            offset: a.file.ops[l.op.op].name_range.end,
-            label: l.domain_text(),
-            tooltip: None,
-            pad_right: true,
-        })
-        .collect()
+    let mut hints = stablehlo_hints(snapshot, &range, config);
+    hints.extend(
+        a.linalg
+            .iter()
+            .filter(|l| {
+                let r = &a.file.ops[l.op.op].name_range;
+                r.start <= range.end && range.start <= r.end && !l.loops.is_empty()
+            })
+            .map(|l| InlayHint {
+                offset: a.file.ops[l.op.op].name_range.end,
+                label: l.domain_text(),
+                tooltip: None,
+                pad_right: true,
+            }),
+    );
+    hints
 }
 
 /// The definition of the alias or SSA value at `offset`.

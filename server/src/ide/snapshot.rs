@@ -175,6 +175,16 @@ pub struct MlirSnapshot {
     text: OnceLock<String>,
     mlir: Memo<crate::mlir::MlirAnalysis>,
     diagnostics: Memo<Vec<model::Diagnostic>>,
+    stablehlo: OnceLock<Option<Arc<StableHlo>>>,
+}
+
+/// A StableHLO document on the HLO model: its conversion and the HLO snapshot of the
+/// converted module, whose features answer for the `.mlir` text through
+/// [`crate::mlir::stablehlo::Translation`]'s ranges.
+#[derive(Debug)]
+pub struct StableHlo {
+    pub translation: crate::mlir::stablehlo::Translation,
+    pub hlo: HloSnapshot,
 }
 
 impl MlirSnapshot {
@@ -184,7 +194,25 @@ impl MlirSnapshot {
             text: OnceLock::new(),
             mlir: Memo::default(),
             diagnostics: Memo::default(),
+            stablehlo: OnceLock::new(),
         }
+    }
+
+    /// The StableHLO view of this version, when it holds StableHLO ops.
+    pub fn stablehlo(&self) -> Option<Arc<StableHlo>> {
+        self.stablehlo
+            .get_or_init(|| {
+                let analysis = self.mlir();
+                if !crate::mlir::stablehlo::is_stablehlo(&analysis.file) {
+                    return None;
+                }
+                let translation = crate::mlir::stablehlo::translate(self.text(), &analysis.file);
+                let document = Arc::new(model::Document::parse(&translation.hlo));
+                let checked = Arc::new(Checked::new(&document));
+                let hlo = HloSnapshot::new(document, checked);
+                Some(Arc::new(StableHlo { translation, hlo }))
+            })
+            .clone()
     }
 
     /// The whole text (the MLIR reader wants one string).
@@ -207,7 +235,7 @@ impl MlirSnapshot {
     /// The analysis' diagnostics, sorted as the CLI prints them.
     pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
         self.diagnostics
-            .get_or_compute(|| self.mlir().diagnostics.clone())
+            .get_or_compute(|| crate::checks::mlir(self.text()))
     }
 }
 

@@ -16,6 +16,7 @@ pub mod ops;
 pub mod reader;
 pub mod refactor;
 pub mod reshape;
+pub mod stablehlo;
 pub mod transform;
 pub mod types;
 

@@ -49,6 +49,10 @@ pub struct MapSite {
 pub struct Region {
     pub parent: Option<usize>,
     pub range: Range<usize>,
+    /// The op whose region it is (index into [`MlirFile::ops`]); `None` for the file.
+    pub op: Option<usize>,
+    /// Token indices from its `{` to its `}` (both included; to the end when unclosed).
+    pub tokens: Range<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,21 +85,39 @@ pub struct ValueUse {
     pub target: Option<usize>,
 }
 
-/// One operation: its name and header tokens (not its regions' contents).
+/// One operation: its name, header tokens and regions.
 #[derive(Clone, Debug)]
 pub struct Op {
     pub name: String,
     pub name_range: Range<usize>,
     /// From the first result (or the name) to the end of the header.
     pub range: Range<usize>,
-    /// Token indices of the header after the op name.
+    /// Token indices of the header after the op name, up to its first region.
     pub tokens: Range<usize>,
+    /// Token indices after the op name to the op's last token: the header, its
+    /// regions and what follows them (`} : (...) -> ...`, `cond {...} do {...}`).
+    pub all_tokens: Range<usize>,
+    /// Its regions (indices into [`MlirFile::regions`]), in text order.
+    pub regions: Vec<usize>,
     /// Indices into [`MlirFile::values`] of the results.
     pub results: Vec<usize>,
     /// The function it is in (index into [`MlirFile::funcs`]).
     pub func: Option<usize>,
     /// The region the op is in.
     pub region: usize,
+}
+
+impl Op {
+    /// Token indices of the op outside its regions (header, attributes, types,
+    /// location), in order.
+    pub fn own_tokens<'a>(&'a self, file: &'a MlirFile) -> impl Iterator<Item = usize> + 'a {
+        self.all_tokens.clone().filter(move |&t| {
+            !self
+                .regions
+                .iter()
+                .any(|&r| file.regions[r].tokens.contains(&t))
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -175,18 +197,23 @@ impl MlirFile {
 
 /// Reads `src`. Never fails.
 pub fn read(src: &str) -> MlirFile {
+    let tokens = tokenize(src);
+    let n = tokens.len();
     let mut r = Reader {
         src,
         file: MlirFile {
-            tokens: tokenize(src),
+            tokens,
             regions: vec![Region {
                 parent: None,
                 range: 0..src.len(),
+                op: None,
+                tokens: 0..n,
             }],
             ..MlirFile::default()
         },
         stack: Vec::new(),
         func_stack: Vec::new(),
+        suspended: Vec::new(),
     };
     r.run();
     r.resolve();
@@ -203,12 +230,33 @@ enum Open {
     Region(usize),
 }
 
+/// An op whose header a region interrupted: it goes on after the region's `}`.
+#[derive(Clone, Debug)]
+struct Suspended {
+    region: usize,
+    op: usize,
+    /// The bracket depth of the op's statement.
+    base_depth: usize,
+    /// Values the op defines for each of its regions (`stablehlo.while(%iterArg = ...)`).
+    region_defs: Vec<(usize, Option<String>)>,
+}
+
 struct Reader<'a> {
     src: &'a str,
     file: MlirFile,
     stack: Vec<Open>,
     /// (region id, func index) of open `func.func` bodies.
     func_stack: Vec<(usize, usize)>,
+    /// Ops waiting for their open regions to close.
+    suspended: Vec<Suspended>,
+}
+
+/// Where reading an op's tokens stopped.
+enum Stop {
+    /// At this token, which is not the op's (the next statement, a `}`).
+    End(usize),
+    /// A region opened at this `{`.
+    Region(usize),
 }
 
 impl Reader<'_> {
@@ -234,12 +282,6 @@ impl Reader<'_> {
             })
             .unwrap_or(0)
     }
-    fn in_header_brackets(&self) -> bool {
-        matches!(
-            self.stack.last(),
-            Some(Open::Paren | Open::Bracket | Open::Dict)
-        )
-    }
     fn func(&self) -> Option<usize> {
         self.func_stack.last().map(|&(_, f)| f)
     }
@@ -251,84 +293,199 @@ impl Reader<'_> {
             i = self.statement(i);
         }
         let end = self.src.len();
-        for open in self.stack.drain(..) {
+        for open in std::mem::take(&mut self.stack) {
             if let Open::Region(r) = open {
                 self.file.regions[r].range.end = end;
+                let at = self.file.regions[r].range.start;
+                self.file.diagnostics.push(Diagnostic::error(
+                    at..at + 1,
+                    "unclosed-region",
+                    "this `{` is never closed: the region runs to the end of the file",
+                ));
             }
+        }
+        for s in std::mem::take(&mut self.suspended) {
+            self.finish_op(s.op, n);
         }
     }
 
     /// Reads one statement starting at token `i`; returns the index after it.
     fn statement(&mut self, i: usize) -> usize {
-        let n = self.file.tokens.len();
         match self.kind(i) {
-            Some(TokKind::Punct) if self.text(i) == "}" => {
-                self.close_region(i);
-                // `} -> type` / `} : type to type` continue the op whose region closed.
-                self.skip_to_line_end(i + 1)
+            Some(TokKind::Punct) if self.text(i) == "}" => self.close_region(i),
+            Some(TokKind::Hash | TokKind::Bang) if self.is_punct(i + 1, "=") => {
+                self.alias_definition(i)
             }
-            Some(TokKind::Hash) if self.is_punct(i + 1, "=") => self.alias_definition(i),
             Some(TokKind::Block) => self.block_label(i),
-            Some(TokKind::Value) => {
-                // `%a, %b:2 = op ...`
-                let mut j = i;
-                let mut results = Vec::new();
-                while self.kind(j) == Some(TokKind::Value) {
-                    let count =
-                        if self.is_punct(j + 1, ":") && self.kind(j + 2) == Some(TokKind::Int) {
-                            2
-                        } else {
-                            0
-                        };
-                    results.push(j);
-                    j += 1 + count;
-                    if self.is_punct(j, ",") {
-                        j += 1;
-                    } else {
-                        break;
+            Some(TokKind::Value) => match self.result_list(i) {
+                Some((results, name)) => self.operation(i, name, &results),
+                None => self.skip_unreadable(i),
+            },
+            Some(TokKind::Ident | TokKind::Str) => self.operation(i, i, &[]),
+            _ => self.skip_unreadable(i),
+        }
+    }
+
+    /// `%a, %b:2 = ` at `i`: the result tokens and the op name's token.
+    fn result_list(&self, i: usize) -> Option<(Vec<usize>, usize)> {
+        let n = self.file.tokens.len();
+        let mut j = i;
+        let mut results = Vec::new();
+        while self.kind(j) == Some(TokKind::Value) {
+            let count = if self.is_punct(j + 1, ":") && self.kind(j + 2) == Some(TokKind::Int) {
+                2
+            } else {
+                0
+            };
+            results.push(j);
+            j += 1 + count;
+            if self.is_punct(j, ",") {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        (self.is_punct(j, "=") && j + 1 < n).then_some((results, j + 1))
+    }
+
+    /// Tokens no statement starts with: skipped up to the next statement, with one
+    /// diagnostic for the run (`...` of an excerpt is skipped silently).
+    fn skip_unreadable(&mut self, i: usize) -> usize {
+        let n = self.file.tokens.len();
+        let mut j = i;
+        let region = self.region();
+        while j < n && (j == i || !self.starts_statement(j)) {
+            self.visit_token(j, region);
+            j += 1;
+        }
+        let silent = (i..j).all(|k| self.kind(k) == Some(TokKind::Ellipsis));
+        if !silent {
+            let range = self.range(i).start..self.range(j - 1).end;
+            self.file.diagnostics.push(Diagnostic::warning(
+                range,
+                "unreadable-mlir",
+                format!(
+                    "expected an operation, found `{}`: skipped to the next operation",
+                    self.text(i)
+                ),
+            ));
+        }
+        j
+    }
+
+    /// Whether a statement can start at `j` whatever precedes it.
+    fn starts_statement(&self, j: usize) -> bool {
+        match self.kind(j) {
+            Some(TokKind::Value) => self.result_list(j).is_some(),
+            Some(TokKind::Punct) => self.text(j) == "}",
+            Some(TokKind::Hash | TokKind::Bang) => self.is_punct(j + 1, "="),
+            Some(TokKind::Block) => self.is_block_label(j),
+            Some(TokKind::Ident) => is_op_name(self.text(j)),
+            Some(TokKind::Str) => self.is_punct(j + 1, "("),
+            Some(TokKind::Ellipsis) => true,
+            _ => false,
+        }
+    }
+
+    /// `^bb0:` or `^bb0(...):` (not a successor operand `^bb1(%x : i32)`).
+    fn is_block_label(&self, j: usize) -> bool {
+        if self.is_punct(j + 1, ":") {
+            return true;
+        }
+        if !self.is_punct(j + 1, "(") {
+            return false;
+        }
+        self.matching_close(j + 1)
+            .is_some_and(|close| self.is_punct(close + 1, ":"))
+    }
+
+    /// The `)`/`]`/`}` closing the bracket at `open`.
+    fn matching_close(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for k in open..self.file.tokens.len() {
+            if self.kind(k) != Some(TokKind::Punct) {
+                continue;
+            }
+            match self.text(k) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(k);
                     }
                 }
-                if self.is_punct(j, "=") && j + 1 < n {
-                    self.operation(i, j + 1, &results)
-                } else {
-                    self.skip_line(i)
-                }
+                _ => {}
             }
-            Some(TokKind::Ident | TokKind::Str) => self.operation(i, i, &[]),
-            _ => self.skip_line(i),
+        }
+        None
+    }
+
+    /// Whether the op header at `j` (its previous token read) has ended and `j`
+    /// starts the next statement. Read from tokens alone, so line breaks never
+    /// change where an op ends.
+    fn ends_header(&self, j: usize, name: usize, at_base: bool) -> bool {
+        let prev = j.checked_sub(1).filter(|&p| p > name);
+        match self.kind(j) {
+            // `%x = ...` starts a statement anywhere (even inside brackets an excerpt
+            // left open), unless it binds a value in the header (`iter_args(%a = %x)`,
+            // `scf.for %i = ...`).
+            Some(TokKind::Value) => {
+                self.result_list(j).is_some() && prev.is_some_and(|p| self.ends_op(p))
+            }
+            Some(TokKind::Hash | TokKind::Bang) => self.is_punct(j + 1, "="),
+            Some(TokKind::Block) => self.is_block_label(j),
+            Some(TokKind::Punct) => at_base && self.text(j) == "}",
+            Some(TokKind::Ellipsis) => at_base,
+            Some(TokKind::Ident) => {
+                at_base && is_op_name(self.text(j)) && prev.is_some_and(|p| self.ends_op(p))
+            }
+            Some(TokKind::Str) => {
+                at_base && self.is_punct(j + 1, "(") && prev.is_some_and(|p| self.ends_op(p))
+            }
+            _ => false,
         }
     }
 
-    /// Visits token `i` and the rest of its line; always makes progress.
-    fn skip_line(&mut self, i: usize) -> usize {
-        self.visit(i, None);
-        self.skip_to_line_end(i + 1)
-    }
-
-    /// Visits tokens from `i` up to the next line start outside brackets.
-    fn skip_to_line_end(&mut self, mut i: usize) -> usize {
-        let n = self.file.tokens.len();
-        while i < n && (!self.file.tokens[i].line_start || self.in_header_brackets()) {
-            self.visit(i, None);
-            i += 1;
+    /// Whether an op can end with token `p`: not with `=`, `,`, an open bracket,
+    /// `:`, `->` or a keyword (`applies stablehlo.add`), but with a value, a
+    /// type, a closing bracket, a literal.
+    fn ends_op(&self, p: usize) -> bool {
+        match self.kind(p) {
+            Some(TokKind::Punct) => matches!(self.text(p), ")" | "]" | "}" | ">"),
+            Some(TokKind::Arrow) => false,
+            Some(TokKind::Ident) => is_builtin_type(self.text(p)),
+            Some(_) => true,
+            None => false,
         }
-        i
     }
 
-    fn close_region(&mut self, i: usize) {
+    /// Closes the region at `}` (token `i`) and goes on with the op it belongs to.
+    fn close_region(&mut self, i: usize) -> usize {
         // Pop through any unclosed header brackets to the innermost region.
         while let Some(top) = self.stack.pop() {
             if let Open::Region(r) = top {
                 self.file.regions[r].range.end = self.file.tokens[i].range.end;
+                self.file.regions[r].tokens.end = i + 1;
                 if self.func_stack.last().is_some_and(|&(fr, _)| fr == r) {
                     let (_, f) = self.func_stack.pop().unwrap_or((0, 0));
                     if let Some(func) = self.file.funcs.get_mut(f) {
                         func.range.end = self.file.tokens[i].range.end;
                     }
                 }
-                return;
+                if self.suspended.last().is_some_and(|s| s.region == r) {
+                    if let Some(s) = self.suspended.pop() {
+                        return self.resume(s, i + 1);
+                    }
+                }
+                return i + 1;
             }
         }
+        self.file.diagnostics.push(Diagnostic::error(
+            self.range(i),
+            "unmatched-brace",
+            "this `}` closes no region",
+        ));
+        i + 1
     }
 
     fn alias_definition(&mut self, i: usize) -> usize {
@@ -340,36 +497,60 @@ impl Reader<'_> {
             None => name_range.end..name_range.end,
         };
         let before = self.file.maps.len();
-        let end = self.skip_to_line_end(v).max(i + 2);
+        let base_depth = self.stack.len();
+        let region = self.region();
+        let n = self.file.tokens.len();
+        let mut j = v;
+        while j < n {
+            let at_base = self.stack.len() == base_depth;
+            if j > v && self.ends_header(j, v - 1, at_base) {
+                break;
+            }
+            if at_base && self.is_punct(j, "}") {
+                break;
+            }
+            self.visit_token(j, region);
+            j += 1;
+        }
+        self.stack.truncate(base_depth);
         let map = (self.file.maps.len() > before && self.file.maps[before].range == value_range)
             .then_some(before);
-        self.file.aliases.push(AttrAlias {
-            name,
-            name_range,
-            value_range,
-            map,
-        });
-        end
+        if name.starts_with('#') {
+            self.file.aliases.push(AttrAlias {
+                name,
+                name_range,
+                value_range,
+                map,
+            });
+        }
+        j.max(i + 2)
     }
 
     /// `^bb0(%in: f16, %out: f16):` defines block arguments in the current region.
     fn block_label(&mut self, i: usize) -> usize {
         let region = self.region();
+        let n = self.file.tokens.len();
         let mut j = i + 1;
         if self.is_punct(j, "(") {
             j += 1;
-            while j < self.file.tokens.len() && !self.is_punct(j, ")") {
+            while j < n && !self.is_punct(j, ")") {
                 if self.kind(j) == Some(TokKind::Value) {
                     let ty = self
                         .is_punct(j + 1, ":")
                         .then(|| self.text(j + 2).to_string());
                     self.define(j, ValueKind::BlockArgument, region, ty);
                 }
+                if self.starts_statement(j) && self.kind(j) != Some(TokKind::Value) {
+                    return j;
+                }
                 j += 1;
             }
+            j += 1;
         }
-        let end = self.skip_to_line_end(j);
-        end.max(i + 1)
+        if self.is_punct(j, ":") {
+            j += 1;
+        }
+        j.max(i + 1)
     }
 
     fn define(&mut self, tok: usize, kind: ValueKind, region: usize, ty: Option<String>) -> usize {
@@ -386,161 +567,189 @@ impl Reader<'_> {
 
     /// An op whose results start at token `first` and whose name is token `name`.
     fn operation(&mut self, first: usize, name: usize, results: &[usize]) -> usize {
-        let n = self.file.tokens.len();
         let op_index = self.file.ops.len();
         let region = self.region();
-        let op_name = {
-            let t = self.text(name);
-            t.trim_matches('"').to_string()
-        };
+        let op_name = self.text(name).trim_matches('"').to_string();
         let result_defs: Vec<usize> = results
             .iter()
             .map(|&t| self.define(t, ValueKind::OpResult(op_index), region, None))
             .collect();
-        let base_depth = self.stack.len();
-        let function_like = is_function_like(&op_name);
-        let mut j = name + 1;
-        // Values the op defines for its region (`scf.for %i = ...`, `iter_args(%a = ...)`,
-        // `func.func @f(%arg0: ...)`), attached to the region once it opens.
-        let mut region_defs: Vec<(usize, Option<String>)> = Vec::new();
-        let mut opened_region = None;
-        while j < n {
-            let t = &self.file.tokens[j];
-            if t.line_start
-                && ((self.stack.len() == base_depth && !self.continues_header(j))
-                    || self.starts_statement(j))
-            {
-                break;
-            }
-            if self.is_punct(j, "{") && self.stack.len() == base_depth && self.opens_region(j) {
-                opened_region = Some(j);
-                break;
-            }
-            let typed_argument = function_like && self.is_punct(j + 1, ":");
-            if self.kind(j) == Some(TokKind::Value) && (self.is_punct(j + 1, "=") || typed_argument)
-            {
-                let ty = typed_argument.then(|| self.text(j + 2).to_string());
-                region_defs.push((j, ty));
-                j += 1;
-                continue;
-            }
-            self.visit(j, Some(region));
-            j += 1;
-        }
-        // Unbalanced header brackets end with the header.
-        self.stack.truncate(base_depth);
-        let end_tok = j.saturating_sub(1).max(name);
         let start = self.file.tokens[first].range.start;
-        let end = self.file.tokens[end_tok].range.end;
-        let is_func = function_like;
-        let func_index = if is_func {
-            let sym = (name + 1..j).find(|&k| self.kind(k) == Some(TokKind::Symbol));
-            let (fname, frange) = match sym {
-                Some(k) => (self.text(k).to_string(), self.range(k)),
-                None => (String::new(), self.range(name)),
-            };
+        let name_end = self.file.tokens[name].range.end;
+        let func_index = is_function_like(&op_name).then(|| {
             self.file.funcs.push(Func {
-                name: fname,
-                name_range: frange,
-                range: start..end,
+                name: String::new(),
+                name_range: self.range(name),
+                range: start..name_end,
                 op: op_index,
             });
-            Some(self.file.funcs.len() - 1)
-        } else {
-            None
-        };
+            self.file.funcs.len() - 1
+        });
         self.file.ops.push(Op {
             name: op_name,
             name_range: self.range(name),
-            range: start..end,
-            tokens: name + 1..j,
+            range: start..name_end,
+            tokens: name + 1..name + 1,
+            all_tokens: name + 1..name + 1,
+            regions: Vec::new(),
             results: result_defs,
             func: func_index.or(self.func()),
             region,
         });
-        if let Some(open) = opened_region {
-            let id = self.file.regions.len();
-            self.file.regions.push(Region {
-                parent: Some(region),
-                range: self.file.tokens[open].range.start..self.src.len(),
-            });
-            self.stack.push(Open::Region(id));
-            if let Some(f) = func_index {
-                self.func_stack.push((id, f));
+        let s = Suspended {
+            region: 0,
+            op: op_index,
+            base_depth: self.stack.len(),
+            region_defs: Vec::new(),
+        };
+        self.resume(s, name + 1)
+    }
+
+    /// Reads op `s.op`'s tokens from `j`: to its end, or into a region it opens.
+    fn resume(&mut self, mut s: Suspended, j: usize) -> usize {
+        let op = s.op;
+        let name = self.file.ops[op].all_tokens.start - 1;
+        let first_region = self.file.ops[op].regions.is_empty();
+        let stop = self.op_tokens(&mut s, j, name);
+        match stop {
+            Stop::End(end) => {
+                if first_region {
+                    self.file.ops[op].tokens.end = end;
+                    let last = end.saturating_sub(1).max(name);
+                    self.file.ops[op].range.end = self.file.tokens[last].range.end;
+                }
+                self.finish_op(op, end);
+                for (t, ty) in std::mem::take(&mut s.region_defs) {
+                    if self.file.ops[op].regions.is_empty() {
+                        // No region (a declaration or an excerpt): the values still exist.
+                        let region = self.file.ops[op].region;
+                        self.define(t, ValueKind::BlockArgument, region, ty);
+                    }
+                }
+                end.max(name + 1)
             }
-            let kind = if is_func {
-                ValueKind::Argument
-            } else {
-                ValueKind::BlockArgument
-            };
-            for (t, ty) in region_defs {
-                self.define(t, kind, id, ty);
+            Stop::Region(open) => {
+                if first_region {
+                    self.file.ops[op].tokens.end = open;
+                    let last = open.saturating_sub(1).max(name);
+                    self.file.ops[op].range.end = self.file.tokens[last].range.end;
+                }
+                let parent = self.region();
+                let id = self.file.regions.len();
+                self.file.regions.push(Region {
+                    parent: Some(parent),
+                    range: self.file.tokens[open].range.start..self.src.len(),
+                    op: Some(op),
+                    tokens: open..self.file.tokens.len(),
+                });
+                self.file.ops[op].regions.push(id);
+                self.stack.push(Open::Region(id));
+                let is_func = self.file.ops[op]
+                    .func
+                    .is_some_and(|f| self.file.funcs.get(f).is_some_and(|fu| fu.op == op));
+                if is_func && first_region {
+                    let f = self.file.ops[op].func.unwrap_or(0);
+                    self.func_stack.push((id, f));
+                }
+                let kind = if is_func {
+                    ValueKind::Argument
+                } else {
+                    ValueKind::BlockArgument
+                };
+                for (t, ty) in s.region_defs.clone() {
+                    self.define(t, kind, id, ty);
+                }
+                s.region = id;
+                self.suspended.push(s);
+                open + 1
             }
-            return open + 1;
-        }
-        for (t, ty) in region_defs {
-            // No region (a declaration or an excerpt): the values still exist.
-            self.define(t, ValueKind::BlockArgument, region, ty);
-        }
-        j.max(first + 1)
-    }
-
-    /// `%x = ...` / `%x:2 = ...` at a line start is a new statement even inside an
-    /// unclosed bracket of the previous one (an excerpt or a typo).
-    fn starts_statement(&self, j: usize) -> bool {
-        self.kind(j) == Some(TokKind::Value)
-            && (self.is_punct(j + 1, "=")
-                || (self.is_punct(j + 1, ":")
-                    && self.kind(j + 2) == Some(TokKind::Int)
-                    && self.is_punct(j + 3, "=")))
-    }
-
-    /// Lines that continue an op header written over several lines
-    /// (`linalg.elemwise_unary ins(...)` then `outs(...)` on the next line).
-    fn continues_header(&self, j: usize) -> bool {
-        match self.kind(j) {
-            Some(TokKind::Arrow) => true,
-            // An attribute dictionary on its own line (`{__internal_linalg_transform__ = ...}`).
-            Some(TokKind::Punct) if self.text(j) == "{" => !self.opens_region(j),
-            Some(TokKind::Punct) => matches!(self.text(j), ":" | "," | ")" | "]"),
-            Some(TokKind::Ident) => matches!(
-                self.text(j),
-                "ins"
-                    | "outs"
-                    | "attrs"
-                    | "dimensions"
-                    | "dimension"
-                    | "inclusive"
-                    | "axis"
-                    | "epsilon"
-                    | "layout"
-                    | "permutation"
-                    | "into"
-                    | "to"
-                    | "step"
-                    | "iter_args"
-                    | "tile_sizes"
-                    | "interchange"
-                    | "low"
-                    | "high"
-                    | "output_shape"
-                    | "in"
-            ),
-            _ => false,
         }
     }
 
-    /// A `{` opens a region when nothing follows it on its line, unless the next
-    /// line reads like a dictionary entry (`name = ...`).
+    /// Records where op `op` ends (its last token is before `end`).
+    fn finish_op(&mut self, op: usize, end: usize) {
+        let o = &mut self.file.ops[op];
+        o.all_tokens.end = end.max(o.all_tokens.start);
+        let o = o.clone();
+        let Some(f) = o.func.filter(|&f| self.file.funcs[f].op == op) else {
+            return;
+        };
+        let name = o.all_tokens.start - 1;
+        let sym = (name + 1..o.tokens.end).find(|&k| self.kind(k) == Some(TokKind::Symbol));
+        if let Some(k) = sym {
+            self.file.funcs[f].name = self.text(k).to_string();
+            self.file.funcs[f].name_range = self.range(k);
+        }
+        if o.regions.is_empty() {
+            self.file.funcs[f].range.end = o.range.end;
+        }
+    }
+
+    /// Visits op tokens from `j` until the op ends or opens a region.
+    fn op_tokens(&mut self, s: &mut Suspended, mut j: usize, name: usize) -> Stop {
+        let n = self.file.tokens.len();
+        let region = self.region();
+        let op_name = self.file.ops[s.op].name.clone();
+        let function_like = is_function_like(&op_name);
+        // `reducer(%a: t, %b: t) (%c: t, %d: t)` of a pretty `stablehlo.reduce`
+        // declares its body's arguments.
+        let mut reducer_params = false;
+        while j < n {
+            let at_base = self.stack.len() == s.base_depth;
+            if self.ends_header(j, name, at_base) {
+                if !at_base {
+                    let at = self.range(j).start;
+                    self.file.diagnostics.push(Diagnostic::warning(
+                        at..at,
+                        "unclosed-bracket",
+                        format!("`{}` ends here with a bracket left open", op_name),
+                    ));
+                }
+                self.stack.truncate(s.base_depth);
+                return Stop::End(j);
+            }
+            if self.is_punct(j, "{") && self.opens_region(j) {
+                return Stop::Region(j);
+            }
+            let bound_here =
+                j == name + 1 || self.is_punct(j - 1, "(") || self.is_punct(j - 1, ",");
+            if self.kind(j) == Some(TokKind::Ident) && self.text(j) == "reducer" {
+                reducer_params = true;
+            }
+            let typed_argument = (function_like || reducer_params) && self.is_punct(j + 1, ":");
+            if self.kind(j) == Some(TokKind::Value)
+                && ((self.is_punct(j + 1, "=") && bound_here) || typed_argument)
+            {
+                let ty = typed_argument.then(|| self.text(j + 2).to_string());
+                s.region_defs.push((j, ty));
+                j += 1;
+                continue;
+            }
+            self.visit_token(j, region);
+            j += 1;
+        }
+        self.stack.truncate(s.base_depth);
+        Stop::End(n)
+    }
+
+    /// Whether the `{` at `j` opens a region rather than an attribute dictionary,
+    /// from what follows it: a region holds operations and blocks (`%0 = `,
+    /// `^bb0`, `stablehlo.return %x`), a dictionary holds `name = value` and unit
+    /// names.
     fn opens_region(&self, j: usize) -> bool {
-        match self.file.tokens.get(j + 1) {
+        match self.kind(j + 1) {
             None => true,
-            Some(next) if next.line_start => {
-                let entry =
-                    matches!(next.kind, TokKind::Ident | TokKind::Str) && self.is_punct(j + 2, "=");
-                !entry
+            Some(TokKind::Value | TokKind::Block | TokKind::Ellipsis) => true,
+            Some(TokKind::Ident | TokKind::Str) => {
+                if self.is_punct(j + 2, "=") || self.is_punct(j + 2, ",") {
+                    return false;
+                }
+                if self.is_punct(j + 2, "}") {
+                    return is_terminator(self.text(j + 1).trim_matches('"'));
+                }
+                true
             }
-            Some(_) => false,
+            _ => false,
         }
     }
 
@@ -552,18 +761,10 @@ impl Reader<'_> {
             "(" => self.stack.push(Open::Paren),
             "[" => self.stack.push(Open::Bracket),
             "{" => self.stack.push(Open::Dict),
-            ")" | "]" => {
+            ")" | "]" | "}" => {
                 if matches!(
                     self.stack.last(),
                     Some(Open::Paren | Open::Bracket | Open::Dict)
-                ) {
-                    self.stack.pop();
-                }
-            }
-            "}" => {
-                if matches!(
-                    self.stack.last(),
-                    Some(Open::Dict | Open::Paren | Open::Bracket)
                 ) {
                     self.stack.pop();
                 }
@@ -573,7 +774,7 @@ impl Reader<'_> {
     }
 
     /// Records what token `j` is (map, alias use, value use) and tracks brackets.
-    fn visit(&mut self, j: usize, region: Option<usize>) {
+    fn visit_token(&mut self, j: usize, region: usize) {
         self.visit_brackets(j);
         let t = self.file.tokens[j].clone();
         match t.kind {
@@ -612,7 +813,7 @@ impl Reader<'_> {
                 self.file.value_uses.push(ValueUse {
                     name,
                     range,
-                    region: region.unwrap_or_else(|| self.region()),
+                    region,
                     target: None,
                 });
             }
@@ -667,6 +868,34 @@ fn is_function_like(name: &str) -> bool {
         name,
         "func.func" | "func" | "llvm.func" | "gpu.func" | "transform.named_sequence"
     )
+}
+
+/// An identifier that names an op where an op may start: dialect ops have a dot
+/// (`stablehlo.add`); `func`'s ops print without one.
+fn is_op_name(text: &str) -> bool {
+    text.contains('.') || matches!(text, "return" | "call" | "module" | "func")
+}
+
+/// Ops that end a region and may take no operands (`{ scf.yield }` is a region,
+/// `{ unit_attr }` a dictionary).
+fn is_terminator(name: &str) -> bool {
+    name == "return"
+        || name.ends_with(".yield")
+        || name.ends_with(".return")
+        || name.ends_with(".terminator")
+}
+
+/// Builtin types spelled as bare identifiers (`f32`, `i1`, `index`): an op may end
+/// with one (`: f32`), so a dotted name after it starts the next op.
+pub fn is_builtin_type(text: &str) -> bool {
+    let int = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    matches!(text, "index" | "none" | "bf16" | "tf32")
+        || text.strip_prefix('f').is_some_and(|r| {
+            int(r) || r.starts_with("8E") || r.starts_with("4E") || r.starts_with("6E")
+        })
+        || text.strip_prefix('i').is_some_and(int)
+        || text.strip_prefix("si").is_some_and(int)
+        || text.strip_prefix("ui").is_some_and(int)
 }
 
 #[cfg(test)]
@@ -751,7 +980,7 @@ func.func @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
         let src = "%0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0 +)>\n%1 = tensor.empty() : tensor<2xf32>\n";
         let f = read(src);
         assert!(names(&f).contains(&"tensor.empty"));
-        assert_eq!(f.diagnostics.len(), 1);
-        assert_eq!(f.diagnostics[0].code, "invalid-map");
+        let codes: Vec<&str> = f.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["invalid-map", "unclosed-bracket"]);
     }
 }

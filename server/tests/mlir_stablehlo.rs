@@ -1,0 +1,244 @@
+//! The grammar-based MLIR reader and StableHLO on the HLO model.
+//!
+//! * ByteIR's layout (a function's `{` on the next line) keeps every op, and random
+//!   line breaks and spaces between tokens never change which ops are read
+//!   (proptest over the MLIR samples).
+//! * Differential against XLA's own lowering: 37 real JAX programs, lowered by JAX
+//!   as StableHLO and as HLO (`tests/data/stablehlo/generate.py`); every StableHLO op
+//!   with an HLO counterpart (the same opcode, output and operand shapes, in program
+//!   order) has the same maps as that HLO instruction.
+
+use std::collections::HashMap;
+
+use hlo_lsp::algebra::{DivSpelling, PrintOptions};
+use hlo_lsp::analysis::{analyze, view, Direction, Module, Query};
+use hlo_lsp::mlir::{self, stablehlo};
+use proptest::prelude::*;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+
+fn read_data(path: &str) -> String {
+    std::fs::read_to_string(format!("{DATA}/{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn byteir_layout_keeps_every_op() {
+    let src = read_data("mlir/byteir_layout.mlir");
+    let a = mlir::analyze(&src);
+    let names: Vec<&str> = a.file.ops.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "func.func",
+            "linalg_ext.scatter",
+            "arith.addf",
+            "linalg_ext.yield",
+            "return",
+            "func.func",
+            "linalg_ext.batch_matmul",
+            "return"
+        ]
+    );
+    let analyzed: Vec<&str> = a.linalg.iter().map(|l| l.op.name.as_str()).collect();
+    assert_eq!(analyzed, ["linalg_ext.scatter", "linalg_ext.batch_matmul"]);
+    assert_eq!(a.linalg[1].loops.len(), 4, "b, m, n and the reduction k");
+    assert!(
+        a.diagnostics.iter().all(|d| !d.is_error()),
+        "{:?}",
+        a.diagnostics
+    );
+    assert_eq!(a.file.funcs.len(), 2);
+    assert_eq!(a.file.funcs[0].name, "@scatter_add");
+    assert_eq!(a.file.ops[1].func, Some(0));
+}
+
+/// What the reader found that layout must not change: each op's name, results and
+/// function.
+fn ops_of(src: &str) -> Vec<(String, Vec<String>, Option<String>)> {
+    let f = mlir::read(src);
+    f.ops
+        .iter()
+        .map(|o| {
+            let results = o
+                .results
+                .iter()
+                .map(|&v| f.values[v].name.clone())
+                .collect();
+            let func = o.func.map(|k| f.funcs[k].name.clone());
+            (o.name.clone(), results, func)
+        })
+        .collect()
+}
+
+/// The samples' tokens joined again with `seps[k % len]` after token `k`.
+fn relaid(src: &str, seps: &[u8]) -> String {
+    let tokens = mlir::lexer::tokenize(src);
+    let mut out = String::new();
+    for (k, t) in tokens.iter().enumerate() {
+        out.push_str(t.text(src));
+        out.push_str(match seps[k % seps.len()] % 4 {
+            0 => " ",
+            1 => "\n",
+            2 => "\n    ",
+            _ => "  \n\n ",
+        });
+    }
+    out
+}
+
+fn samples() -> Vec<String> {
+    let mut out: Vec<String> = [
+        "mlir/byteir_layout.mlir",
+        "mlir/linalg_ext.mlir",
+        "mlir/matmul_tile_using_for.mlir",
+        "mlir/resnet_tile_indivisible.mlir",
+    ]
+    .iter()
+    .map(|p| read_data(p))
+    .collect();
+    for line in read_data("stablehlo/programs.jsonl").lines().take(12) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        out.push(v["stablehlo"].as_str().unwrap_or_default().to_string());
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn line_breaks_between_tokens_never_change_the_ops(
+        which in 0usize..16,
+        seps in proptest::collection::vec(any::<u8>(), 1..64),
+    ) {
+        let samples = samples();
+        let src = &samples[which % samples.len()];
+        let expected = ops_of(src);
+        prop_assert!(expected.len() > 3);
+        prop_assert_eq!(ops_of(&relaid(src, &seps)), expected);
+    }
+}
+
+/// A key that pairs a StableHLO op with an HLO instruction: opcode and shapes.
+fn signature(m: &Module, c: usize, i: usize) -> String {
+    let comp = m.computation(c);
+    let n = &comp.nodes[i];
+    let operands: Vec<String> = n
+        .operands
+        .iter()
+        .map(|&o| format!("{:?}", comp.nodes[o].op.shape))
+        .collect();
+    format!("{} {:?} ({})", n.op.opcode, n.op.shape, operands.join(", "))
+}
+
+/// Opcodes whose maps say something (not parameters, constants, tuples, calls).
+fn mapped(opcode: &str) -> bool {
+    !matches!(
+        opcode,
+        "parameter" | "constant" | "tuple" | "get-tuple-element" | "call" | "custom-call"
+    )
+}
+
+/// Every instruction's output-to-input maps, grouped by signature in program order.
+fn maps_by_signature(text: &str) -> HashMap<String, Vec<(String, String)>> {
+    let (_, modules) = view::parse(text);
+    let options = PrintOptions {
+        div: DivSpelling::Slash,
+        ..PrintOptions::default()
+    };
+    let mut out: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    for m in &modules {
+        for (ci, c) in m.computations().enumerate() {
+            for (ii, n) in c.nodes.iter().enumerate() {
+                if !mapped(&n.op.opcode) || n.op.shape.output_count() > 1 {
+                    continue;
+                }
+                let q = Query {
+                    computation: ci,
+                    instruction: ii,
+                    direction: Direction::OutputToInput,
+                    output_id: 0,
+                    operand_id: 0,
+                    physical_layout: false,
+                };
+                // A runtime variable names the instruction it reads; names differ.
+                let maps = analyze(m, &q)
+                    .to_xla_string(&options)
+                    .lines()
+                    .map(|l| match l.split_once(": ") {
+                        Some((rt, rest)) if rt.trim().starts_with("rt") => {
+                            format!("{rt}: _;{}", rest.split_once(';').map_or("", |r| r.1))
+                        }
+                        _ => l.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                out.entry(signature(m, ci, ii))
+                    .or_default()
+                    .push((n.name.clone(), maps));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn jax_programs_have_the_maps_of_their_hlo() {
+    let mut compared = 0;
+    let mut mismatches = vec![];
+    let mut programs = 0;
+    let mut ops = 0;
+    for line in read_data("stablehlo/programs.jsonl").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        let name = v["name"].as_str().unwrap_or_default();
+        let src = v["stablehlo"].as_str().unwrap_or_default();
+        let file = mlir::read(src);
+        let t = stablehlo::translate(src, &file);
+        assert!(
+            t.diagnostics.iter().all(|d| !d.is_error()),
+            "{name}: {:?}\n{}",
+            t.diagnostics,
+            t.hlo
+        );
+        programs += 1;
+        let ours = maps_by_signature(&t.hlo);
+        let theirs = maps_by_signature(v["hlo"].as_str().unwrap_or_default());
+        ops += ours.values().map(Vec::len).sum::<usize>();
+        for (key, list) in &ours {
+            let Some(other) = theirs.get(key).filter(|o| o.len() == list.len()) else {
+                continue;
+            };
+            for ((a, ma), (b, mb)) in list.iter().zip(other) {
+                compared += 1;
+                if ma != mb {
+                    mismatches.push(format!("{name}: %{a} vs {b} ({key}):\n{ma}\n--\n{mb}"));
+                }
+            }
+        }
+    }
+    eprintln!("{programs} programs, {ops} StableHLO ops with maps, {compared} paired with an HLO instruction, {} differ", mismatches.len());
+    assert!(programs >= 30);
+    assert!(compared >= 150, "only {compared} ops paired");
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+}
+
+/// Hover and inlay hints on JAX's softmax as StableHLO: the HLO hover of the
+/// instruction the op is, on the op's SSA value.
+#[test]
+fn hover_and_hints_on_stablehlo() {
+    use hlo_lsp::ide::{self, Config};
+    let src = read_data("stablehlo/softmax.mlir");
+    let snapshot = ide::snapshot::MlirSnapshot::new(std::sync::Arc::new(
+        hlo_lsp::model::Document::parse(&src),
+    ));
+    let config = Config::default();
+    let at = src.find("%5 = stablehlo.subtract").expect("the op") + 1;
+    let hover = ide::mlir::hover(&snapshot, at, &config).expect("a hover on %5");
+    assert_eq!(&src[hover.range.clone()], "%5");
+    insta::assert_snapshot!("stablehlo_hover_subtract", hover.markdown);
+    // The HLO side hints instructions of fused computations: here none (no
+    // `mhlo.fusion`), and asking never fails.
+    let hints = ide::mlir::inlay_hints(&snapshot, 0..src.len(), &config);
+    assert!(hints.is_empty());
+    let diagnostics = snapshot.diagnostics();
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+}

@@ -1,0 +1,92 @@
+"""Regenerates programs.jsonl: real JAX programs lowered twice, as StableHLO
+(`lower(...).as_text()`) and as HLO (`lower(...).as_text(dialect='hlo')`), for the
+differential test `server/tests/mlir_stablehlo.rs` (every StableHLO op with an HLO
+counterpart must have the HLO instruction's maps). Run: python3 generate.py
+(jax on CPU; written with jax 0.10.2)."""
+import json
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+f32 = jnp.float32
+x48 = jnp.ones((4, 8), f32)
+x3 = jnp.ones((2, 4, 8), f32)
+img = jnp.ones((1, 8, 8, 3), f32)
+ker = jnp.ones((3, 3, 3, 4), f32)
+idx = jnp.array([0, 2], jnp.int32)
+
+PROGRAMS = {
+    "softmax": (lambda x: jax.nn.softmax(x, axis=-1), (x48,)),
+    "log_softmax": (lambda x: jax.nn.log_softmax(x, axis=0), (x48,)),
+    "relu": (lambda x: jax.nn.relu(x), (x48,)),
+    "gelu": (lambda x: jax.nn.gelu(x), (x48,)),
+    "layer_norm": (
+        lambda x: (x - x.mean(-1, keepdims=True)) / jnp.sqrt(x.var(-1, keepdims=True) + 1e-5),
+        (x48,),
+    ),
+    "matmul": (lambda a, b: a @ b, (x48, jnp.ones((8, 16), f32))),
+    "batched_matmul": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b), (x3, jnp.ones((2, 8, 3), f32))),
+    "transpose": (lambda x: x.T + 1, (x48,)),
+    "transpose3": (lambda x: jnp.transpose(x, (2, 0, 1)) * 2, (x3,)),
+    "reshape": (lambda x: x.reshape(8, 4) - 1, (x48,)),
+    "sum_rows": (lambda x: x.sum(axis=1), (x48,)),
+    "max_cols": (lambda x: x.max(axis=0), (x48,)),
+    "mean_all": (lambda x: x.mean(), (x3,)),
+    "argmax": (lambda x: jnp.argmax(x, axis=1), (x48,)),
+    "slice": (lambda x: x[1:3, ::2], (x48,)),
+    "dynamic_slice": (lambda x: lax.dynamic_slice(x, (1, 2), (2, 3)), (x48,)),
+    "dynamic_update_slice": (
+        lambda x, u: lax.dynamic_update_slice(x, u, (1, 2)),
+        (x48, jnp.ones((2, 3), f32)),
+    ),
+    "concatenate": (lambda a, b: jnp.concatenate([a, b], axis=1), (x48, x48)),
+    "pad": (lambda x: jnp.pad(x, ((1, 2), (0, 3))), (x48,)),
+    "iota": (lambda x: x + jnp.arange(8, dtype=f32), (x48,)),
+    "broadcast": (lambda v, x: x * v[:, None], (jnp.ones((4,), f32), x48)),
+    "take": (lambda x, i: jnp.take(x, i, axis=0), (x48, idx)),
+    "gather_cols": (lambda x, i: x[:, i], (x48, idx)),
+    "scatter_add": (lambda x, i: x.at[i].add(1.0), (x48, idx)),
+    "sort": (lambda x: jnp.sort(x, axis=1), (x48,)),
+    "cumsum": (lambda x: jnp.cumsum(x, axis=0), (x48,)),
+    "avg_pool": (
+        lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4,
+        (img,),
+    ),
+    "max_pool": (
+        lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 1, 1, 1), "SAME"),
+        (img,),
+    ),
+    "where": (lambda x: jnp.where(x > 0.5, x, -x), (x48,)),
+    "clip": (lambda x: jnp.clip(x, 0.1, 0.9), (x48,)),
+    "convert": (lambda x: (x * 3).astype(jnp.int32) + 1, (x48,)),
+    "reverse": (lambda x: jnp.flip(x, axis=1) + x, (x48,)),
+    "mlp": (
+        lambda x, w1, w2: jax.nn.relu(x @ w1) @ w2,
+        (x48, jnp.ones((8, 16), f32), jnp.ones((16, 2), f32)),
+    ),
+    "attention": (
+        lambda q, k, v: jax.nn.softmax(q @ k.T / 2.0, axis=-1) @ v,
+        (x48, x48, x48),
+    ),
+    "outer": (lambda a, b: jnp.outer(a, b), (jnp.ones((4,), f32), jnp.ones((5,), f32))),
+    "expand_squeeze": (lambda x: jnp.squeeze(x[:, None, :], 1) * 2, (x48,)),
+    "tanh_exp_log": (lambda x: jnp.tanh(x) + jnp.exp(x) - jnp.log1p(x), (x48,)),
+}
+
+
+def main():
+    with open("programs.jsonl", "w") as out:
+        for name, (f, args) in PROGRAMS.items():
+            lowered = jax.jit(f).lower(*args)
+            record = {
+                "name": name,
+                "stablehlo": lowered.as_text(),
+                "hlo": lowered.as_text(dialect="hlo"),
+            }
+            out.write(json.dumps(record) + "\n")
+    print(len(PROGRAMS), "programs")
+
+
+if __name__ == "__main__":
+    main()
