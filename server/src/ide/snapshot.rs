@@ -355,13 +355,21 @@ impl HloSnapshot {
         }
     }
 
-    /// The memory estimate of module `module` (`None` without an entry).
+    /// The memory estimate of module `module`: `None` without an entry, and for a
+    /// module XLA has not compiled (no schedule to be live over).
     pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
         let all = self.memory.get_or_init(|| {
             self.model()
                 .modules
                 .iter()
-                .map(|m| crate::memory::estimate::estimate(m).map(Arc::new))
+                .map(|m| {
+                    // Liveness needs XLA's schedule: a module XLA has not compiled
+                    // (a test module, JAX's program before optimization, StableHLO)
+                    // has only its text order, and a number per hover would mislead.
+                    m.compiled
+                        .then(|| crate::memory::estimate::estimate(m).map(Arc::new))
+                        .flatten()
+                })
                 .collect()
         });
         all.get(module.index()).cloned().flatten()
