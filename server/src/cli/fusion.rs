@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use super::gpu;
 use crate::cost::Duration;
 use crate::fusible::explain::{self, Fact, FusionQuery, Step, StepKind};
+use crate::fusible::run::{self, Fused};
 use crate::fusible::{FusionDecision, Hlo, Instr};
 
 #[derive(Debug, clap::Args)]
@@ -66,7 +67,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         return Err("fusion: give --producer P, --instruction I or --simulate".into());
     }
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
-    let (_, file) = gpu::parse(&args.file)?;
+    let (text, file) = gpu::parse(&args.file)?;
     let module = &file.modules[0];
     let h = Hlo::new(module);
     if gpu::is_cpu_dump(&args.file, module) && !chosen.explicit {
@@ -132,14 +133,20 @@ fn run_inner(args: &Args) -> Result<String, String> {
         });
     }
     let steps = explain::simulate(&h, device);
-    const NOTE: &str = "the simulation stops after the first fusion of each computation: \
-                        rewriting the module into fused HLO is not implemented, so later \
-                        priorities are not computed";
+    // The first round's fusions are in `steps`; the run goes on from there.
+    let run = run::run(&text, device);
+    let first_round = steps.iter().filter(|s| s.kind == StepKind::Fusion).count();
+    let later = run.fusions.get(first_round..).unwrap_or_default();
+    const NOTE: &str = "priorities are those of the first round; later rounds list the \
+                        fusions they make, each round re-reading the fused module";
     Ok(if args.json {
+        let mut all: Vec<Value> = steps.iter().map(|s| step_json(&h, s)).collect();
+        all.extend(later.iter().map(fused_json));
         pretty(&json!({
             "device": device.name,
-            "steps": steps.iter().map(|s| step_json(&h, s)).collect::<Vec<_>>(),
-            "module": Value::Null,
+            "steps": all,
+            "module": run.module,
+            "stopped": run.stopped,
             "note": NOTE,
         }))
     } else {
@@ -147,9 +154,35 @@ fn run_inner(args: &Args) -> Result<String, String> {
         for step in &steps {
             s.push_str(&format!("  {}\n", step_text(&h, step)));
         }
-        s.push_str(&format!("({NOTE}; no fused module is printed)\n"));
+        for f in later {
+            s.push_str(&format!("  {}\n", fused_text(f)));
+        }
+        if let Some(why) = &run.stopped {
+            s.push_str(&format!("({why})\n"));
+        }
+        s.push_str(&format!("({NOTE})\n\nfused module:\n{}", run.module));
         s
     })
+}
+
+fn fused_json(f: &Fused) -> Value {
+    json!({
+        "kind": "fusion",
+        "producer": f.producer,
+        "consumer": f.consumer,
+        "consumers": [f.consumer],
+        "reason": Value::Null,
+        "time_unfused_us": f.time_unfused_us,
+        "time_fused_us": f.time_fused_us,
+    })
+}
+
+fn fused_text(f: &Fused) -> String {
+    let times = match (f.time_unfused_us, f.time_fused_us) {
+        (Some(u), Some(t)) => format!(" ({u:.2} µs unfused, {t:.2} µs fused)"),
+        _ => String::new(),
+    };
+    format!("fusion: %{} into %{}{times}", f.producer, f.consumer)
 }
 
 fn names(h: &Hlo, is: &[Instr]) -> String {

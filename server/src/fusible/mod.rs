@@ -28,6 +28,8 @@ pub mod multi_output;
 pub mod predicates;
 pub mod priority;
 pub mod producer_consumer;
+pub mod rewrite;
+pub mod run;
 pub mod shapes;
 pub mod target;
 pub mod triton;
