@@ -477,3 +477,54 @@ fn simulation_prints_the_fused_module_xla_reads() {
         }
     }
 }
+
+#[test]
+fn fusion_reads_xlas_own_dump_beside_the_module() {
+    let data = format!(
+        "{}/../tests/data/dumps/fusion_process",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let sample = std::fs::read_to_string(format!("{data}/fusion_process_dump_sample.txt")).unwrap();
+    let dump = hlo_lsp::fusible::process_dump::ProcessDump::parse(&sample).unwrap();
+    assert_eq!(dump.steps.len(), 3);
+    // The module the dump was made from, and the dump beside it, named as XLA names them.
+    let module = temp_file(
+        "cli-xla-dump",
+        "module_0001.test_module.before_optimizations.txt",
+        "HloModule test_module\n\nENTRY main {\n  p0 = f32[] parameter(0)\n  p1 = f32[] parameter(1)\n  add = f32[] add(p0, p1)\n  subtract = f32[] subtract(p0, p1)\n  abs = f32[] abs(subtract)\n  ROOT multiply = f32[] multiply(add, abs)\n}\n",
+    );
+    let dir = module.parent().unwrap();
+    std::fs::write(
+        dir.join("module_0001.test_module.priority_fusion_dump.txt"),
+        &sample,
+    )
+    .unwrap();
+    let m = module.to_str().unwrap();
+    let v = json(&["fusion", m, "--producer", "subtract", "--json"]);
+    assert_eq!(v["source"], "xla-dump");
+    assert_eq!(v["fusible"], true);
+    assert_eq!(v["reason"], Value::Null);
+    // XLA's refusal, in XLA's words, wins over the rules (which would fuse `add`).
+    let refused = "fusion_steps {\n  producer_ineligible {\n    producer_name: \"add\"\n    reason: \"the fusion would result in an overly large code duplication\"\n  }\n}\nfusion_steps {\n  update_priority {\n    producer_name: \"abs\"\n    consumer_names: \"multiply\"\n    us_fused: 1.25\n    us_unfused: 3.5\n  }\n}\n";
+    std::fs::write(
+        dir.join("module_0001.test_module.priority_fusion_dump.txt"),
+        refused,
+    )
+    .unwrap();
+    let v = json(&["fusion", m, "--producer", "add", "--json"]);
+    assert_eq!(v["source"], "xla-dump");
+    assert_eq!(v["fusible"], false);
+    assert_eq!(
+        v["reason"],
+        "the fusion would result in an overly large code duplication"
+    );
+    let o = run(&["fusion", m, "--producer", "abs"]);
+    assert!(
+        stdout(&o).contains("XLA's times: 3.50 µs unfused, 1.25 µs fused"),
+        "{}",
+        stdout(&o)
+    );
+    // A producer the dump does not name is answered by the rules.
+    let v = json(&["fusion", m, "--producer", "subtract", "--json"]);
+    assert_eq!(v["source"], "rules");
+}

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use super::gpu;
 use crate::cost::Duration;
 use crate::fusible::explain::{self, Fact, FusionQuery, Step, StepKind};
+use crate::fusible::process_dump::{self, ProcessDump, Verdict};
 use crate::fusible::run::{self, Fused};
 use crate::fusible::{FusionDecision, Hlo, Instr};
 
@@ -98,6 +99,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
         let named = (!consumers.is_empty()).then_some(consumers.as_slice());
         let q = explain::query(&h, producer, named, device);
+        if let Some(v) = xla_verdict(&args.file, h.name(producer))? {
+            return Ok(dumped(&h, &q, &v, args.json));
+        }
         return Ok(if args.json {
             pretty(&query_json(&h, &q))
         } else {
@@ -200,6 +204,48 @@ fn reason(d: &FusionDecision) -> Value {
         true => Value::Null,
         false => json!(d.message()),
     }
+}
+
+/// XLA's own verdict on `producer` from the priority-fusion dump beside `file`.
+fn xla_verdict(file: &std::path::Path, producer: &str) -> Result<Option<Verdict>, String> {
+    let Some(path) = process_dump::beside(file) else {
+        return Ok(None);
+    };
+    let text = super::read_text(&path)?;
+    let dump = ProcessDump::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(dump.verdict(producer))
+}
+
+/// A fusion query answered by XLA's dump: its reason and times, labelled as XLA's.
+fn dumped(h: &Hlo, q: &FusionQuery, v: &Verdict, json: bool) -> String {
+    let fusible = v.fused || (v.reason.is_none() && v.us_unfused.is_some());
+    if json {
+        return pretty(&json!({
+            "producer": h.name(q.producer),
+            "consumers": q.consumers.iter().map(|&c| h.name(c)).collect::<Vec<_>>(),
+            "fusible": fusible,
+            "reason": v.reason,
+            "time_unfused_us": v.us_unfused,
+            "time_fused_us": v.us_fused,
+            "source": "xla-dump",
+        }));
+    }
+    let producer = h.name(q.producer);
+    let mut s = match &v.reason {
+        Some(r) => format!("%{producer} is not fused (XLA's fusion dump): {r}"),
+        None if v.fused => format!(
+            "%{producer} was fused into {} (XLA's fusion dump)",
+            names(h, &q.consumers)
+        ),
+        None => format!("%{producer} was not fused (XLA's fusion dump)"),
+    };
+    if let (Some(u), Some(f)) = (v.us_unfused, v.us_fused) {
+        s.push_str(&format!(
+            " · XLA's times: {u:.2} µs unfused, {f:.2} µs fused"
+        ));
+    }
+    s.push('\n');
+    s
 }
 
 fn query_json(h: &Hlo, q: &FusionQuery) -> Value {

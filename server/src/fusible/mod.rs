@@ -27,6 +27,7 @@ pub mod hero;
 pub mod multi_output;
 pub mod predicates;
 pub mod priority;
+pub mod process_dump;
 pub mod producer_consumer;
 pub mod rewrite;
 pub mod run;
