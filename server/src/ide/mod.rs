@@ -19,6 +19,7 @@ pub mod call_hierarchy;
 pub mod config;
 pub mod cost;
 pub mod folding;
+pub mod graph;
 pub mod hover;
 pub mod inlay_hints;
 pub mod maps;
