@@ -161,7 +161,9 @@ fn edge_label(e: &super::Edge) -> String {
     for t in &e.tuple_index {
         s.push_str(&format!("{{{t}}}"));
     }
-    if e.class != EdgeClass::Identity {
+    if e.class == EdgeClass::Unknown {
+        s.push_str(": unknown"); // the reason is the tooltip's
+    } else if e.class != EdgeClass::Identity {
         s.push_str(": ");
         s.push_str(&e.map);
     }
