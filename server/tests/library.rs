@@ -31,6 +31,7 @@ mod cost_conformance;
 mod fusible_conformance;
 mod fusible_priority;
 mod fuzz_regressions;
+mod graph_dataflow;
 mod ide_golden;
 mod memory_xla;
 mod mlir_analysis;

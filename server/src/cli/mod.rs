@@ -15,6 +15,7 @@ pub mod cost;
 pub mod diff;
 pub mod fusion;
 pub mod gpu;
+pub mod graph;
 pub mod maps;
 pub mod memory;
 pub mod mlir;
@@ -58,6 +59,8 @@ pub enum Command {
     Fusion(fusion::Args),
     /// Memory: the totals of memory_analysis(), the allocations and the buffers live at the peak.
     Memory(memory::Args),
+    /// The dataflow around an instruction (or of a computation), the maps on its edges: JSON, DOT or SVG.
+    Graph(graph::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
@@ -91,6 +94,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Cost(args)) => cost::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Memory(args)) => memory::run(args),
+        Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }
