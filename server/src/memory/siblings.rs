@@ -57,7 +57,7 @@ pub fn read(dump: &Path) -> Option<Report> {
                 notes: vec![super::Note {
                     file: Some(name(p)),
                     line: None,
-                    message: e,
+                    message: e.to_string(),
                 }],
                 ..LiveRanges::default()
             },
