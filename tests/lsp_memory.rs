@@ -1,10 +1,11 @@
 //! End-to-end through the language server: memory lenses on ENTRY and on a while
 //! body of a JAX scan (XLA's CPU dump in tests/data/memory), and the hover's memory
-//! line, both saying the numbers are estimated.
+//! line, both saying the numbers are estimated; opened from its folder, the same
+//! lens and line carry XLA's numbers and say so.
 
 use crate::lsp_support;
 
-use lsp_support::{position_of, read_repo_file, uri, Client};
+use lsp_support::{position_of, read_repo_file, repo_file, uri, Client};
 use serde_json::json;
 
 const SCAN: &str =
@@ -61,6 +62,69 @@ fn entry_and_while_body_have_peak_lenses_and_the_hover_has_a_memory_line() {
     let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(
         markdown.contains("Memory (estimated): allocation ") && markdown.contains("2.0 KiB, live "),
+        "{markdown}"
+    );
+    client.shutdown_and_exit();
+}
+
+/// The lenses' `(line, title)` of the memory lenses of `document`.
+fn peak_lenses(client: &mut Client, document: &str) -> Vec<(u64, String)> {
+    let found = client.result(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": document}}),
+    );
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| {
+            Some((
+                l["range"]["start"]["line"].as_u64()?,
+                l["command"]["title"].as_str()?.to_string(),
+            ))
+        })
+        .filter(|(_, t)| t.starts_with("peak "))
+        .collect()
+}
+
+#[test]
+fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
+    let mut client = Client::start();
+    let text = read_repo_file(SCAN);
+    let path = std::fs::canonicalize(repo_file(SCAN)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    let titles = peak_lenses(&mut client, &document);
+    let entry_line = text.lines().position(|l| l.starts_with("ENTRY")).unwrap() as u64;
+    let entry = titles
+        .iter()
+        .find(|(l, _)| *l == entry_line)
+        .map(|(_, t)| t.as_str())
+        .expect("a lens on ENTRY");
+    // XLA's live-range file: `Live ranges at 24 (peak)`, 69 644 bytes (68.0 KiB),
+    // at %wrapped_add, 8 values live.
+    assert_eq!(
+        entry,
+        "peak 68.0 KiB at %wrapped_add · 8 buffers live (from XLA's buffer assignment)"
+    );
+    assert!(
+        titles
+            .iter()
+            .all(|(_, t)| t.ends_with("(from XLA's buffer assignment)")),
+        "{titles:?}"
+    );
+    let at = position_of(&text, "%copy.5 = ", 1);
+    let hover = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": at}),
+    );
+    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    // The buffer assignment: `value: <23 copy.5 @0> (size=2048,offset=64)`; the live
+    // ranges: `copy.5{}:20-23`.
+    assert!(
+        markdown.contains(
+            "Memory (from XLA's buffer assignment): allocation 10, offset 64, 2.0 KiB, live 20 → 23 of 31"
+        ),
         "{markdown}"
     );
     client.shutdown_and_exit();

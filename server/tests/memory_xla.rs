@@ -166,3 +166,25 @@ fn truncated_and_foreign_files_give_notes_not_panics() {
     assert_eq!(lr.schedule, ["a"]);
     assert_eq!(lr.notes.len(), 1, "{:?}", lr.notes);
 }
+
+#[test]
+fn files_that_name_instructions_the_module_lacks_are_set_aside_for_the_estimate() {
+    let p = programs()
+        .into_iter()
+        .find(|p| p.name == "scan_rnn")
+        .unwrap();
+    // The dump as a user edited it: %copy.5 renamed, XLA's files unchanged beside it.
+    let text = std::fs::read_to_string(&p.dump)
+        .unwrap()
+        .replace("copy.5", "copy.5.renamed");
+    let file = hlo_lsp::model::parse_hlo(&text);
+    let r = memory::analyze(Some(&p.dump), &file.modules[0], false).unwrap();
+    assert_eq!(r.source, memory::Source::Estimate);
+    assert_eq!(
+        r.notes.last().map(|n| n.message.as_str()),
+        Some(
+            "XLA's buffer assignment names %copy.5, which this module does not have: \
+             estimated from the text instead"
+        )
+    );
+}

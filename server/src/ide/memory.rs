@@ -40,10 +40,7 @@ fn title(report: &Report, peak: &crate::memory::Peak) -> String {
         human_bytes(peak.bytes),
         report.instruction_at(peak.time).unwrap_or("?"),
         peak.live.len(),
-        match report.source {
-            crate::memory::Source::Estimate => "estimated",
-            crate::memory::Source::BufferAssignment => "from XLA",
-        },
+        report.source.tag(),
     )
 }
 
@@ -96,7 +93,8 @@ pub fn hover_line(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Optio
             .any(|&i| report.buffers[i].instruction == name)
     });
     Some(format!(
-        "Memory (estimated): {place}{}, live {} → {} of {}{}",
+        "Memory ({}): {place}{}, live {} → {} of {}{}",
+        report.source.tag(),
         human_bytes(b.bytes),
         b.start,
         b.end,

@@ -116,6 +116,7 @@ impl Document {
             self.checked.clone(),
             self.language,
             name,
+            self.uri.to_file_path().as_deref(),
         );
         Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }

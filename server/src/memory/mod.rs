@@ -43,6 +43,15 @@ impl Source {
         }
     }
 
+    /// The tag an editor puts after a number: "from XLA's buffer assignment" or
+    /// "estimated".
+    pub fn tag(self) -> &'static str {
+        match self {
+            Source::BufferAssignment => "from XLA's buffer assignment",
+            Source::Estimate => "estimated",
+        }
+    }
+
     /// How a sentence says it: "read from XLA's buffer assignment" or "estimated".
     pub fn describe(self) -> &'static str {
         match self {
@@ -126,6 +135,8 @@ pub fn human_bytes(bytes: u64) -> String {
 
 /// The memory answer for `module`: XLA's, read from the files beside `dump` when
 /// they are there (and `estimate` is not forced), else the estimate from the text.
+/// Files that name instructions the module does not have (the dump was edited, or
+/// they belong to another compilation) are set aside for the estimate, with a note.
 pub fn analyze(
     dump: Option<&std::path::Path>,
     module: &crate::model::Module,
@@ -133,10 +144,42 @@ pub fn analyze(
 ) -> Option<Report> {
     let read = dump.filter(|_| !estimate).and_then(siblings::read);
     match read {
-        Some(mut report) => {
-            report.attach_spans(module);
-            Some(report)
-        }
+        Some(mut report) => match stranger(&report, module) {
+            None => {
+                report.attach_spans(module);
+                Some(report)
+            }
+            Some(name) => {
+                let mut estimated = estimate::estimate(module)?;
+                estimated.notes.push(Note {
+                    file: None,
+                    line: None,
+                    message: format!(
+                        "XLA's buffer assignment names %{name}, which this module does not \
+                         have: estimated from the text instead"
+                    ),
+                });
+                Some(estimated)
+            }
+        },
         None => estimate::estimate(module),
     }
+}
+
+/// The first instruction XLA's files name that `module` does not have.
+fn stranger<'a>(report: &'a Report, module: &crate::model::Module) -> Option<&'a str> {
+    let names: std::collections::HashSet<&str> = module
+        .computations()
+        .flat_map(|c| c.model().names.keys().map(String::as_str))
+        .collect();
+    let values = report
+        .allocations
+        .iter()
+        .flat_map(|a| a.values.iter().map(|v| v.instruction.as_str()));
+    report
+        .schedule
+        .iter()
+        .map(String::as_str)
+        .chain(values)
+        .find(|n| !names.contains(n))
 }
