@@ -129,3 +129,36 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
     );
     client.shutdown_and_exit();
 }
+
+/// The editor publishes the copy of a loop's state live at the peak (openxla/xla#5335)
+/// with the document's other findings, in the while body where the copy is.
+#[test]
+fn the_copy_live_at_the_peak_is_published_as_information() {
+    const LOOP: &str =
+        "tests/data/memory/loop_carry_copy/module_0097.jit_loop_carry_copy.cpu_after_optimizations.txt";
+    let mut client = Client::start();
+    let text = read_repo_file(LOOP);
+    let path = std::fs::canonicalize(repo_file(LOOP)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    let found: Vec<_> = client
+        .diagnostics(&document, 1)
+        .into_iter()
+        .filter(|d| d["code"] == "copy-at-memory-peak")
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(d["severity"], 3, "information");
+    assert_eq!(
+        d["range"]["start"],
+        position_of(&text, "%copy.5 = ", 0),
+        "{d}"
+    );
+    assert_eq!(
+        d["message"],
+        "this copy holds 4.0 MiB at the memory peak: 24% of 16.0 MiB at %copy.5 (from XLA's \
+         buffer assignment); its operand %broadcast_multiply_fusion (4.0 MiB) is live then \
+         too, so the data is held twice"
+    );
+    client.shutdown_and_exit();
+}

@@ -100,6 +100,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "analysis",
             "budget",
             "coalescing",
+            "memory",
             "model",
             "refactor",
             "syntax",

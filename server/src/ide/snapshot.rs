@@ -350,11 +350,11 @@ impl HloSnapshot {
     /// files name its instructions, else the estimate from the text.
     pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
         let all = self.memory.get_or_init(|| {
-            let modules = &self.model().modules;
-            let dump = self.path().filter(|_| modules.len() == 1);
-            modules
-                .iter()
-                .map(|m| crate::memory::analyze(dump, m, false).map(Arc::new))
+            (0..self.model().modules.len())
+                .map(|m| {
+                    crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
+                        .map(Arc::new)
+                })
                 .collect()
         });
         all.get(module.index()).cloned().flatten()

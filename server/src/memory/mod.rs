@@ -13,6 +13,7 @@
 //! Reading never fails: what cannot be read becomes a [`Note`] with its line.
 
 pub mod buffer_assignment;
+pub mod diagnostics;
 pub mod estimate;
 pub mod heap;
 pub mod live_range;
@@ -164,6 +165,18 @@ pub fn analyze(
         },
         None => estimate::estimate(module),
     }
+}
+
+/// The memory answer for module `module` of `file`, a document at `dump` on disk:
+/// XLA's files beside it speak for the document's module only when it has one (a
+/// dump file holds one module).
+pub fn analyze_in(
+    file: &crate::model::HloFile,
+    module: crate::model::ModuleId,
+    dump: Option<&std::path::Path>,
+) -> Option<Report> {
+    let dump = dump.filter(|_| file.modules.len() == 1);
+    analyze(dump, file.module(module), false)
 }
 
 /// The first instruction XLA's files name that `module` does not have.
