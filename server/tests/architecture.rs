@@ -102,6 +102,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "budget",
             "coalescing",
             "mlir",
+            "memory",
             "model",
             "refactor",
             "syntax",
