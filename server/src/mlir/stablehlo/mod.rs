@@ -10,6 +10,7 @@
 //! Never fails: an op it cannot convert becomes a `custom-call` (the graph stays
 //! whole; its own maps are unknown) with a positioned diagnostic.
 
+pub mod conv;
 pub mod emit;
 pub mod types;
 pub mod view;
