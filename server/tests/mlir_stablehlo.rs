@@ -225,7 +225,8 @@ fn jax_programs_have_the_maps_of_their_hlo() {
 }
 
 /// Hover and inlay hints on JAX's softmax as StableHLO: the HLO hover of the
-/// instruction the op is, on the op's SSA value.
+/// instruction the op is, on the op's SSA value, with the maps from the function's
+/// result (`@main` is not fused: its result plays the fusion output's role).
 #[test]
 fn hover_and_hints_on_stablehlo() {
     use hlo_lsp::ide::{self, Config};
@@ -238,10 +239,20 @@ fn hover_and_hints_on_stablehlo() {
     let hover = ide::mlir::hover(&snapshot, at, &config).expect("a hover on %5");
     assert_eq!(&src[hover.range.clone()], "%5");
     insta::assert_snapshot!("stablehlo_hover_subtract", hover.markdown);
-    // The HLO side hints instructions of fused computations: here none (no
-    // `mhlo.fusion`), and asking never fails.
+    // A function not fused yet composes from its result as a fusion from its
+    // output: a hint after each op the result reads.
     let hints = ide::mlir::inlay_hints(&snapshot, 0..src.len(), &config);
-    assert!(hints.is_empty());
+    let shown: Vec<String> = hints
+        .iter()
+        .map(|h| {
+            let line = src[..h.offset].lines().count();
+            let op = src[..h.offset].lines().last().unwrap_or("").trim();
+            let op = op.split(" : ").next().unwrap_or(op);
+            let tooltip = h.tooltip.as_deref().unwrap_or("");
+            format!("{line}: {op}  ⟨{}⟩\n{tooltip}\n", h.label)
+        })
+        .collect();
+    insta::assert_snapshot!("stablehlo_inlay_hints_softmax", shown.join("\n"));
     let diagnostics = snapshot.diagnostics();
     assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
 }

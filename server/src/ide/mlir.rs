@@ -39,7 +39,8 @@ fn stablehlo_hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> O
 }
 
 /// The HLO side's inlay hints of a StableHLO document, each after the op it is
-/// about.
+/// about (one per op: the hint of the instruction its value names, not of the
+/// helpers an op was written with).
 fn stablehlo_hints(
     snapshot: &MlirSnapshot,
     range: &Range<usize>,
@@ -51,6 +52,11 @@ fn stablehlo_hints(
     let all = 0..s.translation.hlo.len();
     super::inlay_hints::inlay_hints(&s.hlo, all, config)
         .into_iter()
+        .filter(|hint| {
+            s.translation
+                .line_at(hint.offset)
+                .is_some_and(|l| l.primary)
+        })
         .filter_map(|mut hint| {
             let at = s.translation.to_mlir(hint.offset..hint.offset)?;
             hint.offset = at.end;

@@ -1005,11 +1005,13 @@ impl<'a> Emitter<'a> {
                 for a in &i.attrs {
                     let _ = write!(out, ", {a}");
                 }
+                let named = self.src.get(i.mlir_name.clone()).map(hlo_name);
                 lines.push(Line {
                     hlo: start..out.len(),
                     hlo_name: name_start..name_end,
                     mlir_name: i.mlir_name.clone(),
                     mlir_op: i.mlir_op.clone(),
+                    primary: named.as_deref() == Some(i.name.as_str()),
                 });
                 out.push('\n');
             }
