@@ -341,3 +341,35 @@ fn xla_analysis_records_on_stablehlo() {
         "{matched}/{converted} below 95%"
     );
 }
+
+/// Back to the source on JAX's own locations (`as_text(debug_info=True)`: `#loc`
+/// aliases, names and call sites): the hover on an op has the Python stack it
+/// came from, and every file its locations name links to the file, found by its
+/// trailing path (the program was lowered under /home/user/project).
+#[test]
+fn source_line_and_links_from_locations() {
+    use hlo_lsp::ide::{self, Config};
+    let src = read_data("stablehlo/softmax_debug.mlir");
+    let snapshot = ide::snapshot::MlirSnapshot::new(std::sync::Arc::new(
+        hlo_lsp::model::Document::parse(&src),
+    ));
+    let at = src.find("%3 = stablehlo.subtract").expect("the op") + 1;
+    let hover = ide::mlir::hover(&snapshot, at, &Config::default()).expect("a hover");
+    let head: Vec<&str> = hover.markdown.lines().take(5).collect();
+    insta::assert_snapshot!("stablehlo_hover_source", head.join("\n"));
+    let root = std::path::PathBuf::from(format!("{DATA}/stablehlo"));
+    let links = ide::source::mlir_document_links(&snapshot, std::slice::from_ref(&root), None);
+    let shown: Vec<String> = links
+        .iter()
+        .map(|l| {
+            let line = src[..l.range.start].lines().count();
+            let target = l.path.strip_prefix(&root).unwrap_or(&l.path).display();
+            format!(
+                "line {line}: {} -> {target}:{:?}",
+                &src[l.range.clone()],
+                l.line
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("stablehlo_location_links", shown.join("\n"));
+}
