@@ -307,15 +307,31 @@ fn structured_entries(v: &Value) -> Option<Vec<ExpectedEntry>> {
         .collect()
 }
 
-struct Outcome {
-    name: String,
-    string_match: bool,
-    semantic: Result<(), String>,
-    mine: String,
-    expected: String,
+pub(crate) struct Outcome {
+    pub(crate) name: String,
+    pub(crate) string_match: bool,
+    pub(crate) semantic: Result<(), String>,
+    pub(crate) mine: String,
+    pub(crate) expected: String,
 }
 
 fn run_record(r: &Value) -> Option<Outcome> {
+    let (_, modules) = view::parse(r["hlo"].as_str()?);
+    let module = modules.first().expect("a module");
+    let computation = module.entry;
+    let instruction = module.computation(computation).root;
+    compare(r, module, computation, instruction)
+}
+
+/// The record's question asked of `instruction` of `module` (the record's entry
+/// ROOT, or what stands for it), compared with XLA's expected answer; `None` for
+/// the kinds this suite does not run.
+pub(crate) fn compare(
+    r: &Value,
+    module: &hlo_lsp::analysis::Module,
+    computation: usize,
+    instruction: usize,
+) -> Option<Outcome> {
     let kind = r["kind"].as_str()?;
     let direction = match kind {
         "output_to_input" => Direction::OutputToInput,
@@ -327,11 +343,6 @@ fn run_record(r: &Value) -> Option<Outcome> {
         r["test"].as_str().unwrap_or("?"),
         r["source"]["line"]
     );
-    let hlo = r["hlo"].as_str()?;
-    let (_, modules) = view::parse(hlo);
-    let module = modules.first().expect("a module");
-    let computation = module.entry;
-    let instruction = module.computation(computation).root;
     let q = Query {
         computation,
         instruction,

@@ -81,8 +81,11 @@ pub struct InstructionHover {
 /// The maps from the outputs of the calling fusion to one fused instruction.
 #[derive(Clone, Debug, Default)]
 pub struct FusionReach {
-    /// The fusion instruction's name (without `%`).
+    /// What composes the maps, as shown: the fusion (`%fusion.3`) or, on a
+    /// function not fused yet (StableHLO), the function (`@main`).
     pub fusion: String,
+    /// Whether that is a function (its result plays the fusion output's role).
+    pub function: bool,
     /// How many outputs the fusion has.
     pub output_count: usize,
     /// The outputs that read the instruction, in output order (none: not read).
@@ -135,7 +138,13 @@ pub fn render(hover: &InstructionHover, style: &Style) -> String {
         cut |= fusion_section(&mut out, fusion, style);
     }
     if !hover.parameters.is_empty() {
-        out.push_str("\n**Fusion parameters it reads** (maps from its index)\n");
+        let function = hover.fusion.as_ref().is_some_and(|f| f.function);
+        let what = if function {
+            "Arguments"
+        } else {
+            "Fusion parameters"
+        };
+        let _ = writeln!(out, "\n**{what} it reads** (maps from its index)");
         cut |= reads_list(
             &mut out,
             &hover.parameters,
@@ -178,10 +187,15 @@ fn has_maps(hover: &InstructionHover) -> bool {
 /// `From fusion %f` with one item per group of outputs with the same maps.
 /// Returns whether something was cut.
 fn fusion_section(out: &mut String, fusion: &FusionReach, style: &Style) -> bool {
-    let title = if fusion.output_count > 1 {
-        format!("**From fusion `%{}`**", fusion.fusion)
+    let what = if fusion.function {
+        "function"
     } else {
-        format!("**From the output of fusion `%{}`**", fusion.fusion)
+        "fusion"
+    };
+    let title = if fusion.output_count > 1 {
+        format!("**From {what} `{}`**", fusion.fusion)
+    } else {
+        format!("**From the output of {what} `{}`**", fusion.fusion)
     };
     if fusion.outputs.is_empty() {
         let _ = writeln!(out, "\n{title}: not read");

@@ -1,6 +1,8 @@
 //! Inlay hints inside fused computations: after each instruction, the simplified map
 //! from the fusion's output index to this instruction's index (`(d0, d1) -> (d1, d0)`),
-//! so a reader sees how the kernel indexes every intermediate without hovering.
+//! so a reader sees how the kernel indexes every intermediate without hovering. In
+//! a document whose functions compose (StableHLO), a function's result plays the
+//! fusion output's role ([`super::maps::Composer`]).
 //!
 //! Only instructions in the requested range get a hint. The maps come from the
 //! snapshot's per-computation cache, so scrolling through a fusion composes its maps
@@ -11,7 +13,7 @@
 use std::ops::Range;
 
 use super::config::{Config, InlayHintMode};
-use super::maps::{calling_fusion, module_id};
+use super::maps::{composer, module_id, Composer};
 use super::snapshot::HloSnapshot;
 use crate::algebra::PrintOptions;
 use crate::analysis::operand_indexing::operand_map_to_string;
@@ -47,10 +49,17 @@ pub fn inlay_hints(snapshot: &HloSnapshot, range: Range<usize>, config: &Config)
     for module in &snapshot.model().modules {
         for computation in module.computations() {
             let id = computation.id;
-            if !ranges_touch(&computation.range(), &range) || calling_fusion(module, id).is_none() {
+            if !ranges_touch(&computation.range(), &range) {
                 continue;
             }
-            computation_hints(snapshot, module, id, &range, config, &mut hints);
+            let Some(composer) = composer(snapshot, module, id) else {
+                continue;
+            };
+            let from = match composer {
+                Composer::Fusion(_) => "fusion",
+                Composer::Function { .. } => "function",
+            };
+            computation_hints(snapshot, module, id, &range, config, from, &mut hints);
             if hints.len() >= MAX_HINTS {
                 tracing::info!(
                     "inlay hints: more than {MAX_HINTS} instructions in the requested range; the first {MAX_HINTS} are hinted"
@@ -68,6 +77,7 @@ fn computation_hints(
     id: ComputationId,
     range: &Range<usize>,
     config: &Config,
+    from: &str,
     hints: &mut Vec<InlayHint>,
 ) {
     let Some(module_id) = module_id(snapshot, module) else {
@@ -87,7 +97,7 @@ fn computation_hints(
             .reaching(instruction.id.index())
             .map(|(k, reached)| (k, reached.to_entry()))
             .collect();
-        if let Some(hint) = hint(&reaching, fused.outputs.len(), config) {
+        if let Some(hint) = hint(&reaching, fused.outputs.len(), config, from) {
             hints.push(InlayHint {
                 offset: at.end,
                 label: hint.label,
@@ -106,8 +116,14 @@ struct Hint {
 
 /// The hint for one instruction from the maps of the fusion outputs that reach it
 /// (`(output, maps)`, in output order): the first map, then `(+N)` for the other
-/// distinct maps; every output's maps in the tooltip. `None` when no output reads it.
-fn hint(reaching: &[(usize, OperandIndexing)], outputs: usize, config: &Config) -> Option<Hint> {
+/// distinct maps; every output's maps in the tooltip (`from`: what has them, the
+/// "fusion" or the "function"). `None` when no output reads it.
+fn hint(
+    reaching: &[(usize, OperandIndexing)],
+    outputs: usize,
+    config: &Config,
+    from: &str,
+) -> Option<Hint> {
     let mut distinct: Vec<&OperandMap> = Vec::new();
     for (_, entry) in reaching {
         for m in &entry.maps {
@@ -137,10 +153,10 @@ fn hint(reaching: &[(usize, OperandIndexing)], outputs: usize, config: &Config) 
     let multiline = config.print_options(true);
     let mut tooltip = String::new();
     for (k, entry) in reaching {
-        let from = if outputs > 1 {
-            format!("From output {k} of the fusion")
-        } else {
-            "From the fusion output".to_string()
+        let from = match (outputs > 1, from) {
+            (true, _) => format!("From output {k} of the {from}"),
+            (false, "function") => "From the function's result".to_string(),
+            (false, _) => format!("From the {from} output"),
         };
         tooltip.push_str(&format!(
             "{from} to this instruction:\n\n{}\n",

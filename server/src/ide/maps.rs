@@ -38,6 +38,69 @@ pub fn calling_fusion(module: &Module, computation: ComputationId) -> Option<&In
     (caller.opcode.name() == "fusion").then_some(caller)
 }
 
+/// What the maps inside a computation are composed from: the output of the fusion
+/// calling it, or, in a document whose functions compose (StableHLO: a JAX
+/// function is not fused yet), the function's own result, which plays the fusion
+/// output's role.
+#[derive(Clone, Copy, Debug)]
+pub enum Composer<'a> {
+    Fusion(&'a Instruction),
+    /// A function (the entry, or a computation `call`s name) and its root.
+    Function {
+        name: &'a str,
+        root: &'a Instruction,
+    },
+}
+
+impl Composer<'_> {
+    /// The name it is shown by: `%fusion.3`, `@main`.
+    pub fn label(&self) -> String {
+        match self {
+            Composer::Fusion(f) => format!("%{}", f.name),
+            Composer::Function { name, .. } => format!("@{name}"),
+        }
+    }
+
+    /// The shape of its output(s).
+    fn shape(&self) -> &model::Shape {
+        match self {
+            Composer::Fusion(f) => &f.shape,
+            Composer::Function { root, .. } => &root.shape,
+        }
+    }
+}
+
+/// The composer of `computation`'s maps, if it has one (see [`Composer`]).
+pub fn composer<'a>(
+    snapshot: &HloSnapshot,
+    module: &'a Module,
+    computation: ComputationId,
+) -> Option<Composer<'a>> {
+    if let Some(fusion) = calling_fusion(module, computation) {
+        return Some(Composer::Fusion(fusion));
+    }
+    if !snapshot.functions_compose() {
+        return None;
+    }
+    let is_entry = module.entry == Some(computation);
+    let callers = module.callers_of(computation);
+    let called = !callers.is_empty()
+        && callers.iter().all(|site| {
+            module
+                .caller(site)
+                .is_some_and(|(_, i)| i.opcode.name() == "call")
+        });
+    if !(is_entry || called) {
+        return None;
+    }
+    let c = module.computation(computation).model();
+    let root = c.root.map(|id| &c.instructions[id.index()])?;
+    Some(Composer::Function {
+        name: &c.name,
+        root,
+    })
+}
+
 /// A shape without its layout: `f32[8,128]`.
 pub fn short_shape(shape: &model::Shape) -> String {
     match shape {
@@ -175,7 +238,8 @@ pub fn instruction_maps(
         return;
     }
     let file = snapshot.file_name();
-    let from_fusion = if calling_fusion(module, computation).is_some() {
+    let composer = composer(snapshot, module, computation);
+    let from_fusion = if matches!(composer, Some(Composer::Fusion(_))) {
         " --from-fusion"
     } else {
         ""
@@ -186,15 +250,19 @@ pub fn instruction_maps(
     ));
     let root_tuple = module.computation(computation).root == Some(instruction.id)
         && instruction.opcode.name() == "tuple";
-    if let Some(fusion) = calling_fusion(module, computation).filter(|_| root_tuple) {
+    if let Some(composer) = composer.filter(|_| root_tuple) {
         // The outputs themselves: the fusion's hover has their maps to the parameters.
+        let what = match composer {
+            Composer::Fusion(_) => "root of fusion",
+            Composer::Function { .. } => "result of",
+        };
         hover.notes.push(format!(
-            "The root of fusion `%{}`: output k is operand k.",
-            fusion.name
+            "The {what} `{}`: output k is operand k.",
+            composer.label()
         ));
-    } else if let Some(fusion) = calling_fusion(module, computation) {
+    } else if let Some(composer) = composer {
         let fused = snapshot.fused_maps(module_id, computation);
-        hover.fusion = Some(fusion_reach(&site, fusion, &fused));
+        hover.fusion = Some(fusion_reach(&site, composer, &fused));
         if instruction.parameter_number.is_none() {
             hover.parameters = parameters_read(&site);
         }
@@ -205,7 +273,7 @@ pub fn instruction_maps(
 }
 
 /// The maps from every fusion output that reaches the instruction.
-fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> FusionReach {
+fn fusion_reach(site: &Site<'_>, composer: Composer<'_>, fused: &FusedMaps) -> FusionReach {
     let node = site.node().expect("checked by the caller");
     let comp = site.computation.index();
     let is_parameter = site.instruction.parameter_number.is_some();
@@ -244,7 +312,7 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
             }
             _ => None,
         };
-        let shape = model_output(&fusion.shape, k)
+        let shape = model_output(composer.shape(), k)
             .map(short_shape)
             .unwrap_or_default();
         outputs.push(Labelled {
@@ -257,7 +325,8 @@ fn fusion_reach(site: &Site<'_>, fusion: &Instruction, fused: &FusedMaps) -> Fus
         });
     }
     FusionReach {
-        fusion: fusion.name.clone(),
+        fusion: composer.label(),
+        function: matches!(composer, Composer::Function { .. }),
         output_count: count,
         outputs,
     }

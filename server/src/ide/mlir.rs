@@ -35,11 +35,29 @@ fn stablehlo_hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> O
     let at = s.translation.to_hlo(offset)?;
     let mut h = super::hover::hover(&s.hlo, at, config, crate::hover::Detail::Summary)?;
     h.range = s.translation.to_mlir(h.range.clone())?;
+    // Where the op comes from (its `loc(...)`), under the header as on HLO.
+    let op = &s.translation.line_at(at)?.mlir_op;
+    let source = super::source::mlir_hover_line(snapshot.text(), &snapshot.mlir().file, op);
+    if let Some(line) = source {
+        h.markdown = after_header(&h.markdown, &format!("{line}\n\n"));
+    }
     Some(h)
 }
 
+/// `markdown` with `text` right after its first code block (the instruction's
+/// header).
+fn after_header(markdown: &str, text: &str) -> String {
+    let end = markdown
+        .match_indices("```")
+        .nth(1)
+        .and_then(|(k, _)| markdown[k..].find('\n').map(|n| k + n + 1))
+        .unwrap_or(0);
+    format!("{}{text}{}", &markdown[..end], &markdown[end..])
+}
+
 /// The HLO side's inlay hints of a StableHLO document, each after the op it is
-/// about.
+/// about (one per op: the hint of the instruction its value names, not of the
+/// helpers an op was written with).
 fn stablehlo_hints(
     snapshot: &MlirSnapshot,
     range: &Range<usize>,
@@ -51,6 +69,11 @@ fn stablehlo_hints(
     let all = 0..s.translation.hlo.len();
     super::inlay_hints::inlay_hints(&s.hlo, all, config)
         .into_iter()
+        .filter(|hint| {
+            s.translation
+                .line_at(hint.offset)
+                .is_some_and(|l| l.primary)
+        })
         .filter_map(|mut hint| {
             let at = s.translation.to_mlir(hint.offset..hint.offset)?;
             hint.offset = at.end;

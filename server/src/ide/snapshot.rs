@@ -212,7 +212,7 @@ impl MlirSnapshot {
                 let translation = crate::mlir::stablehlo::translate(self.text(), &analysis.file);
                 let document = Arc::new(model::Document::parse(&translation.hlo));
                 let checked = Arc::new(Checked::new(&document));
-                let hlo = HloSnapshot::new(document, checked);
+                let hlo = HloSnapshot::new(document, checked).with_composed_functions();
                 Some(Arc::new(StableHlo { translation, hlo }))
             })
             .clone()
@@ -270,6 +270,9 @@ pub struct HloSnapshot {
     frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
     /// The memory estimate of each module (`ide::memory`), made on first use.
     memory: OnceLock<Vec<Option<Arc<crate::memory::Report>>>>,
+    /// Whether a function's maps compose from its result as a fusion's from its
+    /// output (see [`Self::with_composed_functions`]).
+    functions_compose: bool,
 }
 
 impl HloSnapshot {
@@ -286,7 +289,21 @@ impl HloSnapshot {
             fused: Mutex::default(),
             frames: OnceLock::new(),
             memory: OnceLock::new(),
+            functions_compose: false,
         }
+    }
+
+    /// The snapshot of a conversion (StableHLO): its functions are what the user
+    /// wrote, not fused yet, so hover and inlay hints compose each function's maps
+    /// from its result as they do a fused computation's from the fusion's output.
+    pub fn with_composed_functions(mut self) -> Self {
+        self.functions_compose = true;
+        self
+    }
+
+    /// See [`Self::with_composed_functions`].
+    pub fn functions_compose(&self) -> bool {
+        self.functions_compose
     }
 
     /// Names the file (its last path component) for the commands a hover suggests.

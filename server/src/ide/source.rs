@@ -4,13 +4,17 @@
 //! `source_file` values, `stack_frame_id`s and the `FileNames` / `FileLocations`
 //! tables to the files, when they exist in the workspace.
 //!
+//! The same for MLIR: the `Source:` line of an op from its `loc(...)` and links
+//! from the files its locations name ([`mlir_hover_line`], [`mlir_document_links`]).
+//!
 //! Reading metadata and tables is [`crate::model::metadata`] and
 //! [`crate::model::stack_frames`]; finding files is [`crate::dump::source_path`].
 
 use std::path::{Path, PathBuf};
 
-use super::snapshot::HloSnapshot;
+use super::snapshot::{HloSnapshot, MlirSnapshot};
 use crate::dump::source_path::SourceFinder;
+use crate::mlir::MlirFile;
 use crate::model::metadata::{self, OpMetadata};
 use crate::model::stack_frames::{format_stack, Frame, StackFrameIndex};
 use crate::model::{ComputationRef, Instruction, ModuleId};
@@ -77,6 +81,25 @@ pub struct DocumentLink {
     pub tooltip: String,
 }
 
+/// A link to `file` at `line` from `range`, when the file is found.
+fn found_link(
+    finder: &mut SourceFinder,
+    range: std::ops::Range<usize>,
+    file: &str,
+    line: Option<u32>,
+) -> Option<DocumentLink> {
+    let path = finder.find(file)?;
+    Some(DocumentLink {
+        range,
+        path,
+        line,
+        tooltip: match line {
+            Some(line) => format!("{file}:{line}"),
+            None => file.to_string(),
+        },
+    })
+}
+
 /// The links of the document: `source_file="..."` and `stack_frame_id=N` in metadata,
 /// the entries of `FileNames` and `FileLocations`; only to files found on disk, under
 /// `roots` or beside the document (in `folder`). In text order.
@@ -92,18 +115,7 @@ pub fn document_links(
         if links.len() >= MAX_LINKS {
             return true;
         }
-        let Some(path) = finder.find(file) else {
-            return false;
-        };
-        links.push(DocumentLink {
-            range,
-            path,
-            line,
-            tooltip: match line {
-                Some(line) => format!("{file}:{line}"),
-                None => file.to_string(),
-            },
-        });
+        links.extend(found_link(&mut finder, range, file, line));
         false
     };
     'modules: for (k, module) in snapshot.model().modules.iter().enumerate() {
@@ -159,4 +171,30 @@ pub fn document_links(
     }
     links.sort_by_key(|l| l.range.start);
     links
+}
+
+/// `Source: model.py:8 in softmax ← model.py:12 in <module>` for the MLIR op whose
+/// header is `op` (from its `loc(...)`: aliases, call sites and names followed, as
+/// [`crate::mlir::location`] reads them); `None` when it names no file.
+pub fn mlir_hover_line(src: &str, file: &MlirFile, op: &std::ops::Range<usize>) -> Option<String> {
+    let op = file.ops.iter().find(|o| o.range == *op)?;
+    let text = crate::mlir::stablehlo::view::view(src, file, op).location?;
+    let frames = crate::mlir::location::frames(src, file, &text);
+    (!frames.is_empty()).then(|| format!("Source: {}", format_stack(&frames, HOVER_FRAMES)))
+}
+
+/// The links of an MLIR document: every `"file":line:col` of its locations whose
+/// file is found (under `roots` or beside the document, in `folder`), in text order.
+pub fn mlir_document_links(
+    snapshot: &MlirSnapshot,
+    roots: &[PathBuf],
+    folder: Option<&Path>,
+) -> Vec<DocumentLink> {
+    let analysis = snapshot.mlir();
+    let mut finder = SourceFinder::new(roots, folder);
+    crate::mlir::location::file_lines(snapshot.text(), &analysis.file)
+        .into_iter()
+        .filter_map(|f| found_link(&mut finder, f.range, &f.file, f.line))
+        .take(MAX_LINKS)
+        .collect()
 }

@@ -176,21 +176,24 @@ pub fn workspace_symbols(
     found
 }
 
-/// Links from source metadata and stack-frame tables to files under `roots` or
-/// beside the document.
+/// Links from source metadata and stack-frame tables (HLO) or locations (MLIR) to
+/// files under `roots` or beside the document.
 pub fn document_links(
     snapshot: &Snapshot,
     roots: &[PathBuf],
     encoding: PositionEncoding,
 ) -> Vec<DocumentLink> {
-    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
-        return Vec::new();
-    };
     let folder = snapshot
         .uri
         .to_file_path()
         .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    ide::source::document_links(hlo, roots, folder.as_deref())
+    let links = match &snapshot.ide {
+        ide::Snapshot::Hlo(hlo) => ide::source::document_links(hlo, roots, folder.as_deref()),
+        ide::Snapshot::Mlir(mlir) => {
+            ide::source::mlir_document_links(mlir, roots, folder.as_deref())
+        }
+    };
+    links
         .into_iter()
         .filter_map(|link| to_proto::document_link(snapshot, link, encoding))
         .collect()

@@ -11,6 +11,7 @@ pub mod combiner;
 pub mod domain;
 pub mod lexer;
 pub mod linalg_ext;
+pub mod location;
 pub mod maps;
 pub mod ops;
 pub mod reader;

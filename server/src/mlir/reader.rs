@@ -543,6 +543,13 @@ impl Reader<'_> {
                 if self.starts_statement(j) && self.kind(j) != Some(TokKind::Value) {
                     return j;
                 }
+                // `%a: tensor<f32> loc("x"), %b: ...`: a location's parentheses
+                // are not the list's end.
+                if self.is_punct(j, "(") {
+                    if let Some(close) = self.matching_close(j) {
+                        j = close;
+                    }
+                }
                 j += 1;
             }
             j += 1;
@@ -982,5 +989,27 @@ func.func @f(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
         assert!(names(&f).contains(&"tensor.empty"));
         let codes: Vec<&str> = f.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, ["invalid-map", "unclosed-bracket"]);
+    }
+}
+
+#[cfg(test)]
+mod block_argument_tests {
+    use super::*;
+
+    /// XLA's importer writes a location on each block argument: every argument
+    /// is still defined (the `)` of `loc("f")` did not end the list).
+    #[test]
+    fn located_block_arguments_are_all_defined() {
+        let src = "%0 = \"mhlo.fusion\"(%a, %b) ({\n^bb0(%x: tensor<f32> loc(\"f\"), %y: tensor<f32> loc(\"f\")):\n  %1 = mhlo.add %x, %y : tensor<f32>\n  mhlo.return %1 : tensor<f32>\n}) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n";
+        let f = read(src);
+        let args: Vec<&str> = f
+            .values
+            .iter()
+            .filter(|v| v.kind == ValueKind::BlockArgument)
+            .map(|v| v.name.as_str())
+            .collect();
+        assert_eq!(args, ["%x", "%y"]);
+        let y = f.values.iter().find(|v| v.name == "%y").expect("%y");
+        assert_eq!(y.ty.as_deref(), Some("tensor<f32>"));
     }
 }

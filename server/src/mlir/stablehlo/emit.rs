@@ -163,11 +163,30 @@ impl<'a> Emitter<'a> {
             let name = self.computation_name(func.name.trim_start_matches('@'));
             let params = self.region_args(region);
             self.emit_region(region, &params, name.clone(), None);
+            self.parameter_layouts(func.op);
             if Some(f) == entry_func {
                 entry_name = Some(name);
             }
         }
         self.write(entry_name.as_deref())
+    }
+
+    /// XLA's importer writes an entry parameter's layout that is not the default
+    /// on the function (`xla_entry_computation_parameter_layouts`): the
+    /// computation just written takes them, so physical maps read them.
+    fn parameter_layouts(&mut self, func_op: usize) {
+        let v = view::view(self.src, self.file, &self.file.ops[func_op]);
+        let Some(layouts) = v.attr("xla_entry_computation_parameter_layouts") else {
+            return;
+        };
+        let inner = layouts.trim().trim_start_matches('[').trim_end_matches(']');
+        let Some(comp) = self.comps.last_mut() else {
+            return;
+        };
+        let params = comp.instrs.iter_mut().filter(|i| i.opcode == "parameter");
+        for (instr, layout) in params.zip(split_top(inner)) {
+            instr.shape = types::with_layout(&instr.shape, &ints(layout));
+        }
     }
 
     /// A computation name not used yet.
@@ -333,6 +352,9 @@ impl<'a> Emitter<'a> {
         let mut results: Vec<String> = v.results.iter().filter_map(|t| types::shape(t)).collect();
         if v.operand_types.is_empty() && v.base != "while" && results.len() > count.max(1) {
             results = results.split_off(results.len() - count.max(1));
+        }
+        if let (Some(layout), [one]) = (v.attr("result_layout"), results.as_mut_slice()) {
+            *one = types::with_layout(one, &ints(layout));
         }
         let shape = match results.len() {
             1 => results[0].clone(),
@@ -734,6 +756,28 @@ impl<'a> Emitter<'a> {
                     .or_else(|| self.bracket_index(o));
                 instr.attrs.push(format!("index={}", index.unwrap_or(0)));
             }
+            "map" => {
+                instr.opcode = "map".into();
+                let d = dims(&["dimensions"]).unwrap_or_default();
+                instr.attrs.push(format!("dimensions={}", list(&d)));
+                let to_apply = self.body(o, 0, scope, None);
+                instr.attrs.push(format!("to_apply={to_apply}"));
+            }
+            "all_gather" => {
+                instr.opcode = "all-gather".into();
+                let d = dims(&["all_gather_dim"]).unwrap_or_default();
+                instr.attrs.push(format!("dimensions={}", list(&d)));
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+            }
+            "convolution" => {
+                let Some(attrs) = super::conv::attributes(v) else {
+                    return false;
+                };
+                instr.opcode = "convolution".into();
+                instr.attrs.extend(attrs);
+            }
             "fusion" => {
                 instr.opcode = "fusion".into();
                 instr.attrs.push("kind=kLoop".into());
@@ -881,9 +925,17 @@ impl<'a> Emitter<'a> {
         let Some(&region) = self.file.ops[o].regions.first() else {
             return name;
         };
-        let captures = self.emit_region(region, &[], name.clone(), Some(scope.values.clone()));
-        // The fusion's operands are what its computation captured, in that order.
-        instr.operands = captures.iter().map(|(_, v)| v.name.clone()).collect();
+        // `"mhlo.fusion"(%a, %b) ({^bb0(%p, %q): ...})` names its parameters; the
+        // other spelling reads the fusion's operands from outside.
+        let params = self.region_args(region);
+        let captures = self.emit_region(region, &params, name.clone(), Some(scope.values.clone()));
+        if params.is_empty() {
+            instr.operands.clear();
+        }
+        // Values captured from outside are parameters after the block's, in order.
+        instr
+            .operands
+            .extend(captures.iter().map(|(_, v)| v.name.clone()));
         name
     }
 
@@ -953,11 +1005,13 @@ impl<'a> Emitter<'a> {
                 for a in &i.attrs {
                     let _ = write!(out, ", {a}");
                 }
+                let named = self.src.get(i.mlir_name.clone()).map(hlo_name);
                 lines.push(Line {
                     hlo: start..out.len(),
                     hlo_name: name_start..name_end,
                     mlir_name: i.mlir_name.clone(),
                     mlir_op: i.mlir_op.clone(),
+                    primary: named.as_deref() == Some(i.name.as_str()),
                 });
                 out.push('\n');
             }
@@ -1004,6 +1058,20 @@ fn scalar_literal(text: &str, shape: &str) -> String {
         Ok(_) => t.to_string(),
         Err(_) => "0".into(),
     }
+}
+
+/// `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` as HLO's `{{0,1},{2,3}}`: groups
+/// of the type's last extent.
+fn replica_groups(value: &str) -> String {
+    let ids = ints(value);
+    let size = value
+        .split_once(" : ")
+        .and_then(|(_, t)| crate::mlir::types::parse_type(t.trim()))
+        .and_then(|t| t.dims.last().copied().flatten())
+        .filter(|&n| n > 0)
+        .map_or(ids.len().max(1), |n| n as usize);
+    let groups: Vec<String> = ids.chunks(size).map(list).collect();
+    format!("{{{}}}", groups.join(","))
 }
 
 /// `{{v,v},{v,v}}` for dims `[2,2]`.

@@ -10,6 +10,7 @@
 //! Never fails: an op it cannot convert becomes a `custom-call` (the graph stays
 //! whole; its own maps are unknown) with a positioned diagnostic.
 
+pub mod conv;
 pub mod emit;
 pub mod types;
 pub mod view;
@@ -42,6 +43,10 @@ pub struct Line {
     pub mlir_name: Range<usize>,
     /// The op's header in the MLIR text (the argument for a parameter).
     pub mlir_op: Range<usize>,
+    /// Whether it is the instruction named by the MLIR value: an op written as
+    /// several instructions (a reshape before a broadcast, `get-tuple-element`s
+    /// after a multi-result op) has one, and the others are its helpers.
+    pub primary: bool,
 }
 
 impl Translation {
@@ -64,15 +69,19 @@ impl Translation {
     /// The MLIR range of an HLO range: the value when it is the instruction's name,
     /// else the op.
     pub fn to_mlir(&self, hlo: Range<usize>) -> Option<Range<usize>> {
-        let line = self
-            .lines
-            .iter()
-            .find(|l| l.hlo.start <= hlo.start && hlo.start <= l.hlo.end)?;
+        let line = self.line_at(hlo.start)?;
         if line.hlo_name.start <= hlo.start && hlo.end <= line.hlo_name.end {
             Some(line.mlir_name.clone())
         } else {
             Some(line.mlir_op.clone())
         }
+    }
+
+    /// The line of the instruction at HLO offset `hlo`.
+    pub fn line_at(&self, hlo: usize) -> Option<&Line> {
+        self.lines
+            .iter()
+            .find(|l| l.hlo.start <= hlo && hlo <= l.hlo.end)
     }
 
     /// The line of the instruction named `name` (`%3`) in computation order.

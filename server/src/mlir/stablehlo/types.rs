@@ -63,6 +63,22 @@ pub fn shape(mlir: &str) -> Option<String> {
     Some(format!("{element}[{}]{layout}", dims.join(",")))
 }
 
+/// `shape` with the minor-to-major layout `layout` (`f32[2,3]{0,1}`); unchanged
+/// when the layout does not fit its rank.
+pub fn with_layout(shape: &str, layout: &[i64]) -> String {
+    let Some((dims, _)) = shape.split_once(']') else {
+        return shape.to_string();
+    };
+    let rank = dims.split_once('[').map_or(0, |(_, d)| {
+        d.split(',').filter(|x| !x.trim().is_empty()).count()
+    });
+    if rank != layout.len() || rank == 0 {
+        return shape.to_string();
+    }
+    let parts: Vec<String> = layout.iter().map(i64::to_string).collect();
+    format!("{dims}]{{{}}}", parts.join(","))
+}
+
 /// Splits `a, b<c, d>, (e, f)` at its top-level commas.
 pub fn split_top(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -103,5 +119,7 @@ mod tests {
         );
         assert_eq!(shape("!stablehlo.token").as_deref(), Some("token[]"));
         assert_eq!(shape("memref<2xf32>"), None);
+        assert_eq!(with_layout("f32[2,3]{1,0}", &[0, 1]), "f32[2,3]{0,1}");
+        assert_eq!(with_layout("f32[]", &[0]), "f32[]");
     }
 }

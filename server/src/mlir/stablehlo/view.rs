@@ -176,6 +176,9 @@ fn attr_value(src: &str, file: &MlirFile, toks: &[usize], p: usize, top: bool) -
         let t = file.token_text(src, k);
         if file.tokens[k].kind == TokKind::Punct {
             match t {
+                // `window = {...} {feature_group_count = 6}`: a dictionary after a
+                // pretty value is the op's own, not part of the value.
+                "{" if depth == 0 && top && q > p => break,
                 "(" | "[" | "{" => depth += 1,
                 ")" | "]" | "}" if depth == 0 => break,
                 ")" | "]" | "}" => depth -= 1,
@@ -252,7 +255,11 @@ pub fn ints(value: &str) -> Vec<i64> {
     let body = if let Some(r) = v.strip_prefix("array<") {
         r.split_once(':').map_or("", |(_, r)| r)
     } else if let Some(r) = v.split(" : ").next().unwrap_or(v).strip_prefix("dense<") {
-        r.rsplit_once('>').map_or(r, |(a, _)| a)
+        let body = r.rsplit_once('>').map_or(r, |(a, _)| a);
+        if !body.trim_start().starts_with('[') {
+            return splat(body, v);
+        }
+        body
     } else {
         v.split(" : ").next().unwrap_or(v)
     };
@@ -277,6 +284,21 @@ pub fn ints(value: &str) -> Vec<i64> {
         }
     }
     out
+}
+
+/// `dense<1> : tensor<2xi64>`: the one value written, as many times as the
+/// tensor's type says.
+fn splat(body: &str, value: &str) -> Vec<i64> {
+    let Ok(n) = body.trim().parse::<i64>() else {
+        return vec![];
+    };
+    let count = value
+        .split_once(" : ")
+        .and_then(|(_, t)| crate::mlir::types::parse_type(t.trim()))
+        .map_or(1, |t| {
+            t.dims.iter().map(|d| d.unwrap_or(1)).product::<i64>()
+        });
+    vec![n; count.max(0) as usize]
 }
 
 /// `[1] x [0]` (pretty dot dimensions) as its two lists.
@@ -330,6 +352,8 @@ mod tests {
             [3, 0, 0, 0]
         );
         assert_eq!(ints("0 : i64"), [0]);
+        assert_eq!(ints("dense<1> : tensor<2xi64>"), [1, 1]);
+        assert_eq!(ints("dense<0> : tensor<i64>"), [0]);
         assert_eq!(pair("[2] x [1]"), (vec![2], vec![1]));
         assert_eq!(
             field("#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>", "index_vector_dim"),
