@@ -15,6 +15,7 @@ pub mod cost;
 pub mod diff;
 pub mod fusion;
 pub mod gpu;
+pub mod history;
 pub mod maps;
 pub mod mlir;
 pub mod parse;
@@ -57,6 +58,8 @@ pub enum Command {
     Fusion(fusion::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
+    /// Which pass made each instruction of a pass-by-pass dump directory, and what later passes did to it.
+    History(history::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -85,6 +88,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Diff(args)) => diff::run(args),
+        Some(Command::History(args)) => history::run(args),
         Some(Command::Cost(args)) => cost::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Serve) | None => {

@@ -55,11 +55,12 @@ pub fn story(module: &ModuleHistory, i: &InstructionHistory) -> String {
     for &k in &i.changed {
         let _ = writeln!(text, "  changed by {}", module.snapshots[k].label());
     }
-    match end(module, i) {
-        Some(end) => {
+    match (end(module, i), i.changed.is_empty()) {
+        (Some(end), _) => {
             let _ = writeln!(text, "  {end}");
         }
-        None => text.push_str("  still there after optimizations\n"),
+        (None, true) => text.insert_str(text.len() - 1, ", unchanged to the end"),
+        (None, false) => text.push_str("  still there at the end\n"),
     }
     text
 }
@@ -78,7 +79,6 @@ pub fn render(module: &ModuleHistory, filter: impl Fn(&InstructionHistory) -> bo
         let _ = writeln!(text, "not read: {name}");
     }
     for i in module.instructions.iter().filter(|i| filter(i)) {
-        text.push('\n');
         text.push_str(&story(module, i));
     }
     text
@@ -130,11 +130,9 @@ fn pass(s: &Snapshot) -> PassJson<'_> {
     }
 }
 
-/// The JSON of `hlo-lsp history --json` for the instructions `filter` keeps.
-pub fn to_json(
-    module: &ModuleHistory,
-    filter: impl Fn(&InstructionHistory) -> bool,
-) -> serde_json::Value {
+/// The JSON of `hlo-lsp history --json` for the instructions `filter` keeps, its keys
+/// in the order the fields are listed (module, snapshots, instructions).
+pub fn to_json(module: &ModuleHistory, filter: impl Fn(&InstructionHistory) -> bool) -> String {
     let snapshots = module
         .snapshots
         .iter()
@@ -173,10 +171,10 @@ pub fn to_json(
             }
         })
         .collect();
-    serde_json::to_value(Json {
+    let json = Json {
         module: &module.module,
         snapshots,
         instructions,
-    })
-    .unwrap_or_default()
+    };
+    serde_json::to_string_pretty(&json).unwrap_or_default()
 }
