@@ -10,6 +10,7 @@ mod cli_cost;
 mod cli_diff;
 mod cli_golden;
 mod cli_graph;
+mod cli_history;
 mod cli_hostile;
 mod cli_maps;
 mod cli_memory;

@@ -28,6 +28,7 @@ mod coalescing_conformance;
 mod coalescing_memo;
 mod coalescing_robustness;
 mod cost_conformance;
+mod dump_history;
 mod fusible_conformance;
 mod fusible_priority;
 mod fuzz_regressions;

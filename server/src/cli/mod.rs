@@ -16,6 +16,7 @@ pub mod diff;
 pub mod fusion;
 pub mod gpu;
 pub mod graph;
+pub mod history;
 pub mod maps;
 pub mod memory;
 pub mod mlir;
@@ -63,6 +64,8 @@ pub enum Command {
     Graph(graph::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
+    /// Which pass made each instruction of a pass-by-pass dump directory, and what later passes did to it.
+    History(history::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -91,6 +94,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Diff(args)) => diff::run(args),
+        Some(Command::History(args)) => history::run(args),
         Some(Command::Cost(args)) => cost::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Memory(args)) => memory::run(args),
