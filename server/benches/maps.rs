@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use hlo_lsp::analysis::fusion::fused_output_to_input;
 use hlo_lsp::analysis::op::SliceDim;
 use hlo_lsp::analysis::{
-    analyze, view, ArrayShape, Computation, Direction, Module, Node, OpInfo, Query, Shape,
+    analyze, view, ArrayShape, Computation, Module, Node, OpInfo, Query, Shape,
 };
 use rayon::prelude::*;
 
@@ -117,14 +117,7 @@ fn maps_all(text: &str) -> usize {
     targets
         .par_iter()
         .map(|&(mi, ci, ii)| {
-            let q = Query {
-                computation: ci,
-                instruction: ii,
-                direction: Direction::OutputToInput,
-                output_id: 0,
-                operand_id: 0,
-                physical_layout: false,
-            };
+            let q = Query::output_to_input(ci, ii, 0);
             analyze(&modules[mi], &q).entries.len()
         })
         .sum()

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use hlo_lsp::analysis::utilization::{utilization, Utilization};
-use hlo_lsp::analysis::{analyze, view, ArrayShape, Direction, OperandIndexing, Query};
+use hlo_lsp::analysis::{analyze, view, ArrayShape, OperandIndexing, Query};
 use proptest::prelude::*;
 
 /// The maps from the fusion `f` of `text` to its operand `k`.
@@ -18,14 +18,7 @@ fn fusion_entry(text: &str, k: usize) -> OperandIndexing {
         .computations()
         .position(|c| c.find("f").is_some())
         .unwrap();
-    let q = Query {
-        computation: c,
-        instruction: m.computation(c).find("f").unwrap(),
-        direction: Direction::OutputToInput,
-        output_id: 0,
-        operand_id: 0,
-        physical_layout: false,
-    };
+    let q = Query::output_to_input(c, m.computation(c).find("f").unwrap(), 0);
     analyze(m, &q).entries[k].clone()
 }
 

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use hlo_lsp::algebra::{DivSpelling, PrintOptions};
-use hlo_lsp::analysis::{analyze, view, Direction, Module, Query};
+use hlo_lsp::analysis::{analyze, view, Module, Query};
 use hlo_lsp::mlir::{self, stablehlo};
 use proptest::prelude::*;
 
@@ -155,14 +155,7 @@ fn maps_by_signature(text: &str) -> HashMap<String, Vec<(String, String)>> {
                 if !mapped(&n.op.opcode) || n.op.shape.output_count() > 1 {
                     continue;
                 }
-                let q = Query {
-                    computation: ci,
-                    instruction: ii,
-                    direction: Direction::OutputToInput,
-                    output_id: 0,
-                    operand_id: 0,
-                    physical_layout: false,
-                };
+                let q = Query::output_to_input(ci, ii, 0);
                 // A runtime variable names the instruction it reads; names differ.
                 let maps = analyze(m, &q)
                     .to_xla_string(&options)

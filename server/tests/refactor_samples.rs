@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hlo_lsp::algebra::IndexingMap;
-use hlo_lsp::analysis::{analyze, view, Direction, Query};
+use hlo_lsp::analysis::{analyze, view, Query};
 use hlo_lsp::model::parse_hlo;
 use hlo_lsp::refactor::{diagnostics_of, maps::maps_equal, rewrite::apply};
 
@@ -34,14 +34,7 @@ fn fusion_maps(text: &str) -> Vec<FusionMaps> {
                 if node.op.opcode != "fusion" || node.op.shape.output_count() != 1 {
                     continue;
                 }
-                let q = Query {
-                    computation: ci,
-                    instruction: ni,
-                    direction: Direction::OutputToInput,
-                    output_id: 0,
-                    operand_id: 0,
-                    physical_layout: false,
-                };
+                let q = Query::output_to_input(ci, ni, 0);
                 let maps = analyze(module, &q)
                     .entries
                     .iter()

@@ -66,6 +66,21 @@ pub struct Query {
     pub physical_layout: bool,
 }
 
+impl Query {
+    /// Output `output_id` of instruction `instruction` to what it reads, in logical
+    /// index spaces: the question most callers ask.
+    pub fn output_to_input(computation: usize, instruction: usize, output_id: usize) -> Query {
+        Query {
+            computation,
+            instruction,
+            direction: Direction::OutputToInput,
+            output_id,
+            operand_id: 0,
+            physical_layout: false,
+        }
+    }
+}
+
 /// Runs every query of `queries` on `module` in parallel, each fusion or call whose
 /// called computation is structurally equal to an earlier one's (and which has the
 /// same shapes and asks the same question) answered from that one's result, unless

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::algebra::PrintOptions;
 use crate::analysis::operand_indexing::operand_map_to_string;
-use crate::analysis::{analyze, view, Direction, Query};
+use crate::analysis::{analyze, view, Query};
 use crate::model::{ComputationRef, HloFile, Instruction, Module, Opcode};
 
 /// Differences between two versions of one module.
@@ -248,14 +248,7 @@ fn maps(view: &crate::analysis::Module, computation: usize, i: &Instruction) -> 
     };
     (0..outputs)
         .map(|output_id| {
-            let q = Query {
-                computation,
-                instruction: i.id.index(),
-                direction: Direction::OutputToInput,
-                output_id,
-                operand_id: 0,
-                physical_layout: false,
-            };
+            let q = Query::output_to_input(computation, i.id.index(), output_id);
             analyze(view, &q)
                 .entries
                 .iter()

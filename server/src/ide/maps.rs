@@ -11,9 +11,7 @@
 use super::config::Config;
 use super::snapshot::{FusedMaps, HloSnapshot};
 use crate::analysis::fusion::Reached;
-use crate::analysis::{
-    self, layout, recompute, utilization, ArrayShape, Direction, OperandIndexing, Query,
-};
+use crate::analysis::{self, layout, recompute, utilization, ArrayShape, OperandIndexing, Query};
 use crate::hover::{FusionReach, InstructionHover, Labelled, Reads};
 use crate::model::{self, ComputationId, ComputationRef, Instruction, Module, ModuleId};
 
@@ -446,12 +444,8 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                 return indexing;
             }
             let query = Query {
-                computation: comp,
-                instruction: site.instruction.id.index(),
-                direction: Direction::OutputToInput,
-                output_id: output,
-                operand_id: 0,
                 physical_layout: site.config.physical_layout,
+                ..Query::output_to_input(comp, site.instruction.id.index(), output)
             };
             analysis::analyze(site.view, &query)
         })
