@@ -3,21 +3,14 @@
 //! memory report; `--estimate` says it estimates; a dump alone is estimated.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
+use crate::cli_support::{self, stderr, stdout};
+
 fn memory(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .arg("memory")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = cli_support::run(&[&["memory"], args].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -86,14 +79,8 @@ fn estimate_is_said_and_top_buffers_name_their_source_line() {
         "{top:?}"
     );
     // A dump copied away from its siblings is estimated.
-    let alone = std::env::temp_dir().join(format!("hlo-lsp-memory-{}.txt", std::process::id()));
-    std::fs::copy(&dump, &alone).unwrap();
-    let text = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(["memory", alone.to_str().unwrap()])
-        .output()
-        .unwrap();
-    std::fs::remove_file(&alone).ok();
-    let text = String::from_utf8_lossy(&text.stdout);
+    let alone = cli_support::temp_file("memory", "alone.txt", std::fs::read(&dump).unwrap());
+    let text = stdout(&cli_support::run(&["memory", alone.to_str().unwrap()]));
     assert!(
         text.contains("memory estimated from the module text") && text.contains("peak "),
         "{text}"
@@ -105,13 +92,7 @@ fn estimate_is_said_and_top_buffers_name_their_source_line() {
 /// none.
 #[test]
 fn check_names_the_transpose_live_at_the_peak() {
-    let check = |dump: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-            .args(["check", dump.to_str().unwrap()])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let check = |dump: &Path| stdout(&cli_support::run(&["check", dump.to_str().unwrap()]));
     let dump = data()
         .join("transpose_at_peak/module_0095.jit_transpose_at_peak.cpu_after_optimizations.txt");
     let found: Vec<String> = check(&dump)

@@ -17,22 +17,7 @@ fn entry_and_while_body_have_peak_lenses_and_the_hover_has_a_memory_line() {
     let text = read_repo_file(SCAN);
     let document = uri("module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
     client.open(&document, &text);
-    let found = client.result(
-        "textDocument/codeLens",
-        json!({"textDocument": {"uri": document}}),
-    );
-    let titles: Vec<(u64, String)> = found
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|l| {
-            Some((
-                l["range"]["start"]["line"].as_u64()?,
-                l["command"]["title"].as_str()?.to_string(),
-            ))
-        })
-        .filter(|(_, t)| t.starts_with("peak "))
-        .collect();
+    let titles = peak_lenses(&mut client, &document);
     let line_of = |needle: &str| text.lines().position(|l| l.starts_with(needle)).unwrap() as u64;
     let on = |line: u64| {
         titles
@@ -54,12 +39,7 @@ fn entry_and_while_body_have_peak_lenses_and_the_hover_has_a_memory_line() {
         on(line_of("%region_1.5")).is_none(),
         "the condition is no body: {titles:?}"
     );
-    let at = position_of(&text, "%copy.5 = ", 1);
-    let hover = client.result(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": document}, "position": at}),
-    );
-    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    let markdown = client.hover_markdown(&document, position_of(&text, "%copy.5 = ", 1));
     assert!(
         markdown.contains("Memory (estimated): allocation ") && markdown.contains("2.0 KiB, live "),
         "{markdown}"
@@ -113,12 +93,7 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
             .all(|(_, t)| t.ends_with("(from XLA's buffer assignment)")),
         "{titles:?}"
     );
-    let at = position_of(&text, "%copy.5 = ", 1);
-    let hover = client.result(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": document}, "position": at}),
-    );
-    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    let markdown = client.hover_markdown(&document, position_of(&text, "%copy.5 = ", 1));
     // The buffer assignment: `value: <23 copy.5 @0> (size=2048,offset=64)`; the live
     // ranges: `copy.5{}:20-23`.
     assert!(

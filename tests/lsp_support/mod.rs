@@ -307,6 +307,18 @@ impl Client {
         );
     }
 
+    /// The hover's markdown at `position` of `uri` (empty when there is none).
+    pub fn hover_markdown(&mut self, uri: &str, position: Value) -> String {
+        let hover = self.result(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": position}),
+        );
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The diagnostics published for `uri` at `version`.
     pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
         let mut params = self.notification("textDocument/publishDiagnostics", |p| {
