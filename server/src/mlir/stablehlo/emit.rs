@@ -495,14 +495,15 @@ impl<'a> Emitter<'a> {
                 let d = self.expand_ones(v, &d, instr, scope);
                 instr.attrs.push(format!("dimensions={}", list(&d)));
             }
-            "transpose" => {
-                instr.opcode = "transpose".into();
-                let d = dims(&["dims", "permutation"]).unwrap_or_default();
-                instr.attrs.push(format!("dimensions={}", list(&d)));
-            }
-            "reverse" => {
-                instr.opcode = "reverse".into();
-                let d = dims(&["dims", "dimensions"]).unwrap_or_default();
+            // HLO's `dimensions=`, under the pretty and the generic attribute name.
+            "transpose" | "reverse" | "concatenate" => {
+                let names: &[&str] = match base {
+                    "transpose" => &["dims", "permutation"],
+                    "reverse" => &["dims", "dimensions"],
+                    _ => &["dim", "dimension"],
+                };
+                instr.opcode = base.into();
+                let d = dims(names).unwrap_or_default();
                 instr.attrs.push(format!("dimensions={}", list(&d)));
             }
             "iota" => {
@@ -512,11 +513,6 @@ impl<'a> Emitter<'a> {
                     .attrs
                     .push(format!("iota_dimension={}", d.first().unwrap_or(&0)));
                 instr.operands.clear();
-            }
-            "concatenate" => {
-                instr.opcode = "concatenate".into();
-                let d = dims(&["dim", "dimension"]).unwrap_or_default();
-                instr.attrs.push(format!("dimensions={}", list(&d)));
             }
             "dynamic_slice" => {
                 instr.opcode = "dynamic-slice".into();
