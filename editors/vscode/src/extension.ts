@@ -9,6 +9,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from 'vscode-languageclient/node';
+import { hloEditorAndServer } from './commandGuard';
 import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
 import { showGraph } from './graphView';
@@ -95,22 +96,16 @@ async function onConfigurationChanged(context: vscode.ExtensionContext, e: vscod
 const FUSION_MAPS = 'hlo-lsp/fusionMaps';
 
 async function showFusionMaps(): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor || editor.document.languageId !== 'hlo') {
-    void vscode.window.showInformationMessage('HLO: open an HLO file and put the cursor on an instruction.');
-    return;
-  }
-  if (!client?.isRunning()) {
-    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
-    return;
-  }
+  const ready = hloEditorAndServer(client, 'HLO: open an HLO file and put the cursor on an instruction.');
+  if (!ready) return;
+  const { editor, client: c } = ready;
   const pos = editor.selection.active;
-  const params = client.code2ProtocolConverter.asTextDocumentPositionParams(editor.document, pos);
+  const params = c.code2ProtocolConverter.asTextDocumentPositionParams(editor.document, pos);
   // The server's whole text (a hover summarizes large fusions); a server without the
   // request answers an error, then the hover is the next best thing.
   const hover =
-    (await client.sendRequest<{ contents: HoverContents } | null>(FUSION_MAPS, params).catch(() => undefined)) ??
-    (await client.sendRequest(HoverRequest.type, params));
+    (await c.sendRequest<{ contents: HoverContents } | null>(FUSION_MAPS, params).catch(() => undefined)) ??
+    (await c.sendRequest(HoverRequest.type, params));
   const text = panelMarkdown(
     vscode.workspace.asRelativePath(editor.document.uri),
     pos.line,
@@ -135,16 +130,9 @@ async function showFusionMaps(): Promise<void> {
  * here: the language client registers the server's code-lens provider.)
  */
 async function showKernels(): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor || editor.document.languageId !== 'hlo') {
-    void vscode.window.showInformationMessage('HLO: open an HLO file to list its kernels.');
-    return;
-  }
-  const c = client;
-  if (!c?.isRunning()) {
-    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
-    return;
-  }
+  const ready = hloEditorAndServer(client, 'HLO: open an HLO file to list its kernels.');
+  if (!ready) return;
+  const { editor, client: c } = ready;
   const document = editor.document;
   let response: KernelsResponse | null;
   try {

@@ -2,6 +2,7 @@
 // HLO editor (debounced), and a click on a node moves that editor to the instruction.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
+import { hloEditorAndServer } from './commandGuard';
 import { drawMessage, GRAPH_REQUEST, graphHtml, GraphResponse, rangeOf } from './graphPanel';
 
 /** Hops around the cursor the panel draws. */
@@ -38,16 +39,10 @@ async function redraw(client: LanguageClient, editor: vscode.TextEditor): Promis
 let pendingMessage: ReturnType<typeof drawMessage> | undefined;
 
 /** Opens (or reveals) the panel and draws the graph at the active editor's cursor. */
-export async function showGraph(extension: vscode.ExtensionContext, client: LanguageClient | undefined): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor || editor.document.languageId !== 'hlo') {
-    void vscode.window.showInformationMessage('HLO: open an HLO file and put the cursor on an instruction.');
-    return;
-  }
-  if (!client?.isRunning()) {
-    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
-    return;
-  }
+export async function showGraph(extension: vscode.ExtensionContext, maybeClient: LanguageClient | undefined): Promise<void> {
+  const started = hloEditorAndServer(maybeClient, 'HLO: open an HLO file and put the cursor on an instruction.');
+  if (!started) return;
+  const { editor, client } = started;
   if (!panel) {
     const dist = vscode.Uri.joinPath(extension.extensionUri, 'node_modules', '@hpcc-js', 'wasm-graphviz', 'dist');
     panel = vscode.window.createWebviewPanel('hloGraph', 'HLO Graph', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
