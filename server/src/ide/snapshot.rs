@@ -392,19 +392,13 @@ impl HloSnapshot {
 
     /// The memory answer of module `module`: XLA's, read from beside the file when the
     /// document is one dump's single module and the files name its instructions, else
-    /// the estimate from the text. `None` without an entry, and for a module XLA has not
-    /// compiled: a test module, JAX's program before optimization or StableHLO has only
-    /// its text order, no schedule to be live over, and a number per hover would mislead.
+    /// the estimate from the text ([`crate::memory::analyze_in`]: `None` without an entry
+    /// and for a module XLA has not compiled).
     pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
         let all = self.memory.get_or_init(|| {
             (0..self.model().modules.len())
                 .map(|m| {
-                    self.model().modules[m]
-                        .compiled
-                        .then(|| {
-                            crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
-                        })
-                        .flatten()
+                    crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
                         .map(Arc::new)
                 })
                 .collect()

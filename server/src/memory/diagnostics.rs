@@ -145,8 +145,7 @@ pub fn computation_diagnostics(
     dump: Option<&Path>,
 ) -> Vec<Diagnostic> {
     let m = file.module(module);
-    // A module XLA has not compiled has no schedule: its peak would be a guess.
-    if !m.compiled || !c.is_entry || m.entry != Some(c.id) {
+    if !c.is_entry || m.entry != Some(c.id) {
         return Vec::new();
     }
     let Some(report) = super::analyze_in(file, module, dump) else {

@@ -167,16 +167,24 @@ pub fn analyze(
     }
 }
 
-/// The memory answer for module `module` of `file`, a document at `dump` on disk:
-/// XLA's files beside it speak for the document's module only when it has one (a
-/// dump file holds one module).
+/// The memory answer offered unasked (the editor's lenses and hover, `check`'s
+/// findings) for module `module` of `file`, a document at `dump` on disk: XLA's files
+/// beside it speak for the document's module only when it has one (a dump file holds
+/// one module). `None` for a module XLA has not compiled: a test module, JAX's program
+/// before optimization or StableHLO has only its text order, no schedule to be live
+/// over, and numbers nobody asked for would mislead (`hlo-lsp memory` still estimates
+/// it when asked, with a note).
 pub fn analyze_in(
     file: &crate::model::HloFile,
     module: crate::model::ModuleId,
     dump: Option<&std::path::Path>,
 ) -> Option<Report> {
+    let m = file.module(module);
+    if !m.compiled {
+        return None;
+    }
     let dump = dump.filter(|_| file.modules.len() == 1);
-    analyze(dump, file.module(module), false)
+    analyze(dump, m, false)
 }
 
 /// The first instruction XLA's files name that `module` does not have.
