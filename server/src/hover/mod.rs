@@ -177,6 +177,23 @@ pub fn render(hover: &InstructionHover, style: &Style) -> String {
             }
         }
     }
+    single_blank_lines(out)
+}
+
+/// Paragraphs end their last line with a blank one and sections begin with one: where
+/// both meet, one blank line is kept (a raw-markdown float, as Neovim shows, would
+/// show two).
+fn single_blank_lines(text: String) -> String {
+    if !text.contains("\n\n\n") {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\n' && out.ends_with("\n\n") {
+            continue;
+        }
+        out.push(c);
+    }
     out
 }
 

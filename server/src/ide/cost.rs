@@ -29,14 +29,18 @@ pub struct KernelAt {
     pub range: Range<usize>,
 }
 
-/// Whether `module` (or `kernel` in it) is the CPU's: the kernel's own marks say so,
-/// else the module's text, else the file's name. GPU answers (costs, coalescing)
+/// Whether `module` (or `kernel` in it) is not a GPU's program: the CPU's (the
+/// kernel's own marks say so, else the module's text, else the file's name), or a
+/// StableHLO program no backend has compiled yet. GPU answers (costs, coalescing)
 /// leave it alone unless the user chose a GPU.
-pub(super) fn is_cpu(
+pub(super) fn off_gpu(
     snapshot: &HloSnapshot,
     module: &Module,
     kernel: Option<&Instruction>,
 ) -> bool {
+    if snapshot.functions_compose() {
+        return true;
+    }
     let backend = kernel
         .and_then(Backend::of_instruction)
         .or_else(|| Backend::of_module(module))
@@ -44,15 +48,16 @@ pub(super) fn is_cpu(
     backend == Some(Backend::Cpu)
 }
 
-/// Whether GPU numbers are shown for `module`: not for a CPU dump, unless the user
-/// chose a GPU.
+/// Whether GPU numbers are shown for `module`: not for a CPU dump or a StableHLO
+/// program, unless the user chose a GPU.
 pub(super) fn judged(snapshot: &HloSnapshot, module: &Module, config: &Config) -> bool {
-    !is_cpu(snapshot, module, None) || config.device_chosen
+    !off_gpu(snapshot, module, None) || config.device_chosen
 }
 
-/// "as if compiled for h100" on a CPU dump read on a chosen GPU, else nothing.
+/// "as if compiled for h100" on a CPU dump or StableHLO read on a chosen GPU, else
+/// nothing.
 fn as_if(snapshot: &HloSnapshot, module: &Module, config: &Config) -> Option<String> {
-    is_cpu(snapshot, module, None).then(|| format!("as if compiled for {}", config.device.name))
+    off_gpu(snapshot, module, None).then(|| format!("as if compiled for {}", config.device.name))
 }
 
 /// Every kernel of the document (in text order), for lenses; cheap: no estimate.

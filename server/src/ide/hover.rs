@@ -197,6 +197,10 @@ const DEFINING_ATTRIBUTES: &[&str] = &[
 ];
 
 /// `%name = shape opcode(operand shapes and names), defining attributes` (one line).
+/// Operands the hover's first line writes out: a fusion of a hundred operands (XLA's
+/// CPU dumps have them) would otherwise open with a paragraph of names.
+const MAX_SIGNATURE_OPERANDS: usize = 8;
+
 fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
     let operands: Vec<String> = (0..instruction.operands.len())
         .map(|k| {
@@ -213,6 +217,11 @@ fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
     let arguments = match instruction.parameter_number {
         Some(k) => k.to_string(),
         None if operands.is_empty() => literal(computation, instruction),
+        None if operands.len() > MAX_SIGNATURE_OPERANDS => format!(
+            "{}, … {} more",
+            operands[..MAX_SIGNATURE_OPERANDS].join(", "),
+            operands.len() - MAX_SIGNATURE_OPERANDS
+        ),
         None => operands.join(", "),
     };
     let mut line = format!(
@@ -374,9 +383,10 @@ fn coalescing_notes(
     let fusion = match site {
         Site::Fusion { fusion, .. } | Site::Parameter { fusion, .. } => fusion,
     };
-    // A CPU dump is not a GPU kernel graph: judged only on a GPU the user chose.
-    let cpu = super::cost::is_cpu(snapshot, module, Some(fusion));
-    if cpu && !config.device_chosen {
+    // A CPU dump (or StableHLO) is not a GPU kernel graph: judged only on a GPU the
+    // user chose.
+    let off_gpu = super::cost::off_gpu(snapshot, module, Some(fusion));
+    if off_gpu && !config.device_chosen {
         return Vec::new();
     }
     let Some(module_id) = super::maps::module_id(snapshot, module) else {
@@ -405,14 +415,11 @@ fn coalescing_notes(
             crate::hover::coalescing::parameter_lines(&report, &fusion.name, device, detail)
         }
     };
-    if !cpu {
+    if !off_gpu {
         return lines;
     }
     // Said where the section starts: this is not how the dump runs.
-    let heading = format!(
-        "**Coalescing** (as if this CPU dump ran on {} · ",
-        device.name
-    );
+    let heading = format!("**Coalescing** (as if compiled for {} · ", device.name);
     lines
         .into_iter()
         .map(|line| line.replacen("**Coalescing** (", &heading, 1))
