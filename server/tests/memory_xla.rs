@@ -226,3 +226,33 @@ fn copies_holding_a_share_of_the_peak_are_named_and_small_programs_stay_quiet() 
         )
     );
 }
+
+/// Shapes of exabytes and calls nested 10,000 deep: an answer (or none), never a
+/// panic or a stack overflow.
+#[test]
+fn huge_shapes_and_deep_calls_give_answers_not_panics() {
+    let huge = "HloModule huge, is_scheduled=true\n\nENTRY e {\n  p = f32[4611686018427387904,16] parameter(0)\n  c = f32[4611686018427387904,16]{0,1} copy(p)\n  ROOT t = f32[4611686018427387904,16] negate(c)\n}\n";
+    let document = hlo_lsp::model::Document::parse(huge);
+    let _ = hlo_lsp::checks::all(&document);
+    let mut deep = String::from(
+        "HloModule deep\n\nc0 {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(p)\n}\n",
+    );
+    for level in 1..10_000 {
+        deep += &format!(
+            "\nc{level} {{\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c{}\n}}\n",
+            level - 1
+        );
+    }
+    deep +=
+        "\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT top = f32[4] call(p), to_apply=c9999\n}\n";
+    let file = hlo_lsp::model::parse_hlo(&deep);
+    let report = memory::estimate::estimate(&file.modules[0]).unwrap();
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.message.contains("nested more than 64 deep")),
+        "{:?}",
+        report.notes
+    );
+}

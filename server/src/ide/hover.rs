@@ -325,13 +325,13 @@ pub fn instruction_hover(
         hover.notes.insert(at + k, line);
     }
     // Where its buffer lives and when (one line, a paragraph of its own).
-    if let Some(line) =
-        module_id.and_then(|m| super::memory::hover_line(snapshot, m, &instruction.name))
+    if let Some(line) = module_id
+        .and_then(|m| super::memory::hover_line(snapshot, m, &computation.name, &instruction.name))
     {
         hover.notes.push(format!("{line}\n"));
-        if let Some(strip) =
-            module_id.and_then(|m| super::memory::live_strip(snapshot, m, &instruction.name))
-        {
+        if let Some(strip) = module_id.and_then(|m| {
+            super::memory::live_strip(snapshot, m, &computation.name, &instruction.name)
+        }) {
             hover.notes.push(format!("{strip}\n"));
         }
     }

@@ -110,8 +110,14 @@ pub fn computation_hover(
 }
 
 /// `Memory (estimated): allocation 3, offset 64, 2.0 KiB, live 20 → 23 of 31`.
-pub fn hover_line(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Option<String> {
+pub fn hover_line(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: &str,
+    name: &str,
+) -> Option<String> {
     let report = snapshot.memory(module)?;
+    scheduled(&report, computation).then_some(())?;
     let b = report.buffers_of(name).max_by_key(|b| b.bytes)?;
     let place = match (b.allocation, b.offset) {
         (Some(a), Some(o)) => format!("allocation {a}, offset {o}, "),
@@ -139,8 +145,14 @@ const STRIP_NEIGHBOURS: usize = 2;
 
 /// The live ranges of the buffers around instruction `name` in the schedule (its
 /// own marked `›`) over the whole schedule, the peak marked: a code block.
-pub fn live_strip(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Option<String> {
+pub fn live_strip(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: &str,
+    name: &str,
+) -> Option<String> {
     let report = snapshot.memory(module)?;
+    scheduled(&report, computation).then_some(())?;
     let at = report.schedule.iter().position(|n| n == name)?;
     report.buffers_of(name).next()?;
     let around = at.saturating_sub(STRIP_NEIGHBOURS)..(at + STRIP_NEIGHBOURS + 1);
@@ -157,4 +169,10 @@ pub fn live_strip(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Optio
         "```text\n{}\n```",
         crate::memory::strip::render(&report, &rows)
     ))
+}
+
+/// Whether computation `name` runs in the report's schedule (a fused computation
+/// does not: its instructions have no buffers, whatever their names).
+fn scheduled(report: &Report, name: &str) -> bool {
+    report.spans.iter().any(|s| s.computation == name)
 }

@@ -71,7 +71,14 @@ struct Flow {
     /// Union-find over values: the buffers XLA's alias analysis would form.
     parent: Vec<ValueId>,
     notes: Vec<Note>,
+    /// How many computations are being flattened, one inside the other.
+    depth: usize,
 }
+
+/// Calls nested deeper than this are not flattened (their results are taken as
+/// values of their own, with a note): the walk recurses, and a 10,000-deep chain of
+/// calls must not overflow the stack.
+const MAX_CALL_DEPTH: usize = 64;
 
 /// The estimate for `module`; `None` when it has no entry computation. A module that
 /// is not scheduled is estimated in text order and says so in a note.
@@ -203,6 +210,7 @@ impl Flow {
         }
         let start = self.order.len() as u64;
         self.spans.insert(id, start..start);
+        self.depth += 1;
         let c = module.computation(id);
         let is_entry = c.model().is_entry;
         for instr in &c.model().instructions {
@@ -213,10 +221,25 @@ impl Flow {
             self.values_of(module, at, instr, is_entry, binding.as_ref());
         }
         self.spans.insert(id, start..self.order.len() as u64);
+        self.depth -= 1;
     }
 
     /// Flattens what `instr` runs, before it.
     fn before(&mut self, module: &Module, at: At, instr: &Instruction) {
+        let calls = matches!(
+            instr.opcode,
+            Opcode::While | Opcode::Conditional | Opcode::Call
+        );
+        if calls && self.depth >= MAX_CALL_DEPTH {
+            let message = format!(
+                "calls nested more than {MAX_CALL_DEPTH} deep are not followed: their \
+                 buffers are left out"
+            );
+            if !self.notes.iter().any(|n| n.message == message) {
+                self.notes.push(note(&message));
+            }
+            return;
+        }
         match instr.opcode {
             Opcode::While => {
                 let init = vec![self.operand(module, at, 0)];
