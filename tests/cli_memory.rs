@@ -111,3 +111,30 @@ fn check_names_the_transpose_live_at_the_peak() {
     let small = data().join("scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
     assert!(!check(&small).contains("copy-at-memory-peak"));
 }
+
+/// The text output ends with what is live at the peak grouped by the line of the
+/// user's program, most bytes first, capped by `--top` with "… N more".
+#[test]
+fn text_groups_what_is_live_at_the_peak_by_source_line() {
+    let dump = data().join(
+        "transformer_train_step/module_0030.jit_transformer_train_step.cpu_after_optimizations.txt",
+    );
+    let out = cli_support::run(&["memory", "--top", "3", dump.to_str().unwrap()]);
+    let text = stdout(&out);
+    let groups: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "  live at the peak by source line:")
+        .skip(1)
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            "208.0 KiB  make_memory_dumps.py:81  4 buffers, largest %add_bitcast_fusion.1",
+            "208.0 KiB  parameters  7 buffers, largest %p__w1__.1",
+            "64.0 KiB  make_memory_dumps.py:178  %multiply_subtract_fusion.4",
+            "… 6 more (145.3 KiB)",
+        ],
+        "{text}"
+    );
+}

@@ -102,6 +102,23 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
         ),
         "{markdown}"
     );
+    // The live-range strip of the buffers around it, the peak marked.
+    assert!(
+        markdown.contains("› %copy.5") && markdown.contains("▼") && markdown.contains("████"),
+        "{markdown}"
+    );
+    // On the ENTRY's name: what is live at the peak, by the user's source line.
+    let at = position_of(&text, "%main.", 1);
+    let hover = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": at}),
+    );
+    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        markdown.contains("Live at the peak, by source line:")
+            && markdown.contains("make_memory_dumps.py:194"),
+        "{markdown}"
+    );
     client.shutdown_and_exit();
 }
 

@@ -351,3 +351,36 @@ fn mlir_inlay_hints() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// The hover at the `nth` occurrence of `needle` in the dump of tests/data/memory
+/// `relative`, opened from its folder (XLA's buffer assignment beside it).
+fn dump_hover_at(relative: &str, needle: &str, nth: usize) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/memory")
+        .join(relative);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.match_indices(needle).nth(nth).unwrap().0 + 1;
+    let snapshot = hlo(&text).with_path(Some(&path));
+    match ide::hover::hover(&snapshot, at, &Config::default(), Detail::Summary) {
+        Some(hover) => format!("[{}]\n{}", &text[hover.range.clone()], hover.text()),
+        None => "(no hover)".to_string(),
+    }
+}
+
+#[test]
+fn hover_on_entry_lists_what_is_live_at_the_peak_by_source_line() {
+    insta::assert_snapshot!(dump_hover_at(
+        "transformer_train_step/module_0030.jit_transformer_train_step.cpu_after_optimizations.txt",
+        "%main.",
+        0
+    ));
+}
+
+#[test]
+fn hover_of_an_instruction_draws_live_ranges_around_it() {
+    insta::assert_snapshot!(dump_hover_at(
+        "scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt",
+        "%copy.5 = ",
+        0
+    ));
+}

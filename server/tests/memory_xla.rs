@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use hlo_lsp::memory::{self, buffer_assignment::BufferAssignment, live_range::LiveRanges, Report};
 
 /// Programs whose estimated temp bytes are within 10% of XLA's (of 44).
-const TEMP_WITHIN_10_PERCENT: usize = 35;
+const TEMP_WITHIN_10_PERCENT: usize = 37;
 /// Programs whose largest buffer at the estimated peak is XLA's (of 44).
 const SAME_TOP_BUFFER: usize = 42;
 
@@ -224,5 +224,35 @@ fn copies_holding_a_share_of_the_peak_are_named_and_small_programs_stay_quiet() 
             peak_copy_findings(true),
             peak_copy_findings(false)
         )
+    );
+}
+
+/// Shapes of exabytes and calls nested 10,000 deep: an answer (or none), never a
+/// panic or a stack overflow.
+#[test]
+fn huge_shapes_and_deep_calls_give_answers_not_panics() {
+    let huge = "HloModule huge, is_scheduled=true\n\nENTRY e {\n  p = f32[4611686018427387904,16] parameter(0)\n  c = f32[4611686018427387904,16]{0,1} copy(p)\n  ROOT t = f32[4611686018427387904,16] negate(c)\n}\n";
+    let document = hlo_lsp::model::Document::parse(huge);
+    let _ = hlo_lsp::checks::all(&document);
+    let mut deep = String::from(
+        "HloModule deep\n\nc0 {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] negate(p)\n}\n",
+    );
+    for level in 1..10_000 {
+        deep += &format!(
+            "\nc{level} {{\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c{}\n}}\n",
+            level - 1
+        );
+    }
+    deep +=
+        "\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT top = f32[4] call(p), to_apply=c9999\n}\n";
+    let file = hlo_lsp::model::parse_hlo(&deep);
+    let report = memory::estimate::estimate(&file.modules[0]).unwrap();
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.message.contains("nested more than 64 deep")),
+        "{:?}",
+        report.notes
     );
 }

@@ -474,6 +474,38 @@ local ok = xpcall(function()
     out('# lens: ' .. titles[1])
   end)
 
+  -- Memory on a CPU dump with XLA's buffer assignment beside it: the lens on ENTRY.
+  local memory_dump = data
+    .. '/memory/transpose_at_peak/module_0095.jit_transpose_at_peak.cpu_after_optimizations.txt'
+  vim.cmd('edit ' .. vim.fn.fnameescape(memory_dump))
+  local mem = vim.api.nvim_get_current_buf()
+  local mem_client = wait_client(mem)
+  check_with('codeLensProvider', "code lens: the memory peak on ENTRY, from XLA's buffer assignment", function()
+    assert(mem_client, 'no client on the memory dump')
+    local entry = nil
+    for i, line in ipairs(vim.api.nvim_buf_get_lines(mem, 0, -1, false)) do
+      if vim.startswith(line, 'ENTRY') then
+        entry = i - 1
+      end
+    end
+    local title
+    local found = vim.wait(TIMEOUT, function()
+      for _, lens in ipairs(vim.lsp.codelens.get(mem)) do
+        local t = lens.command and lens.command.title
+        if t and lens.range.start.line == entry and vim.startswith(t, 'peak ') then
+          title = t
+          return true
+        end
+      end
+      return false
+    end, 50)
+    assert(found, 'no memory lens on ENTRY; lenses: ' .. vim.inspect(vim.lsp.codelens.get(mem)))
+    local want = "peak 26.0 MiB at %ynn_fusion.1 · 5 buffers live (from XLA's buffer assignment)"
+    assert(title == want, 'lens: ' .. title)
+    out('# memory lens: ' .. title)
+  end)
+  vim.cmd('buffer ' .. gpu)
+
   check('quickfix: :HloKernels lists the kernels of hlo-lsp/kernels in order, at their names', function()
     assert(gpu_client, 'no client on the GPU sample')
     local want = request(gpu_client, gpu, 'hlo-lsp/kernels', { textDocument = { uri = vim.uri_from_bufnr(gpu) } })

@@ -1,7 +1,8 @@
 //! `hlo-lsp memory FILE [--json] [--top N] [--estimate]`: the four totals of
 //! `memory_analysis()`, the allocations, the peak and the buffers live at it, read
 //! from XLA's buffer assignment beside an after-optimizations dump, or estimated from
-//! the module text when it is not there. Every output says which.
+//! the module text when it is not there. Every output says which. What is live at the
+//! peak is also given grouped by the line of the user's program that made it.
 //! Exit 0 with a report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -9,7 +10,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use crate::memory::{self, human_bytes, source::source_line, Report};
+use crate::memory::source::{by_source_line, group_lines, source_line};
+use crate::memory::{self, human_bytes, Report};
 use crate::model::stack_frames::StackFrameIndex;
 use crate::model::Document;
 use crate::syntax::ChunkKind;
@@ -59,13 +61,30 @@ fn run_inner(args: &Args) -> Result<String, String> {
             .map(|c| (c.start, c.text())),
     );
     let top = top_buffers(&report, args.top.unwrap_or(DEFAULT_TOP), module, &frames);
+    let groups = report
+        .peak
+        .as_ref()
+        .map(|peak| by_source_line(&report, peak, module, &frames))
+        .unwrap_or_default();
     Ok(if args.json {
+        let mut json = to_json(&report, &top);
+        json["live_by_source"] = groups
+            .iter()
+            .map(|g| json!({"source": g.source, "bytes": g.bytes, "buffers": g.buffers, "largest": g.largest}))
+            .collect();
         format!(
             "{}\n",
-            serde_json::to_string_pretty(&to_json(&report, &top)).unwrap_or_default()
+            serde_json::to_string_pretty(&json).unwrap_or_default()
         )
     } else {
-        to_text(args, &report, &top)
+        let mut text = to_text(args, &report, &top);
+        if !groups.is_empty() {
+            text.push_str("  live at the peak by source line:\n");
+            for line in group_lines(&groups, args.top.unwrap_or(DEFAULT_TOP)) {
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
+        text
     })
 }
 

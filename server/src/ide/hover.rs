@@ -118,12 +118,22 @@ fn describe(
             Some((reference_hover(computation, instruction), range))
         }
         Symbol::Computation {
-            module,
+            module: module_id,
             computation,
         } => {
-            let module = file.module(module);
+            let module = file.module(module_id);
             let range = name_range_at(module, offset)?;
-            Some((computation_hover(module, computation), range))
+            let mut text = computation_hover(module, computation);
+            // On its own name (where a memory lens stands), what is live at its peak.
+            let c = module.computation(computation);
+            if range == c.abs(c.name_range) {
+                if let Some(memory) =
+                    super::memory::computation_hover(snapshot, module_id, computation)
+                {
+                    let _ = write!(text, "\n\n{memory}");
+                }
+            }
+            Some((text, range))
         }
     }
 }
@@ -324,10 +334,15 @@ pub fn instruction_hover(
         hover.notes.insert(at + k, line);
     }
     // Where its buffer lives and when (one line, a paragraph of its own).
-    if let Some(line) =
-        module_id.and_then(|m| super::memory::hover_line(snapshot, m, &instruction.name))
+    if let Some(line) = module_id
+        .and_then(|m| super::memory::hover_line(snapshot, m, &computation.name, &instruction.name))
     {
         hover.notes.push(format!("{line}\n"));
+        if let Some(strip) = module_id.and_then(|m| {
+            super::memory::live_strip(snapshot, m, &computation.name, &instruction.name)
+        }) {
+            hover.notes.push(format!("{strip}\n"));
+        }
     }
     if let Some(k) = instruction.parameter_number {
         hover

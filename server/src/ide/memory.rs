@@ -9,7 +9,8 @@
 use std::ops::Range;
 
 use super::snapshot::HloSnapshot;
-use crate::memory::{human_bytes, Report};
+use crate::memory::source::{by_source_line, group_lines};
+use crate::memory::{human_bytes, Peak, Report};
 use crate::model::{ModuleId, Opcode};
 
 /// A lens: where, and its title.
@@ -38,33 +39,39 @@ fn title(report: &Report, peak: &crate::memory::Peak) -> String {
     )
 }
 
+/// The peak a lens shows on computation `c`: the module's on ENTRY, its own on a
+/// while body, none elsewhere.
+fn peak_of(
+    module: &crate::model::Module,
+    report: &Report,
+    c: crate::model::ComputationRef,
+) -> Option<Peak> {
+    let model = c.model();
+    if model.is_entry {
+        return report.peak.clone();
+    }
+    let is_body = module
+        .callers_of(c.id)
+        .iter()
+        .filter_map(|site| module.caller(site))
+        .any(|(_, i)| {
+            i.opcode == Opcode::While
+                && i.called
+                    .iter()
+                    .any(|k| k.attribute == "body" && k.name.trim_start_matches('%') == model.name)
+        });
+    is_body.then(|| report.peak_in(&model.name)).flatten()
+}
+
 /// Lenses on ENTRY (the module's peak) and on each while body (its own peak).
 pub fn lenses(snapshot: &HloSnapshot) -> Vec<MemoryLens> {
     let mut out = Vec::new();
     for (id, report) in modules(snapshot) {
         let module = snapshot.model().module(id);
         for c in module.computations() {
-            let model = c.model();
-            let peak = if model.is_entry {
-                report.peak.clone()
-            } else if module
-                .callers_of(c.id)
-                .iter()
-                .filter_map(|site| module.caller(site))
-                .any(|(_, i)| {
-                    i.opcode == Opcode::While
-                        && i.called.iter().any(|k| {
-                            k.attribute == "body" && k.name.trim_start_matches('%') == model.name
-                        })
-                })
-            {
-                report.peak_in(&model.name)
-            } else {
-                None
-            };
-            if let Some(peak) = peak {
+            if let Some(peak) = peak_of(module, &report, c) {
                 out.push(MemoryLens {
-                    range: c.abs(model.name_range),
+                    range: c.abs(c.model().name_range),
                     title: title(&report, &peak),
                 });
             }
@@ -73,9 +80,44 @@ pub fn lenses(snapshot: &HloSnapshot) -> Vec<MemoryLens> {
     out
 }
 
-/// `Memory (estimated): allocation 3, offset 64, 2.0 KiB, live 20 → 23 of 31`.
-pub fn hover_line(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Option<String> {
+/// Source lines listed in a computation's hover before "… N more".
+const HOVER_SOURCE_LINES: usize = 8;
+
+/// The memory part of the hover on a computation's name where a lens stands (ENTRY,
+/// a while body): the peak, then what is live at it grouped by the line of the
+/// user's program that made it, most bytes first.
+pub fn computation_hover(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: crate::model::ComputationId,
+) -> Option<String> {
     let report = snapshot.memory(module)?;
+    let m = snapshot.model().module(module);
+    let peak = peak_of(m, &report, m.computation(computation))?;
+    let frames = snapshot.stack_frames(module);
+    let groups = by_source_line(&report, &peak, m, &frames);
+    Some(format!(
+        "**Memory** ({}): peak {} at `%{}`, step {} of {} · {} buffers live\n\n\
+         Live at the peak, by source line:\n```text\n{}\n```",
+        report.source.tag(),
+        human_bytes(peak.bytes),
+        report.instruction_at(peak.time).unwrap_or("?"),
+        peak.time,
+        report.schedule.len(),
+        peak.live.len(),
+        group_lines(&groups, HOVER_SOURCE_LINES).join("\n"),
+    ))
+}
+
+/// `Memory (estimated): allocation 3, offset 64, 2.0 KiB, live 20 → 23 of 31`.
+pub fn hover_line(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: &str,
+    name: &str,
+) -> Option<String> {
+    let report = snapshot.memory(module)?;
+    scheduled(&report, computation).then_some(())?;
     let b = report.buffers_of(name).max_by_key(|b| b.bytes)?;
     let place = match (b.allocation, b.offset) {
         (Some(a), Some(o)) => format!("allocation {a}, offset {o}, "),
@@ -95,4 +137,42 @@ pub fn hover_line(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Optio
         report.schedule.len(),
         if at_peak { " · live at the peak" } else { "" },
     ))
+}
+
+/// Rows of the live-range strip: the instructions scheduled this close to the
+/// cursor's, on either side.
+const STRIP_NEIGHBOURS: usize = 2;
+
+/// The live ranges of the buffers around instruction `name` in the schedule (its
+/// own marked `›`) over the whole schedule, the peak marked: a code block.
+pub fn live_strip(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: &str,
+    name: &str,
+) -> Option<String> {
+    let report = snapshot.memory(module)?;
+    scheduled(&report, computation).then_some(())?;
+    let at = report.schedule.iter().position(|n| n == name)?;
+    report.buffers_of(name).next()?;
+    let around = at.saturating_sub(STRIP_NEIGHBOURS)..(at + STRIP_NEIGHBOURS + 1);
+    let rows: Vec<(String, &crate::memory::Buffer)> = report.schedule
+        [around.start..around.end.min(report.schedule.len())]
+        .iter()
+        .filter_map(|n| {
+            let b = report.buffers_of(n).max_by_key(|b| b.bytes)?;
+            let mark = if n == name { '›' } else { ' ' };
+            Some((format!("{mark} %{n}"), b))
+        })
+        .collect();
+    Some(format!(
+        "```text\n{}\n```",
+        crate::memory::strip::render(&report, &rows)
+    ))
+}
+
+/// Whether computation `name` runs in the report's schedule (a fused computation
+/// does not: its instructions have no buffers, whatever their names).
+fn scheduled(report: &Report, name: &str) -> bool {
+    report.spans.iter().any(|s| s.computation == name)
 }

@@ -81,7 +81,8 @@ pub fn peak_copies(module: &Module, report: &Report) -> Vec<PeakCopy> {
     let mut out: Vec<PeakCopy> = Vec::new();
     for &i in &peak.live {
         let b = &report.buffers[i];
-        let meaningful = b.bytes >= MIN_BYTES && b.bytes * 100 >= peak.bytes * MIN_SHARE_PERCENT;
+        let meaningful = b.bytes >= MIN_BYTES
+            && u128::from(b.bytes) * 100 >= u128::from(peak.bytes) * u128::from(MIN_SHARE_PERCENT);
         if !meaningful || out.iter().any(|c| c.instruction == b.instruction) {
             continue;
         }
@@ -120,7 +121,7 @@ pub fn message(copy: &PeakCopy, report: &Report) -> String {
         "this {} holds {} at the memory peak: {}% of {} at %{} ({})",
         copy.kind,
         human_bytes(copy.bytes),
-        (copy.bytes * 100 / peak.bytes.max(1)),
+        u128::from(copy.bytes) * 100 / u128::from(peak.bytes.max(1)),
         human_bytes(peak.bytes),
         report.instruction_at(peak.time).unwrap_or("?"),
         report.source.tag(),

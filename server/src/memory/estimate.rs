@@ -48,6 +48,16 @@ struct Value {
     parameter: Option<u64>,
     constant: bool,
     live_out: bool,
+    /// A loop's parameter or result (XLA's SSA phi): it hands the loop's buffer on,
+    /// and its memory is counted with the value before it.
+    phi: bool,
+}
+
+/// The positions a called computation's parameters take from its caller; `phi`
+/// for a loop's condition and body, whose parameters are values of their own.
+struct Binding {
+    positions: Vec<Positions>,
+    phi: bool,
 }
 
 /// The flattened schedule and the values over it.
@@ -61,7 +71,14 @@ struct Flow {
     /// Union-find over values: the buffers XLA's alias analysis would form.
     parent: Vec<ValueId>,
     notes: Vec<Note>,
+    /// How many computations are being flattened, one inside the other.
+    depth: usize,
 }
+
+/// Calls nested deeper than this are not flattened (their results are taken as
+/// values of their own, with a note): the walk recurses, and a 10,000-deep chain of
+/// calls must not overflow the stack.
+const MAX_CALL_DEPTH: usize = 64;
 
 /// The estimate for `module`; `None` when it has no entry computation. A module that
 /// is not scheduled is estimated in text order and says so in a note.
@@ -154,11 +171,22 @@ impl Flow {
                 parameter,
                 constant,
                 live_out: false,
+                phi: false,
             });
             self.parent.push(id);
             positions.push((index, id));
         }
         self.positions.insert(at, positions);
+    }
+
+    /// Defines phi values at `at` (see [`Value::phi`]); their positions.
+    fn define_phi(&mut self, at: At, shape: &Shape) -> Positions {
+        let first = self.values.len();
+        self.define(at, shape, None, false);
+        for v in &mut self.values[first..] {
+            v.phi = true;
+        }
+        self.positions[&at].clone()
     }
 
     /// The positions of `at`'s operand `i`.
@@ -176,12 +204,13 @@ impl Flow {
 
     /// Lays out computation `id` (and what it calls) in the schedule; `binding` holds
     /// the positions its parameters take from the caller.
-    fn flatten(&mut self, module: &Module, id: ComputationId, binding: Option<Vec<Positions>>) {
+    fn flatten(&mut self, module: &Module, id: ComputationId, binding: Option<Binding>) {
         if self.spans.contains_key(&id) {
             return;
         }
         let start = self.order.len() as u64;
         self.spans.insert(id, start..start);
+        self.depth += 1;
         let c = module.computation(id);
         let is_entry = c.model().is_entry;
         for instr in &c.model().instructions {
@@ -192,16 +221,35 @@ impl Flow {
             self.values_of(module, at, instr, is_entry, binding.as_ref());
         }
         self.spans.insert(id, start..self.order.len() as u64);
+        self.depth -= 1;
     }
 
     /// Flattens what `instr` runs, before it.
     fn before(&mut self, module: &Module, at: At, instr: &Instruction) {
+        let calls = matches!(
+            instr.opcode,
+            Opcode::While | Opcode::Conditional | Opcode::Call
+        );
+        if calls && self.depth >= MAX_CALL_DEPTH {
+            let message = format!(
+                "calls nested more than {MAX_CALL_DEPTH} deep are not followed: their \
+                 buffers are left out"
+            );
+            if !self.notes.iter().any(|n| n.message == message) {
+                self.notes.push(note(&message));
+            }
+            return;
+        }
         match instr.opcode {
             Opcode::While => {
                 let init = vec![self.operand(module, at, 0)];
                 for attribute in ["condition", "body"] {
                     if let Some(c) = module.called_computation(instr, attribute) {
-                        self.flatten(module, c.id, Some(init.clone()));
+                        let phi = Binding {
+                            positions: init.clone(),
+                            phi: true,
+                        };
+                        self.flatten(module, c.id, Some(phi));
                     }
                 }
             }
@@ -209,7 +257,14 @@ impl Flow {
                 for (k, called) in instr.called.iter().enumerate() {
                     if let Some(c) = module.resolve(called) {
                         let bound = vec![self.operand(module, at, k + 1)];
-                        self.flatten(module, c.id, Some(bound));
+                        self.flatten(
+                            module,
+                            c.id,
+                            Some(Binding {
+                                positions: bound,
+                                phi: false,
+                            }),
+                        );
                     }
                 }
             }
@@ -218,7 +273,14 @@ impl Flow {
                     let bound = (0..instr.operands.len())
                         .map(|i| self.operand(module, at, i))
                         .collect();
-                    self.flatten(module, c.id, Some(bound));
+                    self.flatten(
+                        module,
+                        c.id,
+                        Some(Binding {
+                            positions: bound,
+                            phi: false,
+                        }),
+                    );
                 }
             }
             _ => {}
@@ -243,13 +305,21 @@ impl Flow {
         at: At,
         instr: &Instruction,
         is_entry: bool,
-        binding: Option<&Vec<Positions>>,
+        binding: Option<&Binding>,
     ) {
         let pass = |p: Positions| -> Positions { p };
         let positions = match instr.opcode {
             Opcode::Parameter if !is_entry => {
                 let n = instr.parameter_number.unwrap_or(0) as usize;
-                binding.and_then(|b| b.get(n)).cloned().map(pass)
+                let bound = binding.and_then(|b| b.positions.get(n)).cloned();
+                if binding.is_some_and(|b| b.phi) {
+                    // A loop's parameter is a value of its own (XLA's SSA phi), in the
+                    // loop's buffer: the init's live range ends where the loop begins.
+                    let phi = self.define_phi(at, &instr.shape);
+                    self.join(&phi, &bound.unwrap_or_default());
+                    return;
+                }
+                bound.map(pass)
             }
             Opcode::Parameter => {
                 let n = instr.parameter_number.map(|n| n.max(0) as u64);
@@ -295,8 +365,11 @@ impl Flow {
                     .and_then(|b| b.model().root.and_then(|r| self.positions.get(&(b.id, r))))
                     .cloned()
                     .unwrap_or_default();
-                self.join(&init, &body);
-                Some(init)
+                // The loop's result is a phi value too, in the same buffer.
+                let phi = self.define_phi(at, &instr.shape);
+                self.join(&phi, &init);
+                self.join(&phi, &body);
+                return;
             }
             Opcode::Conditional => {
                 let first = self.callee_root(module, instr, 0);
@@ -351,11 +424,14 @@ impl Flow {
             for &(_, v) in self.positions.get(&at).into_iter().flatten() {
                 self.values[v].end = self.values[v].end.max(held_until);
             }
-            // Uses; a while's init is used when its body begins.
+            // Uses; a while's init is used when its condition or body (the first
+            // scheduled) begins.
             let used_at = match instr.opcode {
-                Opcode::While => module
-                    .called_computation(instr, "body")
-                    .map(|b| self.spans[&b.id].start)
+                Opcode::While => ["condition", "body"]
+                    .iter()
+                    .filter_map(|a| module.called_computation(instr, a))
+                    .filter_map(|c| self.spans.get(&c.id).map(|s| s.start))
+                    .min()
                     .unwrap_or(time),
                 _ => time,
             };
@@ -828,8 +904,18 @@ impl Flow {
                 ranges[b].1 = ranges[b].1.max(ranges[a].1);
                 ranges[a].1 = ranges[a].1.min(ranges[b].0);
             }
+            // A phi's time goes to the value holding the buffer before it.
+            let mut holder: Option<ValueId> = None;
+            for &v in &g {
+                match (self.values[v].phi, holder) {
+                    (true, Some(h)) => ranges[h].1 = ranges[h].1.max(ranges[v].1),
+                    (true, None) => {}
+                    (false, _) => holder = Some(v),
+                }
+            }
         }
         (0..self.values.len())
+            .filter(|&v| !self.values[v].phi)
             .map(|v| {
                 let (allocation, offset) = placed
                     .get(&v)

@@ -20,6 +20,7 @@ pub mod live_range;
 pub mod report;
 pub mod siblings;
 pub mod source;
+pub mod strip;
 pub mod usage_report;
 
 pub use buffer_assignment::{Allocation, AllocationKind, AssignedValue, BufferAssignment};
