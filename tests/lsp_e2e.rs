@@ -8,6 +8,7 @@ mod lsp_coalescing;
 mod lsp_cost;
 mod lsp_features;
 mod lsp_fusion_outputs;
+mod lsp_history;
 mod lsp_hover_layout;
 mod lsp_navigation;
 mod lsp_protocol;
