@@ -1,5 +1,5 @@
 //! End-to-end tests of `hlo-lsp history` through the real binary, on the
-//! pass-by-pass dumps of `tests/data/dumps/history` (see its README): the story of an
+//! pass-by-pass dumps of `tests/data/pass_dumps` (see its README): the story of an
 //! instruction, the JSON, choosing a module, and bad input.
 
 use crate::cli_support;
@@ -8,7 +8,7 @@ use cli_support::{run, stderr, stdout, temp_file};
 
 fn dumps(program: &str) -> String {
     format!(
-        "{}/../tests/data/dumps/history/{program}",
+        "{}/../tests/data/pass_dumps/{program}",
         env!("CARGO_MANIFEST_DIR")
     )
 }

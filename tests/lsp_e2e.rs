@@ -9,6 +9,7 @@ mod lsp_cost;
 mod lsp_features;
 mod lsp_fusion_outputs;
 mod lsp_graph;
+mod lsp_history;
 mod lsp_hover_layout;
 mod lsp_memory;
 mod lsp_navigation;

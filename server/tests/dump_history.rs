@@ -1,6 +1,6 @@
 //! The history of instructions across pass-by-pass dumps (`dump::history`) against
 //! two independent readings of the same files: `expected.json`, written by
-//! `tests/data/dumps/history/make_history.py` from its own reading of the dumps of six
+//! `tests/data/pass_dumps/make_history.py` from its own reading of the dumps of six
 //! JAX programs, and the model's parse of every snapshot (`model::parse_hlo`), which
 //! must show each instruction exactly where its history says it lived and changed.
 
@@ -22,7 +22,7 @@ const PROGRAMS: &[&str] = &[
 
 fn dir(program: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data/dumps/history")
+        .join("../tests/data/pass_dumps")
         .join(program)
 }
 

@@ -22,6 +22,7 @@ pub mod config;
 pub mod cost;
 pub mod folding;
 pub mod graph;
+pub mod history;
 pub mod hover;
 pub mod inlay_hints;
 pub mod maps;

@@ -17,18 +17,27 @@ use super::position::PositionEncoding;
 use super::snapshot::Snapshot;
 use super::to_proto;
 use crate::hover::Detail;
+use crate::ide::history::PassHistory;
 use crate::ide::{self, navigation, Config};
 
-/// The hover at `offset`; [`Detail::Full`] is the fusion-maps panel's.
+/// The hover at `offset`; [`Detail::Full`] is the fusion-maps panel's. With the pass
+/// history of the document's dump directory, an instruction's hover says which pass
+/// made it.
 pub fn hover(
     snapshot: &Snapshot,
     offset: usize,
     config: &Config,
     detail: Detail,
     encoding: PositionEncoding,
+    history: Option<PassHistory>,
 ) -> Option<Hover> {
     let hover = match &snapshot.ide {
-        ide::Snapshot::Hlo(hlo) => ide::hover::hover(hlo, offset, config, detail),
+        ide::Snapshot::Hlo(hlo) => {
+            ide::hover::hover(hlo, offset, config, detail).map(|h| match history {
+                Some(history) => ide::history::with_history(hlo, h, history),
+                None => h,
+            })
+        }
         ide::Snapshot::Mlir(mlir) => ide::mlir::hover(mlir, offset, config),
     }?;
     Some(to_proto::hover(snapshot, hover, encoding))
@@ -268,15 +277,44 @@ pub fn indexed_symbols(
 }
 
 /// A lens above every kernel, unresolved: its estimate is computed when the editor
-/// resolves it ([`resolve_code_lens`]), for the lenses on screen.
+/// resolves it ([`resolve_code_lens`]), for the lenses on screen. With the pass
+/// history of the document's dump directory, also a lens on every instruction saying
+/// which pass made it (resolved: a lookup each).
 pub fn code_lenses(
     snapshot: &Snapshot,
     config: &Config,
     encoding: PositionEncoding,
+    history: Option<PassHistory>,
 ) -> Vec<CodeLens> {
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return Vec::new();
     };
+    let mut lenses = kernel_lenses(snapshot, hlo, config, encoding);
+    if let Some(history) = history {
+        let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
+        lenses.extend(ide::history::lenses(hlo, history).into_iter().map(|lens| {
+            let start = positions.position(lens.range.start);
+            let end = positions.position(lens.range.end);
+            CodeLens {
+                range: tower_lsp_server::ls_types::Range::new(start, end),
+                command: Some(Command {
+                    title: lens.title,
+                    command: String::new(),
+                    arguments: None,
+                }),
+                data: None,
+            }
+        }));
+    }
+    lenses
+}
+
+fn kernel_lenses(
+    snapshot: &Snapshot,
+    hlo: &ide::HloSnapshot,
+    config: &Config,
+    encoding: PositionEncoding,
+) -> Vec<CodeLens> {
     let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
     let mut lenses: Vec<CodeLens> = ide::cost::kernels(hlo, config)
         .into_iter()

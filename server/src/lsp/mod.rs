@@ -31,6 +31,7 @@ pub mod handlers;
 pub mod logging;
 pub mod outbox;
 pub mod output;
+pub mod pass_history;
 pub mod position;
 pub mod progress;
 pub mod rendered;

@@ -41,6 +41,8 @@ pub enum Outgoing {
         token: String,
         message: String,
     },
+    /// Ask the client to request its code lenses again (new pass history lenses).
+    RefreshCodeLenses,
 }
 
 /// The posting side; clone freely.
@@ -117,6 +119,11 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
                 send_progress(&destination.output, token, end);
             }
             Outgoing::ProgressReport { .. } | Outgoing::ProgressEnd { .. } => {}
+            Outgoing::RefreshCodeLenses => {
+                // Not awaited here: the answer must not hold up later messages.
+                let client = client.clone();
+                tokio::spawn(async move { client.code_lens_refresh().await });
+            }
         }
     }
 }

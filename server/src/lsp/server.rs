@@ -14,9 +14,10 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, commands, handlers};
+use super::{call_hierarchy, code_actions, commands, handlers, pass_history};
 use crate::budget::Budget;
 use crate::hover::Detail;
+use crate::ide::history::PassHistory;
 
 /// The language server's request handlers.
 pub struct Backend {
@@ -205,7 +206,7 @@ impl Backend {
             Request::FusionMaps,
             at,
             move |snapshot, offset, encoding| {
-                handlers::hover(snapshot, offset, &config, Detail::Full, encoding)
+                handlers::hover(snapshot, offset, &config, Detail::Full, encoding, None)
             },
         )
         .await
@@ -403,6 +404,16 @@ impl LanguageServer for Backend {
         self.workspace
             .client_supports_progress
             .store(progress, Ordering::SeqCst);
+        let refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false);
+        self.workspace
+            .client_supports_code_lens_refresh
+            .store(refresh, Ordering::SeqCst);
         if let Some(options) = &params.initialization_options {
             self.apply_settings(options);
         }
@@ -444,8 +455,21 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
         let config = self.workspace.settings().features;
+        let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
         self.on_position(Request::Hover, at, move |snapshot, offset, encoding| {
-            handlers::hover(snapshot, offset, &config, Detail::Summary, encoding)
+            let found = pass_history::for_snapshot(&workspace, outbox.as_ref(), snapshot);
+            let history = found.as_ref().map(|(module, k)| PassHistory {
+                module,
+                snapshot: *k,
+            });
+            handlers::hover(
+                snapshot,
+                offset,
+                &config,
+                Detail::Summary,
+                encoding,
+                history,
+            )
         })
         .await
         .map(Option::flatten)
@@ -453,10 +477,18 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let config = self.workspace.settings().features;
+        let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
         self.on_document(
             Request::CodeLens,
             &params.text_document.uri,
-            move |snapshot, encoding| Some(handlers::code_lenses(snapshot, &config, encoding)),
+            move |snapshot, encoding| {
+                let found = pass_history::for_snapshot(&workspace, outbox.as_ref(), snapshot);
+                let history = found.as_ref().map(|(module, k)| PassHistory {
+                    module,
+                    snapshot: *k,
+                });
+                Some(handlers::code_lenses(snapshot, &config, encoding, history))
+            },
         )
         .await
     }

@@ -45,6 +45,10 @@ pub struct Workspace {
     pub roots: RwLock<Vec<std::path::PathBuf>>,
     /// The HLO files of the workspace folders, indexed in the background.
     pub index: super::workspace_index::WorkspaceIndex,
+    /// The client accepts `workspace/codeLens/refresh` (sent when a pass history is built).
+    pub client_supports_code_lens_refresh: AtomicBool,
+    /// The pass histories of the dump directories whose snapshots are shown.
+    pub pass_histories: super::pass_history::PassHistories,
 }
 
 impl Default for Workspace {
@@ -64,6 +68,8 @@ impl Default for Workspace {
             client_supports_progress: AtomicBool::new(false),
             roots: RwLock::default(),
             index: Default::default(),
+            client_supports_code_lens_refresh: AtomicBool::new(false),
+            pass_histories: Default::default(),
         }
     }
 }

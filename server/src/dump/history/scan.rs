@@ -266,10 +266,14 @@ fn push_operand(bytes: &[u8], piece: Range<usize>, found: &mut SmallVec<[u64; 4]
     }
 }
 
+/// Finds `, metadata={`; built once rather than for every line.
+static METADATA: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new(b", metadata={"));
+
 /// Hash of `line` with its `, metadata={...}` cut out (`scratch` holds the rest).
 fn without_metadata(bytes: &[u8], line: Range<usize>, scratch: &mut Vec<u8>) -> u64 {
     let text = &bytes[line.clone()];
-    let Some(at) = memmem::find(text, b", metadata={") else {
+    let Some(at) = METADATA.find(text) else {
         return hash(text);
     };
     let open = line.start + at + ", metadata=".len();

@@ -1,0 +1,75 @@
+//! Which pass made each instruction, in the editor: in a snapshot file of a dump
+//! directory written with `--xla_dump_hlo_pass_re=.*` (the after-optimizations one
+//! included), a code lens on every instruction, `introduced by layout-assignment (step
+//! 47) · changed by 3 passes`, and the same line in its hover. The history
+//! ([`crate::dump::history`]) is built by the server, once per directory; here it is
+//! only read, one lookup per instruction.
+
+use std::ops::Range;
+
+use super::hover::Hover;
+use super::snapshot::HloSnapshot;
+use crate::dump::history::{story, ModuleHistory};
+
+/// The history of the module a document is a snapshot of, and which snapshot it is.
+#[derive(Clone, Copy, Debug)]
+pub struct PassHistory<'a> {
+    pub module: &'a ModuleHistory,
+    pub snapshot: usize,
+}
+
+/// A lens with its title (cheap: no resolve step).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryLens {
+    /// The instruction's name, in document bytes.
+    pub range: Range<usize>,
+    pub title: String,
+}
+
+/// A lens on every instruction the history knows, in text order.
+pub fn lenses(snapshot: &HloSnapshot, history: PassHistory) -> Vec<HistoryLens> {
+    let mut out = Vec::new();
+    for module in &snapshot.model().modules {
+        for computation in module.computations() {
+            for i in computation
+                .model()
+                .instructions
+                .iter()
+                .filter(|i| !i.synthetic)
+            {
+                if let Some(title) = line(history, &computation.name, &i.name) {
+                    out.push(HistoryLens {
+                        range: computation.abs(i.name_range),
+                        title,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The history line of instruction `name` of `computation`.
+fn line(history: PassHistory, computation: &str, name: &str) -> Option<String> {
+    let i = history.module.at(history.snapshot, computation, name)?;
+    Some(story::summary(history.module, i))
+}
+
+/// `hover` with the history line of the instruction it describes (its name or
+/// opcode under the cursor), as the hover's last line.
+pub fn with_history(snapshot: &HloSnapshot, mut hover: Hover, history: PassHistory) -> Hover {
+    let file = snapshot.model();
+    let Some(at) = file.instruction_at(hover.range.start) else {
+        return hover;
+    };
+    let computation = file.computation(at);
+    let i = computation.instruction(at.instruction);
+    let described = [i.name_range, i.opcode_range].map(|r| computation.abs(r));
+    if !described.contains(&hover.range) {
+        return hover;
+    }
+    if let Some(line) = line(history, &computation.name, &i.name) {
+        hover.markdown.push_str(&format!("\n\n**Passes**: {line}"));
+    }
+    hover
+}

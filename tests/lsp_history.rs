@@ -1,0 +1,200 @@
+//! End-to-end through the language server: in a snapshot of a pass-by-pass dump
+//! directory (a copy of `tests/data/pass_dumps/mlp_train_step`), every instruction
+//! has a code lens saying which pass made it, built in the background with progress and
+//! followed by a `workspace/codeLens/refresh`; the hover has the same line; and a file
+//! of the directory written again is read again.
+
+use crate::lsp_support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use lsp_support::{position_of, repo_file, Client};
+use serde_json::{json, Value};
+
+const AFTER: &str = "module_0030.jit_mlp_train_step.cpu_after_optimizations.txt";
+
+/// A copy of the dump directory this test may change.
+fn copy_of_dumps(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-history-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(repo_file("tests/data/pass_dumps/mlp_train_step")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+fn file_uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// A server whose client takes code lens refreshes and progress.
+fn start() -> Client {
+    let mut client = Client::spawn(&[]);
+    client.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": null,
+            "capabilities": {
+                "window": {"workDoneProgress": true},
+                "workspace": {"codeLens": {"refreshSupport": true}},
+            },
+        }),
+    );
+    client.notify("initialized", json!({}));
+    client
+}
+
+/// The history lenses of `document` (titles by line), asked again until `ready`
+/// accepts them (the history is built in the background).
+fn history_lenses(
+    client: &mut Client,
+    document: &str,
+    ready: impl Fn(&[(u64, String)]) -> bool,
+) -> Vec<(u64, String)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found = client.result(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": document}}),
+        );
+        let titles: Vec<(u64, String)> = found
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|lens| {
+                let title = lens["command"]["title"].as_str()?.to_string();
+                let line = lens["range"]["start"]["line"].as_u64()?;
+                Some((line, title))
+            })
+            .collect();
+        if ready(&titles) {
+            return titles;
+        }
+        assert!(Instant::now() < deadline, "no history lenses: {titles:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether the pass history has arrived: other lenses (the memory peak of a compiled
+/// module) are there from the start.
+fn has_history(lenses: &[(u64, String)]) -> bool {
+    lenses.iter().any(|(_, t)| is_history(t))
+}
+
+fn is_history(title: &str) -> bool {
+    title.starts_with("introduced by") || title.starts_with("in the input")
+}
+
+fn line_of(text: &str, needle: &str) -> u64 {
+    text.lines().position(|l| l.contains(needle)).unwrap() as u64
+}
+
+#[test]
+fn every_instruction_says_which_pass_made_it() {
+    let dir = copy_of_dumps("lens");
+    let path = dir.join(AFTER);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let document = file_uri(&path);
+    let mut client = start();
+    client.open(&document, &text);
+    let lenses = history_lenses(&mut client, &document, has_history);
+    // The build reported progress, then asked for the lenses again (a request: the
+    // client answers it and files it with the notifications).
+    let ended = client.notification("$/progress", |p| p["value"]["kind"] == "end");
+    assert_eq!(
+        ended["value"]["message"],
+        "29 snapshots, 89 instructions followed"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client.queued("workspace/codeLens/refresh").is_empty() {
+        assert!(Instant::now() < deadline, "no workspace/codeLens/refresh");
+        client.next_response(Duration::from_millis(100));
+    }
+    let at = |needle: &str| {
+        let line = line_of(&text, needle);
+        lenses
+            .iter()
+            .find(|(l, _)| *l == line)
+            .map(|(_, t)| t.clone())
+    };
+    assert_eq!(
+        at("%dot.1 = ").as_deref(),
+        Some("introduced by algsimp (step 7) · changed by 2 passes")
+    );
+    assert_eq!(
+        at("%w1.1 = ").as_deref(),
+        Some("in the input (before optimizations)")
+    );
+    assert_eq!(
+        at("%broadcast_maximum_fusion = ").as_deref(),
+        Some("introduced by fusion (step 20)")
+    );
+    // Every instruction of the module has one (besides the memory peak's lens).
+    let instructions = text
+        .lines()
+        .filter(|l| l.contains(" = ") && l.starts_with("  "))
+        .count();
+    let history = lenses.iter().filter(|(_, t)| is_history(t)).count();
+    assert_eq!(history, instructions);
+
+    let hover = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "%dot.1 = ", 1)}),
+    );
+    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        markdown.ends_with("**Passes**: introduced by algsimp (step 7) · changed by 2 passes"),
+        "{markdown}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_dump_written_again_is_read_again() {
+    let dir = copy_of_dumps("again");
+    let path = dir.join(AFTER);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let document = file_uri(&path);
+    let mut client = start();
+    client.open(&document, &text);
+    let line = line_of(&text, "%dot.1 = ");
+    let title = |lenses: &[(u64, String)]| {
+        lenses
+            .iter()
+            .find(|(l, _)| *l == line)
+            .map(|(_, t)| t.clone())
+    };
+    let before = history_lenses(&mut client, &document, has_history);
+    assert_eq!(
+        title(&before).as_deref(),
+        Some("introduced by algsimp (step 7) · changed by 2 passes")
+    );
+    // After optimizations, %dot.1 reads its operands the other way round.
+    let changed = text.replace(
+        "dot(%broadcast_maximum_fusion, %broadcast_multiply_fusion)",
+        "dot(%broadcast_multiply_fusion, %broadcast_maximum_fusion)",
+    );
+    assert_ne!(changed, text);
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&path, changed).unwrap();
+    let after = history_lenses(&mut client, &document, |t| {
+        title(t).is_some_and(|t| t.ends_with("changed by 3 passes"))
+    });
+    assert_eq!(
+        title(&after).as_deref(),
+        Some("introduced by algsimp (step 7) · changed by 3 passes")
+    );
+    let value: Value = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": position_of(&text, "%dot.1 = ", 1)}),
+    );
+    assert!(value["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("changed by 3 passes"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
