@@ -369,7 +369,10 @@ fn simulation_lists_priorities_then_the_first_fusion() {
     let file = hlo("performance_model", PREFER);
     let f = file.to_str().unwrap();
     let v = json(&["fusion", f, "--simulate", "--json"]);
-    assert_eq!(v["module"], Value::Null);
+    assert!(v["module"]
+        .as_str()
+        .unwrap()
+        .contains("calls=fused_computation"));
     let steps = v["steps"].as_array().unwrap();
     for s in steps {
         for k in [
@@ -384,7 +387,7 @@ fn simulation_lists_priorities_then_the_first_fusion() {
         }
     }
     let kinds: Vec<&str> = steps.iter().map(|s| s["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["update_priority", "update_priority", "fusion"]);
+    assert_eq!(kinds[..3], ["update_priority", "update_priority", "fusion"]);
     assert_eq!(steps[2]["producer"], "fusion.0");
     assert_eq!(steps[2]["consumer"], "exp");
     let refused = hlo("priority_fusion", "DoNotFuseReduceIntoReduce");
@@ -396,4 +399,132 @@ fn simulation_lists_priorities_then_the_first_fusion() {
     );
     let o = run(&["fusion", f, "--simulate"]);
     insta::assert_snapshot!(stdout(&o));
+}
+
+/// Whether XLA's own HLO parser (jaxlib's `_hlo.hlo_module_from_text`) reads `text`;
+/// `None` when jaxlib is not installed.
+fn xla_parses(text: &str) -> Option<Result<(), String>> {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "from jaxlib import _hlo"])
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    let path = temp_file("cli-cost", "xla-parse.hlo", text);
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from jaxlib import _hlo; _hlo.hlo_module_from_text(open(sys.argv[1]).read())",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .ok()?;
+    Some(if o.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&o.stderr).into_owned())
+    })
+}
+
+/// The instructions of the entry computation of `text` that are not parameters.
+fn entry_kernels(text: &str) -> Vec<(String, String)> {
+    let file = hlo_lsp::model::parse_hlo(text);
+    assert!(
+        file.diagnostics.is_empty(),
+        "{:?}\n{text}",
+        file.diagnostics
+    );
+    let entry = file.modules[0].entry_computation().unwrap();
+    entry
+        .model()
+        .instructions
+        .iter()
+        .filter(|i| i.opcode != hlo_lsp::model::Opcode::Parameter)
+        .map(|i| (i.name.clone(), i.opcode.name().to_string()))
+        .collect()
+}
+
+#[test]
+fn simulation_prints_the_fused_module_xla_reads() {
+    // JAX's HLO before XLA's optimizations (tests/data/jax/README.md).
+    for case in ["softmax", "attention", "scatter"] {
+        let path = format!(
+            "{}/../tests/data/jax/{case}.before.hlo",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let input = std::fs::read_to_string(&path).unwrap();
+        let v = json(&["fusion", &path, "--simulate", "--device", "a6000", "--json"]);
+        assert_eq!(v["stopped"], Value::Null, "{case}");
+        let fused = v["module"].as_str().unwrap();
+        let before = entry_kernels(&input);
+        let after = entry_kernels(fused);
+        assert!(after.len() < before.len(), "{case}: {after:?}");
+        // Names are the input's, or XLA's names for the fusions the pass made.
+        let input_names: BTreeSet<&str> = before.iter().map(|(n, _)| n.as_str()).collect();
+        for (name, opcode) in &after {
+            assert!(
+                input_names.contains(name.as_str())
+                    || (opcode == "fusion" && name.starts_with("fusion")),
+                "{case}: {name} ({opcode})"
+            );
+        }
+        // Every fusion step names a producer and consumer the module had.
+        let steps = v["steps"].as_array().unwrap();
+        assert!(steps.iter().any(|s| s["kind"] == "fusion"), "{case}");
+        if let Some(parsed) = xla_parses(fused) {
+            parsed.unwrap_or_else(|e| panic!("{case}: XLA cannot read the fused module: {e}"));
+        }
+    }
+}
+
+#[test]
+fn fusion_reads_xlas_own_dump_beside_the_module() {
+    let data = format!(
+        "{}/../tests/data/dumps/fusion_process",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let sample = std::fs::read_to_string(format!("{data}/fusion_process_dump_sample.txt")).unwrap();
+    let dump = hlo_lsp::fusible::process_dump::ProcessDump::parse(&sample).unwrap();
+    assert_eq!(dump.steps.len(), 3);
+    // The module the dump was made from, and the dump beside it, named as XLA names them.
+    let module = temp_file(
+        "cli-xla-dump",
+        "module_0001.test_module.before_optimizations.txt",
+        "HloModule test_module\n\nENTRY main {\n  p0 = f32[] parameter(0)\n  p1 = f32[] parameter(1)\n  add = f32[] add(p0, p1)\n  subtract = f32[] subtract(p0, p1)\n  abs = f32[] abs(subtract)\n  ROOT multiply = f32[] multiply(add, abs)\n}\n",
+    );
+    let dir = module.parent().unwrap();
+    std::fs::write(
+        dir.join("module_0001.test_module.priority_fusion_dump.txt"),
+        &sample,
+    )
+    .unwrap();
+    let m = module.to_str().unwrap();
+    let v = json(&["fusion", m, "--producer", "subtract", "--json"]);
+    assert_eq!(v["source"], "xla-dump");
+    assert_eq!(v["fusible"], true);
+    assert_eq!(v["reason"], Value::Null);
+    // XLA's refusal, in XLA's words, wins over the rules (which would fuse `add`).
+    let refused = "fusion_steps {\n  producer_ineligible {\n    producer_name: \"add\"\n    reason: \"the fusion would result in an overly large code duplication\"\n  }\n}\nfusion_steps {\n  update_priority {\n    producer_name: \"abs\"\n    consumer_names: \"multiply\"\n    us_fused: 1.25\n    us_unfused: 3.5\n  }\n}\n";
+    std::fs::write(
+        dir.join("module_0001.test_module.priority_fusion_dump.txt"),
+        refused,
+    )
+    .unwrap();
+    let v = json(&["fusion", m, "--producer", "add", "--json"]);
+    assert_eq!(v["source"], "xla-dump");
+    assert_eq!(v["fusible"], false);
+    assert_eq!(
+        v["reason"],
+        "the fusion would result in an overly large code duplication"
+    );
+    let o = run(&["fusion", m, "--producer", "abs"]);
+    assert!(
+        stdout(&o).contains("XLA's times: 3.50 µs unfused, 1.25 µs fused"),
+        "{}",
+        stdout(&o)
+    );
+    // A producer the dump does not name is answered by the rules.
+    let v = json(&["fusion", m, "--producer", "subtract", "--json"]);
+    assert_eq!(v["source"], "rules");
 }

@@ -9,6 +9,8 @@ mod cli_coalescing;
 mod cli_cost;
 mod cli_diff;
 mod cli_golden;
+mod cli_graph;
+mod cli_history;
 mod cli_hostile;
 mod cli_maps;
 mod cli_memory;

@@ -99,3 +99,34 @@ fn estimate_is_said_and_top_buffers_name_their_source_line() {
         "{text}"
     );
 }
+
+/// `hlo-lsp check` on the #26987 reproduction: the transpose beside its operand is an
+/// information finding naming its bytes, read from XLA's files; a small program has
+/// none.
+#[test]
+fn check_names_the_transpose_live_at_the_peak() {
+    let check = |dump: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+            .args(["check", dump.to_str().unwrap()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dump = data()
+        .join("transpose_at_peak/module_0095.jit_transpose_at_peak.cpu_after_optimizations.txt");
+    let found: Vec<String> = check(&dump)
+        .lines()
+        .filter(|l| l.ends_with("[copy-at-memory-peak]"))
+        .map(|l| l.split_once(": ").unwrap().1.to_string())
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "information: this transpose holds 8.0 MiB at the memory peak: 30% of 26.0 MiB at \
+          %ynn_fusion.1 (from XLA's buffer assignment); its operand %x.1 (8.0 MiB) is live \
+          then too, so the data is held twice [copy-at-memory-peak]"
+        ]
+    );
+    let small = data().join("scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
+    assert!(!check(&small).contains("copy-at-memory-peak"));
+}

@@ -8,6 +8,7 @@ mod lsp_coalescing;
 mod lsp_cost;
 mod lsp_features;
 mod lsp_fusion_outputs;
+mod lsp_graph;
 mod lsp_hover_layout;
 mod lsp_memory;
 mod lsp_navigation;

@@ -1,10 +1,11 @@
 //! End-to-end through the language server: memory lenses on ENTRY and on a while
 //! body of a JAX scan (XLA's CPU dump in tests/data/memory), and the hover's memory
-//! line, both saying the numbers are estimated.
+//! line, both saying the numbers are estimated; opened from its folder, the same
+//! lens and line carry XLA's numbers and say so.
 
 use crate::lsp_support;
 
-use lsp_support::{position_of, read_repo_file, uri, Client};
+use lsp_support::{position_of, read_repo_file, repo_file, uri, Client};
 use serde_json::json;
 
 const SCAN: &str =
@@ -62,6 +63,102 @@ fn entry_and_while_body_have_peak_lenses_and_the_hover_has_a_memory_line() {
     assert!(
         markdown.contains("Memory (estimated): allocation ") && markdown.contains("2.0 KiB, live "),
         "{markdown}"
+    );
+    client.shutdown_and_exit();
+}
+
+/// The lenses' `(line, title)` of the memory lenses of `document`.
+fn peak_lenses(client: &mut Client, document: &str) -> Vec<(u64, String)> {
+    let found = client.result(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": document}}),
+    );
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| {
+            Some((
+                l["range"]["start"]["line"].as_u64()?,
+                l["command"]["title"].as_str()?.to_string(),
+            ))
+        })
+        .filter(|(_, t)| t.starts_with("peak "))
+        .collect()
+}
+
+#[test]
+fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
+    let mut client = Client::start();
+    let text = read_repo_file(SCAN);
+    let path = std::fs::canonicalize(repo_file(SCAN)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    let titles = peak_lenses(&mut client, &document);
+    let entry_line = text.lines().position(|l| l.starts_with("ENTRY")).unwrap() as u64;
+    let entry = titles
+        .iter()
+        .find(|(l, _)| *l == entry_line)
+        .map(|(_, t)| t.as_str())
+        .expect("a lens on ENTRY");
+    // XLA's live-range file: `Live ranges at 24 (peak)`, 69 644 bytes (68.0 KiB),
+    // at %wrapped_add, 8 values live.
+    assert_eq!(
+        entry,
+        "peak 68.0 KiB at %wrapped_add · 8 buffers live (from XLA's buffer assignment)"
+    );
+    assert!(
+        titles
+            .iter()
+            .all(|(_, t)| t.ends_with("(from XLA's buffer assignment)")),
+        "{titles:?}"
+    );
+    let at = position_of(&text, "%copy.5 = ", 1);
+    let hover = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": at}),
+    );
+    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    // The buffer assignment: `value: <23 copy.5 @0> (size=2048,offset=64)`; the live
+    // ranges: `copy.5{}:20-23`.
+    assert!(
+        markdown.contains(
+            "Memory (from XLA's buffer assignment): allocation 10, offset 64, 2.0 KiB, live 20 → 23 of 31"
+        ),
+        "{markdown}"
+    );
+    client.shutdown_and_exit();
+}
+
+/// The editor publishes the copy of a loop's state live at the peak (openxla/xla#5335)
+/// with the document's other findings, in the while body where the copy is.
+#[test]
+fn the_copy_live_at_the_peak_is_published_as_information() {
+    const LOOP: &str =
+        "tests/data/memory/loop_carry_copy/module_0097.jit_loop_carry_copy.cpu_after_optimizations.txt";
+    let mut client = Client::start();
+    let text = read_repo_file(LOOP);
+    let path = std::fs::canonicalize(repo_file(LOOP)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    let found: Vec<_> = client
+        .diagnostics(&document, 1)
+        .into_iter()
+        .filter(|d| d["code"] == "copy-at-memory-peak")
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(d["severity"], 3, "information");
+    assert_eq!(
+        d["range"]["start"],
+        position_of(&text, "%copy.5 = ", 0),
+        "{d}"
+    );
+    assert_eq!(
+        d["message"],
+        "this copy holds 4.0 MiB at the memory peak: 24% of 16.0 MiB at %copy.5 (from XLA's \
+         buffer assignment); its operand %broadcast_multiply_fusion (4.0 MiB) is live then \
+         too, so the data is held twice"
     );
     client.shutdown_and_exit();
 }

@@ -97,6 +97,7 @@ fn bench(c: &mut Criterion) {
                 Arc::new(checked),
                 hlo_lsp::language::Language::Hlo,
                 "bench.hlo",
+                None,
             );
             Snapshot::new(uri, 1, 1, ide)
         };

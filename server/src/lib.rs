@@ -17,6 +17,7 @@ pub mod cost;
 pub mod device;
 pub mod dump;
 pub mod fusible;
+pub mod graph;
 pub mod hover;
 pub mod ide;
 pub mod language;

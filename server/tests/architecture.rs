@@ -19,6 +19,7 @@ const FRONT_END_USES: &[&str] = &[
     "device",
     "dump",
     "fusible",
+    "graph",
     "hover",
     "ide",
     "language",
@@ -101,6 +102,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "budget",
             "coalescing",
             "mlir",
+            "memory",
             "model",
             "refactor",
             "syntax",
@@ -111,6 +113,21 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "hover",
         &["algebra", "analysis", "budget", "coalescing", "model"],
+    ),
+    // The dataflow around an instruction, to draw: maps and coalescing on edges.
+    (
+        "graph",
+        &[
+            "algebra",
+            "analysis",
+            "budget",
+            "coalescing",
+            "device",
+            "hover",
+            "model",
+            "syntax",
+            "tiling",
+        ],
     ),
     // Editor features on plain types: everything below, no front end.
     (
@@ -125,6 +142,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "device",
             "dump",
             "fusible",
+            "graph",
             "hover",
             "language",
             "memory",

@@ -10,13 +10,13 @@
 
 use hlo_lsp::analysis::view;
 use hlo_lsp::cost::tiled::{self, BlockLevelParameters};
-use hlo_lsp::cost::{hlo_cost, Duration, KernelCost, Model, KERNEL_LAUNCH_OVERHEAD};
+use hlo_lsp::cost::{dot, hlo_cost, Duration, KernelCost, Model, KERNEL_LAUNCH_OVERHEAD};
 use hlo_lsp::device::Device;
 use hlo_lsp::model::{self, ComputationRef, Instruction};
 use serde_json::Value;
 
 /// Records that must pass (a floor: raise it when more pass).
-const PASSING: usize = 33;
+const PASSING: usize = 38;
 
 fn records() -> Vec<Value> {
     crate::conformance_support::xla_records("performance_model.jsonl")
@@ -127,10 +127,7 @@ fn block_parameters(target: &str) -> Vec<BlockLevelParameters> {
             .and_then(|w| w.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|w| w.parse().ok())
             .unwrap_or(1);
-        out.push(BlockLevelParameters {
-            output_tile_sizes: sizes,
-            num_warps,
-        });
+        out.push(BlockLevelParameters::new(sizes, num_warps));
         rest = tail;
     }
     out
@@ -390,21 +387,20 @@ fn run(record: &Value) -> Result<(), String> {
                     tiled::configured_parameters(m, root).ok_or("no block_level_fusion_config")?;
                 let r = tiled::estimate_tiled(m, root, &configured)?;
                 if name == "TritonGemmWithCustomBlockLevelParameters" {
-                    let custom = BlockLevelParameters {
-                        output_tile_sizes: vec![vec![16, 16]],
-                        num_warps: 1,
-                    };
+                    let custom = BlockLevelParameters::new(vec![vec![16, 16]], 1);
                     let c = tiled::estimate_tiled(m, root, &custom)?;
                     return check(
                         c.exec_time != r.exec_time,
                         format!("custom and default both {}", r.exec_time),
                     );
                 }
-                if expected.get("relation").is_some() {
-                    return Err(format!(
-                        "needs XLA's dot cost model (gpu_dot_fusion_cost_model: tile and wave quantization, kLatencyTax); the generic tiled estimate is {}",
-                        r.exec_time
-                    ));
+                if let Some(relation) = expected["relation"].as_str() {
+                    return gemm_relation(m, root, relation, expected, r.exec_time).map_err(|e| {
+                        format!(
+                            "{e} (read {}, write {}, compute {})",
+                            r.read_time, r.write_time, r.compute_time
+                        )
+                    });
                 }
                 exact("bytes_read", r.bytes_read, expected, "bytes_read")?;
                 exact("bytes_written", r.bytes_written, expected, "bytes_written")?;
@@ -465,6 +461,65 @@ fn run(record: &Value) -> Result<(), String> {
         }
         _ => Err(format!("{function}: not modelled yet")),
     }
+}
+
+/// The bounds XLA's Triton GEMM tests put on a fusion's time, read from the
+/// record's `relation`: `exec_time > 1.2 * C`, `E <= exec_time <= 1.1*E` with
+/// `E = C + kLatencyTax`, where `C` is the dot's quantized compute time with
+/// the `DotTileSize{m,n}` the relation names; or `H <= exec_time <= 1.1*H`
+/// with `H` the record's bytes at the device's bandwidth plus the latency tax.
+fn gemm_relation(
+    m: &Model<'_>,
+    fusion: &Instruction,
+    relation: &str,
+    expected: &Value,
+    exec: Duration,
+) -> Result<(), String> {
+    let fused = m.module.called_computation(fusion, "calls").unwrap();
+    let dot_instr = fused
+        .model()
+        .instructions
+        .iter()
+        .find(|i| i.opcode.name() == "dot")
+        .ok_or("no dot")?;
+    let problem = dot::DotProblem::of(fused, dot_instr)?;
+    let quantized = |relation: &str| -> Result<Duration, String> {
+        let tile = relation
+            .split("DotTileSize{")
+            .nth(1)
+            .and_then(|t| t.split('}').next())
+            .ok_or("no DotTileSize")?;
+        let sizes: Vec<i64> = tile.split(',').map(|x| x.trim().parse().unwrap()).collect();
+        let tile = dot::DotTile {
+            m: sizes[0],
+            n: sizes[1],
+            k: 0,
+            b: 1,
+        };
+        Ok(dot::compute_time_with_quantization(&problem, &tile, m.device).1)
+    };
+    let within = |bound: Duration| {
+        check(
+            bound <= exec && exec <= bound.mul_f64(1.1),
+            format!("exec_time {exec} not within [{bound}, 1.1 × {bound}]"),
+        )
+    };
+    if relation.starts_with("exec_time > 1.2 *") {
+        let c = quantized(relation)?;
+        return check(
+            exec > c.mul_f64(1.2),
+            format!("exec_time {exec} not above 1.2 × {c}"),
+        );
+    }
+    if relation.starts_with("E <= exec_time <= 1.1*E") {
+        return within(quantized(relation)? + dot::LATENCY_TAX);
+    }
+    if relation.starts_with("H <= exec_time <= 1.1*H") {
+        let bytes = expected["approx_total_bytes"].as_i64().ok_or("no bytes")?;
+        let seconds = bytes as f32 / m.device.memory_bandwidth as f32;
+        return within(Duration::from_secs_f64(f64::from(seconds)) + dot::LATENCY_TAX);
+    }
+    Err(format!("unknown relation {relation}"))
 }
 
 #[test]

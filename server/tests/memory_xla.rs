@@ -1,4 +1,4 @@
-//! Memory against XLA itself: on 42 programs compiled by jaxlib on CPU
+//! Memory against XLA itself: on 44 programs compiled by jaxlib on CPU
 //! (`tests/data/memory/make_memory_dumps.py`), the totals read from XLA's buffer
 //! assignment equal `memory_analysis()` on every one, and the estimate from the
 //! module text alone holds the bar measured when it was built (temp bytes within 10%,
@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use hlo_lsp::memory::{self, buffer_assignment::BufferAssignment, live_range::LiveRanges, Report};
 
-/// Programs whose estimated temp bytes are within 10% of XLA's (of 42).
-const TEMP_WITHIN_10_PERCENT: usize = 33;
-/// Programs whose largest buffer at the estimated peak is XLA's (of 42).
-const SAME_TOP_BUFFER: usize = 40;
+/// Programs whose estimated temp bytes are within 10% of XLA's (of 44).
+const TEMP_WITHIN_10_PERCENT: usize = 35;
+/// Programs whose largest buffer at the estimated peak is XLA's (of 44).
+const SAME_TOP_BUFFER: usize = 42;
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/memory")
@@ -165,4 +165,64 @@ fn truncated_and_foreign_files_give_notes_not_panics() {
     let lr = LiveRanges::parse(garbage, "g.txt");
     assert_eq!(lr.schedule, ["a"]);
     assert_eq!(lr.notes.len(), 1, "{:?}", lr.notes);
+}
+
+#[test]
+fn files_that_name_instructions_the_module_lacks_are_set_aside_for_the_estimate() {
+    let p = programs()
+        .into_iter()
+        .find(|p| p.name == "scan_rnn")
+        .unwrap();
+    // The dump as a user edited it: %copy.5 renamed, XLA's files unchanged beside it.
+    let text = std::fs::read_to_string(&p.dump)
+        .unwrap()
+        .replace("copy.5", "copy.5.renamed");
+    let file = hlo_lsp::model::parse_hlo(&text);
+    let r = memory::analyze(Some(&p.dump), &file.modules[0], false).unwrap();
+    assert_eq!(r.source, memory::Source::Estimate);
+    assert_eq!(
+        r.notes.last().map(|n| n.message.as_str()),
+        Some(
+            "XLA's buffer assignment names %copy.5, which this module does not have: \
+             estimated from the text instead"
+        )
+    );
+}
+
+/// The `copy-at-memory-peak` findings of every program, read beside XLA's files and
+/// estimated: `program line: message`.
+fn peak_copy_findings(beside: bool) -> String {
+    let mut out = String::new();
+    for p in programs() {
+        let text = std::fs::read_to_string(&p.dump).unwrap();
+        let document = hlo_lsp::model::Document::parse(&text);
+        let dump = beside.then_some(p.dump.as_path());
+        for d in hlo_lsp::checks::all_beside(&document, dump) {
+            if d.code != memory::diagnostics::COPY_AT_PEAK {
+                continue;
+            }
+            assert_eq!(d.severity, hlo_lsp::model::Severity::Information);
+            let line = text[..d.range.start].lines().count();
+            out.push_str(&format!("{} {line}: {}\n", p.name, d.message));
+            for (range, note) in &d.related {
+                let line = text[..range.start].lines().count();
+                out.push_str(&format!("  related {line}: {note}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// The finding speaks on the two programs made to show it (openxla/xla#26987 and
+/// #5335) and on none of the 42 small ones, where it would be noise.
+#[test]
+fn copies_holding_a_share_of_the_peak_are_named_and_small_programs_stay_quiet() {
+    insta::assert_snapshot!(
+        "copy_at_memory_peak",
+        format!(
+            "beside XLA's files:\n{}\nfrom the text alone:\n{}",
+            peak_copy_findings(true),
+            peak_copy_findings(false)
+        )
+    );
 }

@@ -491,3 +491,38 @@ test('HLO: Show Costliest Kernels lists the kernels; picking the first selects i
   console.log(`# picked ${name}: ${(await status.textContent())?.trim()}`);
   await screenshot('costliest-kernels-picked', 'editor');
 });
+
+test('HLO: Show Graph at Cursor draws the dataflow beside the editor; a click on a node moves the editor', async () => {
+  await runCommand('View: Close All Editors');
+  await quickOpen(path.basename(samples.gpu));
+  const at = lineOf(samples.gpu, '  fusion.1 = ');
+  await goTo(at.line, at.column + 3);
+  await runCommand('HLO: Show Graph at Cursor');
+  await page.locator('.tab', { hasText: 'HLO Graph' }).first().waitFor({ timeout: TIMEOUT });
+  // The panel is a webview: find the frame where Graphviz drew the nodes.
+  let panel: Frame | undefined;
+  const deadline = Date.now() + TIMEOUT;
+  while (!panel && Date.now() < deadline) {
+    for (const f of page.frames()) {
+      const nodes = await f.evaluate(() => document.querySelectorAll('#graph g.node').length).catch(() => 0);
+      if (nodes > 0) panel = f;
+    }
+    if (!panel) await page.waitForTimeout(200);
+  }
+  assert.ok(panel, 'no webview shows the drawn graph');
+  const text = await panel.evaluate(() => document.body.innerText);
+  assert.ok(text.includes('fusion.1') && text.includes('custom-call.1'), text);
+  assert.ok(/element for element|read by many outputs|dimensions permuted/.test(text), `the legend: ${text}`);
+  console.log(`# graph panel: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
+  await page.waitForTimeout(300);
+  await screenshot('graph-panel'); // editors/images/vscode-graph-panel.png
+  // A click on the producer's node puts the cursor on its name.
+  await panel.locator('#graph g.node', { hasText: 'custom-call.1' }).first().click();
+  const target = lineOf(samples.gpu, '  custom-call.1 = ');
+  await page.waitForFunction(
+    (w) => Array.from(document.querySelectorAll('.statusbar-item')).some((e) => (e.textContent ?? '').includes(w)),
+    `Ln ${target.line}, Col ${target.column + 2}`,
+    { timeout: TIMEOUT },
+  );
+  console.log(`# clicked custom-call.1: the cursor is at line ${target.line}`);
+});

@@ -11,6 +11,7 @@ import {
 } from 'vscode-languageclient/node';
 import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
+import { showGraph } from './graphView';
 import { KERNELS_REQUEST, KernelsResponse, kernelPickItems, kernelPickTitle } from './kernels';
 import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
 
@@ -189,6 +190,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand('hlo.showFusionMaps', showFusionMaps),
     vscode.commands.registerCommand('hlo.showKernels', showKernels),
+    vscode.commands.registerCommand('hlo.showGraph', () => showGraph(context, client)),
     vscode.workspace.onDidChangeConfiguration((e) => onConfigurationChanged(context, e)),
   );
   await startClient(context);

@@ -88,6 +88,9 @@ pub struct Checked {
     /// thousands of computations has findings in a few hundred, and reading every
     /// cell made an edit cost what the file holds.
     unsettled: Vec<usize>,
+    /// Where the document is on disk: the memory findings read XLA's buffer
+    /// assignment beside it.
+    dump: Option<Arc<std::path::Path>>,
 }
 
 impl Checked {
@@ -97,7 +100,14 @@ impl Checked {
         Checked {
             cells: (0..count).map(|_| fresh()).collect(),
             unsettled: (0..count).collect(),
+            dump: None,
         }
+    }
+
+    /// Places the document on disk (see [`Checked::dump`]); its versions keep it.
+    pub fn with_dump(mut self, dump: Option<&std::path::Path>) -> Checked {
+        self.dump = dump.map(Arc::from);
+        self
     }
 
     /// Whether chunk `chunk` of `document` (the version these cells belong to) is
@@ -130,13 +140,14 @@ impl Checked {
             .iter()
             .any(|c| matches!(c.kind, ChunkKind::Header | ChunkKind::Separator))
         {
-            return Checked::new(document);
+            return Checked::new(document).with_dump(self.dump.as_deref());
         }
         let mut cells = self.cells.clone();
         cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
         let mut next = Checked {
             cells,
             unsettled: vec![],
+            dump: self.dump.clone(),
         };
         // Chunks that settled since this version was made leave the list.
         next.unsettled = self
@@ -214,7 +225,7 @@ impl Checked {
         missing.into_par_iter().for_each(|(mi, ci)| {
             let m = file.module(mi);
             let c = m.computation(ci);
-            if let Some(found) = checked_within(&budget, file, mi, c) {
+            if let Some(found) = checked_within(&budget, (file, mi, c), self.dump.as_deref()) {
                 let anchored = found.into_iter().map(|d| Anchored::new(d, m, c)).collect();
                 let _ = self.cells[m.chunk_of(ci)].set(Found::new(anchored));
             }
@@ -283,19 +294,18 @@ pub const COMPUTATION_BUDGET: Duration = Duration::from_secs(10);
 /// for the CLI): `None` when cancelled (nobody wants them, and they are not kept).
 fn checked_within(
     budget: &Budget,
-    file: &HloFile,
-    mi: ModuleId,
-    c: ComputationRef<'_>,
+    (file, mi, c): (&HloFile, ModuleId, ComputationRef<'_>),
+    dump: Option<&std::path::Path>,
 ) -> Option<Vec<Diagnostic>> {
     if budget.is_unlimited() {
-        return Some(super::of_computation(file, mi, c));
+        return Some(super::of_computation(file, mi, c, dump));
     }
     if budget.is_exhausted() {
         return None;
     }
     let limit = budget.part_limit().unwrap_or(COMPUTATION_BUDGET);
     let part = budget.child(limit);
-    let mut found = part.run(|| super::of_computation(file, mi, c));
+    let mut found = part.run(|| super::of_computation(file, mi, c, dump));
     match part.cut() {
         None => Some(found),
         Some(Cut::Deadline) if budget.cut().is_none() => {

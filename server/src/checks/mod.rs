@@ -11,6 +11,8 @@
 pub mod anchored;
 pub mod incremental;
 
+use std::path::Path;
+
 use rayon::prelude::*;
 
 use crate::model::{crossref, ComputationRef, Diagnostic, Document, HloFile, ModuleId};
@@ -48,17 +50,32 @@ fn reshape_chains(_: &HloFile, _: ModuleId, c: ComputationRef) -> Vec<Diagnostic
     crate::refactor::computation_diagnostics(c)
 }
 
-/// What every source finds in computation `c` of module `module`.
-pub fn of_computation(file: &HloFile, module: ModuleId, c: ComputationRef) -> Vec<Diagnostic> {
+/// What every source finds in computation `c` of module `module`, and the memory
+/// findings, which read XLA's buffer assignment beside `dump` (where the document is
+/// on disk) when it is there.
+pub fn of_computation(
+    file: &HloFile,
+    module: ModuleId,
+    c: ComputationRef,
+    dump: Option<&Path>,
+) -> Vec<Diagnostic> {
     SOURCES
         .iter()
         .flat_map(|source| source(file, module, c))
+        .chain(crate::memory::diagnostics::computation_diagnostics(
+            file, module, c, dump,
+        ))
         .collect()
 }
 
 /// Every diagnostic of `document`, sorted by position: what `hlo-lsp check` prints and
 /// the server publishes.
 pub fn all(document: &Document) -> Vec<Diagnostic> {
+    all_beside(document, None)
+}
+
+/// [`all`] of a document at `dump` on disk (XLA's files beside it are read).
+pub fn all_beside(document: &Document, dump: Option<&Path>) -> Vec<Diagnostic> {
     document.build_all();
     let file = document.file();
     let computations: Vec<(ModuleId, ComputationRef)> = file.all_computations().collect();
@@ -68,7 +85,7 @@ pub fn all(document: &Document) -> Vec<Diagnostic> {
         .chain(
             computations
                 .into_par_iter()
-                .flat_map_iter(|(module, c)| of_computation(file, module, c)),
+                .flat_map_iter(|(module, c)| of_computation(file, module, c, dump)),
         )
         .collect();
     sort(&mut found);

@@ -35,7 +35,7 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
     let found = match crate::language::detect(&args.file.to_string_lossy(), None, &text) {
         crate::language::Language::Hlo => {
             let document = crate::model::Document::parse(&text);
-            let found = crate::checks::all(&document);
+            let found = crate::checks::all_beside(&document, Some(&args.file));
             // The process ends right after: freeing the model would only cost time.
             std::mem::forget(document);
             found

@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 use super::gpu;
 use crate::cost::Duration;
 use crate::fusible::explain::{self, Fact, FusionQuery, Step, StepKind};
+use crate::fusible::process_dump::{self, ProcessDump, Verdict};
+use crate::fusible::run::{self, Fused};
 use crate::fusible::{FusionDecision, Hlo, Instr};
 
 #[derive(Debug, clap::Args)]
@@ -66,7 +68,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         return Err("fusion: give --producer P, --instruction I or --simulate".into());
     }
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
-    let (_, file) = gpu::parse(&args.file)?;
+    let (text, file) = gpu::parse(&args.file)?;
     let module = &file.modules[0];
     let h = Hlo::new(module);
     if gpu::is_cpu_dump(&args.file, module) && !chosen.explicit {
@@ -97,6 +99,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
         let named = (!consumers.is_empty()).then_some(consumers.as_slice());
         let q = explain::query(&h, producer, named, device);
+        if let Some(v) = xla_verdict(&args.file, h.name(producer))? {
+            return Ok(dumped(&h, &q, &v, args.json));
+        }
         return Ok(if args.json {
             pretty(&query_json(&h, &q))
         } else {
@@ -132,14 +137,20 @@ fn run_inner(args: &Args) -> Result<String, String> {
         });
     }
     let steps = explain::simulate(&h, device);
-    const NOTE: &str = "the simulation stops after the first fusion of each computation: \
-                        rewriting the module into fused HLO is not implemented, so later \
-                        priorities are not computed";
+    // The first round's fusions are in `steps`; the run goes on from there.
+    let run = run::run(&text, device);
+    let first_round = steps.iter().filter(|s| s.kind == StepKind::Fusion).count();
+    let later = run.fusions.get(first_round..).unwrap_or_default();
+    const NOTE: &str = "priorities are those of the first round; later rounds list the \
+                        fusions they make, each round re-reading the fused module";
     Ok(if args.json {
+        let mut all: Vec<Value> = steps.iter().map(|s| step_json(&h, s)).collect();
+        all.extend(later.iter().map(fused_json));
         pretty(&json!({
             "device": device.name,
-            "steps": steps.iter().map(|s| step_json(&h, s)).collect::<Vec<_>>(),
-            "module": Value::Null,
+            "steps": all,
+            "module": run.module,
+            "stopped": run.stopped,
             "note": NOTE,
         }))
     } else {
@@ -147,9 +158,35 @@ fn run_inner(args: &Args) -> Result<String, String> {
         for step in &steps {
             s.push_str(&format!("  {}\n", step_text(&h, step)));
         }
-        s.push_str(&format!("({NOTE}; no fused module is printed)\n"));
+        for f in later {
+            s.push_str(&format!("  {}\n", fused_text(f)));
+        }
+        if let Some(why) = &run.stopped {
+            s.push_str(&format!("({why})\n"));
+        }
+        s.push_str(&format!("({NOTE})\n\nfused module:\n{}", run.module));
         s
     })
+}
+
+fn fused_json(f: &Fused) -> Value {
+    json!({
+        "kind": "fusion",
+        "producer": f.producer,
+        "consumer": f.consumer,
+        "consumers": [f.consumer],
+        "reason": Value::Null,
+        "time_unfused_us": f.time_unfused_us,
+        "time_fused_us": f.time_fused_us,
+    })
+}
+
+fn fused_text(f: &Fused) -> String {
+    let times = match (f.time_unfused_us, f.time_fused_us) {
+        (Some(u), Some(t)) => format!(" ({u:.2} µs unfused, {t:.2} µs fused)"),
+        _ => String::new(),
+    };
+    format!("fusion: %{} into %{}{times}", f.producer, f.consumer)
 }
 
 fn names(h: &Hlo, is: &[Instr]) -> String {
@@ -167,6 +204,48 @@ fn reason(d: &FusionDecision) -> Value {
         true => Value::Null,
         false => json!(d.message()),
     }
+}
+
+/// XLA's own verdict on `producer` from the priority-fusion dump beside `file`.
+fn xla_verdict(file: &std::path::Path, producer: &str) -> Result<Option<Verdict>, String> {
+    let Some(path) = process_dump::beside(file) else {
+        return Ok(None);
+    };
+    let text = super::read_text(&path)?;
+    let dump = ProcessDump::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(dump.verdict(producer))
+}
+
+/// A fusion query answered by XLA's dump: its reason and times, labelled as XLA's.
+fn dumped(h: &Hlo, q: &FusionQuery, v: &Verdict, json: bool) -> String {
+    let fusible = v.fused || (v.reason.is_none() && v.us_unfused.is_some());
+    if json {
+        return pretty(&json!({
+            "producer": h.name(q.producer),
+            "consumers": q.consumers.iter().map(|&c| h.name(c)).collect::<Vec<_>>(),
+            "fusible": fusible,
+            "reason": v.reason,
+            "time_unfused_us": v.us_unfused,
+            "time_fused_us": v.us_fused,
+            "source": "xla-dump",
+        }));
+    }
+    let producer = h.name(q.producer);
+    let mut s = match &v.reason {
+        Some(r) => format!("%{producer} is not fused (XLA's fusion dump): {r}"),
+        None if v.fused => format!(
+            "%{producer} was fused into {} (XLA's fusion dump)",
+            names(h, &q.consumers)
+        ),
+        None => format!("%{producer} was not fused (XLA's fusion dump)"),
+    };
+    if let (Some(u), Some(f)) = (v.us_unfused, v.us_fused) {
+        s.push_str(&format!(
+            " · XLA's times: {u:.2} µs unfused, {f:.2} µs fused"
+        ));
+    }
+    s.push('\n');
+    s
 }
 
 fn query_json(h: &Hlo, q: &FusionQuery) -> Value {

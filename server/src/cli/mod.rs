@@ -15,6 +15,8 @@ pub mod cost;
 pub mod diff;
 pub mod fusion;
 pub mod gpu;
+pub mod graph;
+pub mod history;
 pub mod maps;
 pub mod memory;
 pub mod mlir;
@@ -58,8 +60,12 @@ pub enum Command {
     Fusion(fusion::Args),
     /// Memory: the totals of memory_analysis(), the allocations and the buffers live at the peak.
     Memory(memory::Args),
+    /// The dataflow around an instruction (or of a computation), the maps on its edges: JSON, DOT or SVG.
+    Graph(graph::Args),
     /// What changed between two dumps of a module (or each pass of an XLA dump directory).
     Diff(diff::Args),
+    /// Which pass made each instruction of a pass-by-pass dump directory, and what later passes did to it.
+    History(history::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -88,9 +94,11 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Tiles(args)) => tiles::run(args),
         Some(Command::Coalescing(args)) => coalescing::run(args),
         Some(Command::Diff(args)) => diff::run(args),
+        Some(Command::History(args)) => history::run(args),
         Some(Command::Cost(args)) => cost::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Memory(args)) => memory::run(args),
+        Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }

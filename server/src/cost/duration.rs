@@ -54,6 +54,13 @@ impl Duration {
         }
     }
 
+    /// `absl::Nanoseconds(n)`.
+    pub const fn from_nanos(nanos: i64) -> Duration {
+        Duration {
+            ticks: nanos * TICKS_PER_NANOSECOND,
+        }
+    }
+
     pub fn is_infinite(self) -> bool {
         self.ticks == i64::MAX
     }
@@ -135,6 +142,18 @@ impl Duration {
     }
 }
 
+impl Duration {
+    /// `duration / n` (absl's integer division: truncated to a tick).
+    pub fn div_i64(self, n: i64) -> Duration {
+        if self.is_infinite() || n <= 0 {
+            return if n <= 0 { Duration::INFINITE } else { self };
+        }
+        Duration {
+            ticks: self.ticks / n,
+        }
+    }
+}
+
 impl Add for Duration {
     type Output = Duration;
     fn add(self, other: Duration) -> Duration {
@@ -209,5 +228,7 @@ mod tests {
             Duration::ZERO
         );
         assert_eq!(Duration::from_secs_f64(2932.5).whole_secs(), 2932);
+        assert_eq!(Duration::from_nanos(7).div_i64(2).as_nanos_f64(), 3.5);
+        assert_eq!(Duration::from_nanos(1800).whole_micros(), 1);
     }
 }

@@ -367,12 +367,23 @@ impl Model<'_> {
 
 /// `backend_config.fusion_backend_config.block_level_fusion_config.num_warps`.
 pub(super) fn num_warps(instr: &Instruction) -> Option<i64> {
+    block_level_config_field(instr, "num_warps")
+        .and_then(|w| w.as_i64().or_else(|| w.as_str()?.parse().ok()))
+}
+
+/// A field of a fusion's `block_level_fusion_config`.
+pub(super) fn block_level_config_field(
+    instr: &Instruction,
+    name: &str,
+) -> Option<serde_json::Value> {
     instr
         .attrs()
         .backend_config
         .as_ref()?
-        .pointer("/fusion_backend_config/block_level_fusion_config/num_warps")
-        .and_then(|w| w.as_i64().or_else(|| w.as_str()?.parse().ok()))
+        .pointer(&format!(
+            "/fusion_backend_config/block_level_fusion_config/{name}"
+        ))
+        .cloned()
 }
 
 #[cfg(test)]

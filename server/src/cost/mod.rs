@@ -14,12 +14,14 @@
 //! * [`compute`]: compute time and its overlap with memory time;
 //! * [`kernel`]: one kernel's estimate ([`KernelCost`]);
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
-//! * [`tiled`]: the indexing model and block-level (Triton) tiles.
+//! * [`tiled`]: the indexing model and block-level (Triton) tiles;
+//! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining).
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
 
 pub mod compute;
+pub mod dot;
 pub mod duration;
 pub mod fusion;
 pub mod hlo_cost;

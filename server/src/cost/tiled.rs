@@ -120,11 +120,27 @@ pub fn num_warps(largest_live_tile_size: i64) -> i64 {
     }
 }
 
-/// `BlockLevelParameters`: one tile size list per output, and the warps per block.
+/// `BlockLevelParameters`: one tile size list per output, the warps per block,
+/// and how a dot's contraction loop is pipelined (`num_stages`, TMA).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockLevelParameters {
     pub output_tile_sizes: Vec<Vec<i64>>,
     pub num_warps: i64,
+    /// Software pipeline depth of a dot's `k` loop (XLA's default 1: serial).
+    pub num_stages: i64,
+    pub is_tma_allowed: bool,
+}
+
+impl BlockLevelParameters {
+    /// Tiles and warps with XLA's defaults for the rest (one stage, no TMA).
+    pub fn new(output_tile_sizes: Vec<Vec<i64>>, num_warps: i64) -> BlockLevelParameters {
+        BlockLevelParameters {
+            output_tile_sizes,
+            num_warps,
+            num_stages: 1,
+            is_tma_allowed: false,
+        }
+    }
 }
 
 /// XLA's `EstimateRunTimeData` of a tiled or indexed fusion.
@@ -270,8 +286,8 @@ fn tile(
             // operands' tiles span `k_tile` of it, once per step.
             if let Some((k, k_tile)) = dot_loops
                 .iter()
-                .find(|(_, _, below)| below.contains(&read.instruction))
-                .map(|&(k, t, _)| (k, t))
+                .find(|l| l.below.contains(&read.instruction))
+                .map(|l| (l.k, l.k_tile))
             {
                 let mut looped = false;
                 for (size, d) in sizes.iter_mut().zip(&read.tile) {
@@ -300,16 +316,25 @@ fn tile(
     Ok((num_blocks.unwrap_or(1), tiles, roots))
 }
 
+/// A dot's contraction loop: the dot, the contraction extent `k`, the step
+/// `k_tile`, and the instructions below the dot (its operands, transitively).
+struct DotLoop {
+    dot: usize,
+    k: i64,
+    k_tile: i64,
+    below: Vec<usize>,
+}
+
 /// The dots of a fused computation with a contraction tile in their
-/// `backend_config` (`sizes: [k]`): the contraction extent, the tile, and the
-/// instructions below the dot (its operands, transitively).
-fn dot_loops(fused: ComputationRef<'_>) -> Vec<(i64, i64, Vec<usize>)> {
+/// `backend_config` (`sizes: [k]`).
+fn dot_loops(fused: ComputationRef<'_>) -> Vec<DotLoop> {
     let body = fused.model();
     let mut loops = vec![];
-    for dot in body
+    for (index, dot) in body
         .instructions
         .iter()
-        .filter(|i| i.opcode.name() == "dot")
+        .enumerate()
+        .filter(|(_, i)| i.opcode.name() == "dot")
     {
         let attrs = dot.attrs();
         let Some(k_tile) = attrs
@@ -351,7 +376,12 @@ fn dot_loops(fused: ComputationRef<'_>) -> Vec<(i64, i64, Vec<usize>)> {
                     .filter_map(|o| o.target.map(|t| t.index())),
             );
         }
-        loops.push((k, k_tile.max(1), below));
+        loops.push(DotLoop {
+            dot: index,
+            k,
+            k_tile: k_tile.max(1),
+            below,
+        });
     }
     loops
 }
@@ -395,6 +425,12 @@ pub fn estimate_tiled(
         }
     }
     let mut flops = 0i64;
+    // A dot the GEMM model covers: its naive flops, its compute time, and the
+    // longest of its run times (the fusion takes at least as long).
+    let mut dot_flops = 0i64;
+    let mut dot_compute = Duration::ZERO;
+    let mut dot_exec = Duration::ZERO;
+    let loops = dot_loops(fused);
     let mut bytes_read = 0i64;
     // Per parameter: bytes read and the worst bandwidth share of its tiles.
     let mut reads: Vec<(usize, i64, f64)> = vec![];
@@ -408,8 +444,15 @@ pub fn estimate_tiled(
         }
         if !is_parameter {
             let elements = t.blocks.saturating_mul(padded_tile_size(&t.sizes));
-            flops = flops
-                .saturating_add(flops_per_element(model.module, fused, x).saturating_mul(elements));
+            let naive = flops_per_element(model.module, fused, x).saturating_mul(elements);
+            match gemm_estimate(model, fused, &loops, t, params) {
+                Some(d) => {
+                    dot_compute += d.compute_time;
+                    dot_exec = dot_exec.max(d.exec_time);
+                    dot_flops = dot_flops.saturating_add(naive);
+                }
+                None => flops = flops.saturating_add(naive),
+            }
             continue;
         }
         let Some(shape) = x.shape.as_array() else {
@@ -472,12 +515,40 @@ pub fn estimate_tiled(
         flops,
         num_blocks,
         params.num_warps * device.warp_size,
-    );
-    Ok(RunTimeData::from_parts(
-        (flops, bytes_read, bytes_written),
+    ) + dot_compute;
+    let mut data = RunTimeData::from_parts(
+        (flops.saturating_add(dot_flops), bytes_read, bytes_written),
         (read, write, compute),
         num_blocks,
-    ))
+    );
+    data.exec_time = data.exec_time.max(dot_exec);
+    Ok(data)
+}
+
+/// `GetDotEstimates`: the GEMM model's estimate of the dot tile `t`, its `k`
+/// step the tile its lhs is read with (the dot's configured contraction tile,
+/// else all of `k`). `None` when `t` is no dot or the model does not cover it.
+fn gemm_estimate(
+    model: &Model<'_>,
+    fused: ComputationRef<'_>,
+    loops: &[DotLoop],
+    t: &TiledInstruction,
+    params: &BlockLevelParameters,
+) -> Option<super::dot::DotEstimate> {
+    let x = &fused.model().instructions[t.instruction];
+    if x.opcode.name() != "dot" {
+        return None;
+    }
+    let problem = super::dot::DotProblem::of(fused, x).ok()?;
+    let block_k = loops
+        .iter()
+        .find(|l| l.dot == t.instruction)
+        .map_or(problem.k, |l| l.k_tile.min(problem.k));
+    let pipeline = super::dot::Pipeline {
+        num_stages: params.num_stages,
+        is_tma_allowed: params.is_tma_allowed,
+    };
+    super::dot::estimate(&problem, &t.sizes, block_k, pipeline, model.device).ok()
 }
 
 /// `BandwidthUtilizationRateHeuristicForTiledMemoryAccess`: the share of each
@@ -510,9 +581,15 @@ pub fn configured_parameters(
     instr: &Instruction,
 ) -> Option<BlockLevelParameters> {
     let tiles = crate::tiling::config::output_tiles(model.computation, instr)?.ok()?;
+    let field = |name: &str| super::kernel::block_level_config_field(instr, name);
     Some(BlockLevelParameters {
         output_tile_sizes: tiles.sizes,
         num_warps: super::kernel::num_warps(instr).unwrap_or(4),
+        num_stages: field("num_stages")
+            .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+            .unwrap_or(1),
+        is_tma_allowed: field("is_tma_allowed")
+            .is_some_and(|v| v.as_bool().unwrap_or_else(|| v.as_str() == Some("true"))),
     })
 }
 
@@ -662,10 +739,7 @@ pub fn best_tiling(model: &Model<'_>, instr: &Instruction) -> Result<TiledRunTim
         if maps.satisfies_constraints(&sizes, options) {
             let all = sizes_for_every_output(model, comp, &maps, &sizes, outputs);
             if let Ok(warps) = estimate_num_warps(model, instr, &all) {
-                let parameters = BlockLevelParameters {
-                    output_tile_sizes: all,
-                    num_warps: warps,
-                };
+                let parameters = BlockLevelParameters::new(all, warps);
                 if let Ok(runtime) = estimate_tiled(model, instr, &parameters) {
                     let better = !runtime.exec_time.is_infinite()
                         && best

@@ -4,7 +4,9 @@
 //! zero-padded to four digits (more when larger), `PREFIX` a timestamp with
 //! `--xla_dump_include_timestamp`. `<what>` is `before_optimizations.txt`,
 //! `<step>.<pipeline>.after_<pass>.before_<pass>.txt` (with `--xla_dump_hlo_pass_re`:
-//! a step counter per module), `<platform>_after_optimizations.txt`, or other files
+//! a step counter per module; `<step>.<pass>.<what>` for a dump a pass makes of its
+//! own, e.g. `copy-insertion.after_adding_copies_to_resolve_interference`),
+//! `<platform>_after_optimizations.txt`, or other files
 //! (buffer assignments, LLVM IR, ...). Sorted by name, `module_0010` would follow
 //! `module_0009` only because of the padding, and the passes interleave with the
 //! stages; [`order`] sorts by module id, then before-optimization, the passes by step,
@@ -24,6 +26,13 @@ pub enum Stage {
         after: String,
         before: String,
     },
+    /// Step `step`, written by pass `pass` while it runs (XLA's
+    /// `DumpHloModuleDuringPassIfEnabled`): `what` says where in the pass it is.
+    DuringPass {
+        step: u64,
+        pass: String,
+        what: String,
+    },
     /// `cpu_after_optimizations`, `gpu_after_optimizations`, `after_optimizations`.
     AfterOptimizations,
     /// Anything else XLA writes next to them (`...-buffer-assignment.txt`, `.ll`).
@@ -34,7 +43,7 @@ impl Stage {
     fn rank(&self) -> u8 {
         match self {
             Stage::BeforeOptimizations => 0,
-            Stage::Pass { .. } => 1,
+            Stage::Pass { .. } | Stage::DuringPass { .. } => 1,
             Stage::AfterOptimizations => 2,
             Stage::Other(_) => 3,
         }
@@ -50,6 +59,7 @@ impl Stage {
                 before,
                 ..
             } => format!("step {step}: after {after} (before {before})"),
+            Stage::DuringPass { step, pass, what } => format!("step {step}: {pass} ({what})"),
             Stage::AfterOptimizations => "after optimizations".into(),
             Stage::Other(what) => what.clone(),
         }
@@ -84,6 +94,14 @@ impl DumpName {
             module_name: module_name.to_string(),
             stage,
         })
+    }
+
+    /// The step of a pass dump (`None` before and after optimizations).
+    pub fn step(&self) -> Option<u64> {
+        match self.stage {
+            Stage::Pass { step, .. } | Stage::DuringPass { step, .. } => Some(step),
+            _ => None,
+        }
     }
 
     /// Whether the file holds HLO text (not buffer assignments, IR or objects).
@@ -130,8 +148,22 @@ fn stage(rest: &str) -> (&str, Stage) {
     }
 }
 
-/// `<pipeline>.after_<pass>.before_<pass>` after the step number.
+/// `<pipeline>.after_<pass>.before_<pass>` after the step number, else
+/// `<pass>.<what>` (a dump made during a pass).
 fn pass_stage(step: &str, tail: &str) -> Option<Stage> {
+    between_passes(step, tail).or_else(|| {
+        let (pass, what) = tail.split_once('.')?;
+        let step = step.parse().ok()?;
+        (!pass.is_empty() && !what.is_empty()).then(|| Stage::DuringPass {
+            step,
+            pass: pass.to_string(),
+            what: what.to_string(),
+        })
+    })
+}
+
+/// `<pipeline>.after_<pass>.before_<pass>` after the step number.
+fn between_passes(step: &str, tail: &str) -> Option<Stage> {
     let after_at = tail.find(".after_")?;
     let pipeline = &tail[..after_at];
     let passes = &tail[after_at + ".after_".len()..];
@@ -152,10 +184,7 @@ pub fn compare(a: &Path, b: &Path) -> Ordering {
             .module_id
             .cmp(&y.module_id)
             .then(x.stage.rank().cmp(&y.stage.rank()))
-            .then_with(|| match (&x.stage, &y.stage) {
-                (Stage::Pass { step: s, .. }, Stage::Pass { step: t, .. }) => s.cmp(t),
-                _ => Ordering::Equal,
-            })
+            .then_with(|| x.step().cmp(&y.step()))
             .then_with(|| a.cmp(b)),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
@@ -195,6 +224,22 @@ mod tests {
             d.stage.describe(),
             "step 1: after fusion (before fusion-wrapper)"
         );
+        let d = parse(
+            "module_0030.jit_f.0022.copy-insertion.after_adding_copies_to_resolve_interference.txt",
+        );
+        assert_eq!(
+            (d.module_name.as_str(), d.step(), &d.stage),
+            (
+                "jit_f",
+                Some(22),
+                &Stage::DuringPass {
+                    step: 22,
+                    pass: "copy-insertion".into(),
+                    what: "after_adding_copies_to_resolve_interference".into()
+                }
+            )
+        );
+        assert!(d.is_hlo_text(Path::new("x.txt")));
         let d = parse("module_0004.jit_step.cpu_after_optimizations.txt");
         assert_eq!(
             (d.module_name.as_str(), d.stage),
@@ -221,6 +266,7 @@ mod tests {
             "module_0010.jit_g.before_optimizations.txt",
             "module_0004.jit_f.gpu_after_optimizations.txt",
             "module_0004.jit_f.0010.p.after_b.before_c.txt",
+            "module_0004.jit_f.0003.copy-insertion.after_adding_copies.txt",
             "module_0004.jit_f.0002.p.after_a.before_b.txt",
             "zz.hlo",
             "module_0004.jit_f.before_optimizations.txt",
@@ -236,6 +282,7 @@ mod tests {
             [
                 "module_0004.jit_f.before_optimizations.txt",
                 "module_0004.jit_f.0002.p.after_a.before_b.txt",
+                "module_0004.jit_f.0003.copy-insertion.after_adding_copies.txt",
                 "module_0004.jit_f.0010.p.after_b.before_c.txt",
                 "module_0004.jit_f.gpu_after_optimizations.txt",
                 "module_0004.jit_f.gpu_after_optimizations-memory-usage-report.txt",

@@ -52,6 +52,12 @@ pub enum FusionDecision {
     OnlyBitcastUsers,
     /// Generic Triton fusions are decided by Triton's tiling, which is not modelled.
     GenericTritonFusion,
+    // -- PriorityFusionQueue::CanFuseTriton and Triton multi-output fusion.
+    ScanEpilogue,
+    TritonHerolessDisabled,
+    /// Triton's support check refused an instruction, in Triton's words.
+    TritonUnsupported(String),
+    MoreThanOneConsumer,
 }
 
 impl FusionDecision {
@@ -120,6 +126,10 @@ impl FusionDecision {
             GenericTritonFusion => {
                 "generic Triton fusions are decided by Triton's tiling (not modelled)"
             }
+            ScanEpilogue => "epilogue fusion for scan is not supported",
+            TritonHerolessDisabled => "triton heroless fusion is not enabled",
+            TritonUnsupported(why) => return why.clone(),
+            MoreThanOneConsumer => "more than one consumer to fuse with",
         };
         text.to_string()
     }

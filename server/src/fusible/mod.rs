@@ -16,7 +16,8 @@
 //! one instruction), [`multi_output`] (sibling and producer multi-output fusion),
 //! [`budget`] (operands, outputs and shared memory of a fusion), [`unroll`] (the loop
 //! emitter's unroll factor), [`producer_consumer`] (priority fusion's `CanFuse`),
-//! [`priority`] (priority fusion's queue of producers), [`explain`] (the rules and the
+//! [`priority`] (priority fusion's queue of producers), [`triton`] (the Triton path of
+//! priority fusion: generic and heroless Triton fusions, Triton multi-output), [`explain`] (the rules and the
 //! cost model together: a fusion query, the facts of an instruction, a simulation).
 
 pub mod budget;
@@ -26,9 +27,13 @@ pub mod hero;
 pub mod multi_output;
 pub mod predicates;
 pub mod priority;
+pub mod process_dump;
 pub mod producer_consumer;
+pub mod rewrite;
+pub mod run;
 pub mod shapes;
 pub mod target;
+pub mod triton;
 pub mod unroll;
 
 pub use budget::{
@@ -53,7 +58,7 @@ pub use predicates::{
 pub use producer_consumer::{
     can_fuse, can_fuse_with_all_non_bitcast_users, is_producer_consumer_fusible,
 };
-pub use target::{Compilation, Target};
+pub use target::{Compilation, Flags, Target};
 pub use unroll::{max_unroll_factor, may_cause_performance_drop_if_unrolled, unroll_factor};
 
 use crate::analysis;

@@ -54,7 +54,9 @@ pub fn non_bitcast_users(h: &Hlo, producer: Instr) -> Vec<Instr> {
         .collect()
 }
 
-/// XLA's `CalculateProducerPriority` (without Triton's preferred multi-output consumer).
+/// XLA's `CalculateProducerPriority`: a producer that cannot go into all its users
+/// may still form a Triton multi-output fusion with one of them (its preferred
+/// consumer), which is then its only consumer.
 pub fn producer_priority(
     h: &Hlo,
     producer: Instr,
@@ -71,12 +73,18 @@ pub fn producer_priority(
     if consumers.is_empty() {
         return Priority::Ineligible(FusionDecision::OnlyBitcastUsers);
     }
-    for &consumer in &consumers {
-        let decision = can_fuse(h, producer, consumer, target);
-        if !decision.is_allowed() {
-            return Priority::Ineligible(decision);
-        }
-    }
+    let refused = consumers
+        .iter()
+        .map(|&consumer| can_fuse(h, producer, consumer, target))
+        .find(|d| !d.is_allowed());
+    let consumers = match refused {
+        None => consumers,
+        // Not into all users: maybe a Triton multi-output fusion with one of them.
+        Some(decision) => match super::triton::multi_output_consumer(h, producer, target) {
+            Ok(consumer) => vec![consumer],
+            Err(_) => return Priority::Ineligible(decision),
+        },
+    };
     let (unfused, fused) = cost(producer, &consumers);
     Priority::Saves {
         time: unfused - fused,
@@ -153,6 +161,15 @@ pub fn next_fusion(
         .find_map(|candidate| {
             let producer = candidate.producer;
             let mut consumers = h.users(producer);
+            // A preferred consumer (Triton multi-output fusion) is the only one.
+            if let Priority::Saves {
+                consumers: chosen, ..
+            } = &candidate.priority
+            {
+                if chosen.len() == 1 && !consumers.iter().all(|u| chosen.contains(u)) {
+                    consumers = chosen.clone();
+                }
+            }
             if is_fusible_bitcast(h, producer) {
                 consumers.retain(|&u| can_fuse(h, producer, u, target).is_allowed());
             }

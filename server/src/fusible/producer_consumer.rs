@@ -341,18 +341,13 @@ pub fn creates_heavy_computation(
     false
 }
 
-/// XLA's `GpuPriorityFusion::BackendCanFuse`: the GPU rules, in XLA's order.
+/// XLA's `CanFuseWithNativeEmitter`: the native emitters' rules, in XLA's order.
 pub fn backend_can_fuse(
     h: &Hlo,
     producer: Instr,
     consumer: Instr,
     target: &dyn Target,
 ) -> FusionDecision {
-    // Triton fusions are weighed by Triton's tiling; heroless Triton fusion is off by
-    // default, so any other pair goes on to the rules below.
-    if is_generic_triton_fusion(h, producer) || is_generic_triton_fusion(h, consumer) {
-        return FusionDecision::GenericTritonFusion;
-    }
     if h.shape(producer).as_array().is_none() || h.shape(consumer).as_array().is_none() {
         return FusionDecision::NotAnArray;
     }
@@ -407,6 +402,15 @@ pub fn can_fuse(h: &Hlo, producer: Instr, consumer: Instr, target: &dyn Target) 
     }
     if !is_fusible_for_priority_fusion(h, consumer) {
         return FusionDecision::ConsumerNotFusible;
+    }
+    // Triton first: when either side is a Triton fusion, or the pair makes one, its
+    // answer is final; otherwise the native emitters' rules decide.
+    let triton = super::triton::can_fuse_triton(h, producer, consumer, target);
+    if is_generic_triton_fusion(h, producer)
+        || is_generic_triton_fusion(h, consumer)
+        || triton.is_allowed()
+    {
+        return triton;
     }
     backend_can_fuse(h, producer, consumer, target)
 }

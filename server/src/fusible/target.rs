@@ -33,9 +33,26 @@ pub trait Target {
     fn max_vector_bits(&self) -> i64 {
         128
     }
+    /// An AMD GPU (`RocmComputeCapability`): Triton takes no FP8 there.
+    fn is_rocm(&self) -> bool {
+        false
+    }
+    /// `xla_gpu_experimental_enable_triton_heroless_priority_fusion`: every fusion
+    /// priority fusion makes is tried as a Triton fusion first.
+    fn triton_heroless_fusion(&self) -> bool {
+        false
+    }
+    /// `xla_gpu_unsupported_enable_triton_multi_output_fusion`: a producer that cannot
+    /// go into all its users may form a multi-output Triton fusion with one of them.
+    fn triton_multi_output_fusion(&self) -> bool {
+        false
+    }
 }
 
 impl Target for Device {
+    fn is_rocm(&self) -> bool {
+        matches!(self.compute_capability, ComputeCapability::Rocm { .. })
+    }
     fn warp_size(&self) -> i64 {
         self.warp_size
     }
@@ -95,6 +112,48 @@ impl Target for Compilation<'_> {
         } else {
             128
         }
+    }
+}
+
+/// A target with the compiler's Triton fusion flags set (XLA's debug options; both
+/// off by default).
+#[derive(Clone, Copy)]
+pub struct Flags<'a> {
+    pub target: &'a dyn Target,
+    pub triton_heroless_fusion: bool,
+    pub triton_multi_output_fusion: bool,
+}
+
+impl Target for Flags<'_> {
+    fn warp_size(&self) -> i64 {
+        self.target.warp_size()
+    }
+    fn core_count(&self) -> i64 {
+        self.target.core_count()
+    }
+    fn threads_per_core_limit(&self) -> i64 {
+        self.target.threads_per_core_limit()
+    }
+    fn shared_memory_per_block(&self) -> i64 {
+        self.target.shared_memory_per_block()
+    }
+    fn shared_memory_per_block_optin(&self) -> i64 {
+        self.target.shared_memory_per_block_optin()
+    }
+    fn is_blackwell(&self) -> bool {
+        self.target.is_blackwell()
+    }
+    fn max_vector_bits(&self) -> i64 {
+        self.target.max_vector_bits()
+    }
+    fn is_rocm(&self) -> bool {
+        self.target.is_rocm()
+    }
+    fn triton_heroless_fusion(&self) -> bool {
+        self.triton_heroless_fusion
+    }
+    fn triton_multi_output_fusion(&self) -> bool {
+        self.triton_multi_output_fusion
     }
 }
 

@@ -46,7 +46,7 @@ pub(super) fn is_cpu(
 
 /// Whether GPU numbers are shown for `module`: not for a CPU dump, unless the user
 /// chose a GPU.
-fn judged(snapshot: &HloSnapshot, module: &Module, config: &Config) -> bool {
+pub(super) fn judged(snapshot: &HloSnapshot, module: &Module, config: &Config) -> bool {
     !is_cpu(snapshot, module, None) || config.device_chosen
 }
 

@@ -104,11 +104,7 @@ pub fn composer<'a>(
 /// A shape without its layout: `f32[8,128]`.
 pub fn short_shape(shape: &model::Shape) -> String {
     match shape {
-        model::Shape::Array(a) => {
-            let mut a = a.clone();
-            a.layout = None;
-            a.to_string()
-        }
+        model::Shape::Array(_) => shape.logical_text(),
         other => other.to_string(),
     }
 }

@@ -1,9 +1,10 @@
 //! Memory next to the text: a lens on ENTRY and on each while body (`peak 1.5 MiB at
-//! %fusion.3 · 12 buffers live (estimated)`), one hover line per instruction
-//! (allocation, offset, size, live from → to in steps of the schedule), and an
-//! information diagnostic on a copy or transpose whose buffer is live at the peak
-//! (the copies that raise it), naming its bytes. Numbers are the estimate from the
-//! module text ([`crate::memory::estimate`]); every answer says so.
+//! %fusion.3 · 12 buffers live (estimated)`) and one hover line per instruction
+//! (allocation, offset, size, live from → to in steps of the schedule). Numbers are
+//! XLA's when its buffer assignment is beside the file ([`crate::memory::siblings`]),
+//! else the estimate from the module text ([`crate::memory::estimate`]); every answer
+//! says which. (The finding on copies live at the peak is a check, published with the
+//! document's others: [`crate::memory::diagnostics`].)
 
 use std::ops::Range;
 
@@ -16,13 +17,6 @@ use crate::model::{ModuleId, Opcode};
 pub struct MemoryLens {
     pub range: Range<usize>,
     pub title: String,
-}
-
-/// An information finding: a copy or transpose live at the peak.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PeakCopy {
-    pub range: Range<usize>,
-    pub message: String,
 }
 
 fn modules(
@@ -40,10 +34,7 @@ fn title(report: &Report, peak: &crate::memory::Peak) -> String {
         human_bytes(peak.bytes),
         report.instruction_at(peak.time).unwrap_or("?"),
         peak.live.len(),
-        match report.source {
-            crate::memory::Source::Estimate => "estimated",
-            crate::memory::Source::BufferAssignment => "from XLA",
-        },
+        report.source.tag(),
     )
 }
 
@@ -96,51 +87,12 @@ pub fn hover_line(snapshot: &HloSnapshot, module: ModuleId, name: &str) -> Optio
             .any(|&i| report.buffers[i].instruction == name)
     });
     Some(format!(
-        "Memory (estimated): {place}{}, live {} → {} of {}{}",
+        "Memory ({}): {place}{}, live {} → {} of {}{}",
+        report.source.tag(),
         human_bytes(b.bytes),
         b.start,
         b.end,
         report.schedule.len(),
         if at_peak { " · live at the peak" } else { "" },
     ))
-}
-
-/// Copies and transposes whose buffer is live at the module's peak.
-pub fn peak_copies(snapshot: &HloSnapshot) -> Vec<PeakCopy> {
-    let mut out = Vec::new();
-    for (id, report) in modules(snapshot) {
-        let Some(peak) = &report.peak else { continue };
-        let module = snapshot.model().module(id);
-        for &i in &peak.live {
-            let b = &report.buffers[i];
-            let Some((c, instr)) = module.find_instruction(&b.instruction) else {
-                continue;
-            };
-            let c = module.computation(c);
-            let instruction = c.instruction(instr);
-            let copying = matches!(instruction.opcode, Opcode::Copy | Opcode::Transpose)
-                || (instruction.opcode == Opcode::Fusion
-                    && (instruction.name.contains("copy")
-                        || instruction.name.contains("transpose")));
-            if copying && b.bytes > 0 {
-                out.push(PeakCopy {
-                    range: c.abs(instruction.name_range),
-                    message: format!(
-                        "this {} holds {} live at the memory peak ({} at %{}, estimated)",
-                        if instruction.name.contains("transpose")
-                            || instruction.opcode == Opcode::Transpose
-                        {
-                            "transpose"
-                        } else {
-                            "copy"
-                        },
-                        human_bytes(b.bytes),
-                        human_bytes(peak.bytes),
-                        report.instruction_at(peak.time).unwrap_or("?"),
-                    ),
-                });
-            }
-        }
-    }
-    out
 }

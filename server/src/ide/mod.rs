@@ -21,6 +21,7 @@ pub mod code_actions;
 pub mod config;
 pub mod cost;
 pub mod folding;
+pub mod graph;
 pub mod hover;
 pub mod inlay_hints;
 pub mod maps;

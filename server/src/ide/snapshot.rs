@@ -122,17 +122,20 @@ pub enum Snapshot {
 impl Snapshot {
     /// A snapshot of `document` (whose checks so far are `checked`) read as `language`.
     /// `file_name` is how commands the features suggest name the file (`hlo-lsp maps
-    /// ... FILE`).
+    /// ... FILE`); `path` is where it is on disk, when it is a file.
     pub fn new(
         document: Arc<model::Document>,
         checked: Arc<Checked>,
         language: Language,
         file_name: &str,
+        path: Option<&std::path::Path>,
     ) -> Snapshot {
         match language {
-            Language::Hlo => {
-                Snapshot::Hlo(HloSnapshot::new(document, checked).with_file_name(file_name))
-            }
+            Language::Hlo => Snapshot::Hlo(
+                HloSnapshot::new(document, checked)
+                    .with_file_name(file_name)
+                    .with_path(path),
+            ),
             Language::Mlir => Snapshot::Mlir(MlirSnapshot::new(document)),
         }
     }
@@ -245,6 +248,9 @@ pub struct HloSnapshot {
     document: Arc<model::Document>,
     /// The file's name, for the commands a hover suggests.
     file_name: Arc<str>,
+    /// Where the document is on disk, when it is a file: XLA's buffer assignment is
+    /// read from beside it ([`crate::memory::siblings`]).
+    path: Option<Arc<std::path::Path>>,
     /// The version's diagnostics, per computation (see [`crate::checks::incremental`]).
     checked: Arc<Checked>,
     /// The whole text, for the `documentText` request; requests read their
@@ -274,6 +280,7 @@ impl HloSnapshot {
         Self {
             document,
             file_name: "FILE".into(),
+            path: None,
             checked,
             text: OnceLock::new(),
             analysis: OnceLock::new(),
@@ -305,6 +312,17 @@ impl HloSnapshot {
             self.file_name = name.into();
         }
         self
+    }
+
+    /// Places the document on disk (its folder holds XLA's files of a dump).
+    pub fn with_path(mut self, path: Option<&std::path::Path>) -> Self {
+        self.path = path.map(Arc::from);
+        self
+    }
+
+    /// Where the document is on disk, when it is a file.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
     }
 
     /// The file's name ("FILE" when unnamed).
@@ -372,13 +390,23 @@ impl HloSnapshot {
         }
     }
 
-    /// The memory estimate of module `module` (`None` without an entry).
+    /// The memory answer of module `module`: XLA's, read from beside the file when the
+    /// document is one dump's single module and the files name its instructions, else
+    /// the estimate from the text. `None` without an entry, and for a module XLA has not
+    /// compiled: a test module, JAX's program before optimization or StableHLO has only
+    /// its text order, no schedule to be live over, and a number per hover would mislead.
     pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
         let all = self.memory.get_or_init(|| {
-            self.model()
-                .modules
-                .iter()
-                .map(|m| crate::memory::estimate::estimate(m).map(Arc::new))
+            (0..self.model().modules.len())
+                .map(|m| {
+                    self.model().modules[m]
+                        .compiled
+                        .then(|| {
+                            crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
+                        })
+                        .flatten()
+                        .map(Arc::new)
+                })
                 .collect()
         });
         all.get(module.index()).cloned().flatten()

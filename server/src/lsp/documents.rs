@@ -40,7 +40,7 @@ pub struct Document {
 impl Document {
     pub fn new(uri: Uri, version: i32, text: &str) -> Self {
         let model = model::Document::parse(text);
-        let checked = Checked::new(&model);
+        let checked = Checked::new(&model).with_dump(uri.to_file_path().as_deref());
         Self {
             language: Language::Hlo,
             uri,
@@ -96,7 +96,7 @@ impl Document {
     fn apply_edit(&mut self, range: &std::ops::Range<usize>, text: &str) {
         let (model, checked) = if range.start == 0 && range.end == self.model.syntax().len() {
             let model = model::Document::parse(text);
-            let checked = Checked::new(&model);
+            let checked = Checked::new(&model).with_dump(self.uri.to_file_path().as_deref());
             (model, checked)
         } else {
             let (model, change) = self.model.edited(range.start, range.end, text);
@@ -116,6 +116,7 @@ impl Document {
             self.checked.clone(),
             self.language,
             name,
+            self.uri.to_file_path().as_deref(),
         );
         Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }

@@ -366,3 +366,23 @@ pub fn kernels(
         .collect();
     json!({ "device": config.device.name, "kernels": kernels })
 }
+
+/// The dataflow graph at `offset` as JSON with LSP ranges, and its DOT for editors
+/// that draw with Graphviz; null off any computation (or in MLIR).
+pub fn graph(
+    snapshot: &Snapshot,
+    offset: usize,
+    radius: usize,
+    config: &Config,
+    encoding: PositionEncoding,
+) -> serde_json::Value {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return serde_json::Value::Null;
+    };
+    let Some(g) = ide::graph::graph_at(hlo, offset, radius, config) else {
+        return serde_json::Value::Null;
+    };
+    let mut v = crate::graph::json::to_json(&g, |r| json!(snapshot.range(r.clone(), encoding)));
+    v["dot"] = json!(crate::graph::dot::to_dot(&g));
+    v
+}

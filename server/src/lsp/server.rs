@@ -120,6 +120,7 @@ enum Request {
     CodeLens,
     CodeLensResolve,
     Kernels,
+    Graph,
 }
 
 impl Request {
@@ -147,6 +148,7 @@ impl Request {
             Request::CodeLens => "codeLens",
             Request::CodeLensResolve => "codeLens/resolve",
             Request::Kernels => "kernels",
+            Request::Graph => "graph",
         }
     }
 
@@ -156,7 +158,7 @@ impl Request {
         match self {
             Request::Hover => Work::Hover,
             Request::InlayHint => Work::InlayHints,
-            Request::FusionMaps | Request::Kernels => Work::FusionMaps,
+            Request::FusionMaps | Request::Kernels | Request::Graph => Work::FusionMaps,
             _ => Work::Other,
         }
     }
@@ -234,6 +236,37 @@ impl Backend {
             handlers::kernels(snapshot, &config, limit, encoding)
         })
         .await
+    }
+}
+
+/// Params of [`GRAPH`].
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphParams {
+    pub text_document: TextDocumentIdentifier,
+    pub position: Position,
+    /// Hops around the instruction (default 2, at most 8).
+    pub radius: Option<usize>,
+}
+
+/// Custom request returning the dataflow graph at a position, the maps on its edges
+/// (`{nodes, edges, focus, context, partial, legend, dot}`, null off any computation):
+/// what an editor draws next to the text (VS Code's graph panel).
+pub const GRAPH: &str = "hlo-lsp/graph";
+
+impl Backend {
+    pub async fn graph(&self, params: GraphParams) -> Result<serde_json::Value> {
+        let config = self.workspace.settings().features;
+        let radius = params.radius.unwrap_or(2);
+        let at = TextDocumentPositionParams {
+            text_document: params.text_document,
+            position: params.position,
+        };
+        self.on_position(Request::Graph, at, move |snapshot, offset, encoding| {
+            handlers::graph(snapshot, offset, radius, &config, encoding)
+        })
+        .await
+        .map(|v| v.unwrap_or(serde_json::Value::Null))
     }
 }
 

@@ -219,6 +219,8 @@ mod tests {
         assert_eq!(a.values[0].shape_index, "{1}");
         assert!(ba.allocations[1].values[0].phi && ba.allocations[1].is_preallocated_temp());
         assert_eq!(ba.notes.len(), 2, "{:?}", ba.notes);
-        assert_eq!(ba.notes[0].line, Some(7));
+        // The broken value (line 6) and the allocation without a number (line 7).
+        let lines: Vec<Option<usize>> = ba.notes.iter().map(|n| n.line).collect();
+        assert_eq!(lines, [Some(6), Some(7)]);
     }
 }

@@ -13,6 +13,7 @@
 //! Reading never fails: what cannot be read becomes a [`Note`] with its line.
 
 pub mod buffer_assignment;
+pub mod diagnostics;
 pub mod estimate;
 pub mod heap;
 pub mod live_range;
@@ -40,6 +41,15 @@ impl Source {
         match self {
             Source::BufferAssignment => "buffer-assignment",
             Source::Estimate => "estimate",
+        }
+    }
+
+    /// The tag an editor puts after a number: "from XLA's buffer assignment" or
+    /// "estimated".
+    pub fn tag(self) -> &'static str {
+        match self {
+            Source::BufferAssignment => "from XLA's buffer assignment",
+            Source::Estimate => "estimated",
         }
     }
 
@@ -126,6 +136,8 @@ pub fn human_bytes(bytes: u64) -> String {
 
 /// The memory answer for `module`: XLA's, read from the files beside `dump` when
 /// they are there (and `estimate` is not forced), else the estimate from the text.
+/// Files that name instructions the module does not have (the dump was edited, or
+/// they belong to another compilation) are set aside for the estimate, with a note.
 pub fn analyze(
     dump: Option<&std::path::Path>,
     module: &crate::model::Module,
@@ -133,10 +145,54 @@ pub fn analyze(
 ) -> Option<Report> {
     let read = dump.filter(|_| !estimate).and_then(siblings::read);
     match read {
-        Some(mut report) => {
-            report.attach_spans(module);
-            Some(report)
-        }
+        Some(mut report) => match stranger(&report, module) {
+            None => {
+                report.attach_spans(module);
+                Some(report)
+            }
+            Some(name) => {
+                let mut estimated = estimate::estimate(module)?;
+                estimated.notes.push(Note {
+                    file: None,
+                    line: None,
+                    message: format!(
+                        "XLA's buffer assignment names %{name}, which this module does not \
+                         have: estimated from the text instead"
+                    ),
+                });
+                Some(estimated)
+            }
+        },
         None => estimate::estimate(module),
     }
+}
+
+/// The memory answer for module `module` of `file`, a document at `dump` on disk:
+/// XLA's files beside it speak for the document's module only when it has one (a
+/// dump file holds one module).
+pub fn analyze_in(
+    file: &crate::model::HloFile,
+    module: crate::model::ModuleId,
+    dump: Option<&std::path::Path>,
+) -> Option<Report> {
+    let dump = dump.filter(|_| file.modules.len() == 1);
+    analyze(dump, file.module(module), false)
+}
+
+/// The first instruction XLA's files name that `module` does not have.
+fn stranger<'a>(report: &'a Report, module: &crate::model::Module) -> Option<&'a str> {
+    let names: std::collections::HashSet<&str> = module
+        .computations()
+        .flat_map(|c| c.model().names.keys().map(String::as_str))
+        .collect();
+    let values = report
+        .allocations
+        .iter()
+        .flat_map(|a| a.values.iter().map(|v| v.instruction.as_str()));
+    report
+        .schedule
+        .iter()
+        .map(String::as_str)
+        .chain(values)
+        .find(|n| !names.contains(n))
 }

@@ -286,6 +286,23 @@ impl Shape {
         matches!(self, Shape::Tuple(_))
     }
 
+    /// The shape as written without layouts (`f32[8,128]`, tuples element by
+    /// element): what a label or a hover header needs, not the bytes' order.
+    pub fn logical_text(&self) -> String {
+        match self {
+            Shape::Array(a) => {
+                let mut a = a.clone();
+                a.layout = None;
+                a.to_string()
+            }
+            Shape::Tuple(es) => {
+                let inner: Vec<String> = es.iter().map(Shape::logical_text).collect();
+                format!("({})", inner.join(", "))
+            }
+            Shape::Invalid => self.to_string(),
+        }
+    }
+
     /// Element `index` of a tuple shape.
     pub fn tuple_element(&self, index: usize) -> Option<&Shape> {
         match self {

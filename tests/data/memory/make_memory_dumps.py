@@ -317,6 +317,20 @@ def nested_scan(xs):
     return lax.scan(outer, jnp.zeros(xs.shape[2:]), xs)
 
 
+# Programs where a copy holds a large share of the peak (the information finding
+# `copy-at-memory-peak` fires on these, and on none of the small programs above).
+def transpose_at_peak(x, w):
+    # openxla/xla#26987: a transpose kept beside its operand doubles the memory.
+    t = jnp.transpose(x, (0, 2, 1))
+    return jnp.tanh(t) @ w, jnp.sum(x * 2.0, axis=0)
+
+
+def loop_carry_copy(x):
+    # openxla/xla#5335: copies of a loop's state hold a second buffer at the peak.
+    y = lax.fori_loop(0, 4, lambda i, c: jnp.roll(c, 1, axis=0) * 1.01, x)
+    return y, x * 2.0
+
+
 P = mlp_params([128, 256, 10])
 DEEP = mlp_params([64, 128, 128, 128, 32])
 BLOCK = block_params(64, 256)
@@ -363,6 +377,8 @@ CASES = {
     "fft_filter": (fft_filter, [spec(16, 128)], {}),
     "argmax_onehot": (argmax_onehot, [spec(64, 100)], {}),
     "nested_scan": (nested_scan, [spec(4, 5, 16, 16)], {}),
+    "transpose_at_peak": (transpose_at_peak, [spec(8, 512, 512), spec(512, 512)], {}),
+    "loop_carry_copy": (loop_carry_copy, [spec(1024, 1024)], {}),
 }
 
 SIBLINGS = ("", "-buffer-assignment", "-live-range", "-memory-usage-report")

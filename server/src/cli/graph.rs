@@ -1,0 +1,126 @@
+//! `hlo-lsp graph FILE [--instruction NAME --radius N | --computation NAME]
+//! [--format json|dot|svg]`: the dataflow around an instruction (or of a
+//! computation) with the indexing maps on its edges ([`crate::graph`]). Without
+//! `--instruction` or `--computation`: the entry computation. Edges into GPU
+//! kernels carry XLA's coalescing verdict (not on a CPU dump unless `--device`
+//! is given). Exit 0 with the graph, 2 on bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::gpu;
+use crate::analysis;
+use crate::graph::{self, build::Open, Options, Scope};
+use crate::model::Module;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Json,
+    Dot,
+    Svg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OpenArg {
+    /// The fusion drawn around (with `--instruction`).
+    Focus,
+    All,
+    None,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// Draw around this instruction.
+    #[arg(long, value_name = "NAME", conflicts_with = "computation")]
+    pub instruction: Option<String>,
+    /// Hops from the instruction (operands and users; get-tuple-elements are no hop).
+    #[arg(long, default_value_t = 2)]
+    pub radius: usize,
+    /// Draw this whole computation (up to --max-nodes).
+    #[arg(long, value_name = "NAME")]
+    pub computation: Option<String>,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Instruction nodes at most; the rest become "N more" stubs.
+    #[arg(long, default_value_t = graph::build::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
+    /// Which fusions open into their fused computation.
+    #[arg(long, value_enum, default_value = "focus")]
+    pub open_fusions: OpenArg,
+    /// The GPU for coalescing verdicts (a6000, a100, h100, b200, or a target config).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    super::print_or_fail(run_inner(&args))
+}
+
+fn run_inner(args: &Args) -> Result<String, String> {
+    let (text, file) = gpu::parse(&args.file)?;
+    let (module, scope) = scope(&file.modules, args)?;
+    let chosen = gpu::device(args.device.as_deref(), &args.file)?;
+    let cpu = gpu::is_cpu_dump(&args.file, module);
+    let options = Options {
+        max_nodes: args.max_nodes.max(1),
+        open: match args.open_fusions {
+            OpenArg::Focus => Open::Focus,
+            OpenArg::All => Open::All,
+            OpenArg::None => Open::None,
+        },
+        device: (!cpu || chosen.explicit).then_some(chosen.device),
+    };
+    let view = analysis::view::borrowed(module);
+    let g = graph::build(module, &view, &scope, &options);
+    let out = match args.format {
+        Format::Json => {
+            let lines = crate::syntax::LineIndex::new(&text);
+            let v = graph::json::to_json(&g, |r| {
+                let (line, column) = lines.line_col(&text, r.start);
+                json!({ "line": line, "column": column })
+            });
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+        Format::Dot => graph::dot::to_dot(&g),
+        Format::Svg => graph::svg::to_svg(&g),
+    };
+    // The process ends right after: freeing the model would only cost time.
+    std::mem::forget(view);
+    Ok(out)
+}
+
+/// The module and scope the arguments name.
+fn scope<'m>(modules: &'m [Module], args: &Args) -> Result<(&'m Module, Scope), String> {
+    let path = args.file.display();
+    if let Some(name) = &args.instruction {
+        return modules
+            .iter()
+            .find_map(|m| {
+                let (c, i) = m.find_instruction(name)?;
+                Some((
+                    m,
+                    Scope::Around {
+                        computation: c,
+                        instruction: i,
+                        radius: args.radius,
+                    },
+                ))
+            })
+            .ok_or_else(|| format!("{path}: no instruction named {name}"));
+    }
+    if let Some(name) = &args.computation {
+        let bare = name.trim_start_matches('%');
+        return modules
+            .iter()
+            .find_map(|m| Some((m, Scope::Computation(m.computation_by_name(bare)?))))
+            .ok_or_else(|| format!("{path}: no computation named {name}"));
+    }
+    modules
+        .iter()
+        .find_map(|m| Some((m, Scope::Computation(m.entry?))))
+        .ok_or_else(|| format!("{path}: no entry computation"))
+}

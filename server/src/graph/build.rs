@@ -1,0 +1,474 @@
+//! The graph of a [`Scope`]: which instructions (selected by [`super::select`],
+//! fusions opened into their fused computation), their operand edges with the
+//! consumers' maps (their analysis queries, in parallel), XLA's coalescing verdicts on
+//! kernels' reads, and "more" stubs where the cap or the radius cut the graph.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{class, select, Direction, Edge, EdgeClass, Graph, Node, NodeKind};
+use crate::analysis::{self, OperandIndexing, Query};
+use crate::coalescing::{self, site::calling_fusion, Device, Subject};
+use crate::model::{ComputationId, InstrId, Instruction, Module};
+
+/// What to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The instructions within `radius` hops of one.
+    Around {
+        computation: ComputationId,
+        instruction: InstrId,
+        radius: usize,
+    },
+    /// A whole computation (up to the cap).
+    Computation(ComputationId),
+}
+
+/// Which fusions open into their fused computation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Open {
+    /// The fusion the graph is drawn around, if it is one.
+    Focus,
+    /// Every fusion in the graph (while the cap lasts).
+    All,
+    None,
+}
+
+/// How big a graph may get and what it says.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Instruction nodes at most (stubs and fusion groups come on top): what a
+    /// layout draws in well under a second and a reader can still follow.
+    pub max_nodes: usize,
+    pub open: Open,
+    /// Ask XLA's coalescing analysis about kernels' reads on this GPU (GPU
+    /// modules only: the caller decides).
+    pub device: Option<Device>,
+}
+
+/// The default cap on instruction nodes.
+pub const DEFAULT_MAX_NODES: usize = 150;
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_nodes: DEFAULT_MAX_NODES,
+            open: Open::Focus,
+            device: None,
+        }
+    }
+}
+
+/// Outputs of a multi-output consumer whose maps an edge unites (a fusion with
+/// 40 outputs reads its operands alike through most of them).
+const MAX_OUTPUTS: usize = 16;
+
+/// One output's answer: the output and the maps from it to every operand.
+type Answer = (usize, std::sync::Arc<analysis::InstructionIndexing>);
+
+/// A node's id: `c{computation}i{instruction}`.
+pub fn id_of(c: ComputationId, i: InstrId) -> String {
+    format!("c{}i{}", c.0, i.0)
+}
+
+/// An instruction in the graph, and the open fusion it belongs to.
+#[derive(Clone, Copy)]
+struct Member {
+    computation: ComputationId,
+    instruction: InstrId,
+    group: Option<(ComputationId, InstrId)>,
+}
+
+/// An edge found, before its maps are known.
+struct Pending {
+    computation: ComputationId,
+    consumer: InstrId,
+    operand: usize,
+    producer: InstrId,
+    path: Vec<usize>,
+}
+
+/// The graph of `scope` in `module`, whose analysis view is `view`.
+pub fn build(
+    module: &Module,
+    view: &analysis::Module<'_>,
+    scope: &Scope,
+    options: &Options,
+) -> Graph {
+    let (home, focus) = match *scope {
+        Scope::Around {
+            computation,
+            instruction,
+            ..
+        } => {
+            let c = module.computation(computation);
+            (computation, Some(select::unfolded(&c, instruction)))
+        }
+        Scope::Computation(c) => (c, None),
+    };
+    // A fused computation that calls itself (broken input) has no outside to draw.
+    let enclosing = calling_fusion(module, home)
+        .map(|(c, f)| (c, f.id))
+        .filter(|(c, _)| *c != home);
+    let (members, opened) = members(module, scope, focus, enclosing, options);
+    let set: FxHashSet<(ComputationId, InstrId)> = members
+        .iter()
+        .map(|m| (m.computation, m.instruction))
+        .collect();
+    let mut graph = Graph {
+        focus: focus.map(|f| id_of(home, f)),
+        context: enclosing.map(|(c, f)| id_of(c, f)),
+        ..Graph::default()
+    };
+    if let Some((c, f)) = enclosing {
+        graph
+            .nodes
+            .push(node(module, c, f, None, NodeKind::Fusion { open: true }));
+    }
+    let mut pending = Vec::new();
+    for m in &members {
+        let kind = kind_of(module, m, &opened);
+        graph
+            .nodes
+            .push(node(module, m.computation, m.instruction, m.group, kind));
+        pending.extend(edges_into(module, m, &set));
+        graph.nodes.extend(stubs(module, m, &set));
+    }
+    graph.edges = with_maps(module, view, &pending, options, &mut graph.partial);
+    graph.partial |= crate::budget::exhausted();
+    graph
+}
+
+/// The instructions of the graph: the scope's (selected in the home computation),
+/// then the members of the fusions that open; and the fusions that opened.
+fn members(
+    module: &Module,
+    scope: &Scope,
+    focus: Option<InstrId>,
+    enclosing: Option<(ComputationId, InstrId)>,
+    options: &Options,
+) -> (Vec<Member>, FxHashSet<(ComputationId, InstrId)>) {
+    let cap = options.max_nodes.max(1);
+    let opens = |c: ComputationId, i: InstrId| {
+        let fusion = module.computation(c).instruction(i).opcode.name() == "fusion";
+        fusion
+            && match options.open {
+                Open::Focus => Some(i) == focus,
+                Open::All => true,
+                Open::None => false,
+            }
+    };
+    // Opening fusions share half the cap with the home computation.
+    let home_cap = |c: ComputationId| {
+        let focus_opens = focus.is_some_and(|f| opens(c, f));
+        match options.open == Open::All || focus_opens {
+            true => cap - cap / 2,
+            false => cap,
+        }
+    };
+    let (home, selected) = match *scope {
+        Scope::Around {
+            computation,
+            radius,
+            ..
+        } => {
+            let c = module.computation(computation);
+            let start = focus.unwrap_or(InstrId(0));
+            (
+                computation,
+                select::around(&c, start, radius, home_cap(computation)),
+            )
+        }
+        Scope::Computation(id) => (id, select::whole(&module.computation(id), home_cap(id))),
+    };
+    let mut out: Vec<Member> = selected
+        .iter()
+        .map(|&i| Member {
+            computation: home,
+            instruction: i,
+            group: enclosing,
+        })
+        .collect();
+    let mut opened = FxHashSet::default();
+    for &i in &selected {
+        if out.len() >= cap {
+            break;
+        }
+        if !opens(home, i) {
+            continue;
+        }
+        let called = module.called_computation(module.computation(home).instruction(i), "calls");
+        // A fusion calling its own computation, or the one around it (recursive
+        // calls, broken input), opens into nothing new.
+        let around = enclosing.map(|(c, _)| c);
+        let Some(fused) = called.filter(|f| f.id != home && Some(f.id) != around) else {
+            continue;
+        };
+        let inside = select::whole(&fused, cap - out.len());
+        if inside.is_empty() {
+            continue;
+        }
+        opened.insert((home, i));
+        out.extend(inside.into_iter().map(|f| Member {
+            computation: fused.id,
+            instruction: f,
+            group: Some((home, i)),
+        }));
+    }
+    (out, opened)
+}
+
+fn kind_of(module: &Module, m: &Member, opened: &FxHashSet<(ComputationId, InstrId)>) -> NodeKind {
+    let i = module.computation(m.computation).instruction(m.instruction);
+    match i.opcode.name() {
+        _ if i.parameter_number.is_some() => NodeKind::Parameter,
+        "parameter" => NodeKind::Parameter,
+        "constant" => NodeKind::Constant,
+        "fusion" => NodeKind::Fusion {
+            open: opened.contains(&(m.computation, m.instruction)),
+        },
+        _ => NodeKind::Instruction,
+    }
+}
+
+fn node(
+    module: &Module,
+    c: ComputationId,
+    i: InstrId,
+    group: Option<(ComputationId, InstrId)>,
+    kind: NodeKind,
+) -> Node {
+    let computation = module.computation(c);
+    let instruction = computation.instruction(i);
+    Node {
+        id: id_of(c, i),
+        name: instruction.name.clone(),
+        opcode: instruction.opcode.name().to_string(),
+        shape: instruction.shape.logical_text(),
+        computation: computation.name.clone(),
+        group: group.map(|(gc, gi)| id_of(gc, gi)),
+        kind,
+        range: computation.abs(instruction.name_range),
+        parameter_number: instruction
+            .parameter_number
+            .and_then(|k| usize::try_from(k).ok()),
+        is_root: computation.root == Some(i),
+    }
+}
+
+/// The edges from members into member `m`.
+fn edges_into(
+    module: &Module,
+    m: &Member,
+    set: &FxHashSet<(ComputationId, InstrId)>,
+) -> Vec<Pending> {
+    let c = module.computation(m.computation);
+    let i = c.instruction(m.instruction);
+    (0..i.operands.len())
+        .filter_map(|k| {
+            let (p, path) = select::producer(&c, i, k)?;
+            set.contains(&(m.computation, p)).then_some(Pending {
+                computation: m.computation,
+                consumer: m.instruction,
+                operand: k,
+                producer: p,
+                path,
+            })
+        })
+        .collect()
+}
+
+/// "N more" stubs for the producers and users of `m` the graph leaves out.
+fn stubs(module: &Module, m: &Member, set: &FxHashSet<(ComputationId, InstrId)>) -> Vec<Node> {
+    let c = module.computation(m.computation);
+    let i: &Instruction = c.instruction(m.instruction);
+    let hidden = |ids: Vec<InstrId>| {
+        ids.into_iter()
+            .filter(|p| !set.contains(&(m.computation, *p)))
+            .count()
+    };
+    let operands = hidden(select::producers(&c, i));
+    let users = hidden(select::users(&c, m.instruction));
+    let id = id_of(m.computation, m.instruction);
+    [
+        (operands, Direction::Operands, "+in"),
+        (users, Direction::Users, "+out"),
+    ]
+    .into_iter()
+    .filter(|(count, _, _)| *count > 0)
+    .map(|(count, direction, suffix)| Node {
+        id: format!("{id}{suffix}"),
+        name: match count {
+            1 => format!("1 more {}", direction.name().trim_end_matches('s')),
+            _ => format!("{count} more {}", direction.name()),
+        },
+        opcode: String::new(),
+        shape: String::new(),
+        computation: c.name.clone(),
+        group: m.group.map(|(gc, gi)| id_of(gc, gi)),
+        kind: NodeKind::More {
+            of: id.clone(),
+            count,
+            direction,
+        },
+        range: c.abs(i.name_range),
+        parameter_number: None,
+        is_root: false,
+    })
+    .collect()
+}
+
+/// The edges with their consumers' maps (one batch of queries, every output of
+/// a multi-output consumer up to [`MAX_OUTPUTS`]) and, on kernels' reads, the
+/// coalescing verdicts.
+fn with_maps(
+    module: &Module,
+    view: &analysis::Module<'_>,
+    pending: &[Pending],
+    options: &Options,
+    partial: &mut bool,
+) -> Vec<Edge> {
+    let mut consumers: Vec<(ComputationId, InstrId)> = Vec::new();
+    for p in pending {
+        if consumers.last() != Some(&(p.computation, p.consumer)) {
+            consumers.push((p.computation, p.consumer));
+        }
+    }
+    consumers.dedup();
+    let mut queries = Vec::new();
+    let mut owner = Vec::new();
+    for (k, &(c, i)) in consumers.iter().enumerate() {
+        let Some(node) = view.get(c.index()).and_then(|v| v.nodes.get(i.index())) else {
+            continue;
+        };
+        for output in 0..node.op.shape.output_count().clamp(1, MAX_OUTPUTS) {
+            owner.push(k);
+            queries.push(Query {
+                computation: c.index(),
+                instruction: i.index(),
+                direction: analysis::Direction::OutputToInput,
+                output_id: output,
+                operand_id: 0,
+                physical_layout: false,
+            });
+        }
+    }
+    // Each query on its own, in parallel: `analyze_many` would first class every
+    // computation of the module to share answers (746 ms on a 60 MB module for a
+    // graph of four nodes), and a graph asks about a few consumers.
+    let answers: Vec<std::sync::Arc<analysis::InstructionIndexing>> = {
+        use rayon::prelude::*;
+        queries
+            .par_iter()
+            .map(|q| std::sync::Arc::new(analysis::analyze(view, q)))
+            .collect()
+    };
+    let mut per_consumer: FxHashMap<(ComputationId, InstrId), Vec<Answer>> = FxHashMap::default();
+    for ((q, answer), k) in queries.iter().zip(answers).zip(owner) {
+        per_consumer
+            .entry(consumers[k])
+            .or_default()
+            .push((q.output_id, answer));
+    }
+    let verdicts = coalescing_verdicts(module, view, &consumers, options);
+    pending
+        .iter()
+        .map(|p| {
+            let key = (p.computation, p.consumer);
+            let outputs = per_consumer
+                .get(&key)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let (map, mut class) = describe(view, key, p.operand, outputs);
+            *partial |= outputs.iter().any(|(_, a)| {
+                a.entries
+                    .get(p.operand)
+                    .is_some_and(|e| e.unknown == Some(crate::analysis::Unknown::Stopped))
+            });
+            let coalesced = verdicts.get(&(key, p.operand)).copied();
+            if coalesced == Some(false) {
+                class = EdgeClass::Uncoalesced;
+            }
+            Edge {
+                from: id_of(p.computation, p.producer),
+                to: id_of(p.computation, p.consumer),
+                operand_index: p.operand,
+                tuple_index: p.path.clone(),
+                map,
+                class,
+                coalesced,
+            }
+        })
+        .collect()
+}
+
+/// The short text and class of operand `k`'s maps, united over the outputs.
+fn describe(
+    view: &analysis::Module<'_>,
+    (c, i): (ComputationId, InstrId),
+    k: usize,
+    outputs: &[Answer],
+) -> (String, EdgeClass) {
+    let Some(node) = view.get(c.index()).and_then(|v| v.nodes.get(i.index())) else {
+        return ("unknown".to_string(), EdgeClass::Unknown);
+    };
+    let extents = |s: Option<&analysis::ArrayShape>| s.map(|a| a.dims.clone()).unwrap_or_default();
+    let target = extents(node.op.operands.get(k).and_then(analysis::Shape::as_array));
+    let mut united = OperandIndexing::none();
+    let mut class = None::<EdgeClass>;
+    let mut domain = None;
+    for (output, answer) in outputs {
+        let Some(entry) = answer.entries.get(k) else {
+            continue;
+        };
+        if entry.maps.is_empty() && entry.unknown.is_none() {
+            continue; // this output does not read the operand
+        }
+        let d = extents(node.op.shape.output(*output));
+        let c = class::of_indexing(entry, &d, &target);
+        class = Some(class.map_or(c, |old| old.max(c)));
+        domain.get_or_insert(d);
+        united.extend(entry.clone());
+    }
+    let domain = domain.unwrap_or_default();
+    (
+        class::short_text(&united, &domain, &target),
+        class.unwrap_or(EdgeClass::Unknown),
+    )
+}
+
+/// XLA's verdict on each operand read of the kernels among `consumers` (fusions
+/// in computations that are not fused), when a device is given.
+fn coalescing_verdicts(
+    module: &Module,
+    view: &analysis::Module<'_>,
+    consumers: &[(ComputationId, InstrId)],
+    options: &Options,
+) -> FxHashMap<((ComputationId, InstrId), usize), bool> {
+    let mut out = FxHashMap::default();
+    let Some(device) = &options.device else {
+        return out;
+    };
+    for &(c, i) in consumers {
+        let computation = module.computation(c);
+        let instruction = computation.instruction(i);
+        if instruction.opcode.name() != "fusion" || calling_fusion(module, c).is_some() {
+            continue;
+        }
+        let Ok(subject) = Subject::new(module, view, computation, instruction) else {
+            continue;
+        };
+        let report = coalescing::analyze(
+            &subject,
+            &coalescing::Options {
+                sizes: None,
+                device: device.clone(),
+                operand: None,
+            },
+            None,
+        );
+        for verdict in report.operands {
+            out.insert(((c, i), verdict.index), verdict.coalesced);
+        }
+    }
+    out
+}

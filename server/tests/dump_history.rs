@@ -1,0 +1,153 @@
+//! The history of instructions across pass-by-pass dumps (`dump::history`) against
+//! two independent readings of the same files: `expected.json`, written by
+//! `tests/data/dumps/history/make_history.py` from its own reading of the dumps of six
+//! JAX programs, and the model's parse of every snapshot (`model::parse_hlo`), which
+//! must show each instruction exactly where its history says it lived and changed.
+
+use std::path::{Path, PathBuf};
+
+use hlo_lsp::dump::diff::definition;
+use hlo_lsp::dump::history::{story, DirectoryHistory, ModuleHistory};
+use hlo_lsp::model::parse_hlo;
+use rustc_hash::FxHashMap;
+
+const PROGRAMS: &[&str] = &[
+    "transformer_block",
+    "mlp_train_step",
+    "attention_backward",
+    "layer_norm_backward",
+    "conv_backward",
+    "scan",
+];
+
+fn dir(program: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/dumps/history")
+        .join(program)
+}
+
+fn history(program: &str) -> ModuleHistory {
+    let dir = DirectoryHistory::build(&dir(program)).expect("dump directory");
+    assert_eq!(dir.modules.len(), 1, "{program}: one module kept");
+    dir.modules.into_iter().next().unwrap()
+}
+
+/// Every instruction of the after-optimizations module: introduced and changed in
+/// the snapshots the script found.
+#[test]
+fn agrees_with_the_script_on_six_programs() {
+    for program in PROGRAMS {
+        let module = history(program);
+        let text = std::fs::read_to_string(dir(program).join("expected.json")).unwrap();
+        let expected: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        let last = module.snapshots.len() - 1;
+        assert_eq!(module.last_alive(), expected.len(), "{program}");
+        for e in &expected {
+            let (c, name) = (
+                e["computation"].as_str().unwrap(),
+                e["name"].as_str().unwrap(),
+            );
+            let i = module
+                .at(last, c, name)
+                .unwrap_or_else(|| panic!("{program}: {c}/{name} not followed"));
+            assert_eq!(i.opcode, e["opcode"].as_str().unwrap(), "{program} {name}");
+            let file = |k: usize| module.snapshots[k].file_name();
+            assert_eq!(
+                file(i.introduced),
+                e["introduced_in"],
+                "{program} {c}/{name}"
+            );
+            let changed: Vec<String> = i.changed.iter().map(|&k| file(k)).collect();
+            assert_eq!(
+                serde_json::json!(changed),
+                e["changed_in"],
+                "{program} {c}/{name}"
+            );
+        }
+    }
+}
+
+/// (computation, name) → (opcode, definition with `ROOT`, without metadata) of one
+/// snapshot, by the model's parse.
+fn parsed(path: &Path) -> FxHashMap<(String, String), (String, String)> {
+    let file = parse_hlo(&std::fs::read_to_string(path).unwrap());
+    let mut found = FxHashMap::default();
+    for module in &file.modules {
+        for c in module.computations() {
+            for i in c.model().instructions.iter().filter(|i| !i.synthetic) {
+                let line = format!("{} {}", i.is_root, definition(c, i));
+                found.insert(
+                    (c.name.clone(), i.name.clone()),
+                    (i.opcode.to_string(), line),
+                );
+            }
+        }
+    }
+    found
+}
+
+/// Every instruction followed (removed ones too) lives, unbroken and with its
+/// opcode, from its introduction to its removal, changes exactly where its
+/// definition does, and is absent (or another opcode) just before and just after.
+#[test]
+fn every_life_matches_the_models_parse_of_each_snapshot() {
+    for program in PROGRAMS {
+        let module = history(program);
+        let snapshots: Vec<_> = module.snapshots.iter().map(|s| parsed(&s.file)).collect();
+        let mut alive_somewhere = 0;
+        for i in &module.instructions {
+            let key = (i.computation.to_string(), i.name.clone());
+            let end = i.removed.as_ref().map_or(snapshots.len(), |r| r.snapshot);
+            let same_opcode = |k: usize| {
+                snapshots[k]
+                    .get(&key)
+                    .is_some_and(|(op, _)| *op == i.opcode)
+            };
+            assert!(
+                (i.introduced..end).all(same_opcode),
+                "{program}: {key:?} not alive throughout"
+            );
+            assert!(
+                i.introduced == 0 || !same_opcode(i.introduced - 1),
+                "{program}: {key:?} existed before"
+            );
+            assert!(
+                end == snapshots.len() || !same_opcode(end),
+                "{program}: {key:?} still there"
+            );
+            let changed: Vec<usize> = (i.introduced + 1..end)
+                .filter(|&k| snapshots[k][&key].1 != snapshots[k - 1][&key].1)
+                .collect();
+            assert_eq!(changed, i.changed, "{program}: {key:?}");
+            alive_somewhere += 1;
+        }
+        // Every instruction of every snapshot is some instruction's life.
+        for (k, s) in snapshots.iter().enumerate() {
+            for (c, name) in s.keys() {
+                assert!(
+                    module.at(k, c, name).is_some(),
+                    "{program}: {c}/{name} at {k}"
+                );
+            }
+        }
+        assert!(alive_somewhere > 50, "{program}");
+    }
+}
+
+/// The fusion pass removes what it fused: each removal names the fusion the
+/// instruction went into.
+#[test]
+fn fused_instructions_name_their_fusion() {
+    let module = history("mlp_train_step");
+    let fused: Vec<String> = module
+        .instructions
+        .iter()
+        .filter(|i| {
+            i.removed
+                .as_ref()
+                .is_some_and(|r| module.snapshots[r.snapshot].pass() == "fusion")
+        })
+        .map(|i| story::story(&module, i))
+        .collect();
+    insta::assert_snapshot!(fused.concat());
+}

@@ -1,0 +1,140 @@
+//! End-to-end tests of `hlo-lsp graph` through the built binary: the JSON points at
+//! the instructions' lines, the DOT is read by Graphviz when it is installed, the
+//! SVG is well-formed XML, and bad names are errors with exit status 2.
+
+use crate::cli_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cli_support::{run, stderr, stdout};
+use serde_json::Value;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(rel)
+}
+
+fn softmax() -> String {
+    data("jax/softmax.after.hlo").to_string_lossy().into_owned()
+}
+
+/// Runs `program args` with `input` on stdin; `None` when it is not installed.
+fn pipe(program: &str, args: &[&str], input: &str) -> Option<std::process::Output> {
+    use std::io::Write;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(input.as_bytes()).ok()?;
+    child.wait_with_output().ok()
+}
+
+#[test]
+fn json_nodes_point_at_their_instructions() {
+    let file = softmax();
+    let o = run(&[
+        "graph",
+        &file,
+        "--instruction",
+        "subtract_exponential_fusion",
+        "--radius",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let nodes = v["nodes"].as_array().unwrap();
+    assert!(nodes.len() > 5);
+    for n in nodes.iter().filter(|n| n["kind"] != "more") {
+        let line = n["range"]["line"].as_u64().unwrap() as usize;
+        let name = n["name"].as_str().unwrap();
+        assert!(lines[line - 1].contains(name), "{name} not on line {line}");
+    }
+    let edges = v["edges"].as_array().unwrap();
+    assert!(edges.iter().any(|e| e["class"] == "reduction"));
+    assert_eq!(
+        v["focus"],
+        nodes
+            .iter()
+            .find(|n| n["name"] == "subtract_exponential_fusion")
+            .unwrap()["id"]
+    );
+}
+
+#[test]
+fn dot_is_read_by_graphviz() {
+    let o = run(&[
+        "graph",
+        &softmax(),
+        "--format",
+        "dot",
+        "--open-fusions",
+        "all",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dot = stdout(&o);
+    assert!(dot.starts_with("digraph hlo {") && dot.trim_end().ends_with('}'));
+    assert!(dot.contains("subgraph \"cluster_"), "fusions open: {dot}");
+    match pipe("dot", &["-Tsvg"], &dot) {
+        Some(out) => {
+            assert!(
+                out.status.success(),
+                "graphviz: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+        }
+        None => eprintln!("graphviz is not installed: the DOT was only checked for its frame"),
+    }
+}
+
+#[test]
+fn svg_is_well_formed_xml() {
+    let o = run(&[
+        "graph",
+        &softmax(),
+        "--instruction",
+        "reduce_divide_fusion",
+        "--format",
+        "svg",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = stdout(&o);
+    assert!(svg.starts_with("<svg") && svg.contains("class=\"legend\""));
+    let check = "import sys, xml.dom.minidom as m; d = m.parseString(sys.stdin.read()); print(len(d.getElementsByTagName('g')))";
+    match pipe("python3", &["-c", check], &svg) {
+        Some(out) => {
+            assert!(
+                out.status.success(),
+                "not XML: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let groups: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+            assert!(groups > 5, "{groups} groups");
+        }
+        None => assert_eq!(
+            svg.matches("<g ").count() + svg.matches("<g>").count(),
+            svg.matches("</g>").count()
+        ),
+    }
+}
+
+#[test]
+fn unknown_names_are_errors() {
+    let o = run(&["graph", &softmax(), "--instruction", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no instruction named nope"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["graph", &softmax(), "--computation", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no computation named nope"));
+}

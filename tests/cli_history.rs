@@ -1,0 +1,110 @@
+//! End-to-end tests of `hlo-lsp history` through the real binary, on the
+//! pass-by-pass dumps of `tests/data/dumps/history` (see its README): the story of an
+//! instruction, the JSON, choosing a module, and bad input.
+
+use crate::cli_support;
+
+use cli_support::{run, stderr, stdout, temp_file};
+
+fn dumps(program: &str) -> String {
+    format!(
+        "{}/../tests/data/dumps/history/{program}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn the_story_of_instructions_fused_away_and_changed() {
+    let dir = dumps("mlp_train_step");
+    let mut text = String::new();
+    for name in ["max.1", "dot.1", "w1.1"] {
+        let out = run(&["history", &dir, "--instruction", name]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        text.push_str(&stdout(&out));
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn json_lists_snapshots_then_instructions() {
+    let out = run(&[
+        "history",
+        &dumps("mlp_train_step"),
+        "--instruction",
+        "max.1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let module = text.find("\"module\"").unwrap();
+    let snapshots = text.find("\"snapshots\"").unwrap();
+    let instructions = text.find("\"instructions\"").unwrap();
+    assert!(module < snapshots && snapshots < instructions, "{text}");
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["snapshots"].as_array().unwrap().len(), 29);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn the_largest_module_unless_one_is_chosen() {
+    let step = format!("{}/../tests/data/dumps/step", env!("CARGO_MANIFEST_DIR"));
+    let mut dir = None;
+    for source in [step, dumps("scan")] {
+        for entry in std::fs::read_dir(source).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let copy = temp_file("cli-history", &name, std::fs::read(&path).unwrap());
+            dir = copy.parent().map(|d| d.to_path_buf());
+        }
+    }
+    let dir = dir.unwrap();
+    let dir = dir.to_str().unwrap();
+    let out = run(&["history", dir]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains(
+            "2 modules; showing jit_step (module_0004), the largest; choose with --module"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["history", dir, "--module", "jit_scan"]);
+    assert!(
+        stdout(&out).starts_with("module jit_scan (module_0038): 32 snapshots"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["history", dir, "--module", "4", "--instruction", "gt.1"]);
+    assert!(
+        stdout(&out).contains("%gt.1 (compare) in %region_0.4: in the input (before optimizations)\n  fused into %compare_convert_fusion by fusion (step 1)\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, message) in [
+        (vec!["history", "/no/such/dir"], "cannot read /no/such/dir"),
+        (
+            vec!["history", &dumps("scan"), "--module", "jit_nope"],
+            "no module jit_nope in",
+        ),
+        (
+            vec!["history", &dumps("scan"), "--instruction", "nope"],
+            "no instruction %nope in module jit_scan",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    let empty = temp_file("cli-history-empty", "notes.txt", "no dumps");
+    let out = run(&["history", empty.parent().unwrap().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no XLA HLO dumps"),
+        "{}",
+        stderr(&out)
+    );
+}
