@@ -46,6 +46,39 @@ fn softmax_example_prints_the_row_and_element_maps() {
     );
 }
 
+/// The README's StableHLO capture is what the binary prints: each `$ hlo-lsp ...`
+/// block's lines (up to a `...`) are the command's output, run from the repository.
+#[test]
+fn readme_stablehlo_capture_is_real_output() {
+    let readme = std::fs::read_to_string(data("README.md")).expect("README");
+    let section = readme
+        .split("### StableHLO, as JAX lowers a program")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .expect("the capture");
+    let mut commands = 0;
+    for block in section.split("$ hlo-lsp ").skip(1) {
+        let (command, shown) = block.split_once('\n').unwrap_or((block, ""));
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+            .args(&args)
+            .current_dir(data(""))
+            .output()
+            .expect("run hlo-lsp");
+        let out = stdout(&o);
+        // The shown lines appear in order (`...` skips some).
+        let mut rest = out.as_str();
+        for line in shown.lines().filter(|l| *l != "...") {
+            let at = rest
+                .find(line)
+                .unwrap_or_else(|| panic!("`{command}` does not print `{line}`:\n{out}"));
+            rest = &rest[at + line.len()..];
+        }
+        commands += 1;
+    }
+    assert_eq!(commands, 2);
+}
+
 #[test]
 fn json_has_the_documented_shape() {
     let example = data("examples/softmax.hlo");

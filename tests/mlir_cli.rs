@@ -328,3 +328,29 @@ fn linalg_ext_ops_in_text_and_json() {
         "{text}"
     );
 }
+
+/// JAX's softmax as StableHLO: every op of `@main` with the maps of the HLO
+/// instruction it is (a broadcast that stretches a size-1 dimension reads its own
+/// operand, through the reshape it is written with); the JSON has the same.
+#[test]
+fn stablehlo_ops_with_their_maps() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/stablehlo/softmax.mlir"
+    );
+    let (code, text) = run(path, false);
+    assert_eq!(code, 0);
+    let shown = text.replace(path, "softmax.mlir");
+    insta::assert_snapshot!("stablehlo_mlir_summary", shown);
+    let (_, v) = json(path);
+    let ops = v["stablehlo"].as_array().expect("stablehlo ops");
+    assert_eq!(ops.len(), 11);
+    let broadcast = &ops[4];
+    assert_eq!(broadcast["value"], "%4");
+    assert_eq!(broadcast["opcode"], "broadcast");
+    assert_eq!(broadcast["operands"][0]["value"], "%3");
+    assert_eq!(
+        broadcast["operands"][0]["maps"][0],
+        "(d0, d1) -> (d0, 0), domain: d0 in [0, 3], d1 in [0, 7]"
+    );
+}

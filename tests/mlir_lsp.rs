@@ -407,3 +407,75 @@ fn linalg_ext_hover_hints_symbols_and_tile_ext() {
     assert!(!children.iter().any(|c| c.contains("linalg_ext.yield")));
     client.shutdown_and_exit();
 }
+
+/// A JAX-lowered StableHLO program (with its locations) through the protocol:
+/// the hover on an op is the HLO hover of the instruction it is, with the Python
+/// stack it came from and the maps from `@main`'s result; inlay hints stand after
+/// the ops the result reads; the locations link to the Python file, found by its
+/// trailing path in the workspace.
+#[test]
+fn stablehlo_hover_hints_and_source_links() {
+    let root = std::fs::canonicalize(lsp_support::repo_file("tests/data/stablehlo")).unwrap();
+    let root_uri = format!("file://{}", root.display());
+    let mut client = Client::spawn(&[]);
+    client.result(
+        "initialize",
+        json!({"processId": null, "rootUri": root_uri, "capabilities": {}}),
+    );
+    client.notify("initialized", json!({}));
+    let text = read_repo_file("tests/data/stablehlo/softmax_debug.mlir");
+    let document = format!("{root_uri}/softmax_debug.mlir");
+    client.open(&document, &text);
+    let errors: Vec<Value> = client
+        .diagnostics(&document, 1)
+        .into_iter()
+        .filter(|d| d["severity"] == 1)
+        .collect();
+    assert_eq!(errors, Vec::<Value>::new());
+
+    let h = hover_text(&mut client, &document, &text, "%3 = stablehlo.subtract", 1);
+    assert!(h.contains("subtract(f32[4,8] %arg0, f32[4,8] %2)"), "{h}");
+    assert!(
+        h.contains("Source: softmax_debug.py:15 in norm ← softmax_debug.py:19 in softmax"),
+        "{h}"
+    );
+    assert!(h.contains("**From the output of function `@main`**"), "{h}");
+    assert!(
+        h.contains("`(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 3], d1 in [0, 7], s0 in [0, 7]`"),
+        "{h}"
+    );
+
+    let hints = client.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": document}, "range": {"start": lsp_support::pos(0, 0), "end": lsp_support::pos(60, 0)}}),
+    );
+    let hints = hints.as_array().unwrap();
+    // One per op of @main (all are read by its result), and one on %arg0.
+    assert_eq!(hints.len(), 12, "{hints:?}");
+    let line_of = |needle: &str| position_of(&text, needle, 0)["line"].clone();
+    let on = |needle: &str| {
+        hints
+            .iter()
+            .find(|h| h["position"]["line"] == line_of(needle))
+            .and_then(|h| h["label"].as_str())
+            .unwrap_or_else(|| panic!("no hint on {needle}: {hints:?}"))
+            .to_string()
+    };
+    assert_eq!(on("%1 = stablehlo.broadcast_in_dim"), "(d0, d1) -> (d0, 0)");
+    assert_eq!(
+        on("%4 = stablehlo.exponential"),
+        "(d0, d1) -> (d0, d1) (+1)"
+    );
+
+    let links = client.result(
+        "textDocument/documentLink",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let links = links.as_array().unwrap();
+    assert_eq!(links.len(), 7, "{links:?}");
+    let script = format!("{root_uri}/softmax_debug.py");
+    assert!(
+        links.iter().any(|l| l["target"] == format!("{script}#L15")),
+        "{links:?}"
+    );
+}

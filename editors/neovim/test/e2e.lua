@@ -426,6 +426,33 @@ local ok = xpcall(function()
     end
   end)
 
+  check('StableHLO: hover on a JAX-lowered op is its HLO instruction with the maps from @main\'s result and its Python source', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(data .. '/stablehlo/softmax_debug.mlir'))
+    local shlo = vim.api.nvim_get_current_buf()
+    assert(vim.bo.filetype == 'mlir', 'filetype ' .. vim.bo.filetype)
+    assert(wait_client(shlo), 'no hlo_lsp client on the StableHLO buffer')
+    local line, col = find(shlo, '%3 = stablehlo.subtract')
+    vim.api.nvim_win_set_cursor(0, { line + 1, col + 1 })
+    local text = hover_float()
+    for _, want in ipairs({ 'subtract(f32[4,8] %arg0', 'From the output of function `@main`', 'Source: softmax_debug.py:15 in norm' }) do
+      assert(text:find(want, 1, true), 'hover lacks ' .. want .. ':\n' .. text)
+    end
+    if vim.lsp.inlay_hint then
+      local hinted = find(shlo, '%1 = stablehlo.broadcast_in_dim')
+      local label
+      assert(vim.wait(TIMEOUT, function()
+        for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = shlo })) do
+          if h.inlay_hint.position.line == hinted then
+            label = label_text(h.inlay_hint.label)
+            return true
+          end
+        end
+        return false
+      end, 50), 'no inlay hint on the broadcast: ' .. vim.inspect(vim.lsp.inlay_hint.get({ bufnr = shlo })))
+      assert(label:find('(d0, d1) -> (d0, 0)', 1, true), 'hint: ' .. label)
+    end
+  end)
+
   -- Syntax diagnostics are on main: none arriving is a failure.
   vim.cmd('edit ' .. fixtures .. '/broken.hlo')
   local broken = vim.api.nvim_get_current_buf()

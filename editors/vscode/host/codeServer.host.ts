@@ -50,6 +50,8 @@ const samples = {
   chainsFixed: path.join(repoRoot, 'tests', 'data', 'refactor', 'chains.identity-fixed.hlo'),
   // A GPU dump (cuBLAS custom calls and loop fusions): cost lenses and the kernels command.
   gpu: path.join(repoRoot, 'tests', 'data', 'samples', 'xla', 'xla__backends__gpu__tests__kernel_reuse.hlo'),
+  // JAX's softmax lowered to StableHLO: hover and inlay hints on a .mlir file.
+  stablehlo: path.join(repoRoot, 'examples', 'softmax.stablehlo.mlir'),
 };
 // The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
 const TRANSPOSED = '(d0, d1) -> (d1, d0)';
@@ -107,7 +109,7 @@ function writeJson(file: string, value: unknown) {
 
 async function startCodeServer(): Promise<string> {
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
-  for (const f of [samples.transpose, samples.chains, samples.gpu]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
+  for (const f of [samples.transpose, samples.chains, samples.gpu, samples.stablehlo]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
   // A quiet workbench: no welcome page, no trust prompt, no telemetry, nothing fetched.
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), {
     'workbench.startupEditor': 'none',
@@ -362,6 +364,38 @@ test('inlay hints: the composed map is drawn after the fused instruction', async
   assert.ok(text.indexOf(TRANSPOSED) > text.indexOf('negate(%p0)'), text);
   console.log(`# line with hint: ${text.trim()}`);
   await screenshot('inlay-hints');
+});
+
+test('StableHLO: hover on a JAX-lowered op and the inlay hint after it', async () => {
+  await quickOpen('softmax.stablehlo.mlir');
+  const want = 'From the output of function';
+  // No grammar splits `.mlir` lines into tokens: the cursor goes to `%5`, and the
+  // hover is asked for as from the keyboard.
+  const at = lineOf(samples.stablehlo, '%5 = stablehlo.subtract');
+  const hover = page.locator('.monaco-hover:visible', { hasText: want });
+  for (let attempt = 0; attempt < 10 && !(await hover.isVisible()); attempt++) {
+    await page.keyboard.press('Escape');
+    await goTo(at.line, at.column + 1);
+    await runCommand('Show or Focus Hover');
+    await hover.waitFor({ timeout: 5000 }).catch(() => undefined);
+  }
+  const text = (await hover.textContent()) ?? '';
+  assert.ok(text.includes(want) && text.includes('subtract('), `the hover on %5: ${text}`);
+  console.log(`# StableHLO hover: ${text.replace(/\s+/g, ' ').slice(0, 160)}...`);
+  await page.keyboard.press('Escape');
+  const hint = '(d0, d1, d2) -> (d0, d1, 0)';
+  await page.waitForFunction(
+    ([h]) =>
+      Array.from(document.querySelectorAll('.editor-instance .view-line'))
+        .filter((l) => (l.textContent ?? '').includes('%3 = stablehlo.broadcast_in_dim'))
+        .some((l) => (l.textContent ?? '').replace(/\u00a0/g, ' ').includes(h)),
+    [hint],
+    { timeout: TIMEOUT },
+  ).catch(() => undefined);
+  const shown = ((await viewLine('%3 = stablehlo.broadcast_in_dim').textContent()) ?? '').replace(/\u00a0/g, ' ');
+  await screenshot('stablehlo-hover-hints', 'editor');
+  assert.ok(shown.includes(hint), `no ${hint} after %3: ${shown}`);
+  console.log(`# StableHLO line with hint: ${shown.trim()}`);
 });
 
 test('quick fix: the reshape-chain fix applies and the saved file is the expected one', async () => {

@@ -1,7 +1,9 @@
 //! `hlo-lsp mlir FILE [--json]`: the index maps of an MLIR file: every linalg op's
 //! (and ByteIR `linalg_ext` op's, with what its loops mean) iteration domain and operand maps (output's view, simplified, utilization),
 //! reshapes and slices, map attributes, transform-dialect tiling with its
-//! targets, and the diagnostics (`FILE:LINE:COL: severity: message [code]`).
+//! targets, StableHLO ops with the maps of the HLO instruction each is
+//! (`FILE:LINE:COL: %3 = stablehlo.subtract (subtract in @main)`, a line per
+//! operand map), and the diagnostics (`FILE:LINE:COL: severity: message [code]`).
 //! Exit 1 when there is an error diagnostic.
 
 use std::path::PathBuf;
@@ -92,6 +94,22 @@ fn to_text(
 ) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    for o in stablehlo_ops(src, a) {
+        let (line, col) = pos(o.at.start);
+        let _ = writeln!(
+            out,
+            "{name}:{line}:{col}: {} = {} ({} in {})",
+            o.value, o.op, o.opcode, o.func
+        );
+        for r in &o.operands {
+            for m in &r.maps {
+                let _ = writeln!(out, "  {}: {m}", r.name);
+            }
+            if let Some(why) = &r.unknown {
+                let _ = writeln!(out, "  {}: unknown ({why})", r.name);
+            }
+        }
+    }
     for l in &a.linalg {
         let op = &a.file.ops[l.op.op];
         let (line, col) = pos(op.name_range.start);
@@ -219,11 +237,38 @@ fn to_text(
     out
 }
 
+/// The StableHLO ops with their maps, when the file holds StableHLO.
+fn stablehlo_ops(src: &str, a: &MlirAnalysis) -> Vec<mlir::stablehlo::summary::OpMaps> {
+    if mlir::stablehlo::is_stablehlo(&a.file) {
+        mlir::stablehlo::summary::ops(src, &a.file)
+    } else {
+        Vec::new()
+    }
+}
+
 fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -> Value {
     let at = |b: usize| {
         let (l, c) = pos(b);
         json!({"line": l, "column": c})
     };
+    let stablehlo: Vec<Value> = stablehlo_ops(src, a)
+        .iter()
+        .map(|o| {
+            let operands: Vec<Value> = o
+                .operands
+                .iter()
+                .map(|r| json!({"value": r.name, "maps": r.maps, "unknown": r.unknown}))
+                .collect();
+            json!({
+                "name": o.op,
+                "value": o.value,
+                "opcode": o.opcode,
+                "at": at(o.at.start),
+                "func": o.func,
+                "operands": operands,
+            })
+        })
+        .collect();
     let ops: Vec<Value> = a
         .linalg
         .iter()
@@ -343,5 +388,5 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
             })
         })
         .collect();
-    json!({ "ops": ops, "maps": maps, "moves": moves, "tiles": tiles, "diagnostics": diagnostics })
+    json!({ "ops": ops, "stablehlo": stablehlo, "maps": maps, "moves": moves, "tiles": tiles, "diagnostics": diagnostics })
 }

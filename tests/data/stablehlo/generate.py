@@ -72,6 +72,21 @@ PROGRAMS = {
     "outer": (lambda a, b: jnp.outer(a, b), (jnp.ones((4,), f32), jnp.ones((5,), f32))),
     "expand_squeeze": (lambda x: jnp.squeeze(x[:, None, :], 1) * 2, (x48,)),
     "tanh_exp_log": (lambda x: jnp.tanh(x) + jnp.exp(x) - jnp.log1p(x), (x48,)),
+    "fori_loop": (lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0 + x, x), (x48,)),
+    "cond": (
+        lambda p, x: lax.cond(p > 0, lambda x: x.T + 1.0, lambda x: x.T * 2.0, x),
+        (jnp.int32(1), x48),
+    ),
+    "switch": (
+        lambda i, x: lax.switch(i, [lambda x: x + 1, lambda x: x * 2, lambda x: -x], x),
+        (jnp.int32(1), x48),
+    ),
+    "conv": (
+        lambda x, k: lax.conv_general_dilated(
+            x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        ),
+        (img, ker),
+    ),
 }
 
 

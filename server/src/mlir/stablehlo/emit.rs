@@ -1,6 +1,8 @@
 //! Writing the HLO module of a StableHLO file: computations from functions and
 //! regions, an instruction per op (see [`super`]), the ranges back to the MLIR text.
 
+mod control;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -383,13 +385,22 @@ impl<'a> Emitter<'a> {
         let known =
             view::is_hlo_dialect(&op.name) || matches!(op.name.as_str(), "func.call" | "call");
         if !(known && self.convert(o, &v, &mut instr, scope)) {
-            self.diagnostics.push(Diagnostic::warning(
-                op.name_range.clone(),
-                "unconverted-op",
+            // CHLO ops are expanded by XLA into several HLO ops; most are elementwise.
+            let note = if v.dialect == "chlo" {
+                format!(
+                    "{} is expanded by XLA into several HLO ops (before XLA sees it): kept as a custom-call, its maps are unknown here",
+                    op.name
+                )
+            } else {
                 format!(
                     "{} has no HLO counterpart here: it is kept as a custom-call, its maps are unknown",
                     op.name
-                ),
+                )
+            };
+            self.diagnostics.push(Diagnostic::warning(
+                op.name_range.clone(),
+                "unconverted-op",
+                note,
             ));
             instr.opcode = "custom-call".into();
             instr.attrs = vec![format!("custom_call_target=\"{}\"", op.name)];
@@ -400,7 +411,8 @@ impl<'a> Emitter<'a> {
             shape: String::new(),
             parts: vec![],
         };
-        if results.len() > 1 {
+        // A while is tuple-shaped even with one value.
+        if results.len() > 1 || instr_opcode_is_while(&scope.comp) {
             for (k, part) in results.iter().enumerate() {
                 let gte = format!("{name}.{k}");
                 scope.comp.instrs.push(Instr {
@@ -469,6 +481,14 @@ impl<'a> Emitter<'a> {
     /// Fills `instr` for op `o`; false when the op is not one this knows.
     fn convert(&mut self, o: usize, v: &OpView, instr: &mut Instr, scope: &mut Scope) -> bool {
         let base = v.base.as_str();
+        // `chlo.broadcast_add` on operands of the result's shape is the add.
+        let same_shapes = v.operand_types.iter().all(|t| Some(t) == v.results.first());
+        if let Some(op) = base.strip_prefix("broadcast_").filter(|_| same_shapes) {
+            if let Some(opcode) = elementwise(op).filter(|_| v.dialect == "chlo") {
+                instr.opcode = opcode.into();
+                return true;
+            }
+        }
         if let Some(opcode) = elementwise(base) {
             instr.opcode = opcode.into();
             if base == "reduce_precision" {
@@ -774,6 +794,8 @@ impl<'a> Emitter<'a> {
                 instr.opcode = "convolution".into();
                 instr.attrs.extend(attrs);
             }
+            "while" => return self.while_loop(o, v, instr, scope),
+            "case" | "if" => return self.conditional(o, instr, scope),
             "fusion" => {
                 instr.opcode = "fusion".into();
                 instr.attrs.push("kind=kLoop".into());
@@ -1019,6 +1041,11 @@ impl<'a> Emitter<'a> {
             diagnostics: self.diagnostics,
         }
     }
+}
+
+/// Whether the instruction written last is a `while`.
+fn instr_opcode_is_while(comp: &Comp) -> bool {
+    comp.instrs.last().is_some_and(|i| i.opcode == "while")
 }
 
 /// A scalar literal for HLO from MLIR's text (`0xFF800000` as `-inf`, `true`).
