@@ -5,7 +5,6 @@
 use super::{Bound, KernelCost, Model};
 use crate::analysis;
 use crate::device::Device;
-use crate::model::callgraph::{self, Role};
 use crate::model::{ComputationId, InstrId, Module, Opcode};
 
 /// One kernel of a module with its estimate.
@@ -30,15 +29,24 @@ pub fn launches_kernels(module: &Module, id: ComputationId) -> bool {
     if module.entry == Some(id) {
         return true;
     }
-    callgraph::incoming(module, id).iter().any(|call| {
-        let caller = module.computation(call.caller);
-        let opcode = &caller.instruction(call.instruction).opcode;
-        match call.role {
-            Role::WhileBody | Role::WhileCondition | Role::Branch(_) | Role::Called => true,
-            Role::Applied => *opcode == Opcode::Call,
-            Role::Fused | Role::Other => false,
-        }
-    })
+    // Decided by the calling attribute as the outline scanned it: only `to_apply`
+    // needs its instruction (a `call`'s or a reduce's), so a fused computation's
+    // answer costs no search through its caller (the lenses ask it of thousands).
+    module
+        .callers_of(id)
+        .iter()
+        .any(|site| match module.call_attribute(site) {
+            "body"
+            | "condition"
+            | "true_computation"
+            | "false_computation"
+            | "branch_computations"
+            | "called_computations" => true,
+            "to_apply" => module
+                .caller(site)
+                .is_some_and(|(_, instruction)| instruction.opcode == Opcode::Call),
+            _ => false,
+        })
 }
 
 /// Every kernel of `module` on `device`, the costliest first (ties in text order).

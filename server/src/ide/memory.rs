@@ -11,7 +11,7 @@ use std::ops::Range;
 use super::snapshot::HloSnapshot;
 use crate::memory::source::{by_source_line, group_lines};
 use crate::memory::{human_bytes, Peak, Report};
-use crate::model::{ModuleId, Opcode};
+use crate::model::ModuleId;
 
 /// A lens: where, and its title.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,21 +46,16 @@ fn peak_of(
     report: &Report,
     c: crate::model::ComputationRef,
 ) -> Option<Peak> {
-    let model = c.model();
-    if model.is_entry {
+    if module.entry == Some(c.id) {
         return report.peak.clone();
     }
+    // A while body is known from its callers' outlines: the lenses ask this of every
+    // computation, and building each one's model to learn it would cost the file.
     let is_body = module
         .callers_of(c.id)
         .iter()
-        .filter_map(|site| module.caller(site))
-        .any(|(_, i)| {
-            i.opcode == Opcode::While
-                && i.called
-                    .iter()
-                    .any(|k| k.attribute == "body" && k.name.trim_start_matches('%') == model.name)
-        });
-    is_body.then(|| report.peak_in(&model.name)).flatten()
+        .any(|site| module.call_attribute(site) == "body");
+    is_body.then(|| report.peak_in(&c.model().name)).flatten()
 }
 
 /// Lenses on ENTRY (the module's peak) and on each while body (its own peak).

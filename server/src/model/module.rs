@@ -618,6 +618,12 @@ impl Module {
         placed.offset + callee.start as usize..placed.offset + callee.end as usize
     }
 
+    /// The attribute a call site names its callee with (`calls`, `body`, `to_apply`,
+    /// ...), from the caller's outline: without building the caller.
+    pub fn call_attribute(&self, site: &CallSite) -> &'static str {
+        self.unit(site.computation).chunk.outline().calls[site.call as usize].attribute()
+    }
+
     /// The calling computation and instruction of a call site; `None` when the
     /// caller's model has no instruction calling there (broken text).
     pub fn caller(&self, site: &CallSite) -> Option<(ComputationRef<'_>, &Instruction)> {
