@@ -108,3 +108,34 @@ fn bad_input_is_a_clear_error() {
         stderr(&out)
     );
 }
+
+/// The whole module's text tells what the passes did and counts, in one closing
+/// line, what the input already had and no pass touched; together they are every
+/// instruction of the JSON.
+#[test]
+fn untouched_input_instructions_are_counted_not_told() {
+    let dir = dumps("transformer_block");
+    let text = stdout(&run(&["history", &dir]));
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["history", &dir, "--json"]))).unwrap();
+    let instructions = json["instructions"].as_array().unwrap();
+    let quiet = instructions
+        .iter()
+        .filter(|i| {
+            i["introduced_by"] == "before_optimizations"
+                && i["changed_by"].as_array().unwrap().is_empty()
+                && i["removed_by"].is_null()
+        })
+        .count();
+    assert!(quiet > 0);
+    let told = text.lines().filter(|l| l.starts_with('%')).count();
+    assert_eq!(told + quiet, instructions.len());
+    assert!(
+        text.ends_with(&format!(
+            "{quiet} more in the input (before optimizations), unchanged to the end \
+             (--instruction NAME tells one, --json lists all)\n"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("in the input (before optimizations), unchanged to the end\n%"));
+}

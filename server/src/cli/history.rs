@@ -59,7 +59,7 @@ fn answer(args: &Args, history: &DirectoryHistory) -> Result<String, String> {
     Ok(if args.json {
         format!("{}\n", story::to_json(module, wanted))
     } else {
-        story::render(module, wanted)
+        story::render(module, wanted, args.instruction.is_none())
     })
 }
 

@@ -66,7 +66,15 @@ pub fn story(module: &ModuleHistory, i: &InstructionHistory) -> String {
 }
 
 /// The stories of the instructions `filter` keeps, under a line about the module.
-pub fn render(module: &ModuleHistory, filter: impl Fn(&InstructionHistory) -> bool) -> String {
+/// The stories of the instructions `filter` keeps. With `collapse_quiet` (the whole
+/// module asked for), those the input already had and no pass touched are counted in
+/// one closing line instead of told one by one: someone bisecting a transpose reads
+/// what the passes did, not the hundreds of reducer parameters they left alone.
+pub fn render(
+    module: &ModuleHistory,
+    filter: impl Fn(&InstructionHistory) -> bool,
+    collapse_quiet: bool,
+) -> String {
     let mut text = format!(
         "module {} (module_{:04}): {} snapshots, {} instructions followed, {} at the end\n",
         module.module,
@@ -78,10 +86,29 @@ pub fn render(module: &ModuleHistory, filter: impl Fn(&InstructionHistory) -> bo
     for name in &module.unreadable {
         let _ = writeln!(text, "not read: {name}");
     }
+    let mut quiet = 0;
     for i in module.instructions.iter().filter(|i| filter(i)) {
-        text.push_str(&story(module, i));
+        if collapse_quiet && is_quiet(module, i) {
+            quiet += 1;
+        } else {
+            text.push_str(&story(module, i));
+        }
+    }
+    if quiet > 0 {
+        let _ = writeln!(
+            text,
+            "{quiet} more in the input (before optimizations), unchanged to the end \
+             (--instruction NAME tells one, --json lists all)"
+        );
     }
     text
+}
+
+/// In the input, never changed, never removed.
+fn is_quiet(module: &ModuleHistory, i: &InstructionHistory) -> bool {
+    module.snapshots[i.introduced].stage == Stage::BeforeOptimizations
+        && i.changed.is_empty()
+        && i.removed.is_none()
 }
 
 #[derive(Serialize)]
