@@ -365,7 +365,7 @@ fn source_line_and_links_from_locations() {
     ));
     let at = src.find("%3 = stablehlo.subtract").expect("the op") + 1;
     let hover = ide::mlir::hover(&snapshot, at, &Config::default()).expect("a hover");
-    let head: Vec<&str> = hover.markdown.lines().take(5).collect();
+    let head: Vec<&str> = hover.markdown.lines().take(7).collect();
     insta::assert_snapshot!("stablehlo_hover_source", head.join("\n"));
     let root = std::path::PathBuf::from(format!("{DATA}/stablehlo"));
     let links = ide::source::mlir_document_links(&snapshot, std::slice::from_ref(&root), None);

@@ -183,7 +183,7 @@ pub fn render(hover: &InstructionHover, style: &Style) -> String {
 /// Paragraphs end their last line with a blank one and sections begin with one: where
 /// both meet, one blank line is kept (a raw-markdown float, as Neovim shows, would
 /// show two).
-fn single_blank_lines(text: String) -> String {
+pub(crate) fn single_blank_lines(text: String) -> String {
     if !text.contains("\n\n\n") {
         return text;
     }

@@ -41,7 +41,36 @@ fn stablehlo_hover(snapshot: &MlirSnapshot, offset: usize, config: &Config) -> O
     if let Some(line) = source {
         h.markdown = after_header(&h.markdown, &format!("{line}\n\n"));
     }
+    h.markdown = mlir_header(&h.markdown, &snapshot.text()[op.clone()]);
     Some(h)
+}
+
+/// Longest op header shown before "…".
+const MAX_HEADER_CHARS: usize = 160;
+
+/// `markdown` whose first code block (the HLO instruction) is the op as the user
+/// wrote it, the HLO spelling following on one line: a JAX user reads their
+/// program's words first, and the HLO's to compare with the compiled dump.
+fn mlir_header(markdown: &str, op: &str) -> String {
+    let Some(rest) = markdown.strip_prefix("```hlo\n") else {
+        return markdown.to_string();
+    };
+    let Some(end) = rest.find("\n```\n") else {
+        return markdown.to_string();
+    };
+    let hlo = &rest[..end];
+    let mut written = op.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(loc) = written.rfind(" loc(") {
+        written.truncate(loc);
+    }
+    if let Some((cut, _)) = written.char_indices().nth(MAX_HEADER_CHARS) {
+        written.truncate(cut);
+        written.push('…');
+    }
+    crate::hover::single_blank_lines(format!(
+        "```mlir\n{written}\n```\nAs HLO: `{hlo}`\n\n{}",
+        &rest[end + "\n```\n".len()..]
+    ))
 }
 
 /// `markdown` with `text` right after its first code block (the instruction's
