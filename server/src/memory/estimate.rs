@@ -465,7 +465,7 @@ fn fusion_writes_over(module: &Module, fusion: &Instruction, read: usize) -> boo
     let Some(fused) = module.called_computation(fusion, "calls") else {
         return false;
     };
-    if !fusion_kind_is(module, fusion, "kLoop") {
+    if !fusion_kind_is(fusion, "kLoop") {
         return false;
     }
     let model = fused.model();
@@ -498,15 +498,11 @@ fn fusion_writes_over(module: &Module, fusion: &Instruction, read: usize) -> boo
     true
 }
 
-/// Whether `fusion` is of kind `kind` (`kind=kLoop`).
-fn fusion_kind_is(module: &Module, fusion: &Instruction, kind: &str) -> bool {
-    let Some((c, _)) = module.find_instruction(&fusion.name) else {
-        return false;
-    };
-    let computation = module.computation(c);
-    fusion
-        .attribute("kind")
-        .is_some_and(|a| computation.src(a.value_range) == kind)
+/// Whether `fusion` is of kind `kind` (`kind=kLoop`), from its decoded attributes:
+/// looking the fusion up by name to read its text searched every computation, once
+/// per fusion (a quadratic share of `check` on a module of many layers).
+fn fusion_kind_is(fusion: &Instruction, kind: &str) -> bool {
+    fusion.attrs().fusion_kind.as_deref() == Some(kind)
 }
 
 /// An allocation being built: its members are values.

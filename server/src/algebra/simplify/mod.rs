@@ -147,7 +147,7 @@ fn simplify_rounds(map: &mut WorkingMap, ws: &mut Workspace, fuel: &mut Fuel) {
         if map.known_empty || fuel.is_exhausted() {
             break;
         }
-        let unchanged = domain == (map.bounds.clone(), map.constraints.clone());
+        let unchanged = domain.0 == map.bounds && domain.1 == map.constraints;
         simplify_results(map, ws, fuel);
         if unchanged || fuel.is_exhausted() {
             break;
