@@ -628,6 +628,8 @@ local ok = xpcall(function()
     assert(path:match('/custom%-call%.1%.svg$'), 'svg path ' .. path)
     assert(svg:find('^<svg '), 'not an SVG: ' .. svg:sub(1, 200))
     assert(check_svg(svg, g, 'custom-call.1') == 2, 'custom-call.1 reads fusion.2 twice')
+    -- A GPU dump's kernels say their estimated time and output size: `≈ 80.25 ns · 100 B`.
+    assert(svg:find('>≈ [%d.]+ [nµm]?s · 100 B<'), 'no time and size in a box:\n' .. svg)
     local dot = read_file(path:gsub('%.svg$', '.dot'))
     assert(dot:find('^digraph hlo {'), 'DOT: ' .. dot:sub(1, 200))
     out('# graph: ' .. path .. ', ' .. #g.nodes .. ' nodes, ' .. #g.edges .. ' edges')

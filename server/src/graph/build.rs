@@ -8,6 +8,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::{class, select, Direction, Edge, EdgeClass, Graph, Node, NodeKind};
 use crate::analysis::{self, OperandIndexing, Query};
 use crate::coalescing::{self, site::calling_fusion, Device, Subject};
+use crate::cost;
 use crate::model::{ComputationId, InstrId, Instruction, Module};
 
 /// What to draw.
@@ -40,8 +41,9 @@ pub struct Options {
     /// layout draws in well under a second and a reader can still follow.
     pub max_nodes: usize,
     pub open: Open,
-    /// Ask XLA's coalescing analysis about kernels' reads on this GPU (GPU
-    /// modules only: the caller decides).
+    /// Ask XLA's coalescing analysis about kernels' reads, and its performance
+    /// model about kernels' times, on this GPU (GPU modules only: the caller
+    /// decides, as for the cost lenses).
     pub device: Option<Device>,
 }
 
@@ -119,17 +121,23 @@ pub fn build(
         context: enclosing.map(|(c, f)| id_of(c, f)),
         ..Graph::default()
     };
+    let mut timer = Timer {
+        module,
+        view,
+        device: options.device.as_ref(),
+        launches: FxHashMap::default(),
+    };
     if let Some((c, f)) = enclosing {
-        graph
-            .nodes
-            .push(node(module, c, f, None, NodeKind::Fusion { open: true }));
+        let mut n = node(module, c, f, None, NodeKind::Fusion { open: true });
+        n.time = timer.time(c, f);
+        graph.nodes.push(n);
     }
     let mut pending = Vec::new();
     for m in &members {
         let kind = kind_of(module, m, &opened);
-        graph
-            .nodes
-            .push(node(module, m.computation, m.instruction, m.group, kind));
+        let mut n = node(module, m.computation, m.instruction, m.group, kind);
+        n.time = timer.time(m.computation, m.instruction);
+        graph.nodes.push(n);
         pending.extend(edges_into(module, m, &set));
         graph.nodes.extend(stubs(module, m, &set));
     }
@@ -252,6 +260,40 @@ fn node(
             .parameter_number
             .and_then(|k| usize::try_from(k).ok()),
         is_root: computation.root == Some(i),
+        time: None,
+        bytes: u64::try_from(cost::hlo_cost::output_leaf_bytes(&instruction.shape)).ok(),
+    }
+}
+
+/// Kernels' estimated times on the graph's GPU: for instructions that XLA
+/// launches as kernels of their own (not a fused computation's members, nor what
+/// only names a buffer), as the cost lenses choose them. A kernel the model
+/// cannot run has no time.
+struct Timer<'a> {
+    module: &'a Module,
+    view: &'a analysis::Module<'a>,
+    device: Option<&'a Device>,
+    launches: FxHashMap<ComputationId, bool>,
+}
+
+impl Timer<'_> {
+    fn time(&mut self, c: ComputationId, i: InstrId) -> Option<cost::Duration> {
+        let device = self.device?;
+        let module = self.module;
+        let launched = *self
+            .launches
+            .entry(c)
+            .or_insert_with(|| cost::report::launches_kernels(module, c));
+        let computation = module.computation(c);
+        let instruction = computation.instruction(i);
+        if !launched || instruction.synthetic || !cost::is_kernel(instruction) {
+            return None;
+        }
+        if crate::budget::exhausted() {
+            return None;
+        }
+        let estimate = cost::estimate_kernel(self.view, module, computation, instruction, device);
+        (!estimate.is_infinite()).then_some(estimate.exec_time)
     }
 }
 
@@ -313,6 +355,8 @@ fn stubs(module: &Module, m: &Member, set: &FxHashSet<(ComputationId, InstrId)>)
         range: c.abs(i.name_range),
         parameter_number: None,
         is_root: false,
+        time: None,
+        bytes: None,
     })
     .collect()
 }
