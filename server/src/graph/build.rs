@@ -1,7 +1,9 @@
 //! The graph of a [`Scope`]: which instructions (selected by [`super::select`],
 //! fusions opened into their fused computation), their operand edges with the
 //! consumers' maps (their analysis queries, in parallel), XLA's coalescing verdicts on
-//! kernels' reads, and "more" stubs where the cap or the radius cut the graph.
+//! kernels' reads, each node's output bytes and kernel time (XLA's GPU performance
+//! model, when drawn for a GPU), and "more" stubs where the cap or the radius cut
+//! the graph.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -121,25 +123,29 @@ pub fn build(
         context: enclosing.map(|(c, f)| id_of(c, f)),
         ..Graph::default()
     };
-    let mut timer = Timer {
+    let mut kernels = Kernels {
         module,
-        view,
-        device: options.device.as_ref(),
         launches: FxHashMap::default(),
+        found: Vec::new(),
     };
     if let Some((c, f)) = enclosing {
-        let mut n = node(module, c, f, None, NodeKind::Fusion { open: true });
-        n.time = timer.time(c, f);
-        graph.nodes.push(n);
+        kernels.note(graph.nodes.len(), c, f);
+        graph
+            .nodes
+            .push(node(module, c, f, None, NodeKind::Fusion { open: true }));
     }
     let mut pending = Vec::new();
     for m in &members {
         let kind = kind_of(module, m, &opened);
-        let mut n = node(module, m.computation, m.instruction, m.group, kind);
-        n.time = timer.time(m.computation, m.instruction);
-        graph.nodes.push(n);
+        kernels.note(graph.nodes.len(), m.computation, m.instruction);
+        graph
+            .nodes
+            .push(node(module, m.computation, m.instruction, m.group, kind));
         pending.extend(edges_into(module, m, &set));
         graph.nodes.extend(stubs(module, m, &set));
+    }
+    if let Some(device) = &options.device {
+        kernels.time(view, device, &mut graph.nodes);
     }
     graph.edges = with_maps(module, view, &pending, options, &mut graph.partial);
     graph.partial |= crate::budget::exhausted();
@@ -265,35 +271,53 @@ fn node(
     }
 }
 
-/// Kernels' estimated times on the graph's GPU: for instructions that XLA
-/// launches as kernels of their own (not a fused computation's members, nor what
-/// only names a buffer), as the cost lenses choose them. A kernel the model
-/// cannot run has no time.
-struct Timer<'a> {
+/// The nodes to time on the graph's GPU: instructions that XLA launches as
+/// kernels of their own (not a fused computation's members, nor what only names
+/// a buffer), as the cost lenses choose them.
+struct Kernels<'a> {
     module: &'a Module,
-    view: &'a analysis::Module<'a>,
-    device: Option<&'a Device>,
     launches: FxHashMap<ComputationId, bool>,
+    /// The node's index in the graph, and its instruction.
+    found: Vec<(usize, ComputationId, InstrId)>,
 }
 
-impl Timer<'_> {
-    fn time(&mut self, c: ComputationId, i: InstrId) -> Option<cost::Duration> {
-        let device = self.device?;
+impl Kernels<'_> {
+    /// Notes node `index` (instruction `i` of computation `c`) if it is a kernel.
+    fn note(&mut self, index: usize, c: ComputationId, i: InstrId) {
         let module = self.module;
         let launched = *self
             .launches
             .entry(c)
             .or_insert_with(|| cost::report::launches_kernels(module, c));
-        let computation = module.computation(c);
-        let instruction = computation.instruction(i);
-        if !launched || instruction.synthetic || !cost::is_kernel(instruction) {
-            return None;
+        let instruction = module.computation(c).instruction(i);
+        if launched && !instruction.synthetic && cost::is_kernel(instruction) {
+            self.found.push((index, c, i));
         }
-        if crate::budget::exhausted() {
-            return None;
+    }
+
+    /// Each kernel's estimated time on `device`, into its node, in parallel as the
+    /// edges' maps are (a transformer's entry puts 74 kernels in one graph). A
+    /// kernel the model cannot run has no time.
+    fn time(self, view: &analysis::Module<'_>, device: &Device, nodes: &mut [Node]) {
+        use rayon::prelude::*;
+        let module = self.module;
+        let times: Vec<Option<cost::Duration>> = self
+            .found
+            .par_iter()
+            .map(|&(_, c, i)| {
+                if crate::budget::exhausted() {
+                    return None;
+                }
+                let computation = module.computation(c);
+                let instruction = computation.instruction(i);
+                let estimate =
+                    cost::estimate_kernel(view, module, computation, instruction, device);
+                (!estimate.is_infinite()).then_some(estimate.exec_time)
+            })
+            .collect();
+        for (&(index, _, _), time) in self.found.iter().zip(times) {
+            nodes[index].time = time;
         }
-        let estimate = cost::estimate_kernel(self.view, module, computation, instruction, device);
-        (!estimate.is_infinite()).then_some(estimate.exec_time)
     }
 }
 
