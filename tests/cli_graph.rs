@@ -138,3 +138,39 @@ fn unknown_names_are_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no computation named nope"));
 }
+
+/// Nodes weigh what they hold: every instruction node has its output's bytes; a
+/// CPU dump's kernels get a time only when a GPU is chosen (as the cost lenses),
+/// and then the SVG's boxes say it (`≈ … · … KiB`).
+#[test]
+fn a_cpu_dump_is_timed_only_on_a_chosen_gpu() {
+    let dump = data(
+        "memory/transpose_at_peak/module_0095.jit_transpose_at_peak.cpu_after_optimizations.txt",
+    );
+    let dump = dump.to_string_lossy();
+    let nodes = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["graph", &dump];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["nodes"].as_array().unwrap().clone()
+    };
+    let plain = nodes(&[]);
+    assert!(
+        plain.iter().all(|n| n.get("time_us").is_none()),
+        "{plain:?}"
+    );
+    let x = plain.iter().find(|n| n["name"] == "x.1").unwrap();
+    assert_eq!(x["bytes"], 8 * 512 * 512 * 4, "f32[8,512,512]");
+    let chosen = nodes(&["--device", "h100"]);
+    let fusion = chosen.iter().find(|n| n["name"] == "ynn_fusion.1").unwrap();
+    assert!(fusion["time_us"].as_f64().unwrap() > 0.0, "{fusion}");
+    assert!(chosen
+        .iter()
+        .filter(|n| n["kind"] == "parameter")
+        .all(|n| n.get("time_us").is_none()));
+    let o = run(&["graph", &dump, "--device", "h100", "--format", "svg"]);
+    let svg = stdout(&o);
+    assert!(svg.contains("≈ ") && svg.contains(" · 8.0 MiB"), "{svg}");
+}

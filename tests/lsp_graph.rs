@@ -2,7 +2,7 @@
 //! graph at a position (around the instruction there, or the whole computation off
 //! any instruction) with LSP ranges that point at each node's instruction, edges
 //! that say how they read, XLA's coalescing verdicts on a GPU module's kernels, and
-//! the DOT an editor draws with Graphviz.
+//! the DOT an editor draws with Graphviz, and the server's SVG when asked.
 
 use crate::lsp_support;
 
@@ -89,5 +89,46 @@ fn off_any_instruction_the_graph_is_the_computation() {
     // Past the end of the text: nothing to draw.
     let none = graph(&mut client, &document, pos(10_000, 0), 2);
     assert!(none.is_null(), "{none}");
+    client.shutdown_and_exit();
+}
+
+#[test]
+fn asked_for_svg_the_answer_holds_the_picture_of_its_nodes_and_edges() {
+    let mut client = Client::start();
+    let text = read_repo_file(GPU_SAMPLE);
+    let document = uri("kernel_reuse.hlo");
+    client.open(&document, &text);
+    let g = client.result(
+        "hlo-lsp/graph",
+        json!({"textDocument": {"uri": document},
+               "position": position_of(&text, "custom-call.1 = ", 2),
+               "radius": 1, "format": "svg"}),
+    );
+    let svg = g["svg"].as_str().expect("an svg field");
+    assert!(svg.starts_with("<svg "), "{svg}");
+    let focus = g["focus"].as_str().unwrap();
+    assert!(svg.contains(&format!(r#"<g class="node" id="{focus}">"#)));
+    let into: Vec<&Value> = g["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["to"] == focus)
+        .collect();
+    assert_eq!(into.len(), 2, "custom-call.1 reads fusion.2 twice: {g}");
+    for e in into {
+        let arrow = format!(
+            r#"data-from="{}" data-to="{focus}""#,
+            e["from"].as_str().unwrap()
+        );
+        assert!(svg.contains(&arrow), "no arrow {arrow} in\n{svg}");
+    }
+    // Unasked, no picture: the VS Code panel draws its own.
+    let plain = graph(
+        &mut client,
+        &document,
+        position_of(&text, "custom-call.1 = ", 2),
+        1,
+    );
+    assert!(plain.get("svg").is_none(), "{plain}");
     client.shutdown_and_exit();
 }

@@ -114,7 +114,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         "hover",
         &["algebra", "analysis", "budget", "coalescing", "model"],
     ),
-    // The dataflow around an instruction, to draw: maps and coalescing on edges.
+    // The dataflow around an instruction, to draw: maps and coalescing on edges,
+    // kernel times and output sizes on nodes.
     (
         "graph",
         &[
@@ -122,8 +123,10 @@ const FLOORS: &[(&str, &[&str])] = &[
             "analysis",
             "budget",
             "coalescing",
+            "cost",
             "device",
             "hover",
+            "memory",
             "model",
             "syntax",
             "tiling",

@@ -562,3 +562,87 @@ fn roxmltree_free_check(xml: &str) -> usize {
     assert!(stack.is_empty(), "unclosed: {stack:?}");
     elements
 }
+
+/// Every node's `bytes` is what XLA's buffer assignment gives the instruction's
+/// array value, on every dump shipped with its buffer assignment (XLA CPU, jaxlib).
+#[test]
+fn node_bytes_are_xlas_buffer_sizes() {
+    use hlo_lsp::memory::buffer_assignment::BufferAssignment;
+    let mut compared = 0;
+    let dirs = std::fs::read_dir(data().join("memory")).unwrap();
+    for dir in dirs.flatten().filter(|d| d.path().is_dir()) {
+        for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix("-buffer-assignment.txt") else {
+                continue;
+            };
+            let ba_text = std::fs::read_to_string(file.path()).unwrap();
+            let ba = BufferAssignment::parse(&ba_text, &name);
+            let sizes: HashMap<&str, u64> = ba
+                .allocations
+                .iter()
+                .flat_map(|a| &a.values)
+                .filter(|v| v.shape_index == "{}" && !v.shape.starts_with('('))
+                .map(|v| (v.instruction.as_str(), v.size))
+                .collect();
+            let text = std::fs::read_to_string(dir.path().join(format!("{stem}.txt"))).unwrap();
+            let file = model::parse_hlo(&text);
+            let m = &file.modules[0];
+            let v = view::borrowed(m);
+            let options = Options {
+                max_nodes: 100_000,
+                open: Open::None,
+                device: None,
+            };
+            let g = graph::build(m, &v, &Scope::Computation(m.entry.unwrap()), &options);
+            for n in g
+                .nodes
+                .iter()
+                .filter(|n| n.kind != NodeKind::Fusion { open: true })
+            {
+                let Some(&size) = sizes.get(n.name.as_str()) else {
+                    continue;
+                };
+                assert_eq!(n.bytes, Some(size), "{name}: {}", n.name);
+                compared += 1;
+            }
+        }
+    }
+    eprintln!("{compared} buffer sizes compared");
+    assert!(compared > 300, "only {compared} buffers compared");
+}
+
+/// A node's time is the cost model's estimate of that kernel, the one the cost
+/// lenses and the ranked list show: every kernel drawn has it, nothing else does.
+#[test]
+fn node_times_are_the_kernels_estimates() {
+    let (_, file) = sample("samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo");
+    let m = &file.modules[0];
+    let device = hlo_lsp::device::Device::a6000();
+    let ranked: HashMap<String, hlo_lsp::cost::Duration> =
+        hlo_lsp::cost::report::ranked_kernels(m, &device)
+            .into_iter()
+            .map(|k| (k.cost.name.clone(), k.cost.exec_time))
+            .collect();
+    let (_, g) = sample_graph(
+        "samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo",
+        "custom-call.1",
+        2,
+    );
+    let mut timed = 0;
+    for n in g.nodes.iter().filter(|n| n.bytes.is_some()) {
+        assert_eq!(n.time, ranked.get(&n.name).copied(), "{}", n.name);
+        timed += n.time.is_some() as usize;
+    }
+    assert!(timed >= 4, "{timed} kernels timed");
+    // Without a GPU (a CPU dump), no times.
+    let v = view::borrowed(m);
+    let (c, i) = m.find_instruction("custom-call.1").unwrap();
+    let scope = Scope::Around {
+        computation: c,
+        instruction: i,
+        radius: 2,
+    };
+    let cpu = graph::build(m, &v, &scope, &options(150));
+    assert!(cpu.nodes.iter().all(|n| n.time.is_none()));
+}

@@ -569,6 +569,99 @@ local ok = xpcall(function()
     vim.cmd('cclose')
   end)
 
+  -- What the plugin says goes to a list, as with a notification plugin (headless Neovim
+  -- would print it without a line break, inside this test's output).
+  local notified = {}
+  local notify = vim.notify
+  vim.notify = function(msg)
+    table.insert(notified, msg)
+  end
+
+  --- Runs :HloGraph at `needle` with a viewer that records the path it is given; returns the
+  --- SVG's text, the path the viewer got and the JSON graph the server answers there.
+  local function graph_at(needle, radius)
+    local dir = scratch .. '/graph'
+    local seen = scratch .. '/viewer-got'
+    vim.fn.delete(seen)
+    local hlo = require('hlo')
+    hlo.config.graph.dir = dir
+    hlo.config.graph.viewer = { 'sh', '-c', 'printf %s "$0" > ' .. vim.fn.shellescape(seen) }
+    local line, col = find(gpu, needle)
+    vim.api.nvim_win_set_cursor(0, { line + 1, col + 1 })
+    vim.cmd('HloGraph ' .. radius)
+    assert(vim.wait(TIMEOUT, function()
+      return vim.fn.filereadable(seen) == 1 and #read_file(seen) > 1
+    end, 50), 'the viewer was not started')
+    local path = vim.fn.readfile(seen)[1]
+    local want = request(gpu_client, gpu, 'hlo-lsp/graph', {
+      textDocument = { uri = vim.uri_from_bufnr(gpu) },
+      position = { line = line, character = col + 1 },
+      radius = radius,
+    })
+    return read_file(path), path, want
+  end
+
+  --- The SVG draws the focus node and an arrow for each of its operand edges.
+  local function check_svg(svg, g, name)
+    local focus
+    for _, node in ipairs(g.nodes) do
+      if node.id == g.focus then
+        focus = node
+      end
+    end
+    assert(focus and focus.name == name, 'focus: ' .. vim.inspect(focus))
+    assert(svg:find('<g class="node" id="' .. focus.id .. '"><title>' .. name .. ' = ', 1, true), 'no node ' .. name .. ' in\n' .. svg)
+    local into = 0
+    for _, e in ipairs(g.edges) do
+      if e.to == focus.id then
+        into = into + 1
+        local arrow = ('data-from="%s" data-to="%s"'):format(e.from, e.to)
+        assert(svg:find(arrow, 1, true), 'no arrow ' .. arrow .. ' in\n' .. svg)
+      end
+    end
+    return into
+  end
+
+  check(':HloGraph writes the SVG and DOT of the instruction at the cursor and opens them in the viewer', function()
+    assert(gpu_client, 'no client on the GPU sample')
+    local svg, path, g = graph_at('custom-call.1 = ', 1)
+    assert(path:match('/custom%-call%.1%.svg$'), 'svg path ' .. path)
+    assert(svg:find('^<svg '), 'not an SVG: ' .. svg:sub(1, 200))
+    assert(check_svg(svg, g, 'custom-call.1') == 2, 'custom-call.1 reads fusion.2 twice')
+    -- A GPU dump's kernels say their estimated time and output size: `≈ 80.25 ns · 100 B`.
+    assert(svg:find('>≈ [%d.]+ [nµm]?s · 100 B<'), 'no time and size in a box:\n' .. svg)
+    local dot = read_file(path:gsub('%.svg$', '.dot'))
+    assert(dot:find('^digraph hlo {'), 'DOT: ' .. dot:sub(1, 200))
+    out('# graph: ' .. path .. ', ' .. #g.nodes .. ' nodes, ' .. #g.edges .. ' edges')
+  end)
+
+  check(':HloGraph draws unsaved text: an instruction typed but not written', function()
+    assert(gpu_client, 'no client on the GPU sample')
+    local root = find(gpu, 'ROOT tuple = ')
+    vim.api.nvim_buf_set_lines(gpu, root, root, false, { '  unsaved.neg = f32[5,5]{1,0} negate(custom-call.1)' })
+    local ok, err = pcall(function()
+      local svg, path, g = graph_at('unsaved.neg = ', 1)
+      assert(path:match('/unsaved%.neg%.svg$'), 'svg path ' .. path)
+      assert(check_svg(svg, g, 'unsaved.neg') == 1, 'unsaved.neg reads custom-call.1')
+    end)
+    vim.api.nvim_buf_set_lines(gpu, root, root + 1, false, {})
+    assert(ok, err)
+  end)
+
+  check(':HloGraph without a viewer says where the files are', function()
+    local hlo = require('hlo')
+    local paths
+    hlo.graph({ viewer = false, on_done = function(svg)
+      paths = svg
+    end })
+    assert(vim.wait(TIMEOUT, function()
+      local said = table.concat(notified, '\n')
+      return paths ~= nil and said:find('graph written: ' .. paths, 1, true) ~= nil
+    end, 50), 'no message with the path; said:\n' .. table.concat(notified, '\n'))
+    assert(vim.fn.filereadable(paths) == 1, paths)
+  end)
+  vim.notify = notify
+
   check('no deprecation warnings from the plugin or this test on this Neovim', function()
     local m = messages()
     assert(not m:lower():find('deprecat'), 'messages:\n' .. m)

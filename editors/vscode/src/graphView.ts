@@ -44,13 +44,15 @@ export async function showGraph(extension: vscode.ExtensionContext, maybeClient:
   if (!started) return;
   const { editor, client } = started;
   if (!panel) {
-    const dist = vscode.Uri.joinPath(extension.extensionUri, 'node_modules', '@hpcc-js', 'wasm-graphviz', 'dist');
+    // Graphviz as tools/bundle.mjs put it beside the bundled extension (the webview may read
+    // only that folder).
+    const dist = vscode.Uri.joinPath(extension.extensionUri, 'dist');
     panel = vscode.window.createWebviewPanel('hloGraph', 'HLO Graph', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {
       enableScripts: true,
       retainContextWhenHidden: true,
       localResourceRoots: [dist],
     });
-    const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'index.js')).toString();
+    const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'graphviz.js')).toString();
     ready = false;
     panel.webview.html = graphHtml(script, panel.webview.cspSource, nonce());
     const subscriptions: vscode.Disposable[] = [];

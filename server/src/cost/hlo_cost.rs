@@ -640,7 +640,7 @@ fn fusion(
 }
 
 /// Bytes a fusion writes for one output: every array leaf once.
-fn output_leaf_bytes(shape: &Shape) -> i64 {
+pub fn output_leaf_bytes(shape: &Shape) -> i64 {
     shape.leaves().iter().map(|a| array_bytes(a)).sum()
 }
 

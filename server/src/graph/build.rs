@@ -1,13 +1,16 @@
 //! The graph of a [`Scope`]: which instructions (selected by [`super::select`],
 //! fusions opened into their fused computation), their operand edges with the
 //! consumers' maps (their analysis queries, in parallel), XLA's coalescing verdicts on
-//! kernels' reads, and "more" stubs where the cap or the radius cut the graph.
+//! kernels' reads, each node's output bytes and kernel time (XLA's GPU performance
+//! model, when drawn for a GPU), and "more" stubs where the cap or the radius cut
+//! the graph.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{class, select, Direction, Edge, EdgeClass, Graph, Node, NodeKind};
 use crate::analysis::{self, OperandIndexing, Query};
 use crate::coalescing::{self, site::calling_fusion, Device, Subject};
+use crate::cost;
 use crate::model::{ComputationId, InstrId, Instruction, Module};
 
 /// What to draw.
@@ -40,8 +43,9 @@ pub struct Options {
     /// layout draws in well under a second and a reader can still follow.
     pub max_nodes: usize,
     pub open: Open,
-    /// Ask XLA's coalescing analysis about kernels' reads on this GPU (GPU
-    /// modules only: the caller decides).
+    /// Ask XLA's coalescing analysis about kernels' reads, and its performance
+    /// model about kernels' times, on this GPU (GPU modules only: the caller
+    /// decides, as for the cost lenses).
     pub device: Option<Device>,
 }
 
@@ -119,7 +123,13 @@ pub fn build(
         context: enclosing.map(|(c, f)| id_of(c, f)),
         ..Graph::default()
     };
+    let mut kernels = Kernels {
+        module,
+        launches: FxHashMap::default(),
+        found: Vec::new(),
+    };
     if let Some((c, f)) = enclosing {
+        kernels.note(graph.nodes.len(), c, f);
         graph
             .nodes
             .push(node(module, c, f, None, NodeKind::Fusion { open: true }));
@@ -127,11 +137,15 @@ pub fn build(
     let mut pending = Vec::new();
     for m in &members {
         let kind = kind_of(module, m, &opened);
+        kernels.note(graph.nodes.len(), m.computation, m.instruction);
         graph
             .nodes
             .push(node(module, m.computation, m.instruction, m.group, kind));
         pending.extend(edges_into(module, m, &set));
         graph.nodes.extend(stubs(module, m, &set));
+    }
+    if let Some(device) = &options.device {
+        kernels.time(view, device, &mut graph.nodes);
     }
     graph.edges = with_maps(module, view, &pending, options, &mut graph.partial);
     graph.partial |= crate::budget::exhausted();
@@ -252,6 +266,58 @@ fn node(
             .parameter_number
             .and_then(|k| usize::try_from(k).ok()),
         is_root: computation.root == Some(i),
+        time: None,
+        bytes: u64::try_from(cost::hlo_cost::output_leaf_bytes(&instruction.shape)).ok(),
+    }
+}
+
+/// The nodes to time on the graph's GPU: instructions that XLA launches as
+/// kernels of their own (not a fused computation's members, nor what only names
+/// a buffer), as the cost lenses choose them.
+struct Kernels<'a> {
+    module: &'a Module,
+    launches: FxHashMap<ComputationId, bool>,
+    /// The node's index in the graph, and its instruction.
+    found: Vec<(usize, ComputationId, InstrId)>,
+}
+
+impl Kernels<'_> {
+    /// Notes node `index` (instruction `i` of computation `c`) if it is a kernel.
+    fn note(&mut self, index: usize, c: ComputationId, i: InstrId) {
+        let module = self.module;
+        let launched = *self
+            .launches
+            .entry(c)
+            .or_insert_with(|| cost::report::launches_kernels(module, c));
+        let instruction = module.computation(c).instruction(i);
+        if launched && !instruction.synthetic && cost::is_kernel(instruction) {
+            self.found.push((index, c, i));
+        }
+    }
+
+    /// Each kernel's estimated time on `device`, into its node, in parallel as the
+    /// edges' maps are (a transformer's entry puts 74 kernels in one graph). A
+    /// kernel the model cannot run has no time.
+    fn time(self, view: &analysis::Module<'_>, device: &Device, nodes: &mut [Node]) {
+        use rayon::prelude::*;
+        let module = self.module;
+        let times: Vec<Option<cost::Duration>> = self
+            .found
+            .par_iter()
+            .map(|&(_, c, i)| {
+                if crate::budget::exhausted() {
+                    return None;
+                }
+                let computation = module.computation(c);
+                let instruction = computation.instruction(i);
+                let estimate =
+                    cost::estimate_kernel(view, module, computation, instruction, device);
+                (!estimate.is_infinite()).then_some(estimate.exec_time)
+            })
+            .collect();
+        for (&(index, _, _), time) in self.found.iter().zip(times) {
+            nodes[index].time = time;
+        }
     }
 }
 
@@ -313,6 +379,8 @@ fn stubs(module: &Module, m: &Member, set: &FxHashSet<(ComputationId, InstrId)>)
         range: c.abs(i.name_range),
         parameter_number: None,
         is_root: false,
+        time: None,
+        bytes: None,
     })
     .collect()
 }

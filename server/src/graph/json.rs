@@ -1,6 +1,6 @@
 //! The graph as JSON, for the CLI and for editors that draw it themselves:
 //! `{"nodes": [{"id", "name", "opcode", "shape", "computation", "group", "kind",
-//! ...}], "edges": [{"from", "to", "operand_index", "map", "class", ...}],
+//! "bytes", "time_us" (a GPU kernel's estimate), ...}], "edges": [{"from", "to", "operand_index", "map", "class", ...}],
 //! "focus", "partial", "legend"}`. Where a node is in the document is the front
 //! end's to say (`locate`: a line for the CLI, an LSP range for the server).
 
@@ -33,6 +33,12 @@ pub fn to_json(graph: &Graph, locate: impl Fn(&Range<usize>) -> Value) -> Value 
             }
             if n.is_root {
                 o.insert("root".into(), json!(true));
+            }
+            if let Some(t) = n.time {
+                o.insert("time_us".into(), json!(t.as_micros_f64()));
+            }
+            if let Some(b) = n.bytes {
+                o.insert("bytes".into(), json!(b));
             }
             v
         })

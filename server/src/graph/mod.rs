@@ -7,7 +7,8 @@
 //! groups that open into their fused computation, get-tuple-elements are folded
 //! into the edges they feed (the edge says which tuple element), parameters and
 //! constants are small nodes, and a cap on nodes leaves "N more" stubs where the
-//! graph was cut, so a 50,000-instruction module stays drawable.
+//! graph was cut, so a 50,000-instruction module stays drawable. Each node says
+//! what it weighs: its output's bytes and, drawn for a GPU, its kernel's time.
 //!
 //! * [`select`]: which instructions, within N hops, get-tuple-elements folded.
 //! * [`class`]: an edge's class and short text, from its maps.
@@ -105,6 +106,25 @@ pub struct Node {
     pub parameter_number: Option<usize>,
     /// The computation's root: an open fusion's value leaves from there.
     pub is_root: bool,
+    /// XLA's GPU performance model's estimate of the kernel, for a kernel of a
+    /// computation that launches kernels when the graph is drawn for a GPU
+    /// ([`Options::device`]); `None` elsewhere (fused members, CPU dumps, stubs).
+    pub time: Option<crate::cost::Duration>,
+    /// Bytes of the instruction's output (every array of a tuple once); `None`
+    /// for a stub.
+    pub bytes: Option<u64>,
+}
+
+impl Node {
+    /// `≈ 12.30 µs · 4.0 MiB`, `4.0 MiB`: what the node costs, as its label and
+    /// tooltip say it; `None` for a stub.
+    pub fn cost_line(&self) -> Option<String> {
+        let bytes = crate::memory::human_bytes(self.bytes?);
+        Some(match self.time {
+            Some(t) => format!("≈ {t} · {bytes}"),
+            None => bytes,
+        })
+    }
 }
 
 /// Producer `from` is operand `operand_index` of consumer `to` (through the

@@ -1,7 +1,9 @@
 //! The graph as a standalone SVG, laid out by [`super::layout`]: boxes (small
 //! ellipses for parameters and constants, dashed notes for "more" stubs), open
 //! fusions as dashed rectangles around their members, arrows coloured by class
-//! with their labels, and a legend of the classes drawn.
+//! with their labels, and a legend of the classes drawn. Each node's group has
+//! the node's id, each arrow's the ids it joins (`data-from`, `data-to`), so a
+//! script (or a test) can read the picture back.
 
 use std::fmt::Write;
 
@@ -100,7 +102,9 @@ fn arrows(out: &mut String, d: &Drawing<'_>, l: &Layout) {
             .collect();
         let _ = write!(
             out,
-            r#"<g class="edge {name}"><title>{}</title><polyline points="{}" fill="none" stroke="{colour}" stroke-width="{width}"{dash} marker-end="url(#arrow-{name})"/>"#,
+            r#"<g class="edge {name}" data-from="{}" data-to="{}"><title>{}</title><polyline points="{}" fill="none" stroke="{colour}" stroke-width="{width}"{dash} marker-end="url(#arrow-{name})"/>"#,
+            escape(a.from),
+            escape(a.to),
             escape(&a.tooltip),
             path.join(" ")
         );

@@ -405,12 +405,14 @@ pub fn kernels(
     json!({ "device": config.device.name, "kernels": kernels })
 }
 
-/// The dataflow graph at `offset` as JSON with LSP ranges, and its DOT for editors
-/// that draw with Graphviz; null off any computation (or in MLIR).
+/// The dataflow graph at `offset` as JSON with LSP ranges, its DOT for editors
+/// that draw with Graphviz and, when `svg`, the server's own picture; null off any
+/// computation (or in MLIR).
 pub fn graph(
     snapshot: &Snapshot,
     offset: usize,
     radius: usize,
+    svg: bool,
     config: &Config,
     encoding: PositionEncoding,
 ) -> serde_json::Value {
@@ -422,5 +424,8 @@ pub fn graph(
     };
     let mut v = crate::graph::json::to_json(&g, |r| json!(snapshot.range(r.clone(), encoding)));
     v["dot"] = json!(crate::graph::dot::to_dot(&g));
+    if svg {
+        v["svg"] = json!(crate::graph::svg::to_svg(&g));
+    }
     v
 }

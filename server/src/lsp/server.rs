@@ -248,23 +248,28 @@ pub struct GraphParams {
     pub position: Position,
     /// Hops around the instruction (default 2, at most 8).
     pub radius: Option<usize>,
+    /// `"svg"`: the answer also holds the picture laid out by the server (`svg`), for
+    /// editors that cannot draw (Neovim's `:HloGraph`).
+    pub format: Option<String>,
 }
 
 /// Custom request returning the dataflow graph at a position, the maps on its edges
-/// (`{nodes, edges, focus, context, partial, legend, dot}`, null off any computation):
-/// what an editor draws next to the text (VS Code's graph panel).
+/// (`{nodes, edges, focus, context, partial, legend, dot}`, and `svg` when asked,
+/// null off any computation): what an editor draws next to the text (VS Code's graph
+/// panel) or opens in a viewer (Neovim).
 pub const GRAPH: &str = "hlo-lsp/graph";
 
 impl Backend {
     pub async fn graph(&self, params: GraphParams) -> Result<serde_json::Value> {
         let config = self.workspace.settings().features;
         let radius = params.radius.unwrap_or(2);
+        let svg = params.format.as_deref() == Some("svg");
         let at = TextDocumentPositionParams {
             text_document: params.text_document,
             position: params.position,
         };
         self.on_position(Request::Graph, at, move |snapshot, offset, encoding| {
-            handlers::graph(snapshot, offset, radius, &config, encoding)
+            handlers::graph(snapshot, offset, radius, svg, &config, encoding)
         })
         .await
         .map(|v| v.unwrap_or(serde_json::Value::Null))

@@ -25,6 +25,10 @@ M.defaults = {
   root_markers = { '.git', 'Cargo.toml' },
   -- Register tree-sitter-hlo for highlighting when its parser is on the runtimepath.
   treesitter = true,
+  -- :HloGraph: hops around the instruction, where the SVG and DOT are written (nil: a
+  -- `hlo-lsp` folder in stdpath('cache')), and the viewer: nil finds xdg-open (or open on
+  -- macOS), false writes only, a list is a command the SVG's path is appended to.
+  graph = { radius = 2, dir = nil, viewer = nil },
   -- Extra fields merged into the LSP client configuration (on_attach, capabilities, ...).
   lsp = {},
 }
@@ -190,6 +194,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('HloKernels', function(cmd)
     M.kernels({ limit = tonumber(cmd.args) })
   end, { nargs = '?', desc = 'hlo-lsp: the kernels of this buffer, costliest first, in the quickfix list' })
+  vim.api.nvim_create_user_command('HloGraph', function(cmd)
+    M.graph({ radius = tonumber(cmd.args) })
+  end, { nargs = '?', desc = 'hlo-lsp: the dataflow graph at the cursor as SVG (and DOT), opened in a viewer' })
   if cfg.treesitter then
     setup_treesitter()
   end
@@ -239,6 +246,32 @@ local function running_clients()
   return clients
 end
 
+--- The buffer `opts.bufnr` names (0 or nil: the current one).
+local function buffer_of(opts)
+  local bufnr = opts.bufnr or 0
+  return bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr
+end
+
+--- The hlo-lsp client attached to `bufnr`, or nil (and a message saying so).
+local function attached_client(bufnr)
+  for _, c in ipairs(running_clients()) do
+    if vim.lsp.buf_is_attached(bufnr, c.id) then
+      return c
+    end
+  end
+  notify('no hlo-lsp server attached to this buffer')
+  return nil
+end
+
+--- An asynchronous request with this Neovim's API (methods take self since 0.11).
+local function send(client, method, params, handler, bufnr)
+  if has('0.11') then
+    client:request(method, params, handler, bufnr)
+  else
+    client.request(method, params, handler, bufnr)
+  end
+end
+
 --- An estimated time as the code lenses print it: ns below a microsecond, then µs, ms, s.
 function M.format_time(us)
   if type(us) ~= 'number' or us ~= us then
@@ -275,19 +308,9 @@ end
 --- the quickfix list, which opens. opts: bufnr, limit, open (default true), on_done(items).
 function M.kernels(opts)
   opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  if bufnr == 0 then
-    bufnr = vim.api.nvim_get_current_buf()
-  end
-  local client
-  for _, c in ipairs(running_clients()) do
-    if vim.lsp.buf_is_attached(bufnr, c.id) then
-      client = c
-      break
-    end
-  end
+  local bufnr = buffer_of(opts)
+  local client = attached_client(bufnr)
   if not client then
-    notify('no hlo-lsp server attached to this buffer')
     return
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, limit = opts.limit }
@@ -308,11 +331,97 @@ function M.kernels(opts)
       opts.on_done(items)
     end
   end
-  if has('0.11') then
-    client:request('hlo-lsp/kernels', params, handler, bufnr) -- methods take self since 0.11
-  else
-    client.request('hlo-lsp/kernels', params, handler, bufnr)
+  send(client, 'hlo-lsp/kernels', params, handler, bufnr)
+end
+
+--- A file name from an instruction's name: `fusion.3` stays, `/` and the like become `_`.
+function M.file_stem(name)
+  return (tostring(name or 'graph'):gsub('[^%w%._-]', '_'))
+end
+
+--- The viewer command for `path` with this configuration, or nil when there is none.
+function M.viewer_cmd(viewer, path)
+  if viewer == false then
+    return nil
   end
+  if type(viewer) == 'table' then
+    local cmd = vim.deepcopy(viewer)
+    table.insert(cmd, path)
+    return cmd
+  end
+  for _, v in ipairs({ 'xdg-open', 'open' }) do
+    if vim.fn.executable(v) == 1 then
+      return { v, path }
+    end
+  end
+  return nil
+end
+
+--- Writes `text` to `path`; false and the reason on failure.
+local function write_file(path, text)
+  local ok, err = pcall(vim.fn.writefile, vim.split(text, '\n', { plain = true }), path, 'b')
+  return ok and err == 0, err
+end
+
+--- The SVG and DOT of an `hlo-lsp/graph` answer written into `dir` as
+--- `<focus name>.svg` and `.dot` (the focus, else the first node, names them); their paths.
+function M.write_graph(result, dir)
+  vim.fn.mkdir(dir, 'p')
+  local name
+  for _, node in ipairs(result.nodes or {}) do
+    if node.id == result.focus or (not result.focus and not name) then
+      name = node.name
+    end
+  end
+  local stem = dir .. '/' .. M.file_stem(name)
+  local svg, dot = stem .. '.svg', stem .. '.dot'
+  assert(write_file(svg, result.svg or ''), 'could not write ' .. svg)
+  assert(write_file(dot, result.dot or ''), 'could not write ' .. dot)
+  return svg, dot
+end
+
+--- `:HloGraph [radius]`: the dataflow around the instruction under the cursor (`hlo-lsp/graph`
+--- with format `svg`: the server lays it out, unsaved edits included) written as SVG and DOT,
+--- then opened with the viewer, else the paths are said. opts: bufnr, radius, dir, viewer,
+--- on_done(svg_path, dot_path, result).
+function M.graph(opts)
+  opts = opts or {}
+  local cfg = vim.tbl_extend('force', M.config.graph or {}, opts)
+  local bufnr = buffer_of(opts)
+  local client = attached_client(bufnr)
+  if not client then
+    return
+  end
+  local win = vim.fn.bufwinid(bufnr)
+  -- The cursor of the buffer's window, in the server's position encoding.
+  local params = vim.lsp.util.make_position_params(win ~= -1 and win or 0, client.offset_encoding)
+  params.radius = cfg.radius
+  params.format = 'svg'
+  send(client, 'hlo-lsp/graph', params, function(err, result)
+    if err then
+      notify('hlo-lsp/graph failed: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    if not result or result == vim.NIL then
+      notify('no graph here: the cursor is in no HLO computation', vim.log.levels.INFO)
+      return
+    end
+    local dir = cfg.dir or (vim.fn.stdpath('cache') .. '/hlo-lsp')
+    local ok, svg, dot = pcall(M.write_graph, result, dir)
+    if not ok then
+      notify(tostring(svg), vim.log.levels.ERROR)
+      return
+    end
+    local viewer = M.viewer_cmd(cfg.viewer, svg)
+    if viewer and vim.fn.jobstart(viewer, { detach = true }) > 0 then
+      notify('graph opened: ' .. svg .. ' (DOT: ' .. dot .. ')', vim.log.levels.INFO)
+    else
+      notify('graph written: ' .. svg .. ' (DOT: ' .. dot .. '); no viewer to open it', vim.log.levels.INFO)
+    end
+    if opts.on_done then
+      opts.on_done(svg, dot, result)
+    end
+  end, bufnr)
 end
 
 --- Merges `settings` into the configuration and sends them to running servers
