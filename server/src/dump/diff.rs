@@ -391,6 +391,49 @@ pub fn compare_files(before: &HloFile, after: &HloFile) -> Vec<ModuleDiff> {
         .collect()
 }
 
+/// `d` cut down to computation `computation`: its changes, and the computations added
+/// or removed that its changed lines name (`calls=%fused_computation.3` of a new
+/// fusion); the others count as unchanged. What one pass did to the computation of
+/// the instruction being followed ([`super::history::passes`]).
+pub fn restrict(d: &ModuleDiff, computation: &str) -> ModuleDiff {
+    let changed: Vec<ComputationDiff> = d
+        .changed
+        .iter()
+        .filter(|c| c.name == computation)
+        .cloned()
+        .collect();
+    let lines: Vec<&str> = changed
+        .iter()
+        .flat_map(|c| {
+            let edits = c.changed.iter().flat_map(|x| [&x.before, &x.after]);
+            c.added.iter().chain(&c.removed).chain(edits)
+        })
+        .map(String::as_str)
+        .collect();
+    let named =
+        |(c, _): &&(String, usize)| c == computation || lines.iter().any(|l| mentions(l, c));
+    let added: Vec<_> = d.added.iter().filter(named).cloned().collect();
+    let removed: Vec<_> = d.removed.iter().filter(named).cloned().collect();
+    let dropped = d.changed.len() - changed.len();
+    ModuleDiff {
+        before_name: d.before_name.clone(),
+        after_name: d.after_name.clone(),
+        unchanged: d.unchanged + dropped,
+        added,
+        removed,
+        changed,
+    }
+}
+
+/// Whether `line` names `%computation` (not a longer name that starts the same).
+fn mentions(line: &str, computation: &str) -> bool {
+    let needle = format!("%{computation}");
+    line.match_indices(&needle).any(|(at, _)| {
+        let next = line.as_bytes().get(at + needle.len());
+        !next.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    })
+}
+
 /// What the editor's diff command shows: "no change", or each changed module.
 pub fn render_changes(modules: &[ModuleDiff]) -> String {
     let mut text = String::new();
