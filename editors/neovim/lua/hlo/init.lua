@@ -41,6 +41,7 @@ local function notify(msg, level)
     vim.notify('hlo-lsp: ' .. msg, level or vim.log.levels.WARN)
   end)
 end
+M.notify = notify
 
 --- The command that starts the server, or nil with the list of places tried.
 function M.resolve_cmd(cfg)
@@ -190,6 +191,7 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('HloKernels', function(cmd)
     M.kernels({ limit = tonumber(cmd.args) })
   end, { nargs = '?', desc = 'hlo-lsp: the kernels of this buffer, costliest first, in the quickfix list' })
+  require('hlo.history').setup()
   if cfg.treesitter then
     setup_treesitter()
   end
@@ -279,15 +281,8 @@ function M.kernels(opts)
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
   end
-  local client
-  for _, c in ipairs(running_clients()) do
-    if vim.lsp.buf_is_attached(bufnr, c.id) then
-      client = c
-      break
-    end
-  end
+  local client = M.attached_client(bufnr)
   if not client then
-    notify('no hlo-lsp server attached to this buffer')
     return
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, limit = opts.limit }
@@ -308,10 +303,26 @@ function M.kernels(opts)
       opts.on_done(items)
     end
   end
+  M.request(client, 'hlo-lsp/kernels', params, handler, bufnr)
+end
+
+--- The hlo-lsp client attached to `bufnr`, or nil after saying there is none.
+function M.attached_client(bufnr)
+  for _, c in ipairs(running_clients()) do
+    if vim.lsp.buf_is_attached(bufnr, c.id) then
+      return c
+    end
+  end
+  notify('no hlo-lsp server attached to this buffer')
+  return nil
+end
+
+--- `client`'s request with this Neovim's API (methods take self since 0.11).
+function M.request(client, method, params, handler, bufnr)
   if has('0.11') then
-    client:request('hlo-lsp/kernels', params, handler, bufnr) -- methods take self since 0.11
+    client:request(method, params, handler, bufnr)
   else
-    client.request('hlo-lsp/kernels', params, handler, bufnr)
+    client.request(method, params, handler, bufnr)
   end
 end
 
