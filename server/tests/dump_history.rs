@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use hlo_lsp::dump::diff::{compare_files, definition, render_changes, restrict};
+use hlo_lsp::dump::diff::{
+    compare_computation, compare_files, definition, render_changes, restrict,
+};
 use hlo_lsp::dump::history::passes::{passes, Event, Found, Place};
 use hlo_lsp::dump::history::{story, DirectoryHistory, ModuleHistory};
 use hlo_lsp::model::parse_hlo;
@@ -258,6 +260,11 @@ fn a_pass_diff_keeps_the_instructions_computation() {
     );
     let whole = &compare_files(&a, &b)[0];
     let cut = restrict(whole, &entry.computation);
+    // Comparing only that computation gives the same answer.
+    assert_eq!(
+        compare_computation(&a, &b, &entry.computation),
+        std::slice::from_ref(&cut)
+    );
     let names: Vec<&str> = whole.changed.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names.len(),

@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
-use crate::dump::diff::{compare_files, render_changes, restrict, ModuleDiff};
+use crate::dump::diff::{compare_computation, compare_files, render_changes, ModuleDiff};
 use crate::ide;
 use crate::model::HloFile;
 
@@ -112,10 +112,10 @@ pub fn diff(workspace: &Workspace, arguments: &[Value]) -> Result<Value, Command
     let (a, b) = diff_arguments(arguments)?;
     let (before, after) = (side(workspace, &a)?, side(workspace, &b)?);
     let (before, after) = (before.file()?, after.file()?);
-    let mut modules: Vec<ModuleDiff> = compare_files(before, after);
     let computation = arguments.first().and_then(|o| o["computation"].as_str());
-    if let Some(computation) = computation {
-        modules = modules.iter().map(|m| restrict(m, computation)).collect();
-    }
+    let modules: Vec<ModuleDiff> = match computation {
+        Some(computation) => compare_computation(before, after, computation),
+        None => compare_files(before, after),
+    };
     Ok(json!({ "text": render_changes(&modules), "modules": modules }))
 }
