@@ -55,8 +55,26 @@ async function changes(client: LanguageClient, pass: HistoryPass, computation: s
   if (!pass.before) return;
   const diff = await execute<{ text: string }>(client, DIFF_COMMAND, { before: pass.before.uri, after: pass.after.uri, computation });
   const content = `${pass.label}\n${diff.text}`;
-  const document = await vscode.workspace.openTextDocument({ content, language: 'plaintext' });
-  await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  await vscode.window.showTextDocument(readOnly(`%${computation} ${pass.label}`, content), {
+    viewColumn: vscode.ViewColumn.Beside,
+    preview: true,
+  });
+}
+
+/** The pass diffs shown, by URI: read-only documents (nothing to save on close). */
+const PASS_DIFF_SCHEME = 'hlo-pass-diff';
+const passDiffs = new Map<string, string>();
+let passDiffProvider: vscode.Disposable | undefined;
+let shown = 0;
+
+function readOnly(title: string, content: string): vscode.Uri {
+  passDiffProvider ??= vscode.workspace.registerTextDocumentContentProvider(PASS_DIFF_SCHEME, {
+    provideTextDocumentContent: (uri) => passDiffs.get(uri.toString()) ?? '',
+  });
+  shown += 1; // a new URI each time: the files may have changed since
+  const uri = vscode.Uri.from({ scheme: PASS_DIFF_SCHEME, path: `/${shown}/${title.replace(/[\\/]/g, '_')}` });
+  passDiffs.set(uri.toString(), content);
+  return uri;
 }
 
 export async function showHistory(client: LanguageClient | undefined, target?: Target): Promise<void> {
