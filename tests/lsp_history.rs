@@ -198,3 +198,123 @@ fn a_dump_written_again_is_read_again() {
         .ends_with("changed by 3 passes"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The line `range` starts on in the file of `uri`, and the text the range covers.
+fn line_at(place: &Value) -> (String, String) {
+    let path = place["file"].as_str().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = place["range"]["start"]["line"].as_u64().unwrap() as usize;
+    let line = text.lines().nth(line).unwrap().to_string();
+    let (from, to) = (
+        place["range"]["start"]["character"].as_u64().unwrap() as usize,
+        place["range"]["end"]["character"].as_u64().unwrap() as usize,
+    );
+    let word = line[from..to].to_string();
+    (line, word)
+}
+
+/// Clicking a history lens: its command carries the instruction; `hlo-lsp.history`
+/// answers the passes with the snapshots just before and after each, at the
+/// instruction's line in each (read here from the files), the same for the cursor's
+/// instruction, and `hlo-lsp.diff` with the computation is what that pass did to it.
+#[test]
+fn the_lens_opens_the_snapshots_around_each_pass() {
+    let dir = copy_of_dumps("command");
+    let path = dir.join(AFTER);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let document = file_uri(&path);
+    let mut client = start();
+    client.open(&document, &text);
+    history_lenses(&mut client, &document, has_history);
+    let lenses = client.result(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": document}}),
+    );
+    let line = line_of(&text, "%dot.1 = ");
+    let lens = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["range"]["start"]["line"] == line
+                && is_history(l["command"]["title"].as_str().unwrap())
+        })
+        .unwrap()
+        .clone();
+    assert_eq!(lens["command"]["command"], "hlo.showHistory");
+    let argument = &lens["command"]["arguments"][0];
+    assert_eq!(argument["instruction"], "dot.1");
+    assert_eq!(argument["computation"], "main.2");
+
+    let answer = client.result(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.history", "arguments": [argument]}),
+    );
+    assert_eq!(
+        answer["summary"],
+        "introduced by algsimp (step 7) · changed by 2 passes"
+    );
+    let passes = answer["passes"].as_array().unwrap();
+    let labels: Vec<&str> = passes
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert_eq!(labels[0], "introduced by algsimp (step 7)");
+    assert!(labels[1..].iter().all(|l| l.starts_with("changed by ")));
+    for pass in passes {
+        // After each pass, the instruction's own line.
+        let (after, word) = line_at(&pass["after"]);
+        assert_eq!(word, "dot.1", "{pass}");
+        assert!(after.trim_start().starts_with("%dot.1 = "), "{after}");
+        assert!(pass["after"]["uri"]
+            .as_str()
+            .unwrap()
+            .starts_with("file://"));
+        let file = pass["after"]["file"].as_str().unwrap();
+        assert!(file.contains(&format!(".after_{}.", pass["pass"].as_str().unwrap())));
+        let before = &pass["before"];
+        match pass["event"].as_str().unwrap() {
+            // Not there before algsimp made it: its computation's header, or what it replaced.
+            "introduced" => assert_ne!(before["found"], "instruction", "{pass}"),
+            _ => {
+                let (before, _) = line_at(&pass["before"]);
+                assert!(before.trim_start().starts_with("%dot.1 = "), "{before}");
+                assert_ne!(before, after);
+            }
+        }
+    }
+
+    // The cursor in the line's indentation asks for the same instruction.
+    let by_position = client.result(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.history", "arguments": [
+            {"uri": document, "position": {"line": line, "character": 0}}
+        ]}),
+    );
+    assert_eq!(by_position, answer);
+
+    // What algsimp did to the computation of %dot.1.
+    let introduced = &passes[0];
+    let diff = client.result(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.diff", "arguments": [{
+            "before": introduced["before"]["uri"],
+            "after": introduced["after"]["uri"],
+            "computation": "main.2",
+        }]}),
+    );
+    let diff = diff["text"].as_str().unwrap();
+    assert!(diff.contains("~ computation %main.2"), "{diff}");
+    assert!(diff.contains("    + %dot.1 = "), "{diff}");
+
+    // Not a pass dump: the request fails, saying why.
+    let response = client.request(
+        "workspace/executeCommand",
+        json!({"command": "hlo-lsp.history", "arguments": [
+            {"uri": "file:///nowhere/plain.hlo", "computation": "main", "instruction": "x"}
+        ]}),
+    );
+    assert_eq!(response["error"]["code"], -32803, "{response}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,7 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hlo_lsp::dump::diff::definition;
+use hlo_lsp::dump::diff::{
+    compare_computation, compare_files, definition, render_changes, restrict,
+};
+use hlo_lsp::dump::history::passes::{passes, Event, Found, Place};
 use hlo_lsp::dump::history::{story, DirectoryHistory, ModuleHistory};
 use hlo_lsp::model::parse_hlo;
 use rustc_hash::FxHashMap;
@@ -150,4 +153,127 @@ fn fused_instructions_name_their_fusion() {
         .map(|i| story::story(&module, i))
         .collect();
     insta::assert_snapshot!(fused.concat());
+}
+
+/// The line `place` points at, and the text at its columns, read from its file.
+fn at_place(place: &Place) -> (String, String) {
+    let text = std::fs::read_to_string(&place.file).unwrap();
+    let line = text.lines().nth(place.line).unwrap_or_default().to_string();
+    let word = line
+        .get(place.columns.clone())
+        .unwrap_or_default()
+        .to_string();
+    (line, word)
+}
+
+/// `place` is the line where `name` is defined in its file.
+fn defines(place: &Place, name: &str) -> bool {
+    let (line, word) = at_place(place);
+    let head = line.trim_start().trim_start_matches("ROOT ");
+    word == name && head.starts_with(&format!("%{name} = "))
+}
+
+/// For every instruction followed, each pass of its story opens on the snapshots just
+/// before and after it, at lines that are (read from the files themselves) its own
+/// definition where it lives, and what took its place where it does not.
+#[test]
+fn each_pass_opens_the_snapshots_around_it_at_the_instruction() {
+    let (mut steps, mut instead) = (0, 0);
+    for program in PROGRAMS {
+        let module = history(program);
+        for i in &module.instructions {
+            let found = passes(&module, i);
+            let expected: Vec<(Event, usize)> = std::iter::once((Event::Introduced, i.introduced))
+                .chain(i.changed.iter().map(|&k| (Event::Changed, k)))
+                .chain(i.removed.as_ref().map(|r| (Event::Removed, r.snapshot)))
+                .collect();
+            let got: Vec<(Event, usize)> = found.iter().map(|s| (s.event, s.snapshot)).collect();
+            assert_eq!(got, expected, "{program} {}", i.name);
+            for s in &found {
+                let what = format!("{program} %{} {}", i.name, s.label);
+                assert_eq!(s.after.file, module.snapshots[s.snapshot].file, "{what}");
+                match &s.before {
+                    None => assert_eq!(s.snapshot, 0, "{what}"),
+                    Some(b) => {
+                        assert_eq!(b.snapshot, s.snapshot - 1, "{what}");
+                        assert_eq!(b.file, module.snapshots[s.snapshot - 1].file, "{what}");
+                    }
+                }
+                let before = s.before.as_ref();
+                match s.event {
+                    Event::Introduced => {
+                        assert!(defines(&s.after, &i.name), "{what}");
+                        assert!(
+                            before.is_none_or(|b| b.found != Found::Instruction),
+                            "{what}"
+                        );
+                    }
+                    Event::Changed => {
+                        let b = before.unwrap();
+                        assert!(defines(b, &i.name) && defines(&s.after, &i.name), "{what}");
+                        assert_ne!(at_place(b).0, at_place(&s.after).0, "{what}");
+                    }
+                    Event::Removed => {
+                        assert!(defines(before.unwrap(), &i.name), "{what}");
+                        assert_ne!(s.after.found, Found::Instruction, "{what}");
+                    }
+                }
+                for place in before.into_iter().chain([&s.after]) {
+                    match &place.found {
+                        Found::Instead(other) => {
+                            assert!(defines(place, other), "{what}: {other}");
+                            instead += 1;
+                        }
+                        Found::Computation => {
+                            assert_eq!(at_place(place).1, *i.computation, "{what}")
+                        }
+                        Found::Instruction | Found::File => {}
+                    }
+                }
+                steps += 1;
+            }
+        }
+    }
+    assert!(
+        steps > 1000 && instead > 50,
+        "{steps} steps, {instead} stand-ins"
+    );
+}
+
+/// What one pass did to an instruction's computation: the fusion pass's diff of the
+/// MLP step's entry, cut down to it and the fused computations its new lines call.
+#[test]
+fn a_pass_diff_keeps_the_instructions_computation() {
+    let module = history("mlp_train_step");
+    let last = module.snapshots.len() - 1;
+    let entry = module
+        .instructions
+        .iter()
+        .find(|i| i.name == "broadcast_maximum_fusion" && i.removed.is_none())
+        .unwrap();
+    assert!(module.at(last, &entry.computation, &entry.name).is_some());
+    let introduced = &passes(&module, entry)[0];
+    let read = |p: &Place| parse_hlo(&std::fs::read_to_string(&p.file).unwrap());
+    let (a, b) = (
+        read(introduced.before.as_ref().unwrap()),
+        read(&introduced.after),
+    );
+    let whole = &compare_files(&a, &b)[0];
+    let cut = restrict(whole, &entry.computation);
+    // Comparing only that computation gives the same answer.
+    assert_eq!(
+        compare_computation(&a, &b, &entry.computation),
+        std::slice::from_ref(&cut)
+    );
+    let names: Vec<&str> = whole.changed.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names.len(),
+        1 + cut.unchanged - whole.unchanged,
+        "{names:?}"
+    );
+    assert_eq!(cut.changed.len(), 1);
+    assert_eq!(*cut.changed[0].name, *entry.computation);
+    // The new fused computations stay: the new fusions' lines call them.
+    assert!(!cut.added.is_empty() && cut.added.len() == whole.added.len());
+    insta::assert_snapshot!(format!("{}\n{}", introduced.label, render_changes(&[cut])));
 }

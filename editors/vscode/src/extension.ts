@@ -15,6 +15,7 @@ import { panelMarkdown, HoverContents } from './fusionMaps';
 import { showGraph } from './graphView';
 import { KERNELS_REQUEST, KernelsResponse, kernelPickItems, kernelPickTitle } from './kernels';
 import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
+import { showHistory } from './showHistory';
 
 const MAPS_SCHEME = 'hlo-maps';
 
@@ -179,6 +180,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.showFusionMaps', showFusionMaps),
     vscode.commands.registerCommand('hlo.showKernels', showKernels),
     vscode.commands.registerCommand('hlo.showGraph', () => showGraph(context, client)),
+    // Also the pass-history code lens's command, with its instruction.
+    vscode.commands.registerCommand('hlo.showHistory', (target) => showHistory(client, target)),
     vscode.workspace.onDidChangeConfiguration((e) => onConfigurationChanged(context, e)),
   );
   await startClient(context);

@@ -75,6 +75,13 @@ impl ModuleDiff {
 
 /// Compares two versions of a module.
 pub fn diff(before: &Module, after: &Module) -> ModuleDiff {
+    diff_where(before, after, |_| true)
+}
+
+/// [`diff`], comparing the insides of only the computations `keep` names (the others
+/// are counted as unchanged): the maps of a large module's fusions are not computed
+/// for a question about one computation.
+fn diff_where(before: &Module, after: &Module, keep: impl Fn(&str) -> bool) -> ModuleDiff {
     let mut result = ModuleDiff {
         before_name: before.name.clone(),
         after_name: after.name.clone(),
@@ -96,6 +103,10 @@ pub fn diff(before: &Module, after: &Module) -> ModuleDiff {
             result.added.push((b.name.clone(), size(&b)));
             continue;
         };
+        if !keep(&b.name) {
+            result.unchanged += 1;
+            continue;
+        }
         let mut changes = compare(a, b);
         changes.fusion_maps =
             fusion_maps((before, &before_view, a), (after, &after_view, b), &changes);
@@ -376,6 +387,27 @@ fn side_by_side(out: &mut String, fusion: &FusionMapsChange) {
 /// Each module of `before` against the module of `after` with its name (else the one
 /// at its position).
 pub fn compare_files(before: &HloFile, after: &HloFile) -> Vec<ModuleDiff> {
+    compare_files_where(before, after, |_| true)
+}
+
+/// What changed in computation `computation` between two dumps ([`restrict`]), only
+/// that computation compared instruction by instruction.
+pub fn compare_computation(
+    before: &HloFile,
+    after: &HloFile,
+    computation: &str,
+) -> Vec<ModuleDiff> {
+    compare_files_where(before, after, |c| c == computation)
+        .iter()
+        .map(|d| restrict(d, computation))
+        .collect()
+}
+
+fn compare_files_where(
+    before: &HloFile,
+    after: &HloFile,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<ModuleDiff> {
     before
         .modules
         .iter()
@@ -386,9 +418,52 @@ pub fn compare_files(before: &HloFile, after: &HloFile) -> Vec<ModuleDiff> {
                 .iter()
                 .find(|b| b.name.is_some() && b.name == a.name)
                 .or_else(|| after.modules.get(k))?;
-            Some(diff(a, b))
+            Some(diff_where(a, b, &keep))
         })
         .collect()
+}
+
+/// `d` cut down to computation `computation`: its changes, and the computations added
+/// or removed that its changed lines name (`calls=%fused_computation.3` of a new
+/// fusion); the others count as unchanged. What one pass did to the computation of
+/// the instruction being followed ([`super::history::passes`]).
+pub fn restrict(d: &ModuleDiff, computation: &str) -> ModuleDiff {
+    let changed: Vec<ComputationDiff> = d
+        .changed
+        .iter()
+        .filter(|c| c.name == computation)
+        .cloned()
+        .collect();
+    let lines: Vec<&str> = changed
+        .iter()
+        .flat_map(|c| {
+            let edits = c.changed.iter().flat_map(|x| [&x.before, &x.after]);
+            c.added.iter().chain(&c.removed).chain(edits)
+        })
+        .map(String::as_str)
+        .collect();
+    let named =
+        |(c, _): &&(String, usize)| c == computation || lines.iter().any(|l| mentions(l, c));
+    let added: Vec<_> = d.added.iter().filter(named).cloned().collect();
+    let removed: Vec<_> = d.removed.iter().filter(named).cloned().collect();
+    let dropped = d.changed.len() - changed.len();
+    ModuleDiff {
+        before_name: d.before_name.clone(),
+        after_name: d.after_name.clone(),
+        unchanged: d.unchanged + dropped,
+        added,
+        removed,
+        changed,
+    }
+}
+
+/// Whether `line` names `%computation` (not a longer name that starts the same).
+fn mentions(line: &str, computation: &str) -> bool {
+    let needle = format!("%{computation}");
+    line.match_indices(&needle).any(|(at, _)| {
+        let next = line.as_bytes().get(at + needle.len());
+        !next.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    })
 }
 
 /// What the editor's diff command shows: "no change", or each changed module.

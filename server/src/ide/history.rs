@@ -3,13 +3,15 @@
 //! included), a code lens on every instruction, `introduced by layout-assignment (step
 //! 47) · changed by 3 passes`, and the same line in its hover. The history
 //! ([`crate::dump::history`]) is built by the server, once per directory; here it is
-//! only read, one lookup per instruction.
+//! only read, one lookup per instruction. [`passes_at`] gives, for the instruction
+//! under the cursor, the snapshots just before and after each pass of its story.
 
 use std::ops::Range;
 
 use super::hover::Hover;
 use super::snapshot::HloSnapshot;
-use crate::dump::history::{story, ModuleHistory};
+use crate::dump::history::passes::{self, PassStep};
+use crate::dump::history::{story, InstructionHistory, ModuleHistory};
 
 /// The history of the module a document is a snapshot of, and which snapshot it is.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +26,9 @@ pub struct HistoryLens {
     /// The instruction's name, in document bytes.
     pub range: Range<usize>,
     pub title: String,
+    /// Which instruction, for the lens's command.
+    pub computation: String,
+    pub instruction: String,
 }
 
 /// A lens on every instruction the history knows, in text order.
@@ -41,6 +46,8 @@ pub fn lenses(snapshot: &HloSnapshot, history: PassHistory) -> Vec<HistoryLens> 
                     out.push(HistoryLens {
                         range: computation.abs(i.name_range),
                         title,
+                        computation: computation.name.clone(),
+                        instruction: i.name.clone(),
                     });
                 }
             }
@@ -72,4 +79,47 @@ pub fn with_history(snapshot: &HloSnapshot, mut hover: Hover, history: PassHisto
         hover.markdown.push_str(&format!("\n\n**Passes**: {line}"));
     }
     hover
+}
+
+/// One instruction's passes, to open around each: the instruction as the history
+/// knows it, its one-line summary, and per pass the snapshots before and after it
+/// with the instruction's line in each ([`passes::passes`]).
+#[derive(Debug, Clone)]
+pub struct InstructionPasses<'a> {
+    pub instruction: &'a InstructionHistory,
+    pub summary: String,
+    pub steps: Vec<PassStep>,
+}
+
+/// The passes of instruction `name` of `computation`, as it is in the document's
+/// snapshot. Reads the files around each pass: call it off the async runtime.
+pub fn passes_of<'a>(
+    history: PassHistory<'a>,
+    computation: &str,
+    name: &str,
+) -> Option<InstructionPasses<'a>> {
+    let i = history.module.at(history.snapshot, computation, name)?;
+    Some(InstructionPasses {
+        instruction: i,
+        summary: story::summary(history.module, i),
+        steps: passes::passes(history.module, i),
+    })
+}
+
+/// [`passes_of`] the instruction at `offset`, or on its line when `offset` is in
+/// the line's indentation (where an editor's cursor often rests).
+pub fn passes_at<'a>(
+    snapshot: &HloSnapshot,
+    offset: usize,
+    history: PassHistory<'a>,
+) -> Option<InstructionPasses<'a>> {
+    let file = snapshot.model();
+    let rest = snapshot.text().get(offset..).unwrap_or_default();
+    let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let at = file
+        .instruction_at(offset)
+        .or_else(|| file.instruction_at(offset + blanks))?;
+    let computation = file.computation(at);
+    let i = computation.instruction(at.instruction);
+    passes_of(history, &computation.name, &i.name)
 }

@@ -1,7 +1,9 @@
 //! `workspace/executeCommand`: `hlo-lsp.diff` compares two dumps of one module, the
 //! server side of `hlo-lsp diff A B` ([`crate::dump::diff`]).
 //!
-//! Arguments: two document URIs (or one object `{ "before": uri, "after": uri }`).
+//! Arguments: two document URIs (or one object `{ "before": uri, "after": uri }`,
+//! with `"computation": name` to keep only what changed in that computation and the
+//! computations its changed lines call: one pass of an instruction's history).
 //! An open document is read as the editor has it, another from disk. The answer is
 //! `{ "text": the CLI's text, "modules": [per-module diff as the CLI's --json] }`.
 
@@ -12,7 +14,7 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::snapshot::Snapshot;
 use super::workspace::Workspace;
-use crate::dump::diff::{compare_files, render_changes, ModuleDiff};
+use crate::dump::diff::{compare_computation, compare_files, render_changes, ModuleDiff};
 use crate::ide;
 use crate::model::HloFile;
 
@@ -47,7 +49,10 @@ const REQUEST_FAILED: i64 = -32803;
 pub const DIFF: &str = "hlo-lsp.diff";
 
 pub fn names() -> Vec<String> {
-    vec![DIFF.to_string()]
+    vec![
+        DIFF.to_string(),
+        super::history_command::HISTORY.to_string(),
+    ]
 }
 
 /// A document to compare: the open snapshot, or the file read from disk.
@@ -107,6 +112,10 @@ pub fn diff(workspace: &Workspace, arguments: &[Value]) -> Result<Value, Command
     let (a, b) = diff_arguments(arguments)?;
     let (before, after) = (side(workspace, &a)?, side(workspace, &b)?);
     let (before, after) = (before.file()?, after.file()?);
-    let modules: Vec<ModuleDiff> = compare_files(before, after);
+    let computation = arguments.first().and_then(|o| o["computation"].as_str());
+    let modules: Vec<ModuleDiff> = match computation {
+        Some(computation) => compare_computation(before, after, computation),
+        None => compare_files(before, after),
+    };
     Ok(json!({ "text": render_changes(&modules), "modules": modules }))
 }

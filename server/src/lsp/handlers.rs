@@ -299,8 +299,12 @@ pub fn code_lenses(
                 range: tower_lsp_server::ls_types::Range::new(start, end),
                 command: Some(Command {
                     title: lens.title,
-                    command: String::new(),
-                    arguments: None,
+                    command: super::history_command::SHOW.to_string(),
+                    arguments: Some(vec![json!({
+                        "uri": snapshot.uri.as_str(),
+                        "computation": lens.computation,
+                        "instruction": lens.instruction,
+                    })]),
                 }),
                 data: None,
             }

@@ -28,6 +28,7 @@ pub mod documents;
 pub mod framing;
 pub mod guard;
 pub mod handlers;
+pub mod history_command;
 pub mod logging;
 pub mod outbox;
 pub mod output;

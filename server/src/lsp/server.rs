@@ -14,7 +14,7 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, commands, handlers, pass_history};
+use super::{call_hierarchy, code_actions, commands, handlers, history_command, pass_history};
 use crate::budget::Budget;
 use crate::hover::Detail;
 use crate::ide::history::PassHistory;
@@ -701,16 +701,18 @@ impl LanguageServer for Backend {
         &self,
         params: ExecuteCommandParams,
     ) -> Result<Option<serde_json::Value>> {
-        if params.command != commands::DIFF {
+        let history = params.command == history_command::HISTORY;
+        if params.command != commands::DIFF && !history {
             return Err(Error::invalid_params(format!(
                 "unknown command: {}",
                 params.command
             )));
         }
-        let workspace = self.workspace.clone();
+        let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
         let arguments = params.arguments;
-        let outcome = guarded("executeCommand", move || {
-            commands::diff(&workspace, &arguments)
+        let outcome = guarded("executeCommand", move || match history {
+            true => history_command::history(&workspace, outbox.as_ref(), &arguments),
+            false => commands::diff(&workspace, &arguments),
         })
         .await?;
         outcome.map(Some).map_err(|e| e.to_jsonrpc())

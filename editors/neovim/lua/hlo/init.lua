@@ -45,6 +45,7 @@ local function notify(msg, level)
     vim.notify('hlo-lsp: ' .. msg, level or vim.log.levels.WARN)
   end)
 end
+M.notify = notify
 
 --- The command that starts the server, or nil with the list of places tried.
 function M.resolve_cmd(cfg)
@@ -197,6 +198,7 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('HloGraph', function(cmd)
     M.graph({ radius = tonumber(cmd.args) })
   end, { nargs = '?', desc = 'hlo-lsp: the dataflow graph at the cursor as SVG (and DOT), opened in a viewer' })
+  require('hlo.history').setup()
   if cfg.treesitter then
     setup_treesitter()
   end
@@ -271,6 +273,8 @@ local function send(client, method, params, handler, bufnr)
     client.request(method, params, handler, bufnr)
   end
 end
+M.attached_client = attached_client
+M.request = send
 
 --- An estimated time as the code lenses print it: ns below a microsecond, then µs, ms, s.
 function M.format_time(us)

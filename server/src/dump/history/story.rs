@@ -11,7 +11,7 @@ use crate::dump::naming::Stage;
 
 /// Where an instruction came from: `in the input (before optimizations)`,
 /// `introduced by layout-assignment (step 47)`.
-fn origin(module: &ModuleHistory, i: &InstructionHistory) -> String {
+pub(super) fn origin(module: &ModuleHistory, i: &InstructionHistory) -> String {
     let snapshot = &module.snapshots[i.introduced];
     match (&snapshot.stage, i.introduced) {
         (Stage::BeforeOptimizations, _) => "in the input (before optimizations)".into(),
@@ -21,7 +21,7 @@ fn origin(module: &ModuleHistory, i: &InstructionHistory) -> String {
 }
 
 /// `fused into %f by fusion (step 19)`, `removed by dce (step 3)`.
-fn end(module: &ModuleHistory, i: &InstructionHistory) -> Option<String> {
+pub(super) fn end(module: &ModuleHistory, i: &InstructionHistory) -> Option<String> {
     let removal = i.removed.as_ref()?;
     let by = module.snapshots[removal.snapshot].label();
     Some(match (&removal.fused_into, &removal.replaced_by) {
