@@ -123,3 +123,31 @@ fn one_very_long_line_is_read() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("(d0) -> (d0)"));
 }
+
+/// Piped into a reader that stops early (`| head`), a command ends as Unix tools do,
+/// by SIGPIPE, without a panic's message; it used to panic in `print!`.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let dump =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/bench/transformer.after.hlo");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+        .args(["maps", "--all"])
+        .arg(&dump)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hlo-lsp");
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is closed here; the command has far more than a pipe holds to write.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        text(&out.stderr)
+    );
+}

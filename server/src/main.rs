@@ -12,9 +12,29 @@ fn main() -> std::process::ExitCode {
     if cli.wants_server() {
         hlo_lsp::lsp::run_stdio()
     } else {
+        stop_on_closed_pipe();
         hlo_lsp::cli::run(cli)
     }
 }
+
+/// A command piped into `head` stops when `head` has read enough, as Unix tools do:
+/// Rust ignores SIGPIPE, so the next `print!` to the closed pipe would panic. Not for
+/// the server, which sees its closed output and ends cleanly.
+#[cfg(unix)]
+fn stop_on_closed_pipe() {
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    // SAFETY: called before any other thread starts; restores the default action.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn stop_on_closed_pipe() {}
 
 /// Tree-sitter allocates its parse stacks and subtrees in C, through libc's malloc
 /// unless told otherwise: about 4% of `check`'s time on a large dump was glibc's
