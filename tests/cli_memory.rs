@@ -138,3 +138,66 @@ fn text_groups_what_is_live_at_the_peak_by_source_line() {
         "{text}"
     );
 }
+
+/// `--svg OUT` writes the memory timeline beside the report: ENTRY's by default, a
+/// while body's with `--computation`, `-` for standard output; a computation that
+/// does not run in the schedule is a clear error.
+#[test]
+fn svg_writes_the_timeline_of_entry_or_of_a_while_body() {
+    let dump = data().join("scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
+    let dump = dump.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("hlo-lsp-memory-svg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("scan.svg");
+    let out = cli_support::run(&["memory", dump, "--svg", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("peak 68.0 KiB at %wrapped_add"),
+        "the report still prints"
+    );
+    let svg = std::fs::read_to_string(&file).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg
+        .contains("Memory of %main.6 over steps 0 to 30 (read from XLA&apos;s buffer assignment)"));
+    assert!(
+        svg.contains("peak 70.0 KiB at %copy.5"),
+        "the curve's top is marked"
+    );
+    assert_eq!(
+        svg.matches(r#"<g class="buffer"#).count(),
+        32,
+        "every buffer with bytes has a row"
+    );
+
+    let out = cli_support::run(&[
+        "memory",
+        dump,
+        "--estimate",
+        "--svg",
+        "-",
+        "--computation",
+        "%region_0.4",
+    ]);
+    let svg = stdout(&out);
+    assert!(
+        svg.starts_with("<svg ") && svg.contains("Memory of %region_0.4 over steps "),
+        "{svg}"
+    );
+    assert!(svg.contains("estimated from the module text"), "{svg}");
+
+    let out = cli_support::run(&[
+        "memory",
+        dump,
+        "--svg",
+        "-",
+        "--computation",
+        "fused_computation",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("does not run in the schedule"),
+        "{}",
+        stderr(&out)
+    );
+}

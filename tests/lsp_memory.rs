@@ -154,3 +154,58 @@ fn the_copy_live_at_the_peak_is_published_as_information() {
     );
     client.shutdown_and_exit();
 }
+
+/// `hlo-lsp/memoryTimeline`: ENTRY's timeline by default (rows that point at their
+/// instruction, the SVG, XLA's own peak named where it is not the curve's top), a while
+/// body's with the cursor in it, and ENTRY's again from a fused computation.
+#[test]
+fn the_memory_timeline_request_answers_the_computation_at_the_cursor() {
+    let mut client = Client::start();
+    let text = read_repo_file(SCAN);
+    let path = std::fs::canonicalize(repo_file(SCAN)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    let timeline = |client: &mut Client, position: Option<serde_json::Value>| {
+        let mut params = json!({"textDocument": {"uri": document}});
+        if let Some(p) = position {
+            params["position"] = p;
+        }
+        client.result("hlo-lsp/memoryTimeline", params)
+    };
+    let t = timeline(&mut client, None);
+    assert_eq!(t["computation"], "main.6");
+    assert_eq!(t["source"], "buffer-assignment");
+    assert_eq!(t["peak"]["bytes"], 71688, "{}", t["peak"]);
+    assert_eq!(t["reported_peak"]["bytes"], 69644, "XLA's live-range file");
+    assert!(t["svg"].as_str().unwrap().starts_with("<svg "));
+    let lines: Vec<&str> = text.lines().collect();
+    let rows = t["rows"].as_array().unwrap();
+    assert_eq!(rows.len() as u64 + t["more"].as_u64().unwrap(), 32);
+    for row in rows {
+        let start = &row["range"]["start"];
+        let line = lines[start["line"].as_u64().unwrap() as usize];
+        let at = &line[start["character"].as_u64().unwrap() as usize..];
+        let name = row["instruction"].as_str().unwrap();
+        assert!(at.trim_start_matches('%').starts_with(name), "{row}");
+    }
+    assert_eq!(rows[0]["at_peak"], true);
+
+    let body = timeline(&mut client, Some(position_of(&text, "%copy.5 = ", 1)));
+    assert_eq!(body["computation"], "region_0.4");
+    let steps = body["steps"].as_array().unwrap();
+    assert!(steps[0].as_u64().unwrap() > 0, "{}", body["steps"]);
+
+    let fused_line = lines
+        .iter()
+        .position(|l| l.starts_with("%fused_computation ("))
+        .unwrap();
+    let fused = timeline(
+        &mut client,
+        Some(json!({"line": fused_line + 1, "character": 2})),
+    );
+    assert_eq!(
+        fused["computation"], "main.6",
+        "a fused computation runs in no step: ENTRY's"
+    );
+    client.shutdown_and_exit();
+}

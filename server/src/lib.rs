@@ -28,3 +28,4 @@ pub mod model;
 pub mod refactor;
 pub mod syntax;
 pub mod tiling;
+pub mod xml;

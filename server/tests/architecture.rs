@@ -29,6 +29,7 @@ const FRONT_END_USES: &[&str] = &[
     "refactor",
     "syntax",
     "tiling",
+    "xml",
 ];
 
 /// Each top-level module of `server/src` and the modules it may use.
@@ -36,6 +37,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     // Foundations.
     ("budget", &[]),
     ("language", &[]),
+    ("xml", &[]),
     ("syntax", &[]),
     ("algebra", &["budget"]),
     ("model", &["algebra", "budget", "syntax"]),
@@ -92,7 +94,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
     // Memory: XLA's buffer assignment read, or estimated from the module.
-    ("memory", &["budget", "dump", "model", "syntax"]),
+    ("memory", &["budget", "dump", "model", "syntax", "xml"]),
     // Every finding of a document, from the analyses that report them.
     (
         "checks",
@@ -130,6 +132,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "model",
             "syntax",
             "tiling",
+            "xml",
         ],
     ),
     // Editor features on plain types: everything below, no front end.
@@ -154,6 +157,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "refactor",
             "syntax",
             "tiling",
+            "xml",
         ],
     ),
     // The two front ends: siblings, never each other.

@@ -34,6 +34,7 @@ mod fusible_priority;
 mod fuzz_regressions;
 mod graph_dataflow;
 mod ide_golden;
+mod memory_timeline;
 mod memory_xla;
 mod mlir_analysis;
 mod mlir_linalg_ext;

@@ -54,6 +54,16 @@ const samples = {
   stablehlo: path.join(repoRoot, 'examples', 'softmax.stablehlo.mlir'),
   // A pass-by-pass dump of an MLP training step (copied as a folder): the history lens.
   passDumps: path.join(repoRoot, 'tests', 'data', 'pass_dumps', 'mlp_train_step'),
+  // A JAX training step compiled by XLA on CPU, with XLA's buffer assignment and live
+  // ranges beside it (copied with it): the memory lens and the memory timeline.
+  memory: path.join(
+    repoRoot,
+    'tests',
+    'data',
+    'memory',
+    'transformer_train_step',
+    'module_0030.jit_transformer_train_step.cpu_after_optimizations.txt',
+  ),
 };
 const PASS_AFTER = 'module_0030.jit_mlp_train_step.cpu_after_optimizations.txt';
 // The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
@@ -113,6 +123,9 @@ function writeJson(file: string, value: unknown) {
 async function startCodeServer(): Promise<string> {
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
   for (const f of [samples.transpose, samples.chains, samples.gpu, samples.stablehlo]) fs.copyFileSync(f, path.join(dirs.workspace, path.basename(f)));
+  // The memory dump with its siblings (XLA's files are found beside it by name).
+  const memoryDir = path.dirname(samples.memory);
+  for (const f of fs.readdirSync(memoryDir)) fs.copyFileSync(path.join(memoryDir, f), path.join(dirs.workspace, f));
   // A quiet workbench: no welcome page, no trust prompt, no telemetry, nothing fetched.
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), {
     'workbench.startupEditor': 'none',
@@ -595,4 +608,54 @@ test('pass history: "Show what the pass did" opens the pass\'s diff of the compu
   await added.waitFor({ timeout: TIMEOUT });
   console.log(`# pass diff: ${((await line.textContent()) ?? '').replace(/\u00a0/g, ' ').trim()}`);
   await screenshot('history-pass-diff');
+});
+
+test('memory: the lens on ENTRY of a compiled dump names the peak; clicked, it opens the timeline, whose bars jump to their instruction', async () => {
+  await runCommand('View: Close All Editors');
+  const name = path.basename(samples.memory);
+  await quickOpen(name);
+  const entry = lineOf(samples.memory, 'ENTRY %main');
+  await goTo(entry.line, 1);
+  const lenses = page.locator('.editor-group-container.active .codelens-decoration');
+  const lens = lenses.filter({ hasText: /^\s*peak / }).first();
+  await lens.waitFor({ timeout: TIMEOUT });
+  const title = (await lens.textContent())?.replace(/\u00a0/g, ' ').trim() ?? '';
+  assert.match(title, /^peak [\d.]+ KiB at %[\w.-]+ · \d+ buffers live \(from XLA's buffer assignment\)$/, title);
+  console.log(`# memory lens: ${title}`);
+  await screenshot('memory-lens', 'editor', 900);
+  // The lens is a link: a click runs HLO: Show Memory Timeline for its computation.
+  await lens.locator('a').first().click();
+  await page.locator('.tab', { hasText: 'HLO Memory' }).first().waitFor({ timeout: TIMEOUT });
+  let panel: Frame | undefined;
+  const deadline = Date.now() + TIMEOUT;
+  while (!panel && Date.now() < deadline) {
+    for (const f of page.frames()) {
+      const bars = await f.evaluate(() => document.querySelectorAll('svg.memory-timeline g.buffer').length).catch(() => 0);
+      if (bars > 0) panel = f;
+    }
+    if (!panel) await page.waitForTimeout(200);
+  }
+  assert.ok(panel, 'no webview shows the memory timeline');
+  const text = await panel.evaluate(() => document.body.innerText);
+  assert.ok(text.includes(name) && text.includes('%main.23'), text.slice(0, 400));
+  const heading = await panel.evaluate(() => document.querySelector('svg.memory-timeline text.title')?.textContent ?? '');
+  assert.match(heading, /^Memory of %main\.23 over steps 0 to \d+ \(read from XLA's buffer assignment\)$/, heading);
+  const marked = await panel.evaluate(() => document.querySelector('svg.memory-timeline g.peak text')?.textContent ?? '');
+  assert.match(marked, /^peak [\d.]+ KiB at %/, marked);
+  const bars = await panel.evaluate(() => document.querySelectorAll('svg.memory-timeline g.buffer').length);
+  console.log(`# memory timeline: ${heading}; ${marked}; ${bars} bars`);
+  // Room for the picture: the side bar closed, the editor and the panel side by side.
+  await runCommand('View: Close Primary Side Bar');
+  await page.waitForTimeout(500);
+  await screenshot('memory-timeline-panel'); // editors/images/vscode-memory-timeline.png
+  // A click on the first bar puts the cursor on its instruction's name.
+  const first = await panel.evaluate(() => document.querySelector('svg.memory-timeline g.buffer')?.getAttribute('data-instruction') ?? '');
+  await panel.locator('svg.memory-timeline g.buffer rect').first().click();
+  const target = lineOf(samples.memory, `%${first} = `);
+  await page.waitForFunction(
+    (w) => Array.from(document.querySelectorAll('.statusbar-item')).some((e) => (e.textContent ?? '').includes(w)),
+    `Ln ${target.line}, Col ${target.column}`,
+    { timeout: TIMEOUT },
+  );
+  console.log(`# clicked the bar of %${first}: the cursor is at line ${target.line}`);
 });

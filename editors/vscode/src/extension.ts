@@ -13,6 +13,8 @@ import { hloEditorAndServer } from './commandGuard';
 import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
 import { showGraph } from './graphView';
+import { SHOW_MEMORY_TIMELINE, withTimelineCommand } from './memoryTimeline';
+import { showMemoryTimeline } from './memoryView';
 import { KERNELS_REQUEST, KernelsResponse, kernelPickItems, kernelPickTitle } from './kernels';
 import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
 import { showHistory } from './showHistory';
@@ -68,6 +70,11 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     ],
     initializationOptions: serverSettings(config),
     outputChannel: output,
+    // The memory lens on ENTRY opens the memory timeline when clicked.
+    middleware: {
+      provideCodeLenses: async (document, token, next) =>
+        (await next(document, token))?.map((lens) => withTimelineCommand(lens, document.uri.toString())),
+    },
   };
   // The id `hlo` makes vscode-languageclient honour the `hlo.trace.server` setting.
   client = new LanguageClient('hlo', 'HLO language server', serverOptions, clientOptions);
@@ -182,6 +189,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('hlo.showGraph', () => showGraph(context, client)),
     // Also the pass-history code lens's command, with its instruction.
     vscode.commands.registerCommand('hlo.showHistory', (target) => showHistory(client, target)),
+    vscode.commands.registerCommand(SHOW_MEMORY_TIMELINE, (...args: unknown[]) => showMemoryTimeline(client, ...args)),
     vscode.workspace.onDidChangeConfiguration((e) => onConfigurationChanged(context, e)),
   );
   await startClient(context);

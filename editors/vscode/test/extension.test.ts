@@ -175,3 +175,23 @@ test('show costliest kernels: hlo-lsp/kernels in a quick pick; the picked kernel
   await stubs.rec.commands.get('hlo.showKernels')!();
   assert.match(stubs.rec.infos.at(-1) ?? '', /open an HLO file/);
 });
+
+test('the memory lens from the server opens the memory timeline when clicked', async () => {
+  await ext.activate(context() as never);
+  const c = stubs.rec.clients[0];
+  type Lens = { range: { start: { line: number; character: number } }; command?: { title: string; command: string; arguments?: unknown[] } };
+  const options = c.clientOptions as unknown as {
+    middleware: { provideCodeLenses: (d: unknown, t: unknown, next: () => Promise<Lens[]>) => Promise<Lens[]> };
+  };
+  const at = { start: { line: 12, character: 0 } };
+  const served: Lens[] = [
+    { range: at, command: { title: "peak 26.0 MiB at %ynn_fusion.1 · 5 buffers live (from XLA's buffer assignment)", command: '' } },
+    { range: at, command: { title: '≈ 4.61 µs', command: '' } },
+  ];
+  const doc = { uri: { toString: () => 'file:///w/dump.txt' } };
+  const lenses = await options.middleware.provideCodeLenses(doc, {}, async () => served);
+  assert.equal(lenses[0].command?.command, 'hlo.showMemoryTimeline');
+  assert.deepEqual(lenses[0].command?.arguments, ['file:///w/dump.txt', 12, 0]);
+  assert.ok(stubs.rec.commands.has(lenses[0].command!.command), 'the command it runs is registered');
+  assert.equal(lenses[1].command?.command, '', 'a kernel lens is left as served');
+});

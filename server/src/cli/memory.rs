@@ -1,8 +1,11 @@
-//! `hlo-lsp memory FILE [--json] [--top N] [--estimate]`: the four totals of
+//! `hlo-lsp memory FILE [--json] [--top N] [--estimate] [--svg OUT [--computation C]]`:
+//! the four totals of
 //! `memory_analysis()`, the allocations, the peak and the buffers live at it, read
 //! from XLA's buffer assignment beside an after-optimizations dump, or estimated from
 //! the module text when it is not there. Every output says which. What is live at the
 //! peak is also given grouped by the line of the user's program that made it.
+//! `--svg OUT` also writes the timeline of ENTRY (or of computation C) as an SVG
+//! ([`crate::memory::timeline`]): live ranges over the schedule, the peak marked.
 //! Exit 0 with a report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -11,7 +14,7 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use crate::memory::source::{by_source_line, group_lines, source_line};
-use crate::memory::{self, human_bytes, Report};
+use crate::memory::{self, human_bytes, timeline, Report};
 use crate::model::stack_frames::StackFrameIndex;
 use crate::model::Document;
 use crate::syntax::ChunkKind;
@@ -33,6 +36,14 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write the memory timeline (live ranges over the schedule, the peak
+    /// marked) as an SVG to OUT (`-`: standard output, instead of the report).
+    #[arg(long, value_name = "OUT")]
+    pub svg: Option<PathBuf>,
+    /// The computation the SVG draws: ENTRY by default, or one that runs in the
+    /// schedule (a while body: its own steps).
+    #[arg(long, value_name = "NAME", requires = "svg")]
+    pub computation: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -61,6 +72,13 @@ fn run_inner(args: &Args) -> Result<String, String> {
             .map(|c| (c.start, c.text())),
     );
     let top = top_buffers(&report, args.top.unwrap_or(DEFAULT_TOP), module, &frames);
+    if let Some(out) = &args.svg {
+        let svg = timeline_svg(args, &report, module, &frames)?;
+        if out.as_os_str() == "-" {
+            return Ok(svg);
+        }
+        std::fs::write(out, svg).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
     let groups = report
         .peak
         .as_ref()
@@ -86,6 +104,30 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
         text
     })
+}
+
+/// The SVG of the timeline `args` asks for (ENTRY unless `--computation`).
+fn timeline_svg(
+    args: &Args,
+    report: &Report,
+    module: &crate::model::Module,
+    frames: &StackFrameIndex,
+) -> Result<String, String> {
+    let name = match &args.computation {
+        Some(name) => name.trim_start_matches('%').to_string(),
+        None => module
+            .entry_computation()
+            .map(|c| c.model().name.clone())
+            .ok_or_else(|| format!("{}: no ENTRY computation", args.file.display()))?,
+    };
+    let timeline = timeline::lay_out(report, module, &name, frames, timeline::DEFAULT_ROWS)
+        .ok_or_else(|| {
+            format!(
+                "{}: %{name} does not run in the schedule (not ENTRY, a while body or a called computation)",
+                args.file.display()
+            )
+        })?;
+    Ok(timeline::svg::to_svg(&timeline))
 }
 
 /// A buffer live at the peak, as printed.

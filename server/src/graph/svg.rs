@@ -218,18 +218,5 @@ fn legend(out: &mut String, classes: &[EdgeClass], top: f64) {
     out.push_str("</g>\n");
 }
 
-/// Text for XML: `&`, `<`, `>`, quotes escaped.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Text for XML (kept here for the graph's callers; one escape for every SVG).
+pub use crate::xml::escape;

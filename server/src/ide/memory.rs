@@ -171,3 +171,29 @@ pub fn live_strip(
 fn scheduled(report: &Report, name: &str) -> bool {
     report.spans.iter().any(|s| s.computation == name)
 }
+
+/// The memory timeline of the computation at `offset` when it runs in the schedule
+/// (ENTRY, a while body, a called computation), else of ENTRY (the cursor in a fused
+/// computation, or off any): what VS Code's memory panel draws.
+pub fn timeline_at(
+    snapshot: &HloSnapshot,
+    offset: usize,
+) -> Option<crate::memory::timeline::Timeline> {
+    let file = snapshot.model();
+    let (module, at) = match file.computation_at(offset) {
+        Some((m, c)) => (m, Some(c.model().name.clone())),
+        None => (ModuleId(0), None),
+    };
+    let report = snapshot.memory(module)?;
+    let m = file.module(module);
+    let computation = at
+        .filter(|name| scheduled(&report, name))
+        .or_else(|| Some(m.entry_computation()?.model().name.clone()))?;
+    crate::memory::timeline::lay_out(
+        &report,
+        m,
+        &computation,
+        &snapshot.stack_frames(module),
+        crate::memory::timeline::DEFAULT_ROWS,
+    )
+}

@@ -433,3 +433,19 @@ pub fn graph(
     }
     v
 }
+
+/// The memory timeline of the computation at `offset` (ENTRY off any scheduled
+/// computation), rows with LSP ranges and the SVG; null without a memory answer.
+pub fn memory_timeline(
+    snapshot: &Snapshot,
+    offset: usize,
+    encoding: PositionEncoding,
+) -> serde_json::Value {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return serde_json::Value::Null;
+    };
+    match ide::memory::timeline_at(hlo, offset) {
+        Some(t) => t.to_json(|r| json!(snapshot.range(r.clone(), encoding))),
+        None => serde_json::Value::Null,
+    }
+}

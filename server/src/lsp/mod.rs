@@ -99,6 +99,7 @@ async fn serve(workspace: Arc<Workspace>) {
     .custom_method(server::FUSION_MAPS, server::Backend::fusion_maps)
     .custom_method(server::KERNELS, server::Backend::kernels)
     .custom_method(server::GRAPH, server::Backend::graph)
+    .custom_method(server::MEMORY_TIMELINE, server::Backend::memory_timeline)
     .custom_method(wire::INVALID_REQUEST, server::Backend::invalid_request)
     .custom_method(wire::INVALID_MESSAGE, server::Backend::invalid_message)
     .custom_method(wire::PARSE_ERROR, server::Backend::parse_error)

@@ -122,6 +122,7 @@ enum Request {
     CodeLensResolve,
     Kernels,
     Graph,
+    MemoryTimeline,
 }
 
 impl Request {
@@ -150,6 +151,7 @@ impl Request {
             Request::CodeLensResolve => "codeLens/resolve",
             Request::Kernels => "kernels",
             Request::Graph => "graph",
+            Request::MemoryTimeline => "memoryTimeline",
         }
     }
 
@@ -159,7 +161,9 @@ impl Request {
         match self {
             Request::Hover => Work::Hover,
             Request::InlayHint => Work::InlayHints,
-            Request::FusionMaps | Request::Kernels | Request::Graph => Work::FusionMaps,
+            Request::FusionMaps | Request::Kernels | Request::Graph | Request::MemoryTimeline => {
+                Work::FusionMaps
+            }
             _ => Work::Other,
         }
     }
@@ -273,6 +277,34 @@ impl Backend {
         })
         .await
         .map(|v| v.unwrap_or(serde_json::Value::Null))
+    }
+}
+
+/// Params of [`MEMORY_TIMELINE`].
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryTimelineParams {
+    pub text_document: TextDocumentIdentifier,
+    /// The cursor: its computation's timeline when it runs in the schedule (a while
+    /// body), else ENTRY's (the default).
+    pub position: Option<Position>,
+}
+
+/// Custom request returning the memory timeline of the computation at a position
+/// (`{computation, source, steps, peak, reported_peak, rows: [{instruction, shape,
+/// bytes, live, at_peak, source, range}], more, svg}`, null for a module without a
+/// schedule): VS Code's memory panel.
+pub const MEMORY_TIMELINE: &str = "hlo-lsp/memoryTimeline";
+
+impl Backend {
+    pub async fn memory_timeline(&self, params: MemoryTimelineParams) -> Result<serde_json::Value> {
+        let at = TextDocumentPositionParams {
+            text_document: params.text_document,
+            position: params.position.unwrap_or_default(),
+        };
+        self.on_position(Request::MemoryTimeline, at, handlers::memory_timeline)
+            .await
+            .map(|v| v.unwrap_or(serde_json::Value::Null))
     }
 }
 

@@ -21,6 +21,7 @@ pub mod report;
 pub mod siblings;
 pub mod source;
 pub mod strip;
+pub mod timeline;
 pub mod usage_report;
 
 pub use buffer_assignment::{Allocation, AllocationKind, AssignedValue, BufferAssignment};
