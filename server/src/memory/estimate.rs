@@ -597,11 +597,20 @@ impl Flow {
             return false;
         }
         group.iter().all(|&v| {
+            // Asked once per value, not per member: a long chain of in-place ops puts
+            // tens of thousands of values in one allocation.
+            let copy = self.is_copy(module, v);
             allocation
                 .members
                 .iter()
-                .all(|&m| !self.interfere(module, v, m) && !self.copy_of(module, v, m))
+                .all(|&m| !(self.interfere(module, v, m) || copy && self.copy_of(module, v, m)))
         })
+    }
+
+    /// Whether `v` is defined by a `copy`.
+    fn is_copy(&self, module: &Module, v: ValueId) -> bool {
+        let def = self.values[v].def;
+        module.computation(def.0).instruction(def.1).opcode == Opcode::Copy
     }
 
     /// A copy never shares its operand's buffer.
