@@ -11,7 +11,6 @@
 //! screens to resolve, spread over the module (default 20).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -24,36 +23,6 @@ use lsp_support::Client;
 
 /// Lines an editor shows at once.
 const SCREEN_LINES: u64 = 60;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Wall time of `hlo-lsp ARGS`, best of `runs`.
-fn cli_seconds(args: &[&str], runs: usize) -> f64 {
-    (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            let out = Command::new(lsp_support::server_binary())
-                .args(args)
-                .output()
-                .expect("running hlo-lsp");
-            assert!(
-                out.status.code().is_some_and(|c| c <= 1),
-                "hlo-lsp {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
 
 /// The lenses whose line is in the screen starting at `top`.
 fn on_screen(lenses: &[Value], top: u64) -> Vec<Value> {
@@ -121,8 +90,8 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let copies = env_number("HLO_BENCH_COPIES", 32);
-    let screens = env_number("HLO_BENCH_SCREENS", 20);
+    let copies = common::env_number("HLO_BENCH_COPIES", 32);
+    let screens = common::env_number("HLO_BENCH_SCREENS", 20);
     let text = common::transformer_module(copies);
     let dir = std::env::temp_dir().join(format!("hlo-lsp-cost-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("bench folder");
@@ -132,8 +101,12 @@ fn main() {
 
     let (kernels, latencies) = screen_latencies(&path, &text, screens);
     let file = path.to_str().unwrap();
-    let check = cli_seconds(&["check", file], 3);
-    let cost = cli_seconds(&["cost", "--device", "a6000", file], 3);
+    let check = common::cli_seconds(&lsp_support::server_binary(), &["check", file], 3);
+    let cost = common::cli_seconds(
+        &lsp_support::server_binary(),
+        &["cost", "--device", "a6000", file],
+        3,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     println!(
@@ -142,7 +115,7 @@ fn main() {
     );
     println!(
         "  codeLens -> a screen resolved  p50 {:?}  max {:?}",
-        percentile(&latencies, 0.5),
+        common::percentile(&latencies, 0.5),
         latencies.last().unwrap()
     );
     println!("cli/check                        {check:.3} s");

@@ -53,10 +53,7 @@ fn prepared(text: &str) -> (Document, Checked, usize, String) {
 }
 
 fn bench(c: &mut Criterion) {
-    let copies: usize = std::env::var("HLO_BENCH_COPIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32);
+    let copies = common::env_number("HLO_BENCH_COPIES", 32);
     let mut group = c.benchmark_group("edit");
     group.sample_size(20);
     for (name, text) in [

@@ -14,10 +14,7 @@ use hlo_lsp::model;
 mod common;
 
 fn bench(c: &mut Criterion) {
-    let copies = std::env::var("HLO_BENCH_COPIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(32);
+    let copies = common::env_number("HLO_BENCH_COPIES", 32);
     let text = common::transformer_module(copies);
     let file = model::parse_hlo(&text);
     let at = file

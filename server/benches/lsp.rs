@@ -61,10 +61,6 @@ fn fused_instruction_positions(text: &str) -> Vec<(u32, u32)> {
     positions
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 /// Peak resident set of a process, in bytes (Linux).
 fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -150,7 +146,7 @@ fn same_site(small: &str, site: (u32, u32), large: &str, copy: usize) -> (u32, u
 /// With `HLO_BENCH_SLOWEST=N`, the N slowest hovers and the lines they were on: where
 /// to look when p99 moves.
 fn print_slowest(text: &str, sorted: &[(Duration, (u32, u32))]) {
-    let count = env_number("HLO_BENCH_SLOWEST", 0);
+    let count = common::env_number("HLO_BENCH_SLOWEST", 0);
     let lines: Vec<&str> = text.lines().collect();
     for (took, (line, _)) in sorted.iter().rev().take(count) {
         let shown: String = lines[*line as usize].trim().chars().take(120).collect();
@@ -214,10 +210,10 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     ServerRun {
         open_to_first_hover,
         open_to_diagnostics,
-        hover_p50: percentile(&latencies, 0.5),
-        hover_p99: percentile(&latencies, 0.99),
-        edit_p50: percentile(&edits, 0.5),
-        edit_parsed_p50: percentile(&parsed, 0.5),
+        hover_p50: common::percentile(&latencies, 0.5),
+        hover_p99: common::percentile(&latencies, 0.99),
+        edit_p50: common::percentile(&edits, 0.5),
+        edit_parsed_p50: common::percentile(&parsed, 0.5),
         edit_max: *edits.last().unwrap(),
         peak_rss,
     }
@@ -251,25 +247,6 @@ fn xla_parse_seconds(path: &Path, runs: usize) -> Option<f64> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
-/// Wall time of `hlo-lsp ARGS`, best of `runs`.
-fn cli_seconds(args: &[&str], runs: usize) -> f64 {
-    (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            let out = Command::new(lsp_support::server_binary())
-                .args(args)
-                .output()
-                .expect("running hlo-lsp");
-            assert!(
-                out.status.code().is_some_and(|c| c <= 1),
-                "hlo-lsp {args:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
 fn write_module(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("writing a generated module");
@@ -285,9 +262,9 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let copies = env_number("HLO_BENCH_COPIES", 32);
-    let check_copies = env_number("HLO_BENCH_CHECK_COPIES", 9);
-    let hovers = env_number("HLO_BENCH_HOVERS", 300);
+    let copies = common::env_number("HLO_BENCH_COPIES", 32);
+    let check_copies = common::env_number("HLO_BENCH_CHECK_COPIES", 9);
+    let hovers = common::env_number("HLO_BENCH_HOVERS", 300);
     let small = common::transformer_module(1);
     let large = common::transformer_module(copies);
     let checked = common::transformer_module(check_copies);
@@ -310,8 +287,16 @@ fn main() {
     let large_site = same_site(&small, small_site, &large, copies / 2);
     let small_run = run_server(&small, hovers, small_site);
     let large_run = run_server(&large, hovers, large_site);
-    let check = cli_seconds(&["check", checked_path.to_str().unwrap()], 3);
-    let maps_all = cli_seconds(&["maps", "--all", large_path.to_str().unwrap()], 3);
+    let check = common::cli_seconds(
+        &lsp_support::server_binary(),
+        &["check", checked_path.to_str().unwrap()],
+        3,
+    );
+    let maps_all = common::cli_seconds(
+        &lsp_support::server_binary(),
+        &["maps", "--all", large_path.to_str().unwrap()],
+        3,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     let ratio = |ours: f64, theirs: Option<f64>| match theirs {
@@ -360,11 +345,4 @@ fn main() {
         "cli/maps --all ({:.1} MB)      {maps_all:.3} s",
         mb(large.len())
     );
-}
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

@@ -183,3 +183,36 @@ pub fn transformer_module(copies: usize) -> String {
     debug_assert!(!doc.chunks().is_empty());
     out
 }
+
+/// A number from the environment variable `name`, else `default`.
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The `p` percentile of `sorted`.
+pub fn percentile(sorted: &[std::time::Duration], p: f64) -> std::time::Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Wall time of `binary ARGS` in seconds, best of `runs` (on a shared machine a single
+/// run measures the neighbours); exit codes 0 and 1 (findings) count as success.
+pub fn cli_seconds(binary: &str, args: &[&str], runs: usize) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let out = std::process::Command::new(binary)
+                .args(args)
+                .output()
+                .expect("running hlo-lsp");
+            assert!(
+                out.status.code().is_some_and(|c| c <= 1),
+                "hlo-lsp {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
