@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { hloEditorAndServer } from './commandGuard';
+import { revealStart } from './reveal';
 import { drawMessage, GRAPH_REQUEST, graphHtml, GraphResponse, rangeOf } from './graphPanel';
 
 /** Hops around the cursor the panel draws. */
@@ -65,10 +66,7 @@ export async function showGraph(extension: vscode.ExtensionContext, maybeClient:
         } else if (m.type === 'reveal' && m.id && shown) {
           const range = rangeOf(shown.graph, m.id);
           if (!range) return;
-          const r = client.protocol2CodeConverter.asRange(range);
-          const target = await vscode.window.showTextDocument(shown.editor.document, shown.editor.viewColumn);
-          target.selection = new vscode.Selection(r.start, r.start);
-          target.revealRange(r, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+          await revealStart(client, shown.editor, range);
         }
       }),
       // Follow the cursor in HLO editors.

@@ -5,8 +5,7 @@
 // ENTRY ("peak … at …") is made to open the panel. This file holds the pure parts (the
 // page, the answer's types, the lens's command) so they are unit-tested.
 
-/** An LSP range as the server sends it. */
-export type LspRange = { start: { line: number; character: number }; end: { line: number; character: number } };
+import type { LspRange } from './kernels';
 
 export type TimelinePeak = { time: number; bytes: number; instruction: string | null; buffers: number };
 

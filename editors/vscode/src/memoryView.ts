@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { hloEditorAndServer } from './commandGuard';
+import { revealStart } from './reveal';
 import {
   drawMessage,
   lensTarget,
@@ -81,10 +82,7 @@ export async function showMemoryTimeline(
         } else if (m.type === 'reveal' && typeof m.row === 'number' && shown) {
           const range = rangeOfRow(shown.timeline, m.row);
           if (!range) return;
-          const r = client.protocol2CodeConverter.asRange(range);
-          const editor = await vscode.window.showTextDocument(shown.editor.document, shown.editor.viewColumn);
-          editor.selection = new vscode.Selection(r.start, r.start);
-          editor.revealRange(r, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+          await revealStart(client, shown.editor, range);
         }
       }),
       // Follow the cursor into other computations, and edits, in HLO editors.
