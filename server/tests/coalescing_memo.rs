@@ -122,9 +122,8 @@ ENTRY %main (input: f32[64,128], other: f32[128,64], other_t: f32[128,64]) -> f3
 fn fusion_key(document: &Document, name: &str) -> Vec<u8> {
     let m = document.file().module(ModuleId(0));
     let entry = m.entry_computation().expect("an ENTRY");
-    let id = *entry
-        .names
-        .get(&format!("fusion.{name}"))
+    let id = entry
+        .instruction_id(&format!("fusion.{name}"))
         .expect("a fusion");
     nameless::fusion_key(m, entry, entry.instruction(id)).expect("a key")
 }

@@ -163,7 +163,7 @@ fn tolerant_forms() {
     assert!(inline.synthetic);
     assert_eq!(inline.opcode, Opcode::Negate);
     assert_eq!(&text[fused.abs(inline.range)], "f32[8] negate(n)");
-    assert_eq!(inline.operands[0].target, fused.names.get("n").copied());
+    assert_eq!(inline.operands[0].target, fused.instruction_id("n"));
     assert_eq!(fused.instructions[3].operands[0].target, Some(inline.id));
     let m2 = &file.modules[1];
     assert_eq!(m2.name.as_deref(), Some("second"));

@@ -92,11 +92,11 @@ impl<'a> Hlo<'a> {
     pub fn find(&self, name: &str) -> Option<Instr> {
         if let Some((comp, instr)) = name.split_once('/') {
             let c = self.model.computation_by_name(comp)?;
-            let id = *self.model.computation(c).model().names.get(instr)?;
+            let id = self.model.computation(c).model().instruction_id(instr)?;
             return Some(Instr { computation: c, id });
         }
         if let Some(entry) = self.model.entry_computation() {
-            if let Some(&id) = entry.model().names.get(name) {
+            if let Some(id) = entry.model().instruction_id(name) {
                 return Some(Instr {
                     computation: entry.id,
                     id,

@@ -99,7 +99,7 @@ pub fn kernel_named(
     let m = snapshot.model().modules.get(module.index())?;
     let computation = m.computation_by_name(computation)?;
     let c = m.computation(computation);
-    let instruction = *c.names.get(instruction)?;
+    let instruction = c.instruction_id(instruction)?;
     Some(KernelAt {
         module,
         computation,

@@ -256,10 +256,9 @@ pub fn validate_new_name(
             instruction,
         } => {
             let c = file.module(module).computation(computation);
-            c.names
-                .get(name)
-                .filter(|&&id| id != instruction)
-                .map(|&id| {
+            c.instruction_id(name)
+                .filter(|&id| id != instruction)
+                .map(|id| {
                     let other = c.instruction(id);
                     format!(
                         "`{name}` is already defined in `{}`: `%{} = {} {}(...)`",

@@ -205,17 +205,17 @@ impl Report {
         self.spans = module
             .computations()
             .filter_map(|c| {
-                let names = &c.model().names;
+                let c = c.model();
                 let mut times = self
                     .schedule
                     .iter()
                     .enumerate()
-                    .filter(|(_, n)| names.get(n.as_str()).is_some())
+                    .filter(|(_, n)| c.instruction_id(n).is_some())
                     .map(|(t, _)| t as u64);
                 let first = times.next()?;
                 let last = times.next_back().unwrap_or(first);
                 Some(Span {
-                    computation: c.model().name.clone(),
+                    computation: c.name.clone(),
                     times: first..last + 1,
                 })
             })

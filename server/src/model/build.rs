@@ -573,27 +573,25 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
     /// Names, duplicates, operand targets, users, the root.
     fn resolve(&mut self) {
         let c = &mut self.computation;
-        for (i, instr) in c.instructions.iter().enumerate() {
-            match c.names.get(&instr.name) {
-                Some(&first) => self.diagnostics.push(
-                    Diagnostic::error(
-                        instr.name_range.range(),
-                        codes::DUPLICATE_NAME,
-                        format!("`{}` is defined twice in `{}`", instr.name, c.name),
-                    )
-                    .with_related(
-                        c.instructions[first.index()].name_range.range(),
-                        "first defined here",
-                    ),
+        let (names, duplicates) = super::names::NameIndex::of(&c.instructions);
+        c.names = names;
+        for (twice, first) in duplicates {
+            let instr = &c.instructions[twice.index()];
+            self.diagnostics.push(
+                Diagnostic::error(
+                    instr.name_range.range(),
+                    codes::DUPLICATE_NAME,
+                    format!("`{}` is defined twice in `{}`", instr.name, c.name),
+                )
+                .with_related(
+                    c.instructions[first.index()].name_range.range(),
+                    "first defined here",
                 ),
-                None => {
-                    c.names.insert(instr.name.clone(), InstrId(i as u32));
-                }
-            }
+            );
         }
         for &(i, k, name) in &self.pending {
-            match c.names.get(name) {
-                Some(&target) => {
+            match c.names.get(&c.instructions, name) {
+                Some(target) => {
                     c.instructions[i].operands[k].target = Some(target);
                     c.instructions[target.index()].users.push(InstrId(i as u32));
                 }

@@ -20,6 +20,7 @@ pub mod document;
 pub mod metadata;
 pub mod module;
 pub mod nameless;
+pub mod names;
 pub mod opcode;
 pub mod shape;
 pub mod shape_inference;
@@ -33,8 +34,8 @@ pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
 pub use document::{parse_hlo, Change, Document};
 pub use module::{
     Attribute, AttributeValueKind, CallSite, CalledComputation, Computation, ComputationId,
-    ComputationRef, Crossrefs, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, NameMap,
-    Operand, Span, Unit,
+    ComputationRef, Crossrefs, HloFile, InstrId, InstrRef, Instruction, Module, ModuleId, Operand,
+    Span, Unit,
 };
 pub use opcode::{Arity, Opcode};
 pub use shape::{parse_shape, ArrayShape, Layout, PrimitiveType, Shape};

@@ -19,11 +19,6 @@ use super::diagnostics::Diagnostic;
 use super::opcode::Opcode;
 use super::shape::Shape;
 
-/// A map from names to ids with a fast, non-cryptographic hash (rustc's FxHash, from
-/// the `rustc-hash` crate): names come from the document, and hashing them with SipHash
-/// showed up in profiles of large modules.
-pub type NameMap<V> = rustc_hash::FxHashMap<String, V>;
-
 /// Bytes of a computation's chunk, relative to the chunk's start (`u32`: a chunk is a
 /// single computation, far below 4 GiB; half the size of a `Range<usize>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
@@ -327,8 +322,9 @@ pub struct Computation {
     /// `(param_0: f32[8], param_1.11: f32[8])`): renames edit them too.
     pub signature_parameters: Vec<Span>,
     pub instructions: Vec<Instruction>,
-    /// First instruction of each name (duplicates are reported).
-    pub names: NameMap<InstrId>,
+    /// First instruction of each name (duplicates are reported); read it with
+    /// [`Computation::instruction_id`].
+    pub(crate) names: super::names::NameIndex,
     /// The `ROOT` instruction, or the last one when none is marked.
     pub root: Option<InstrId>,
     /// `parameters[k]` is the instruction `parameter(k)`, if any.
@@ -656,7 +652,7 @@ impl Module {
     pub fn find_instruction(&self, name: &str) -> Option<(ComputationId, InstrId)> {
         let name = name.strip_prefix('%').unwrap_or(name);
         self.computations()
-            .find_map(|c| c.model().names.get(name).map(|&id| (c.id, id)))
+            .find_map(|c| c.model().instruction_id(name).map(|id| (c.id, id)))
     }
 }
 
@@ -665,10 +661,24 @@ impl Computation {
         &self.instructions[id.index()]
     }
 
-    pub fn instruction_by_name(&self, name: &str) -> Option<&Instruction> {
+    /// The first instruction named `name` (with or without `%`).
+    pub fn instruction_id(&self, name: &str) -> Option<InstrId> {
         self.names
-            .get(name.strip_prefix('%').unwrap_or(name))
-            .map(|&id| self.instruction(id))
+            .get(&self.instructions, name.strip_prefix('%').unwrap_or(name))
+    }
+
+    pub fn instruction_by_name(&self, name: &str) -> Option<&Instruction> {
+        self.instruction_id(name).map(|id| self.instruction(id))
+    }
+
+    /// The index behind [`Self::instruction_id`].
+    pub fn name_index(&self) -> &super::names::NameIndex {
+        &self.names
+    }
+
+    /// The first instruction of each name, in no particular order.
+    pub fn named_instructions(&self) -> impl Iterator<Item = &Instruction> {
+        self.names.ids().map(|id| self.instruction(id))
     }
 
     pub fn root_instruction(&self) -> Option<&Instruction> {

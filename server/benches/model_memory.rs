@@ -1,0 +1,237 @@
+//! Where the model's bytes go: a heap profile of the stages a module passes through
+//! (text, chunks, built computations, analysis views), measured by a counting global
+//! allocator, and the built model's bytes split by part (instruction records, names,
+//! operands, attributes, shapes, name maps, ...) from the sizes and capacities of what
+//! it holds. The parts should add up to the allocator's count for the build stage;
+//! what they miss is printed as "not attributed".
+//!
+//! `HLO_BENCH_COPIES` renamed copies of the transformer dump (default 1, 1.8 MB; 32
+//! is the 60.5 MB module of `benches/lsp.rs`). Run: `cargo bench --bench model_memory`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::mem::size_of;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use hlo_lsp::model::{Attribute, Computation, Document, Instruction, Operand, Shape};
+
+mod common;
+
+/// The system allocator, counting the bytes live (requested sizes, not the
+/// allocator's rounding or its own overhead).
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live() -> usize {
+    LIVE.load(Ordering::Relaxed).max(0) as usize
+}
+
+/// Bytes of the model, by part.
+#[derive(Default)]
+struct Parts {
+    rows: Vec<(&'static str, usize)>,
+}
+
+impl Parts {
+    fn add(&mut self, part: &'static str, bytes: usize) {
+        match self.rows.iter_mut().find(|(p, _)| *p == part) {
+            Some((_, b)) => *b += bytes,
+            None => self.rows.push((part, bytes)),
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.rows.iter().map(|(_, b)| b).sum()
+    }
+}
+
+fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * size_of::<T>()
+}
+
+fn shape_heap(shape: &Shape) -> usize {
+    match shape {
+        Shape::Array(a) => vec_bytes(&a.dims) + vec_bytes(&a.dynamic),
+        Shape::Tuple(items) => vec_bytes(items) + items.iter().map(shape_heap).sum::<usize>(),
+        Shape::Invalid => 0,
+    }
+}
+
+fn operand_heap(o: &Operand) -> usize {
+    o.declared_shape
+        .as_ref()
+        .map_or(0, |s| size_of::<Shape>() + shape_heap(s))
+}
+
+fn attribute_heap(a: &Attribute) -> usize {
+    match &a.name {
+        std::borrow::Cow::Owned(s) => s.capacity(),
+        std::borrow::Cow::Borrowed(_) => 0,
+    }
+}
+
+fn instruction_parts(i: &Instruction, parts: &mut Parts) {
+    parts.add("instruction names", i.name.capacity());
+    parts.add("shape dimensions", shape_heap(&i.shape));
+    parts.add(
+        "operands",
+        vec_bytes(&i.operands) + i.operands.iter().map(operand_heap).sum::<usize>(),
+    );
+    parts.add(
+        "attributes",
+        vec_bytes(&i.attributes) + i.attributes.iter().map(attribute_heap).sum::<usize>(),
+    );
+    parts.add("users", vec_bytes(&i.users));
+    parts.add("literals", vec_bytes(&i.literals));
+    parts.add(
+        "called computations",
+        vec_bytes(&i.called) + i.called.iter().map(|c| c.name.capacity()).sum::<usize>(),
+    );
+    if i.decoded.is_some() {
+        parts.add(
+            "decoded attributes (boxes only)",
+            size_of::<hlo_lsp::model::Attrs>(),
+        );
+    }
+}
+
+fn computation_parts(c: &Computation, parts: &mut Parts) {
+    parts.add("instruction records", vec_bytes(&c.instructions));
+    for i in &c.instructions {
+        instruction_parts(i, parts);
+    }
+    // A hashbrown table: one control byte per bucket besides the entry.
+    parts.add(
+        "name index",
+        c.name_index().capacity() * (size_of::<hlo_lsp::model::InstrId>() + 1),
+    );
+    parts.add(
+        "computation records",
+        size_of::<Computation>()
+            + c.name.capacity()
+            + vec_bytes(&c.parameters)
+            + vec_bytes(&c.signature_parameters),
+    );
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:8.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+fn main() {
+    let copies = common::env_number("HLO_BENCH_COPIES", 1);
+    let text = common::transformer_module(copies);
+    let text_bytes = text.len();
+    let base = live();
+    let document = Document::parse(&text);
+    let split = live() - base;
+    document.build_all();
+    let built = live() - base - split;
+    let file = document.file();
+    let indexed = live() - base - split - built;
+
+    let mut parts = Parts::default();
+    let mut instructions = 0;
+    for module in &file.modules {
+        for computation in module.computations() {
+            instructions += computation.instructions.len();
+            computation_parts(&computation, &mut parts);
+        }
+    }
+    let diagnostics: usize = document
+        .units()
+        .iter()
+        .map(|u| vec_bytes(&u.built().diagnostics))
+        .sum();
+    parts.add("diagnostics", diagnostics);
+    parts.rows.sort_by(|a, b| b.1.cmp(&a.1));
+
+    let per = |bytes: usize| format!("{:5.2}x text", bytes as f64 / text_bytes as f64);
+    println!(
+        "{copies} copies: {} of text, {instructions} instructions ({:.0} bytes of text each)",
+        mib(text_bytes),
+        text_bytes as f64 / instructions as f64
+    );
+    println!("stage (live bytes the stage adds)");
+    println!(
+        "  chunks (text copies, outlines, lines) {} {}",
+        mib(split),
+        per(split)
+    );
+    println!(
+        "  built computations                   {} {}",
+        mib(built),
+        per(built)
+    );
+    println!(
+        "  module index                         {} {}",
+        mib(indexed),
+        per(indexed)
+    );
+    println!(
+        "built computations by part ({} bytes per instruction record)",
+        size_of::<Instruction>()
+    );
+    for (part, bytes) in &parts.rows {
+        println!(
+            "  {part:36} {} {:6.1} B/instruction",
+            mib(*bytes),
+            *bytes as f64 / instructions as f64
+        );
+    }
+    let unattributed = built.saturating_sub(parts.total());
+    println!(
+        "  {:36} {} {:6.1} B/instruction",
+        "not attributed (decoded contents, ...)",
+        mib(unattributed),
+        unattributed as f64 / instructions as f64
+    );
+    println!(
+        "sizes: Shape {} ArrayShape {} PrimitiveType {} Opcode {} Operand {} Attribute {} Attrs {} CalledComputation {} Span {} Value {}",
+        size_of::<Shape>(),
+        size_of::<hlo_lsp::model::ArrayShape>(),
+        size_of::<hlo_lsp::model::PrimitiveType>(),
+        size_of::<hlo_lsp::model::Opcode>(),
+        size_of::<Operand>(),
+        size_of::<Attribute>(),
+        size_of::<hlo_lsp::model::Attrs>(),
+        size_of::<hlo_lsp::model::CalledComputation>(),
+        size_of::<hlo_lsp::model::Span>(),
+        size_of::<serde_json::Value>(),
+    );
+    let before_views = live();
+    let views: Vec<_> = file
+        .modules
+        .iter()
+        .map(hlo_lsp::analysis::view::from_model)
+        .collect();
+    let view_bytes = live() - before_views;
+    println!(
+        "analysis views of every computation    {} {}",
+        mib(view_bytes),
+        per(view_bytes)
+    );
+    drop(views);
+}
