@@ -71,6 +71,15 @@ fn vec_bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * size_of::<T>()
 }
 
+/// A `ThinVec` keeps its length and capacity on the heap, before the elements, and
+/// allocates nothing while empty.
+fn thin_bytes<T>(v: &thin_vec::ThinVec<T>) -> usize {
+    match v.capacity() {
+        0 => 0,
+        n => 2 * size_of::<usize>() + n * size_of::<T>(),
+    }
+}
+
 fn shape_heap(shape: &Shape) -> usize {
     match shape {
         Shape::Array(a) => vec_bytes(&a.dims) + vec_bytes(&a.dynamic),
@@ -79,10 +88,19 @@ fn shape_heap(shape: &Shape) -> usize {
     }
 }
 
-fn operand_heap(o: &Operand) -> usize {
-    o.declared_shape
-        .as_ref()
-        .map_or(0, |s| size_of::<Shape>() + shape_heap(s))
+/// Shapes are shared between instructions (`parse_shared_shape`): each is counted
+/// once, with its `Arc`'s two counts.
+#[derive(Default)]
+struct SeenShapes(std::collections::HashSet<*const Shape>);
+
+impl SeenShapes {
+    fn bytes(&mut self, shape: &std::sync::Arc<Shape>) -> usize {
+        if self.0.insert(std::sync::Arc::as_ptr(shape)) {
+            2 * size_of::<usize>() + size_of::<Shape>() + shape_heap(shape)
+        } else {
+            0
+        }
+    }
 }
 
 fn attribute_heap(a: &Attribute) -> usize {
@@ -92,22 +110,25 @@ fn attribute_heap(a: &Attribute) -> usize {
     }
 }
 
-fn instruction_parts(i: &Instruction, parts: &mut Parts) {
+fn instruction_parts(i: &Instruction, parts: &mut Parts, shapes: &mut SeenShapes) {
     parts.add("instruction names", i.name.capacity());
-    parts.add("shape dimensions", shape_heap(&i.shape));
-    parts.add(
-        "operands",
-        vec_bytes(&i.operands) + i.operands.iter().map(operand_heap).sum::<usize>(),
-    );
+    let declared: usize = i
+        .operands
+        .iter()
+        .filter_map(|o| o.declared_shape.as_ref())
+        .map(|s| shapes.bytes(s))
+        .sum();
+    parts.add("shapes (shared)", shapes.bytes(&i.shape) + declared);
+    parts.add("operands", thin_bytes(&i.operands));
     parts.add(
         "attributes",
-        vec_bytes(&i.attributes) + i.attributes.iter().map(attribute_heap).sum::<usize>(),
+        thin_bytes(&i.attributes) + i.attributes.iter().map(attribute_heap).sum::<usize>(),
     );
-    parts.add("users", vec_bytes(&i.users));
-    parts.add("literals", vec_bytes(&i.literals));
+    parts.add("users", thin_bytes(&i.users));
+    parts.add("literals", thin_bytes(&i.literals));
     parts.add(
         "called computations",
-        vec_bytes(&i.called) + i.called.iter().map(|c| c.name.capacity()).sum::<usize>(),
+        thin_bytes(&i.called) + i.called.iter().map(|c| c.name.capacity()).sum::<usize>(),
     );
     if i.decoded.is_some() {
         parts.add(
@@ -117,10 +138,10 @@ fn instruction_parts(i: &Instruction, parts: &mut Parts) {
     }
 }
 
-fn computation_parts(c: &Computation, parts: &mut Parts) {
+fn computation_parts(c: &Computation, parts: &mut Parts, shapes: &mut SeenShapes) {
     parts.add("instruction records", vec_bytes(&c.instructions));
     for i in &c.instructions {
-        instruction_parts(i, parts);
+        instruction_parts(i, parts, shapes);
     }
     // A hashbrown table: one control byte per bucket besides the entry.
     parts.add(
@@ -153,11 +174,12 @@ fn main() {
     let indexed = live() - base - split - built;
 
     let mut parts = Parts::default();
+    let mut shapes = SeenShapes::default();
     let mut instructions = 0;
     for module in &file.modules {
         for computation in module.computations() {
             instructions += computation.instructions.len();
-            computation_parts(&computation, &mut parts);
+            computation_parts(&computation, &mut parts, &mut shapes);
         }
     }
     let diagnostics: usize = document
@@ -166,7 +188,7 @@ fn main() {
         .map(|u| vec_bytes(&u.built().diagnostics))
         .sum();
     parts.add("diagnostics", diagnostics);
-    parts.rows.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.rows.sort_by_key(|r| std::cmp::Reverse(r.1));
 
     let per = |bytes: usize| format!("{:5.2}x text", bytes as f64 / text_bytes as f64);
     println!(

@@ -87,7 +87,7 @@ fn real_files_build_without_errors() {
                     );
                     if !i.synthetic {
                         assert!(
-                            !matches!(i.shape, Shape::Invalid),
+                            !matches!(*i.shape, Shape::Invalid),
                             "{name}: {} has no shape",
                             i.name
                         );

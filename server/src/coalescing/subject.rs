@@ -121,7 +121,7 @@ impl<'a> Subject<'a> {
                 op.declared_otherwise = parameter
                     .filter(|p| !invalid(&p.shape) && !invalid(&op.shape))
                     .filter(|p| !p.shape.same_extents(&op.shape))
-                    .map(|p| p.shape.clone());
+                    .map(|p| model::Shape::clone(&p.shape));
             }
             let attrs = instruction.attrs();
             let backend_kind = attrs

@@ -91,7 +91,7 @@ pub fn flops_per_element(module: &Module, comp: ComputationRef<'_>, instr: &Inst
         let operand = comp.model().operand_shape(instr, 0).map_or(0, |s| {
             s.as_array().and_then(|a| a.element_count()).unwrap_or(0)
         });
-        let output = match &instr.shape {
+        let output = match &*instr.shape {
             crate::model::Shape::Tuple(t) => t.first().and_then(|s| s.as_array()),
             s => s.as_array(),
         }

@@ -253,7 +253,7 @@ fn maps(view: &crate::analysis::Module, computation: usize, i: &Instruction) -> 
         multiline: false,
         ..PrintOptions::default()
     };
-    let outputs = match &i.shape {
+    let outputs = match &*i.shape {
         crate::model::Shape::Tuple(elements) => elements.len().max(1),
         _ => 1,
     };

@@ -8,8 +8,10 @@
 //! cross-references come from the chunks' outlines ([`super::crossref`]).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
+use thin_vec::ThinVec;
 use tree_sitter::{Node, TreeCursor};
 
 use super::attributes::{self, decode_attrs, AttrError};
@@ -19,7 +21,7 @@ use super::module::{
     Operand, Span,
 };
 use super::opcode::Opcode;
-use super::shape::{parse_shape, PrimitiveType, Shape};
+use super::shape::{parse_shared_shape, PrimitiveType, Shape};
 use super::shape_inference::{self, Site};
 use crate::syntax::{Chunk, ChunkKind};
 
@@ -347,7 +349,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         }
         let (shape, shape_range) = match parts.shape {
             Some(s) => (self.shape(s), self.range(s)),
-            None => (Shape::Invalid, Span::at(opcode_range.start)),
+            None => (Shape::invalid(), Span::at(opcode_range.start)),
         };
         let operand_kind = fields().operand_kind;
         self.cursor.reset(operand_list);
@@ -363,8 +365,8 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 }
             }
         }
-        let mut operands = Vec::with_capacity(operand_nodes.len());
-        let mut literals = Vec::new();
+        let mut operands = ThinVec::with_capacity(operand_nodes.len());
+        let mut literals = ThinVec::new();
         let mut pending_names: SmallVec<[(usize, &'a str); 4]> = SmallVec::new();
         for operand in operand_nodes {
             let operand_range = self.range(operand);
@@ -381,7 +383,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     target,
                 });
             } else if let Some(op_name) = operand_parts.name {
-                let declared_shape = operand_parts.shape.map(|s| Box::new(self.shape(s)));
+                let declared_shape = operand_parts.shape.map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
                 operands.push(Operand {
                     range: operand_range,
@@ -392,7 +394,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             }
         }
         let mut values: SmallVec<[Node<'t>; 4]> = SmallVec::new();
-        let attributes: Vec<Attribute> = parts
+        let attributes: ThinVec<Attribute> = parts
             .attributes
             .iter()
             .filter_map(|&a| {
@@ -461,7 +463,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             attributes,
             decoded: attrs.boxed(),
             called,
-            users: Vec::new(),
+            users: ThinVec::new(),
         });
         Some(id)
     }
@@ -484,10 +486,10 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         id
     }
 
-    fn shape(&mut self, node: Node) -> Shape {
+    fn shape(&mut self, node: Node) -> Arc<Shape> {
         let range = node.byte_range();
         let text = &self.text[range.clone()];
-        match parse_shape(text) {
+        match parse_shared_shape(text) {
             Ok(shape) => {
                 for leaf in shape.leaves() {
                     if let PrimitiveType::Unknown(name) = &leaf.element {
@@ -507,7 +509,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     codes::INVALID_SHAPE,
                     format!("invalid shape: {}", e.message),
                 ));
-                Shape::Invalid
+                Shape::invalid()
             }
         }
     }
@@ -701,7 +703,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     continue;
                 };
                 let actual = &c.instruction(t).shape;
-                if !matches!(actual, Shape::Invalid)
+                if !matches!(**actual, Shape::Invalid)
                     && !matches!(declared, Shape::Invalid)
                     && !declared.compatible(actual)
                 {
@@ -721,7 +723,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             if self.undecoded.contains(&instr.id.index()) {
                 continue;
             }
-            if instr.shape == Shape::Invalid
+            if *instr.shape == Shape::Invalid
                 && instr.shape_range.is_empty()
                 && instr.opcode != Opcode::Tuple
             {
@@ -759,7 +761,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
 fn infer_missing_shapes(c: &mut Computation) {
     for i in 0..c.instructions.len() {
         let instr = &c.instructions[i];
-        if instr.shape != Shape::Invalid || !instr.shape_range.is_empty() {
+        if *instr.shape != Shape::Invalid || !instr.shape_range.is_empty() {
             continue;
         }
         let operand_shape = |k: usize| {
@@ -772,11 +774,12 @@ fn infer_missing_shapes(c: &mut Computation) {
         let inferred = match instr.opcode {
             Opcode::Tuple => (0..instr.operands.len())
                 .map(operand_shape)
+                .map(|s| s.map(|s| Shape::clone(&s)))
                 .collect::<Option<Vec<_>>>()
-                .map(Shape::Tuple),
+                .map(|elements| Arc::new(Shape::Tuple(elements))),
             Opcode::GetTupleElement => operand_shape(0).and_then(|s| {
                 let index = usize::try_from(instr.attrs().tuple_index?).ok()?;
-                s.tuple_element(index).cloned()
+                s.tuple_element(index).cloned().map(Arc::new)
             }),
             _ if instr.opcode.is_elementwise()
                 && !instr.opcode.is_comparison()

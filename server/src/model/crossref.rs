@@ -293,7 +293,7 @@ fn check_calls(
                 else {
                     continue;
                 };
-                if matches!(param.shape, Shape::Invalid)
+                if matches!(*param.shape, Shape::Invalid)
                     || matches!(arg, Shape::Invalid)
                     || param.shape.compatible(arg)
                 {
@@ -314,8 +314,8 @@ fn check_calls(
                 );
             }
             if let Some(root) = callee.root_instruction() {
-                let comparable =
-                    !matches!(root.shape, Shape::Invalid) && !matches!(instr.shape, Shape::Invalid);
+                let comparable = !matches!(*root.shape, Shape::Invalid)
+                    && !matches!(*instr.shape, Shape::Invalid);
                 if comparable && !root.shape.compatible(&instr.shape) {
                     diags.push(
                         Diagnostic::warning(

@@ -12,6 +12,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use thin_vec::ThinVec;
+
 use crate::syntax::Chunk;
 
 use super::attributes::Attrs;
@@ -347,26 +349,28 @@ pub struct Instruction {
     pub is_root: bool,
     /// True for instructions synthesized from inline operands.
     pub synthetic: bool,
-    pub shape: Shape,
+    /// Shared between the instructions that write the same shape (see
+    /// [`super::shape::parse_shared_shape`]).
+    pub shape: Arc<Shape>,
     pub shape_range: Span,
     pub opcode: Opcode,
     pub opcode_range: Span,
-    pub operands: Vec<Operand>,
+    pub operands: ThinVec<Operand>,
     /// The parenthesized operand list, `(` to `)`.
     pub operands_range: Span,
     /// Literal operands (`constant(1)`, `parameter(0)`'s number): ranges in order.
-    pub literals: Vec<Span>,
+    pub literals: ThinVec<Span>,
     /// `parameter(k)`'s number.
     pub parameter_number: Option<i64>,
-    pub attributes: Vec<Attribute>,
+    pub attributes: ThinVec<Attribute>,
     /// Decoded attributes the opcode needs; `None` when there are none (read them with
     /// [`Instruction::attrs`]).
     pub decoded: Option<Box<Attrs>>,
     /// Computations this instruction calls, in attribute order.
-    pub called: Vec<CalledComputation>,
+    pub called: ThinVec<CalledComputation>,
     /// Instructions of the same computation that use this one as an operand (in order,
     /// one entry per use).
-    pub users: Vec<InstrId>,
+    pub users: ThinVec<InstrId>,
 }
 
 /// One operand reference: `%name`, `f32[2] %name` (shape written), or an inline
@@ -377,8 +381,9 @@ pub struct Operand {
     pub range: Span,
     /// The name as written (with `%`), if the operand is a name.
     pub name_range: Option<Span>,
-    /// A shape written before the name (`f32[2] %x`), decoded. Boxed: rare in dumps.
-    pub declared_shape: Option<Box<Shape>>,
+    /// A shape written before the name (`f32[2] %x`), decoded (shared: see
+    /// [`super::shape::parse_shared_shape`]).
+    pub declared_shape: Option<Arc<Shape>>,
     /// The defining instruction, `None` when the name is undefined (reported).
     pub target: Option<InstrId>,
 }

@@ -4,7 +4,7 @@
 //! with the table, about a tenth of the model). The index keeps only ids, hashed by the
 //! name the instruction itself holds: 4 bytes and a control byte an entry.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
@@ -17,9 +17,7 @@ pub struct NameIndex {
 }
 
 fn hash(name: &str) -> u64 {
-    let mut hasher = rustc_hash::FxBuildHasher.build_hasher();
-    name.hash(&mut hasher);
-    hasher.finish()
+    rustc_hash::FxBuildHasher.hash_one(name)
 }
 
 impl NameIndex {

@@ -11,7 +11,7 @@ macro_rules! opcodes {
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum Opcode {
             $($variant,)*
-            Unknown(String),
+            Unknown(Box<str>),
         }
 
         const TABLE: &[(&str, Opcode, Arity, Class)] = &[
@@ -23,7 +23,7 @@ macro_rules! opcodes {
             pub fn from_name(name: &str) -> Opcode {
                 match name {
                     $($name => Opcode::$variant,)*
-                    other => Opcode::Unknown(other.to_string()),
+                    other => Opcode::Unknown(other.into()),
                 }
             }
 

@@ -44,7 +44,7 @@ pub enum PrimitiveType {
     F8E8M0Fnu,
     Token,
     Opaque,
-    Unknown(String),
+    Unknown(Box<str>),
 }
 
 /// Spelling and bit width of every known element type (XLA's lower-case names).
@@ -90,7 +90,7 @@ impl PrimitiveType {
             .iter()
             .find(|(n, _, _)| *n == name)
             .map(|(_, t, _)| t.clone())
-            .unwrap_or_else(|| PrimitiveType::Unknown(name.to_string()))
+            .unwrap_or_else(|| PrimitiveType::Unknown(name.into()))
     }
 
     pub fn name(&self) -> &str {
@@ -271,6 +271,14 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// The one shared [`Shape::Invalid`] (what an instruction whose shape did not
+    /// decode, or was left out, holds).
+    pub fn invalid() -> Arc<Shape> {
+        static INVALID: std::sync::LazyLock<Arc<Shape>> =
+            std::sync::LazyLock::new(|| Arc::new(Shape::Invalid));
+        INVALID.clone()
+    }
+
     pub fn array(element: PrimitiveType, dims: Vec<i64>) -> Shape {
         Shape::Array(ArrayShape::new(element, dims))
     }
@@ -453,6 +461,28 @@ pub fn parse_shape(text: &str) -> Result<Shape, ShapeError> {
         return Err(cursor.error("unexpected text after the shape"));
     }
     Ok(shape)
+}
+
+/// Decodes a shape as [`parse_shape`] does, shared: the same text gives the same
+/// `Arc`. A dump writes a few hundred distinct shapes on hundreds of thousands of
+/// instructions (`f32[128,128]{1,0}`), so sharing them keeps an instruction small
+/// and skips decoding the text again. Each thread keeps its own table, bounded so that
+/// hostile input cannot grow it; errors are not kept.
+pub fn parse_shared_shape(text: &str) -> Result<Arc<Shape>, ShapeError> {
+    const CAPACITY: usize = 4096;
+    thread_local! {
+        static SHAPES: RefCell<FxHashMap<Box<str>, Arc<Shape>>> = RefCell::new(FxHashMap::default());
+    }
+    if let Some(shared) = SHAPES.with_borrow(|table| table.get(text).cloned()) {
+        return Ok(shared);
+    }
+    let shared = Arc::new(parse_shape(text)?);
+    SHAPES.with_borrow_mut(|table| {
+        if table.len() < CAPACITY {
+            table.insert(text.into(), shared.clone());
+        }
+    });
+    Ok(shared)
 }
 
 /// Tuples nested deeper than this are rejected rather than risking the stack.

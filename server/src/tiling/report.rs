@@ -212,7 +212,7 @@ pub fn analyze_fusion(
     let tiling = TilingOptions {
         pad_to_power_of_two: config.as_ref().is_none_or(|c| c.triton),
     };
-    let outputs = match &instr.shape {
+    let outputs = match &*instr.shape {
         model::Shape::Tuple(t) => t.len(),
         _ => 1,
     };
