@@ -147,7 +147,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
     let a = i.attrs();
     let raw = |name: &str| i.attribute(name).map(|at| c.src(at.value_range).trim());
     Attrs {
-        dimensions: a.dimensions.clone(),
+        dimensions: a.dimensions.as_deref().map(<[i64]>::to_vec),
         slice: a.slice.as_ref().map(|v| {
             v.iter()
                 .map(|s| op::SliceDim {
@@ -221,7 +221,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 index_vector_dim: usize::try_from(s.index_vector_dim).ok()?,
             })
         }),
-        dynamic_slice_sizes: a.dynamic_slice_sizes.clone(),
+        dynamic_slice_sizes: a.dynamic_slice_sizes.as_deref().map(<[i64]>::to_vec),
         iota_dimension: a.iota_dimension,
         tuple_index: a.tuple_index,
         feature_group_count: a.feature_group_count,

@@ -138,7 +138,7 @@ impl<'a> Subject<'a> {
                 view: View::Borrowed(view),
                 computation: fused.id.index(),
                 name: instruction.name.clone(),
-                fusion_kind: attrs.fusion_kind.clone(),
+                fusion_kind: attrs.fusion_kind.as_deref().map(str::to_string),
                 backend_kind,
                 node_bits: fused
                     .model()

@@ -6,6 +6,7 @@
 //! offset is relative to the value, so the builder can point at the exact character.
 
 use rustc_hash::FxHashMap;
+use thin_vec::ThinVec;
 
 /// Why an attribute value could not be decoded; `offset` is inside the value text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -570,16 +571,16 @@ fn quote_bare_keys(text: &str) -> String {
 pub struct Attrs {
     // The dimension-number groups are boxed: only convolutions, dots, gathers and
     // scatters have them, and inline they were most of an instruction's size.
-    pub dimensions: Option<Vec<i64>>,
-    pub slice: Option<Vec<SliceDim>>,
-    pub padding: Option<Vec<PadDim>>,
-    pub window: Option<Vec<WindowDim>>,
+    pub dimensions: Option<ThinVec<i64>>,
+    pub slice: Option<ThinVec<SliceDim>>,
+    pub padding: Option<ThinVec<PadDim>>,
+    pub window: Option<ThinVec<WindowDim>>,
     pub dim_labels: Option<Box<ConvDimLabels>>,
     pub dot: Option<Box<DotDims>>,
     pub gather: Option<Box<GatherDims>>,
     pub scatter: Option<Box<ScatterDims>>,
-    pub slice_sizes: Option<Vec<i64>>,
-    pub dynamic_slice_sizes: Option<Vec<i64>>,
+    pub slice_sizes: Option<ThinVec<i64>>,
+    pub dynamic_slice_sizes: Option<ThinVec<i64>>,
     pub iota_dimension: Option<i64>,
     pub index_vector_dim: Option<i64>,
     /// `index=` of `get-tuple-element`.
@@ -588,12 +589,12 @@ pub struct Attrs {
     pub batch_group_count: Option<i64>,
     pub comparison_direction: Option<ComparisonDirection>,
     /// `kind=` of a fusion (`kLoop`, `kInput`, `kOutput`, `kCustom`).
-    pub fusion_kind: Option<String>,
-    pub custom_call_target: Option<String>,
+    pub fusion_kind: Option<Box<str>>,
+    pub custom_call_target: Option<Box<str>>,
     pub exponent_bits: Option<i64>,
     pub mantissa_bits: Option<i64>,
     pub is_stable: Option<bool>,
-    pub backend_config: Option<serde_json::Value>,
+    pub backend_config: Option<Box<serde_json::Value>>,
 }
 
 impl Attrs {
@@ -784,16 +785,18 @@ pub fn decode_attrs<'a>(
     for (i, (name, value)) in pairs.enumerate() {
         let result: Result<(), AttrError> = (|| {
             match name {
-                "dimensions" => attrs.dimensions = Some(parse_int_list(value)?),
-                "slice" => attrs.slice = Some(parse_slice(value)?),
+                "dimensions" => attrs.dimensions = Some(parse_int_list(value)?.into()),
+                "slice" => attrs.slice = Some(parse_slice(value)?.into()),
                 "padding" => {
                     // `padding=` is a PaddingConfig on `pad`; convolutions spell padding in `window`.
-                    attrs.padding = Some(parse_padding(value)?)
+                    attrs.padding = Some(parse_padding(value)?.into())
                 }
-                "window" => attrs.window = Some(parse_window(value)?),
+                "window" => attrs.window = Some(parse_window(value)?.into()),
                 "dim_labels" => attrs.dim_labels = Some(Box::new(parse_dim_labels(value)?)),
-                "slice_sizes" => attrs.slice_sizes = Some(parse_int_list(value)?),
-                "dynamic_slice_sizes" => attrs.dynamic_slice_sizes = Some(parse_int_list(value)?),
+                "slice_sizes" => attrs.slice_sizes = Some(parse_int_list(value)?.into()),
+                "dynamic_slice_sizes" => {
+                    attrs.dynamic_slice_sizes = Some(parse_int_list(value)?.into())
+                }
                 "iota_dimension" => attrs.iota_dimension = Some(parse_integer(value)?),
                 "index_vector_dim" => attrs.index_vector_dim = Some(parse_integer(value)?),
                 "index" => attrs.tuple_index = Some(parse_integer(value)?),
@@ -804,10 +807,12 @@ pub fn decode_attrs<'a>(
                 "direction" => {
                     attrs.comparison_direction = Some(parse_comparison_direction(value)?)
                 }
-                "kind" => attrs.fusion_kind = Some(value.trim().to_string()),
-                "custom_call_target" => attrs.custom_call_target = Some(unquote(value)),
+                "kind" => attrs.fusion_kind = Some(value.trim().into()),
+                "custom_call_target" => attrs.custom_call_target = Some(unquote(value).into()),
                 "is_stable" => attrs.is_stable = Some(value.trim() == "true"),
-                "backend_config" => attrs.backend_config = Some(parse_backend_config(value)),
+                "backend_config" => {
+                    attrs.backend_config = Some(Box::new(parse_backend_config(value)))
+                }
                 "lhs_batch_dims"
                 | "rhs_batch_dims"
                 | "lhs_contracting_dims"
@@ -867,7 +872,7 @@ pub fn decode_attrs<'a>(
             index_vector_dim: attrs.index_vector_dim.unwrap_or(0),
             operand_batching_dims: operand_batching.unwrap_or_default(),
             start_indices_batching_dims: start_batching.unwrap_or_default(),
-            slice_sizes: attrs.slice_sizes.clone().unwrap_or_default(),
+            slice_sizes: attrs.slice_sizes.as_deref().unwrap_or_default().to_vec(),
         }));
     }
     let update_window = take("update_window_dims");

@@ -330,9 +330,8 @@ fn broadcast(
         return Ok(None);
     };
     // XLA's own tests broadcast scalars without `dimensions` (they default to `{}`).
-    let scalar_default = Vec::new();
-    let dimensions = match &attrs.dimensions {
-        None if operand.rank() == 0 => &scalar_default,
+    let dimensions: &[i64] = match &attrs.dimensions {
+        None if operand.rank() == 0 => &[],
         _ => required(&attrs.dimensions, "dimensions", opcode)?,
     };
     if dimensions.len() != operand.rank() {
@@ -694,7 +693,7 @@ fn dynamic_slice(
     }
     Ok(Some(Inferred::Array {
         element: Some(operand.element),
-        dims: sizes.clone(),
+        dims: sizes.to_vec(),
     }))
 }
 

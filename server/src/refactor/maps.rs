@@ -50,7 +50,7 @@ fn array(c: &Computation, id: InstrId) -> Option<ArrayShape> {
 }
 
 /// The transpose's permutation as indices, if valid.
-fn permutation(dimensions: &Option<Vec<i64>>, rank: usize) -> Option<Vec<usize>> {
+fn permutation(dimensions: &Option<thin_vec::ThinVec<i64>>, rank: usize) -> Option<Vec<usize>> {
     let perm: Vec<usize> = dimensions
         .as_ref()?
         .iter()
