@@ -511,6 +511,77 @@ struct Building {
     kind: AllocationKind,
     members: Vec<ValueId>,
     offsets: Vec<u64>,
+    /// The members' lifetimes, for [`Flow::fits`] (empty for the temp heap, which
+    /// nothing joins afterwards).
+    lifetimes: Lifetimes,
+}
+
+impl Building {
+    fn new(size: u64, kind: AllocationKind) -> Building {
+        Building {
+            size,
+            kind,
+            members: Vec::new(),
+            offsets: Vec::new(),
+            lifetimes: Lifetimes::default(),
+        }
+    }
+
+    /// `group` joins the allocation at offset 0.
+    fn join(&mut self, flow: &Flow, group: &[ValueId]) {
+        self.members.extend(group.iter().copied());
+        self.offsets.extend(std::iter::repeat_n(0, group.len()));
+        for &v in group {
+            self.lifetimes
+                .insert(flow.values[v].start, flow.values[v].end, v);
+        }
+    }
+}
+
+/// An allocation a group may join, with what says which values it holds.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    allocation: &'a Building,
+    /// Its index among the allocations.
+    index: usize,
+    /// Which allocation holds each value placed so far.
+    holder: &'a FxHashMap<ValueId, usize>,
+}
+
+/// The members of an allocation by start time, with the latest end of each prefix:
+/// the members a value overlaps in time are found by walking back from the last one
+/// that starts before it ends, stopping where no earlier member lasts until it starts.
+/// A chain of in-place ops puts tens of thousands of values in one allocation; asking
+/// each new value about every member made the estimate quadratic.
+#[derive(Default)]
+struct Lifetimes {
+    /// (start, end, value), by start.
+    by_start: Vec<(u64, u64, ValueId)>,
+    /// `latest_end[i]`: the latest end among `by_start[..=i]`.
+    latest_end: Vec<u64>,
+}
+
+impl Lifetimes {
+    fn insert(&mut self, start: u64, end: u64, value: ValueId) {
+        let at = self.by_start.partition_point(|&(s, _, _)| s <= start);
+        self.by_start.insert(at, (start, end, value));
+        self.latest_end.truncate(at);
+        let mut latest = self.latest_end.last().copied().unwrap_or(0);
+        for &(_, e, _) in &self.by_start[at..] {
+            latest = latest.max(e);
+            self.latest_end.push(latest);
+        }
+    }
+
+    /// The members alive at some time in `start..=end`, the latest started first.
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = ValueId> + '_ {
+        let before_end = self.by_start.partition_point(|&(s, _, _)| s <= end);
+        (0..before_end)
+            .rev()
+            .take_while(move |&i| self.latest_end[i] >= start)
+            .filter(move |&i| self.by_start[i].1 >= start)
+            .map(move |i| self.by_start[i].2)
+    }
 }
 
 impl Flow {
@@ -583,13 +654,8 @@ impl Flow {
     /// XLA's `MaybeAssignBuffer`: `group` goes into `allocation` if it fits, the
     /// allocation may be written, no two values overlap in time, and a live-out
     /// buffer fills it exactly.
-    fn fits(
-        &self,
-        module: &Module,
-        allocation: &Building,
-        group: &[ValueId],
-        live_out: bool,
-    ) -> bool {
+    fn fits(&self, module: &Module, held: Held, group: &[ValueId], live_out: bool) -> bool {
+        let allocation = held.allocation;
         let size = self.size(group);
         let kind = &allocation.kind;
         let readonly = kind.constant || (kind.parameter.is_some() && !kind.maybe_live_out);
@@ -597,31 +663,26 @@ impl Flow {
             return false;
         }
         group.iter().all(|&v| {
-            // Asked once per value, not per member: a long chain of in-place ops puts
-            // tens of thousands of values in one allocation.
-            let copy = self.is_copy(module, v);
-            allocation
-                .members
-                .iter()
-                .all(|&m| !(self.interfere(module, v, m) || copy && self.copy_of(module, v, m)))
+            let value = &self.values[v];
+            !(allocation
+                .lifetimes
+                .overlapping(value.start, value.end)
+                .any(|m| self.interfere(module, v, m))
+                || self.copies_from(module, v, held))
         })
     }
 
-    /// Whether `v` is defined by a `copy`.
-    fn is_copy(&self, module: &Module, v: ValueId) -> bool {
-        let def = self.values[v].def;
-        module.computation(def.0).instruction(def.1).opcode == Opcode::Copy
-    }
-
-    /// A copy never shares its operand's buffer.
-    fn copy_of(&self, module: &Module, v: ValueId, of: ValueId) -> bool {
+    /// Whether `v` is a copy of a value `held` holds: a copy never shares its
+    /// operand's buffer.
+    fn copies_from(&self, module: &Module, v: ValueId, held: Held) -> bool {
         let def = self.values[v].def;
         let instr = module.computation(def.0).instruction(def.1);
         instr.opcode == Opcode::Copy
             && instr.operands.iter().filter_map(|o| o.target).any(|o| {
-                self.positions
-                    .get(&(def.0, o))
-                    .is_some_and(|p| p.iter().any(|&(_, x)| x == of))
+                self.positions.get(&(def.0, o)).is_some_and(|p| {
+                    p.iter()
+                        .any(|&(_, x)| held.holder.get(&x) == Some(&held.index))
+                })
             })
     }
 
@@ -673,12 +734,9 @@ impl Flow {
             });
             let constant = group.iter().any(|&v| self.values[v].constant);
             let place = |allocations: &mut Vec<Building>, kind: AllocationKind| {
-                allocations.push(Building {
-                    size,
-                    kind,
-                    members: group.clone(),
-                    offsets: vec![0; group.len()],
-                });
+                let mut building = Building::new(size, kind);
+                building.join(&self, &group);
+                allocations.push(building);
                 allocations.len() - 1
             };
             let chosen = if let Some(n) = parameter {
@@ -705,12 +763,17 @@ impl Flow {
                 let found = candidates
                     .into_iter()
                     .chain(reusable.iter().rev().copied())
-                    .find(|&a| self.fits(module, &allocations[a], &group, live_out));
+                    .find(|&a| {
+                        let held = Held {
+                            allocation: &allocations[a],
+                            index: a,
+                            holder: &holder,
+                        };
+                        self.fits(module, held, &group, live_out)
+                    });
                 match found {
                     Some(a) => {
-                        let b = &mut allocations[a];
-                        b.offsets.extend(std::iter::repeat_n(0, group.len()));
-                        b.members.extend(group.iter().copied());
+                        allocations[a].join(&self, &group);
                         Some(a)
                     }
                     None if !live_out => {
@@ -754,15 +817,13 @@ impl Flow {
             })
             .collect();
         let placement = heap::best_fit(&intervals, TEMP_ALIGNMENT);
-        let mut building = Building {
-            size: placement.heap_size,
-            kind: AllocationKind {
+        let mut building = Building::new(
+            placement.heap_size,
+            AllocationKind {
                 preallocated_temp: true,
                 ..AllocationKind::default()
             },
-            members: Vec::new(),
-            offsets: Vec::new(),
-        };
+        );
         for (g, offset) in temps.iter().zip(&placement.offsets) {
             building.members.extend(g.iter().copied());
             building
@@ -937,5 +998,36 @@ impl Flow {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lifetimes;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The index finds exactly the lifetimes that meet the asked range, whatever
+        /// the order they were inserted in.
+        #[test]
+        fn overlapping_is_every_lifetime_that_meets_the_range(
+            lifetimes in proptest::collection::vec((0u64..60, 0u64..20), 0..40),
+            (start, length) in (0u64..70, 0u64..20),
+        ) {
+            let mut index = Lifetimes::default();
+            for (v, &(s, len)) in lifetimes.iter().enumerate() {
+                index.insert(s, s + len, v);
+            }
+            let end = start + length;
+            let mut found: Vec<usize> = index.overlapping(start, end).collect();
+            found.sort_unstable();
+            let expected: Vec<usize> = lifetimes
+                .iter()
+                .enumerate()
+                .filter(|(_, &(s, len))| s <= end && start <= s + len)
+                .map(|(v, _)| v)
+                .collect();
+            prop_assert_eq!(found, expected);
+        }
     }
 }
