@@ -7,8 +7,11 @@
 //! folding constructor is asked for), so `to_expr(from_expr(e)) == e`.
 //! Children always have smaller ids than their parents.
 
+use std::cell::RefCell;
+
 use smallvec::SmallVec;
 
+use super::linear::LinearMemo;
 use crate::algebra::expr::{BinOp, Expr};
 use crate::algebra::variable::Var;
 
@@ -47,6 +50,10 @@ pub struct Arena {
     /// Open-addressing hash table of node ids (`id + 1`, 0 for an empty slot),
     /// probed linearly; its length is a power of two, at most half full.
     slots: Vec<u32>,
+    /// Linear forms of sums already flattened ([`super::linear::Linear::of`]):
+    /// a node never changes, so neither does its form, and the rules ask for the
+    /// same sums' forms many times.
+    pub(super) linear: RefCell<LinearMemo>,
 }
 
 /// Beyond this many nodes a cleared arena gives its memory back.
@@ -76,6 +83,7 @@ impl Arena {
             self.nodes.clear();
             self.costs.clear();
             self.slots.fill(0);
+            self.linear.get_mut().clear();
         }
     }
 

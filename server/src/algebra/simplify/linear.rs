@@ -16,10 +16,21 @@ pub type Terms = SmallVec<[(Id, i64); 6]>;
 /// `Σ coeff * atom + constant`. Normalized forms (what every constructor here
 /// returns) have their terms sorted by [`atom_cmp`], like terms merged and no zero
 /// coefficients.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Linear {
     pub terms: Terms,
     pub constant: i64,
+}
+
+impl Clone for Linear {
+    /// A copy of the terms in one move (`SmallVec`'s own clone pushes them one
+    /// by one).
+    fn clone(&self) -> Linear {
+        Linear {
+            terms: Terms::from_slice(&self.terms),
+            constant: self.constant,
+        }
+    }
 }
 
 impl Linear {
@@ -31,8 +42,28 @@ impl Linear {
     }
 
     /// Flattens sums and products by constants. `None` when a coefficient would
-    /// overflow (the caller then leaves the expression alone).
+    /// overflow (the caller then leaves the expression alone). Sums are
+    /// flattened once per arena and remembered.
     pub fn of(arena: &Arena, e: Id) -> Option<Linear> {
+        match arena.node(e) {
+            Node::Const(c) => return Some(Linear::constant(c)),
+            Node::Bin(BinOp::Add | BinOp::Mul, ..) => {}
+            _ => {
+                let mut terms = Terms::new();
+                terms.push((e, 1));
+                return Some(Linear { terms, constant: 0 });
+            }
+        }
+        if let Some(known) = arena.linear.borrow().get(e) {
+            return known;
+        }
+        let lin = Linear::flatten(arena, e);
+        arena.linear.borrow_mut().insert(e, &lin);
+        lin
+    }
+
+    /// [`Linear::of`] computed: a walk over the sum's terms, then sorted.
+    fn flatten(arena: &Arena, e: Id) -> Option<Linear> {
         let mut lin = Linear::constant(0);
         let mut stack: SmallVec<[(Id, i64); 8]> = SmallVec::new();
         stack.push((e, 1));
@@ -157,6 +188,44 @@ impl Linear {
             Some(acc) if self.constant == 0 => acc,
             Some(acc) => arena.bin_const(BinOp::Add, acc, self.constant),
         }
+    }
+}
+
+/// Linear forms by node, for the nodes [`Linear::of`] had to flatten.
+#[derive(Default)]
+pub struct LinearMemo {
+    /// Per node id: 0 when not yet flattened, 1 when flattening overflowed,
+    /// else `2 + ` the form's index in `forms`.
+    index: Vec<u32>,
+    forms: Vec<Linear>,
+}
+
+impl LinearMemo {
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.forms.clear();
+    }
+
+    /// `Some(form)` when `e` was flattened (`form` is `None` on overflow).
+    fn get(&self, e: Id) -> Option<Option<Linear>> {
+        match self.index.get(e.index()).copied().unwrap_or(0) {
+            0 => None,
+            1 => Some(None),
+            i => Some(Some(self.forms[i as usize - 2].clone())),
+        }
+    }
+
+    fn insert(&mut self, e: Id, form: &Option<Linear>) {
+        if self.index.len() <= e.index() {
+            self.index.resize(e.index() + 1, 0);
+        }
+        self.index[e.index()] = match form {
+            None => 1,
+            Some(l) => {
+                self.forms.push(l.clone());
+                u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms")
+            }
+        };
     }
 }
 
