@@ -289,3 +289,38 @@ pub fn gcd(a: i64, b: i64) -> u64 {
 pub fn gcd_i64(a: i64, b: i64) -> Option<i64> {
     i64::try_from(gcd(a, b)).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::expr::Expr;
+
+    /// A remembered form is the form a fresh arena computes, asked once or
+    /// twice, for sums, products by constants, atoms and overflowing sums.
+    #[test]
+    fn remembered_forms_are_the_computed_ones() {
+        let d = |i| Expr::dim(i);
+        let exprs = [
+            d(0) * 4 + d(1) + 3,
+            (d(0) + d(1)) * 3 + d(0) * -3 + 1,
+            (d(0) * 8 + d(1)).floor_div(4) + d(1).modulo(3) * 2,
+            Expr::raw(BinOp::Mul, d(0), d(1)) + d(0),
+            Expr::constant(7),
+            d(2),
+            Expr::raw(BinOp::Mul, d(0), Expr::constant(i64::MAX)) * 2 + d(1),
+            Expr::raw(BinOp::Add, Expr::constant(i64::MAX), Expr::constant(1)),
+        ];
+        let mut shared = Arena::default();
+        for e in &exprs {
+            let mut fresh = Arena::default();
+            let id = fresh.from_expr(e);
+            let expected = Linear::flatten(&fresh, id).map(|l| (l.to_id(&mut fresh), l.constant));
+            let id = shared.from_expr(e);
+            for _ in 0..2 {
+                let got = Linear::of(&shared, id).map(|l| (l.to_id(&mut shared), l.constant));
+                let as_tree = |a: &Arena, r: Option<(Id, i64)>| r.map(|(i, c)| (a.to_expr(i), c));
+                assert_eq!(as_tree(&shared, got), as_tree(&fresh, expected), "{e:?}");
+            }
+        }
+    }
+}
