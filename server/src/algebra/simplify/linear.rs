@@ -200,10 +200,18 @@ pub struct LinearMemo {
     forms: Vec<Linear>,
 }
 
+/// Beyond this many forms a cleared memo gives its memory back (a form is about
+/// 120 bytes; the arena keeps up to 2^16 nodes).
+const KEEP_FORMS: usize = 1 << 12;
+
 impl LinearMemo {
     pub fn clear(&mut self) {
-        self.index.clear();
-        self.forms.clear();
+        if self.forms.capacity() > KEEP_FORMS {
+            *self = LinearMemo::default();
+        } else {
+            self.index.clear();
+            self.forms.clear();
+        }
     }
 
     /// `Some(form)` when `e` was flattened (`form` is `None` on overflow).
