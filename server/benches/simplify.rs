@@ -1,21 +1,30 @@
 //! Parse+simplify time per expression over all expressions of the tinygrad and
 //! XLA conformance suites. Criterion measures the whole batch; the per-expression
 //! median and p99 (over expressions, each timed as the median of repeated runs)
-//! are printed per suite, since that is the number the project targets (issue 17:
-//! median at or below MLIR's `simplifyAffineExpr`, p99 under 30 µs).
+//! are printed per suite, since that is the number the project targets (issue 36:
+//! median at or below MLIR's parse + `simplifyAffineExpr`, p99 under 10 µs). Parse
+//! alone is printed too, so that the rest reads as the simplifier's.
 //!
 //! Where `python3` can import `jaxlib` (`pip install jax`), the same maps, printed
 //! as `affine_map`s, are timed through MLIR's Python bindings by
 //! `scripts/mlir-simplify-timing.py` in the same run, and both medians are printed
 //! over the maps MLIR accepts (MLIR rejects products of dimensions). Without jaxlib
 //! only ours is printed.
+//!
+//! For profiling: `SIMPLIFY_BENCH_SLOWEST=N` also lists the N slowest maps (the
+//! tail the p99 is made of), and `SIMPLIFY_BENCH_LOOP=parse` (or `simplify`) only
+//! loops over the suite maps for `SIMPLIFY_BENCH_SECONDS` (8) seconds doing that
+//! half, for `perf record` (`SIMPLIFY_BENCH_MAP=TEXT` loops over one map instead).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use common::{env_number, percentile};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hlo_lsp::algebra::IndexingMap;
 use serde_json::Value;
+
+mod common;
 
 fn lines(rel: &str) -> Vec<Value> {
     let path = format!(
@@ -86,27 +95,31 @@ fn suites() -> Vec<(&'static str, Vec<String>)> {
 }
 
 fn parse_and_simplify(text: &str) -> IndexingMap {
-    let mut map = IndexingMap::parse(text).expect("suite maps parse");
+    let mut map = parse(text);
     map.simplify();
     map
 }
 
-/// Median of `runs` timings of one expression.
+fn parse(text: &str) -> IndexingMap {
+    IndexingMap::parse(text).expect("suite maps parse")
+}
+
+/// Median of `runs` timings of parse + simplify of one expression.
 fn time_one(text: &str, runs: usize) -> Duration {
+    time_with(text, runs, parse_and_simplify)
+}
+
+/// Median of `runs` timings of `work` on one expression.
+fn time_with<R>(text: &str, runs: usize, work: impl Fn(&str) -> R) -> Duration {
     let mut samples: Vec<Duration> = (0..runs)
         .map(|_| {
             let start = Instant::now();
-            black_box(parse_and_simplify(black_box(text)));
+            black_box(work(black_box(text)));
             start.elapsed()
         })
         .collect();
     samples.sort();
     samples[runs / 2]
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx]
 }
 
 fn us(d: Duration) -> f64 {
@@ -134,6 +147,69 @@ fn report_per_expression(all: &[(&'static str, Vec<String>)]) {
         us(percentile(&everything, 0.5)),
         us(percentile(&everything, 0.99))
     );
+    let mut parse_only: Vec<Duration> = all
+        .iter()
+        .flat_map(|(_, texts)| texts)
+        .map(|t| time_with(t, 31, parse))
+        .collect();
+    parse_only.sort();
+    println!(
+        "per-expression parse only, all ({} maps): median {:.2} µs, p99 {:.2} µs",
+        parse_only.len(),
+        us(percentile(&parse_only, 0.5)),
+        us(percentile(&parse_only, 0.99))
+    );
+    report_slowest(all, env_number("SIMPLIFY_BENCH_SLOWEST", 0));
+}
+
+/// The `n` slowest maps with their parse + simplify and parse-only times.
+fn report_slowest(all: &[(&'static str, Vec<String>)], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let mut each: Vec<(Duration, Duration, &String)> = all
+        .iter()
+        .flat_map(|(_, texts)| texts)
+        .map(|t| (time_one(t, 31), time_with(t, 31, parse), t))
+        .collect();
+    each.sort();
+    for (both, parse_only, text) in each.iter().rev().take(n) {
+        println!(
+            "slow: {:.2} µs (parse {:.2} µs) {text}",
+            us(*both),
+            us(*parse_only)
+        );
+    }
+}
+
+/// `SIMPLIFY_BENCH_LOOP`: only parse, or only simplify (a parsed copy), over and
+/// over, for a profiler; prints the time per map.
+fn profiling_loop(all: &[(&'static str, Vec<String>)], half: &str) {
+    let one = std::env::var("SIMPLIFY_BENCH_MAP").ok();
+    let texts: Vec<&String> = match &one {
+        Some(t) => vec![t],
+        None => all.iter().flat_map(|(_, t)| t).collect(),
+    };
+    let maps: Vec<IndexingMap> = texts.iter().map(|t| parse(t)).collect();
+    let seconds = env_number("SIMPLIFY_BENCH_SECONDS", 8) as u64;
+    let start = Instant::now();
+    let mut passes = 0u64;
+    while start.elapsed() < Duration::from_secs(seconds) {
+        passes += 1;
+        if half == "parse" {
+            for t in &texts {
+                black_box(parse(black_box(t)));
+            }
+        } else {
+            for m in &maps {
+                let mut m = m.clone();
+                m.simplify();
+                black_box(m);
+            }
+        }
+    }
+    let per_map = start.elapsed().as_secs_f64() * 1e9 / (passes * texts.len() as u64) as f64;
+    println!("{half} only: {per_map:.0} ns per map (simplify includes copying the parsed map)");
 }
 
 /// MLIR's times per map in nanoseconds (parse + simplify, simplify only; `None`
@@ -175,14 +251,7 @@ fn mlir_times(affine_maps: &[String]) -> Option<Vec<Option<(f64, f64)>>> {
 /// Ours against MLIR's `simplifyAffineExpr` on the maps MLIR accepts.
 fn report_against_mlir(all: &[(&'static str, Vec<String>)]) {
     let texts: Vec<&String> = all.iter().flat_map(|(_, t)| t).collect();
-    let affine: Vec<String> = texts
-        .iter()
-        .map(|t| {
-            IndexingMap::parse(t)
-                .expect("suite maps parse")
-                .to_affine_map()
-        })
-        .collect();
+    let affine: Vec<String> = texts.iter().map(|t| parse(t).to_affine_map()).collect();
     let Some(mlir) = mlir_times(&affine) else {
         return;
     };
@@ -223,6 +292,10 @@ fn report_against_mlir(all: &[(&'static str, Vec<String>)]) {
 
 fn bench(c: &mut Criterion) {
     let all = suites();
+    if let Ok(half) = std::env::var("SIMPLIFY_BENCH_LOOP") {
+        profiling_loop(&all, &half);
+        return;
+    }
     report_per_expression(&all);
     report_against_mlir(&all);
     let texts: Vec<&String> = all.iter().flat_map(|(_, t)| t).collect();

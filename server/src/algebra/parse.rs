@@ -57,17 +57,37 @@ enum Tok<'a> {
 /// A token with its byte range.
 type Lexed<'a> = (Tok<'a>, usize, usize);
 
-/// A token as stored: an identifier is its byte range.
+/// What kind of token is stored (an identifier is its byte range).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Raw {
-    Int(u64),
+    Int,
     Ident,
-    Punct(u8),
+    Punct,
     Arrow,
     End,
 }
 
-type RawToken = (Raw, usize, usize);
+/// A token as stored: plain fields (an integer's value or a punctuation byte in
+/// `value`), so that storing one is a few plain stores. An enum with payloads
+/// here was built byte by byte and then copied whole, which stalled every token.
+#[derive(Clone, Copy, Debug)]
+struct RawToken {
+    raw: Raw,
+    value: u64,
+    start: usize,
+    end: usize,
+}
+
+impl RawToken {
+    fn new(raw: Raw, value: u64, start: usize, end: usize) -> RawToken {
+        RawToken {
+            raw,
+            value,
+            start,
+            end,
+        }
+    }
+}
 
 /// Token buffers above this many tokens are not kept for the next parse.
 const KEEP_TOKENS: usize = 1 << 16;
@@ -127,13 +147,15 @@ impl<'a> Lexer<'a> {
             match lexer.lex(pos) {
                 Ok(t) => {
                     lexer.tokens.push(t);
-                    if t.0 == Raw::End {
+                    if t.raw == Raw::End {
                         break;
                     }
-                    pos = t.2;
+                    pos = t.end;
                 }
                 Err(e) => {
-                    lexer.tokens.push((Raw::End, e.offset, e.offset));
+                    lexer
+                        .tokens
+                        .push(RawToken::new(Raw::End, 0, e.offset, e.offset));
                     lexer.error = Some(e);
                     break;
                 }
@@ -183,13 +205,18 @@ impl<'a> Lexer<'a> {
         i
     }
 
+    /// Inlined into the lexing loop: returned through memory, a token was
+    /// reloaded whole right after being stored in parts (a stall per token).
+    #[inline(always)]
     fn lex(&self, pos: usize) -> Result<RawToken, ParseError> {
         let start = self.skip_ws(pos);
         let bytes = self.text.as_bytes();
         let Some(&b) = bytes.get(start) else {
-            return Ok((Raw::End, start, start));
+            return Ok(RawToken::new(Raw::End, 0, start, start));
         };
-        let punct = |len: usize, tok: Raw| Ok((tok, start, start + len));
+        let punct = |len: usize, raw: Raw, value: u8| {
+            Ok(RawToken::new(raw, u64::from(value), start, start + len))
+        };
         match b {
             b'0'..=b'9' => {
                 let mut value: Option<u64> = Some(0);
@@ -201,7 +228,7 @@ impl<'a> Lexer<'a> {
                     i += 1;
                 }
                 match value {
-                    Some(v) => Ok((Raw::Int(v), start, i)),
+                    Some(v) => Ok(RawToken::new(Raw::Int, v, start, i)),
                     None => Err(ParseError {
                         offset: start,
                         message: "integer does not fit in 64 bits".into(),
@@ -210,16 +237,16 @@ impl<'a> Lexer<'a> {
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
                 let end = self.ident_end(start);
-                Ok((Raw::Ident, start, end))
+                Ok(RawToken::new(Raw::Ident, 0, start, end))
             }
-            b'-' if bytes.get(start + 1) == Some(&b'>') => punct(2, Raw::Arrow),
+            b'-' if bytes.get(start + 1) == Some(&b'>') => punct(2, Raw::Arrow, 0),
             b'(' | b')' | b'[' | b']' | b'{' | b'}' | b',' | b':' | b'+' | b'-' | b'*' | b'/'
-            | b'%' | b'<' | b'>' => punct(1, Raw::Punct(b)),
+            | b'%' | b'<' | b'>' => punct(1, Raw::Punct, b),
             _ => {
                 let c = self.text[start..].chars().next().expect("a character");
                 if c.is_alphabetic() {
                     let end = self.ident_end(start);
-                    return Ok((Raw::Ident, start, end));
+                    return Ok(RawToken::new(Raw::Ident, 0, start, end));
                 }
                 Err(ParseError {
                     offset: start,
@@ -230,13 +257,18 @@ impl<'a> Lexer<'a> {
     }
 
     /// Next token and its byte range, without consuming it.
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Result<Lexed<'a>, ParseError> {
-        let (raw, start, end) = self.tokens[self.next];
+        let RawToken {
+            raw,
+            value,
+            start,
+            end,
+        } = self.tokens[self.next];
         let tok = match raw {
-            Raw::Int(v) => Tok::Int(v),
+            Raw::Int => Tok::Int(value),
             Raw::Ident => Tok::Ident(&self.text[start..end]),
-            Raw::Punct(p) => Tok::Punct(p),
+            Raw::Punct => Tok::Punct(value as u8),
             Raw::Arrow => Tok::Arrow,
             Raw::End => match &self.error {
                 Some(e) => return Err(e.clone()),
@@ -373,6 +405,15 @@ type Header<'a> = (
     Scope<'a>,
 );
 
+/// The expression stacks of a parser.
+type Stacks = (Vec<(Pending, usize)>, Vec<Operand>);
+
+thread_local! {
+    /// Expression stacks, reused by every parse on a thread (a map is parsed in
+    /// about a microsecond: allocating them anew was a tenth of it).
+    static STACKS: std::cell::RefCell<Stacks> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 struct Parser<'a> {
     lex: Lexer<'a>,
     /// Expression stacks, kept between expressions.
@@ -380,12 +421,36 @@ struct Parser<'a> {
     operands: Vec<Operand>,
 }
 
+impl Drop for Parser<'_> {
+    fn drop(&mut self) {
+        if self.ops.capacity() <= KEEP_TOKENS && self.operands.capacity() <= KEEP_TOKENS {
+            self.operands.clear();
+            let stacks = (
+                std::mem::take(&mut self.ops),
+                std::mem::take(&mut self.operands),
+            );
+            let _ = STACKS.try_with(|cell| {
+                if let Ok(mut pool) = cell.try_borrow_mut() {
+                    *pool = stacks;
+                }
+            });
+        }
+    }
+}
+
 impl<'a> Parser<'a> {
     fn new(text: &'a str) -> Parser<'a> {
+        let (ops, operands) = STACKS
+            .try_with(|cell| {
+                cell.try_borrow_mut()
+                    .map(|mut v| std::mem::take(&mut *v))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
         Parser {
             lex: Lexer::new(text),
-            ops: Vec::new(),
-            operands: Vec::new(),
+            ops,
+            operands,
         }
     }
 

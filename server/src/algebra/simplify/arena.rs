@@ -7,8 +7,11 @@
 //! folding constructor is asked for), so `to_expr(from_expr(e)) == e`.
 //! Children always have smaller ids than their parents.
 
+use std::cell::RefCell;
+
 use smallvec::SmallVec;
 
+use super::linear::LinearMemo;
 use crate::algebra::expr::{BinOp, Expr};
 use crate::algebra::variable::Var;
 
@@ -47,10 +50,18 @@ pub struct Arena {
     /// Open-addressing hash table of node ids (`id + 1`, 0 for an empty slot),
     /// probed linearly; its length is a power of two, at most half full.
     slots: Vec<u32>,
+    /// Linear forms of sums already flattened ([`super::linear::Linear::of`]):
+    /// a node never changes, so neither does its form, and the rules ask for the
+    /// same sums' forms many times.
+    pub(super) linear: RefCell<LinearMemo>,
 }
 
 /// Beyond this many nodes a cleared arena gives its memory back.
 const KEEP_CAPACITY: usize = 1 << 16;
+
+/// How deep [`Arena::from_expr`] and [`Arena::to_expr`] recurse before they
+/// go on iteratively (a few kilobytes of stack).
+const SHALLOW: usize = 64;
 
 /// Slots of a fresh table.
 const INITIAL_SLOTS: usize = 256;
@@ -76,6 +87,7 @@ impl Arena {
             self.nodes.clear();
             self.costs.clear();
             self.slots.fill(0);
+            self.linear.get_mut().clear();
         }
     }
 
@@ -237,8 +249,30 @@ impl Arena {
         folded.unwrap_or_else(|| self.bin(op, a, b))
     }
 
-    /// Adds an expression tree (iteratively: deep trees do not recurse).
+    /// Adds an expression tree: by recursion while it is shallow (the common
+    /// case, and the cheapest walk), the deeper parts iteratively, so deep trees
+    /// cost no call stack.
     pub fn from_expr(&mut self, root: &Expr) -> Id {
+        self.add_expr_within(root, SHALLOW)
+    }
+
+    /// [`Arena::from_expr`] with `depth` levels of recursion left.
+    fn add_expr_within(&mut self, e: &Expr, depth: usize) -> Id {
+        match e {
+            Expr::Const(c) => self.constant(*c),
+            Expr::Var(v) => self.var(*v),
+            _ if depth == 0 => self.add_deep_expr(e),
+            _ => {
+                let (op, a, b) = e.as_binary().expect("binary node");
+                let a = self.add_expr_within(a, depth - 1);
+                let b = self.add_expr_within(b, depth - 1);
+                self.bin(op, a, b)
+            }
+        }
+    }
+
+    /// Adds an expression tree iteratively.
+    fn add_deep_expr(&mut self, root: &Expr) -> Id {
         let mut stack: SmallVec<[(&Expr, bool); 32]> = SmallVec::new();
         stack.push((root, false));
         let mut done: SmallVec<[Id; 32]> = SmallVec::new();
@@ -263,8 +297,28 @@ impl Arena {
         done.pop().expect("one result")
     }
 
-    /// The expression tree of a node (iteratively).
+    /// The expression tree of a node: by recursion while it is shallow, the
+    /// deeper parts iteratively (see [`Arena::from_expr`]).
     pub fn to_expr(&self, root: Id) -> Expr {
+        self.to_expr_within(root, SHALLOW)
+    }
+
+    /// [`Arena::to_expr`] with `depth` levels of recursion left.
+    fn to_expr_within(&self, id: Id, depth: usize) -> Expr {
+        match self.node(id) {
+            Node::Const(c) => Expr::Const(c),
+            Node::Var(v) => Expr::Var(v),
+            Node::Bin(..) if depth == 0 => self.to_deep_expr(id),
+            Node::Bin(op, a, b) => Expr::raw(
+                op,
+                self.to_expr_within(a, depth - 1),
+                self.to_expr_within(b, depth - 1),
+            ),
+        }
+    }
+
+    /// The expression tree of a node, iteratively.
+    fn to_deep_expr(&self, root: Id) -> Expr {
         let mut stack: SmallVec<[(Id, bool); 32]> = SmallVec::new();
         stack.push((root, false));
         let mut done: SmallVec<[Expr; 16]> = SmallVec::new();

@@ -16,10 +16,21 @@ pub type Terms = SmallVec<[(Id, i64); 6]>;
 /// `Σ coeff * atom + constant`. Normalized forms (what every constructor here
 /// returns) have their terms sorted by [`atom_cmp`], like terms merged and no zero
 /// coefficients.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Linear {
     pub terms: Terms,
     pub constant: i64,
+}
+
+impl Clone for Linear {
+    /// A copy of the terms in one move (`SmallVec`'s own clone pushes them one
+    /// by one).
+    fn clone(&self) -> Linear {
+        Linear {
+            terms: Terms::from_slice(&self.terms),
+            constant: self.constant,
+        }
+    }
 }
 
 impl Linear {
@@ -31,8 +42,28 @@ impl Linear {
     }
 
     /// Flattens sums and products by constants. `None` when a coefficient would
-    /// overflow (the caller then leaves the expression alone).
+    /// overflow (the caller then leaves the expression alone). Sums are
+    /// flattened once per arena and remembered.
     pub fn of(arena: &Arena, e: Id) -> Option<Linear> {
+        match arena.node(e) {
+            Node::Const(c) => return Some(Linear::constant(c)),
+            Node::Bin(BinOp::Add | BinOp::Mul, ..) => {}
+            _ => {
+                let mut terms = Terms::new();
+                terms.push((e, 1));
+                return Some(Linear { terms, constant: 0 });
+            }
+        }
+        if let Some(known) = arena.linear.borrow().get(e) {
+            return known;
+        }
+        let lin = Linear::flatten(arena, e);
+        arena.linear.borrow_mut().insert(e, &lin);
+        lin
+    }
+
+    /// [`Linear::of`] computed: a walk over the sum's terms, then sorted.
+    fn flatten(arena: &Arena, e: Id) -> Option<Linear> {
         let mut lin = Linear::constant(0);
         let mut stack: SmallVec<[(Id, i64); 8]> = SmallVec::new();
         stack.push((e, 1));
@@ -160,6 +191,52 @@ impl Linear {
     }
 }
 
+/// Linear forms by node, for the nodes [`Linear::of`] had to flatten.
+#[derive(Default)]
+pub struct LinearMemo {
+    /// Per node id: 0 when not yet flattened, 1 when flattening overflowed,
+    /// else `2 + ` the form's index in `forms`.
+    index: Vec<u32>,
+    forms: Vec<Linear>,
+}
+
+/// Beyond this many forms a cleared memo gives its memory back (a form is about
+/// 120 bytes; the arena keeps up to 2^16 nodes).
+const KEEP_FORMS: usize = 1 << 12;
+
+impl LinearMemo {
+    pub fn clear(&mut self) {
+        if self.forms.capacity() > KEEP_FORMS {
+            *self = LinearMemo::default();
+        } else {
+            self.index.clear();
+            self.forms.clear();
+        }
+    }
+
+    /// `Some(form)` when `e` was flattened (`form` is `None` on overflow).
+    fn get(&self, e: Id) -> Option<Option<Linear>> {
+        match self.index.get(e.index()).copied().unwrap_or(0) {
+            0 => None,
+            1 => Some(None),
+            i => Some(Some(self.forms[i as usize - 2].clone())),
+        }
+    }
+
+    fn insert(&mut self, e: Id, form: &Option<Linear>) {
+        if self.index.len() <= e.index() {
+            self.index.resize(e.index() + 1, 0);
+        }
+        self.index[e.index()] = match form {
+            None => 1,
+            Some(l) => {
+                self.forms.push(l.clone());
+                u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms")
+            }
+        };
+    }
+}
+
 fn term_category(arena: &Arena, (atom, k): (Id, i64)) -> u8 {
     if k != 1 {
         return 0;
@@ -219,4 +296,39 @@ pub fn gcd(a: i64, b: i64) -> u64 {
 /// [`gcd`] as an `i64`, `None` for `2^63` (only `gcd(i64::MIN, 0)` and alike).
 pub fn gcd_i64(a: i64, b: i64) -> Option<i64> {
     i64::try_from(gcd(a, b)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::expr::Expr;
+
+    /// A remembered form is the form a fresh arena computes, asked once or
+    /// twice, for sums, products by constants, atoms and overflowing sums.
+    #[test]
+    fn remembered_forms_are_the_computed_ones() {
+        let d = |i| Expr::dim(i);
+        let exprs = [
+            d(0) * 4 + d(1) + 3,
+            (d(0) + d(1)) * 3 + d(0) * -3 + 1,
+            (d(0) * 8 + d(1)).floor_div(4) + d(1).modulo(3) * 2,
+            Expr::raw(BinOp::Mul, d(0), d(1)) + d(0),
+            Expr::constant(7),
+            d(2),
+            Expr::raw(BinOp::Mul, d(0), Expr::constant(i64::MAX)) * 2 + d(1),
+            Expr::raw(BinOp::Add, Expr::constant(i64::MAX), Expr::constant(1)),
+        ];
+        let mut shared = Arena::default();
+        for e in &exprs {
+            let mut fresh = Arena::default();
+            let id = fresh.from_expr(e);
+            let expected = Linear::flatten(&fresh, id).map(|l| (l.to_id(&mut fresh), l.constant));
+            let id = shared.from_expr(e);
+            for _ in 0..2 {
+                let got = Linear::of(&shared, id).map(|l| (l.to_id(&mut shared), l.constant));
+                let as_tree = |a: &Arena, r: Option<(Id, i64)>| r.map(|(i, c)| (a.to_expr(i), c));
+                assert_eq!(as_tree(&shared, got), as_tree(&fresh, expected), "{e:?}");
+            }
+        }
+    }
 }

@@ -142,17 +142,26 @@ impl IndexingMap {
 /// when the constraints changed it).
 fn simplify_rounds(map: &mut WorkingMap, ws: &mut Workspace, fuel: &mut Fuel) {
     for _ in 0..MAX_MAP_ROUNDS {
-        let domain = (map.bounds.clone(), map.constraints.clone());
-        constraints::simplify_constraints(map, &mut ws.arena, &mut ws.caches, fuel);
+        let unchanged = simplify_domain(map, ws, fuel);
         if map.known_empty || fuel.is_exhausted() {
             break;
         }
-        let unchanged = domain.0 == map.bounds && domain.1 == map.constraints;
         simplify_results(map, ws, fuel);
         if unchanged || fuel.is_exhausted() {
             break;
         }
     }
+}
+
+/// Simplifies the constraints; `true` when the domain stayed as it was.
+fn simplify_domain(map: &mut WorkingMap, ws: &mut Workspace, fuel: &mut Fuel) -> bool {
+    if map.constraints.is_empty() {
+        // Nothing to simplify (most maps): no copy of the domain to compare.
+        return true;
+    }
+    let before = (map.bounds.clone(), map.constraints.clone());
+    constraints::simplify_constraints(map, &mut ws.arena, &mut ws.caches, fuel);
+    before.0 == map.bounds && before.1 == map.constraints
 }
 
 /// Every result to its fixpoint under the map's bounds and constraints.

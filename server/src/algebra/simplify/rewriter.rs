@@ -23,11 +23,22 @@ const MAX_EXPR_ROUNDS: usize = 12;
 pub type KindBounds = SmallVec<[Interval; 4]>;
 
 /// Declared bounds of every variable, by kind and position.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Bounds {
     pub dims: KindBounds,
     pub ranges: KindBounds,
     pub runtimes: KindBounds,
+}
+
+impl Clone for Bounds {
+    /// Each kind copied in one move (`SmallVec`'s own clone pushes one by one).
+    fn clone(&self) -> Bounds {
+        Bounds {
+            dims: KindBounds::from_slice(&self.dims),
+            ranges: KindBounds::from_slice(&self.ranges),
+            runtimes: KindBounds::from_slice(&self.runtimes),
+        }
+    }
 }
 
 impl Bounds {
