@@ -384,3 +384,46 @@ fn hover_of_an_instruction_draws_live_ranges_around_it() {
         0
     ));
 }
+
+/// In the server's snapshots the answers that need the whole module (the memory
+/// estimate, the stack-frame tables) are computed in the background: a hover before
+/// they are ready leaves their sections out instead of waiting, and once they are
+/// it is the complete hover, the same as one that waited.
+#[test]
+fn a_hover_before_the_module_answers_are_ready_leaves_their_sections_out() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/memory/scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("%copy.5 = ").unwrap() + 1;
+    let entry = text.find("%main.").unwrap() + 1;
+    let hover = |snapshot: &HloSnapshot, at: usize| {
+        ide::hover::hover(snapshot, at, &Config::default(), Detail::Summary)
+            .unwrap()
+            .text()
+    };
+    let waited = hlo(&text).with_path(Some(&path));
+    let background = hlo(&text)
+        .with_path(Some(&path))
+        .with_module_answers(ide::ModuleAnswers::Background);
+    assert!(!background.module_answers_ready());
+    let early = hover(&background, at);
+    assert!(early.starts_with("```hlo\n%copy.5 = "), "{early}");
+    assert!(early.contains("**Operands**"), "{early}");
+    for section in ["Source:", "Memory (", "› %copy.5"] {
+        assert!(!early.contains(section), "{section} in {early}");
+    }
+    assert!(!hover(&background, entry).contains("Live at the peak"));
+    assert!(ide::memory::lenses(&background).is_empty());
+
+    background.prepare_module_answers();
+    assert!(background.module_answers_ready());
+    let complete = hover(&waited, at);
+    assert!(complete.contains("Memory (from XLA's buffer assignment)"));
+    assert_eq!(hover(&background, at), complete);
+    assert_eq!(hover(&background, entry), hover(&waited, entry));
+    assert_eq!(
+        ide::memory::lenses(&background),
+        ide::memory::lenses(&waited)
+    );
+    assert!(!ide::memory::lenses(&background).is_empty());
+}

@@ -109,6 +109,22 @@ impl RecentFused {
     }
 }
 
+/// When the answers that need a whole module are computed for a hover or a lens: the
+/// memory estimate (it builds every computation of the module: seconds on a 60 MB
+/// dump that is still being checked) and the stack-frame tables (every table chunk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModuleAnswers {
+    /// By whichever request asks first, which waits for them: the CLI and the
+    /// library's tests read complete answers.
+    #[default]
+    OnDemand,
+    /// Only by [`HloSnapshot::prepare_module_answers`], which the server runs in the
+    /// background once a version is checked: until then a hover leaves out the
+    /// sections that need them, so that the first hover after opening a large dump
+    /// does not wait for the whole module (the next one has them).
+    Background,
+}
+
 /// The state of one document at one version, in the library's terms: a value per
 /// language, so that each feature is routed once (by the server's handlers) and no
 /// code asks which language it holds. The server wraps it with the client's URI and
@@ -137,6 +153,14 @@ impl Snapshot {
                     .with_path(path),
             ),
             Language::Mlir => Snapshot::Mlir(MlirSnapshot::new(document)),
+        }
+    }
+
+    /// Sets when an HLO snapshot computes its module-wide answers ([`ModuleAnswers`]).
+    pub fn with_module_answers(self, when: ModuleAnswers) -> Snapshot {
+        match self {
+            Snapshot::Hlo(hlo) => Snapshot::Hlo(hlo.with_module_answers(when)),
+            mlir => mlir,
         }
     }
 
@@ -273,6 +297,9 @@ pub struct HloSnapshot {
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
+    /// When [`Self::memory`] and [`Self::stack_frames`] are computed for hovers and
+    /// lenses ([`Self::ready_memory`], [`Self::ready_stack_frames`]).
+    module_answers: ModuleAnswers,
 }
 
 impl HloSnapshot {
@@ -290,7 +317,14 @@ impl HloSnapshot {
             frames: OnceLock::new(),
             memory: OnceLock::new(),
             functions_compose: false,
+            module_answers: ModuleAnswers::default(),
         }
+    }
+
+    /// See [`ModuleAnswers`].
+    pub fn with_module_answers(mut self, when: ModuleAnswers) -> Self {
+        self.module_answers = when;
+        self
     }
 
     /// The snapshot of a conversion (StableHLO): its functions are what the user
@@ -404,6 +438,40 @@ impl HloSnapshot {
                 .collect()
         });
         all.get(module.index()).cloned().flatten()
+    }
+
+    /// [`Self::memory`] when a hover or a lens may show it: at once on demand, else
+    /// once [`Self::prepare_module_answers`] has computed it (`None` until then).
+    pub fn ready_memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
+        match self.module_answers {
+            ModuleAnswers::OnDemand => self.memory(module),
+            ModuleAnswers::Background => self.memory.get()?.get(module.index()).cloned()?,
+        }
+    }
+
+    /// [`Self::stack_frames`] when a hover may show them (see [`Self::ready_memory`]).
+    pub fn ready_stack_frames(
+        &self,
+        module: ModuleId,
+    ) -> Option<Arc<crate::model::stack_frames::StackFrameIndex>> {
+        match self.module_answers {
+            ModuleAnswers::OnDemand => Some(self.stack_frames(module)),
+            ModuleAnswers::Background => self.frames.get()?.get(module.index()).cloned(),
+        }
+    }
+
+    /// Computes the answers that need a whole module ([`ModuleAnswers`]) of every
+    /// module, so that hovers and lenses show them from now on. Cheap once the
+    /// version is checked (the checks build every computation, in parallel).
+    pub fn prepare_module_answers(&self) {
+        // Each computes every module's at once.
+        self.stack_frames(ModuleId(0));
+        self.memory(ModuleId(0));
+    }
+
+    /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.
+    pub fn module_answers_ready(&self) -> bool {
+        self.memory.get().is_some() && self.frames.get().is_some()
     }
 
     /// The stack-frame tables of module `module` (empty when it has none).
