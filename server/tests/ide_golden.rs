@@ -131,7 +131,7 @@ fn outline_of_a_module() {
     }
     let snapshot = hlo(SOFTMAX);
     let mut out = String::new();
-    show(&ide::navigation::outline(snapshot.model()), 0, &mut out);
+    show(&ide::navigation::outline(&snapshot), 0, &mut out);
     insta::assert_snapshot!(out);
 }
 
@@ -426,4 +426,47 @@ fn a_hover_before_the_module_answers_are_ready_leaves_their_sections_out() {
         ide::memory::lenses(&waited)
     );
     assert!(!ide::memory::lenses(&background).is_empty());
+}
+
+/// Past [`ide::navigation::OUTLINE_INSTRUCTION_LINES`] the outline an editor asks for on
+/// opening stops at the computations (a large dump's instructions are hundreds of
+/// thousands): each named as written, over its own text, ENTRY marked.
+#[test]
+fn the_outline_of_a_large_document_lists_its_computations() {
+    let mut text = String::from("HloModule big\n\n");
+    let computations = ide::navigation::OUTLINE_INSTRUCTION_LINES / 40 + 1;
+    for k in 0..computations {
+        text.push_str(&format!(
+            "%c{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4] parameter(0)\n"
+        ));
+        for i in 0..40 {
+            text.push_str(&format!("  %n{i} = f32[4] negate(%p)\n"));
+        }
+        text.push_str("  ROOT %r = f32[4] negate(%p)\n}\n\n");
+    }
+    text.push_str("ENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4] parameter(0)\n  ROOT %y = f32[4] call(%x), to_apply=%c0\n}\n");
+    let snapshot = hlo(&text);
+    let outline = ide::navigation::outline(&snapshot);
+    assert_eq!(outline.len(), 1);
+    assert_eq!(outline[0].name, "big");
+    let listed = outline[0].children.as_ref().unwrap();
+    assert_eq!(listed.len(), computations + 1);
+    for (k, entry) in listed.iter().enumerate() {
+        let name = if k == computations {
+            "main".to_string()
+        } else {
+            format!("c{k}")
+        };
+        assert_eq!(entry.name, name);
+        assert_eq!(&text[entry.selection.clone()], format!("%{name}"));
+        assert!(
+            entry.range.start <= entry.selection.start && entry.selection.end <= entry.range.end
+        );
+        assert!(
+            text[entry.range.clone()].trim_end().ends_with('}'),
+            "{name}"
+        );
+        assert_eq!(entry.children.as_deref(), Some(&[][..]));
+        assert_eq!(entry.detail.is_some(), name == "main");
+    }
 }
