@@ -94,11 +94,13 @@ fn open_requests(client: &mut Client, uri: &str, screen: u32) -> Vec<(&'static s
     let mut hints = document.clone();
     hints["range"] = json!({"start": {"line": screen, "character": 0},
                             "end": {"line": screen + 60, "character": 0}});
+    let shown = hints.clone();
     [
         ("textDocument/codeLens", document.clone()),
         ("textDocument/documentSymbol", document.clone()),
         ("textDocument/foldingRange", document.clone()),
         ("textDocument/semanticTokens/full", document.clone()),
+        ("textDocument/semanticTokens/range", shown),
         ("textDocument/documentLink", document.clone()),
         ("textDocument/inlayHint", hints),
     ]
