@@ -470,3 +470,39 @@ fn the_outline_of_a_large_document_lists_its_computations() {
         assert_eq!(entry.detail.is_some(), name == "main");
     }
 }
+
+/// Folding reads the chunks, not the models: each computation folds over the lines
+/// its model spans, on the shipped samples and dumps.
+#[test]
+fn computations_fold_over_the_lines_their_models_span() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files: Vec<_> = ["tests/data/jax", "examples"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 3);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let snapshot = hlo(&text);
+        let line = |byte: usize| text[..byte].matches('\n').count();
+        let lines = |r: &std::ops::Range<usize>| (line(r.start), line(r.end));
+        let folds: Vec<_> = ide::folding::folding_ranges(&snapshot)
+            .iter()
+            .map(lines)
+            .collect();
+        for module in &snapshot.model().modules {
+            for c in module.computations() {
+                let spanned = lines(&c.range());
+                assert!(
+                    folds.contains(&spanned),
+                    "{}: {} {spanned:?}",
+                    path.display(),
+                    c.name
+                );
+            }
+        }
+    }
+}
