@@ -506,3 +506,36 @@ fn computations_fold_over_the_lines_their_models_span() {
         }
     }
 }
+
+/// Past [`ide::navigation::OUTLINE_COMPUTATIONS`] the outline leaves out fused
+/// computations first: the ENTRY and a computation called otherwise stay listed.
+#[test]
+fn the_outline_of_a_huge_document_keeps_what_fusions_do_not_call() {
+    let fused = ide::navigation::OUTLINE_COMPUTATIONS + 10;
+    let mut text = String::from("HloModule huge\n\n");
+    for k in 0..fused {
+        text.push_str(&format!(
+            "%f{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4] parameter(0)\n  ROOT %r = f32[4] negate(%p)\n}}\n\n"
+        ));
+    }
+    text.push_str("%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\n");
+    text.push_str("ENTRY %main (x: f32[4]) -> f32[] {\n  %x = f32[4] parameter(0)\n");
+    for k in 0..fused {
+        text.push_str(&format!(
+            "  %u{k} = f32[4] fusion(%x), kind=kLoop, calls=%f{k}\n"
+        ));
+    }
+    text.push_str("  %z = f32[] constant(0)\n  ROOT %y = f32[] reduce(%u0, %z), dimensions={0}, to_apply=%add\n}\n");
+    let snapshot = hlo(&text);
+    let outline = ide::navigation::outline(&snapshot);
+    let listed: Vec<&str> = outline[0]
+        .children
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(listed.len(), ide::navigation::OUTLINE_COMPUTATIONS);
+    assert_eq!(&listed[listed.len() - 2..], ["add", "main"]);
+    assert_eq!(listed[0], "f0");
+}
