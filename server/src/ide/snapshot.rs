@@ -125,6 +125,17 @@ pub enum ModuleAnswers {
     Background,
 }
 
+/// How many utilizations a snapshot keeps ([`HloSnapshot::utilization`]).
+pub const UTILIZATION_KEPT: usize = 256;
+
+/// One operand read's utilization, by what it is a function of: the maps and the
+/// operand's extents (`utilization::utilization` reads nothing else).
+type KeptUtilization = (
+    crate::analysis::OperandIndexing,
+    Vec<i64>,
+    Option<crate::analysis::utilization::Utilization>,
+);
+
 /// The state of one document at one version, in the library's terms: a value per
 /// language, so that each feature is routed once (by the server's handlers) and no
 /// code asks which language it holds. The server wraps it with the client's URI and
@@ -300,6 +311,9 @@ pub struct HloSnapshot {
     /// When [`Self::memory`] and [`Self::stack_frames`] are computed for hovers and
     /// lenses ([`Self::ready_memory`], [`Self::ready_stack_frames`]).
     module_answers: ModuleAnswers,
+    /// The utilizations hovers counted last, newest at the back (boxed: it is
+    /// rarely used, and the snapshot is moved by value).
+    utilization: Box<Mutex<std::collections::VecDeque<KeptUtilization>>>,
 }
 
 impl HloSnapshot {
@@ -318,7 +332,35 @@ impl HloSnapshot {
             memory: OnceLock::new(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
+            utilization: Box::default(),
         }
+    }
+
+    /// The utilization of a read by `maps` of an operand of extents `target`: kept
+    /// from an earlier hover of this version when one counted it (counting point by
+    /// point takes tens of milliseconds on a fusion's 128 x 128 operands, and a dump
+    /// repeats its layers' reads), else `count`ed and kept (the last
+    /// [`UTILIZATION_KEPT`]).
+    pub fn utilization(
+        &self,
+        maps: &crate::analysis::OperandIndexing,
+        target: &[i64],
+        count: impl FnOnce() -> Option<crate::analysis::utilization::Utilization>,
+    ) -> Option<crate::analysis::utilization::Utilization> {
+        let kept = lock(&self.utilization)
+            .iter()
+            .find(|(m, t, _)| t == target && m == maps)
+            .map(|(_, _, u)| *u);
+        if let Some(u) = kept {
+            return u;
+        }
+        let u = count();
+        let mut recent = lock(&self.utilization);
+        if recent.len() >= UTILIZATION_KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((maps.clone(), target.to_vec(), u));
+        u
     }
 
     /// See [`ModuleAnswers`].
@@ -533,6 +575,31 @@ mod tests {
         assert!(recent.entries.iter().all(|e| e.0 != place(0, 3)));
         assert!(Arc::ptr_eq(&first, &recent.memo(place(0, 0))));
         assert!(Arc::ptr_eq(&second, &recent.memo(place(0, 1))));
+    }
+
+    #[test]
+    fn a_utilization_is_counted_once_per_maps_and_extents() {
+        use crate::analysis::OperandIndexing;
+        let document = Arc::new(model::Document::parse(COPIES));
+        let checked = Arc::new(Checked::new(&document));
+        let snapshot = HloSnapshot::new(document, checked);
+        let counted = std::cell::Cell::new(0);
+        let count = || {
+            counted.set(counted.get() + 1);
+            None
+        };
+        let maps = OperandIndexing::default();
+        snapshot.utilization(&maps, &[16, 8], count);
+        snapshot.utilization(&maps, &[16, 8], count);
+        assert_eq!(counted.get(), 1);
+        snapshot.utilization(&maps, &[8, 16], count);
+        assert_eq!(counted.get(), 2);
+        for k in 0..UTILIZATION_KEPT as i64 {
+            snapshot.utilization(&maps, &[k, 1], || None);
+        }
+        // The oldest were dropped: counted again.
+        snapshot.utilization(&maps, &[16, 8], count);
+        assert_eq!(counted.get(), 3);
     }
 
     /// Two copies of an elementwise fusion and two of a dynamic slice whose offset
