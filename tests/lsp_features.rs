@@ -331,6 +331,56 @@ fn semantic_tokens_full_and_delta() {
     assert!(client.shutdown_and_exit().success());
 }
 
+/// `(line, column, length, type)` of each token of an LSP-encoded answer.
+fn decoded(answer: &Value) -> Vec<(u64, u64, u64, u64)> {
+    let data: Vec<u64> = answer["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let (mut line, mut column) = (0, 0);
+    let mut out = Vec::new();
+    for token in data.chunks(5) {
+        if token[0] > 0 {
+            line += token[0];
+            column = token[1];
+        } else {
+            column += token[1];
+        }
+        out.push((line, column, token[2], token[3]));
+    }
+    out
+}
+
+/// A range request (what an editor shows; a large dump gets no whole-document answer)
+/// answers the whole answer's tokens on those lines, encoded from the document's start.
+#[test]
+fn semantic_tokens_of_a_range_are_those_of_the_full_answer_there() {
+    let mut client = Client::start();
+    let text = read_repo_file(EXAMPLE);
+    let document = uri("tokens.hlo");
+    client.open(&document, &text);
+    let full = decoded(&client.result(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": document}}),
+    ));
+    let lines = text.lines().count() as u64;
+    let (from, to) = (lines / 3, 2 * lines / 3);
+    let range = decoded(&client.result(
+        "textDocument/semanticTokens/range",
+        json!({"textDocument": {"uri": document},
+               "range": {"start": {"line": from, "character": 0}, "end": {"line": to, "character": 0}}}),
+    ));
+    let expected: Vec<_> = full
+        .into_iter()
+        .filter(|t| from <= t.0 && t.0 < to)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(range, expected);
+    assert!(client.shutdown_and_exit().success());
+}
+
 /// After a sequence of incremental edits, every answer equals a fresh open of the
 /// final text.
 #[test]

@@ -17,6 +17,7 @@ fn entry_and_while_body_have_peak_lenses_and_the_hover_has_a_memory_line() {
     let text = read_repo_file(SCAN);
     let document = uri("module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
     client.open(&document, &text);
+    client.wait_module_answers(&document, 1);
     let titles = peak_lenses(&mut client, &document);
     let line_of = |needle: &str| text.lines().position(|l| l.starts_with(needle)).unwrap() as u64;
     let on = |line: u64| {
@@ -74,6 +75,7 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
     let path = std::fs::canonicalize(repo_file(SCAN)).unwrap();
     let document = format!("file://{}", path.display());
     client.open(&document, &text);
+    client.wait_module_answers(&document, 1);
     let titles = peak_lenses(&mut client, &document);
     let entry_line = text.lines().position(|l| l.starts_with("ENTRY")).unwrap() as u64;
     let entry = titles
@@ -207,5 +209,64 @@ fn the_memory_timeline_request_answers_the_computation_at_the_cursor() {
         fused["computation"], "main.6",
         "a fused computation runs in no step: ENTRY's"
     );
+    client.shutdown_and_exit();
+}
+
+/// The memory estimate needs the whole module, which a large dump takes seconds to
+/// build: the server computes it in the background once a version's diagnostics are
+/// out and asks the client for its lenses again. The first hover does not wait for
+/// it (it answers at once, with or without the memory line); once it is ready the
+/// lenses and hovers carry it, after an edit too.
+#[test]
+fn memory_answers_arrive_after_the_diagnostics_and_refresh_the_lenses() {
+    let mut client = Client::spawn(&[]);
+    client.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": null,
+            "capabilities": {"workspace": {"codeLens": {"refreshSupport": true}}},
+        }),
+    );
+    client.notify("initialized", json!({}));
+    let text = read_repo_file(SCAN);
+    let document = uri("module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
+    client.open(&document, &text);
+    let at = position_of(&text, "%copy.5 = ", 1);
+    let first = client.hover_markdown(&document, at.clone());
+    assert!(first.starts_with("```hlo\n%copy.5 = "), "{first}");
+    for version in [1, 2] {
+        if version == 2 {
+            // A character of a metadata string: the module's memory is unchanged.
+            let edit = position_of(&text, "op_name=\"", 10);
+            client.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": document, "version": 2},
+                       "contentChanges": [{"range": {"start": edit, "end": edit}, "text": "z"}]}),
+            );
+        }
+        client.diagnostics(&document, version);
+        client.wait_module_answers(&document, version);
+        let deadline = std::time::Instant::now() + lsp_support::timeout();
+        while client.queued("workspace/codeLens/refresh").len() < version as usize {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no workspace/codeLens/refresh for version {version}"
+            );
+            client.next_response(std::time::Duration::from_millis(50));
+        }
+        let lenses = peak_lenses(&mut client, &document);
+        assert!(
+            lenses
+                .iter()
+                .any(|(_, t)| t.ends_with("buffers live (estimated)")),
+            "version {version}: {lenses:?}"
+        );
+        let markdown = client.hover_markdown(&document, at.clone());
+        assert!(
+            markdown.contains("Memory (estimated): allocation ") && markdown.contains("› %copy.5"),
+            "version {version}: {markdown}"
+        );
+    }
     client.shutdown_and_exit();
 }

@@ -170,6 +170,7 @@ fn hover_shows_the_python_stack_of_an_instruction() {
     let text = dump(AFTER);
     let document = uri(AFTER);
     client.open(&document, &text);
+    client.wait_module_answers(&document, 1);
     let shown = hover(&mut client, &document, &text, "%broadcast_add_fusion = ");
     // Right after the instruction, one line, innermost frame first.
     let lines: Vec<&str> = shown.lines().collect();
@@ -196,6 +197,7 @@ fn hover_reads_old_metadata_and_tolerates_missing_tables() {
     let document = uri("partial.hlo");
     client.open(&document, text);
     assert_eq!(client.diagnostics(&document, 1), Vec::<Value>::new());
+    client.wait_module_answers(&document, 1);
     let shown = hover(&mut client, &document, text, "%n = ");
     assert!(shown.contains("Source: model.py:42\n"), "{shown}");
     // A frame whose location is missing: the stack has one unknown frame.

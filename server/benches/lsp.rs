@@ -16,9 +16,16 @@
 //! three runs (on a shared machine, a single run measures the neighbours). Latency
 //! percentiles are what matter, so this is a plain harness rather than criterion.
 //!
+//! After the first hover, the requests an editor sends on opening a document are timed
+//! one by one (lenses, outline, folding, semantic tokens, links, a screen's inlay
+//! hints); after the diagnostics, the time until the module-wide answers (the memory
+//! estimate) are ready, then hovers on the ENTRY's instructions, which carry them; the
+//! slowest request after the open is printed.
+//!
 //! `HLO_BENCH_HOVERS` sets the hover count (300); `HLO_LSP_SERVER=PATH` measures another
 //! build of the binary (e.g. the one before a change) on the same modules; `HLO_BENCH_WRITE=DIR` only writes the
-//! generated modules there (to profile the CLI on them).
+//! generated modules there (to profile the CLI on them); `HLO_BENCH_SERVER_ONLY=1` leaves
+//! out the CLI rows (for the 600 MB module: `HLO_BENCH_COPIES=320`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,6 +68,55 @@ fn fused_instruction_positions(text: &str) -> Vec<(u32, u32)> {
     positions
 }
 
+/// Positions of the names of the ENTRY computation's instructions: their hovers
+/// carry the sections that need the whole module (memory, its live-range strip).
+fn entry_instruction_positions(text: &str) -> Vec<(u32, u32)> {
+    let mut in_entry = false;
+    let mut positions = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.starts_with("ENTRY ") {
+            in_entry = true;
+        } else if line.starts_with('}') {
+            in_entry = false;
+        } else if in_entry && line.starts_with("  ") {
+            let column = if line.starts_with("  ROOT ") { 7 } else { 2 };
+            positions.push((number as u32, column));
+        }
+    }
+    positions
+}
+
+/// The requests an editor sends for a document it has just opened (VS Code: lenses,
+/// outline, folding, semantic tokens, links, the inlay hints of the screen), each
+/// timed on its own: `(method, time)`.
+fn time_open_requests(
+    client: &mut Client,
+    uri: &str,
+    screen: u32,
+) -> Vec<(&'static str, Duration)> {
+    let document = json!({"textDocument": {"uri": uri}});
+    let mut hints = document.clone();
+    hints["range"] = json!({"start": {"line": screen, "character": 0},
+                            "end": {"line": screen + 60, "character": 0}});
+    let shown = hints.clone();
+    [
+        ("textDocument/codeLens", document.clone()),
+        ("textDocument/documentSymbol", document.clone()),
+        ("textDocument/foldingRange", document.clone()),
+        ("textDocument/semanticTokens/full", document.clone()),
+        ("textDocument/semanticTokens/range", shown),
+        ("textDocument/documentLink", document.clone()),
+        ("textDocument/inlayHint", hints),
+    ]
+    .into_iter()
+    .map(|(method, params)| {
+        let t = Instant::now();
+        client.result(method, params);
+        (method, t.elapsed())
+    })
+    .collect()
+}
+
 /// Peak resident set of a process, in bytes (Linux).
 fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -79,6 +135,18 @@ struct ServerRun {
     open_to_diagnostics: Duration,
     hover_p50: Duration,
     hover_p99: Duration,
+    /// Hovers on the ENTRY's instructions once the module-wide answers are ready
+    /// (every section: the memory line and strip besides the maps).
+    entry_hover_p50: Duration,
+    entry_hover_p99: Duration,
+    /// What an editor asks right after the open, each request timed.
+    open_requests: Vec<(&'static str, Duration)>,
+    /// The same once the checks are done.
+    settled_requests: Vec<(&'static str, Duration)>,
+    /// From the diagnostics until the hovers have the memory estimate.
+    diagnostics_to_module_answers: Duration,
+    /// The slowest request after the first hover (editor requests, hovers).
+    slowest_request: Duration,
     /// Until the notification's bytes arrived.
     edit_p50: Duration,
     /// Until this client had parsed it into JSON values (its own cost).
@@ -168,8 +236,13 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     );
     let open_to_first_hover = started.elapsed();
     assert!(first.to_string().contains("->"), "no map in {first}");
+    let open_requests = time_open_requests(&mut client, &uri, positions[positions.len() / 2].0);
     client.diagnostics(&uri, 1);
     let open_to_diagnostics = started.elapsed();
+    client.wait_module_answers(&uri, 1);
+    let diagnostics_to_module_answers = started.elapsed() - open_to_diagnostics;
+    // The same requests once the checks no longer hold the cores: what each costs alone.
+    let settled_requests = time_open_requests(&mut client, &uri, positions[positions.len() / 2].0);
 
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut latencies = Vec::with_capacity(hovers);
@@ -183,6 +256,28 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     latencies.sort();
     print_slowest(text, &latencies);
     let latencies: Vec<Duration> = latencies.into_iter().map(|(d, _)| d).collect();
+    let entry = entry_instruction_positions(text);
+    let mut entry_latencies = Vec::with_capacity(hovers);
+    for _ in 0..hovers {
+        let position = entry[(next_random(&mut seed) % entry.len() as u64) as usize];
+        let t = Instant::now();
+        let answer = client.result("textDocument/hover", hover_request(&uri, position));
+        entry_latencies.push(t.elapsed());
+        assert!(!answer.is_null(), "no hover at {position:?}");
+    }
+    entry_latencies.sort();
+    let memory_hover = client.result("textDocument/hover", hover_request(&uri, entry[0]));
+    assert!(
+        memory_hover.to_string().contains("Memory ("),
+        "no memory line in {memory_hover}"
+    );
+    let slowest_request = open_requests
+        .iter()
+        .map(|&(_, d)| d)
+        .chain(latencies.last().copied())
+        .chain(entry_latencies.last().copied())
+        .max()
+        .unwrap_or_default();
 
     let (line, column) = edit;
     let mut edits = Vec::new();
@@ -212,6 +307,12 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
         open_to_diagnostics,
         hover_p50: common::percentile(&latencies, 0.5),
         hover_p99: common::percentile(&latencies, 0.99),
+        entry_hover_p50: common::percentile(&entry_latencies, 0.5),
+        entry_hover_p99: common::percentile(&entry_latencies, 0.99),
+        open_requests,
+        settled_requests,
+        diagnostics_to_module_answers,
+        slowest_request,
         edit_p50: common::percentile(&edits, 0.5),
         edit_parsed_p50: common::percentile(&parsed, 0.5),
         edit_max: *edits.last().unwrap(),
@@ -282,21 +383,25 @@ fn main() {
     }
 
     let xla_large = xla_parse_seconds(&large_path, 1);
-    let xla_checked = xla_parse_seconds(&checked_path, 3);
     let small_site = edit_site(&small, &fused_instruction_positions(&small));
     let large_site = same_site(&small, small_site, &large, copies / 2);
     let small_run = run_server(&small, hovers, small_site);
     let large_run = run_server(&large, hovers, large_site);
-    let check = common::cli_seconds(
-        &lsp_support::server_binary(),
-        &["check", checked_path.to_str().unwrap()],
-        3,
-    );
-    let maps_all = common::cli_seconds(
-        &lsp_support::server_binary(),
-        &["maps", "--all", large_path.to_str().unwrap()],
-        3,
-    );
+    // `HLO_BENCH_SERVER_ONLY=1` (the 600 MB run): the server only.
+    let cli = std::env::var("HLO_BENCH_SERVER_ONLY").is_err().then(|| {
+        let xla_checked = xla_parse_seconds(&checked_path, 3);
+        let check = common::cli_seconds(
+            &lsp_support::server_binary(),
+            &["check", checked_path.to_str().unwrap()],
+            3,
+        );
+        let maps_all = common::cli_seconds(
+            &lsp_support::server_binary(),
+            &["maps", "--all", large_path.to_str().unwrap()],
+            3,
+        );
+        (xla_checked, check, maps_all)
+    });
     let _ = std::fs::remove_dir_all(&dir);
 
     let ratio = |ours: f64, theirs: Option<f64>| match theirs {
@@ -317,9 +422,21 @@ fn main() {
             run.open_to_diagnostics.as_secs_f64()
         );
         println!(
+            "  diagnostics -> memory      {:.3} s",
+            run.diagnostics_to_module_answers.as_secs_f64()
+        );
+        for ((method, took), (_, settled)) in run.open_requests.iter().zip(&run.settled_requests) {
+            println!("  after open: {method:<34} {took:?}  (once checked: {settled:?})");
+        }
+        println!(
             "  hover ({hovers} fused)        p50 {:?}  p99 {:?}",
             run.hover_p50, run.hover_p99
         );
+        println!(
+            "  hover ({hovers} ENTRY)        p50 {:?}  p99 {:?}",
+            run.entry_hover_p50, run.entry_hover_p99
+        );
+        println!("  slowest request after open {:?}", run.slowest_request);
         println!(
             "  didChange -> diagnostics   p50 {:?}  max {:?}  (parsed by this client: p50 {:?})",
             run.edit_p50, run.edit_max, run.edit_parsed_p50
@@ -336,6 +453,9 @@ fn main() {
         "lsp/edit large vs small       {:.2}x",
         large_run.edit_p50.as_secs_f64() / small_run.edit_p50.as_secs_f64()
     );
+    let Some((xla_checked, check, maps_all)) = cli else {
+        return;
+    };
     println!(
         "cli/check ({:.1} MB)           {check:.3} s{}",
         mb(checked.len()),

@@ -131,7 +131,7 @@ fn outline_of_a_module() {
     }
     let snapshot = hlo(SOFTMAX);
     let mut out = String::new();
-    show(&ide::navigation::outline(snapshot.model()), 0, &mut out);
+    show(&ide::navigation::outline(&snapshot), 0, &mut out);
     insta::assert_snapshot!(out);
 }
 
@@ -383,4 +383,159 @@ fn hover_of_an_instruction_draws_live_ranges_around_it() {
         "%copy.5 = ",
         0
     ));
+}
+
+/// In the server's snapshots the answers that need the whole module (the memory
+/// estimate, the stack-frame tables) are computed in the background: a hover before
+/// they are ready leaves their sections out instead of waiting, and once they are
+/// it is the complete hover, the same as one that waited.
+#[test]
+fn a_hover_before_the_module_answers_are_ready_leaves_their_sections_out() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/memory/scan_rnn/module_0038.jit_scan_rnn.cpu_after_optimizations.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let at = text.find("%copy.5 = ").unwrap() + 1;
+    let entry = text.find("%main.").unwrap() + 1;
+    let hover = |snapshot: &HloSnapshot, at: usize| {
+        ide::hover::hover(snapshot, at, &Config::default(), Detail::Summary)
+            .unwrap()
+            .text()
+    };
+    let waited = hlo(&text).with_path(Some(&path));
+    let background = hlo(&text)
+        .with_path(Some(&path))
+        .with_module_answers(ide::ModuleAnswers::Background);
+    assert!(!background.module_answers_ready());
+    let early = hover(&background, at);
+    assert!(early.starts_with("```hlo\n%copy.5 = "), "{early}");
+    assert!(early.contains("**Operands**"), "{early}");
+    for section in ["Source:", "Memory (", "› %copy.5"] {
+        assert!(!early.contains(section), "{section} in {early}");
+    }
+    assert!(!hover(&background, entry).contains("Live at the peak"));
+    assert!(ide::memory::lenses(&background).is_empty());
+
+    background.prepare_module_answers();
+    assert!(background.module_answers_ready());
+    let complete = hover(&waited, at);
+    assert!(complete.contains("Memory (from XLA's buffer assignment)"));
+    assert_eq!(hover(&background, at), complete);
+    assert_eq!(hover(&background, entry), hover(&waited, entry));
+    assert_eq!(
+        ide::memory::lenses(&background),
+        ide::memory::lenses(&waited)
+    );
+    assert!(!ide::memory::lenses(&background).is_empty());
+}
+
+/// Past [`ide::navigation::OUTLINE_INSTRUCTION_LINES`] the outline an editor asks for on
+/// opening stops at the computations (a large dump's instructions are hundreds of
+/// thousands): each named as written, over its own text, ENTRY marked.
+#[test]
+fn the_outline_of_a_large_document_lists_its_computations() {
+    let mut text = String::from("HloModule big\n\n");
+    let computations = ide::navigation::OUTLINE_INSTRUCTION_LINES / 40 + 1;
+    for k in 0..computations {
+        text.push_str(&format!(
+            "%c{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4] parameter(0)\n"
+        ));
+        for i in 0..40 {
+            text.push_str(&format!("  %n{i} = f32[4] negate(%p)\n"));
+        }
+        text.push_str("  ROOT %r = f32[4] negate(%p)\n}\n\n");
+    }
+    text.push_str("ENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4] parameter(0)\n  ROOT %y = f32[4] call(%x), to_apply=%c0\n}\n");
+    let snapshot = hlo(&text);
+    let outline = ide::navigation::outline(&snapshot);
+    assert_eq!(outline.len(), 1);
+    assert_eq!(outline[0].name, "big");
+    let listed = outline[0].children.as_ref().unwrap();
+    assert_eq!(listed.len(), computations + 1);
+    for (k, entry) in listed.iter().enumerate() {
+        let name = if k == computations {
+            "main".to_string()
+        } else {
+            format!("c{k}")
+        };
+        assert_eq!(entry.name, name);
+        assert_eq!(&text[entry.selection.clone()], format!("%{name}"));
+        assert!(
+            entry.range.start <= entry.selection.start && entry.selection.end <= entry.range.end
+        );
+        assert!(
+            text[entry.range.clone()].trim_end().ends_with('}'),
+            "{name}"
+        );
+        assert_eq!(entry.children.as_deref(), Some(&[][..]));
+        assert_eq!(entry.detail.is_some(), name == "main");
+    }
+}
+
+/// Folding reads the chunks, not the models: each computation folds over the lines
+/// its model spans, on the shipped samples and dumps.
+#[test]
+fn computations_fold_over_the_lines_their_models_span() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files: Vec<_> = ["tests/data/jax", "examples"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 3);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let snapshot = hlo(&text);
+        let line = |byte: usize| text[..byte].matches('\n').count();
+        let lines = |r: &std::ops::Range<usize>| (line(r.start), line(r.end));
+        let folds: Vec<_> = ide::folding::folding_ranges(&snapshot)
+            .iter()
+            .map(lines)
+            .collect();
+        for module in &snapshot.model().modules {
+            for c in module.computations() {
+                let spanned = lines(&c.range());
+                assert!(
+                    folds.contains(&spanned),
+                    "{}: {} {spanned:?}",
+                    path.display(),
+                    c.name
+                );
+            }
+        }
+    }
+}
+
+/// Past [`ide::navigation::OUTLINE_COMPUTATIONS`] the outline leaves out fused
+/// computations first: the ENTRY and a computation called otherwise stay listed.
+#[test]
+fn the_outline_of_a_huge_document_keeps_what_fusions_do_not_call() {
+    let fused = ide::navigation::OUTLINE_COMPUTATIONS + 10;
+    let mut text = String::from("HloModule huge\n\n");
+    for k in 0..fused {
+        text.push_str(&format!(
+            "%f{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4] parameter(0)\n  ROOT %r = f32[4] negate(%p)\n}}\n\n"
+        ));
+    }
+    text.push_str("%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\n");
+    text.push_str("ENTRY %main (x: f32[4]) -> f32[] {\n  %x = f32[4] parameter(0)\n");
+    for k in 0..fused {
+        text.push_str(&format!(
+            "  %u{k} = f32[4] fusion(%x), kind=kLoop, calls=%f{k}\n"
+        ));
+    }
+    text.push_str("  %z = f32[] constant(0)\n  ROOT %y = f32[] reduce(%u0, %z), dimensions={0}, to_apply=%add\n}\n");
+    let snapshot = hlo(&text);
+    let outline = ide::navigation::outline(&snapshot);
+    let listed: Vec<&str> = outline[0]
+        .children
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(listed.len(), ide::navigation::OUTLINE_COMPUTATIONS);
+    assert_eq!(&listed[listed.len() - 2..], ["add", "main"]);
+    assert_eq!(listed[0], "f0");
 }

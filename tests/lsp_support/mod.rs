@@ -147,6 +147,20 @@ impl Client {
         }
     }
 
+    /// Waits until the answers of version `version` of `uri` that need its whole
+    /// module (the memory estimate, the stack-frame tables) are ready: the server
+    /// computes them in the background once that version's diagnostics are out, and
+    /// hovers and lenses leave them out until then.
+    pub fn wait_module_answers(&self, uri: &str, version: i64) {
+        let line = format!("module answers of {uri} version {version} ready");
+        assert_eq!(
+            self.wait_log(&line, 1, timeout()),
+            1,
+            "no `{line}`; stderr:\n{}",
+            self.stderr()
+        );
+    }
+
     /// Writes raw bytes to the server's stdin.
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");

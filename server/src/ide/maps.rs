@@ -202,11 +202,13 @@ impl Site<'_> {
         if target.is_empty() {
             return None;
         }
-        utilization::utilization(
-            entry,
-            &ArrayShape::new(target.to_vec()),
-            HOVER_UTILIZATION_BUDGET,
-        )
+        self.snapshot.utilization(entry, target, || {
+            utilization::utilization(
+                entry,
+                &ArrayShape::new(target.to_vec()),
+                HOVER_UTILIZATION_BUDGET,
+            )
+        })
     }
 }
 

@@ -5,6 +5,10 @@
 //! else the estimate from the module text ([`crate::memory::estimate`]); every answer
 //! says which. (The finding on copies live at the peak is a check, published with the
 //! document's others: [`crate::memory::diagnostics`].)
+//!
+//! The estimate needs the whole module: lenses and hovers show it once it is ready
+//! ([`HloSnapshot::ready_memory`]; the server computes it in the background), the
+//! timeline, which the user asks for, waits for it.
 
 use std::ops::Range;
 
@@ -25,7 +29,7 @@ fn modules(
 ) -> impl Iterator<Item = (ModuleId, std::sync::Arc<Report>)> + '_ {
     (0..snapshot.model().modules.len())
         .map(|m| ModuleId(m as u32))
-        .filter_map(|m| snapshot.memory(m).map(|r| (m, r)))
+        .filter_map(|m| snapshot.ready_memory(m).map(|r| (m, r)))
 }
 
 /// `peak 1.5 MiB at %fusion.3 · 12 buffers live (estimated)`.
@@ -58,7 +62,8 @@ fn peak_of(
     is_body.then(|| report.peak_in(&c.model().name)).flatten()
 }
 
-/// Lenses on ENTRY (the module's peak) and on each while body (its own peak).
+/// Lenses on ENTRY (the module's peak) and on each while body (its own peak), once
+/// the memory answer is ready.
 pub fn lenses(snapshot: &HloSnapshot) -> Vec<MemoryLens> {
     let mut out = Vec::new();
     for (id, report) in modules(snapshot) {
@@ -86,10 +91,10 @@ pub fn computation_hover(
     module: ModuleId,
     computation: crate::model::ComputationId,
 ) -> Option<String> {
-    let report = snapshot.memory(module)?;
+    let report = snapshot.ready_memory(module)?;
     let m = snapshot.model().module(module);
     let peak = peak_of(m, &report, m.computation(computation))?;
-    let frames = snapshot.stack_frames(module);
+    let frames = snapshot.ready_stack_frames(module)?;
     let groups = by_source_line(&report, &peak, m, &frames);
     Some(format!(
         "**Memory** ({}): peak {} at `%{}`, step {} of {} · {} buffers live\n\n\
@@ -111,7 +116,7 @@ pub fn hover_line(
     computation: &str,
     name: &str,
 ) -> Option<String> {
-    let report = snapshot.memory(module)?;
+    let report = snapshot.ready_memory(module)?;
     scheduled(&report, computation).then_some(())?;
     let b = report.buffers_of(name).max_by_key(|b| b.bytes)?;
     let place = match (b.allocation, b.offset) {
@@ -146,7 +151,7 @@ pub fn live_strip(
     computation: &str,
     name: &str,
 ) -> Option<String> {
-    let report = snapshot.memory(module)?;
+    let report = snapshot.ready_memory(module)?;
     scheduled(&report, computation).then_some(())?;
     let at = report.schedule.iter().position(|n| n == name)?;
     report.buffers_of(name).next()?;

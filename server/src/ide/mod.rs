@@ -37,7 +37,7 @@ pub mod snapshot;
 pub mod source;
 
 pub use config::{Config, InlayHintMode};
-pub use snapshot::{HloSnapshot, MlirSnapshot, Snapshot};
+pub use snapshot::{HloSnapshot, MlirSnapshot, ModuleAnswers, Snapshot};
 
 /// Whether `offset` is in `range` or at either end of it (a cursor right after a
 /// name is on it).

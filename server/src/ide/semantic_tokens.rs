@@ -103,10 +103,24 @@ fn collect_chunk(chunk: &Placed, out: &mut Vec<Token>) {
 
 /// Every token of the document, in text order.
 pub fn tokens(snapshot: &HloSnapshot) -> Vec<Token> {
+    tokens_in(snapshot, 0..snapshot.syntax().len())
+}
+
+/// The tokens that overlap `range` (document bytes), in text order: only the chunks
+/// it covers are read (what an editor shows of a large dump).
+pub fn tokens_in(snapshot: &HloSnapshot, range: std::ops::Range<usize>) -> Vec<Token> {
+    let chunks = snapshot.syntax().chunks();
+    let first = chunks
+        .partition_point(|c| c.start + c.chunk.len() <= range.start)
+        .min(chunks.len());
     let mut tokens = Vec::new();
-    for chunk in snapshot.syntax().chunks() {
+    for chunk in chunks[first..]
+        .iter()
+        .take_while(|c| c.start < range.end.max(range.start + 1))
+    {
         collect_chunk(chunk, &mut tokens);
     }
+    tokens.retain(|t| t.start < range.end.max(range.start + 1) && t.end > range.start);
     tokens.sort_by_key(|t| t.start);
     tokens
 }

@@ -109,6 +109,33 @@ impl RecentFused {
     }
 }
 
+/// When the answers that need a whole module are computed for a hover or a lens: the
+/// memory estimate (it builds every computation of the module: seconds on a 60 MB
+/// dump that is still being checked) and the stack-frame tables (every table chunk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModuleAnswers {
+    /// By whichever request asks first, which waits for them: the CLI and the
+    /// library's tests read complete answers.
+    #[default]
+    OnDemand,
+    /// Only by [`HloSnapshot::prepare_module_answers`], which the server runs in the
+    /// background once a version is checked: until then a hover leaves out the
+    /// sections that need them, so that the first hover after opening a large dump
+    /// does not wait for the whole module (the next one has them).
+    Background,
+}
+
+/// How many utilizations a snapshot keeps ([`HloSnapshot::utilization`]).
+pub const UTILIZATION_KEPT: usize = 256;
+
+/// One operand read's utilization, by what it is a function of: the maps and the
+/// operand's extents (`utilization::utilization` reads nothing else).
+type KeptUtilization = (
+    crate::analysis::OperandIndexing,
+    Vec<i64>,
+    Option<crate::analysis::utilization::Utilization>,
+);
+
 /// The state of one document at one version, in the library's terms: a value per
 /// language, so that each feature is routed once (by the server's handlers) and no
 /// code asks which language it holds. The server wraps it with the client's URI and
@@ -137,6 +164,14 @@ impl Snapshot {
                     .with_path(path),
             ),
             Language::Mlir => Snapshot::Mlir(MlirSnapshot::new(document)),
+        }
+    }
+
+    /// Sets when an HLO snapshot computes its module-wide answers ([`ModuleAnswers`]).
+    pub fn with_module_answers(self, when: ModuleAnswers) -> Snapshot {
+        match self {
+            Snapshot::Hlo(hlo) => Snapshot::Hlo(hlo.with_module_answers(when)),
+            mlir => mlir,
         }
     }
 
@@ -273,6 +308,12 @@ pub struct HloSnapshot {
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
+    /// When [`Self::memory`] and [`Self::stack_frames`] are computed for hovers and
+    /// lenses ([`Self::ready_memory`], [`Self::ready_stack_frames`]).
+    module_answers: ModuleAnswers,
+    /// The utilizations hovers counted last, newest at the back (boxed: it is
+    /// rarely used, and the snapshot is moved by value).
+    utilization: Box<Mutex<std::collections::VecDeque<KeptUtilization>>>,
 }
 
 impl HloSnapshot {
@@ -290,7 +331,42 @@ impl HloSnapshot {
             frames: OnceLock::new(),
             memory: OnceLock::new(),
             functions_compose: false,
+            module_answers: ModuleAnswers::default(),
+            utilization: Box::default(),
         }
+    }
+
+    /// The utilization of a read by `maps` of an operand of extents `target`: kept
+    /// from an earlier hover of this version when one counted it (counting point by
+    /// point takes tens of milliseconds on a fusion's 128 x 128 operands, and a dump
+    /// repeats its layers' reads), else `count`ed and kept (the last
+    /// [`UTILIZATION_KEPT`]).
+    pub fn utilization(
+        &self,
+        maps: &crate::analysis::OperandIndexing,
+        target: &[i64],
+        count: impl FnOnce() -> Option<crate::analysis::utilization::Utilization>,
+    ) -> Option<crate::analysis::utilization::Utilization> {
+        let kept = lock(&self.utilization)
+            .iter()
+            .find(|(m, t, _)| t == target && m == maps)
+            .map(|(_, _, u)| *u);
+        if let Some(u) = kept {
+            return u;
+        }
+        let u = count();
+        let mut recent = lock(&self.utilization);
+        if recent.len() >= UTILIZATION_KEPT {
+            recent.pop_front();
+        }
+        recent.push_back((maps.clone(), target.to_vec(), u));
+        u
+    }
+
+    /// See [`ModuleAnswers`].
+    pub fn with_module_answers(mut self, when: ModuleAnswers) -> Self {
+        self.module_answers = when;
+        self
     }
 
     /// The snapshot of a conversion (StableHLO): its functions are what the user
@@ -406,6 +482,40 @@ impl HloSnapshot {
         all.get(module.index()).cloned().flatten()
     }
 
+    /// [`Self::memory`] when a hover or a lens may show it: at once on demand, else
+    /// once [`Self::prepare_module_answers`] has computed it (`None` until then).
+    pub fn ready_memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
+        match self.module_answers {
+            ModuleAnswers::OnDemand => self.memory(module),
+            ModuleAnswers::Background => self.memory.get()?.get(module.index()).cloned()?,
+        }
+    }
+
+    /// [`Self::stack_frames`] when a hover may show them (see [`Self::ready_memory`]).
+    pub fn ready_stack_frames(
+        &self,
+        module: ModuleId,
+    ) -> Option<Arc<crate::model::stack_frames::StackFrameIndex>> {
+        match self.module_answers {
+            ModuleAnswers::OnDemand => Some(self.stack_frames(module)),
+            ModuleAnswers::Background => self.frames.get()?.get(module.index()).cloned(),
+        }
+    }
+
+    /// Computes the answers that need a whole module ([`ModuleAnswers`]) of every
+    /// module, so that hovers and lenses show them from now on. Cheap once the
+    /// version is checked (the checks build every computation, in parallel).
+    pub fn prepare_module_answers(&self) {
+        // Each computes every module's at once.
+        self.stack_frames(ModuleId(0));
+        self.memory(ModuleId(0));
+    }
+
+    /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.
+    pub fn module_answers_ready(&self) -> bool {
+        self.memory.get().is_some() && self.frames.get().is_some()
+    }
+
     /// The stack-frame tables of module `module` (empty when it has none).
     pub fn stack_frames(
         &self,
@@ -465,6 +575,31 @@ mod tests {
         assert!(recent.entries.iter().all(|e| e.0 != place(0, 3)));
         assert!(Arc::ptr_eq(&first, &recent.memo(place(0, 0))));
         assert!(Arc::ptr_eq(&second, &recent.memo(place(0, 1))));
+    }
+
+    #[test]
+    fn a_utilization_is_counted_once_per_maps_and_extents() {
+        use crate::analysis::OperandIndexing;
+        let document = Arc::new(model::Document::parse(COPIES));
+        let checked = Arc::new(Checked::new(&document));
+        let snapshot = HloSnapshot::new(document, checked);
+        let counted = std::cell::Cell::new(0);
+        let count = || {
+            counted.set(counted.get() + 1);
+            None
+        };
+        let maps = OperandIndexing::default();
+        snapshot.utilization(&maps, &[16, 8], count);
+        snapshot.utilization(&maps, &[16, 8], count);
+        assert_eq!(counted.get(), 1);
+        snapshot.utilization(&maps, &[8, 16], count);
+        assert_eq!(counted.get(), 2);
+        for k in 0..UTILIZATION_KEPT as i64 {
+            snapshot.utilization(&maps, &[k, 1], || None);
+        }
+        // The oldest were dropped: counted again.
+        snapshot.utilization(&maps, &[16, 8], count);
+        assert_eq!(counted.get(), 3);
     }
 
     /// Two copies of an elementwise fusion and two of a dynamic slice whose offset

@@ -52,10 +52,11 @@ pub fn hover_line(
 ) -> Option<String> {
     let attribute = instruction.attribute("metadata")?;
     let metadata = OpMetadata::parse(computation.src(attribute.value_range));
-    let stack = metadata
-        .stack_frame_id
-        .map(|id| snapshot.stack_frames(module).stack(id))
-        .unwrap_or_default();
+    // Left out until the tables are read ([`HloSnapshot::ready_stack_frames`]).
+    let stack = match metadata.stack_frame_id {
+        Some(id) => snapshot.ready_stack_frames(module)?.stack(id),
+        None => Vec::new(),
+    };
     let text = if !stack.is_empty() {
         format_stack(&stack, HOVER_FRAMES)
     } else {

@@ -8,6 +8,7 @@
 //! edit arrived meanwhile (that edit has its own job queued).
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -213,9 +214,51 @@ async fn publish(
         return;
     };
     let stale = workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled);
-    crate::ide::reaper::release(snapshot);
     if !stale {
         outbox.post(Outgoing::Rendered(notification));
+        prepare_module_answers(&workspace, &outbox, snapshot.clone(), budget).await;
+    }
+    crate::ide::reaper::release(snapshot);
+}
+
+/// Computes the version's answers that need a whole module ([`crate::ide::ModuleAnswers`]:
+/// the memory estimate, the stack-frame tables) once its diagnostics are out, the
+/// checks having built every computation, and asks the client for its lenses again
+/// (the memory lenses appear). Hovers show them from then on.
+async fn prepare_module_answers(
+    workspace: &Workspace,
+    outbox: &Outbox,
+    snapshot: Arc<Snapshot>,
+    budget: Budget,
+) {
+    if !matches!(snapshot.ide, crate::ide::Snapshot::Hlo(_)) {
+        return;
+    }
+    let prepared = {
+        let snapshot = snapshot.clone();
+        guarded_within("module answers", budget.clone(), move || {
+            let started = std::time::Instant::now();
+            if let crate::ide::Snapshot::Hlo(hlo) = &snapshot.ide {
+                hlo.prepare_module_answers();
+            }
+            started.elapsed()
+        })
+        .await
+    };
+    let Ok(took) = prepared else { return };
+    // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
+    tracing::info!(
+        "module answers of {} version {} ready in {took:?}",
+        snapshot.uri.as_str(),
+        snapshot.version
+    );
+    let current = !workspace.is_stale(&snapshot) && budget.cut() != Some(Cut::Cancelled);
+    if current
+        && workspace
+            .client_supports_code_lens_refresh
+            .load(Ordering::SeqCst)
+    {
+        outbox.post(Outgoing::RefreshCodeLenses);
     }
 }
 

@@ -117,7 +117,9 @@ impl Document {
             self.language,
             name,
             self.uri.to_file_path().as_deref(),
-        );
+        )
+        // Computed after the diagnostics (`super::diagnostics`): no hover waits for them.
+        .with_module_answers(crate::ide::ModuleAnswers::Background);
         Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }
 }

@@ -145,7 +145,7 @@ pub fn rename(
 /// The document's outline.
 pub fn document_symbols(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<DocumentSymbol> {
     let outline = match &snapshot.ide {
-        ide::Snapshot::Hlo(hlo) => navigation::outline(hlo.model()),
+        ide::Snapshot::Hlo(hlo) => navigation::outline(hlo),
         ide::Snapshot::Mlir(mlir) => ide::mlir::outline(mlir),
     };
     outline

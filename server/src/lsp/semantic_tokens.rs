@@ -42,10 +42,31 @@ pub fn legend() -> SemanticTokensLegend {
     }
 }
 
+/// Bytes of text up to which the whole document's tokens are answered (`full`,
+/// `full/delta`). Past it an editor asks for what it shows (`range`): the tokens of a
+/// 60 MB dump took 7 s to compute, are millions of numbers the client must parse, and
+/// were kept for the next delta; a larger document gets no whole-document answer.
+pub const FULL_TOKENS_MAX_BYTES: usize = 16 << 20;
+
+/// Whether `full` and `full/delta` answer for `snapshot` (see [`FULL_TOKENS_MAX_BYTES`]).
+pub fn answers_full(snapshot: &Snapshot) -> bool {
+    snapshot.syntax().len() <= FULL_TOKENS_MAX_BYTES
+}
+
 /// All tokens of a snapshot, LSP-encoded (relative positions, one line per token).
 pub fn tokens(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<SemanticToken> {
+    tokens_in(snapshot, 0..snapshot.syntax().len(), encoding)
+}
+
+/// The tokens overlapping `range` (document bytes), LSP-encoded from the document's
+/// start as a `range` answer is.
+pub fn tokens_in(
+    snapshot: &Snapshot,
+    range: std::ops::Range<usize>,
+    encoding: PositionEncoding,
+) -> Vec<SemanticToken> {
     let raw = match &snapshot.ide {
-        ide::Snapshot::Hlo(hlo) => ide::semantic_tokens::tokens(hlo),
+        ide::Snapshot::Hlo(hlo) => ide::semantic_tokens::tokens_in(hlo, range),
         // The HLO grammar's tokens would be wrong on MLIR text.
         ide::Snapshot::Mlir(_) => return Vec::new(),
     };

@@ -118,6 +118,7 @@ enum Request {
     DocumentLink,
     FoldingRange,
     SemanticTokensDelta,
+    SemanticTokensRange,
     CodeLens,
     CodeLensResolve,
     Kernels,
@@ -147,6 +148,7 @@ impl Request {
             Request::DocumentLink => "documentLink",
             Request::FoldingRange => "foldingRange",
             Request::SemanticTokensDelta => "semanticTokensDelta",
+            Request::SemanticTokensRange => "semanticTokensRange",
             Request::CodeLens => "codeLens",
             Request::CodeLensResolve => "codeLens/resolve",
             Request::Kernels => "kernels",
@@ -415,7 +417,7 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             SemanticTokensOptions {
                 legend: semantic_tokens::legend(),
                 full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
-                range: None,
+                range: Some(true),
                 ..Default::default()
             },
         )),
@@ -779,6 +781,10 @@ impl LanguageServer for Backend {
             Request::SemanticTokens,
             &uri.clone(),
             move |snapshot, encoding| {
+                if !semantic_tokens::answers_full(snapshot) {
+                    cache.forget(&uri);
+                    return None;
+                }
                 let tokens = semantic_tokens::tokens(snapshot, encoding);
                 Some(SemanticTokensResult::Tokens(cache.full(&uri, tokens)))
             },
@@ -797,11 +803,36 @@ impl LanguageServer for Backend {
             Request::SemanticTokensDelta,
             &uri.clone(),
             move |snapshot, encoding| {
+                if !semantic_tokens::answers_full(snapshot) {
+                    cache.forget(&uri);
+                    return None;
+                }
                 let tokens = semantic_tokens::tokens(snapshot, encoding);
                 Some(match cache.delta(&uri, &previous, tokens.clone()) {
                     Some(delta) => SemanticTokensFullDeltaResult::TokensDelta(delta),
                     None => SemanticTokensFullDeltaResult::Tokens(cache.full(&uri, tokens)),
                 })
+            },
+        )
+        .await
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        let range = params.range;
+        self.on_document(
+            Request::SemanticTokensRange,
+            &params.text_document.uri,
+            move |snapshot, encoding| {
+                let bytes =
+                    super::position::to_byte_range_clamped(snapshot.syntax(), range, encoding);
+                let tokens = semantic_tokens::tokens_in(snapshot, bytes, encoding);
+                Some(SemanticTokensRangeResult::Tokens(SemanticTokens {
+                    result_id: None,
+                    data: tokens,
+                }))
             },
         )
         .await

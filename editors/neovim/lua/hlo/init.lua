@@ -120,8 +120,21 @@ local function on_attach(client, bufnr)
   end
 end
 
+--- The server asks for the lenses again when answers that came later are ready (the
+--- memory peak once the whole module is estimated, a pass history once built): redraw
+--- those of every buffer of that client (Neovim before 0.10 has no handler for it).
+local function on_codelens_refresh(_, _, ctx)
+  for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(ctx.client_id)) do
+    M.refresh_codelens(bufnr)
+  end
+  return vim.NIL
+end
+
 --- The LSP client configuration shared by every API version.
 function M.client_config(cfg, cmd)
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  capabilities.workspace = capabilities.workspace or {}
+  capabilities.workspace.codeLens = { refreshSupport = true }
   return vim.tbl_extend('force', {
     name = 'hlo_lsp',
     cmd = cmd,
@@ -129,6 +142,8 @@ function M.client_config(cfg, cmd)
     filetypes = { 'hlo', 'mlir' },
     init_options = cfg.settings,
     settings = cfg.settings,
+    capabilities = capabilities,
+    handlers = { ['workspace/codeLens/refresh'] = on_codelens_refresh },
   }, cfg.lsp, { on_attach = on_attach })
 end
 
