@@ -114,8 +114,12 @@ pub fn passes_at<'a>(
     history: PassHistory<'a>,
 ) -> Option<InstructionPasses<'a>> {
     let file = snapshot.model();
-    let rest = snapshot.text().get(offset..).unwrap_or_default();
-    let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    // The blanks from `offset` on, read in its chunk: the whole text of a large dump
+    // would be joined for every hover.
+    let blanks = snapshot.syntax().chunk_at(offset).map_or(0, |chunk| {
+        let rest = chunk.text().get(offset - chunk.start..).unwrap_or_default();
+        rest.len() - rest.trim_start_matches([' ', '\t']).len()
+    });
     let at = file
         .instruction_at(offset)
         .or_else(|| file.instruction_at(offset + blanks))?;
