@@ -273,6 +273,22 @@ fn document_links_open_the_python_source_at_the_line() {
         json!({"textDocument": {"uri": document}}),
     );
     assert_eq!(links, json!([]));
+
+    // Without stack-frame tables, a `source_file` found in the workspace links,
+    // quoted as XLA writes it or bare (the metadata parse reads both).
+    for written in ["\"make_dumps.py\"", "make_dumps.py"] {
+        let text = format!("HloModule m\n\nENTRY %main (x: f32[4]) -> f32[4] {{\n  ROOT %x = f32[4] parameter(0), metadata={{source_file={written} source_line=3}}\n}}\n");
+        let document = format!("{root}/found.hlo");
+        client.open(&document, &text);
+        let links = client.result(
+            "textDocument/documentLink",
+            json!({"textDocument": {"uri": document}}),
+        );
+        let links = links.as_array().unwrap();
+        assert_eq!(links.len(), 1, "{written}: {links:?}");
+        assert_eq!(covered(&text, &links[0]["range"]), written);
+        assert_eq!(links[0]["target"], format!("{script}#L3"));
+    }
 }
 
 #[test]

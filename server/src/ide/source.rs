@@ -112,17 +112,28 @@ pub fn document_links(
     let mut finder = SourceFinder::new(roots, folder);
     let mut links = Vec::new();
     // Adds a link when the file is found; true once the document has all it may get.
-    let mut link = |range: std::ops::Range<usize>, file: &str, line: Option<u32>| -> bool {
+    let link = |links: &mut Vec<DocumentLink>,
+                finder: &mut SourceFinder,
+                range: std::ops::Range<usize>,
+                file: &str,
+                line: Option<u32>|
+     -> bool {
         if links.len() >= MAX_LINKS {
             return true;
         }
-        links.extend(found_link(&mut finder, range, file, line));
+        links.extend(found_link(finder, range, file, line));
         false
     };
     'modules: for (k, module) in snapshot.model().modules.iter().enumerate() {
         let index = snapshot.stack_frames(ModuleId(k as u32));
         for entry in index.file_names.values() {
-            if link(entry.range.clone(), &entry.value, None) {
+            if link(
+                &mut links,
+                &mut finder,
+                entry.range.clone(),
+                &entry.value,
+                None,
+            ) {
                 break 'modules;
             }
         }
@@ -133,23 +144,28 @@ pub fn document_links(
                 ..
             }) = index.location(id)
             {
-                if link(entry.range.clone(), &file, line) {
+                if link(&mut links, &mut finder, entry.range.clone(), &file, line) {
                     break 'modules;
                 }
             }
         }
-        for chunk in snapshot
+        let chunks: Vec<_> = snapshot
             .syntax()
             .chunks()
             .iter()
             .filter(|c| c.kind() == ChunkKind::Computation && module.range.contains(&c.start))
-        {
+            .collect();
+        if !instructions_may_link(&chunks, &index, &mut finder) {
+            continue;
+        }
+        for chunk in chunks {
             for (block, metadata) in metadata::scan(chunk.text()) {
                 let at = chunk.start + block.start;
                 if let (Some(file), Some(range)) =
                     (&metadata.source_file, &metadata.source_file_range)
                 {
-                    if link(at + range.start..at + range.end, file, metadata.source_line) {
+                    let range = at + range.start..at + range.end;
+                    if link(&mut links, &mut finder, range, file, metadata.source_line) {
                         break 'modules;
                     }
                 }
@@ -163,7 +179,8 @@ pub fn document_links(
                     Some(range),
                 ) = (leaf, &metadata.stack_frame_range)
                 {
-                    if link(at + range.start..at + range.end, &file, line) {
+                    let range = at + range.start..at + range.end;
+                    if link(&mut links, &mut finder, range, &file, line) {
                         break 'modules;
                     }
                 }
@@ -172,6 +189,46 @@ pub fn document_links(
     }
     links.sort_by_key(|l| l.range.start);
     links
+}
+
+/// Whether an instruction's metadata in `chunks` may link: a file its stack-frame
+/// table or a `source_file="..."` names is on disk. A dump read away from its sources
+/// names a handful of files and finds none; its instructions' metadata is then not
+/// parsed (a 616 MB dump: 2.5 s for no link). Escaped names are left to the parse.
+fn instructions_may_link(
+    chunks: &[&crate::syntax::Placed],
+    index: &StackFrameIndex,
+    finder: &mut SourceFinder,
+) -> bool {
+    if index
+        .file_names
+        .values()
+        .any(|e| finder.find(&e.value).is_some())
+    {
+        return true;
+    }
+    const KEY: &str = "source_file=";
+    let key = memchr::memmem::Finder::new(KEY);
+    let mut asked = rustc_hash::FxHashSet::default();
+    for chunk in chunks {
+        let text = chunk.text();
+        for at in key.find_iter(text.as_bytes()) {
+            // As the metadata parse reads it: a string, or a bare token.
+            let rest = &text[at + KEY.len()..];
+            let written = match rest.strip_prefix('"') {
+                Some(quoted) => &quoted[..quoted.find(['"', '\n']).unwrap_or(quoted.len())],
+                None => {
+                    &rest[..rest
+                        .find(|c: char| c.is_ascii_whitespace() || c == '}' || c == ',')
+                        .unwrap_or(rest.len())]
+                }
+            };
+            if written.contains('\\') || asked.insert(written) && finder.find(written).is_some() {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// `Source: model.py:8 in softmax ← model.py:12 in <module>` for the MLIR op whose
