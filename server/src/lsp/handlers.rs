@@ -209,18 +209,21 @@ pub fn document_links(
 }
 
 /// Folding ranges over whole lines, outer ones first; HLO chunks mean nothing in MLIR.
-pub fn folding_ranges(snapshot: &Snapshot, encoding: PositionEncoding) -> Vec<FoldingRange> {
+pub fn folding_ranges(snapshot: &Snapshot) -> Vec<FoldingRange> {
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return Vec::new();
     };
+    // A fold is lines only: no column is counted (a 600 MB dump has a quarter of a
+    // million computations to fold).
+    let line = |offset: usize| snapshot.syntax().line_of(offset).0 as u32;
     let mut ranges: Vec<FoldingRange> = ide::folding::folding_ranges(hlo)
         .into_iter()
-        .map(|bytes| snapshot.range(bytes, encoding))
-        .filter(|range| range.end.line > range.start.line)
-        .map(|range| FoldingRange {
-            start_line: range.start.line,
+        .map(|bytes| (line(bytes.start), line(bytes.end)))
+        .filter(|(start, end)| end > start)
+        .map(|(start, end)| FoldingRange {
+            start_line: start,
             start_character: None,
-            end_line: range.end.line,
+            end_line: end,
             end_character: None,
             kind: Some(FoldingRangeKind::Region),
             collapsed_text: None,

@@ -766,7 +766,7 @@ impl LanguageServer for Backend {
         self.on_document(
             Request::FoldingRange,
             &params.text_document.uri,
-            |snapshot, encoding| Some(handlers::folding_ranges(snapshot, encoding)),
+            |snapshot, _| Some(handlers::folding_ranges(snapshot)),
         )
         .await
     }
