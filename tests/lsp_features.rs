@@ -311,21 +311,14 @@ fn semantic_tokens_full_and_delta() {
         .collect();
     assert_eq!(data.len() % 5, 0);
     // Decode absolute positions and find the opcode `multiply` (type 2 = function).
-    let (mut line, mut column) = (0, 0);
-    let mut found = Vec::new();
-    for token in data.chunks(5) {
-        if token[0] > 0 {
-            line += token[0];
-            column = token[1];
-        } else {
-            column += token[1];
-        }
-        let text_line = text.lines().nth(line as usize).unwrap();
-        found.push((
-            text_line[column as usize..(column + token[2]) as usize].to_string(),
-            token[3],
-        ));
-    }
+    let found: Vec<(String, u64)> = decoded(&full)
+        .into_iter()
+        .map(|(line, column, length, kind)| {
+            let text_line = text.lines().nth(line as usize).unwrap();
+            let token = &text_line[column as usize..(column + length) as usize];
+            (token.to_string(), kind)
+        })
+        .collect();
     assert!(found.contains(&("multiply".to_string(), 2)), "{found:?}");
     assert!(found.contains(&("s32[1024]".to_string(), 4)), "{found:?}");
     assert!(found.contains(&("ENTRY".to_string(), 0)), "{found:?}");
