@@ -126,6 +126,7 @@ pub fn document_links(
     };
     'modules: for (k, module) in snapshot.model().modules.iter().enumerate() {
         let index = snapshot.stack_frames(ModuleId(k as u32));
+        let before_tables = links.len();
         for entry in index.file_names.values() {
             if link(
                 &mut links,
@@ -155,7 +156,9 @@ pub fn document_links(
             .iter()
             .filter(|c| c.kind() == ChunkKind::Computation && module.range.contains(&c.start))
             .collect();
-        if !instructions_may_link(&chunks, &index, &mut finder) {
+        // A table file on disk has linked above (every found `FileNames` entry does).
+        let tables_link = links.len() > before_tables;
+        if !tables_link && !source_files_found(&chunks, &mut finder) {
             continue;
         }
         for chunk in chunks {
@@ -191,22 +194,12 @@ pub fn document_links(
     links
 }
 
-/// Whether an instruction's metadata in `chunks` may link: a file its stack-frame
-/// table or a `source_file="..."` names is on disk. A dump read away from its sources
-/// names a handful of files and finds none; its instructions' metadata is then not
-/// parsed (a 616 MB dump: 2.5 s for no link). Escaped names are left to the parse.
-fn instructions_may_link(
-    chunks: &[&crate::syntax::Placed],
-    index: &StackFrameIndex,
-    finder: &mut SourceFinder,
-) -> bool {
-    if index
-        .file_names
-        .values()
-        .any(|e| finder.find(&e.value).is_some())
-    {
-        return true;
-    }
+/// Whether a file some `source_file=` of `chunks` names is on disk (escaped names
+/// are left to the metadata parse: true). With no stack-frame table file found
+/// either, no instruction's metadata can link: a dump read away from its sources
+/// names a handful of files and finds none, and its instructions' metadata is then
+/// not parsed (a 616 MB dump: 2.5 s for no link).
+fn source_files_found(chunks: &[&crate::syntax::Placed], finder: &mut SourceFinder) -> bool {
     const KEY: &str = "source_file=";
     let key = memchr::memmem::Finder::new(KEY);
     let mut asked = rustc_hash::FxHashSet::default();
