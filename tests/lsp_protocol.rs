@@ -57,6 +57,66 @@ fn requests_after_shutdown_are_rejected() {
     assert_eq!(client.wait_for_exit().code(), Some(0));
 }
 
+/// Outline and folds are written as JSON text past tower-lsp (see the server's
+/// `json_answers`): they still answer under their own id beside other requests, the
+/// errors of a document that is not open and of a request after `shutdown` are
+/// tower-lsp's as for any other request, and the answer has the protocol's shape.
+#[test]
+fn answers_written_as_json_text_keep_ids_errors_and_shape() {
+    let mut client = Client::start();
+    let outline = uri("outline.hlo");
+    let text = "HloModule m\n\n%add {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %main {\n  %a = f32[8] parameter(0)\n  ROOT %n = f32[8] negate(%a)\n}\n";
+    client.open(&outline, text);
+    let document = json!({"textDocument": {"uri": outline}});
+    let symbols = client.send_request("textDocument/documentSymbol", document.clone());
+    let hover = client.send_request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": outline}, "position": {"line": 10, "character": 9}}),
+    );
+    let folds = client.send_request("textDocument/foldingRange", document.clone());
+    let folds = client.response(folds);
+    let hover = client.response(hover);
+    let symbols = client.response(symbols);
+    assert_eq!(symbols["jsonrpc"], "2.0");
+    let names: Vec<&str> = symbols["result"][0]["children"]
+        .as_array()
+        .expect("computations under the module")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["add", "main"], "{symbols}");
+    assert_eq!(
+        symbols["result"][0]["children"][1]["range"]["start"]["line"],
+        8
+    );
+    let lines: Vec<(i64, i64)> = folds["result"]
+        .as_array()
+        .expect("folds")
+        .iter()
+        .map(|f| {
+            (
+                f["startLine"].as_i64().unwrap(),
+                f["endLine"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, [(2, 6), (8, 11)], "{folds}");
+    assert!(hover["result"]["contents"].is_object(), "{hover}");
+
+    let unknown = json!({"textDocument": {"uri": uri("not-open.hlo")}});
+    let missing = client.request("textDocument/documentSymbol", unknown);
+    assert!(missing["error"]["message"].is_string(), "{missing}");
+    assert!(missing.get("result").is_none(), "{missing}");
+    assert!(client
+        .request("shutdown", Value::Null)
+        .get("error")
+        .is_none());
+    let late = client.request("textDocument/foldingRange", document);
+    assert_eq!(late["error"]["code"], -32600, "{late}");
+    client.notify("exit", Value::Null);
+    assert_eq!(client.wait_for_exit().code(), Some(0));
+}
+
 /// Replaces `range` of `text` like an editor would (UTF-16 columns, ASCII here).
 fn edit_text(text: &str, start: (usize, usize), end: (usize, usize), new: &str) -> String {
     let offset = |(line, column): (usize, usize)| -> usize {

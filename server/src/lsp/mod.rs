@@ -29,6 +29,7 @@ pub mod framing;
 pub mod guard;
 pub mod handlers;
 pub mod history_command;
+pub mod json_answers;
 pub mod logging;
 pub mod outbox;
 pub mod output;
@@ -100,6 +101,14 @@ async fn serve(workspace: Arc<Workspace>) {
     .custom_method(server::KERNELS, server::Backend::kernels)
     .custom_method(server::GRAPH, server::Backend::graph)
     .custom_method(server::MEMORY_TIMELINE, server::Backend::memory_timeline)
+    .custom_method(
+        json_answers::DOCUMENT_SYMBOL,
+        server::Backend::document_symbol_json,
+    )
+    .custom_method(
+        json_answers::FOLDING_RANGE,
+        server::Backend::folding_range_json,
+    )
     .custom_method(wire::INVALID_REQUEST, server::Backend::invalid_request)
     .custom_method(wire::INVALID_MESSAGE, server::Backend::invalid_message)
     .custom_method(wire::PARSE_ERROR, server::Backend::parse_error)
@@ -109,7 +118,7 @@ async fn serve(workspace: Arc<Workspace>) {
         return;
     };
     let bulk = Arc::new(bulk::Bulk::default());
-    let service = sync::Sequencer::new(service, workspace, events, bulk.clone());
+    let service = sync::Sequencer::new(service, workspace, events, bulk.clone(), output.clone());
     let (guarded_input, input) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move { wire::filter(tokio::io::stdin(), guarded_input, &bulk).await });
     // tower-lsp polls at most this many requests at once; with its default of 4,

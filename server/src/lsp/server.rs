@@ -9,6 +9,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::guard::{guarded, guarded_within};
+use super::json_answers::Json;
 use super::position::PositionEncoding;
 use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
@@ -197,6 +198,28 @@ impl Backend {
             text: snapshot.text().to_string(),
         })
         .await
+    }
+}
+
+impl Backend {
+    /// `textDocument/documentSymbol`, answered as JSON text (see [`super::json_answers`]).
+    pub async fn document_symbol_json(&self, params: DocumentSymbolParams) -> Result<Json> {
+        self.on_document(
+            Request::DocumentSymbol,
+            &params.text_document.uri,
+            |snapshot, encoding| Json::of(&handlers::document_symbols(snapshot, encoding)),
+        )
+        .await?
+    }
+
+    /// `textDocument/foldingRange`, answered as JSON text (see [`super::json_answers`]).
+    pub async fn folding_range_json(&self, params: FoldingRangeParams) -> Result<Json> {
+        self.on_document(
+            Request::FoldingRange,
+            &params.text_document.uri,
+            |snapshot, _| Json::of(&handlers::folding_ranges(snapshot)),
+        )
+        .await?
     }
 }
 
@@ -659,22 +682,6 @@ impl LanguageServer for Backend {
         }
     }
 
-    async fn document_symbol(
-        &self,
-        params: DocumentSymbolParams,
-    ) -> Result<Option<DocumentSymbolResponse>> {
-        self.on_document(
-            Request::DocumentSymbol,
-            &params.text_document.uri,
-            |snapshot, encoding| {
-                Some(DocumentSymbolResponse::Nested(handlers::document_symbols(
-                    snapshot, encoding,
-                )))
-            },
-        )
-        .await
-    }
-
     async fn symbol(
         &self,
         params: WorkspaceSymbolParams,
@@ -758,15 +765,6 @@ impl LanguageServer for Backend {
             Request::DocumentLink,
             &params.text_document.uri,
             move |snapshot, encoding| Some(handlers::document_links(snapshot, &roots, encoding)),
-        )
-        .await
-    }
-
-    async fn folding_range(&self, params: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
-        self.on_document(
-            Request::FoldingRange,
-            &params.text_document.uri,
-            |snapshot, _| Some(handlers::folding_ranges(snapshot)),
         )
         .await
     }

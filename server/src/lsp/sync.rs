@@ -33,7 +33,9 @@ use super::bulk::Bulk;
 use super::diagnostics::DiagnosticsScheduler;
 use super::documents::Document;
 use super::guard::guarded_sync;
+use super::json_answers;
 use super::outbox::Outbox;
+use super::output::Output;
 use super::progress::{ProgressTask, LARGE_DOCUMENT_BYTES};
 use super::workspace::Workspace;
 
@@ -82,6 +84,8 @@ pub struct Sequencer<S> {
     bulk: Arc<Bulk>,
     /// Closed while `initialize` is answered: nothing after it is read before.
     initializing: Arc<Gate>,
+    /// Where the answers written as JSON text go (see [`super::json_answers`]).
+    output: Output,
 }
 
 /// Holds the reading of further messages while `initialize` is being answered.
@@ -135,6 +139,7 @@ impl<S> Sequencer<S> {
         workspace: Arc<Workspace>,
         events: mpsc::Sender<SyncEvent>,
         bulk: Arc<Bulk>,
+        output: Output,
     ) -> Self {
         Self {
             inner,
@@ -142,6 +147,7 @@ impl<S> Sequencer<S> {
             events,
             bulk,
             initializing: Arc::default(),
+            output,
         }
     }
 
@@ -251,11 +257,18 @@ where
         // one file never waits for an edit of another.
         let needed = self.workspace.arrivals(document_of(&request).as_ref());
         let workspace = self.workspace.clone();
+        let (request, as_json) = json_answers::reroute(request);
+        let output = self.output.clone();
         // The handler's body only runs when this future is first polled, after the wait.
         let response = self.inner.call(request);
         Box::pin(async move {
             workspace.wait_applied(&needed).await;
-            response.await
+            let answer = response.await?;
+            Ok(if as_json {
+                json_answers::deliver(answer, &output)
+            } else {
+                answer
+            })
         })
     }
 }
