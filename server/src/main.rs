@@ -8,6 +8,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// decides which one runs.
 fn main() -> std::process::ExitCode {
     tree_sitter_allocations::use_mimalloc();
+    purge::purge_freed_memory_at_once();
     let cli = hlo_lsp::cli::Cli::from_args();
     if cli.wants_server() {
         hlo_lsp::lsp::run_stdio()
@@ -89,5 +90,36 @@ mod tree_sitter_allocations {
     unsafe extern "C" fn free(p: *mut c_void) {
         // SAFETY: tree-sitter passes null or a pointer from these functions.
         unsafe { mi_free(p) }
+    }
+}
+
+/// When mimalloc gives freed memory back to the system.
+mod purge {
+    /// mimalloc's `mi_option_purge_delay` (its place in `mi_option_e` of mimalloc v3's
+    /// `mimalloc.h`, which `libmimalloc-sys` builds; the crate names only some options).
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+    /// Returns freed pages to the system when they are freed, not a second later:
+    /// mimalloc purges late pages only when the thread that freed them allocates again, and the
+    /// threads that build a large dump's model go idle after it, holding what the
+    /// build freed (30 MB of the server's 360 MB on a 60 MB dump). `check` on that dump
+    /// takes the same time either way.
+    pub fn purge_freed_memory_at_once() {
+        // SAFETY: sets a plain integer option, before other threads start.
+        unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        /// The option's place is checked by its default (1000 ms): a mimalloc whose
+        /// options moved would fail here instead of setting another option.
+        #[test]
+        fn the_purge_delay_option_is_the_one_set() {
+            // SAFETY: reads an integer option.
+            assert_eq!(
+                unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) },
+                1000
+            );
+        }
     }
 }
