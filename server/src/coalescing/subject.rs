@@ -125,11 +125,9 @@ impl<'a> Subject<'a> {
             }
             let attrs = instruction.attrs();
             let backend_kind = attrs
-                .backend_config
-                .as_ref()
-                .and_then(|c| c.pointer("/fusion_backend_config/kind"))
-                .and_then(|k| k.as_str())
-                .map(str::to_string);
+                .backend_config()
+                .and_then(|c| c.pointer("/fusion_backend_config/kind").cloned())
+                .and_then(|k| k.as_str().map(str::to_string));
             let output_tiles = crate::tiling::config::output_tiles(computation, instruction)
                 .and_then(Result::ok)
                 .map(|t| t.sizes);

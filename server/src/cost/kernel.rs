@@ -378,12 +378,11 @@ pub(super) fn block_level_config_field(
 ) -> Option<serde_json::Value> {
     instr
         .attrs()
-        .backend_config
-        .as_ref()?
-        .pointer(&format!(
+        .backend_config()?
+        .pointer_mut(&format!(
             "/fusion_backend_config/block_level_fusion_config/{name}"
         ))
-        .cloned()
+        .map(serde_json::Value::take)
 }
 
 #[cfg(test)]

@@ -338,7 +338,7 @@ fn dot_loops(fused: ComputationRef<'_>) -> Vec<DotLoop> {
     {
         let attrs = dot.attrs();
         let Some(k_tile) = attrs
-            .backend_config
+            .backend_config()
             .as_ref()
             .and_then(|c| c.get("sizes"))
             .and_then(|s| s.get(0))

@@ -27,11 +27,9 @@ pub fn is_generic_triton_fusion(h: &Hlo, i: Instr) -> bool {
     h.is_custom_fusion(i)
         && h.instruction(i)
             .attrs()
-            .backend_config
-            .as_ref()
-            .and_then(|c| c.pointer("/fusion_backend_config/kind"))
-            .and_then(|k| k.as_str())
-            == Some("__triton")
+            .backend_config()
+            .and_then(|c| c.pointer("/fusion_backend_config/kind").cloned())
+            .is_some_and(|k| k == "__triton")
 }
 
 /// XLA's `IsFusibleBitcast`: a bitcast that keeps the element width (a no-op that

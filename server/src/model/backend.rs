@@ -40,7 +40,8 @@ impl Backend {
     /// The backend an instruction's own attributes give, if they say.
     pub fn of_instruction(instruction: &Instruction) -> Option<Backend> {
         let attrs = instruction.attrs();
-        if let Some(config) = attrs.backend_config.as_ref().and_then(|c| c.as_object()) {
+        let config = attrs.backend_config();
+        if let Some(config) = config.as_ref().and_then(|c| c.as_object()) {
             if config.contains_key("outer_dimension_partitions") {
                 return Some(Backend::Cpu);
             }

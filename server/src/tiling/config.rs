@@ -37,7 +37,7 @@ pub fn output_tiles(
     c: model::ComputationRef,
     instr: &model::Instruction,
 ) -> Option<Result<OutputTiles, ConfigError>> {
-    let config = instr.attrs().backend_config.as_ref()?;
+    let config = instr.attrs().backend_config()?;
     let fusion = config.get("fusion_backend_config")?;
     let tiles = fusion
         .get("block_level_fusion_config")?
