@@ -119,10 +119,22 @@ fn time_open_requests(
 
 /// Peak resident set of a process, in bytes (Linux).
 fn peak_rss(pid: u32) -> Option<u64> {
+    status_bytes(pid, "VmHWM:")
+}
+
+/// A size from a process's `/proc/PID/status` (`VmHWM:`, `VmRSS:`), in bytes.
+fn status_bytes(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// The resident set at the end of a phase and the peak so far: where the peak comes from.
+fn rss_after(pid: u32, phase: &'static str, phases: &mut Vec<(&'static str, u64, u64)>) {
+    if let (Some(now), Some(peak)) = (status_bytes(pid, "VmRSS:"), peak_rss(pid)) {
+        phases.push((phase, now, peak));
+    }
 }
 
 fn hover_request(uri: &str, (line, character): (u32, u32)) -> Value {
@@ -153,6 +165,8 @@ struct ServerRun {
     edit_parsed_p50: Duration,
     edit_max: Duration,
     peak_rss: Option<u64>,
+    /// The resident set after each phase, and the peak then.
+    rss_phases: Vec<(&'static str, u64, u64)>,
 }
 
 fn next_random(seed: &mut u64) -> u64 {
@@ -236,13 +250,18 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     );
     let open_to_first_hover = started.elapsed();
     assert!(first.to_string().contains("->"), "no map in {first}");
+    let mut rss_phases = Vec::new();
+    rss_after(client.pid(), "first hover", &mut rss_phases);
     let open_requests = time_open_requests(&mut client, &uri, positions[positions.len() / 2].0);
+    rss_after(client.pid(), "open requests", &mut rss_phases);
     client.diagnostics(&uri, 1);
     let open_to_diagnostics = started.elapsed();
     client.wait_module_answers(&uri, 1);
     let diagnostics_to_module_answers = started.elapsed() - open_to_diagnostics;
     // The same requests once the checks no longer hold the cores: what each costs alone.
+    rss_after(client.pid(), "checked", &mut rss_phases);
     let settled_requests = time_open_requests(&mut client, &uri, positions[positions.len() / 2].0);
+    rss_after(client.pid(), "requests again", &mut rss_phases);
 
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut latencies = Vec::with_capacity(hovers);
@@ -266,6 +285,7 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
         assert!(!answer.is_null(), "no hover at {position:?}");
     }
     entry_latencies.sort();
+    rss_after(client.pid(), "hovers", &mut rss_phases);
     let memory_hover = client.result("textDocument/hover", hover_request(&uri, entry[0]));
     assert!(
         memory_hover.to_string().contains("Memory ("),
@@ -300,6 +320,7 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
     }
     edits.sort();
     parsed.sort();
+    rss_after(client.pid(), "edits", &mut rss_phases);
     let peak_rss = peak_rss(client.pid());
     assert!(client.shutdown_and_exit().success());
     ServerRun {
@@ -317,6 +338,7 @@ fn run_server(text: &str, hovers: usize, edit: (u32, u32)) -> ServerRun {
         edit_parsed_p50: common::percentile(&parsed, 0.5),
         edit_max: *edits.last().unwrap(),
         peak_rss,
+        rss_phases,
     }
 }
 
@@ -448,6 +470,14 @@ fn main() {
                 peak as f64 / text.len() as f64
             );
         }
+        let phases: Vec<String> = run
+            .rss_phases
+            .iter()
+            .map(|(phase, now, peak)| {
+                format!("{phase} {:.0}/{:.0}", *now as f64 / 1e6, *peak as f64 / 1e6)
+            })
+            .collect();
+        println!("  RSS/peak MB after: {}", phases.join(", "));
     }
     println!(
         "lsp/edit large vs small       {:.2}x",
