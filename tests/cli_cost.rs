@@ -441,7 +441,7 @@ fn entry_kernels(text: &str) -> Vec<(String, String)> {
         .instructions
         .iter()
         .filter(|i| i.opcode != hlo_lsp::model::Opcode::Parameter)
-        .map(|i| (i.name.clone(), i.opcode.name().to_string()))
+        .map(|i| (i.name.to_string(), i.opcode.name().to_string()))
         .collect()
 }
 

@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
         .map(|&(comp, i)| {
             let t = Instant::now();
             std::hint::black_box(run(i, comp));
-            (t.elapsed(), i.name.as_str())
+            (t.elapsed(), &*i.name)
         })
         .collect();
     times.sort();
@@ -83,7 +83,7 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    let (comp, worst_fusion) = *fusions.iter().find(|(_, i)| i.name == worst).unwrap();
+    let (comp, worst_fusion) = *fusions.iter().find(|(_, i)| *i.name == *worst).unwrap();
     let fused = module
         .called_computation(worst_fusion, "calls")
         .unwrap()

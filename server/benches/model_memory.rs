@@ -111,7 +111,7 @@ fn attribute_heap(a: &Attribute) -> usize {
 }
 
 fn instruction_parts(i: &Instruction, parts: &mut Parts, shapes: &mut SeenShapes) {
-    parts.add("instruction names", i.name.capacity());
+    parts.add("instruction names", i.name.len());
     let declared: usize = i
         .operands
         .iter()

@@ -80,7 +80,7 @@ fn parsed(path: &Path) -> FxHashMap<(String, String), (String, String)> {
             for i in c.model().instructions.iter().filter(|i| !i.synthetic) {
                 let line = format!("{} {}", i.is_root, definition(c, i));
                 found.insert(
-                    (c.name.clone(), i.name.clone()),
+                    (c.name.clone(), i.name.to_string()),
                     (i.opcode.to_string(), line),
                 );
             }

@@ -157,7 +157,7 @@ fn tolerant_forms() {
     assert_eq!(m.name, None);
     assert_eq!(m.entry_computation().unwrap().name, "main");
     let fused = m.computation(m.computation_by_name("fused").unwrap());
-    assert_eq!(fused.root_instruction().unwrap().name, "e");
+    assert_eq!(&*fused.root_instruction().unwrap().name, "e");
     // The inline operand became an instruction before its user, with its own range.
     let inline = &fused.instructions[2];
     assert!(inline.synthetic);

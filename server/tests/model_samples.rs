@@ -76,7 +76,7 @@ fn real_files_build_without_errors() {
                     if !i.synthetic {
                         assert_eq!(
                             &text[c.abs(i.name_range)].trim_start_matches('%'),
-                            &i.name.as_str(),
+                            &&*i.name,
                             "{name}: name range"
                         );
                     }
@@ -148,7 +148,7 @@ fn fusions_are_indexed_as_callers() {
     assert_eq!(entry.name, "main");
     let (caller, fusion) = m.caller(&callers[0]).unwrap();
     assert_eq!(caller.id, entry.id);
-    assert_eq!(fusion.name, "fusion");
+    assert_eq!(&*fusion.name, "fusion");
     assert_eq!(fusion.opcode, Opcode::Fusion);
     assert_eq!(fusion.attrs().fusion_kind.as_deref(), Some("kLoop"));
     assert_eq!(
@@ -157,6 +157,6 @@ fn fusions_are_indexed_as_callers() {
     );
     let fc = m.computation(fused);
     assert_eq!(fc.parameters.len(), 3);
-    assert_eq!(fc.root_instruction().unwrap().name, "result");
+    assert_eq!(&*fc.root_instruction().unwrap().name, "result");
     assert_eq!(fc.instruction_by_name("mul").unwrap().users.len(), 2);
 }

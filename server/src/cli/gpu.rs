@@ -105,7 +105,7 @@ pub fn find(h: &Hlo, name: &str) -> Result<Instr, String> {
                 .instructions
                 .iter()
                 .filter(|i| !i.synthetic)
-                .map(|i| i.name.clone())
+                .map(|i| i.name.to_string())
                 .collect::<Vec<_>>()
         })
         .map(|n| (distance(wanted, &n), n))

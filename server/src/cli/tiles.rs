@@ -135,7 +135,7 @@ fn fused_name(file: &HloFile, r: &FusionReport, i: usize) -> String {
         .model()
         .instructions
         .get(i)
-        .map_or_else(|| format!("#{i}"), |x| x.name.clone())
+        .map_or_else(|| format!("#{i}"), |x| x.name.to_string())
 }
 
 fn report_text(file: &HloFile, r: &FusionReport) -> String {

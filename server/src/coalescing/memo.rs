@@ -130,9 +130,9 @@ fn caller_names<'c>(
     caller: ComputationRef<'c>,
     fusion: &'c Instruction,
 ) -> impl Iterator<Item = &'c str> + 'c {
-    let operands = fusion.operands.iter().filter_map(move |o| {
-        o.target
-            .map(|t| caller.model().instruction(t).name.as_str())
-    });
-    std::iter::once(fusion.name.as_str()).chain(operands)
+    let operands = fusion
+        .operands
+        .iter()
+        .filter_map(move |o| o.target.map(|t| &*caller.model().instruction(t).name));
+    std::iter::once(&*fusion.name).chain(operands)
 }

@@ -115,7 +115,7 @@ impl<'a> Subject<'a> {
             let mut operands = operands;
             for op in &mut operands {
                 let parameter = fused.model().parameter(op.index);
-                op.parameter = parameter.map(|p| (p.id.index(), p.name.clone()));
+                op.parameter = parameter.map(|p| (p.id.index(), p.name.to_string()));
                 // A shape that did not parse has its own error where it is written.
                 let invalid = |s: &model::Shape| matches!(s, model::Shape::Invalid);
                 op.declared_otherwise = parameter
@@ -135,7 +135,7 @@ impl<'a> Subject<'a> {
                 output_tiles,
                 view: View::Borrowed(view),
                 computation: fused.id.index(),
-                name: instruction.name.clone(),
+                name: instruction.name.to_string(),
                 fusion_kind: attrs.fusion_kind.as_deref().map(str::to_string),
                 backend_kind,
                 node_bits: fused
@@ -174,7 +174,7 @@ pub fn caller_operand(
         .map(|t| computation.instruction(t));
     Operand {
         index: k,
-        name: target.map_or_else(|| format!("#{k}"), |t| t.name.clone()),
+        name: target.map_or_else(|| format!("#{k}"), |t| t.name.to_string()),
         shape: computation
             .operand_shape(instruction, k)
             .cloned()
@@ -217,7 +217,7 @@ fn one_op<'a>(node: &Node, instruction: &Instruction, mut operands: Vec<Operand>
     Subject {
         view: View::Owned(Box::new(analysis::Module::new(vec![computation], 0))),
         computation: 0,
-        name: instruction.name.clone(),
+        name: instruction.name.to_string(),
         fusion_kind: None,
         backend_kind: None,
         operands,

@@ -267,7 +267,7 @@ impl<'a> Model<'a> {
                 index: k,
                 name: operand
                     .target
-                    .map_or_else(|| format!("#{k}"), |t| self.instruction(t).name.clone()),
+                    .map_or_else(|| format!("#{k}"), |t| self.instruction(t).name.to_string()),
                 bytes: total,
                 net_bytes: net,
                 coalesced,
@@ -279,7 +279,7 @@ impl<'a> Model<'a> {
         let write = write_time(device, cost.output_bytes);
         let exec = combine(compute, read + write);
         KernelCost {
-            name: instr.name.clone(),
+            name: instr.name.to_string(),
             exec_time: exec,
             compute_time: compute,
             read_time: read,

@@ -174,7 +174,7 @@ fn compare(a: ComputationRef, b: ComputationRef) -> ComputationDiff {
                 let (before, after) = (line(a, i), line(b, j));
                 if before != after {
                     d.changed.push(InstructionChange {
-                        name: j.name.clone(),
+                        name: j.name.to_string(),
                         before,
                         after,
                     });
@@ -209,7 +209,7 @@ fn fusion_maps(a: Side, b: Side, changes: &ComputationDiff) -> Vec<FusionMapsCha
         else {
             continue;
         };
-        let line_changed = changes.changed.iter().any(|c| c.name == j.name);
+        let line_changed = changes.changed.iter().any(|c| *c.name == *j.name);
         let body_changed = match (
             a_module.called_computation(i, "calls"),
             b_module.called_computation(j, "calls"),
@@ -225,7 +225,7 @@ fn fusion_maps(a: Side, b: Side, changes: &ComputationDiff) -> Vec<FusionMapsCha
         let rows = rows(&before, &after);
         if !rows.is_empty() {
             found.push(FusionMapsChange {
-                fusion: j.name.clone(),
+                fusion: j.name.to_string(),
                 rows,
             });
         }

@@ -76,7 +76,7 @@ fn ins(c: ComputationRef<'_>, i: &Instruction) -> Option<Ins> {
         .iter()
         .map(|o| {
             let t = c.instruction(o.target?);
-            (!t.synthetic).then(|| t.name.clone())
+            (!t.synthetic).then(|| t.name.to_string())
         })
         .collect();
     let literal = !i.literals.is_empty()
@@ -87,7 +87,7 @@ fn ins(c: ComputationRef<'_>, i: &Instruction) -> Option<Ins> {
         _ => Args::Verbatim(c.src(i.operands_range).to_string()),
     };
     Some(Ins {
-        name: i.name.clone(),
+        name: i.name.to_string(),
         root: i.is_root,
         shape: c.src(i.shape_range).to_string(),
         opcode: c.src(i.opcode_range).to_string(),

@@ -255,7 +255,7 @@ fn node(
     let instruction = computation.instruction(i);
     Node {
         id: id_of(c, i),
-        name: instruction.name.clone(),
+        name: instruction.name.to_string(),
         opcode: instruction.opcode.name().to_string(),
         shape: instruction.shape.logical_text(),
         computation: computation.name.clone(),

@@ -47,7 +47,7 @@ pub fn lenses(snapshot: &HloSnapshot, history: PassHistory) -> Vec<HistoryLens> 
                         range: computation.abs(i.name_range),
                         title,
                         computation: computation.name.clone(),
-                        instruction: i.name.clone(),
+                        instruction: i.name.to_string(),
                     });
                 }
             }

@@ -144,7 +144,7 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
 fn signature_parameter(c: ComputationRef, k: usize) -> Option<InstrId> {
     let id = (*c.parameters.get(k)?)?;
     let written = c.src(*c.signature_parameters.get(k)?);
-    (written.strip_prefix('%').unwrap_or(written) == c.instruction(id).name).then_some(id)
+    (written.strip_prefix('%').unwrap_or(written) == &*c.instruction(id).name).then_some(id)
 }
 
 /// For a parameter of a called computation (e.g. a fused parameter), the operands
@@ -428,7 +428,7 @@ fn module_outline(module: &Module) -> Outline {
                 .iter()
                 .filter(|i| !i.synthetic)
                 .map(|i| Outline {
-                    name: i.name.clone(),
+                    name: i.name.to_string(),
                     detail: Some(format!("{} {}", i.shape, i.opcode)),
                     kind: if i.parameter_number.is_some() {
                         OutlineKind::Variable
@@ -504,7 +504,7 @@ pub fn symbols_matching(file: &HloFile, query: &str, limit: usize, found: &mut V
                 .filter(|i| !i.synthetic && matches(&i.name))
             {
                 found.push(NamedSymbol {
-                    name: instruction.name.clone(),
+                    name: instruction.name.to_string(),
                     kind: OutlineKind::Field,
                     range: computation.abs(instruction.name_range),
                     container: computation.name.clone(),

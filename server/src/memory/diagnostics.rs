@@ -98,7 +98,7 @@ pub fn peak_copies(module: &Module, report: &Report) -> Vec<PeakCopy> {
             .operands
             .first()
             .and_then(|o| o.target)
-            .map(|t| computation.instruction(t).name.clone())
+            .map(|t| computation.instruction(t).name.to_string())
             .map(|name| (live_bytes(&name), name))
             .filter(|(bytes, _)| *bytes > 0)
             .map(|(bytes, name)| (name, bytes));

@@ -897,7 +897,11 @@ impl Flow {
 
     fn name(&self, module: &Module, v: ValueId) -> String {
         let def = self.values[v].def;
-        module.computation(def.0).instruction(def.1).name.clone()
+        module
+            .computation(def.0)
+            .instruction(def.1)
+            .name
+            .to_string()
     }
 
     fn report(mut self, module: &Module, built: Vec<Building>) -> Report {
@@ -934,7 +938,7 @@ impl Flow {
         let schedule = self
             .order
             .iter()
-            .map(|&(c, i)| module.computation(c).instruction(i).name.clone())
+            .map(|&(c, i)| module.computation(c).instruction(i).name.to_string())
             .collect();
         let spans = module
             .computations()

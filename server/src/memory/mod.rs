@@ -193,7 +193,7 @@ pub fn analyze_in(
 fn stranger<'a>(report: &'a Report, module: &crate::model::Module) -> Option<&'a str> {
     let names: std::collections::HashSet<&str> = module
         .computations()
-        .flat_map(|c| c.model().named_instructions().map(|i| i.name.as_str()))
+        .flat_map(|c| c.model().named_instructions().map(|i| &*i.name))
         .collect();
     let values = report
         .allocations

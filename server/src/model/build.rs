@@ -447,7 +447,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         }
         self.computation.instructions.push(Instruction {
             id,
-            name,
+            name: name.into(),
             name_range,
             range,
             is_root: false,

@@ -339,7 +339,7 @@ pub struct Instruction {
     pub id: InstrId,
     /// The name without `%`. For an operand written inline (XLA's nested form) the
     /// builder synthesizes an instruction named `<user>.operand<k>`.
-    pub name: String,
+    pub name: Box<str>,
     /// Range of the name as written (including `%`); for synthesized instructions,
     /// the range of the inline operand.
     pub name_range: Span,
@@ -749,13 +749,14 @@ mod size_tests {
     fn instructions_stay_small() {
         use std::mem::size_of;
         assert!(
-            size_of::<Instruction>() <= 320,
+            size_of::<Instruction>() <= 152,
             "{}",
             size_of::<Instruction>()
         );
         assert!(size_of::<Shape>() <= 80, "{}", size_of::<Shape>());
         assert!(size_of::<Operand>() <= 40, "{}", size_of::<Operand>());
         assert!(size_of::<Attribute>() <= 48, "{}", size_of::<Attribute>());
-        assert!(size_of::<Attrs>() <= 400, "{}", size_of::<Attrs>());
+        assert!(size_of::<Attrs>() <= 248, "{}", size_of::<Attrs>());
+        assert!(size_of::<Opcode>() <= 16, "{}", size_of::<Opcode>());
     }
 }

@@ -129,7 +129,7 @@ pub fn own_names<'m>(m: &'m Module, c: ComputationRef<'m>) -> Vec<&'m str> {
 
 /// See [`own_names`].
 fn names<'m>(m: &'m Module, c: ComputationRef<'m>, depth: usize) -> Vec<&'m str> {
-    let instructions = c.model().instructions.iter().map(|i| i.name.as_str());
+    let instructions = c.model().instructions.iter().map(|i| &*i.name);
     let mut out: Vec<&str> = std::iter::once(c.model().name.as_str())
         .chain(instructions)
         .collect();

@@ -51,7 +51,7 @@ impl NameIndex {
     /// ones the index was made of.
     pub fn get(&self, instructions: &[Instruction], name: &str) -> Option<InstrId> {
         self.table
-            .find(hash(name), |&id| instructions[id.index()].name == name)
+            .find(hash(name), |&id| *instructions[id.index()].name == *name)
             .copied()
     }
 

@@ -67,7 +67,7 @@ pub fn control_dependency_names(text: &str, c: &Computation) -> HashSet<String> 
                 }
             }
             // The instruction carrying the constraint must stay as well.
-            names.insert(instr.name.clone());
+            names.insert(instr.name.to_string());
         }
     }
     names
@@ -76,7 +76,7 @@ pub fn control_dependency_names(text: &str, c: &Computation) -> HashSet<String> 
 /// Whether `instr` can be a chain member: a layout op written out in the text, on a
 /// static array of the same element type as its (named, static) operand.
 fn is_member(c: &Computation, instr: &Instruction, pinned: &HashSet<String>) -> bool {
-    if !is_layout_op(&instr.opcode) || instr.synthetic || pinned.contains(&instr.name) {
+    if !is_layout_op(&instr.opcode) || instr.synthetic || pinned.contains(&*instr.name) {
         return false;
     }
     let [operand] = instr.operands.as_slice() else {
@@ -158,7 +158,7 @@ mod tests {
             .map(|ch| {
                 std::iter::once(ch.source)
                     .chain(ch.members.iter().copied())
-                    .map(|id| c.instruction(id).name.clone())
+                    .map(|id| c.instruction(id).name.to_string())
                     .collect()
             })
             .collect()

@@ -166,7 +166,7 @@ fn output_diagnostics(
             .model()
             .instructions
             .get(i)
-            .map_or_else(String::new, |x| x.name.clone())
+            .map_or_else(String::new, |x| x.name.to_string())
     };
     // Item 1 with items 2 and 4 as related information.
     for f in &o.splits {

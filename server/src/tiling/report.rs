@@ -187,7 +187,7 @@ pub fn report_at(
     if instr.opcode.name() != "fusion" {
         return None;
     }
-    if options.fusion.as_ref().is_some_and(|f| *f != instr.name) {
+    if options.fusion.as_ref().is_some_and(|f| **f != *instr.name) {
         return None;
     }
     let config = match output_tiles(comp, instr) {
@@ -218,7 +218,7 @@ pub fn analyze_fusion(
     };
     let mut report = FusionReport {
         at,
-        name: instr.name.clone(),
+        name: instr.name.to_string(),
         fused,
         fused_name: module
             .computation(model::ComputationId(fused as u32))
@@ -409,7 +409,7 @@ pub fn hover_line(file: &HloFile, view: &analysis::Module, offset: usize) -> Opt
         return None;
     }
     let options = ReportOptions {
-        fusion: Some(instr.name.clone()),
+        fusion: Some(instr.name.to_string()),
         ..ReportOptions::default()
     };
     let module = file.module(at.module);
