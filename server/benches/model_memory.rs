@@ -103,13 +103,6 @@ impl SeenShapes {
     }
 }
 
-fn attribute_heap(a: &Attribute) -> usize {
-    match &a.name {
-        std::borrow::Cow::Owned(s) => s.capacity(),
-        std::borrow::Cow::Borrowed(_) => 0,
-    }
-}
-
 fn instruction_parts(i: &Instruction, parts: &mut Parts, shapes: &mut SeenShapes) {
     parts.add("instruction names", i.name.len());
     let declared: usize = i
@@ -120,10 +113,7 @@ fn instruction_parts(i: &Instruction, parts: &mut Parts, shapes: &mut SeenShapes
         .sum();
     parts.add("shapes (shared)", shapes.bytes(&i.shape) + declared);
     parts.add("operands", thin_bytes(&i.operands));
-    parts.add(
-        "attributes",
-        thin_bytes(&i.attributes) + i.attributes.iter().map(attribute_heap).sum::<usize>(),
-    );
+    parts.add("attributes", thin_bytes(&i.attributes));
     parts.add("users", thin_bytes(&i.users));
     parts.add("literals", thin_bytes(&i.literals));
     parts.add(

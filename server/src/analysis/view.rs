@@ -136,7 +136,7 @@ const READ_FROM_TEXT: [&str; 3] = ["num_carries", "fft_length", "k"];
 
 /// The attributes the analysis reads, shared with every instruction that has none.
 fn attrs(c: model::ComputationRef, i: &model::Instruction) -> std::sync::Arc<Attrs> {
-    let from_text = |a: &model::Attribute| READ_FROM_TEXT.contains(&a.name.as_ref());
+    let from_text = |a: &model::Attribute| READ_FROM_TEXT.contains(&a.name.as_str());
     if i.decoded.is_none() && !i.attributes.iter().any(from_text) {
         return Attrs::none();
     }

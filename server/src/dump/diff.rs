@@ -139,7 +139,7 @@ pub fn definition(c: ComputationRef, i: &Instruction) -> String {
         let _ = write!(
             text,
             ", {}={}",
-            attribute.name,
+            c.src(attribute.name_range),
             c.src(attribute.value_range).trim()
         );
     }

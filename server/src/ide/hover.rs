@@ -149,7 +149,7 @@ fn operand_range_at(computation: ComputationRef, offset: usize) -> Option<Range<
         .instructions
         .iter()
         .flat_map(|i| &i.operands)
-        .filter_map(|o| o.name_range.map(|r| computation.abs(r)))
+        .filter_map(|o| o.name_range().map(|r| computation.abs(r)))
         .chain(signature)
         .find(|r| touches(r, offset))
 }
@@ -241,7 +241,7 @@ fn signature(computation: ComputationRef, instruction: &Instruction) -> String {
         instruction.opcode
     );
     for attribute in &instruction.attributes {
-        if DEFINING_ATTRIBUTES.contains(&attribute.name.as_ref()) {
+        if DEFINING_ATTRIBUTES.contains(&attribute.name.as_str()) {
             let value = computation.src(attribute.value_range);
             let _ = write!(line, ", {}={}", attribute.name, value.trim());
         }

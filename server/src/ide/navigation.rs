@@ -70,7 +70,7 @@ pub fn symbol_at(file: &HloFile, offset: usize) -> Option<Symbol> {
             return Some(as_instruction(instruction.id));
         }
         for operand in &instruction.operands {
-            if let (Some(range), Some(target)) = (operand.name_range, operand.target) {
+            if let (Some(range), Some(target)) = (operand.name_range(), operand.target) {
                 if range.touches(at) {
                     return Some(as_instruction(target));
                 }
@@ -118,7 +118,7 @@ pub fn occurrences(file: &HloFile, symbol: Symbol) -> Vec<Occurrence> {
             for user in &c.model().instructions {
                 for operand in &user.operands {
                     if operand.target == Some(instruction) {
-                        found.extend(operand.name_range.map(|r| reference(&c.abs(r))));
+                        found.extend(operand.name_range().map(|r| reference(&c.abs(r))));
                     }
                 }
             }

@@ -677,6 +677,7 @@ pub const KNOWN_ATTRIBUTES: &[&str] = &[
     "index",
     "index_vector_dim",
     "indices_are_sorted",
+    "inferred_dimension",
     "infeed_config",
     "inplace",
     "inserted_window_dims",
@@ -694,6 +695,7 @@ pub const KNOWN_ATTRIBUTES: &[&str] = &[
     "literal",
     "mantissa_bits",
     "metadata",
+    "num_carries",
     "offset_dims",
     "collapsed_slice_dims",
     "operand_batching_dims",
@@ -753,20 +755,85 @@ pub fn is_known_attribute(name: &str) -> bool {
     known_attribute(name).is_some()
 }
 
-/// The attribute name as a static string when XLA's parser knows it: the model stores
-/// attribute names this way, so that the common ones cost no allocation.
+/// The attribute name as a static string when XLA's parser knows it.
 pub fn known_attribute(name: &str) -> Option<&'static str> {
+    AttrName::of(name).known()
+}
+
+/// The names XLA's parser knows, sorted: [`AttrName`] is a place in this list.
+fn sorted_names() -> &'static [&'static str] {
     static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    let sorted = SORTED.get_or_init(|| {
+    SORTED.get_or_init(|| {
         let mut v: Vec<&str> = KNOWN_ATTRIBUTES
             .iter()
             .chain(COMPUTATION_ATTRIBUTES)
             .copied()
             .collect();
         v.sort_unstable();
+        v.dedup();
         v
-    });
-    sorted.binary_search(&name).ok().map(|i| sorted[i])
+    })
+}
+
+/// An attribute's name: its place among the names XLA knows, or unknown. Two bytes
+/// instead of a string in each of the million attributes of a large dump. An unknown
+/// name (the model warns about it) equals no known one; its spelling is the text at
+/// the attribute's `name_range`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttrName(u16);
+
+impl AttrName {
+    pub const UNKNOWN: AttrName = AttrName(u16::MAX);
+
+    pub fn of(name: &str) -> AttrName {
+        sorted_names()
+            .binary_search(&name)
+            .map_or(AttrName::UNKNOWN, |i| AttrName(i as u16))
+    }
+
+    /// The name, when XLA knows it.
+    pub fn known(self) -> Option<&'static str> {
+        sorted_names().get(usize::from(self.0)).copied()
+    }
+
+    /// The name; an unknown one reads as the empty string (see the type's docs).
+    pub fn as_str(self) -> &'static str {
+        self.known().unwrap_or("")
+    }
+}
+
+/// Comparing with a name the table lacks is always false, which would hide a name the
+/// code reads but the table forgot (the model also warns about it in valid dumps):
+/// debug builds stop there.
+impl PartialEq<str> for AttrName {
+    fn eq(&self, other: &str) -> bool {
+        debug_assert!(
+            AttrName::of(other) != AttrName::UNKNOWN,
+            "`{other}` is not in the table of attribute names"
+        );
+        self.known() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for AttrName {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl std::fmt::Debug for AttrName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.known() {
+            Some(name) => write!(f, "{name:?}"),
+            None => f.write_str("<unknown>"),
+        }
+    }
+}
+
+impl std::fmt::Display for AttrName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Attributes whose value names a computation (or a list of them).
@@ -914,6 +981,27 @@ pub fn unquote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every name XLA knows is its own place in the table and reads back; an unknown
+    /// name equals no known one and prints as unknown.
+    #[test]
+    fn attribute_names_are_places_in_the_table() {
+        for &name in KNOWN_ATTRIBUTES.iter().chain(COMPUTATION_ATTRIBUTES) {
+            let place = AttrName::of(name);
+            assert_ne!(place, AttrName::UNKNOWN, "{name}");
+            assert_eq!(place.known(), Some(name));
+            assert!(place == name);
+            assert_eq!(place.to_string(), name);
+        }
+        let unknown = AttrName::of("frobnicate");
+        assert_eq!(unknown, AttrName::UNKNOWN);
+        assert_eq!(unknown.known(), None);
+        assert!(unknown != "metadata");
+        assert_eq!(format!("{unknown:?}"), "<unknown>");
+        // What XLA prints for a reshape and a scan: valid output, no warning.
+        assert!(is_known_attribute("inferred_dimension"));
+        assert!(is_known_attribute("num_carries"));
+    }
 
     #[test]
     fn int_lists() {

@@ -7,14 +7,13 @@
 //! computation chunk is built on its own, on first use ([`build_chunk`]); the module's
 //! cross-references come from the chunks' outlines ([`super::crossref`]).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
 use thin_vec::ThinVec;
 use tree_sitter::{Node, TreeCursor};
 
-use super::attributes::{self, decode_attrs, AttrError};
+use super::attributes::{self, decode_attrs, AttrError, AttrName};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
     Attribute, AttributeValueKind, Built, CalledComputation, Computation, InstrId, Instruction,
@@ -376,21 +375,15 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             } else if let Some(nested) = operand_parts.nested {
                 let k = operands.len();
                 let target = self.nested(&name, k, nested);
-                operands.push(Operand {
-                    range: operand_range,
-                    name_range: None,
-                    declared_shape: None,
-                    target,
-                });
+                operands.push(Operand::inline(operand_range, target));
             } else if let Some(op_name) = operand_parts.name {
                 let declared_shape = operand_parts.shape.map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
-                operands.push(Operand {
-                    range: operand_range,
-                    name_range: Some(self.range(op_name)),
+                operands.push(Operand::named(
+                    operand_range,
+                    self.range(op_name),
                     declared_shape,
-                    target: None,
-                });
+                ));
             }
         }
         let mut values: SmallVec<[Node<'t>; 4]> = SmallVec::new();
@@ -406,7 +399,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         let (attrs, errors) = decode_attrs(
             attributes
                 .iter()
-                .map(|a| (a.name.as_ref(), &self.text[a.value_range.range()])),
+                .map(|a| (a.name.as_str(), &self.text[a.value_range.range()])),
         );
         let had_errors = !errors.is_empty();
         for (i, AttrError { offset, message }) in errors {
@@ -532,8 +525,8 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             "string" => AttributeValueKind::String,
             _ => AttributeValueKind::Atom,
         };
-        let known = attributes::known_attribute(name);
-        if known.is_none() {
+        let known = AttrName::of(name);
+        if known == AttrName::UNKNOWN {
             self.diagnostics.push(Diagnostic::warning(
                 key.byte_range(),
                 codes::UNKNOWN_ATTRIBUTE,
@@ -541,7 +534,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             ));
         }
         let attribute = Attribute {
-            name: known.map_or_else(|| Cow::Owned(name.to_string()), Cow::Borrowed),
+            name: known,
             name_range: self.range(key),
             value_range: self.range(value),
             value_kind,
@@ -565,7 +558,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         names
             .into_iter()
             .map(|n| CalledComputation {
-                attribute: attribute.name.clone(),
+                attribute: attribute.name,
                 name: strip_percent(self.node_text(n)).to_string(),
                 name_range: self.range(n),
             })
@@ -599,7 +592,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 }
                 None => {
                     let range = c.instructions[i].operands[k]
-                        .name_range
+                        .name_range()
                         .unwrap_or_default()
                         .range();
                     self.diagnostics.push(Diagnostic::error(
@@ -614,7 +607,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         for i in 0..c.instructions.len() {
             for k in 0..c.instructions[i].operands.len() {
                 let op = &c.instructions[i].operands[k];
-                if op.name_range.is_none() {
+                if op.name_range().is_none() {
                     if let Some(t) = op.target {
                         c.instructions[t.index()].users.push(InstrId(i as u32));
                     }

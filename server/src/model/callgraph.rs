@@ -80,7 +80,7 @@ fn role(instruction: &Instruction, called: &CalledComputation, branch: &mut usiz
         *branch += 1;
         Role::Branch(*branch - 1)
     };
-    match called.attribute.as_ref() {
+    match called.attribute.as_str() {
         "calls" if instruction.opcode == Opcode::Fusion => Role::Fused,
         "to_apply" => Role::Applied,
         "body" => Role::WhileBody,

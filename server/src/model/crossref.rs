@@ -251,7 +251,7 @@ fn check_calls(
             continue;
         };
         let params = callee.parameters.len();
-        let expected = match (&instr.opcode, called.attribute.as_ref()) {
+        let expected = match (&instr.opcode, called.attribute.as_str()) {
             (Opcode::Fusion | Opcode::Call | Opcode::AsyncStart, "calls") => {
                 Some(instr.operands.len())
             }

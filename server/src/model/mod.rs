@@ -27,8 +27,8 @@ pub mod shape_inference;
 pub mod stack_frames;
 
 pub use attributes::{
-    Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims, SliceDim,
-    WindowDim,
+    AttrName, Attrs, ComparisonDirection, ConvDimLabels, DotDims, GatherDims, PadDim, ScatterDims,
+    SliceDim, WindowDim,
 };
 pub use diagnostics::{codes, Diagnostic, Fix, Severity, TextEdit};
 pub use document::{parse_hlo, Change, Document};

@@ -81,7 +81,7 @@ fn write_nameless(
     // (span, operand number): what is left out or replaced, in text order.
     let mut holes: Vec<(Span, Option<usize>)> = vec![(instruction.name_range, None)];
     for (k, o) in instruction.operands.iter().enumerate() {
-        holes.extend(o.name_range.map(|span| (span, Some(k))));
+        holes.extend(o.name_range().map(|span| (span, Some(k))));
     }
     let text = c.src(instruction.range).as_bytes();
     let base = instruction.range.start;

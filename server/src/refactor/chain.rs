@@ -82,7 +82,7 @@ fn is_member(c: &Computation, instr: &Instruction, pinned: &HashSet<String>) -> 
     let [operand] = instr.operands.as_slice() else {
         return false;
     };
-    let (Some(target), Some(_)) = (operand.target, &operand.name_range) else {
+    let (Some(target), Some(_)) = (operand.target, operand.name_range()) else {
         return false;
     };
     let source = c.instruction(target);

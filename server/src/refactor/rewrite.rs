@@ -77,7 +77,7 @@ pub fn edits(
                     if operand.target != Some(last.id) {
                         continue;
                     }
-                    let range = operand.name_range?.range();
+                    let range = operand.name_range()?.range();
                     edits.push(TextEdit {
                         new_text: spelled_like(text.get(range.clone())?, &source.name),
                         range,
@@ -93,7 +93,7 @@ pub fn edits(
             }
         }
         _ => {
-            let operand = text.get(first.operands[0].name_range?.range())?;
+            let operand = text.get(first.operands[0].name_range()?.range())?;
             let opcode = replacement.opcode()?;
             let mut new_text = format!("{opcode}({operand})");
             if let Replacement::Transpose(perm) = replacement {
