@@ -114,7 +114,6 @@ fn instruction_parts(i: &Instruction, parts: &mut Parts, shapes: &mut SeenShapes
     parts.add("shapes (shared)", shapes.bytes(&i.shape) + declared);
     parts.add("operands", thin_bytes(&i.operands));
     parts.add("attributes", thin_bytes(&i.attributes));
-    parts.add("users", thin_bytes(&i.users));
     parts.add("literals", thin_bytes(&i.literals));
     parts.add(
         "called computations",
@@ -133,6 +132,9 @@ fn computation_parts(c: &Computation, parts: &mut Parts, shapes: &mut SeenShapes
     for i in &c.instructions {
         instruction_parts(i, parts, shapes);
     }
+    // The users table: a start per instruction (and one past the end), an id per use.
+    let uses: usize = c.instructions.iter().map(|i| c.users(i.id).len()).sum();
+    parts.add("users", (c.instructions.len() + 1 + uses) * 4);
     // A hashbrown table: one control byte per bucket besides the entry.
     parts.add(
         "name index",

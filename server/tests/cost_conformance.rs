@@ -162,8 +162,9 @@ fn run(record: &Value) -> Result<(), String> {
         ("PreferFusingExpensiveInstructionsIntoProducer", _) => with_model(&case, |m| {
             let exp = case.instr("exp");
             let as_consumer = m.run_times(case.instr("fusion.0"), &[exp]);
-            let users: Vec<&Instruction> = exp
-                .users
+            let users: Vec<&Instruction> = m
+                .computation
+                .users(exp.id)
                 .iter()
                 .map(|&u| m.computation.instruction(u))
                 .collect();

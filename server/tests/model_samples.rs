@@ -158,5 +158,5 @@ fn fusions_are_indexed_as_callers() {
     let fc = m.computation(fused);
     assert_eq!(fc.parameters.len(), 3);
     assert_eq!(&*fc.root_instruction().unwrap().name, "result");
-    assert_eq!(fc.instruction_by_name("mul").unwrap().users.len(), 2);
+    assert_eq!(fc.users(fc.instruction_by_name("mul").unwrap().id).len(), 2);
 }

@@ -145,7 +145,7 @@ fn join<T: ToString>(xs: &[T]) -> String {
 fn has_downstream_transpose(comp: ComputationRef<'_>, dot: &Instruction) -> bool {
     let body = comp.model();
     let mut seen = vec![false; body.instructions.len()];
-    let mut stack: Vec<usize> = dot.users.iter().map(|u| u.index()).collect();
+    let mut stack: Vec<usize> = body.users(dot.id).iter().map(|u| u.index()).collect();
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {
             continue;
@@ -154,7 +154,7 @@ fn has_downstream_transpose(comp: ComputationRef<'_>, dot: &Instruction) -> bool
         if x.opcode == Opcode::Transpose {
             return true;
         }
-        stack.extend(x.users.iter().map(|u| u.index()));
+        stack.extend(body.users(x.id).iter().map(|u| u.index()));
     }
     false
 }

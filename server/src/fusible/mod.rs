@@ -170,8 +170,10 @@ impl<'a> Hlo<'a> {
     /// The instructions that read `i` (each once).
     pub fn users(&self, i: Instr) -> Vec<Instr> {
         let mut users: Vec<Instr> = self
-            .instruction(i)
-            .users
+            .model
+            .computation(i.computation)
+            .model()
+            .users(i.id)
             .iter()
             .map(|&id| Instr {
                 computation: i.computation,

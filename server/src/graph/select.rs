@@ -42,7 +42,7 @@ pub fn users(c: &Computation, id: InstrId) -> Vec<InstrId> {
         let Some(i) = c.instructions.get(at.index()) else {
             continue;
         };
-        for &u in &i.users {
+        for &u in c.users(i.id) {
             if !seen.insert(u) {
                 continue;
             }

@@ -479,7 +479,7 @@ fn fusion_writes_over(module: &Module, fusion: &Instruction, read: usize) -> boo
             continue;
         }
         seen.push(id);
-        for &u in &model.instruction(id).users {
+        for &u in model.users(id) {
             let user = model.instruction(u);
             let in_place = matches!(user.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter)
                 && user.operands.first().and_then(|o| o.target) == Some(id);

@@ -17,7 +17,7 @@ use super::attributes::{self, decode_attrs, AttrError, AttrName};
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{
     Attribute, AttributeValueKind, Built, CalledComputation, Computation, InstrId, Instruction,
-    Operand, Span,
+    Operand, Span, Users,
 };
 use super::opcode::Opcode;
 use super::shape::{parse_shared_shape, PrimitiveType, Shape};
@@ -456,7 +456,6 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             attributes,
             decoded: attrs.boxed(),
             called,
-            users: ThinVec::new(),
         });
         Some(id)
     }
@@ -588,7 +587,6 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             match c.names.get(&c.instructions, name) {
                 Some(target) => {
                     c.instructions[i].operands[k].target = Some(target);
-                    c.instructions[target.index()].users.push(InstrId(i as u32));
                 }
                 None => {
                     let range = c.instructions[i].operands[k]
@@ -603,17 +601,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 }
             }
         }
-        // Users of synthesized (inline) operands.
-        for i in 0..c.instructions.len() {
-            for k in 0..c.instructions[i].operands.len() {
-                let op = &c.instructions[i].operands[k];
-                if op.name_range().is_none() {
-                    if let Some(t) = op.target {
-                        c.instructions[t.index()].users.push(InstrId(i as u32));
-                    }
-                }
-            }
-        }
+        c.users = Users::of(&c.instructions);
         for &extra in self.roots.iter().skip(1) {
             self.diagnostics.push(Diagnostic::error(
                 c.instructions[extra.index()].name_range.range(),

@@ -113,7 +113,7 @@ pub fn is_root(c: &Computation, instr: &Instruction) -> bool {
 /// The member that continues the chain after `instr`, if `instr` may be an
 /// intermediate: its only use is by a member, and it is not the root.
 fn next_member(c: &Computation, instr: &Instruction, pinned: &HashSet<String>) -> Option<InstrId> {
-    let [user] = instr.users.as_slice() else {
+    let [user] = c.users(instr.id) else {
         return None;
     };
     let next = c.instruction(*user);

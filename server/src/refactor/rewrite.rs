@@ -69,7 +69,7 @@ pub fn edits(
     match replacement {
         Replacement::Remove => {
             // `users` has one entry per use: visit each user once.
-            let mut users = last.users.clone();
+            let mut users = c.users(last.id).to_vec();
             users.sort();
             users.dedup();
             for user in users {

@@ -126,11 +126,11 @@ fn fused_range(file: &HloFile, r: &FusionReport, i: usize) -> Option<Range<usize
 /// The instruction that reads instruction `i`'s result inside the fused
 /// computation (its first user), or `i` itself for the root.
 fn reader(file: &HloFile, r: &FusionReport, i: usize) -> usize {
-    fused(file, r)
+    let fused = fused(file, r);
+    fused
         .model()
-        .instructions
-        .get(i)
-        .and_then(|x| x.users.first())
+        .users(crate::model::InstrId(i as u32))
+        .first()
         .map_or(i, |u| u.index())
 }
 
