@@ -475,8 +475,8 @@ fn convolution_flops(comp: ComputationRef<'_>, instr: &Instruction) -> i64 {
         }
         positions = positions.saturating_mul(count);
     }
-    let fgc = attrs.feature_group_count.unwrap_or(1).max(1);
-    let bgc = attrs.batch_group_count.unwrap_or(1).max(1);
+    let fgc = i64::from(attrs.feature_group_count.unwrap_or(1).max(1));
+    let bgc = i64::from(attrs.batch_group_count.unwrap_or(1).max(1));
     (input_feature / fgc)
         .saturating_mul(output_feature)
         .saturating_mul(batch / bgc)

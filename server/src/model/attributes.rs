@@ -59,6 +59,13 @@ pub fn parse_integer(text: &str) -> Result<i64, AttrError> {
     Ok(v)
 }
 
+/// A whole value that must be a small integer (a dimension, an index, a count of
+/// groups or bits): what [`Attrs`] keeps in four bytes.
+pub fn parse_small_integer(text: &str) -> Result<i32, AttrError> {
+    let value = parse_integer(text)?;
+    i32::try_from(value).or_else(|_| err(0, format!("{value} is out of range")))
+}
+
 /// `{1,0}` or `{}` (also a bare `1,0` or a single `3`): a list of integers.
 pub fn parse_int_list(text: &str) -> Result<Vec<i64>, AttrError> {
     let mut at = skip_space(text, 0);
@@ -581,18 +588,18 @@ pub struct Attrs {
     pub scatter: Option<Box<ScatterDims>>,
     pub slice_sizes: Option<ThinVec<i64>>,
     pub dynamic_slice_sizes: Option<ThinVec<i64>>,
-    pub iota_dimension: Option<i64>,
-    pub index_vector_dim: Option<i64>,
+    pub iota_dimension: Option<i32>,
+    pub index_vector_dim: Option<i32>,
     /// `index=` of `get-tuple-element`.
-    pub tuple_index: Option<i64>,
-    pub feature_group_count: Option<i64>,
-    pub batch_group_count: Option<i64>,
+    pub tuple_index: Option<i32>,
+    pub feature_group_count: Option<i32>,
+    pub batch_group_count: Option<i32>,
     pub comparison_direction: Option<ComparisonDirection>,
     /// `kind=` of a fusion (`kLoop`, `kInput`, `kOutput`, `kCustom`).
     pub fusion_kind: Option<Box<str>>,
     pub custom_call_target: Option<Box<str>>,
-    pub exponent_bits: Option<i64>,
-    pub mantissa_bits: Option<i64>,
+    pub exponent_bits: Option<i32>,
+    pub mantissa_bits: Option<i32>,
     pub is_stable: Option<bool>,
     /// `backend_config=` as written: decoded when asked ([`Attrs::backend_config`]).
     /// Decoded once for all, its maps took 12 MB of a 60 MB dump's model, for the
@@ -874,13 +881,15 @@ pub fn decode_attrs<'a>(
                 "dynamic_slice_sizes" => {
                     attrs.dynamic_slice_sizes = Some(parse_int_list(value)?.into())
                 }
-                "iota_dimension" => attrs.iota_dimension = Some(parse_integer(value)?),
-                "index_vector_dim" => attrs.index_vector_dim = Some(parse_integer(value)?),
-                "index" => attrs.tuple_index = Some(parse_integer(value)?),
-                "feature_group_count" => attrs.feature_group_count = Some(parse_integer(value)?),
-                "batch_group_count" => attrs.batch_group_count = Some(parse_integer(value)?),
-                "exponent_bits" => attrs.exponent_bits = Some(parse_integer(value)?),
-                "mantissa_bits" => attrs.mantissa_bits = Some(parse_integer(value)?),
+                "iota_dimension" => attrs.iota_dimension = Some(parse_small_integer(value)?),
+                "index_vector_dim" => attrs.index_vector_dim = Some(parse_small_integer(value)?),
+                "index" => attrs.tuple_index = Some(parse_small_integer(value)?),
+                "feature_group_count" => {
+                    attrs.feature_group_count = Some(parse_small_integer(value)?)
+                }
+                "batch_group_count" => attrs.batch_group_count = Some(parse_small_integer(value)?),
+                "exponent_bits" => attrs.exponent_bits = Some(parse_small_integer(value)?),
+                "mantissa_bits" => attrs.mantissa_bits = Some(parse_small_integer(value)?),
                 "direction" => {
                     attrs.comparison_direction = Some(parse_comparison_direction(value)?)
                 }
@@ -944,7 +953,7 @@ pub fn decode_attrs<'a>(
             offset_dims: offset_dims.unwrap_or_default(),
             collapsed_slice_dims: collapsed.unwrap_or_default(),
             start_index_map: start_index_map.unwrap_or_default(),
-            index_vector_dim: attrs.index_vector_dim.unwrap_or(0),
+            index_vector_dim: attrs.index_vector_dim.map_or(0, i64::from),
             operand_batching_dims: operand_batching.unwrap_or_default(),
             start_indices_batching_dims: start_batching.unwrap_or_default(),
             slice_sizes: attrs.slice_sizes.as_deref().unwrap_or_default().to_vec(),
@@ -960,7 +969,7 @@ pub fn decode_attrs<'a>(
             update_window_dims: update_window.unwrap_or_default(),
             inserted_window_dims: inserted.unwrap_or_default(),
             scatter_dims_to_operand_dims: to_operand.unwrap_or_default(),
-            index_vector_dim: attrs.index_vector_dim.unwrap_or(0),
+            index_vector_dim: attrs.index_vector_dim.map_or(0, i64::from),
             input_batching_dims: input_batching.unwrap_or_default(),
             scatter_indices_batching_dims: indices_batching.unwrap_or_default(),
         }));
@@ -981,6 +990,14 @@ pub fn unquote(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_integers_fit_four_bytes_or_are_reported() {
+        assert_eq!(parse_small_integer(" 3 "), Ok(3));
+        assert_eq!(parse_small_integer("-1"), Ok(-1));
+        let too_large = parse_small_integer("4294967296").unwrap_err();
+        assert!(too_large.message.contains("out of range"), "{too_large:?}");
+    }
 
     /// Every name XLA knows is its own place in the table and reads back; an unknown
     /// name equals no known one and prints as unknown.

@@ -849,7 +849,7 @@ mod size_tests {
             "{}",
             size_of::<CalledComputation>()
         );
-        assert!(size_of::<Attrs>() <= 248, "{}", size_of::<Attrs>());
+        assert!(size_of::<Attrs>() <= 192, "{}", size_of::<Attrs>());
         assert!(size_of::<Opcode>() <= 16, "{}", size_of::<Opcode>());
     }
 }

@@ -204,7 +204,11 @@ fn infer(
                 return Ok(None);
             };
             dims_in_range(
-                &[*required(&attrs.iota_dimension, "iota_dimension", opcode)?],
+                &[i64::from(*required(
+                    &attrs.iota_dimension,
+                    "iota_dimension",
+                    opcode,
+                )?)],
                 d.rank(),
                 "iota_dimension",
             )?;
