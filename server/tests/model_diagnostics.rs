@@ -35,6 +35,43 @@ fn expect(text: &str, expected: &[(&str, Severity, &str, &str)]) {
 
 use Severity::{Error, Warning};
 
+/// Parameter numbers are kept in four bytes: one past that range is too large, as one
+/// past the computation's size is, and a negative one is not a number of a parameter;
+/// the messages say which, and a valid parameter still shows its number.
+#[test]
+fn parameter_numbers() {
+    expect(
+        "ENTRY e {\n  a = f32[2] parameter(4294967296)\n  b = f32[2] parameter(-1)\n  ROOT c = f32[2] parameter(0)\n}\n",
+        &[
+            (codes::PARAMETER_NUMBER, Error, "(4294967296)", "(4294967296)"),
+            (codes::PARAMETER_NUMBER, Error, "(-1)", "(-1)"),
+        ],
+    );
+    let file = model::parse_hlo("ENTRY e {\n  a = f32[2] parameter(4294967296)\n  b = f32[2] parameter(-1)\n  ROOT c = f32[2] parameter(7)\n}\n");
+    let messages: Vec<&str> = file
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(
+        messages.contains(&"parameter number 4294967296 is too large"),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(&"parameter needs a non-negative number: `parameter(0)`"),
+        "{messages:?}"
+    );
+    let entry = file.modules[0].entry_computation().unwrap();
+    assert_eq!(
+        entry
+            .model()
+            .instruction_by_name("c")
+            .unwrap()
+            .parameter_number,
+        Some(7)
+    );
+}
+
 #[test]
 fn names() {
     expect(

@@ -445,7 +445,7 @@ fn coalescing_notes(
 fn parameter_sources(
     module: &Module,
     computation_id: crate::model::ComputationId,
-    k: i64,
+    k: u32,
 ) -> Vec<String> {
     let Ok(k) = usize::try_from(k) else {
         return Vec::new();

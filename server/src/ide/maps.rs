@@ -350,7 +350,7 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
     let reached =
         analysis::fusion::grouped_from_instruction(site.view, comp, site.instruction.id.index());
     let computation = site.model_computation();
-    let mut parameters: Vec<(i64, &Instruction)> = computation
+    let mut parameters: Vec<(u32, &Instruction)> = computation
         .instructions
         .iter()
         .filter_map(|i| i.parameter_number.map(|k| (k, i)))

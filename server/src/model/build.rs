@@ -423,9 +423,15 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             literals
                 .first()
                 .and_then(|r| attributes::parse_integer(&self.text[r.range()]).ok())
+                .and_then(|k| u32::try_from(k).ok())
         } else {
             None
         };
+        if parameter_number.is_some() {
+            // Kept decoded; the text's range only when it is not a number (for the
+            // report): most instructions of a fused computation are parameters.
+            literals = ThinVec::new();
+        }
         if !opcode.arity().accepts(operands.len()) {
             self.diagnostics.push(Diagnostic::error(
                 operand_list.byte_range(),
@@ -626,10 +632,15 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 continue;
             }
             let Some(k) = instr.parameter_number.and_then(|k| usize::try_from(k).ok()) else {
+                let written = instr.literals.first().map(|r| self.text[r.range()].trim());
+                let message = match written.map(attributes::parse_integer) {
+                    Some(Ok(k)) if k >= 0 => format!("parameter number {k} is too large"),
+                    _ => "parameter needs a non-negative number: `parameter(0)`".to_string(),
+                };
                 self.diagnostics.push(Diagnostic::error(
                     instr.operands_range.range(),
                     codes::PARAMETER_NUMBER,
-                    "parameter needs a non-negative number: `parameter(0)`",
+                    message,
                 ));
                 continue;
             };

@@ -416,10 +416,12 @@ pub struct Instruction {
     pub operands: ThinVec<Operand>,
     /// The parenthesized operand list, `(` to `)`.
     pub operands_range: Span,
-    /// Literal operands (`constant(1)`, `parameter(0)`'s number): ranges in order.
+    /// Literal operands (`constant(1)`): ranges in order. A parameter's number is
+    /// decoded ([`Instruction::parameter_number`]); its range is kept only when it is not
+    /// one (for the report).
     pub literals: ThinVec<Span>,
     /// `parameter(k)`'s number.
-    pub parameter_number: Option<i64>,
+    pub parameter_number: Option<u32>,
     pub attributes: ThinVec<Attribute>,
     /// Decoded attributes the opcode needs; `None` when there are none (read them with
     /// [`Instruction::attrs`]).
