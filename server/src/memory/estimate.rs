@@ -322,7 +322,7 @@ impl Flow {
                 bound.map(pass)
             }
             Opcode::Parameter => {
-                let n = instr.parameter_number.map(|n| n.max(0) as u64);
+                let n = instr.parameter_number.map(u64::from);
                 self.define(at, &instr.shape, n, false);
                 return;
             }
