@@ -85,7 +85,7 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
                     message: text,
                 },
             ),
-            Outgoing::Rendered(body) => destination.output.send(&body),
+            Outgoing::Rendered(body) => destination.output.send_owned(body),
             Outgoing::ProgressBegin { token, title } => {
                 let id = NumberOrString::String(token.clone());
                 if client.create_work_done_progress(id).await.is_err() {

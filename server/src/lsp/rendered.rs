@@ -222,6 +222,9 @@ type Kept = FxHashMap<usize, (KeptCell, Arc<Template>)>;
 #[derive(Debug, Default)]
 pub struct Renderings {
     kept: Mutex<Kept>,
+    /// The length of the last notification: the next one's buffer is made that large
+    /// at once (growing 5 MB by doubling copied it and faulted each new page in).
+    last_len: std::sync::atomic::AtomicUsize,
 }
 
 impl Renderings {
@@ -229,7 +232,9 @@ impl Renderings {
     /// are computed here if they are not yet. Keeps the renderings of this
     /// version's cells, and only those.
     pub fn notification(&self, snapshot: &Snapshot, style: Style) -> Vec<u8> {
-        let mut list = Vec::new();
+        use std::sync::atomic::Ordering;
+        let room = self.last_len.load(Ordering::Relaxed);
+        let mut list = body_start(&snapshot.uri, room + room / 8);
         match &snapshot.ide {
             ide::Snapshot::Mlir(mlir) => {
                 write_list(&mut list, snapshot, style, &mlir.diagnostics());
@@ -243,7 +248,9 @@ impl Renderings {
                 *super::workspace::lock(&self.kept) = now;
             }
         }
-        body(&snapshot.uri, Some(snapshot.version), &list)
+        body_end(&mut list, Some(snapshot.version));
+        self.last_len.store(list.len(), Ordering::Relaxed);
+        list
     }
 
     /// Appends the findings of one chunk (after a comma when `list` has some), moving
@@ -305,11 +312,13 @@ impl Renderings {
 /// Appends what `write` writes, after a comma when both are non-empty.
 fn separated(list: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
     let before = list.len();
-    if before > 0 {
+    // The list is written inside its notification: it is empty while `[` ends it.
+    let first = matches!(list.last(), None | Some(b'['));
+    if !first {
         list.push(b',');
     }
     write(list);
-    if list.len() == before + 1 && before > 0 {
+    if !first && list.len() == before + 1 {
         list.truncate(before);
     }
 }
@@ -317,19 +326,31 @@ fn separated(list: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
 /// The body of a `publishDiagnostics` notification for `uri` whose diagnostics are
 /// `list` (JSON objects separated by commas).
 pub fn body(uri: &Uri, version: Option<i32>, list: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(list.len() + 160);
+    let mut out = body_start(uri, list.len());
+    out.extend_from_slice(list);
+    body_end(&mut out, version);
+    out
+}
+
+/// The notification up to its list of diagnostics, in a buffer with room for `list`
+/// more bytes: the list is written into it after this.
+fn body_start(uri: &Uri, list: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(list + 160);
     out.extend_from_slice(
         br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
     );
     serde_json::to_writer(&mut out, uri).expect("writing to memory");
     out.extend_from_slice(br#","diagnostics":["#);
-    out.extend_from_slice(list);
+    out
+}
+
+/// Closes the notification whose list `out` ends with.
+fn body_end(out: &mut Vec<u8>, version: Option<i32>) {
     out.push(b']');
     if let Some(version) = version {
         let _ = write!(out, r#","version":{version}"#);
     }
     out.extend_from_slice(b"}}");
-    out
 }
 
 #[cfg(test)]
