@@ -83,13 +83,13 @@ pub fn deliver(answer: Option<Response>, output: &Output) -> Option<Response> {
         unreachable!("the result was just seen to be a string");
     };
     let id = serde_json::to_string(&id).unwrap_or_else(|_| "null".to_string());
-    output.send_parts(&[
-        br#"{"jsonrpc":"2.0","result":"#,
-        json.as_bytes(),
-        br#","id":"#,
-        id.as_bytes(),
-        b"}",
-    ]);
+    let mut body = Vec::with_capacity(json.len() + id.len() + 40);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
+    body.extend_from_slice(json.as_bytes());
+    body.extend_from_slice(br#","id":"#);
+    body.extend_from_slice(id.as_bytes());
+    body.push(b'}');
+    output.send_owned(body);
     None
 }
 

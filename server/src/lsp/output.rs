@@ -50,20 +50,7 @@ impl Output {
     /// Sends one JSON-RPC message (its body; the header is added here). Dropped once
     /// the output is closed.
     pub fn send(&self, body: &[u8]) {
-        self.send_parts(&[body]);
-    }
-
-    /// Sends one message whose body is `parts` one after the other, copied once into
-    /// the frame (an answer of several megabytes is not assembled first).
-    pub fn send_parts(&self, parts: &[&[u8]]) {
-        let length: usize = parts.iter().map(|part| part.len()).sum();
-        let header = format!("Content-Length: {length}\r\n\r\n");
-        let mut frame = Vec::with_capacity(header.len() + length);
-        frame.extend_from_slice(header.as_bytes());
-        for part in parts {
-            frame.extend_from_slice(part);
-        }
-        let _ = self.frames.send(Frame::Bytes(frame));
+        self.send_owned(body.to_vec());
     }
 
     /// Sends one JSON-RPC message whose body the caller hands over: it is written as
