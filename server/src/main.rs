@@ -103,10 +103,10 @@ mod purge {
     /// mimalloc purges late pages only when the thread that freed them allocates again, and the
     /// threads that build a large dump's model go idle after it, holding what the
     /// build freed (30 MB of the server's 360 MB on a 60 MB dump). `check` on that dump
-    /// takes the same time either way; an edit of a 600 MB dump faults its per-edit
-    /// vectors in again (about 10% of the edit). A delay of 10 ms, with the pool's
-    /// pages returned once a version is checked, held as much at its peak and edited
-    /// no faster; mimalloc's default second held 20 MB more on the 60 MB dump.
+    /// takes the same time either way. It costs the first hover of a large dump about
+    /// 50 ms and an edit of a 600 MB dump about 10% (pages given back are faulted in
+    /// again); mimalloc's default second peaked at 383 MB against 294 MB on the 60 MB
+    /// dump, and 10 ms at 300 MB with the same first hover (docs/performance.md).
     pub fn purge_freed_memory_at_once() {
         // mimalloc's own setting, when the user gives one, is left as it is.
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {

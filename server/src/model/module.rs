@@ -839,7 +839,7 @@ mod size_tests {
     fn instructions_stay_small() {
         use std::mem::size_of;
         assert!(
-            size_of::<Instruction>() <= 152,
+            size_of::<Instruction>() <= 136,
             "{}",
             size_of::<Instruction>()
         );
