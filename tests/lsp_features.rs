@@ -95,19 +95,12 @@ fn shipped_example_opens_clean_and_navigates() {
         "textDocument/foldingRange",
         json!({"textDocument": {"uri": document}}),
     );
-    let lines: Vec<(u64, u64)> = folds
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["startLine"].as_u64().unwrap(),
-                f["endLine"].as_u64().unwrap(),
-            )
-        })
-        .collect();
     // From each computation's name line to its closing brace (0-based lines).
-    assert_eq!(lines, [(13, 22), (24, 30)], "{folds}");
+    assert_eq!(
+        lsp_support::fold_lines(&folds),
+        [(13, 22), (24, 30)],
+        "{folds}"
+    );
     assert!(client.shutdown_and_exit().success());
 }
 

@@ -89,18 +89,11 @@ fn answers_written_as_json_text_keep_ids_errors_and_shape() {
         symbols["result"][0]["children"][1]["range"]["start"]["line"],
         8
     );
-    let lines: Vec<(i64, i64)> = folds["result"]
-        .as_array()
-        .expect("folds")
-        .iter()
-        .map(|f| {
-            (
-                f["startLine"].as_i64().unwrap(),
-                f["endLine"].as_i64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(lines, [(2, 6), (8, 11)], "{folds}");
+    assert_eq!(
+        lsp_support::fold_lines(&folds["result"]),
+        [(2, 6), (8, 11)],
+        "{folds}"
+    );
     assert!(hover["result"]["contents"].is_object(), "{hover}");
 
     let unknown = json!({"textDocument": {"uri": uri("not-open.hlo")}});

@@ -421,6 +421,21 @@ fn read_messages(mut reader: impl BufRead, sender: mpsc::Sender<(Instant, Value)
     }
 }
 
+/// The `(startLine, endLine)` of each range of a `foldingRange` answer.
+pub fn fold_lines(folds: &Value) -> Vec<(u64, u64)> {
+    folds
+        .as_array()
+        .expect("a list of folding ranges")
+        .iter()
+        .map(|f| {
+            (
+                f["startLine"].as_u64().expect("startLine"),
+                f["endLine"].as_u64().expect("endLine"),
+            )
+        })
+        .collect()
+}
+
 /// An LSP position.
 pub fn pos(line: u32, character: u32) -> Value {
     json!({"line": line, "character": character})
