@@ -87,7 +87,19 @@ const PREFER: &str = "PreferFusingExpensiveInstructionsIntoProducer";
 fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
     let file = hlo("performance_model", PREFER);
     let v = json(&["cost", file.to_str().unwrap(), "--json"]);
-    assert_eq!(keys(&v), set(&["device", "total_us", "kernels"]));
+    assert_eq!(
+        keys(&v),
+        set(&[
+            "module",
+            "device",
+            "total_us",
+            "total_is_lower_bound",
+            "launch_overhead_us",
+            "unfused",
+            "loops",
+            "kernels",
+        ])
+    );
     assert_eq!(v["device"]["name"], "a6000");
     let kernels = v["kernels"].as_array().unwrap();
     let names: Vec<&str> = kernels
@@ -100,8 +112,11 @@ fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
         .map(|k| k["exec_time_us"].as_f64().unwrap())
         .collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    // The total counts every kernel once, and each launch's overhead (1 µs).
     let total = v["total_us"].as_f64().unwrap();
-    assert!((total - times.iter().sum::<f64>()).abs() < 1e-6);
+    let launches = v["launch_overhead_us"].as_f64().unwrap();
+    assert_eq!(launches, 3.0);
+    assert!((total - times.iter().sum::<f64>() - launches).abs() < 1e-6);
     for k in kernels {
         assert_eq!(
             keys(k),
@@ -118,8 +133,19 @@ fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
                 "bytes_written",
                 "bound",
                 "operands",
+                "model",
+                "count",
+                "count_is_lower_bound",
+                "branch",
+                "modelled",
+                "per_step_us",
+                "percent",
+                "blocks",
+                "threads_per_block",
             ])
         );
+        assert_eq!(k["count"], 1);
+        assert_eq!(k["modelled"], true);
         assert!(k["bound"] == "memory" || k["bound"] == "compute");
         for o in k["operands"].as_array().unwrap() {
             assert_eq!(

@@ -141,7 +141,7 @@ fn unknown_names_are_errors() {
 
 /// Nodes weigh what they hold: every instruction node has its output's bytes; a
 /// CPU dump's kernels get a time only when a GPU is chosen (as the cost lenses),
-/// and then the SVG's boxes say it (`≈ … · … KiB`).
+/// and then the SVG's boxes say it (`≈ … · … KiB`); XLA:CPU's own kernels never.
 #[test]
 fn a_cpu_dump_is_timed_only_on_a_chosen_gpu() {
     let dump = data(
@@ -164,8 +164,14 @@ fn a_cpu_dump_is_timed_only_on_a_chosen_gpu() {
     let x = plain.iter().find(|n| n["name"] == "x.1").unwrap();
     assert_eq!(x["bytes"], 8 * 512 * 512 * 4, "f32[8,512,512]");
     let chosen = nodes(&["--device", "h100"]);
-    let fusion = chosen.iter().find(|n| n["name"] == "ynn_fusion.1").unwrap();
+    let fusion = chosen
+        .iter()
+        .find(|n| n["name"] == "copy_bitcast_fusion")
+        .unwrap();
     assert!(fusion["time_us"].as_f64().unwrap() > 0.0, "{fusion}");
+    // XLA:CPU's own kernels (XNNPACK's `__ynn_fusion`) have no GPU model: no time.
+    let ynn = chosen.iter().find(|n| n["name"] == "ynn_fusion.1").unwrap();
+    assert!(ynn.get("time_us").is_none(), "{ynn}");
     assert!(chosen
         .iter()
         .filter(|n| n["kind"] == "parameter")

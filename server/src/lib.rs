@@ -28,4 +28,5 @@ pub mod model;
 pub mod refactor;
 pub mod syntax;
 pub mod tiling;
+pub mod units;
 pub mod xml;

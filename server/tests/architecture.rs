@@ -29,6 +29,7 @@ const FRONT_END_USES: &[&str] = &[
     "refactor",
     "syntax",
     "tiling",
+    "units",
     "xml",
 ];
 
@@ -38,6 +39,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("budget", &[]),
     ("language", &[]),
     ("xml", &[]),
+    ("units", &[]),
     ("syntax", &[]),
     ("algebra", &["budget"]),
     ("model", &["algebra", "budget", "syntax"]),
@@ -66,6 +68,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "model",
             "syntax",
             "tiling",
+            "units",
         ],
     ),
     (
@@ -94,7 +97,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
     // Memory: XLA's buffer assignment read, or estimated from the module.
-    ("memory", &["budget", "dump", "model", "syntax", "xml"]),
+    (
+        "memory",
+        &["budget", "dump", "model", "syntax", "units", "xml"],
+    ),
     // Every finding of a document, from the analyses that report them.
     (
         "checks",

@@ -233,12 +233,16 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
 }
 
 /// Parses `text` and builds the analysis view of every module in it (every
-/// computation built and converted, in parallel; no diagnostics are computed).
+/// computation built and converted, in parallel). Of the diagnostics, only the syntax
+/// errors are in the file's (a command refuses a broken file; the semantic checks are
+/// `check`'s, and cost seconds on a large dump).
 pub fn parse(text: &str) -> (model::HloFile, Vec<Module<'static>>) {
     use rayon::prelude::*;
     let document = model::Document::parse(text);
     document.build_all();
-    let file = document.into_file();
+    let syntax_errors = document.syntax_errors();
+    let mut file = document.into_file();
+    file.diagnostics = syntax_errors;
     let modules = file
         .modules
         .iter()

@@ -14,7 +14,9 @@ use crate::analysis;
 use crate::coalescing::{
     self, picture, Device, Evidence, OperandVerdict, Options, Report, Subject,
 };
-use crate::model::{self, HloFile};
+use crate::cost::class::{classify, KernelClass};
+use crate::cost::report::launches_kernels;
+use crate::model::{self, ComputationId, HloFile, InstrId, Module};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -52,65 +54,141 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let file = model::parse_hlo(&text);
+    super::input::refuse_syntax_errors(&args.file, &text, &file.diagnostics)?;
     let options = Options {
         sizes: args.sizes.clone(),
         device,
         operand: None,
     };
-    let reports = reports(&file, &text, args, &options)?;
+    let Analysed { reports, note } = reports(&file, &text, args, &options)?;
     if args.json {
-        let v = json!({ "instructions": reports.iter().map(report_json).collect::<Vec<_>>() });
-        Ok(format!(
+        let mut v = json!({ "instructions": reports.iter().map(report_json).collect::<Vec<_>>() });
+        if let Some(note) = &note {
+            v["note"] = json!(note);
+        }
+        return Ok(format!(
             "{}\n",
             serde_json::to_string_pretty(&v).unwrap_or_default()
-        ))
-    } else {
-        Ok(reports
+        ));
+    }
+    let Some(note) = note else {
+        return Ok(reports
             .iter()
             .map(|r| report_text(r, &options))
             .collect::<Vec<_>>()
-            .join("\n"))
+            .join("\n"));
+    };
+    // Every kernel of a dump: the ones with an uncoalesced read, in full.
+    let uncoalesced: Vec<&Report> = reports
+        .iter()
+        .filter(|r| r.operands.iter().any(|o| !o.coalesced))
+        .collect();
+    let mut out = format!(
+        "{note}: {} of {} read an operand uncoalesced{}\n",
+        uncoalesced.len(),
+        reports.len(),
+        if uncoalesced.is_empty() { "" } else { ":" }
+    );
+    for r in uncoalesced {
+        out.push('\n');
+        out.push_str(&report_text(r, &options));
     }
+    Ok(out)
 }
 
 /// The reports asked for: the named instruction, or each module's ENTRY ROOT.
-fn reports(
-    file: &HloFile,
-    text: &str,
-    args: &Args,
-    options: &Options,
-) -> Result<Vec<Report>, String> {
+/// What the command analysed: the reports, and when the ENTRY ROOT is not a kernel
+/// (a tuple of a real dump), the note that says every kernel was analysed instead.
+struct Analysed {
+    reports: Vec<Report>,
+    note: Option<String>,
+}
+
+/// The reports asked for: the named instruction, or each module's ENTRY ROOT; when
+/// that ROOT launches no kernel of its own (a tuple, a get-tuple-element), every
+/// kernel of the module.
+fn reports(file: &HloFile, text: &str, args: &Args, options: &Options) -> Result<Analysed, String> {
     let path = args.file.display();
     let mut out = vec![];
+    let mut notes = vec![];
     for module in &file.modules {
-        let target = match &args.instruction {
+        let view = analysis::view::borrowed(module);
+        let targets = match &args.instruction {
             Some(name) => module
                 .find_instruction(name.trim_start_matches('%'))
-                .map(|(c, i)| (module.computation(c), i)),
-            None => module
-                .entry_computation()
-                .and_then(|c| c.root.map(|r| (c, r))),
+                .into_iter()
+                .collect(),
+            None => {
+                let Some(entry) = module.entry_computation() else {
+                    continue;
+                };
+                let Some(root) = entry.root else { continue };
+                let root_instr = entry.instruction(root);
+                if classify(module, entry, root_instr) == KernelClass::NotLaunched {
+                    if options.sizes.is_some() {
+                        return Err(format!(
+                            "--sizes: the ENTRY ROOT %{} is a {}, not a kernel: name one with --instruction",
+                            root_instr.name,
+                            root_instr.opcode.name()
+                        ));
+                    }
+                    let kernels = every_kernel(module);
+                    notes.push(format!(
+                        "the ENTRY ROOT %{} is a {}, not a kernel: every kernel of the module is analysed ({})",
+                        root_instr.name,
+                        root_instr.opcode.name(),
+                        kernels.len()
+                    ));
+                    kernels
+                } else {
+                    vec![(entry.id, root)]
+                }
+            }
         };
-        let Some((computation, id)) = target else {
-            continue;
-        };
-        let instruction = computation.instruction(id);
-        let view = analysis::view::borrowed(module);
-        let subject = Subject::new(module, &view, computation, instruction).map_err(|e| {
-            let (line, col) =
-                crate::syntax::line_col(text, computation.abs(instruction.name_range).start);
-            format!("{path}:{line}:{col}: {e}")
-        })?;
-        check_sizes(&subject, options)?;
-        out.push(coalescing::analyze(&subject, options, None));
+        for (c, id) in targets {
+            let computation = module.computation(c);
+            let instruction = computation.instruction(id);
+            let subject = Subject::new(module, &view, computation, instruction).map_err(|e| {
+                let (line, col) =
+                    crate::syntax::line_col(text, computation.abs(instruction.name_range).start);
+                format!("{path}:{line}:{col}: {e}")
+            })?;
+            check_sizes(&subject, options)?;
+            out.push(coalescing::analyze(&subject, options, None));
+        }
     }
-    if out.is_empty() {
+    if out.is_empty() && notes.is_empty() {
         return Err(match &args.instruction {
             Some(name) => format!("{path}: no instruction named {name}"),
             None => format!("{path}: no ENTRY computation with a ROOT instruction"),
         });
     }
-    Ok(out)
+    Ok(Analysed {
+        reports: out,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    })
+}
+
+/// Every kernel XLA's emitters generate (the reads coalescing judges), in the
+/// computations that launch kernels.
+fn every_kernel(module: &Module) -> Vec<(ComputationId, InstrId)> {
+    let mut out = vec![];
+    for c in module.computations() {
+        if !launches_kernels(module, c.id) {
+            continue;
+        }
+        for i in &c.model().instructions {
+            if !i.synthetic
+                && matches!(
+                    classify(module, c, i),
+                    KernelClass::Emitted | KernelClass::Tiled
+                )
+            {
+                out.push((c.id, i.id));
+            }
+        }
+    }
+    out
 }
 
 /// `--sizes` must match the rank of some output.

@@ -1,16 +1,23 @@
-//! `hlo-lsp cost FILE [--device NAME|FILE] [--top N] [--json]`: every kernel of the
-//! module ranked by the time XLA's GPU performance model estimates
-//! ([`crate::cost::report::ranked_kernels`]). A CPU dump is judged only when `--device`
-//! asks for a GPU ("as if compiled for ..."). Exit 0 with a report, 2 on bad input.
+//! `hlo-lsp cost FILE [--device NAME|FILE] [--top N] [--computation C] [--json]`: one
+//! step of each module, every kernel ranked by the time it takes per step
+//! ([`crate::cost::step`]): while bodies weighted by their trip counts, launches
+//! counted, identical kernels grouped, what no model covers listed apart and kept out
+//! of the total. A CPU dump is judged only when `--device` asks for a GPU ("as if
+//! compiled for ..."). Exit 0 with a report, 2 on bad input (a syntax error included).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
 use super::gpu;
-use crate::cost::report::{self, RankedKernel};
+use super::input;
+use crate::cost::report;
+use crate::cost::step::{self, Step, StepKernel};
 use crate::cost::{Bound, Duration};
+use crate::device::Device;
+use crate::model::{Module, Opcode};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,9 +28,15 @@ pub struct Args {
     /// else a6000.
     #[arg(long, value_name = "NAME|FILE")]
     pub device: Option<String>,
-    /// Only the N costliest kernels (the total still counts them all).
+    /// Only the N costliest rows (the total still counts every kernel).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// Only the kernels of computation C (a while body, a branch, ENTRY's name).
+    #[arg(long, value_name = "C")]
+    pub computation: Option<String>,
+    /// Only the module named NAME (or at 0-based place N) of a file with several.
+    #[arg(long, value_name = "NAME|N")]
+    pub module: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -33,6 +46,7 @@ pub fn run(args: Args) -> ExitCode {
     super::print_or_fail(run_inner(&args))
 }
 
+/// A duration in microseconds, `null` when infinite.
 fn micros(d: Duration) -> Value {
     match d.is_infinite() {
         true => Value::Null,
@@ -40,12 +54,30 @@ fn micros(d: Duration) -> Value {
     }
 }
 
+/// The modules of the file the arguments ask for, with their labels.
+fn chosen_modules<'f>(
+    args: &Args,
+    modules: &'f [Module],
+) -> Result<Vec<(String, &'f Module)>, String> {
+    if let Some(wanted) = &args.module {
+        let m = input::find_module(modules, wanted)
+            .ok_or_else(|| format!("{}: no module {wanted}", args.file.display()))?;
+        let index = modules.iter().position(|x| std::ptr::eq(x, m)).unwrap_or(0);
+        return Ok(vec![(input::module_label(m, index), m)]);
+    }
+    Ok(modules
+        .iter()
+        .enumerate()
+        .map(|(k, m)| (input::module_label(m, k), m))
+        .collect())
+}
+
 fn run_inner(args: &Args) -> Result<String, String> {
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
     let (_, file) = gpu::parse(&args.file)?;
-    let module = &file.modules[0];
-    let cpu = gpu::is_cpu_dump(&args.file, module);
+    let modules = chosen_modules(args, &file.modules)?;
     let device = &chosen.device;
+    let cpu = gpu::is_cpu_dump(&args.file, modules[0].1);
     if cpu && !chosen.explicit {
         eprintln!("{}", gpu::cpu_note(&args.file));
         return Ok(if args.json {
@@ -57,83 +89,355 @@ fn run_inner(args: &Args) -> Result<String, String> {
             String::new()
         });
     }
-    let ranked = report::ranked_kernels(module, device);
-    let total = ranked
-        .iter()
-        .fold(Duration::ZERO, |sum, k| sum + k.cost.exec_time);
-    let shown = &ranked[..args.top.unwrap_or(ranked.len()).min(ranked.len())];
-    if args.json {
-        let mut v = json!({
-            "device": gpu::device_json(device),
-            "total_us": micros(total),
-            "kernels": shown.iter().map(kernel_json).collect::<Vec<_>>(),
-        });
-        if cpu {
-            v["backend"] = json!("cpu");
-            v["as_if_compiled_for"] = json!(device.name);
+    let mut reports = vec![];
+    for (label, module) in &modules {
+        let Some(step) = step::step(module, device) else {
+            if modules.len() == 1 {
+                return Err(format!("{}: no ENTRY computation", args.file.display()));
+            }
+            continue;
+        };
+        if let Some(c) = &args.computation {
+            if module.computation_by_name(c).is_none() && modules.len() == 1 {
+                return Err(format!("{}: no computation named {c}", args.file.display()));
+            }
         }
+        reports.push(ModuleReport {
+            label: label.clone(),
+            unfused: is_unfused(module),
+            step,
+        });
+    }
+    if args.json {
+        let mut per_module: Vec<Value> = reports
+            .iter()
+            .map(|r| module_json(r, args, device, cpu))
+            .collect();
+        let v = if per_module.len() == 1 {
+            per_module.remove(0)
+        } else {
+            json!({ "device": gpu::device_json(device), "modules": per_module })
+        };
         return Ok(format!(
             "{}\n",
             serde_json::to_string_pretty(&v).unwrap_or_default()
         ));
     }
-    let mut out = format!(
-        "{}: {} kernel{} on {}{}, total ≈ {total}\n",
+    let mut out = String::new();
+    for r in &reports {
+        out.push_str(&module_text(r, args, device, cpu, reports.len() > 1));
+    }
+    Ok(out)
+}
+
+/// One module's step, and what the report says around it.
+struct ModuleReport {
+    label: String,
+    unfused: bool,
+    step: Step,
+}
+
+/// Whether no computation that launches kernels holds a fusion: a module printed
+/// before XLA's fusion passes, where every instruction is costed as its own kernel.
+fn is_unfused(module: &Module) -> bool {
+    let mut kernels = 0usize;
+    for c in module.computations() {
+        if !report::launches_kernels(module, c.id) {
+            continue;
+        }
+        for i in &c.model().instructions {
+            if i.opcode == Opcode::Fusion {
+                return false;
+            }
+            kernels += usize::from(crate::cost::is_kernel(i));
+        }
+    }
+    kernels > 1
+}
+
+const UNFUSED_NOTE: &str = "no instruction of this module is fused (it was printed before XLA's \
+     fusion passes): every instruction is costed as its own kernel, where XLA would fuse most \
+     of them; `hlo-lsp fusion --simulate` shows what it fuses";
+
+/// The rows of the ranking: kernels with the same estimate grouped, in the order of
+/// their time per step.
+fn rows<'s>(kernels: &[&'s StepKernel]) -> Vec<Vec<&'s StepKernel>> {
+    let mut rows: Vec<Vec<&StepKernel>> = vec![];
+    for &k in kernels {
+        match rows.iter_mut().find(|r| report::same_estimate(r[0], k)) {
+            Some(row) => row.push(k),
+            None => rows.push(vec![k]),
+        }
+    }
+    rows.sort_by_key(|row| std::cmp::Reverse(per_step(row)));
+    rows
+}
+
+/// The time a row of kernels takes per step, launches included.
+fn per_step(row: &[&StepKernel]) -> Duration {
+    row.iter()
+        .filter_map(|k| k.total())
+        .fold(Duration::ZERO, |s, t| s + t)
+}
+
+/// The kernels of `r` the arguments select, ranked.
+fn selected<'r>(r: &'r ModuleReport, args: &Args) -> Vec<&'r StepKernel> {
+    let mut kernels: Vec<&StepKernel> = r
+        .step
+        .kernels
+        .iter()
+        .filter(|k| {
+            args.computation
+                .as_deref()
+                .is_none_or(|c| k.computation_name == c.trim_start_matches('%'))
+        })
+        .collect();
+    kernels.sort_by_key(|k| std::cmp::Reverse(k.total().unwrap_or(Duration::ZERO)));
+    kernels
+}
+
+fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, several: bool) -> String {
+    let step = &r.step;
+    let mut out = String::new();
+    let kernels = selected(r, args);
+    let (modelled, unmodelled): (Vec<&StepKernel>, Vec<&StepKernel>) =
+        kernels.iter().partition(|k| k.estimate.is_ok());
+    let runs: u64 = modelled.iter().map(|k| k.count.n).sum();
+    let _ = write!(
+        out,
+        "{}{}: {} on {}{}: step {} {}",
         args.file.display(),
-        ranked.len(),
-        if ranked.len() == 1 { "" } else { "s" },
+        if several {
+            format!(" (module {})", r.label)
+        } else {
+            String::new()
+        },
+        plural(modelled.len(), "kernel"),
         device.name,
         if cpu {
             format!(" (a CPU dump, as if compiled for {})", device.name)
         } else {
             String::new()
         },
+        if step.lower_bound { "≥" } else { "≈" },
+        step.total,
     );
-    for k in shown {
-        out.push_str(&format!(
-            "{:>10}  {} ({}, {})  {}\n",
-            k.cost.exec_time.to_string(),
-            k.cost.name,
-            k.kind,
-            k.computation_name,
-            report::summary(&k.cost)
-        ));
-        if let Some(d) = report::dominant_operand(&k.cost) {
-            out.push_str(&format!(
-                "            dominant read: {}\n",
-                d.replace('`', "")
-            ));
+    let _ = writeln!(
+        out,
+        " ({} per step, {} of launch overhead)",
+        plural_es(runs as usize, "launch"),
+        step.launch_overhead
+    );
+    for l in &step.loops {
+        let _ = match l.trip_count {
+            Some(n) => writeln!(
+                out,
+                "  loop %{} runs {n} times per entry ({})",
+                l.name,
+                l.source.name().replace('_', " ")
+            ),
+            None => writeln!(
+                out,
+                "  loop %{} runs × ? times: {}; its body is counted once, per iteration",
+                l.name,
+                l.reason.as_deref().unwrap_or("unknown trip count")
+            ),
+        };
+    }
+    if r.unfused {
+        let _ = writeln!(out, "note: {UNFUSED_NOTE}");
+    }
+    if let Some(c) = &args.computation {
+        let part = modelled
+            .iter()
+            .filter_map(|k| k.total())
+            .fold(Duration::ZERO, |s, t| s + t);
+        let _ = writeln!(out, "computation {c}: {part} per step");
+    }
+    let all_rows = rows(&modelled);
+    let shown = args.top.unwrap_or(all_rows.len()).min(all_rows.len());
+    let total = step.total.as_secs_f64();
+    let mut cumulative = 0.0;
+    if !all_rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>6}  {:>6}  {:>7}  KERNEL",
+            "PER STEP", "%", "CUM%", "RUNS"
+        );
+    }
+    for row in &all_rows[..shown] {
+        let first = row[0];
+        let per_step = per_step(row);
+        let percent = if total > 0.0 {
+            per_step.as_secs_f64() / total * 100.0
+        } else {
+            0.0
+        };
+        cumulative += percent;
+        let count: u64 = row.iter().map(|k| k.count.n).sum();
+        let estimate = first.estimate.as_ref().ok();
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>5.1}%  {:>5.1}%  {:>7}  {}{} ({}, {}){}  {}",
+            per_step.to_string(),
+            percent,
+            cumulative.min(100.0),
+            format!("× {count}{}", if first.count.unknown { "+" } else { "" }),
+            first.name,
+            identical(row),
+            first.kind,
+            first.computation_name,
+            first
+                .branch
+                .as_deref()
+                .map(|b| format!(" [{b}]"))
+                .unwrap_or_default(),
+            estimate.map(report::estimate_summary).unwrap_or_default(),
+        );
+        if let Some(e) = estimate {
+            if let Some(line) = report::roofline(e, device) {
+                for l in line.lines() {
+                    let _ = writeln!(out, "{:>43}{l}", "");
+                }
+            }
+            if let Some(d) = report::dominant_operand(&e.cost) {
+                let _ = writeln!(out, "{:>43}dominant read: {}", "", d.replace('`', ""));
+            }
         }
     }
-    if shown.len() < ranked.len() {
-        out.push_str(&format!(
-            "({} more kernel(s) not shown)\n",
-            ranked.len() - shown.len()
-        ));
+    if shown < all_rows.len() {
+        let _ = writeln!(out, "  ({} more rows not shown)", all_rows.len() - shown);
     }
-    Ok(out)
+    if !unmodelled.is_empty() {
+        let _ = writeln!(
+            out,
+            "not modelled (kept out of the total): {}",
+            plural(unmodelled.len(), "kernel")
+        );
+        for row in rows(&unmodelled) {
+            let first = row[0];
+            let count: u64 = row.iter().map(|k| k.count.n).sum();
+            let _ = writeln!(
+                out,
+                "  × {count}  {}{} ({}, {}): {}",
+                first.name,
+                identical(&row),
+                first.kind,
+                first.computation_name,
+                first
+                    .estimate
+                    .as_ref()
+                    .err()
+                    .map(String::as_str)
+                    .unwrap_or_default()
+            );
+        }
+    }
+    out
 }
 
-fn kernel_json(k: &RankedKernel) -> Value {
-    let c = &k.cost;
-    json!({
-        "name": c.name,
+/// ` (+2 identical: dot.10, dot.11)`, ` (+8 identical: reduce.22, reduce.23, …)`.
+fn identical(row: &[&StepKernel]) -> String {
+    if row.len() < 2 {
+        return String::new();
+    }
+    let mut names: Vec<&str> = row[1..].iter().take(2).map(|k| k.name.as_str()).collect();
+    if row.len() > 3 {
+        names.push("…");
+    }
+    format!(" (+{} identical: {})", row.len() - 1, names.join(", "))
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+fn plural_es(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "es" })
+}
+
+fn module_json(r: &ModuleReport, args: &Args, device: &Device, cpu: bool) -> Value {
+    let step = &r.step;
+    let total = step.total.as_secs_f64();
+    let kernels = selected(r, args);
+    let (modelled, unmodelled): (Vec<&StepKernel>, Vec<&StepKernel>) =
+        kernels.iter().partition(|k| k.estimate.is_ok());
+    let listed: Vec<Value> = modelled
+        .iter()
+        .chain(&unmodelled)
+        .take(args.top.unwrap_or(usize::MAX))
+        .map(|k| kernel_json(k, total))
+        .collect();
+    let mut v = json!({
+        "module": r.label,
+        "device": gpu::device_json(device),
+        "total_us": micros(step.total),
+        "total_is_lower_bound": step.lower_bound,
+        "launch_overhead_us": micros(step.launch_overhead),
+        "unfused": r.unfused,
+        "loops": step.loops.iter().map(|l| json!({
+            "name": l.name,
+            "trip_count": l.trip_count,
+            "source": l.source.name(),
+            "reason": l.reason,
+        })).collect::<Vec<_>>(),
+        "kernels": listed,
+    });
+    if cpu {
+        v["backend"] = json!("cpu");
+        v["as_if_compiled_for"] = json!(device.name);
+    }
+    v
+}
+
+fn kernel_json(k: &StepKernel, total: f64) -> Value {
+    let per_step = k.total();
+    let mut v = json!({
+        "name": k.name,
         "computation": k.computation_name,
         "kind": k.kind,
-        "exec_time_us": micros(c.exec_time),
-        "compute_time_us": micros(c.compute_time),
-        "read_time_us": micros(c.read_time),
-        "write_time_us": micros(c.write_time),
-        "flops": c.flops,
-        "bytes_read": c.bytes_read,
-        "bytes_written": c.bytes_written,
-        "bound": match c.bound { Bound::Memory => "memory", Bound::Compute => "compute" },
-        "operands": c.operands.iter().map(|o| json!({
-            "index": o.index,
-            "name": o.name,
-            "bytes": o.bytes,
-            "coalesced": o.coalesced,
-            "utilization": o.utilization,
-        })).collect::<Vec<_>>(),
-    })
+        "count": k.count.n,
+        "count_is_lower_bound": k.count.unknown,
+        "branch": k.branch,
+        "modelled": k.estimate.is_ok(),
+        "per_step_us": per_step.map(micros),
+        "percent": per_step.map(|t| if total > 0.0 { t.as_secs_f64() / total * 100.0 } else { 0.0 }),
+    });
+    match &k.estimate {
+        Ok(e) => {
+            let c = &e.cost;
+            let fields = json!({
+                "model": e.model.name(),
+                "exec_time_us": micros(c.exec_time),
+                "compute_time_us": micros(c.compute_time),
+                "read_time_us": micros(c.read_time),
+                "write_time_us": micros(c.write_time),
+                "flops": c.flops,
+                "bytes_read": c.bytes_read,
+                "bytes_written": c.bytes_written,
+                "bound": match c.bound { Bound::Memory => "memory", Bound::Compute => "compute" },
+                "blocks": c.launch.num_blocks,
+                "threads_per_block": c.launch.threads_per_block,
+                "operands": c.operands.iter().map(|o| json!({
+                    "index": o.index,
+                    "name": o.name,
+                    "bytes": o.bytes,
+                    "coalesced": o.coalesced,
+                    "utilization": o.utilization,
+                })).collect::<Vec<_>>(),
+            });
+            merge(&mut v, fields);
+        }
+        Err(reason) => merge(
+            &mut v,
+            json!({ "model": Value::Null, "exec_time_us": Value::Null, "reason": reason }),
+        ),
+    }
+    v
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(a), Value::Object(b)) = (into.as_object_mut(), from) {
+        a.extend(b);
+    }
 }

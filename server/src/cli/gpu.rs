@@ -154,12 +154,14 @@ pub fn device_json(d: &Device) -> serde_json::Value {
     })
 }
 
-/// The one module of an HLO file.
+/// An HLO file's text and model: at least one module, and no syntax error
+/// ([`super::input::refuse_syntax_errors`]).
 pub fn parse(file: &Path) -> Result<(String, crate::model::HloFile), String> {
     let text = super::read_text(file)?;
     let parsed = crate::model::parse_hlo(&text);
     if parsed.modules.is_empty() {
         return Err(format!("{}: no HLO module", file.display()));
     }
+    super::input::refuse_syntax_errors(file, &text, &parsed.diagnostics)?;
     Ok((text, parsed))
 }

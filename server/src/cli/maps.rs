@@ -103,6 +103,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         return maps_of(args, &parsed.0, &parsed.1).map(|out| ssa_names(out, args.json));
     }
     let parsed = view::parse(&text);
+    super::input::refuse_syntax_errors(&args.file, &text, &parsed.0.diagnostics)?;
     let out = maps_of(args, &parsed.0, &parsed.1);
     // The process ends right after: freeing the model would only cost time.
     std::mem::forget((parsed, text));

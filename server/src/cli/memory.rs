@@ -44,6 +44,10 @@ pub struct Args {
     /// schedule (a while body: its own steps).
     #[arg(long, value_name = "NAME", requires = "svg")]
     pub computation: Option<String>,
+    /// The module to read when the file holds several: its name or its place
+    /// (0-based); default: the first, named on stderr.
+    #[arg(long, value_name = "NAME|N")]
+    pub module: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -54,10 +58,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let text = super::read_text(&args.file)?;
     let document = Document::parse(&text);
     let file = document.file();
-    let module = file
-        .modules
-        .first()
-        .ok_or_else(|| format!("{}: no HLO module", args.file.display()))?;
+    super::input::refuse_syntax_errors(&args.file, &text, &document.syntax_errors())?;
+    let module =
+        super::input::pick_module(&args.file, &text, &file.modules, args.module.as_deref())?;
     let report = memory::analyze(Some(&args.file), module, args.estimate)
         .ok_or_else(|| format!("{}: no ENTRY computation", args.file.display()))?;
     for note in &report.notes {

@@ -17,6 +17,7 @@ pub mod fusion;
 pub mod gpu;
 pub mod graph;
 pub mod history;
+pub mod input;
 pub mod maps;
 pub mod memory;
 pub mod mlir;

@@ -78,6 +78,7 @@ pub fn report(args: &Args) -> Result<(String, bool), String> {
         return Err(format!("--sizes: tile size {bad} must be at least 1"));
     }
     let file = model::parse_hlo(&text);
+    super::input::refuse_syntax_errors(&args.file, &text, &file.diagnostics)?;
     let options = ReportOptions {
         fusion: args.fusion.clone(),
         sizes: sizes.clone(),

@@ -20,6 +20,7 @@
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
 
+pub mod class;
 pub mod compute;
 pub mod dot;
 pub mod duration;
@@ -30,6 +31,7 @@ pub mod launch;
 pub mod memory;
 pub mod profile;
 pub mod report;
+pub mod step;
 pub mod tiled;
 
 pub use duration::Duration;

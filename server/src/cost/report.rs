@@ -1,25 +1,12 @@
-//! The kernels of a module ranked by estimated time, and the one-line summary a code
+//! The kernels of a step ranked by the time they take per step, and the lines a code
 //! lens, a hover and `hlo-lsp cost` show of each: what an engineer chasing a slow step
-//! reads first.
+//! reads first. Sizes in binary units, rates as vendors quote them ([`crate::units`]).
 
-use super::{Bound, KernelCost, Model};
-use crate::analysis;
+use super::step::{self, Estimate, ModelUsed, Step, StepKernel};
+use super::{Bound, Duration, KernelCost};
 use crate::device::Device;
-use crate::model::{ComputationId, InstrId, Module, Opcode};
-
-/// One kernel of a module with its estimate.
-#[derive(Clone, Debug)]
-pub struct RankedKernel {
-    pub computation: ComputationId,
-    pub instruction: InstrId,
-    /// The computation's name (`main`, a while body).
-    pub computation_name: String,
-    /// The fusion kind (`kLoop`, `kInput`, `kCustom`), else the opcode.
-    pub kind: String,
-    /// The instruction's name, in document bytes.
-    pub name_range: std::ops::Range<usize>,
-    pub cost: KernelCost,
-}
+use crate::model::{ComputationId, Module, Opcode};
+use crate::units;
 
 /// Whether the instructions of computation `id` run as kernels of their own: the
 /// entry, while bodies and conditions, conditional branches, `call`ed and
@@ -49,41 +36,43 @@ pub fn launches_kernels(module: &Module, id: ComputationId) -> bool {
         })
 }
 
-/// Every kernel of `module` on `device`, the costliest first (ties in text order).
-pub fn ranked_kernels(module: &Module, device: &Device) -> Vec<RankedKernel> {
-    let view = analysis::view::borrowed(module);
-    let mut out = Vec::new();
-    for computation in module.computations() {
-        if !launches_kernels(module, computation.id) {
-            continue;
-        }
-        let model = Model::new(&view, module, computation, device);
-        for instruction in &computation.model().instructions {
-            if instruction.synthetic || !super::is_kernel(instruction) {
-                continue;
-            }
-            if crate::budget::exhausted() {
-                break;
-            }
-            let kind = match instruction.attrs().fusion_kind.as_deref() {
-                Some(kind) if instruction.opcode == Opcode::Fusion => kind.to_string(),
-                _ => instruction.opcode.name().to_string(),
-            };
-            out.push(RankedKernel {
-                computation: computation.id,
-                instruction: instruction.id,
-                computation_name: computation.name.clone(),
-                kind,
-                name_range: computation.abs(instruction.name_range),
-                cost: model.kernel(instruction),
-            });
-        }
-    }
-    out.sort_by_key(|k| std::cmp::Reverse(k.cost.exec_time));
-    out
+/// The kernels of one step of `module` on `device`, the costliest per step first
+/// (ties in walk order), those no model covers last.
+pub fn ranked_kernels(module: &Module, device: &Device) -> Vec<StepKernel> {
+    let Some(step) = step::step(module, device) else {
+        return vec![];
+    };
+    ranked(step)
 }
 
-/// `≈ 12.3 µs · memory-bound · reads 3.1 MB (1 uncoalesced)`: the time, what
+/// The kernels of `step`, the costliest per step first, those no model covers last.
+pub fn ranked(step: Step) -> Vec<StepKernel> {
+    let mut kernels = step.kernels;
+    kernels.sort_by_key(|k| std::cmp::Reverse(k.total().unwrap_or(Duration::ZERO)));
+    kernels.sort_by_key(|k| k.estimate.is_err());
+    kernels
+}
+
+/// Kernels whose estimates are the same (same model, kind, numbers and count):
+/// one row of a ranking, "× 26" rather than 26 lines.
+pub fn same_estimate(a: &StepKernel, b: &StepKernel) -> bool {
+    match (&a.estimate, &b.estimate) {
+        (Ok(x), Ok(y)) => {
+            x.model == y.model
+                && a.kind == b.kind
+                && a.count == b.count
+                && a.branch == b.branch
+                && x.cost.exec_time == y.cost.exec_time
+                && x.cost.flops == y.cost.flops
+                && x.cost.bytes_read == y.cost.bytes_read
+                && x.cost.bytes_written == y.cost.bytes_written
+        }
+        (Err(x), Err(y)) => x == y && a.kind == b.kind && a.count == b.count,
+        _ => false,
+    }
+}
+
+/// `≈ 12.3 µs · memory-bound · reads 3.1 MiB (1 uncoalesced)`: the time, what
 /// bounds it, and the reads (with the operands read uncoalesced, when some are).
 pub fn summary(cost: &KernelCost) -> String {
     if cost.is_infinite() {
@@ -97,7 +86,7 @@ pub fn summary(cost: &KernelCost) -> String {
     let mut line = format!(
         "≈ {} · {bound} · reads {}",
         cost.exec_time,
-        bytes(cost.bytes_read)
+        units::signed_bytes(cost.bytes_read)
     );
     if uncoalesced > 0 {
         line.push_str(&format!(" ({uncoalesced} uncoalesced)"));
@@ -105,43 +94,172 @@ pub fn summary(cost: &KernelCost) -> String {
     line
 }
 
+/// [`summary`] saying which model gave the time when it is not the generic one:
+/// `≈ 8.70 ms · compute-bound on the matrix units · reads 3.0 GiB`,
+/// `≈ 14.7 ms · host link · moves 896.0 MiB`.
+pub fn estimate_summary(estimate: &Estimate) -> String {
+    let cost = &estimate.cost;
+    if cost.is_infinite() {
+        return summary(cost);
+    }
+    match estimate.model {
+        ModelUsed::Performance => summary(cost),
+        ModelUsed::Tiled => format!("{} · tiled (Triton)", summary(cost)),
+        ModelUsed::Matrix => {
+            summary(cost).replacen("compute-bound", "compute-bound on the matrix units", 1)
+        }
+        ModelUsed::HostLink => format!(
+            "≈ {} · host link · moves {}",
+            cost.exec_time,
+            units::signed_bytes(cost.bytes_read)
+        ),
+        ModelUsed::Collective => format!(
+            "≈ {} · collective (SoL model) · moves {}",
+            cost.exec_time,
+            units::signed_bytes(cost.bytes_read)
+        ),
+    }
+}
+
 /// The operand whose reads take the longest, with its share of the read time:
-/// `%p0 (2.0 MB, 85% of the reads)`; `None` without operands.
+/// `` `%p0` (2.0 MiB, 85% of the read time) ``; `None` when there is no choice to
+/// point at (one operand, no read time) or no operand takes more than half of it.
 pub fn dominant_operand(cost: &KernelCost) -> Option<String> {
     let total = cost.read_time.as_nanos_f64();
+    if cost.operands.len() < 2 || total <= 0.0 || cost.read_time.is_infinite() {
+        return None;
+    }
     let top = cost
         .operands
         .iter()
         .max_by(|a, b| a.read_time.cmp(&b.read_time))?;
-    let share = if total > 0.0 {
-        top.read_time.as_nanos_f64() / total * 100.0
-    } else {
-        0.0
-    };
-    if cost.operands.len() > 1 && share <= 50.0 {
+    let share = top.read_time.as_nanos_f64() / total * 100.0;
+    if share <= 50.0 {
         return None;
     }
     Some(format!(
         "`%{}` ({}, {share:.0}% of the read time{})",
         top.name,
-        bytes(top.bytes),
+        units::signed_bytes(top.bytes),
         if top.coalesced { "" } else { ", uncoalesced" }
     ))
 }
 
-/// Bytes the way a profiler prints them: `512 B`, `3.1 KB`, `2.0 MB`, `1.5 GB`
-/// (powers of 1000, as XLA's cost model counts bandwidth).
-pub fn bytes(n: i64) -> String {
-    let n = n as f64;
-    if n < 1e3 {
-        format!("{n} B")
-    } else if n < 1e6 {
-        format!("{:.1} KB", n / 1e3)
-    } else if n < 1e9 {
-        format!("{:.1} MB", n / 1e6)
-    } else {
-        format!("{:.1} GB", n / 1e9)
+/// Where a kernel stands against the device's limits: `8.61 TFLOP · 3.0 GiB ·
+/// 2,866 FLOP/B · 98% of the bf16 matrix peak (989 TFLOP/s) · 4,096 blocks × 256
+/// threads`, and when too few blocks keep the SMs busy, the bandwidth XLA's model
+/// lets them reach. `None` for a model without those numbers (collectives).
+pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
+    let cost = &estimate.cost;
+    if cost.is_infinite() || estimate.model == ModelUsed::Collective {
+        return None;
     }
+    let seconds = cost.exec_time.as_secs_f64();
+    let bytes = cost.bytes_read.saturating_add(cost.bytes_written).max(0);
+    let mut parts = vec![];
+    if estimate.model == ModelUsed::HostLink {
+        if seconds > 0.0 {
+            parts.push(format!(
+                "{} over the host link",
+                units::rate(bytes as f64 / seconds)
+            ));
+        }
+        return Some(parts.join(" · ")).filter(|s| !s.is_empty());
+    }
+    if cost.flops > 0 {
+        parts.push(units::flops(cost.flops as f64));
+    }
+    parts.push(units::signed_bytes(bytes));
+    if bytes > 0 && cost.flops > 0 {
+        parts.push(format!(
+            "{} FLOP/B",
+            units::grouped(cost.flops.max(0) as f64 / bytes as f64)
+        ));
+    }
+    if seconds > 0.0 {
+        match cost.bound {
+            Bound::Compute => {
+                let peak = vector_peak(device);
+                if estimate.model != ModelUsed::Matrix && peak > 0.0 {
+                    parts.push(format!(
+                        "{:.0}% of the CUDA cores' peak ({})",
+                        cost.flops as f64 / seconds / peak * 100.0,
+                        units::flop_rate(peak)
+                    ));
+                } else {
+                    parts.push(format!(
+                        "{} achieved",
+                        units::flop_rate(cost.flops as f64 / seconds)
+                    ));
+                }
+            }
+            Bound::Memory => {
+                let bandwidth = device.memory_bandwidth as f64;
+                let dram = dram_bytes(cost);
+                parts.push(format!(
+                    "{:.0}% of the memory bandwidth ({})",
+                    dram as f64 / seconds / bandwidth * 100.0,
+                    units::rate(bandwidth)
+                ));
+                if dram < bytes {
+                    parts.push(format!(
+                        "{} re-read from the caches",
+                        units::signed_bytes(bytes - dram)
+                    ));
+                }
+            }
+        }
+    }
+    let launch = &cost.launch;
+    parts.push(format!(
+        "{} block{} × {} threads",
+        units::grouped(launch.num_blocks as f64),
+        if launch.num_blocks == 1 { "" } else { "s" },
+        launch.threads_per_block
+    ));
+    let mut line = parts.join(" · ");
+    if let Some(few) = few_blocks(cost, device) {
+        line.push_str(&format!("\n{few}"));
+    }
+    Some(line)
+}
+
+/// The bytes a kernel moves to and from DRAM: each operand's distinct bytes (XLA's
+/// `min(size, bytes read)`; its re-reads come from the caches) and the output.
+fn dram_bytes(cost: &KernelCost) -> i64 {
+    let read = if cost.operands.is_empty() {
+        cost.bytes_read
+    } else {
+        cost.operands.iter().map(|o| o.net_bytes.max(0)).sum()
+    };
+    read.saturating_add(cost.bytes_written).max(0)
+}
+
+/// CUDA cores' peak FLOP/s (`CalculateEffectiveFlopsPerNs` of a full launch).
+fn vector_peak(device: &Device) -> f64 {
+    super::compute::effective_flops_per_ns(device, device.sm_count, device.fpus_per_core) as f64
+        * 1e9
+}
+
+/// Why a kernel with fewer blocks than SMs reads slowly: XLA's model gives each
+/// block one SM's transactions per clock (`AdjustBandwidth`).
+fn few_blocks(cost: &KernelCost, device: &Device) -> Option<String> {
+    let blocks = cost.launch.num_blocks;
+    if blocks >= device.sm_count || cost.read_time.is_infinite() {
+        return None;
+    }
+    let reachable = super::memory::adjust_bandwidth(device, device.memory_bandwidth as f32, blocks);
+    if f64::from(reachable) >= device.memory_bandwidth as f64 {
+        return None;
+    }
+    Some(format!(
+        "{blocks} block{} on {} SMs: XLA's model lets {} reach {} of the {} the device has",
+        if blocks == 1 { "" } else { "s" },
+        device.sm_count,
+        if blocks == 1 { "it" } else { "them" },
+        units::rate(f64::from(reachable)),
+        units::rate(device.memory_bandwidth as f64)
+    ))
 }
 
 #[cfg(test)]
@@ -178,27 +296,15 @@ ENTRY main {
         let file = model::parse_hlo(TEXT);
         let module = &file.modules[0];
         let ranked = ranked_kernels(module, &Device::a6000());
-        let names: Vec<&str> = ranked.iter().map(|k| k.cost.name.as_str()).collect();
+        let names: Vec<&str> = ranked.iter().map(|k| k.name.as_str()).collect();
         // Not the tuple, the constant or the parameters; not the reducer's add nor
         // the fused exponential (they run inside other kernels).
         assert_eq!(names.len(), 3, "{names:?}");
         assert!(names.contains(&"f") && names.contains(&"r") && names.contains(&"n"));
-        assert!(ranked
-            .windows(2)
-            .all(|w| w[0].cost.exec_time >= w[1].cost.exec_time));
-        assert_eq!(
-            ranked.iter().find(|k| k.cost.name == "f").unwrap().kind,
-            "kLoop"
-        );
-        // The 4 MB fusion takes longer than the 64-byte negate.
-        let time = |n: &str| {
-            ranked
-                .iter()
-                .find(|k| k.cost.name == n)
-                .unwrap()
-                .cost
-                .exec_time
-        };
+        assert!(ranked.windows(2).all(|w| w[0].total() >= w[1].total()));
+        assert_eq!(ranked.iter().find(|k| k.name == "f").unwrap().kind, "kLoop");
+        let time = |n: &str| ranked.iter().find(|k| k.name == n).unwrap().time();
+        // The 4 MiB fusion takes longer than the 64-byte negate.
         assert!(time("f") > time("n"));
     }
 
@@ -206,13 +312,24 @@ ENTRY main {
     fn summaries_say_time_bound_and_reads() {
         let file = model::parse_hlo(TEXT);
         let ranked = ranked_kernels(&file.modules[0], &Device::a6000());
-        let f = ranked.iter().find(|k| k.cost.name == "f").unwrap();
-        let line = summary(&f.cost);
+        let f = ranked.iter().find(|k| k.name == "f").unwrap();
+        let line = summary(&f.estimate.as_ref().unwrap().cost);
         assert!(
-            line.starts_with("≈ ") && line.contains("-bound · reads 4.2 MB"),
+            line.starts_with("≈ ") && line.contains("-bound · reads 4.0 MiB"),
             "{line}"
         );
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(3_100_000), "3.1 MB");
+    }
+
+    #[test]
+    fn one_operand_has_no_dominant_read_and_few_blocks_are_explained() {
+        let file = model::parse_hlo(TEXT);
+        let device = Device::a6000();
+        let ranked = ranked_kernels(&file.modules[0], &device);
+        let n = ranked.iter().find(|k| k.name == "n").unwrap();
+        let estimate = n.estimate.as_ref().unwrap();
+        assert_eq!(dominant_operand(&estimate.cost), None);
+        let line = roofline(estimate, &device).unwrap();
+        assert!(line.contains("1 block × "), "{line}");
+        assert!(line.contains("1 block on 84 SMs"), "{line}");
     }
 }

@@ -297,7 +297,7 @@ impl Kernels<'_> {
 
     /// Each kernel's estimated time on `device`, into its node, in parallel as the
     /// edges' maps are (a transformer's entry puts 74 kernels in one graph). A
-    /// kernel the model cannot run has no time.
+    /// kernel the model cannot run, or that no model covers, has no time.
     fn time(self, view: &analysis::Module<'_>, device: &Device, nodes: &mut [Node]) {
         use rayon::prelude::*;
         let module = self.module;
@@ -310,9 +310,9 @@ impl Kernels<'_> {
                 }
                 let computation = module.computation(c);
                 let instruction = computation.instruction(i);
-                let estimate =
-                    cost::estimate_kernel(view, module, computation, instruction, device);
-                (!estimate.is_infinite()).then_some(estimate.exec_time)
+                let model = cost::Model::new(view, module, computation, device);
+                let estimate = cost::step::estimate_kernel(&model, instruction)?.ok()?;
+                (!estimate.cost.is_infinite()).then_some(estimate.cost.exec_time)
             })
             .collect();
         for (&(index, _, _), time) in self.found.iter().zip(times) {

@@ -13,6 +13,7 @@ use std::ops::Range;
 use super::config::Config;
 use super::maps::module_id;
 use super::snapshot::HloSnapshot;
+use crate::cost::step::{self, Estimate};
 use crate::cost::{self, report, Model};
 use crate::fusible::{self, Hlo, Instr};
 use crate::model::backend::Backend;
@@ -108,24 +109,50 @@ pub fn kernel_named(
     })
 }
 
-/// The estimate of one kernel on the configured GPU.
-fn estimate(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> cost::KernelCost {
+/// The estimate of one kernel on the configured GPU, by the model for its kind
+/// (`Err`: why none covers it); `None` when the instruction launches nothing.
+fn estimate(
+    snapshot: &HloSnapshot,
+    at: &KernelAt,
+    config: &Config,
+) -> Option<Result<Estimate, String>> {
     let module = snapshot.model().module(at.module);
     let computation = module.computation(at.computation);
     let view = snapshot.analysis_module(at.module);
     let model = Model::new(view, module, computation, &config.device);
-    model.kernel(computation.instruction(at.instruction))
+    step::estimate_kernel(&model, computation.instruction(at.instruction))
 }
 
-/// A kernel's lens: its estimate in one line, with the GPU.
+/// ` · × 32 per step` for a kernel of a loop body (`× 32+` when a loop's count is
+/// unknown), nothing for a kernel that runs once.
+fn runs(snapshot: &HloSnapshot, at: &KernelAt) -> String {
+    let executions = snapshot.executions(at.module);
+    let count = executions
+        .counts
+        .get(at.computation.index())
+        .copied()
+        .flatten();
+    match count {
+        Some(c) if c.n != 1 || c.unknown => {
+            format!(" · × {}{} per step", c.n, if c.unknown { "+" } else { "" })
+        }
+        _ => String::new(),
+    }
+}
+
+/// A kernel's lens: its estimate in one line, how often it runs per step, and the
+/// GPU; or why no model covers it.
 pub fn lens_title(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> String {
     let module = snapshot.model().module(at.module);
-    let cost = estimate(snapshot, at, config);
     let on = match as_if(snapshot, module, config) {
         Some(as_if) => format!(" ({as_if})"),
         None => format!(" ({})", config.device.name),
     };
-    format!("{}{on}", report::summary(&cost))
+    match estimate(snapshot, at, config) {
+        Some(Ok(e)) => format!("{}{}{on}", report::estimate_summary(&e), runs(snapshot, at)),
+        Some(Err(reason)) => format!("not modelled: {reason}"),
+        None => String::new(),
+    }
 }
 
 /// The kernel `instruction` of computation `computation`, if it is one.
@@ -162,12 +189,25 @@ pub fn hover_lines(
     let Some(at) = kernel_at(snapshot, module, computation, instruction, config) else {
         return Vec::new();
     };
-    let cost = estimate(snapshot, &at, config);
     let on = as_if(snapshot, module, config).unwrap_or_else(|| config.device.name.clone());
-    let mut first = format!("**Cost** {} ({on})", report::summary(&cost));
-    if let Some(dominant) = report::dominant_operand(&cost).filter(|_| cost.operands.len() > 1) {
-        first.push_str(&format!(" · most read time: {dominant}"));
-    }
+    let first = match estimate(snapshot, &at, config) {
+        Some(Ok(e)) => {
+            let mut line = format!(
+                "**Cost** {}{} ({on})",
+                report::estimate_summary(&e),
+                runs(snapshot, &at)
+            );
+            if let Some(dominant) = report::dominant_operand(&e.cost) {
+                line.push_str(&format!(" · most read time: {dominant}"));
+            }
+            if let Some(roofline) = report::roofline(&e, &config.device) {
+                line.push_str(&format!("\n\n{}", roofline.replace('\n', " · ")));
+            }
+            line
+        }
+        Some(Err(reason)) => format!("**Cost** not modelled: {reason}"),
+        None => return Vec::new(),
+    };
     // A paragraph of its own: the title, the producers as a list, a blank line.
     let mut lines = vec![first];
     lines.extend(
@@ -257,7 +297,12 @@ pub struct Ranked {
     pub name: String,
     pub computation: String,
     pub kind: String,
+    /// The time of one run.
     pub exec_time_us: f64,
+    /// Runs per step (while bodies run once per iteration).
+    pub count: u64,
+    /// Every run's time per step, launches included.
+    pub per_step_us: f64,
     pub summary: String,
     /// The instruction's name, in document bytes.
     pub range: Range<usize>,
@@ -272,16 +317,21 @@ pub fn ranked(snapshot: &HloSnapshot, config: &Config, limit: usize) -> Vec<Rank
         }
         all.extend(report::ranked_kernels(module, &config.device));
     }
-    all.sort_by_key(|k| std::cmp::Reverse(k.cost.exec_time));
+    all.sort_by_key(|k| std::cmp::Reverse(k.total().unwrap_or(cost::Duration::ZERO)));
     all.into_iter()
-        .take(limit)
-        .map(|k| Ranked {
-            summary: report::summary(&k.cost),
-            exec_time_us: k.cost.exec_time.as_micros_f64(),
-            name: k.cost.name,
-            computation: k.computation_name,
-            kind: k.kind,
-            range: k.name_range,
+        .filter_map(|k| {
+            let e = k.estimate.as_ref().ok()?;
+            Some(Ranked {
+                summary: report::estimate_summary(e),
+                exec_time_us: e.cost.exec_time.as_micros_f64(),
+                count: k.count.n,
+                per_step_us: k.total().unwrap_or(cost::Duration::ZERO).as_micros_f64(),
+                name: k.name.clone(),
+                computation: k.computation_name.clone(),
+                kind: k.kind.clone(),
+                range: k.name_range.clone(),
+            })
         })
+        .take(limit)
         .collect()
 }

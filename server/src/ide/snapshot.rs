@@ -305,6 +305,11 @@ pub struct HloSnapshot {
     frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
     /// The memory estimate of each module (`ide::memory`), made on first use.
     memory: OnceLock<Vec<Option<Arc<crate::memory::Report>>>>,
+    /// How many times each computation runs per step, per module (`ide::cost`'s
+    /// lenses say "× 32"), made on first use: it walks only ENTRY and the
+    /// computations it calls as control flow. Boxed: rarely used, and the snapshot
+    /// is moved by value.
+    executions: Box<OnceLock<Vec<Arc<crate::cost::step::Executions>>>>,
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
@@ -330,6 +335,7 @@ impl HloSnapshot {
             fused: Mutex::default(),
             frames: OnceLock::new(),
             memory: OnceLock::new(),
+            executions: Box::default(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
             utilization: Box::default(),
@@ -480,6 +486,18 @@ impl HloSnapshot {
                 .collect()
         });
         all.get(module.index()).cloned().flatten()
+    }
+
+    /// How many times each computation of `module` runs per step.
+    pub fn executions(&self, module: ModuleId) -> Arc<crate::cost::step::Executions> {
+        let all = self.executions.get_or_init(|| {
+            self.model()
+                .modules
+                .iter()
+                .map(|m| Arc::new(crate::cost::step::executions(m)))
+                .collect()
+        });
+        all.get(module.index()).cloned().unwrap_or_default()
     }
 
     /// [`Self::memory`] when a hover or a lens may show it: at once on demand, else

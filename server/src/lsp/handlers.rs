@@ -404,6 +404,8 @@ pub fn kernels(
                 "computation": k.computation,
                 "kind": k.kind,
                 "exec_time_us": k.exec_time_us,
+                "count": k.count,
+                "per_step_us": k.per_step_us,
                 "summary": k.summary,
                 "range": snapshot.range(k.range, encoding),
             })

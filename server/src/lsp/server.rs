@@ -253,7 +253,7 @@ pub struct KernelsParams {
 }
 
 /// Custom request returning the document's costliest kernels on the configured GPU
-/// (`{device, kernels: [{name, computation, kind, exec_time_us, summary, range}]}`):
+/// (`{device, kernels: [{name, computation, kind, exec_time_us, count, per_step_us, summary, range}]}`):
 /// the ranked list editors show (VS Code's quick pick, Neovim's quickfix list).
 pub const KERNELS: &str = "hlo-lsp/kernels";
 

@@ -123,17 +123,7 @@ impl Totals {
 
 /// `1.5 MiB`, `12.0 KiB`, `512 B`: sizes as people read them (binary units).
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    crate::units::bytes(bytes)
 }
 
 /// The memory answer for `module`: XLA's, read from the files beside `dump` when

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 
 use super::crossref;
-use super::diagnostics::Diagnostic;
+use super::diagnostics::{codes, Diagnostic};
 use super::module::{HloFile, Unit, Units};
 use crate::syntax::{Chunk, Splice, SyntaxDocument};
 
@@ -127,6 +127,17 @@ impl Document {
             .diagnostics
             .iter()
             .map(move |d| d.shifted(start))
+    }
+
+    /// The syntax errors of every chunk, in document bytes and order. Cheap once the
+    /// chunks are built (each keeps its own); builds the others.
+    pub fn syntax_errors(&self) -> Vec<Diagnostic> {
+        (0..self.units.len())
+            .flat_map(|i| {
+                self.own_diagnostics(i)
+                    .filter(|d| d.code == codes::SYNTAX_ERROR)
+            })
+            .collect()
     }
 
     /// Every diagnostic of the model: each chunk's own and each computation's

@@ -1,0 +1,620 @@
+//! One execution of a module's ENTRY on a GPU (a training or inference step): every
+//! kernel with how many times it runs per step, the time the model for its kind gives
+//! it ([`super::class`]), and the step's total.
+//!
+//! A kernel of a while body runs once per iteration: it counts as often as its loop's
+//! trip count ([`crate::loops::trip_count`]), and a body nested in another loop as
+//! often as the product. A loop whose count is unknown is counted once, and the total
+//! says it is a lower bound. A conditional runs one branch: each branch's kernels are
+//! listed, and the total takes the costliest branch. Every launch pays XLA's
+//! `kKernelLaunchOverhead`, as `fusion`'s unfused times count it; what no model covers
+//! is listed with its reason and kept out of the total.
+
+use std::ops::Range;
+
+use super::class::{classify, KernelClass};
+use super::duration::Duration;
+use super::kernel::{Bound, KernelCost, Model};
+use super::launch::LaunchDims;
+use super::tiled;
+use super::KERNEL_LAUNCH_OVERHEAD;
+use crate::analysis;
+use crate::device::Device;
+use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module, Opcode};
+
+/// Which of XLA's models gave a kernel its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelUsed {
+    /// `GpuPerformanceModel` (emitted kernels).
+    Performance,
+    /// The tiled model of a block-level (Triton) fusion, with its output tiles.
+    Tiled,
+    /// A GEMM on the matrix units.
+    Matrix,
+    /// XLA's SoL model of a collective.
+    Collective,
+    /// A copy over the host link.
+    HostLink,
+}
+
+impl ModelUsed {
+    /// How the JSON and the words name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelUsed::Performance => "gpu_performance_model",
+            ModelUsed::Tiled => "tiled",
+            ModelUsed::Matrix => "matrix_units",
+            ModelUsed::Collective => "sol_collective",
+            ModelUsed::HostLink => "host_link",
+        }
+    }
+
+    /// Whether the kernel is a launch that pays `kKernelLaunchOverhead` (a
+    /// collective's model counts its own launch).
+    fn launches(self) -> bool {
+        self != ModelUsed::Collective
+    }
+}
+
+/// A kernel's estimate: the model's numbers and which model gave them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    pub model: ModelUsed,
+    pub cost: KernelCost,
+}
+
+/// How many times a kernel runs per step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    /// The product of the trip counts of the loops around it (an unknown count is
+    /// taken as 1).
+    pub n: u64,
+    /// Some loop around it has an unknown trip count: `n` is a lower bound.
+    pub unknown: bool,
+}
+
+impl Count {
+    const ONCE: Count = Count {
+        n: 1,
+        unknown: false,
+    };
+
+    fn times(self, loop_count: &LoopCount) -> Count {
+        Count {
+            n: self.n.saturating_mul(loop_count.trip_count.unwrap_or(1)),
+            unknown: self.unknown || loop_count.trip_count.is_none(),
+        }
+    }
+}
+
+/// Where a while loop's trip count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TripCountSource {
+    /// `backend_config={"known_trip_count":{"n":"32"}}`, written by XLA.
+    BackendConfig,
+    /// XLA's while-loop analysis of the condition and the induction variable.
+    Analysis,
+    Unknown,
+}
+
+impl TripCountSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            TripCountSource::BackendConfig => "backend_config",
+            TripCountSource::Analysis => "analysis",
+            TripCountSource::Unknown => "unknown",
+        }
+    }
+}
+
+/// A while loop of the step with its trip count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopCount {
+    pub computation: ComputationId,
+    pub instruction: InstrId,
+    pub name: String,
+    pub trip_count: Option<u64>,
+    pub source: TripCountSource,
+    /// Why the count is unknown (for [`TripCountSource::Unknown`]).
+    pub reason: Option<String>,
+    /// How many times the loop itself is entered per step.
+    pub entered: Count,
+}
+
+/// One kernel of the step.
+#[derive(Clone, Debug)]
+pub struct StepKernel {
+    pub computation: ComputationId,
+    pub instruction: InstrId,
+    pub name: String,
+    /// The computation's name (`main`, a while body).
+    pub computation_name: String,
+    /// The fusion kind (`kLoop`, `kCustom`) or custom-call target, else the opcode.
+    pub kind: String,
+    /// The instruction's name, in document bytes.
+    pub name_range: Range<usize>,
+    pub count: Count,
+    /// `branch 1 of %conditional.3` for a kernel of a conditional's branch.
+    pub branch: Option<String>,
+    /// The model's estimate, or why no model covers the kernel.
+    pub estimate: Result<Estimate, String>,
+}
+
+impl StepKernel {
+    /// Time of one execution (`None`: not modelled).
+    pub fn time(&self) -> Option<Duration> {
+        self.estimate.as_ref().ok().map(|e| e.cost.exec_time)
+    }
+
+    /// Time of every execution per step, launches included.
+    pub fn total(&self) -> Option<Duration> {
+        let e = self.estimate.as_ref().ok()?;
+        let launch = if e.model.launches() {
+            KERNEL_LAUNCH_OVERHEAD
+        } else {
+            Duration::ZERO
+        };
+        Some((e.cost.exec_time + launch).mul_i64(saturating_i64(self.count.n)))
+    }
+}
+
+fn saturating_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Every kernel of one step of a module, and its total.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// In call order from ENTRY (a body's kernels where its loop stands).
+    pub kernels: Vec<StepKernel>,
+    pub loops: Vec<LoopCount>,
+    /// Every modelled kernel times its count, launches included; a conditional's
+    /// costliest branch.
+    pub total: Duration,
+    /// The part of `total` that is `kKernelLaunchOverhead`.
+    pub launch_overhead: Duration,
+    /// Some loop's trip count is unknown: its body counts once, and `total` is a
+    /// lower bound.
+    pub lower_bound: bool,
+}
+
+impl Step {
+    /// The kernels no model covers.
+    pub fn not_modelled(&self) -> impl Iterator<Item = &StepKernel> {
+        self.kernels.iter().filter(|k| k.estimate.is_err())
+    }
+}
+
+/// Every kernel of one execution of `module`'s ENTRY on `device`; `None` without an
+/// ENTRY computation.
+pub fn step(module: &Module, device: &Device) -> Option<Step> {
+    let entry = module.entry_computation()?;
+    let view = analysis::view::borrowed(module);
+    let mut walk = Walk::new(module, Some(&view), device);
+    let time = walk.computation(entry, Count::ONCE, None);
+    let launch_overhead = walk
+        .kernels
+        .iter()
+        .filter(|k| k.estimate.as_ref().is_ok_and(|e| e.model.launches()))
+        .fold(Duration::ZERO, |sum, k| {
+            sum + KERNEL_LAUNCH_OVERHEAD.mul_i64(saturating_i64(k.count.n))
+        });
+    let lower_bound = walk.loops.iter().any(|l| l.trip_count.is_none());
+    let Walk { kernels, loops, .. } = walk;
+    Some(Step {
+        kernels,
+        loops,
+        total: time.total,
+        launch_overhead,
+        lower_bound,
+    })
+}
+
+/// How many times each computation of a module runs per step, without estimating
+/// any kernel: what a lens needs to say "× 32" of one kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Executions {
+    /// Indexed by computation: `None` for a computation no step runs as kernels of
+    /// its own (a fused computation, a reducer, dead code).
+    pub counts: Vec<Option<Count>>,
+    /// `branch 1 of %conditional.3` for the computations of a conditional's branches.
+    pub branches: Vec<Option<String>>,
+    pub loops: Vec<LoopCount>,
+}
+
+/// [`Executions`] of `module`'s computations (empty without an ENTRY).
+pub fn executions(module: &Module) -> Executions {
+    let Some(entry) = module.entry_computation() else {
+        return Executions::default();
+    };
+    let device = Device::default();
+    let mut walk = Walk::new(module, None, &device);
+    walk.computation(entry, Count::ONCE, None);
+    Executions {
+        counts: walk.counts,
+        branches: walk.branches,
+        loops: walk.loops,
+    }
+}
+
+/// The estimate of `instr` as a kernel of its own, by the model for its kind
+/// ([`classify`]): `None` when it launches nothing, `Err` with the reason when no
+/// model covers it.
+pub fn estimate_kernel(model: &Model<'_>, instr: &Instruction) -> Option<Result<Estimate, String>> {
+    Some(match classify(model.module, model.computation, instr) {
+        KernelClass::NotLaunched => return None,
+        KernelClass::NotModelled(reason) => Err(reason),
+        KernelClass::Emitted => Ok(estimate(ModelUsed::Performance, model.kernel(instr))),
+        KernelClass::Tiled => Ok(tiled_kernel(model, instr)),
+        KernelClass::Gemm => Ok(estimate(ModelUsed::Matrix, model.kernel(instr))),
+        KernelClass::Collective => {
+            Err("collective: the SoL collective model is not wired in yet".to_string())
+        }
+        KernelClass::HostTransfer => Ok(host_transfer(model, instr)),
+    })
+}
+
+/// The time of a computation's kernels per execution of it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Time {
+    total: Duration,
+}
+
+/// The walk from ENTRY through the computations that launch kernels.
+struct Walk<'a> {
+    module: &'a Module,
+    /// The analysis view to estimate the kernels with ([`step`]); without one the
+    /// walk only counts the runs ([`executions`]) and builds nothing.
+    view: Option<&'a analysis::Module<'a>>,
+    device: &'a Device,
+    kernels: Vec<StepKernel>,
+    loops: Vec<LoopCount>,
+    counts: Vec<Option<Count>>,
+    branches: Vec<Option<String>>,
+    /// Computations being walked: a call back into one is recursion (an error the
+    /// model reports), not walked again.
+    on_path: Vec<ComputationId>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(
+        module: &'a Module,
+        view: Option<&'a analysis::Module<'a>>,
+        device: &'a Device,
+    ) -> Walk<'a> {
+        let n = module.computation_count();
+        Walk {
+            module,
+            view,
+            device,
+            kernels: vec![],
+            loops: vec![],
+            counts: vec![None; n],
+            branches: vec![None; n],
+            on_path: vec![],
+        }
+    }
+
+    /// Lists the kernels of `computation` run `count` times per step, and returns
+    /// the time of one run of it.
+    fn computation(
+        &mut self,
+        computation: ComputationRef<'a>,
+        count: Count,
+        branch: Option<&str>,
+    ) -> Time {
+        if self.on_path.contains(&computation.id) || crate::budget::exhausted() {
+            return Time::default();
+        }
+        self.on_path.push(computation.id);
+        let slot = &mut self.counts[computation.id.index()];
+        *slot = Some(match *slot {
+            Some(before) => Count {
+                n: before.n.saturating_add(count.n),
+                unknown: before.unknown || count.unknown,
+            },
+            None => count,
+        });
+        if branch.is_some() {
+            self.branches[computation.id.index()] = branch.map(str::to_string);
+        }
+        let model = self
+            .view
+            .map(|view| Model::new(view, self.module, computation, self.device));
+        let mut total = Duration::ZERO;
+        for instr in &computation.model().instructions {
+            if instr.synthetic {
+                continue;
+            }
+            total += match instr.opcode {
+                Opcode::While => self.while_loop(computation, instr, count, branch),
+                Opcode::Conditional => self.conditional(instr, count),
+                Opcode::Call => self.call(instr, count, branch),
+                _ => match &model {
+                    Some(model) => self.kernel(model, computation, instr, count, branch),
+                    None => Duration::ZERO,
+                },
+            };
+        }
+        self.on_path.pop();
+        Time { total }
+    }
+
+    /// A kernel (or nothing, for what launches none): listed, and its time per run
+    /// of its computation returned.
+    fn kernel(
+        &mut self,
+        model: &Model<'a>,
+        computation: ComputationRef<'a>,
+        instr: &Instruction,
+        count: Count,
+        branch: Option<&str>,
+    ) -> Duration {
+        let Some(estimate) = estimate_kernel(model, instr) else {
+            return Duration::ZERO;
+        };
+        let kernel = StepKernel {
+            computation: computation.id,
+            instruction: instr.id,
+            name: instr.name.to_string(),
+            computation_name: computation.name.clone(),
+            kind: kind(instr),
+            name_range: computation.abs(instr.name_range),
+            count,
+            branch: branch.map(str::to_string),
+            estimate,
+        };
+        let per_run = kernel
+            .estimate
+            .as_ref()
+            .ok()
+            .map(|e| {
+                e.cost.exec_time
+                    + if e.model.launches() {
+                        KERNEL_LAUNCH_OVERHEAD
+                    } else {
+                        Duration::ZERO
+                    }
+            })
+            .unwrap_or(Duration::ZERO);
+        self.kernels.push(kernel);
+        per_run
+    }
+
+    /// A while loop: its condition runs one more time than its body.
+    fn while_loop(
+        &mut self,
+        computation: ComputationRef<'a>,
+        instr: &Instruction,
+        count: Count,
+        branch: Option<&str>,
+    ) -> Duration {
+        let mut loop_count = trip_count(self.module, computation, instr);
+        loop_count.entered = count;
+        let n = loop_count.trip_count.unwrap_or(1);
+        let body_count = count.times(&loop_count);
+        let condition_count = Count {
+            n: body_count.n.saturating_add(count.n),
+            unknown: body_count.unknown,
+        };
+        self.loops.push(loop_count);
+        let mut time = Duration::ZERO;
+        if let Some(condition) = self.module.called_computation(instr, "condition") {
+            time += self
+                .computation(condition, condition_count, branch)
+                .total
+                .mul_i64(saturating_i64(n.saturating_add(1)));
+        }
+        if let Some(body) = self.module.called_computation(instr, "body") {
+            time += self
+                .computation(body, body_count, branch)
+                .total
+                .mul_i64(saturating_i64(n));
+        }
+        time
+    }
+
+    /// A conditional: one branch runs; the costliest counts.
+    fn conditional(&mut self, instr: &Instruction, count: Count) -> Duration {
+        let branches: Vec<_> = instr
+            .called
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.attribute.as_str(),
+                    "branch_computations" | "true_computation" | "false_computation"
+                )
+            })
+            .filter_map(|c| Some((c.attribute.as_str(), self.module.resolve(c)?)))
+            .collect();
+        let mut worst = Duration::ZERO;
+        for (k, (attribute, branch)) in branches.into_iter().enumerate() {
+            let label = match attribute {
+                "true_computation" => format!("true branch of %{}", instr.name),
+                "false_computation" => format!("false branch of %{}", instr.name),
+                _ => format!("branch {k} of %{}", instr.name),
+            };
+            let time = self.computation(branch, count, Some(&label)).total;
+            worst = worst.max(time);
+        }
+        worst
+    }
+
+    /// A `call`: its computation runs where it stands.
+    fn call(&mut self, instr: &Instruction, count: Count, branch: Option<&str>) -> Duration {
+        match self.module.called_computation(instr, "to_apply") {
+            Some(callee) => self.computation(callee, count, branch).total,
+            None => Duration::ZERO,
+        }
+    }
+}
+
+fn estimate(model: ModelUsed, cost: KernelCost) -> Estimate {
+    Estimate { model, cost }
+}
+
+/// The fusion kind (`kLoop`), custom-call target or opcode, as a kernel is labelled.
+pub fn kind(instr: &Instruction) -> String {
+    let attrs = instr.attrs();
+    match instr.opcode {
+        Opcode::Fusion => attrs.fusion_kind.as_deref().unwrap_or("fusion").to_string(),
+        Opcode::CustomCall => attrs
+            .custom_call_target
+            .as_deref()
+            .unwrap_or("custom-call")
+            .to_string(),
+        _ => instr.opcode.name().to_string(),
+    }
+}
+
+/// A Triton fusion by the tiled model with the tiles in its backend config, or with
+/// the best tiling XLA's search would pick when it gives none.
+fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
+    let run = match tiled::configured_parameters(model, instr) {
+        Some(params) => tiled::estimate_tiled(model, instr, &params).map(|r| (r, params)),
+        None => tiled::best_tiling(model, instr).map(|t| (t.runtime, t.parameters)),
+    };
+    let Ok((run, params)) = run else {
+        return estimate(ModelUsed::Performance, model.kernel(instr));
+    };
+    let threads = params.num_warps.saturating_mul(model.device.warp_size);
+    estimate(
+        ModelUsed::Tiled,
+        KernelCost {
+            name: instr.name.to_string(),
+            exec_time: run.exec_time,
+            compute_time: run.compute_time,
+            read_time: run.read_time,
+            write_time: run.write_time,
+            flops: run.flops,
+            bytes_read: run.bytes_read,
+            bytes_written: run.bytes_written,
+            bound: if run.compute_time > run.read_time + run.write_time {
+                Bound::Compute
+            } else {
+                Bound::Memory
+            },
+            launch: LaunchDims {
+                num_blocks: run.num_blocks,
+                threads_per_block: threads,
+                emitter: "triton".into(),
+            },
+            operands: vec![],
+        },
+    )
+}
+
+/// Host link bandwidth in bytes per second when the device does not say: PCIe 5.0
+/// x16, 64 GB/s each way (H100 SXM's link to its host CPU).
+const HOST_LINK_BANDWIDTH: f64 = 64e9;
+
+/// A copy between host and device memory: its bytes over the host link (a copy that
+/// size reads and writes the device's HBM too, but the link is 50x slower).
+fn host_transfer(model: &Model<'_>, instr: &Instruction) -> Estimate {
+    let bytes = super::hlo_cost::output_leaf_bytes(&instr.shape);
+    let time = Duration::from_secs_f64(bytes as f64 / HOST_LINK_BANDWIDTH);
+    let mut cost = model.kernel(instr);
+    cost.exec_time = time;
+    cost.read_time = time;
+    cost.write_time = Duration::ZERO;
+    cost.compute_time = Duration::ZERO;
+    cost.flops = 0;
+    cost.bytes_read = bytes;
+    cost.bytes_written = 0;
+    cost.operands.clear();
+    cost.bound = Bound::Memory;
+    estimate(ModelUsed::HostLink, cost)
+}
+
+/// A while loop's trip count: XLA's `known_trip_count` when its backend config
+/// gives one, else unknown.
+fn trip_count(_module: &Module, computation: ComputationRef<'_>, instr: &Instruction) -> LoopCount {
+    let known = instr
+        .attrs()
+        .backend_config()
+        .and_then(|c| c.pointer("/known_trip_count/n").cloned())
+        .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()));
+    LoopCount {
+        computation: computation.id,
+        instruction: instr.id,
+        name: instr.name.to_string(),
+        trip_count: known,
+        source: if known.is_some() {
+            TripCountSource::BackendConfig
+        } else {
+            TripCountSource::Unknown
+        },
+        reason: known
+            .is_none()
+            .then(|| "no known_trip_count in its backend config".to_string()),
+        entered: Count::ONCE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model;
+
+    const LOOP: &str = r#"HloModule m
+
+body {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[1024] get-tuple-element(p), index=1
+  e = f32[1024] exponential(x)
+  ROOT t = (s32[], f32[1024]) tuple(next, e)
+}
+
+cond {
+  p = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[1024] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024]) tuple(zero, x)
+  w = (s32[], f32[1024]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"8"}}
+  r = f32[1024] get-tuple-element(w), index=1
+  ROOT n = f32[1024] negate(r)
+}
+"#;
+
+    #[test]
+    fn a_body_counts_once_per_iteration() {
+        let file = model::parse_hlo(LOOP);
+        let step = step(&file.modules[0], &Device::h100()).unwrap();
+        let count = |name: &str| step.kernels.iter().find(|k| k.name == name).unwrap().count;
+        assert_eq!(count("e").n, 8);
+        assert_eq!(count("next").n, 8);
+        // The condition runs once more than the body.
+        assert_eq!(count("lt").n, 9);
+        assert_eq!(count("n").n, 1);
+        assert_eq!(step.loops.len(), 1);
+        assert_eq!(step.loops[0].trip_count, Some(8));
+        assert!(!step.lower_bound);
+        let sum = step
+            .kernels
+            .iter()
+            .filter_map(StepKernel::total)
+            .fold(Duration::ZERO, |s, t| s + t);
+        assert_eq!(step.total, sum);
+        // Every launch pays the overhead: 8 x (e, next) + 9 x lt + n.
+        assert_eq!(step.launch_overhead, KERNEL_LAUNCH_OVERHEAD.mul_i64(26));
+    }
+
+    #[test]
+    fn an_unknown_trip_count_makes_the_total_a_lower_bound() {
+        let text = LOOP.replace(r#", backend_config={"known_trip_count":{"n":"8"}}"#, "");
+        let file = model::parse_hlo(&text);
+        let step = step(&file.modules[0], &Device::h100()).unwrap();
+        assert!(step.lower_bound);
+        let e = step.kernels.iter().find(|k| k.name == "e").unwrap();
+        assert!(e.count.unknown);
+    }
+}
