@@ -299,7 +299,14 @@ impl CollectiveOp {
             .iter()
             .map(|s| hlo_cost::shape_size(s))
             .sum();
-        let default = (hlo_cost::output_leaf_bytes(shapes.output) + operands) as f32;
+        // `Preprocess` adds each output leaf, then each operand, to a `float`.
+        let default = shapes
+            .output
+            .leaves()
+            .iter()
+            .map(|a| hlo_cost::array_bytes(a))
+            .chain(shapes.operands.iter().map(|s| hlo_cost::shape_size(s)))
+            .fold(0f32, |sum, bytes| sum + bytes as f32);
         let ring = |bytes: i64, ranks: i64, writes: i64, reads: i64| {
             let rank = bytes / ranks;
             (rank * writes + rank * reads) as f32
@@ -338,7 +345,9 @@ impl CollectiveOp {
         if self.op == Op::AllReduce {
             self.participants()?;
         }
-        self.bytes_transferred = transferred;
+        // XLA keeps every property as a `float`, and reads this one back as
+        // an integer.
+        self.bytes_transferred = transferred as f32 as i64;
         self.bytes_accessed = accessed;
         Ok(())
     }
