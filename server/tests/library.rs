@@ -27,6 +27,8 @@ mod coalescing_bruteforce;
 mod coalescing_conformance;
 mod coalescing_memo;
 mod coalescing_robustness;
+mod collective_conformance;
+mod collective_properties;
 mod cost_conformance;
 mod dump_history;
 mod fusible_conformance;

@@ -15,12 +15,15 @@
 //! * [`kernel`]: one kernel's estimate ([`KernelCost`]);
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
 //! * [`tiled`]: the indexing model and block-level (Triton) tiles;
-//! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining).
+//! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining);
+//! * [`collective`]: collectives as XLA's SoL latency estimator costs them
+//!   (measured throughput inside a node, the SoL network model across nodes).
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
 
 pub mod class;
+pub mod collective;
 pub mod compute;
 pub mod dot;
 pub mod duration;

@@ -44,6 +44,7 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
                 let m = current.get_or_insert_with(|| new_module(placed.start, units));
                 let text = placed.text();
                 m.header_range = Some(placed.abs(0..text.trim_end().len()));
+                m.header_chunk = Some(chunk);
                 m.compiled = text.contains("is_scheduled=true")
                     && text.contains("entry_computation_layout=");
                 if let Some(name) = &placed.outline().name {

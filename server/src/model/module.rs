@@ -114,6 +114,8 @@ pub struct Module {
     pub name_range: Option<Range<usize>>,
     /// The `HloModule ...` line with its attributes.
     pub header_range: Option<Range<usize>>,
+    /// The chunk (and unit) of the header, for its text ([`Module::header_text`]).
+    pub(crate) header_chunk: Option<usize>,
     /// The header says `is_scheduled=true` and gives `entry_computation_layout`: XLA
     /// printed the module after its pipeline (an after-optimizations dump). Modules
     /// written by hand for tests may say the first, not both.
@@ -613,6 +615,12 @@ impl Module {
     pub fn resolve(&self, called: &CalledComputation) -> Option<ComputationRef<'_>> {
         self.computation_by_name(&called.name)
             .map(|id| self.computation(id))
+    }
+
+    /// The `HloModule` line's text with its attributes (`num_partitions=8`, ...).
+    pub fn header_text(&self) -> Option<&str> {
+        let unit = self.units.get(self.header_chunk?)?;
+        Some(unit.text())
     }
 
     pub fn entry_computation(&self) -> Option<ComputationRef<'_>> {
