@@ -619,11 +619,14 @@ fn node_times_are_the_kernels_estimates() {
     let (_, file) = sample("samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo");
     let m = &file.modules[0];
     let device = hlo_lsp::device::Device::a6000();
-    let ranked: HashMap<String, hlo_lsp::cost::Duration> =
-        hlo_lsp::cost::report::ranked_kernels(m, &device)
-            .into_iter()
-            .filter_map(|k| Some((k.name.clone(), k.time()?)))
-            .collect();
+    let ranked: HashMap<String, hlo_lsp::cost::Duration> = hlo_lsp::cost::report::ranked_kernels(
+        m,
+        &device,
+        &hlo_lsp::cost::collective::SolConfig::default(),
+    )
+    .into_iter()
+    .filter_map(|k| Some((k.name.clone(), k.time()?)))
+    .collect();
     let (_, g) = sample_graph(
         "samples/xla/xla__backends__gpu__tests__kernel_reuse.hlo",
         "custom-call.1",

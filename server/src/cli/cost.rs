@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::gpu;
 use super::input;
+use crate::cost::collective::SolConfig;
 use crate::cost::report;
 use crate::cost::step::{self, Step, StepKernel};
 use crate::cost::{Bound, Duration};
@@ -34,6 +35,11 @@ pub struct Args {
     /// Only the kernels of computation C (a while body, a branch, ENTRY's name).
     #[arg(long, value_name = "C")]
     pub computation: Option<String>,
+    /// XLA's `xla_gpu_analytical_latency_estimator_options` for the collectives' SoL
+    /// model (`nic_speed_gbps=25,gpus_per_node=8,...`: the keys XLA's
+    /// `SolGPUCostModel::GetConfig` reads).
+    #[arg(long, value_name = "STRING")]
+    pub latency_options: Option<String>,
     /// Only the module named NAME (or at 0-based place N) of a file with several.
     #[arg(long, value_name = "NAME|N")]
     pub module: Option<String>,
@@ -74,6 +80,12 @@ fn chosen_modules<'f>(
 
 fn run_inner(args: &Args) -> Result<String, String> {
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
+    let latency = match &args.latency_options {
+        Some(options) => {
+            SolConfig::parse(options).map_err(|e| format!("--latency-options: {e}"))?
+        }
+        None => SolConfig::default(),
+    };
     let (_, file) = gpu::parse(&args.file)?;
     let modules = chosen_modules(args, &file.modules)?;
     let device = &chosen.device;
@@ -91,7 +103,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     }
     let mut reports = vec![];
     for (label, module) in &modules {
-        let Some(step) = step::step(module, device) else {
+        let Some(step) = step::step(module, device, &latency) else {
             if modules.len() == 1 {
                 return Err(format!("{}: no ENTRY computation", args.file.display()));
             }

@@ -2,6 +2,7 @@
 //! lens, a hover and `hlo-lsp cost` show of each: what an engineer chasing a slow step
 //! reads first. Sizes in binary units, rates as vendors quote them ([`crate::units`]).
 
+use super::collective::SolConfig;
 use super::step::{self, Estimate, ModelUsed, Step, StepKernel};
 use super::{Bound, Duration, KernelCost};
 use crate::device::Device;
@@ -36,10 +37,11 @@ pub fn launches_kernels(module: &Module, id: ComputationId) -> bool {
         })
 }
 
-/// The kernels of one step of `module` on `device`, the costliest per step first
-/// (ties in walk order), those no model covers last.
-pub fn ranked_kernels(module: &Module, device: &Device) -> Vec<StepKernel> {
-    let Some(step) = step::step(module, device) else {
+/// The kernels of one step of `module` on `device` (collectives with the SoL
+/// options `latency`), the costliest per step first (ties in walk order), those no
+/// model covers last.
+pub fn ranked_kernels(module: &Module, device: &Device, latency: &SolConfig) -> Vec<StepKernel> {
+    let Some(step) = step::step(module, device, latency) else {
         return vec![];
     };
     ranked(step)
@@ -113,11 +115,29 @@ pub fn estimate_summary(estimate: &Estimate) -> String {
             cost.exec_time,
             units::signed_bytes(cost.bytes_read)
         ),
-        ModelUsed::Collective => format!(
-            "≈ {} · collective (SoL model) · moves {}",
-            cost.exec_time,
-            units::signed_bytes(cost.bytes_read)
-        ),
+        ModelUsed::Collective => {
+            let mut line = format!("≈ {} · ", cost.exec_time);
+            match &estimate.collective {
+                Some(c) => {
+                    line.push_str(c.kind);
+                    if let Some(d) = c.devices {
+                        line.push_str(&format!(" of {d} devices"));
+                    }
+                    match c.nodes {
+                        Some(1) => line.push_str(" in one node"),
+                        Some(n) => line.push_str(&format!(" across {n} nodes")),
+                        None => {}
+                    }
+                    line.push_str(&format!(" · {}", c.method));
+                }
+                None => line.push_str("collective"),
+            }
+            line.push_str(&format!(
+                " · moves {}",
+                units::signed_bytes(cost.bytes_read)
+            ));
+            line
+        }
     }
 }
 
@@ -295,7 +315,7 @@ ENTRY main {
     fn kernels_of_the_entry_ranked_costliest_first() {
         let file = model::parse_hlo(TEXT);
         let module = &file.modules[0];
-        let ranked = ranked_kernels(module, &Device::a6000());
+        let ranked = ranked_kernels(module, &Device::a6000(), &SolConfig::default());
         let names: Vec<&str> = ranked.iter().map(|k| k.name.as_str()).collect();
         // Not the tuple, the constant or the parameters; not the reducer's add nor
         // the fused exponential (they run inside other kernels).
@@ -311,7 +331,7 @@ ENTRY main {
     #[test]
     fn summaries_say_time_bound_and_reads() {
         let file = model::parse_hlo(TEXT);
-        let ranked = ranked_kernels(&file.modules[0], &Device::a6000());
+        let ranked = ranked_kernels(&file.modules[0], &Device::a6000(), &SolConfig::default());
         let f = ranked.iter().find(|k| k.name == "f").unwrap();
         let line = summary(&f.estimate.as_ref().unwrap().cost);
         assert!(
@@ -324,7 +344,7 @@ ENTRY main {
     fn one_operand_has_no_dominant_read_and_few_blocks_are_explained() {
         let file = model::parse_hlo(TEXT);
         let device = Device::a6000();
-        let ranked = ranked_kernels(&file.modules[0], &device);
+        let ranked = ranked_kernels(&file.modules[0], &device, &SolConfig::default());
         let n = ranked.iter().find(|k| k.name == "n").unwrap();
         let estimate = n.estimate.as_ref().unwrap();
         assert_eq!(dominant_operand(&estimate.cost), None);

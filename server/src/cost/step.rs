@@ -13,6 +13,7 @@
 use std::ops::Range;
 
 use super::class::{classify, KernelClass};
+use super::collective::{self, SolConfig};
 use super::duration::Duration;
 use super::kernel::{Bound, KernelCost, Model};
 use super::launch::LaunchDims;
@@ -61,6 +62,21 @@ impl ModelUsed {
 pub struct Estimate {
     pub model: ModelUsed,
     pub cost: KernelCost,
+    /// For a collective: what it is and who takes part.
+    pub collective: Option<CollectiveFacts>,
+}
+
+/// What a report says of a collective besides its time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectiveFacts {
+    /// `all-reduce`, `all-gather`, ... (a start's or wrapper's collective).
+    pub kind: &'static str,
+    /// Devices in each group.
+    pub devices: Option<i64>,
+    /// Nodes the traffic spans (1 inside a node).
+    pub nodes: Option<i64>,
+    /// How XLA's estimator found the time (`XLA's measurements (exact devices)`).
+    pub method: String,
 }
 
 /// How many times a kernel runs per step.
@@ -185,12 +201,13 @@ impl Step {
     }
 }
 
-/// Every kernel of one execution of `module`'s ENTRY on `device`; `None` without an
-/// ENTRY computation.
-pub fn step(module: &Module, device: &Device) -> Option<Step> {
+/// Every kernel of one execution of `module`'s ENTRY on `device`, collectives with
+/// the user's SoL options (`--latency-options`); `None` without an ENTRY computation.
+pub fn step(module: &Module, device: &Device, latency: &SolConfig) -> Option<Step> {
     let entry = module.entry_computation()?;
     let view = analysis::view::borrowed(module);
-    let mut walk = Walk::new(module, Some(&view), device);
+    let collectives = collective::Estimator::new(module, device, latency);
+    let mut walk = Walk::new(module, Some((&view, &collectives)), device);
     let time = walk.computation(entry, Count::ONCE, None);
     let launch_overhead = walk
         .kernels
@@ -239,19 +256,71 @@ pub fn executions(module: &Module) -> Executions {
 
 /// The estimate of `instr` as a kernel of its own, by the model for its kind
 /// ([`classify`]): `None` when it launches nothing, `Err` with the reason when no
-/// model covers it.
-pub fn estimate_kernel(model: &Model<'_>, instr: &Instruction) -> Option<Result<Estimate, String>> {
+/// model covers it. Collectives by `collectives` (one per module: it keeps XLA's
+/// measured table for the device).
+pub fn estimate_kernel(
+    model: &Model<'_>,
+    collectives: &collective::Estimator<'_>,
+    instr: &Instruction,
+) -> Option<Result<Estimate, String>> {
     Some(match classify(model.module, model.computation, instr) {
         KernelClass::NotLaunched => return None,
         KernelClass::NotModelled(reason) => Err(reason),
         KernelClass::Emitted => Ok(estimate(ModelUsed::Performance, model.kernel(instr))),
         KernelClass::Tiled => Ok(tiled_kernel(model, instr)),
         KernelClass::Gemm => Ok(estimate(ModelUsed::Matrix, model.kernel(instr))),
-        KernelClass::Collective => {
-            Err("collective: the SoL collective model is not wired in yet".to_string())
-        }
+        KernelClass::Collective => return collective_kernel(model, collectives, instr),
         KernelClass::HostTransfer => Ok(host_transfer(model, instr)),
     })
+}
+
+/// A collective (or its start) by XLA's SoL latency estimator: its time and the
+/// bytes it moves; `None` for the part of a pair that carries no time.
+fn collective_kernel(
+    model: &Model<'_>,
+    collectives: &collective::Estimator<'_>,
+    instr: &Instruction,
+) -> Option<Result<Estimate, String>> {
+    let cost = collectives.collective(model.computation, instr)?;
+    if cost.part == collective::Part::Done {
+        return None;
+    }
+    let time = match cost.time {
+        Ok(time) => time,
+        Err(why) => {
+            return Some(Err(why
+                .strip_prefix("not modelled: ")
+                .map(str::to_string)
+                .unwrap_or(why)))
+        }
+    };
+    let how = cost.method.as_ref().map(collective::Method::describe);
+    Some(Ok(Estimate {
+        model: ModelUsed::Collective,
+        cost: KernelCost {
+            name: instr.name.to_string(),
+            exec_time: time,
+            compute_time: Duration::ZERO,
+            read_time: time,
+            write_time: Duration::ZERO,
+            flops: 0,
+            bytes_read: cost.bytes,
+            bytes_written: 0,
+            bound: Bound::Memory,
+            launch: LaunchDims {
+                num_blocks: 0,
+                threads_per_block: 0,
+                emitter: "collective".into(),
+            },
+            operands: vec![],
+        },
+        collective: Some(CollectiveFacts {
+            kind: cost.kind,
+            devices: cost.devices,
+            nodes: cost.nodes,
+            method: how.unwrap_or_default(),
+        }),
+    }))
 }
 
 /// The time of a computation's kernels per execution of it.
@@ -261,11 +330,12 @@ struct Time {
 }
 
 /// The walk from ENTRY through the computations that launch kernels.
-struct Walk<'a> {
+struct Walk<'a, 'e> {
     module: &'a Module,
-    /// The analysis view to estimate the kernels with ([`step`]); without one the
-    /// walk only counts the runs ([`executions`]) and builds nothing.
-    view: Option<&'a analysis::Module<'a>>,
+    /// The analysis view and the collective estimator to estimate the kernels with
+    /// ([`step`]); without them the walk only counts the runs ([`executions`]) and
+    /// builds nothing.
+    estimators: Option<(&'a analysis::Module<'a>, &'e collective::Estimator<'a>)>,
     device: &'a Device,
     kernels: Vec<StepKernel>,
     loops: Vec<LoopCount>,
@@ -276,16 +346,16 @@ struct Walk<'a> {
     on_path: Vec<ComputationId>,
 }
 
-impl<'a> Walk<'a> {
+impl<'a, 'e> Walk<'a, 'e> {
     fn new(
         module: &'a Module,
-        view: Option<&'a analysis::Module<'a>>,
+        estimators: Option<(&'a analysis::Module<'a>, &'e collective::Estimator<'a>)>,
         device: &'a Device,
-    ) -> Walk<'a> {
+    ) -> Walk<'a, 'e> {
         let n = module.computation_count();
         Walk {
             module,
-            view,
+            estimators,
             device,
             kernels: vec![],
             loops: vec![],
@@ -318,9 +388,12 @@ impl<'a> Walk<'a> {
         if branch.is_some() {
             self.branches[computation.id.index()] = branch.map(str::to_string);
         }
-        let model = self
-            .view
-            .map(|view| Model::new(view, self.module, computation, self.device));
+        let model = self.estimators.map(|(view, collectives)| {
+            (
+                Model::new(view, self.module, computation, self.device),
+                collectives,
+            )
+        });
         let mut total = Duration::ZERO;
         for instr in &computation.model().instructions {
             if instr.synthetic {
@@ -331,7 +404,9 @@ impl<'a> Walk<'a> {
                 Opcode::Conditional => self.conditional(instr, count),
                 Opcode::Call => self.call(instr, count, branch),
                 _ => match &model {
-                    Some(model) => self.kernel(model, computation, instr, count, branch),
+                    Some((model, collectives)) => {
+                        self.kernel(model, collectives, computation, instr, count, branch)
+                    }
                     None => Duration::ZERO,
                 },
             };
@@ -345,12 +420,13 @@ impl<'a> Walk<'a> {
     fn kernel(
         &mut self,
         model: &Model<'a>,
+        collectives: &collective::Estimator<'_>,
         computation: ComputationRef<'a>,
         instr: &Instruction,
         count: Count,
         branch: Option<&str>,
     ) -> Duration {
-        let Some(estimate) = estimate_kernel(model, instr) else {
+        let Some(estimate) = estimate_kernel(model, collectives, instr) else {
             return Duration::ZERO;
         };
         let kernel = StepKernel {
@@ -450,7 +526,11 @@ impl<'a> Walk<'a> {
 }
 
 fn estimate(model: ModelUsed, cost: KernelCost) -> Estimate {
-    Estimate { model, cost }
+    Estimate {
+        model,
+        cost,
+        collective: None,
+    }
 }
 
 /// The fusion kind (`kLoop`), custom-call target or opcode, as a kernel is labelled.
@@ -588,7 +668,7 @@ ENTRY e {
     #[test]
     fn a_body_counts_once_per_iteration() {
         let file = model::parse_hlo(LOOP);
-        let step = step(&file.modules[0], &Device::h100()).unwrap();
+        let step = step(&file.modules[0], &Device::h100(), &SolConfig::default()).unwrap();
         let count = |name: &str| step.kernels.iter().find(|k| k.name == name).unwrap().count;
         assert_eq!(count("e").n, 8);
         assert_eq!(count("next").n, 8);
@@ -612,7 +692,7 @@ ENTRY e {
     fn an_unknown_trip_count_makes_the_total_a_lower_bound() {
         let text = LOOP.replace(r#", backend_config={"known_trip_count":{"n":"8"}}"#, "");
         let file = model::parse_hlo(&text);
-        let step = step(&file.modules[0], &Device::h100()).unwrap();
+        let step = step(&file.modules[0], &Device::h100(), &SolConfig::default()).unwrap();
         assert!(step.lower_bound);
         let e = step.kernels.iter().find(|k| k.name == "e").unwrap();
         assert!(e.count.unknown);

@@ -13,6 +13,7 @@ use std::ops::Range;
 use super::config::Config;
 use super::maps::module_id;
 use super::snapshot::HloSnapshot;
+use crate::cost::collective::{self, SolConfig};
 use crate::cost::step::{self, Estimate};
 use crate::cost::{self, report, Model};
 use crate::fusible::{self, Hlo, Instr};
@@ -120,7 +121,12 @@ fn estimate(
     let computation = module.computation(at.computation);
     let view = snapshot.analysis_module(at.module);
     let model = Model::new(view, module, computation, &config.device);
-    step::estimate_kernel(&model, computation.instruction(at.instruction))
+    let collectives = collective::Estimator::new(module, &config.device, &SolConfig::default());
+    step::estimate_kernel(
+        &model,
+        &collectives,
+        computation.instruction(at.instruction),
+    )
 }
 
 /// ` · × 32 per step` for a kernel of a loop body (`× 32+` when a loop's count is
@@ -315,7 +321,11 @@ pub fn ranked(snapshot: &HloSnapshot, config: &Config, limit: usize) -> Vec<Rank
         if !judged(snapshot, module, config) {
             continue;
         }
-        all.extend(report::ranked_kernels(module, &config.device));
+        all.extend(report::ranked_kernels(
+            module,
+            &config.device,
+            &SolConfig::default(),
+        ));
     }
     all.sort_by_key(|k| std::cmp::Reverse(k.total().unwrap_or(cost::Duration::ZERO)));
     all.into_iter()
