@@ -28,6 +28,7 @@ mod coalescing_conformance;
 mod coalescing_memo;
 mod coalescing_robustness;
 mod cost_conformance;
+mod device_peak_rates;
 mod dump_history;
 mod fusible_conformance;
 mod fusible_priority;
