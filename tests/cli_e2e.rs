@@ -7,6 +7,7 @@ mod cli_support;
 mod cli_check;
 mod cli_coalescing;
 mod cli_cost;
+mod cli_device;
 mod cli_diff;
 mod cli_golden;
 mod cli_graph;
