@@ -9,6 +9,7 @@ mod cli_coalescing;
 mod cli_cost;
 mod cli_device;
 mod cli_diff;
+mod cli_gemm;
 mod cli_golden;
 mod cli_graph;
 mod cli_history;

@@ -15,7 +15,8 @@
 //! * [`kernel`]: one kernel's estimate ([`KernelCost`]);
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
 //! * [`tiled`]: the indexing model and block-level (Triton) tiles;
-//! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining).
+//! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining);
+//! * [`gemm`]: which kernels are GEMMs and how each is costed on the matrix units.
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
@@ -24,6 +25,7 @@ pub mod compute;
 pub mod dot;
 pub mod duration;
 pub mod fusion;
+pub mod gemm;
 pub mod hlo_cost;
 pub mod kernel;
 pub mod launch;
