@@ -29,6 +29,7 @@ mod coalescing_memo;
 mod coalescing_robustness;
 mod cost_conformance;
 mod device_peak_rates;
+mod dot_cost;
 mod dump_history;
 mod fusible_conformance;
 mod fusible_priority;

@@ -160,6 +160,29 @@ fn has_downstream_transpose(comp: ComputationRef<'_>, dot: &Instruction) -> bool
     false
 }
 
+/// `ExtractBlockK`: the contraction step a dot's `backend_config` gives
+/// (`{"sizes":["32"]}`, XLA's `xtile::Tile`); `Err` (XLA's `FailedPrecondition`)
+/// without one.
+pub fn extract_block_k(dot: &Instruction) -> Result<i64, String> {
+    let config = dot
+        .attrs()
+        .backend_config()
+        .ok_or("Dot instruction must have a backend config with tiling sizes.")?;
+    config
+        .get("sizes")
+        .and_then(|s| s.get(0))
+        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+        .ok_or_else(|| "Tile backend config must have sizes.".to_string())
+}
+
+/// `CalculateLoopIterBytes`: what one step of the `k` loop loads, the lhs and
+/// rhs tiles of `tile.k` columns and rows.
+pub fn loop_iter_bytes(dot: &DotProblem, tile: &DotTile) -> i64 {
+    let lhs = ceil_div(tile.b * tile.m * tile.k * bits(&dot.lhs), 8);
+    let rhs = ceil_div(tile.b * tile.k * tile.n * bits(&dot.rhs), 8);
+    lhs + rhs
+}
+
 /// `CalculateNumThreadblocks`: one block per output tile.
 fn threadblocks(dot: &DotProblem, tile: &DotTile) -> i64 {
     ceil_div(dot.b, tile.b) * ceil_div(dot.m, tile.m) * ceil_div(dot.n, tile.n)

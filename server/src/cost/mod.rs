@@ -16,7 +16,9 @@
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
 //! * [`tiled`]: the indexing model and block-level (Triton) tiles;
 //! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining);
-//! * [`gemm`]: which kernels are GEMMs and how each is costed on the matrix units.
+//! * [`gemm`]: which kernels are GEMMs and how each is costed on the matrix units;
+//! * [`matmul`]: XLA's `MatmulInterpolator` over its measured GEMM table, a second
+//!   estimate of a GEMM ([`interpolator`]: the interpolators it reads through).
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
@@ -27,8 +29,10 @@ pub mod duration;
 pub mod fusion;
 pub mod gemm;
 pub mod hlo_cost;
+pub mod interpolator;
 pub mod kernel;
 pub mod launch;
+pub mod matmul;
 pub mod memory;
 pub mod profile;
 pub mod report;
