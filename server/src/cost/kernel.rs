@@ -193,9 +193,12 @@ impl<'a> Model<'a> {
 
     /// `EstimateRunTimeForInstruction`: `instr` launched as one kernel; a GEMM
     /// (a dot, a cuBLAS call, a GEMM fusion) on the matrix units
-    /// ([`super::gemm`]).
+    /// ([`super::gemm`]), a host offload over the host link ([`super::offload`]).
     pub fn kernel(&self, instr: &Instruction) -> KernelCost {
         let generic = self.generic_kernel(instr);
+        if let Some(transfer) = super::offload::kernel(self, instr, &generic) {
+            return transfer;
+        }
         match super::gemm::Gemm::of(self.module, self.computation, instr) {
             Some(gemm) => super::gemm::kernel(self, instr, &gemm, generic),
             None => generic,

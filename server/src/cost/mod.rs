@@ -18,7 +18,8 @@
 //! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining);
 //! * [`gemm`]: which kernels are GEMMs and how each is costed on the matrix units;
 //! * [`matmul`]: XLA's `MatmulInterpolator` over its measured GEMM table, a second
-//!   estimate of a GEMM ([`interpolator`]: the interpolators it reads through).
+//!   estimate of a GEMM ([`interpolator`]: the interpolators it reads through);
+//! * [`offload`]: host offloads (`MoveToHost`, copies to `S(5)`) over the host link.
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
@@ -34,6 +35,7 @@ pub mod kernel;
 pub mod launch;
 pub mod matmul;
 pub mod memory;
+pub mod offload;
 pub mod profile;
 pub mod report;
 pub mod tiled;
