@@ -30,6 +30,8 @@ mod coalescing_robustness;
 mod collective_conformance;
 mod collective_properties;
 mod cost_conformance;
+mod device_peak_rates;
+mod dot_cost;
 mod dump_history;
 mod fusible_conformance;
 mod fusible_priority;

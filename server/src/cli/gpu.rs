@@ -39,6 +39,17 @@ pub fn device(spec: Option<&str>, file: &Path) -> Result<Chosen, String> {
 
 /// A preset, or a path to a `GpuDeviceInfoProto`/`GpuTargetConfig` text proto.
 fn named(spec: &str) -> Result<Device, String> {
+    resolve(spec).map_err(|e| {
+        if Path::new(spec).is_file() {
+            e
+        } else {
+            format!("--device {e}")
+        }
+    })
+}
+
+/// [`named`] without the option's name in its error (`hlo-lsp device NAME|FILE`).
+pub fn resolve(spec: &str) -> Result<Device, String> {
     if let Some(d) = Device::preset(spec) {
         return Ok(d);
     }
@@ -47,7 +58,7 @@ fn named(spec: &str) -> Result<Device, String> {
         return read_config(path);
     }
     Err(format!(
-        "--device {spec}: neither a preset ({}) nor a file",
+        "{spec}: neither a preset ({}) nor a file",
         device::PRESETS.join(", ")
     ))
 }

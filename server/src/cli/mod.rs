@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod coalescing;
 pub mod cost;
+pub mod device;
 pub mod diff;
 pub mod fusion;
 pub mod gpu;
@@ -57,6 +58,8 @@ pub enum Command {
     Coalescing(coalescing::Args),
     /// Every kernel ranked by the time XLA's GPU performance model estimates.
     Cost(cost::Args),
+    /// What the cost model assumes of a GPU: SMs, clocks, bandwidths, caches, peak TFLOP/s per type.
+    Device(device::Args),
     /// XLA's GPU fusion rules and cost model: may a producer be fused, rule facts, a simulation.
     Fusion(fusion::Args),
     /// Memory: the totals of memory_analysis(), the allocations and the buffers live at the peak.
@@ -97,6 +100,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Diff(args)) => diff::run(args),
         Some(Command::History(args)) => history::run(args),
         Some(Command::Cost(args)) => cost::run(args),
+        Some(Command::Device(args)) => device::run(args),
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Memory(args)) => memory::run(args),
         Some(Command::Graph(args)) => graph::run(args),

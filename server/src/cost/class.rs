@@ -9,7 +9,7 @@
 //! CUDA cores' rate, an XLA:CPU kernel as a GPU loop fusion. What no model covers is
 //! said, and kept out of the step's total, rather than guessed.
 
-use crate::model::{ComputationRef, Instruction, Module, Opcode, Shape};
+use crate::model::{ComputationRef, Instruction, Module, Opcode};
 
 /// How an instruction is costed in a GPU step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,12 +108,10 @@ pub fn classify(
         Opcode::Fusion => fusion(instr),
         Opcode::CustomCall => custom_call(instr),
         Opcode::AsyncStart => async_start(module, instr),
-        Opcode::CopyStart => {
-            if touches_host(computation, instr) {
-                KernelClass::HostTransfer
-            } else {
-                KernelClass::Emitted
-            }
+        Opcode::Copy | Opcode::CopyStart
+            if super::offload::direction(computation, instr).is_some() =>
+        {
+            KernelClass::HostTransfer
         }
         _ => other(opcode),
     }
@@ -211,26 +209,6 @@ fn async_start(module: &Module, instr: &Instruction) -> KernelClass {
         root.opcode.name()
     ))
 }
-
-/// Whether a copy moves data to or from host memory (memory space `S(5)`, XLA's
-/// host memory space, on its operand or result).
-fn touches_host(computation: ComputationRef<'_>, instr: &Instruction) -> bool {
-    let on_host = |shape: &Shape| {
-        shape.leaves().iter().any(|a| {
-            a.layout
-                .as_ref()
-                .is_some_and(|l| l.memory_space == Some(HOST_MEMORY_SPACE))
-        })
-    };
-    on_host(&instr.shape)
-        || computation
-            .model()
-            .operand_shape(instr, 0)
-            .is_some_and(on_host)
-}
-
-/// XLA's `Layout::kHostMemorySpace`.
-pub const HOST_MEMORY_SPACE: i64 = 5;
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,10 @@
 //! either serially (`num_stages <= 1`) or software-pipelined, with a fixed
 //! latency tax per memory step ([`LATENCY_TAX`]).
 //!
-//! The peak matrix rate is XLA's `CalculatePeakMatrixOpsPerNs`; our devices
-//! carry no `matrix_unit_description`, so it falls back, as XLA does without
-//! one, to every FPU of every SM (`CalculateEffectiveFlopsPerNs`).
+//! The peak matrix rate is XLA's `CalculatePeakMatrixOpsPerNs` for the lhs
+//! element type ([`Device::peak_matrix_ops_per_ns`]): the tensor cores' rate,
+//! or, on a device that describes none for the type, every FPU of every SM
+//! (`CalculateEffectiveFlopsPerNs`).
 
 use super::duration::Duration;
 use crate::device::{ComputeCapability, Device};
@@ -159,6 +160,29 @@ fn has_downstream_transpose(comp: ComputationRef<'_>, dot: &Instruction) -> bool
     false
 }
 
+/// `ExtractBlockK`: the contraction step a dot's `backend_config` gives
+/// (`{"sizes":["32"]}`, XLA's `xtile::Tile`); `Err` (XLA's `FailedPrecondition`)
+/// without one.
+pub fn extract_block_k(dot: &Instruction) -> Result<i64, String> {
+    let config = dot
+        .attrs()
+        .backend_config()
+        .ok_or("Dot instruction must have a backend config with tiling sizes.")?;
+    config
+        .get("sizes")
+        .and_then(|s| s.get(0))
+        .and_then(|v| v.as_i64().or_else(|| v.as_str()?.parse().ok()))
+        .ok_or_else(|| "Tile backend config must have sizes.".to_string())
+}
+
+/// `CalculateLoopIterBytes`: what one step of the `k` loop loads, the lhs and
+/// rhs tiles of `tile.k` columns and rows.
+pub fn loop_iter_bytes(dot: &DotProblem, tile: &DotTile) -> i64 {
+    let lhs = ceil_div(tile.b * tile.m * tile.k * bits(&dot.lhs), 8);
+    let rhs = ceil_div(tile.b * tile.k * tile.n * bits(&dot.rhs), 8);
+    lhs + rhs
+}
+
 /// `CalculateNumThreadblocks`: one block per output tile.
 fn threadblocks(dot: &DotProblem, tile: &DotTile) -> i64 {
     ceil_div(dot.b, tile.b) * ceil_div(dot.m, tile.m) * ceil_div(dot.n, tile.n)
@@ -166,9 +190,8 @@ fn threadblocks(dot: &DotProblem, tile: &DotTile) -> i64 {
 
 /// `GetEffectiveFlopsPerNsForTileSize`: the peak matrix rate, derated where a
 /// tile's `m` is too small for the generation's tensor core instructions.
-fn tile_flops_per_ns(device: &Device, tile_m: i64) -> f64 {
-    let peak =
-        super::compute::effective_flops_per_ns(device, device.sm_count, device.fpus_per_core);
+fn tile_flops_per_ns(device: &Device, tile_m: i64, element: &PrimitiveType) -> f64 {
+    let peak = device.peak_matrix_ops_per_ns(element);
     let major = match device.compute_capability {
         ComputeCapability::Cuda { major, .. } => major,
         _ => 0,
@@ -193,7 +216,7 @@ pub fn compute_time_with_quantization(
     let waves = ceil_div(threadblocks(dot, tile), device.sm_count);
     let flops_per_tile = 2 * tile.b * tile.m * tile.n * dot.k;
     let flops = flops_per_tile.saturating_mul(waves * device.sm_count);
-    let rate = tile_flops_per_ns(device, tile.m);
+    let rate = tile_flops_per_ns(device, tile.m, &dot.lhs);
     // `absl::Nanoseconds(1.0f * flops / rate)`: the flops as a float.
     (
         flops,

@@ -13,7 +13,7 @@ use super::memory::{coalescing_utilization_rate, read_time, write_time};
 use crate::analysis::utilization::{self, Utilization};
 use crate::analysis::{self, fusion, ArrayShape, OperandIndexing, Unknown};
 use crate::coalescing::{self, heuristic, Subject};
-use crate::device::Device;
+use crate::device::{Device, Unit};
 use crate::model::{ComputationRef, InstrId, Instruction, Module, Opcode, Shape};
 
 /// How an operand read is judged coalesced.
@@ -73,6 +73,10 @@ pub struct KernelCost {
     pub bound: Bound,
     pub launch: LaunchDims,
     pub operands: Vec<OperandCost>,
+    /// The units `compute_time` counts the flops on: the CUDA cores for most
+    /// kernels, the tensor cores for GEMMs ([`super::gemm`]) on a device that
+    /// describes them.
+    pub units: Unit,
 }
 
 impl KernelCost {
@@ -94,6 +98,7 @@ impl KernelCost {
                 emitter: "none".into(),
             },
             operands: vec![],
+            units: Unit::Vector,
         }
     }
 
@@ -186,8 +191,23 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// `EstimateRunTimeForInstruction`: `instr` launched as one kernel.
+    /// `EstimateRunTimeForInstruction`: `instr` launched as one kernel; a GEMM
+    /// (a dot, a cuBLAS call, a GEMM fusion) on the matrix units
+    /// ([`super::gemm`]), a host offload over the host link ([`super::offload`]).
     pub fn kernel(&self, instr: &Instruction) -> KernelCost {
+        let generic = self.generic_kernel(instr);
+        if let Some(transfer) = super::offload::kernel(self, instr, &generic) {
+            return transfer;
+        }
+        match super::gemm::Gemm::of(self.module, self.computation, instr) {
+            Some(gemm) => super::gemm::kernel(self, instr, &gemm, generic),
+            None => generic,
+        }
+    }
+
+    /// `EstimateRunTimeForInstruction` as XLA's `GpuPerformanceModel` has it:
+    /// every flop on the CUDA cores the launch occupies.
+    pub fn generic_kernel(&self, instr: &Instruction) -> KernelCost {
         let device = self.device;
         let cost = self.hlo_cost(instr);
         let subject = self.subject(instr);
@@ -294,6 +314,7 @@ impl<'a> Model<'a> {
             },
             launch,
             operands,
+            units: Unit::Vector,
         }
     }
 }

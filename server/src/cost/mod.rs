@@ -16,8 +16,15 @@
 //! * [`fusion`]: producer/consumer fusion ([`RunTimes`]);
 //! * [`tiled`]: the indexing model and block-level (Triton) tiles;
 //! * [`dot`]: a tiled dot's GEMM model (tile and wave quantization, pipelining);
+//! * [`gemm`]: which kernels are GEMMs and how each is costed on the matrix units;
+//! * [`matmul`]: XLA's `MatmulInterpolator` over its measured GEMM table, a second
+//!   estimate of a GEMM ([`interpolator`]: the interpolators it reads through);
+//! * [`offload`]: host offloads (`MoveToHost`, copies to `S(5)`) over the host link;
 //! * [`collective`]: collectives as XLA's SoL latency estimator costs them
-//!   (measured throughput inside a node, the SoL network model across nodes).
+//!   (measured throughput inside a node, the SoL network model across nodes);
+//! * [`class`]: which of these models costs a kernel, or why none does;
+//! * [`step`]: one step of a module: every kernel, its runs per step (loops weighted
+//!   by their trip counts), the total; [`report`]: the lines a ranking shows.
 //!
 //! Times are [`Duration`]s; XLA's tests compare them truncated to whole
 //! microseconds ([`Duration::whole_micros`]).
@@ -28,10 +35,14 @@ pub mod compute;
 pub mod dot;
 pub mod duration;
 pub mod fusion;
+pub mod gemm;
 pub mod hlo_cost;
+pub mod interpolator;
 pub mod kernel;
 pub mod launch;
+pub mod matmul;
 pub mod memory;
+pub mod offload;
 pub mod profile;
 pub mod report;
 pub mod step;

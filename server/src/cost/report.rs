@@ -199,28 +199,36 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
     if seconds > 0.0 {
         match cost.bound {
             Bound::Compute => {
-                let peak = vector_peak(device);
-                if estimate.model != ModelUsed::Matrix && peak > 0.0 {
+                let (what, peak) = match &estimate.peak {
+                    Some(p) => (p.what.clone(), p.flops_per_second),
+                    None => ("the CUDA cores' peak".to_string(), vector_peak(device)),
+                };
+                if peak > 0.0 {
                     parts.push(format!(
-                        "{:.0}% of the CUDA cores' peak ({})",
+                        "{:.0}% of {what} ({})",
                         cost.flops as f64 / seconds / peak * 100.0,
                         units::flop_rate(peak)
-                    ));
-                } else {
-                    parts.push(format!(
-                        "{} achieved",
-                        units::flop_rate(cost.flops as f64 / seconds)
                     ));
                 }
             }
             Bound::Memory => {
                 let bandwidth = device.memory_bandwidth as f64;
                 let dram = dram_bytes(cost);
-                parts.push(format!(
-                    "{:.0}% of the memory bandwidth ({})",
-                    dram as f64 / seconds / bandwidth * 100.0,
-                    units::rate(bandwidth)
-                ));
+                let share = dram as f64 / seconds / bandwidth * 100.0;
+                if share <= 100.5 {
+                    parts.push(format!(
+                        "{share:.0}% of the memory bandwidth ({})",
+                        units::rate(bandwidth)
+                    ));
+                } else {
+                    // The tiled model reads a tile again for each block that needs
+                    // it; those reads hit the caches.
+                    parts.push(format!(
+                        "reads at {} effective, above the memory bandwidth ({}): re-read tiles come from the caches",
+                        units::rate(dram as f64 / seconds),
+                        units::rate(bandwidth)
+                    ));
+                }
                 if dram < bytes {
                     parts.push(format!(
                         "{} re-read from the caches",
@@ -231,15 +239,24 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
         }
     }
     let launch = &cost.launch;
-    parts.push(format!(
-        "{} block{} × {} threads",
-        units::grouped(launch.num_blocks as f64),
-        if launch.num_blocks == 1 { "" } else { "s" },
-        launch.threads_per_block
-    ));
+    if estimate.model != ModelUsed::Matrix {
+        parts.push(format!(
+            "{} block{} × {} threads",
+            units::grouped(launch.num_blocks as f64),
+            if launch.num_blocks == 1 { "" } else { "s" },
+            launch.threads_per_block
+        ));
+    }
     let mut line = parts.join(" · ");
-    if let Some(few) = few_blocks(cost, device) {
-        line.push_str(&format!("\n{few}"));
+    if estimate.model != ModelUsed::Matrix {
+        if let Some(few) = few_blocks(cost, device) {
+            line.push_str(&format!("\n{few}"));
+        }
+    }
+    if let Some(Ok(measured)) = &estimate.measured_table {
+        line.push_str(&format!(
+            "\nXLA's measured cuBLAS table (MatmulInterpolator): ≈ {measured}"
+        ));
     }
     Some(line)
 }

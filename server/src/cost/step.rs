@@ -20,7 +20,7 @@ use super::launch::LaunchDims;
 use super::tiled;
 use super::KERNEL_LAUNCH_OVERHEAD;
 use crate::analysis;
-use crate::device::Device;
+use crate::device::{Device, Unit};
 use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module, Opcode};
 
 /// Which of XLA's models gave a kernel its time.
@@ -64,6 +64,21 @@ pub struct Estimate {
     pub cost: KernelCost,
     /// For a collective: what it is and who takes part.
     pub collective: Option<CollectiveFacts>,
+    /// For a GEMM: XLA's `MatmulInterpolator` over its measured cuBLAS table, a
+    /// second estimate beside the roofline at the matrix peak (`Err`: why there is
+    /// none, e.g. the device has no table).
+    pub measured_table: Option<Result<Duration, String>>,
+    /// The peak rate the compute time is counted against (a GEMM's element type on
+    /// the matrix units, else the CUDA cores).
+    pub peak: Option<Peak>,
+}
+
+/// A peak rate of operations, and what it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Peak {
+    /// `the bf16 matrix peak`, `the CUDA cores' peak`.
+    pub what: String,
+    pub flops_per_second: f64,
 }
 
 /// What a report says of a collective besides its time.
@@ -268,9 +283,14 @@ pub fn estimate_kernel(
         KernelClass::NotModelled(reason) => Err(reason),
         KernelClass::Emitted => Ok(estimate(ModelUsed::Performance, model.kernel(instr))),
         KernelClass::Tiled => Ok(tiled_kernel(model, instr)),
-        KernelClass::Gemm => Ok(estimate(ModelUsed::Matrix, model.kernel(instr))),
+        KernelClass::Gemm => Ok(gemm_kernel(model, instr)),
         KernelClass::Collective => return collective_kernel(model, collectives, instr),
-        KernelClass::HostTransfer => Ok(host_transfer(model, instr)),
+        KernelClass::HostTransfer if model.device.host_bandwidth > 0 => {
+            Ok(estimate(ModelUsed::HostLink, model.kernel(instr)))
+        }
+        KernelClass::HostTransfer => {
+            Err("a host transfer: the device's host link bandwidth is not known".into())
+        }
     })
 }
 
@@ -313,6 +333,7 @@ fn collective_kernel(
                 emitter: "collective".into(),
             },
             operands: vec![],
+            units: Unit::Vector,
         },
         collective: Some(CollectiveFacts {
             kind: cost.kind,
@@ -320,6 +341,8 @@ fn collective_kernel(
             nodes: cost.nodes,
             method: how.unwrap_or_default(),
         }),
+        measured_table: None,
+        peak: None,
     }))
 }
 
@@ -530,7 +553,35 @@ fn estimate(model: ModelUsed, cost: KernelCost) -> Estimate {
         model,
         cost,
         collective: None,
+        measured_table: None,
+        peak: None,
     }
+}
+
+/// A GEMM: the roofline at the matrix peak of its element type (what
+/// [`Model::kernel`] gives it), with XLA's interpolation over its measured table
+/// beside it.
+fn gemm_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
+    let mut e = estimate(ModelUsed::Matrix, model.kernel(instr));
+    if let Some(gemm) = super::gemm::Gemm::of(model.module, model.computation, instr) {
+        let dtype = &gemm.lhs.element;
+        let matrix = model.device.peak_ops_per_ns(Unit::Matrix, dtype).is_some();
+        e.peak = Some(Peak {
+            what: if matrix {
+                format!("the {} matrix peak", dtype.name())
+            } else {
+                format!("the CUDA cores' peak (no {} matrix rate)", dtype.name())
+            },
+            flops_per_second: model.device.peak_matrix_ops_per_ns(dtype) as f64 * 1e9,
+        });
+        e.measured_table = Some(super::matmul::estimate(
+            model.module,
+            model.computation,
+            instr,
+            model.device,
+        ));
+    }
+    e
 }
 
 /// The fusion kind (`kLoop`), custom-call target or opcode, as a kernel is labelled.
@@ -580,30 +631,9 @@ fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
                 emitter: "triton".into(),
             },
             operands: vec![],
+            units: Unit::Vector,
         },
     )
-}
-
-/// Host link bandwidth in bytes per second when the device does not say: PCIe 5.0
-/// x16, 64 GB/s each way (H100 SXM's link to its host CPU).
-const HOST_LINK_BANDWIDTH: f64 = 64e9;
-
-/// A copy between host and device memory: its bytes over the host link (a copy that
-/// size reads and writes the device's HBM too, but the link is 50x slower).
-fn host_transfer(model: &Model<'_>, instr: &Instruction) -> Estimate {
-    let bytes = super::hlo_cost::output_leaf_bytes(&instr.shape);
-    let time = Duration::from_secs_f64(bytes as f64 / HOST_LINK_BANDWIDTH);
-    let mut cost = model.kernel(instr);
-    cost.exec_time = time;
-    cost.read_time = time;
-    cost.write_time = Duration::ZERO;
-    cost.compute_time = Duration::ZERO;
-    cost.flops = 0;
-    cost.bytes_read = bytes;
-    cost.bytes_written = 0;
-    cost.operands.clear();
-    cost.bound = Bound::Memory;
-    estimate(ModelUsed::HostLink, cost)
 }
 
 /// A while loop's trip count: XLA's `known_trip_count` when its backend config

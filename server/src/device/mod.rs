@@ -24,16 +24,33 @@
 //! page 10) and 32 transactions per clock per SM, on every GPU but AMD's MI300
 //! (32 KiB, 128 bytes, 16) and MI100/MI200 (16 KiB of L1).
 //!
+//! Execution units ([`units`]): every preset gets XLA's `FillExecutionUnitDesc`
+//! rates for its compute capability and clock (tensor cores and CUDA cores per
+//! element type); [`Device::peak_ops_per_ns`] answers a unit and a type.
+//!
+//! Host link (`host_bandwidth`, one direction, XLA's `pcie_bandwidth` formula:
+//! 0.25 GiB/s per gen-1 lane, doubled each generation, times 16 lanes):
+//! * `a6000`: PCIe 4.0 x16 (RTX A6000 datasheet): 32 GiB/s.
+//! * `a100`: PCIe 4.0 x16 (A100 datasheet): 32 GiB/s, as XLA's `a100_sxm_40.txtpb`.
+//! * `h100`: PCIe 5.0 x16 (H100 SXM datasheet): 64 GiB/s; XLA's `h100_sxm.txtpb`
+//!   records 32 GiB/s, the link generation NVML reported at the time (it drops
+//!   to a lower generation while idle).
+//! * `b200`: PCIe 5.0 x16: 64 GiB/s, as XLA's `b200.txtpb`.
+//!
 //! A device can also come from a text proto ([`target_config`]); the server reads
 //! one from the editor's settings (`lsp::settings`). Its fields serialize in
 //! camelCase, the names those settings use.
 
 pub mod target_config;
 pub mod text_proto;
+pub mod units;
 
 use serde::{Deserialize, Serialize};
 
 pub use target_config::{from_text_proto, DeviceProtoError};
+pub use units::{Rate, Unit};
+
+use crate::model::PrimitiveType;
 
 /// What XLA's `GpuComputeCapability` says: which vendor rules apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -116,6 +133,21 @@ pub struct Device {
     /// Registers one block may use (`registers_per_block_limit`).
     pub registers_per_block_limit: i64,
     pub compute_capability: ComputeCapability,
+    /// Tensor cores' rate per element type (`matrix_unit_description`); empty
+    /// when the device has none described (XLA then costs GEMMs on the CUDA
+    /// cores). Filled from the generation's table ([`units::fill`]) unless a
+    /// text proto lists its own.
+    #[serde(default)]
+    pub matrix_units: Vec<Rate>,
+    /// CUDA cores' rate per element type (`scalar_unit_description`).
+    #[serde(default)]
+    pub vector_units: Vec<Rate>,
+    /// Host link bandwidth in bytes per second, one direction (`pcie_bandwidth`,
+    /// computed by XLA as 0.25 GiB/s per PCIe gen-1 lane, doubling each
+    /// generation, times the lanes): what a `MoveToHost` / `MoveToDevice`
+    /// offload moves at. 0 when unknown.
+    #[serde(default)]
+    pub host_bandwidth: i64,
 }
 
 /// The preset names, for messages.
@@ -141,6 +173,13 @@ struct Nvidia {
     shared_memory_per_block: i64,
     shared_memory_per_block_optin: i64,
     shared_memory_per_core: i64,
+    host_bandwidth: i64,
+}
+
+/// One direction of a PCIe x16 link, as XLA computes `pcie_bandwidth`
+/// (`GetDevicePcieBandwidth`: 0.25 GiB/s per gen-1 lane, doubled each generation).
+const fn pcie_x16(generation: u32) -> i64 {
+    (1i64 << 28) * (1i64 << (generation - 1)) * 16
 }
 
 impl Device {
@@ -160,6 +199,7 @@ impl Device {
             shared_memory_per_block: 48 * 1024,
             shared_memory_per_block_optin: 101_376,
             shared_memory_per_core: 100 * 1024,
+            host_bandwidth: pcie_x16(4),
         })
     }
 
@@ -178,6 +218,7 @@ impl Device {
             shared_memory_per_block: 48 * 1024,
             shared_memory_per_block_optin: 166_912,
             shared_memory_per_core: 167_936,
+            host_bandwidth: pcie_x16(4),
         })
     }
 
@@ -196,6 +237,7 @@ impl Device {
             shared_memory_per_block: 48 * 1024,
             shared_memory_per_block_optin: 232_448,
             shared_memory_per_core: 233_472,
+            host_bandwidth: pcie_x16(5),
         })
     }
 
@@ -214,6 +256,7 @@ impl Device {
             shared_memory_per_block: 128 * 1024,
             shared_memory_per_block_optin: 232_448,
             shared_memory_per_core: 233_472,
+            host_bandwidth: pcie_x16(5),
         })
     }
 
@@ -234,11 +277,53 @@ impl Device {
         d.registers_per_core_limit = REGISTERS;
         d.registers_per_block_limit = REGISTERS;
         d.block_dim_limit = BLOCK_DIM_LIMIT;
+        d.host_bandwidth = n.host_bandwidth;
         d.set_compute_capability(ComputeCapability::Cuda {
             major: n.cc.0,
             minor: n.cc.1,
         });
+        d.fill_units();
         d
+    }
+
+    /// `FillExecutionUnitDesc` at the device's capability and clock: what XLA
+    /// does for every CUDA device it opens (`cuda_executor.cc`) and for its
+    /// A100/H100/B200 test devices. The table is chosen by the capability's
+    /// major, so an 8.6 part (the A6000) gets the A100's rates. Unknown
+    /// generations keep no units.
+    pub fn fill_units(&mut self) {
+        let cc = &self.compute_capability;
+        self.matrix_units = units::fill(cc, self.clock_rate_ghz, Unit::Matrix).unwrap_or_default();
+        self.vector_units = units::fill(cc, self.clock_rate_ghz, Unit::Vector).unwrap_or_default();
+    }
+
+    /// The rates of one kind of unit (empty when not described).
+    pub fn units(&self, unit: Unit) -> &[Rate] {
+        match unit {
+            Unit::Matrix => &self.matrix_units,
+            Unit::Vector => &self.vector_units,
+        }
+    }
+
+    /// Peak operations per nanosecond (an FMA counts two) of `dtype` on `unit`
+    /// over every SM; `None` when the device describes no rate for it. tf32 is
+    /// `f32` on the matrix units.
+    pub fn peak_ops_per_ns(&self, unit: Unit, dtype: &PrimitiveType) -> Option<f64> {
+        units::rate_of(self.units(unit), dtype).map(|r| r.ops_per_ns(self.sm_count))
+    }
+
+    /// `GpuPerformanceModelBase::CalculatePeakMatrixOpsPerNs`: the tensor cores'
+    /// peak for `dtype`, truncated to whole ops per ns as XLA's `int64_t`; without
+    /// a matrix rate for it, every CUDA core of every SM
+    /// (`CalculateEffectiveFlopsPerNs(core_count, fpus_per_core)`).
+    pub fn peak_matrix_ops_per_ns(&self, dtype: &PrimitiveType) -> i64 {
+        match self.peak_ops_per_ns(Unit::Matrix, dtype) {
+            Some(peak) => peak as i64,
+            None => {
+                let per_fpu = f64::from(self.clock_rate_ghz as f32) * 2.0;
+                (per_fpu * self.sm_count.saturating_mul(self.fpus_per_core) as f64) as i64
+            }
+        }
     }
 
     /// What XLA's `DeviceDescription` holds for an empty `GpuDeviceInfoProto`:
@@ -265,6 +350,9 @@ impl Device {
             registers_per_core_limit: 0,
             registers_per_block_limit: 0,
             compute_capability: ComputeCapability::Unknown,
+            matrix_units: vec![],
+            vector_units: vec![],
+            host_bandwidth: 0,
         };
         d.set_compute_capability(ComputeCapability::Unknown);
         d
@@ -334,6 +422,7 @@ impl Device {
             ("deviceMemorySize", self.device_memory_size),
             ("registersPerCoreLimit", self.registers_per_core_limit),
             ("registersPerBlockLimit", self.registers_per_block_limit),
+            ("hostBandwidth", self.host_bandwidth),
         ];
         for (name, v) in non_negative {
             if v < 0 {

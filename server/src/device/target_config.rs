@@ -9,6 +9,7 @@
 //! protos. Unknown fields are skipped, so newer protos still read.
 
 use super::text_proto::{self, Field, Message, TextProtoError, Value};
+use super::units::{self, Rate};
 use super::{ComputeCapability, Device};
 
 /// Why a text proto is not a device: unreadable text, or a field whose value
@@ -29,6 +30,7 @@ pub fn from_text_proto(text: &str) -> Result<Device, DeviceProtoError> {
         None => &top,
     };
     let mut device = Device::empty(&name);
+    let (mut matrix, mut vector) = (None, None);
     for field in &info.fields {
         let slot: Option<&mut i64> = match field.name.as_str() {
             "threads_per_block_limit" => Some(&mut device.threads_per_block),
@@ -47,6 +49,7 @@ pub fn from_text_proto(text: &str) -> Result<Device, DeviceProtoError> {
             "device_memory_size" => Some(&mut device.device_memory_size),
             "registers_per_core_limit" => Some(&mut device.registers_per_core_limit),
             "registers_per_block_limit" => Some(&mut device.registers_per_block_limit),
+            "pcie_bandwidth" => Some(&mut device.host_bandwidth),
             _ => None,
         };
         if let Some(slot) = slot {
@@ -71,10 +74,58 @@ pub fn from_text_proto(text: &str) -> Result<Device, DeviceProtoError> {
                 };
                 device.set_compute_capability(ComputeCapability::Rocm { gcn_arch_name });
             }
+            "matrix_unit_description" => matrix = Some(rates(message(field)?)?),
+            "scalar_unit_description" => vector = Some(rates(message(field)?)?),
             _ => {}
         }
     }
+    // A proto without unit descriptions (XLA's older specs, most dumps' target
+    // configs) gets the table's, as XLA fills them for a device it opens.
+    device.fill_units();
+    if let Some(m) = matrix {
+        device.matrix_units = m;
+    }
+    if let Some(v) = vector {
+        device.vector_units = v;
+    }
+    // XLA writes -1 for a link it could not measure.
+    device.host_bandwidth = device.host_bandwidth.max(0);
     Ok(device)
+}
+
+/// An `ExecutionUnitDescriptionProto`: `rate_infos { key: <PrimitiveType number>
+/// value { clock_rate_ghz units_per_core ops_per_clock } }`, one per type; keys
+/// that name no type XLA knows are skipped.
+fn rates(description: &Message) -> Result<Vec<Rate>, DeviceProtoError> {
+    let mut out = vec![];
+    for entry in description.fields.iter().filter(|f| f.name == "rate_infos") {
+        let entry = message(entry)?;
+        let Some(key) = entry.get("key") else {
+            continue;
+        };
+        let Some(dtype) = units::proto_type_name(integer(key)?) else {
+            continue;
+        };
+        let mut rate = Rate {
+            dtype: dtype.to_string(),
+            units_per_core: 0,
+            clock_rate_ghz: 0.0,
+            ops_per_clock: 0,
+        };
+        if let Some(value) = entry.get("value") {
+            let value = message(value)?;
+            for f in &value.fields {
+                match f.name.as_str() {
+                    "clock_rate_ghz" => rate.clock_rate_ghz = float(f)? as f32,
+                    "units_per_core" => rate.units_per_core = integer(f)?,
+                    "ops_per_clock" => rate.ops_per_clock = integer(f)?,
+                    _ => {}
+                }
+            }
+        }
+        out.push(rate);
+    }
+    Ok(out)
 }
 
 fn error<T>(at: usize, message: String) -> Result<T, DeviceProtoError> {
@@ -212,6 +263,9 @@ device_description_str: "NVIDIA RTX A6000"
         expected.name = d.name.clone();
         expected.clock_rate_ghz = 1.8;
         expected.device_memory_size = 51_041_271_808;
+        expected.fill_units();
+        // The spec has no `pcie_bandwidth`.
+        expected.host_bandwidth = 0;
         assert_eq!(d, expected);
     }
 
@@ -228,6 +282,46 @@ device_description_str: "NVIDIA RTX A6000"
         let empty = from_text_proto("").unwrap();
         assert_eq!(empty.sm_count, 0);
         assert!(empty.validate().is_err());
+    }
+
+    /// The unit descriptions and host link of XLA's newer specs
+    /// (`xla/backends/gpu/target_config/specs/h100_sxm.txtpb`, two entries of each).
+    #[test]
+    fn reads_unit_descriptions_and_the_host_link() {
+        let text = r#"gpu_device_info {
+  core_count: 132
+  clock_rate_ghz: 1.98
+  cuda_compute_capability { major: 9 }
+  scalar_unit_description {
+    rate_infos { key: 11 value { clock_rate_ghz: 1.98 units_per_core: 128 ops_per_clock: 1 } }
+  }
+  matrix_unit_description {
+    rate_infos { key: 16 value { clock_rate_ghz: 1.8295201 units_per_core: 4 ops_per_clock: 512 } }
+    rate_infos { key: 99 value { units_per_core: 4 } }
+  }
+  pcie_bandwidth: 34359738368
+}"#;
+        let d = from_text_proto(text).unwrap();
+        assert_eq!(d.host_bandwidth, 32 << 30);
+        assert_eq!(d.matrix_units.len(), 1);
+        let bf16 = d
+            .peak_ops_per_ns(
+                super::super::Unit::Matrix,
+                &crate::model::PrimitiveType::Bf16,
+            )
+            .unwrap();
+        assert!((bf16 / 1000.0 - 989.0).abs() < 2.0, "{bf16}");
+        // Listed units replace the table's: f16 is not in this description.
+        assert!(d
+            .peak_ops_per_ns(
+                super::super::Unit::Matrix,
+                &crate::model::PrimitiveType::F16
+            )
+            .is_none());
+        // Without descriptions, the table's (as XLA fills a device it opens).
+        let d = from_text_proto("core_count: 132 clock_rate_ghz: 1.98 cuda_compute_capability { major: 9 } pcie_bandwidth: -1").unwrap();
+        assert!(d.matrix_units.len() > 10);
+        assert_eq!(d.host_bandwidth, 0);
     }
 
     #[test]

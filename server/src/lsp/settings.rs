@@ -346,6 +346,14 @@ mod tests {
         assert_eq!((d.clock_rate_ghz, d.fpus_per_core), (1.5, 128));
         assert!(device_setting(&json!({"clockRateGhz": 0.0})).is_err());
         assert!(device_setting(&json!({"memoryBandwidth": -1})).is_err());
+        // The host link and the execution units are settings too.
+        let d = device_setting(&json!({"base": "h100", "hostBandwidth": 1_000_000_000,
+            "matrixUnits": [{"dtype": "bf16", "unitsPerCore": 4, "clockRateGhz": 1.0, "opsPerClock": 512}]}))
+        .unwrap();
+        assert_eq!(d.host_bandwidth, 1_000_000_000);
+        let bf16 = crate::model::PrimitiveType::Bf16;
+        assert_eq!(d.peak_matrix_ops_per_ns(&bf16), 132 * 4 * 512 * 2);
+        assert!(device_setting(&json!({"hostBandwidth": -1})).is_err());
     }
 
     #[test]

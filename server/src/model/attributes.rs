@@ -521,7 +521,40 @@ pub fn parse_backend_config(text: &str) -> serde_json::Value {
     }
     serde_json::from_str(&inner)
         .or_else(|_| serde_json::from_str(&quote_bare_keys(&inner)))
+        .or_else(|_| serde_json::from_str(&drop_trailing_commas(&quote_bare_keys(&inner))))
         .unwrap_or(serde_json::Value::String(inner))
+}
+
+/// Drops a comma before a closing `}` or `]` outside strings: XLA's JSON reader
+/// (protobuf's) accepts `{"a": 1,}`, and its tests write configs that way.
+fn drop_trailing_commas(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    let mut in_string = false;
+    while let Some((i, c)) = chars.next() {
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some((_, next)) = chars.next() {
+                    out.push(next);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        if c == ',' {
+            let rest = text[i + 1..].trim_start();
+            if rest.starts_with('}') || rest.starts_with(']') {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Quotes identifier keys (`{kind:"x"}` → `{"kind":"x"}`) outside strings.
@@ -1194,6 +1227,10 @@ mod tests {
         assert_eq!(relaxed["cfg"]["output_tiles"][0]["sizes"][1], 32);
         assert_eq!(relaxed["cfg"]["s"], "a:b");
         assert_eq!(relaxed["kind"], "__triton");
+        // Trailing commas, as XLA's tests write them; a comma in a string stays.
+        let trailing = parse_backend_config("{\"a\": {\"b\": [1, 2,],}, \"s\": \",}\",\n}");
+        assert_eq!(trailing["a"]["b"][1], 2);
+        assert_eq!(trailing["s"], ",}");
         let mlir = "{attn_heads = 32 : i64}";
         assert_eq!(
             parse_backend_config(mlir),
