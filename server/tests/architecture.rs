@@ -23,6 +23,7 @@ const FRONT_END_USES: &[&str] = &[
     "hover",
     "ide",
     "language",
+    "loops",
     "memory",
     "mlir",
     "model",
@@ -49,6 +50,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
     ("device", &["model"]),
+    // While loops: trip counts and how often each computation runs.
+    ("loops", &["model"]),
     (
         "coalescing",
         &[
@@ -151,6 +154,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "graph",
             "hover",
             "language",
+            "loops",
             "memory",
             "mlir",
             "model",

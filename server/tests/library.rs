@@ -34,6 +34,8 @@ mod fusible_priority;
 mod fuzz_regressions;
 mod graph_dataflow;
 mod ide_golden;
+mod loops_conformance;
+mod loops_samples;
 mod memory_timeline;
 mod memory_xla;
 mod mlir_analysis;
