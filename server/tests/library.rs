@@ -33,6 +33,7 @@ mod fusible_conformance;
 mod fusible_priority;
 mod fuzz_regressions;
 mod graph_dataflow;
+mod hlo_cost_conformance;
 mod ide_golden;
 mod loops_conformance;
 mod loops_samples;
