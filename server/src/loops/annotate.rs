@@ -112,7 +112,9 @@ pub fn annotate(l: &Loop<'_>) -> Option<WhileLoopConfig> {
     if let Some(r) = range {
         // XLA computes `(max - min) / step + 1`; a loop that never runs (max < min)
         // gets 0 here rather than a negative count.
-        let n = ((r.max - r.min) / r.step + 1).max(0);
+        let Some(n) = ((r.max - r.min) / r.step).checked_add(1).map(|n| n.max(0)) else {
+            return Some(config);
+        };
         config.known_trip_count = Some(n);
         config.known_init_step = Some(InitStep {
             init: r.min,

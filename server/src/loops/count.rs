@@ -8,7 +8,7 @@ use crate::model::{ComputationRef, Instruction, Module};
 
 use super::hlo::Loop;
 use super::trip_count::{self, Method, MAX_BRUTE_FORCE_ITERS};
-use super::{induction, reason::Why};
+use super::{induction, reason::Why, traced};
 
 /// Where a trip count comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,29 +67,43 @@ pub fn trip_count(
     if let Some(known) = from_backend_config(instruction) {
         return known;
     }
-    let Some(l) = Loop::new(module, computation, instruction) else {
-        return TripCount::unknown(Why::Broken(format!(
+    match Loop::new(module, computation, instruction) {
+        Some(l) => analyzed(&l),
+        None => TripCount::unknown(Why::Broken(format!(
             "`{}` is not a while with a condition and a body in this module",
             instruction.name
-        )));
+        ))),
+    }
+}
+
+/// The trip count the analysis finds, whatever the while's `backend_config`
+/// says: XLA's analysis, else the same evaluation through copies and a
+/// wrapping call ([`super::traced`]); unknown with XLA's reason otherwise.
+pub fn analyzed(l: &Loop<'_>) -> TripCount {
+    let count = match trip_count::compute_trip_count(l, MAX_BRUTE_FORCE_ITERS) {
+        Ok((n, method)) => Ok((n, method)),
+        Err(why) => traced::trip_count(l, MAX_BRUTE_FORCE_ITERS)
+            .map(|n| (n, Method::Traced))
+            .map_err(|_| why),
     };
-    match trip_count::compute_trip_count(&l, MAX_BRUTE_FORCE_ITERS) {
+    match count {
         Ok((n, method)) => TripCount {
             n: Some(u64::try_from(n).unwrap_or(0)),
             source: Source::Analysis(method),
-            induction: induction_of(&l),
+            induction: induction_of(l),
         },
         Err(why) => TripCount {
-            induction: induction_of(&l),
+            induction: induction_of(l),
             ..TripCount::unknown(why)
         },
     }
 }
 
-/// The induction variable the analysis finds, with its range when it matches.
+/// The induction variable the analysis finds, its first value, and its step
+/// when it is `i += C`.
 fn induction_of(l: &Loop<'_>) -> Option<Induction> {
-    let tuple_index = induction::tuple_index(l).ok()?;
-    let init = trip_count::initial_value(l, tuple_index)
+    let tuple_index = induction::tuple_index_where(l, false).ok()?;
+    let init = traced::initial_value(l, tuple_index)
         .ok()
         .and_then(|v| v.as_i64());
     Some(Induction {

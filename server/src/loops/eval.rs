@@ -442,7 +442,7 @@ fn int_binary(op: &Opcode, x: i128, y: i128, bits: u32, signed: bool) -> Option<
     Some(match op {
         Opcode::Add => x + y,
         Opcode::Subtract => x - y,
-        Opcode::Multiply => x * y,
+        Opcode::Multiply => x.wrapping_mul(y),
         Opcode::Divide if y == 0 => -1,
         Opcode::Divide if x == min && y == -1 => x,
         Opcode::Divide => x / y,
@@ -455,7 +455,7 @@ fn int_binary(op: &Opcode, x: i128, y: i128, bits: u32, signed: bool) -> Option<
         Opcode::Or => x | y,
         Opcode::Xor => x ^ y,
         Opcode::ShiftLeft if y < 0 || y >= i128::from(bits) => 0,
-        Opcode::ShiftLeft => x << y,
+        Opcode::ShiftLeft => x.wrapping_shl(y as u32),
         Opcode::ShiftRightLogical if y < 0 || y >= i128::from(bits) => 0,
         Opcode::ShiftRightLogical => unsigned(x) >> y,
         Opcode::ShiftRightArithmetic if y < 0 || y >= i128::from(bits) => {
@@ -469,7 +469,7 @@ fn int_binary(op: &Opcode, x: i128, y: i128, bits: u32, signed: bool) -> Option<
         Opcode::Power if y >= 0 => {
             let mut acc: i128 = 1;
             for _ in 0..y.min(128) {
-                acc = wrap(acc * x, bits, signed);
+                acc = wrap(acc.wrapping_mul(x), bits, signed);
             }
             acc
         }

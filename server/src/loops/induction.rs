@@ -33,6 +33,7 @@ fn scalar_op(module: &Module, op: &Instruction, part: Part, nesting: usize) -> R
         Err(Why::NotScalar {
             part,
             name: op.name.to_string(),
+            within: None,
         })
     }
 }
@@ -50,6 +51,7 @@ fn opaque(module: &Module, op: &Instruction, part: Part, nesting: usize) -> Resu
             part,
             name: op.name.to_string(),
             opcode: op.opcode.name().to_string(),
+            within: None,
         });
     }
     if nesting >= MAX_NESTING {
@@ -60,10 +62,31 @@ fn opaque(module: &Module, op: &Instruction, part: Part, nesting: usize) -> Resu
             continue;
         };
         for i in &c.model().instructions {
-            scalar_op(module, i, part, nesting + 1)?;
+            scalar_op(module, i, part, nesting + 1).map_err(|why| within(why, op))?;
         }
     }
     Ok(())
+}
+
+/// A reason found inside the computations `op` calls, said of `op` (the
+/// outermost call: what the user sees in the condition or body).
+fn within(why: Why, op: &Instruction) -> Why {
+    match why {
+        Why::NotScalar { part, name, .. } => Why::NotScalar {
+            part,
+            name,
+            within: Some(op.name.to_string()),
+        },
+        Why::Opaque {
+            part, name, opcode, ..
+        } => Why::Opaque {
+            part,
+            name,
+            opcode,
+            within: Some(op.name.to_string()),
+        },
+        other => other,
+    }
 }
 
 /// `GetReachingParameters`: the parameters of `c` (and their elements) that the
@@ -99,6 +122,7 @@ fn reaching_parameters(
             return Err(Why::NotScalar {
                 part,
                 name: instr.name.to_string(),
+                within: None,
             });
         }
         let operand = |k: usize| {
@@ -133,6 +157,7 @@ fn reaching_parameters(
                     return Err(Why::NotScalar {
                         part,
                         name: instr.name.to_string(),
+                        within: None,
                     });
                 }
                 if !checked {
@@ -164,7 +189,9 @@ fn through_call<'a>(
 ) -> Result<(), Why> {
     let callee = hlo::callee(module, caller)
         .ok_or_else(|| Why::Broken(format!("`{}` calls nothing", caller.name)))?;
-    for r in reaching_parameters(module, callee, element, checked, part, 1)? {
+    let reaching = reaching_parameters(module, callee, element, checked, part, 1)
+        .map_err(|why| within(why, caller))?;
+    for r in reaching {
         let mut argument = hlo::operand(c, caller, r.parameter)
             .ok_or_else(|| Why::Broken(format!("`{}`", caller.name)))?;
         match r.element {
@@ -205,6 +232,7 @@ pub(crate) fn dependence(
     let not_scalar = |i: &Instruction| Why::NotScalar {
         part,
         name: i.name.to_string(),
+        within: None,
     };
     while let Some(instr) = work.pop() {
         if !visited.insert(instr.id) {
@@ -283,6 +311,13 @@ pub(crate) fn dependence(
 /// `GetLoopInductionVarTupleIdx`: the element of the loop state that the
 /// condition reads (alone) and the body computes from itself.
 pub fn tuple_index(l: &Loop<'_>) -> Result<usize, Why> {
+    tuple_index_where(l, true)
+}
+
+/// [`tuple_index`], with or without XLA's demand that the while's operand be a
+/// `tuple` instruction (it is a parameter when a later pass wrapped the while
+/// in a call).
+pub(crate) fn tuple_index_where(l: &Loop<'_>, tuple_init: bool) -> Result<usize, Why> {
     let cond_root = l
         .condition_root()
         .ok_or_else(|| Why::Broken("the condition is empty".into()))?;
@@ -299,14 +334,14 @@ pub fn tuple_index(l: &Loop<'_>) -> Result<usize, Why> {
     let init = l
         .init()
         .ok_or_else(|| Why::Broken("the while has no operand".into()))?;
-    if init.opcode != Opcode::Tuple {
+    if tuple_init && init.opcode != Opcode::Tuple {
         return Err(Why::InitNotTuple(init.name.to_string()));
     }
     // Without known values (XLA's `known_values` is empty here) several elements
     // leave the induction variable ambiguous.
     let index = match elements.iter().collect::<Vec<_>>()[..] {
         [&k] => k,
-        _ => return Err(Why::SeveralLoopVariables(elements.into_iter().collect())),
+        _ => return Err(several(l, elements.into_iter().collect())),
     };
     let body_root = l
         .body_root()
@@ -343,4 +378,42 @@ pub fn tuple_index(l: &Loop<'_>) -> Result<usize, Why> {
             elements: from.into_iter().collect(),
         }),
     }
+}
+
+/// Why a condition reading several elements has no induction variable: when
+/// all but one are passed through the body unchanged and the first of those
+/// starts at a value known only at run time (`i < n` with `n` an argument), the
+/// bound is that value; otherwise several variables.
+fn several(l: &Loop<'_>, elements: Vec<i64>) -> Why {
+    let invariant = |k: i64| -> bool {
+        let Some(k) = usize::try_from(k).ok() else {
+            return false;
+        };
+        let (Some(root), Some(param)) = (l.body_root(), l.body_parameter()) else {
+            return false;
+        };
+        root.opcode == Opcode::Tuple
+            && hlo::operand(l.body, root, k).is_some_and(|o| {
+                Some(hlo::trace_copies(l.body, o).id) == hlo::unique_gte(l.body, param.id, k)
+            })
+    };
+    let fixed: Vec<i64> = elements.iter().copied().filter(|&k| invariant(k)).collect();
+    if fixed.len() + 1 == elements.len() {
+        if let Some(&k) = fixed.first() {
+            let start = l
+                .init()
+                .filter(|t| t.opcode == Opcode::Tuple)
+                .and_then(|t| hlo::operand(l.computation, t, usize::try_from(k).ok()?))
+                .map(|o| hlo::trace_copies(l.computation, o));
+            if let Some(start) = start {
+                if super::eval::evaluate(l.module, l.computation, start, &[]).is_err() {
+                    return Why::BoundAtRunTime {
+                        element: k,
+                        name: start.name.to_string(),
+                    };
+                }
+            }
+        }
+    }
+    Why::SeveralLoopVariables(elements)
 }

@@ -16,6 +16,8 @@
 //!   (`GetLoopInductionVarTupleIdx`);
 //! * [`trip_count`]: the trivial patterns, the evaluated iterations, the range
 //!   and the upper bound (`ComputeWhileLoopTripCount`, ...);
+//! * [`traced`]: beyond XLA, the same evaluation on loops later passes reshaped
+//!   (copies before the update, the while wrapped in a call);
 //! * [`auxiliary`]: auxiliary induction variables;
 //! * [`annotate`]: the `WhileLoopBackendConfig` XLA's annotator writes;
 //! * [`reason`]: why a count is unknown, in a user's words;
@@ -31,6 +33,7 @@ pub mod executions;
 pub mod hlo;
 pub mod induction;
 pub mod reason;
+pub mod traced;
 pub mod trip_count;
 
 pub use count::{trip_count, Induction, Source, TripCount};

@@ -29,14 +29,20 @@ pub enum Why {
     Broken(String),
     /// The walk reached the loop state as a whole, or another parameter.
     ReadsWholeState(Part),
-    /// A value on the way is not a scalar.
-    NotScalar { part: Part, name: String },
+    /// A value on the way is not a scalar (`within`: the fusion or call of the
+    /// condition or body that holds it).
+    NotScalar {
+        part: Part,
+        name: String,
+        within: Option<String>,
+    },
     /// A collective, custom call, send or receive on the way: nothing a compiler
     /// can evaluate.
     Opaque {
         part: Part,
         name: String,
         opcode: String,
+        within: Option<String>,
     },
     /// A `get-tuple-element` of something that is neither the loop state, a tuple
     /// nor a fusion or call.
@@ -45,6 +51,9 @@ pub enum Why {
     NoLoopVariable,
     /// The condition reads several elements of the loop state.
     SeveralLoopVariables(Vec<i64>),
+    /// The condition compares the loop variable with an element of the loop
+    /// state the body never changes, set when the loop starts (`name`).
+    BoundAtRunTime { element: i64, name: String },
     /// The while's operand is not a `tuple` instruction.
     InitNotTuple(String),
     /// The body's root is not a `tuple`.
@@ -77,14 +86,28 @@ impl fmt::Display for Why {
                 "{} reads the loop state other than through scalar elements",
                 part.name()
             ),
-            Why::NotScalar { part, name } => {
-                write!(f, "{} computes with a non-scalar value (`{name}`)", part.name())
+            Why::NotScalar { part, name, within } => {
+                write!(f, "{} ", part.name())?;
+                if let Some(within) = within {
+                    write!(f, "calls `{within}`, which ")?;
+                }
+                write!(f, "computes with a non-scalar value (`{name}`)")
             }
-            Why::Opaque { part, name, opcode } => write!(
-                f,
-                "{} goes through {opcode} `{name}`, which cannot be evaluated at compile time",
-                part.name()
-            ),
+            Why::Opaque {
+                part,
+                name,
+                opcode,
+                within,
+            } => {
+                write!(f, "{} ", part.name())?;
+                if let Some(within) = within {
+                    write!(f, "calls `{within}`, which ")?;
+                }
+                write!(
+                    f,
+                    "goes through {opcode} `{name}`, which cannot be evaluated at compile time"
+                )
+            }
             Why::Untraceable { part, name } => write!(
                 f,
                 "{} reads `{name}`, an element of a value computed in the loop",
@@ -95,6 +118,10 @@ impl fmt::Display for Why {
                 f,
                 "the condition depends on several loop variables (tuple elements {})",
                 list(elements)
+            ),
+            Why::BoundAtRunTime { element, name } => write!(
+                f,
+                "the loop's bound (tuple element {element}) is a value known only at run time (`{name}`)"
             ),
             Why::InitNotTuple(name) => write!(
                 f,

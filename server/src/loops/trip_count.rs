@@ -33,6 +33,10 @@ pub enum Method {
     Pattern,
     /// The condition and the update evaluated iteration by iteration.
     Evaluated,
+    /// Evaluated with the induction variable read through copies and a
+    /// wrapping call, where XLA's analysis gives up on an optimized loop
+    /// ([`super::traced`]; not XLA).
+    Traced,
 }
 
 /// `EvaluateIndvarInit`: the induction variable's first value, evaluated from
@@ -169,11 +173,11 @@ pub fn match_trivial_range(l: &Loop<'_>) -> Option<LoopRange> {
     }
     // Round the bound down so that `max - min` is a multiple of the step.
     let remainder = ((max % step) - (init % step)) % step;
-    max -= if remainder < 0 {
+    max = max.checked_sub(if remainder < 0 {
         remainder + step
     } else {
         remainder
-    };
+    })?;
     Some(LoopRange {
         min: init,
         max,
