@@ -374,3 +374,87 @@ fn the_analysis_agrees_with_xlas_annotations_in_the_dumps() {
     assert!(misses.is_empty(), "{}", misses.join("\n"));
     assert!(annotated >= 30, "only {annotated} annotated whiles found");
 }
+
+/// Broken and hostile loops end with a reason, never a panic or a hang: a body
+/// that calls itself, a missing condition, a counter that never moves, and an
+/// update at the end of a chain of 5,000 additions.
+#[test]
+fn hostile_loops_end_with_a_reason() {
+    let mut chain = String::new();
+    let mut last = "i".to_string();
+    for k in 0..5000 {
+        chain.push_str(&format!("  a{k} = s32[] add({last}, zero)\n"));
+        last = format!("a{k}");
+    }
+    let text = format!(
+        r#"HloModule m
+self_body {{
+  p = (s32[]) parameter(0)
+  ROOT c = (s32[]) call(p), to_apply=self_body
+}}
+long_body {{
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  zero = s32[] constant(0)
+{chain}  one = s32[] constant(1)
+  next = s32[] add({last}, one)
+  ROOT t = (s32[]) tuple(next)
+}}
+stuck_body {{
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  zero = s32[] constant(0)
+  next = s32[] add(i, zero)
+  ROOT t = (s32[]) tuple(next)
+}}
+cond {{
+  p = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+ENTRY e {{
+  zero = s32[] constant(0)
+  init = (s32[]) tuple(zero)
+  w1 = (s32[]) while(init), condition=cond, body=self_body
+  w2 = (s32[]) while(init), condition=missing, body=stuck_body
+  w3 = (s32[]) while(init), condition=cond, body=stuck_body
+  ROOT w4 = (s32[]) while(init), condition=cond, body=long_body
+}}
+"#
+    );
+    let file = model::parse_hlo(&text);
+    let module = &file.modules[0];
+    let analysis = loops::analyze(module);
+    let count = |name: &str| {
+        analysis
+            .loops
+            .iter()
+            .find(|l| {
+                module
+                    .computation(l.site.computation)
+                    .instruction(l.site.instruction)
+                    .name
+                    .as_ref()
+                    == name
+            })
+            .map(|l| l.trip_count.clone())
+            .expect(name)
+    };
+    for name in ["w1", "w2", "w3", "w4"] {
+        let c = count(name);
+        assert_eq!(c.n, None, "{name}: {c:?}");
+        assert!(!c.unknown_reason().unwrap_or("").is_empty(), "{name}");
+    }
+    // 5,000 additions of zero before the increment: XLA's analysis wants one
+    // operation, and the evaluation stops before the stack does.
+    assert!(count("w4")
+        .unknown_reason()
+        .is_some_and(|r| r.contains("not one operation")));
+    assert!(count("w3")
+        .unknown_reason()
+        .is_some_and(|r| r.contains("129 evaluated iterations")));
+    assert!(count("w2")
+        .unknown_reason()
+        .is_some_and(|r| r.contains("w2")));
+}

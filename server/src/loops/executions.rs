@@ -21,12 +21,13 @@ use super::count::{trip_count, TripCount};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Run as a sequence of instructions: ENTRY, while bodies and conditions,
-    /// branches, `call`s, async computations.
+    /// branches, `call`s, async computations, a custom call's
+    /// `called_computations` (as `cost::report::launches_kernels` counts them).
     Code,
     /// A fused computation: one kernel with its fusion.
     Fused,
     /// Applied inside an op (a reduce's `to_apply`, a sort's comparator, a
-    /// custom call's `called_computations`): not a sequence of kernels.
+    /// scatter's combiner): not a sequence of kernels.
     Applied,
 }
 
@@ -206,10 +207,10 @@ fn add_all<T: PartialEq + Copy>(to: &mut Vec<T>, items: &[T]) {
 fn kind_of(role: Role, instr: &Instruction) -> Kind {
     match role {
         Role::Fused => Kind::Fused,
-        Role::WhileBody | Role::WhileCondition | Role::Branch(_) => Kind::Code,
+        Role::WhileBody | Role::WhileCondition | Role::Branch(_) | Role::Called => Kind::Code,
         Role::Applied if instr.opcode == Opcode::Call => Kind::Code,
         Role::Other if matches!(instr.opcode, Opcode::AsyncStart | Opcode::Call) => Kind::Code,
-        Role::Applied | Role::Called | Role::Other => Kind::Applied,
+        Role::Applied | Role::Other => Kind::Applied,
     }
 }
 

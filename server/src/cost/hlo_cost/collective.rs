@@ -245,4 +245,25 @@ mod tests {
         assert_eq!(group_sizes("[4,2]<=[2,4]T(1,0)"), Some(vec![2, 2, 2, 2]));
         assert_eq!(group_sizes("{}"), None);
     }
+
+    /// An all-gather of four 4 KB shards: 16 KB move; in a ring each rank writes
+    /// `2N - 1` shards and reads `N` (the formula of XLA's `HandleAllGather`).
+    #[test]
+    fn an_all_gather_moves_its_output_in_a_ring() {
+        let text = "HloModule m, num_partitions=4
+
+ENTRY e {
+  p = f32[1024] parameter(0)
+  ROOT g = f32[4096] all-gather(p), dimensions={0}, replica_groups={{0,1,2,3}}, channel_id=1, use_global_device_ids=true
+}
+";
+        let file = crate::model::parse_hlo(text);
+        let module = &file.modules[0];
+        let entry = module.entry_computation().unwrap();
+        let g = entry.model().instruction_by_name("g").unwrap();
+        let cost = super::super::analyze(module, entry, g);
+        assert_eq!(cost.bytes_transferred, 16384);
+        assert_eq!(cost.bytes_accessed, 4096 * 7 + 4096 * 4);
+        assert_eq!(num_ranks(module, entry, g), 4);
+    }
 }
