@@ -21,6 +21,7 @@ pub mod graph;
 pub mod hover;
 pub mod ide;
 pub mod language;
+pub mod loops;
 pub mod lsp;
 pub mod memory;
 pub mod mlir;

@@ -23,6 +23,7 @@ const FRONT_END_USES: &[&str] = &[
     "hover",
     "ide",
     "language",
+    "loops",
     "memory",
     "mlir",
     "model",
@@ -51,6 +52,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
     ("device", &["model"]),
+    // While loops: trip counts and how often each computation runs.
+    ("loops", &["model"]),
     (
         "coalescing",
         &[
@@ -65,6 +68,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "budget",
             "coalescing",
             "device",
+            "loops",
             "model",
             "syntax",
             "tiling",
@@ -157,6 +161,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "graph",
             "hover",
             "language",
+            "loops",
             "memory",
             "mlir",
             "model",

@@ -96,14 +96,37 @@ const SM_86: &[(&str, &str, i64)] = &[
     ("subtract", "c128", 97),
 ];
 
+/// A table of clock cycles per element, `(opcode, element type, cycles)`: the
+/// `HloOpProfile` a `GpuHloCostAnalysis` is built with. Ops it does not list
+/// cost [`DEFAULT_FLOPS_PER_ELEMENT`].
+#[derive(Clone, Copy, Debug)]
+pub struct Profile<'a> {
+    entries: &'a [(&'a str, &'a str, i64)],
+}
+
+impl<'a> Profile<'a> {
+    /// XLA's default profile (`sm_86`, measured on an RTX A6000).
+    pub const SM_86: Profile<'static> = Profile { entries: SM_86 };
+
+    /// A profile of one's own (XLA's tests pass one to the cost analysis).
+    pub fn new(entries: &'a [(&'a str, &'a str, i64)]) -> Profile<'a> {
+        Profile { entries }
+    }
+
+    /// `GetFlopsPerElementwiseOpElement(type, opcode)`.
+    pub fn flops_per_element(&self, opcode: &str, element: &PrimitiveType) -> i64 {
+        let ty = element.name();
+        self.entries
+            .iter()
+            .find(|(op, t, _)| *op == opcode && *t == ty)
+            .map_or(DEFAULT_FLOPS_PER_ELEMENT, |&(_, _, cycles)| cycles)
+    }
+}
+
 /// XLA's `FlopsPerElement(device, type, opcode)` for an elementwise op producing
-/// `element` values.
+/// `element` values (the `sm_86` profile).
 pub fn flops_per_element(opcode: &str, element: &PrimitiveType) -> i64 {
-    let ty = element.name();
-    SM_86
-        .iter()
-        .find(|(op, t, _)| *op == opcode && *t == ty)
-        .map_or(DEFAULT_FLOPS_PER_ELEMENT, |&(_, _, cycles)| cycles)
+    Profile::SM_86.flops_per_element(opcode, element)
 }
 
 #[cfg(test)]

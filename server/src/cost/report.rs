@@ -289,14 +289,36 @@ fn few_blocks(cost: &KernelCost, device: &Device) -> Option<String> {
     if f64::from(reachable) >= device.memory_bandwidth as f64 {
         return None;
     }
-    Some(format!(
+    let mut line = format!(
         "{blocks} block{} on {} SMs: XLA's model lets {} reach {} of the {} the device has",
         if blocks == 1 { "" } else { "s" },
         device.sm_count,
         if blocks == 1 { "it" } else { "them" },
         units::rate(f64::from(reachable)),
         units::rate(device.memory_bandwidth as f64)
-    ))
+    );
+    if splits_before_emission(cost) {
+        line.push_str(
+            "; XLA's tree-reduction rewrite splits a reduction this long in two before it \
+             emits it, so the compiled program spreads it over many blocks",
+        );
+    }
+    Some(line)
+}
+
+/// `kRowAtomicFreeBound`-like: XLA's `TreeReductionRewriter` rewrites a row
+/// reduction whose rows are longer than a warp can reduce without atomics
+/// (`32 x 32 x 8` elements) into two reductions.
+const TREE_REDUCTION_BOUND: i64 = 32 * 32 * 8;
+
+/// Whether `cost` is a reduction with more than [`TREE_REDUCTION_BOUND`] input
+/// elements per output element: one XLA's pipeline would split before emitting.
+fn splits_before_emission(cost: &KernelCost) -> bool {
+    if !cost.launch.emitter.contains("reduction") || cost.bytes_written <= 0 {
+        return false;
+    }
+    let input = cost.operands.first().map_or(0, |o| o.bytes);
+    input / cost.bytes_written > TREE_REDUCTION_BOUND
 }
 
 #[cfg(test)]

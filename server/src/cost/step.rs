@@ -21,6 +21,7 @@ use super::tiled;
 use super::KERNEL_LAUNCH_OVERHEAD;
 use crate::analysis;
 use crate::device::{Device, Unit};
+use crate::loops;
 use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module, Opcode};
 
 /// Which of XLA's models gave a kernel its time.
@@ -222,7 +223,7 @@ pub fn step(module: &Module, device: &Device, latency: &SolConfig) -> Option<Ste
     let entry = module.entry_computation()?;
     let view = analysis::view::borrowed(module);
     let collectives = collective::Estimator::new(module, device, latency);
-    let mut walk = Walk::new(module, Some((&view, &collectives)), device);
+    let mut walk = Walk::new(module, &view, &collectives, device);
     let time = walk.computation(entry, Count::ONCE, None);
     let launch_overhead = walk
         .kernels
@@ -240,33 +241,6 @@ pub fn step(module: &Module, device: &Device, latency: &SolConfig) -> Option<Ste
         launch_overhead,
         lower_bound,
     })
-}
-
-/// How many times each computation of a module runs per step, without estimating
-/// any kernel: what a lens needs to say "× 32" of one kernel.
-#[derive(Clone, Debug, Default)]
-pub struct Executions {
-    /// Indexed by computation: `None` for a computation no step runs as kernels of
-    /// its own (a fused computation, a reducer, dead code).
-    pub counts: Vec<Option<Count>>,
-    /// `branch 1 of %conditional.3` for the computations of a conditional's branches.
-    pub branches: Vec<Option<String>>,
-    pub loops: Vec<LoopCount>,
-}
-
-/// [`Executions`] of `module`'s computations (empty without an ENTRY).
-pub fn executions(module: &Module) -> Executions {
-    let Some(entry) = module.entry_computation() else {
-        return Executions::default();
-    };
-    let device = Device::default();
-    let mut walk = Walk::new(module, None, &device);
-    walk.computation(entry, Count::ONCE, None);
-    Executions {
-        counts: walk.counts,
-        branches: walk.branches,
-        loops: walk.loops,
-    }
 }
 
 /// The estimate of `instr` as a kernel of its own, by the model for its kind
@@ -355,15 +329,13 @@ struct Time {
 /// The walk from ENTRY through the computations that launch kernels.
 struct Walk<'a, 'e> {
     module: &'a Module,
-    /// The analysis view and the collective estimator to estimate the kernels with
-    /// ([`step`]); without them the walk only counts the runs ([`executions`]) and
-    /// builds nothing.
-    estimators: Option<(&'a analysis::Module<'a>, &'e collective::Estimator<'a>)>,
+    /// The analysis view of the module.
+    view: &'a analysis::Module<'a>,
+    /// Costs the collectives (one per module: it keeps XLA's measured table).
+    collectives: &'e collective::Estimator<'a>,
     device: &'a Device,
     kernels: Vec<StepKernel>,
     loops: Vec<LoopCount>,
-    counts: Vec<Option<Count>>,
-    branches: Vec<Option<String>>,
     /// Computations being walked: a call back into one is recursion (an error the
     /// model reports), not walked again.
     on_path: Vec<ComputationId>,
@@ -372,18 +344,17 @@ struct Walk<'a, 'e> {
 impl<'a, 'e> Walk<'a, 'e> {
     fn new(
         module: &'a Module,
-        estimators: Option<(&'a analysis::Module<'a>, &'e collective::Estimator<'a>)>,
+        view: &'a analysis::Module<'a>,
+        collectives: &'e collective::Estimator<'a>,
         device: &'a Device,
     ) -> Walk<'a, 'e> {
-        let n = module.computation_count();
         Walk {
             module,
-            estimators,
+            view,
+            collectives,
             device,
             kernels: vec![],
             loops: vec![],
-            counts: vec![None; n],
-            branches: vec![None; n],
             on_path: vec![],
         }
     }
@@ -400,23 +371,7 @@ impl<'a, 'e> Walk<'a, 'e> {
             return Time::default();
         }
         self.on_path.push(computation.id);
-        let slot = &mut self.counts[computation.id.index()];
-        *slot = Some(match *slot {
-            Some(before) => Count {
-                n: before.n.saturating_add(count.n),
-                unknown: before.unknown || count.unknown,
-            },
-            None => count,
-        });
-        if branch.is_some() {
-            self.branches[computation.id.index()] = branch.map(str::to_string);
-        }
-        let model = self.estimators.map(|(view, collectives)| {
-            (
-                Model::new(view, self.module, computation, self.device),
-                collectives,
-            )
-        });
+        let model = Model::new(self.view, self.module, computation, self.device);
         let mut total = Duration::ZERO;
         for instr in &computation.model().instructions {
             if instr.synthetic {
@@ -426,12 +381,7 @@ impl<'a, 'e> Walk<'a, 'e> {
                 Opcode::While => self.while_loop(computation, instr, count, branch),
                 Opcode::Conditional => self.conditional(instr, count),
                 Opcode::Call => self.call(instr, count, branch),
-                _ => match &model {
-                    Some((model, collectives)) => {
-                        self.kernel(model, collectives, computation, instr, count, branch)
-                    }
-                    None => Duration::ZERO,
-                },
+                _ => self.kernel(&model, computation, instr, count, branch),
             };
         }
         self.on_path.pop();
@@ -443,13 +393,12 @@ impl<'a, 'e> Walk<'a, 'e> {
     fn kernel(
         &mut self,
         model: &Model<'a>,
-        collectives: &collective::Estimator<'_>,
         computation: ComputationRef<'a>,
         instr: &Instruction,
         count: Count,
         branch: Option<&str>,
     ) -> Duration {
-        let Some(estimate) = estimate_kernel(model, collectives, instr) else {
+        let Some(estimate) = estimate_kernel(model, self.collectives, instr) else {
             return Duration::ZERO;
         };
         let kernel = StepKernel {
@@ -636,27 +585,22 @@ fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
     )
 }
 
-/// A while loop's trip count: XLA's `known_trip_count` when its backend config
-/// gives one, else unknown.
-fn trip_count(_module: &Module, computation: ComputationRef<'_>, instr: &Instruction) -> LoopCount {
-    let known = instr
-        .attrs()
-        .backend_config()
-        .and_then(|c| c.pointer("/known_trip_count/n").cloned())
-        .and_then(|n| n.as_u64().or_else(|| n.as_str()?.parse().ok()));
+/// A while loop's trip count ([`loops::trip_count`]: XLA's `known_trip_count`, else
+/// XLA's while-loop analysis, else unknown with the reason).
+fn trip_count(module: &Module, computation: ComputationRef<'_>, instr: &Instruction) -> LoopCount {
+    let count = loops::trip_count(module, computation, instr);
+    let (source, reason) = match &count.source {
+        loops::Source::BackendConfig => (TripCountSource::BackendConfig, None),
+        loops::Source::Analysis(_) => (TripCountSource::Analysis, None),
+        loops::Source::Unknown(why) => (TripCountSource::Unknown, Some(why.clone())),
+    };
     LoopCount {
         computation: computation.id,
         instruction: instr.id,
         name: instr.name.to_string(),
-        trip_count: known,
-        source: if known.is_some() {
-            TripCountSource::BackendConfig
-        } else {
-            TripCountSource::Unknown
-        },
-        reason: known
-            .is_none()
-            .then(|| "no known_trip_count in its backend config".to_string()),
+        trip_count: count.n,
+        source,
+        reason,
         entered: Count::ONCE,
     }
 }

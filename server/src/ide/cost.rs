@@ -133,15 +133,12 @@ fn estimate(
 /// unknown), nothing for a kernel that runs once.
 fn runs(snapshot: &HloSnapshot, at: &KernelAt) -> String {
     let executions = snapshot.executions(at.module);
-    let count = executions
-        .counts
-        .get(at.computation.index())
-        .copied()
-        .flatten();
-    match count {
-        Some(c) if c.n != 1 || c.unknown => {
-            format!(" · × {}{} per step", c.n, if c.unknown { "+" } else { "" })
-        }
+    match executions.get(at.computation.index()) {
+        Some(e) if e.reached && (e.times != 1 || !e.unknown_loops.is_empty()) => format!(
+            " · × {}{} per step",
+            e.times,
+            if e.unknown_loops.is_empty() { "" } else { "+" }
+        ),
         _ => String::new(),
     }
 }

@@ -309,7 +309,7 @@ pub struct HloSnapshot {
     /// lenses say "× 32"), made on first use: it walks only ENTRY and the
     /// computations it calls as control flow. Boxed: rarely used, and the snapshot
     /// is moved by value.
-    executions: Box<OnceLock<Vec<Arc<crate::cost::step::Executions>>>>,
+    executions: Box<OnceLock<Vec<Arc<Vec<crate::loops::Executions>>>>>,
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
@@ -489,12 +489,12 @@ impl HloSnapshot {
     }
 
     /// How many times each computation of `module` runs per step.
-    pub fn executions(&self, module: ModuleId) -> Arc<crate::cost::step::Executions> {
+    pub fn executions(&self, module: ModuleId) -> Arc<Vec<crate::loops::Executions>> {
         let all = self.executions.get_or_init(|| {
             self.model()
                 .modules
                 .iter()
-                .map(|m| Arc::new(crate::cost::step::executions(m)))
+                .map(|m| Arc::new(crate::loops::executions(m)))
                 .collect()
         });
         all.get(module.index()).cloned().unwrap_or_default()

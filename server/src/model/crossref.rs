@@ -47,6 +47,8 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
                 m.header_chunk = Some(chunk);
                 m.compiled = text.contains("is_scheduled=true")
                     && text.contains("entry_computation_layout=");
+                m.replicas = header_number(text, "replica_count=");
+                m.partitions = header_number(text, "num_partitions=");
                 if let Some(name) = &placed.outline().name {
                     m.name = Some(name.name.to_string());
                     m.name_range = Some(placed.abs(name.start as usize..name.end as usize));
@@ -80,6 +82,16 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
         modules,
         diagnostics: Vec::new(),
     }
+}
+
+/// The number after `key` in a module header (`num_partitions=4`).
+fn header_number(header: &str, key: &str) -> Option<i64> {
+    let at = header.find(key)? + key.len();
+    let digits: String = header[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 fn new_module(start: usize, units: &Units) -> Module {
@@ -400,4 +412,23 @@ pub(crate) fn call_components(m: &Module) -> Vec<u32> {
         }
     }
     component
+}
+
+#[cfg(test)]
+mod tests {
+    /// The header's replica and partition counts reach the module (collectives
+    /// count their ranks from them); a module without them runs on one device.
+    #[test]
+    fn the_header_says_how_many_devices() {
+        let file = crate::model::parse_hlo(
+            "HloModule m, replica_count=2, num_partitions=4\n\nENTRY e {\n  ROOT p = f32[8] parameter(0)\n}\n",
+        );
+        let m = &file.modules[0];
+        assert_eq!((m.replica_count(), m.num_partitions()), (2, 4));
+        let file = crate::model::parse_hlo(
+            "HloModule m\n\nENTRY e {\n  ROOT p = f32[8] parameter(0)\n}\n",
+        );
+        let m = &file.modules[0];
+        assert_eq!((m.replica_count(), m.num_partitions()), (1, 1));
+    }
 }

@@ -120,6 +120,11 @@ pub struct Module {
     /// printed the module after its pipeline (an after-optimizations dump). Modules
     /// written by hand for tests may say the first, not both.
     pub compiled: bool,
+    /// `replica_count=` and `num_partitions=` of the header (XLA's
+    /// `HloModuleConfig`), when written; read them with [`Module::replica_count`]
+    /// and [`Module::num_partitions`].
+    pub replicas: Option<i64>,
+    pub partitions: Option<i64>,
     /// From the first to the last byte of the module's text.
     pub range: Range<usize>,
     /// The computations in text order, each where its chunk starts.
@@ -579,6 +584,16 @@ impl HloFile {
 }
 
 impl Module {
+    /// Replicas the module runs on (`replica_count=`, 1 when not written).
+    pub fn replica_count(&self) -> i64 {
+        self.replicas.unwrap_or(1)
+    }
+
+    /// Partitions the module is split into (`num_partitions=`, 1 when not written).
+    pub fn num_partitions(&self) -> i64 {
+        self.partitions.unwrap_or(1)
+    }
+
     /// Computation `id` where it stands in the document.
     pub fn computation(&self, id: ComputationId) -> ComputationRef<'_> {
         let placed = &self.places[id.index()];
