@@ -26,6 +26,7 @@ const FRONT_END_USES: &[&str] = &[
     "memory",
     "mlir",
     "model",
+    "profile",
     "refactor",
     "syntax",
     "tiling",
@@ -93,6 +94,9 @@ const FLOORS: &[(&str, &[&str])] = &[
         "dump",
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
+    // Measured time per instruction from a profile (XProf), joined to the module;
+    // the cost model's estimate beside it.
+    ("profile", &["cost", "device", "dump", "model"]),
     // Memory: XLA's buffer assignment read, or estimated from the module.
     ("memory", &["budget", "dump", "model", "syntax", "xml"]),
     // Every finding of a document, from the analyses that report them.
@@ -154,6 +158,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "memory",
             "mlir",
             "model",
+            "profile",
             "refactor",
             "syntax",
             "tiling",
