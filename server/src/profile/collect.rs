@@ -97,6 +97,8 @@ struct ModuleTotals {
     /// Top-level op time per execution (index: the run's).
     toplevel_ps: Vec<u64>,
     events_without_run: u64,
+    /// The last run looked up: consecutive events mostly share it.
+    last_run: Option<(Box<str>, usize)>,
 }
 
 impl ModuleTotals {
@@ -122,11 +124,20 @@ impl ModuleTotals {
             self.events_without_run += 1;
         }
         let id = id.unwrap_or("");
-        if let Some(&at) = self.runs.get(id) {
-            return at as usize;
+        if let Some((last, at)) = &self.last_run {
+            if **last == *id {
+                return *at;
+            }
         }
-        let at = self.runs.len();
-        self.runs.insert(id.into(), at as u32);
+        let at = match self.runs.get(id) {
+            Some(&at) => at as usize,
+            None => {
+                let at = self.runs.len();
+                self.runs.insert(id.into(), at as u32);
+                at
+            }
+        };
+        self.last_run = Some((id.into(), at));
         at
     }
 }
@@ -139,10 +150,24 @@ struct Measure {
     tracks: FxHashMap<(u64, u64), Track>,
     events: u64,
     disorder: u64,
+    /// The last module looked up: consecutive events mostly share it.
+    last_module: Option<u32>,
 }
 
 impl Measure {
     fn module(&mut self, name: &str, program_id: Option<i64>) -> u32 {
+        if let Some(at) = self.last_module {
+            let last = &self.modules[at as usize];
+            if *last.name == *name && last.program_id == program_id {
+                return at;
+            }
+        }
+        let at = self.find_module(name, program_id);
+        self.last_module = Some(at);
+        at
+    }
+
+    fn find_module(&mut self, name: &str, program_id: Option<i64>) -> u32 {
         if let Some(ids) = self.module_index.get(name) {
             if let Some(&(_, at)) = ids.iter().find(|(p, _)| *p == program_id) {
                 return at;
@@ -157,6 +182,7 @@ impl Measure {
             runs: FxHashMap::default(),
             toplevel_ps: Vec::new(),
             events_without_run: 0,
+            last_run: None,
         });
         self.module_index
             .entry(name.into())
