@@ -26,6 +26,7 @@ pub mod lsp;
 pub mod memory;
 pub mod mlir;
 pub mod model;
+pub mod profile;
 pub mod refactor;
 pub mod syntax;
 pub mod tiling;

@@ -27,6 +27,7 @@ const FRONT_END_USES: &[&str] = &[
     "memory",
     "mlir",
     "model",
+    "profile",
     "refactor",
     "syntax",
     "tiling",
@@ -100,6 +101,9 @@ const FLOORS: &[(&str, &[&str])] = &[
         "dump",
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
+    // Measured time per instruction from a profile (XProf), joined to the module;
+    // the cost model's estimate beside it.
+    ("profile", &["cost", "device", "dump", "model"]),
     // Memory: XLA's buffer assignment read, or estimated from the module.
     (
         "memory",
@@ -165,6 +169,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "memory",
             "mlir",
             "model",
+            "profile",
             "refactor",
             "syntax",
             "tiling",

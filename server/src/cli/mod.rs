@@ -23,6 +23,7 @@ pub mod maps;
 pub mod memory;
 pub mod mlir;
 pub mod parse;
+pub mod profile;
 pub mod simplify;
 pub mod tiles;
 
@@ -70,6 +71,8 @@ pub enum Command {
     Diff(diff::Args),
     /// Which pass made each instruction of a pass-by-pass dump directory, and what later passes did to it.
     History(history::Args),
+    /// Measured time per instruction from an XProf profile (logdir, .xplane.pb, .trace.json.gz), beside the cost model's estimate.
+    Profile(profile::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -104,6 +107,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Fusion(args)) => fusion::run(args),
         Some(Command::Memory(args)) => memory::run(args),
         Some(Command::Graph(args)) => graph::run(args),
+        Some(Command::Profile(args)) => profile::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }
