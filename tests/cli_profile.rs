@@ -193,11 +193,12 @@ fn device_adds_the_estimate_and_the_ratio() {
         .iter()
         .filter(|r| r["estimate_us"].is_number())
         .collect();
-    assert_eq!(
-        estimated.len(),
-        rows.len(),
-        "every measured kernel has an estimate"
-    );
+    // Every measured kernel has an estimate but XLA:CPU's own (`__ynn_fusion`), which
+    // no GPU model covers.
+    for r in rows.iter().filter(|r| !r["estimate_us"].is_number()) {
+        assert!(r["name"].as_str().unwrap().starts_with("ynn_fusion"), "{r}");
+    }
+    assert!(estimated.len() >= 9, "{}", estimated.len());
     for r in estimated {
         let ratio = r["measured_us"].as_f64().unwrap() / r["estimate_us"].as_f64().unwrap();
         assert!((r["ratio"].as_f64().unwrap() - ratio).abs() < 1e-9, "{r}");

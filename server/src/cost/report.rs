@@ -241,10 +241,15 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
     let launch = &cost.launch;
     if estimate.model != ModelUsed::Matrix {
         parts.push(format!(
-            "{} block{} × {} threads",
+            "{} block{} × {} thread{}",
             units::grouped(launch.num_blocks as f64),
             if launch.num_blocks == 1 { "" } else { "s" },
-            launch.threads_per_block
+            launch.threads_per_block,
+            if launch.threads_per_block == 1 {
+                ""
+            } else {
+                "s"
+            }
         ));
     }
     let mut line = parts.join(" · ");

@@ -664,8 +664,28 @@ ENTRY e {
 
     #[test]
     fn an_unknown_trip_count_makes_the_total_a_lower_bound() {
-        let text = LOOP.replace(r#", backend_config={"known_trip_count":{"n":"8"}}"#, "");
+        // The loop runs until the counter exceeds a value the data holds: no
+        // known_trip_count, and nothing XLA's analysis can count.
+        let text = LOOP
+            .replace(r#", backend_config={"known_trip_count":{"n":"8"}}"#, "")
+            .replace(
+                "  n = s32[] constant(8)\n  ROOT lt = pred[] compare(i, n), direction=LT",
+                "  x = f32[1024] get-tuple-element(p), index=1\n  z = f32[] constant(0)\n  \
+                 m = f32[] reduce(x, z), dimensions={0}, to_apply=add\n  \
+                 n = s32[] convert(m)\n  ROOT lt = pred[] compare(i, n), direction=LT",
+            )
+            .replace(
+                "ENTRY e {",
+                "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {",
+            );
         let file = model::parse_hlo(&text);
+        assert!(
+            !file
+                .diagnostics
+                .iter()
+                .any(|d| d.severity == crate::model::Severity::Error),
+            "{text}"
+        );
         let step = step(&file.modules[0], &Device::h100(), &SolConfig::default()).unwrap();
         assert!(step.lower_bound);
         let e = step.kernels.iter().find(|k| k.name == "e").unwrap();
