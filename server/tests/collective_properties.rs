@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use hlo_lsp::cost::collective::communication::PermuteType;
 use hlo_lsp::cost::collective::groups::{DeviceList, ModuleConfig};
 use hlo_lsp::cost::collective::interpolation::CollectiveInterpolator;
-use hlo_lsp::cost::collective::interpolator::NearestNeighbour;
 use hlo_lsp::cost::collective::op::CollectiveOp;
 use hlo_lsp::cost::collective::perf_table::PerfTable;
 use hlo_lsp::cost::collective::sol_model::{CollectiveType, SolModel};
 use hlo_lsp::cost::collective::{self, Estimator, Part, SolConfig, SolParameters};
+use hlo_lsp::cost::interpolator::NearestNeighbour;
 use hlo_lsp::cost::Duration;
 use hlo_lsp::device::Device;
 use hlo_lsp::model;
@@ -114,7 +114,7 @@ proptest! {
             nn.add([bytes, devices], value);
         }
         for (&(bytes, devices), &value) in &points {
-            prop_assert_eq!(nn.eval([bytes, devices]), Some(value));
+            prop_assert_eq!(nn.eval(&[bytes, devices]), Some(value));
         }
     }
 

@@ -84,17 +84,5 @@ fn run(record: &Value) -> Result<(), String> {
 #[test]
 fn peak_rates_match_xlas_table() {
     let records = crate::conformance_support::xla_records("device_peak_rates.jsonl");
-    let mut passing = 0;
-    for r in &records {
-        match run(r) {
-            Ok(()) => passing += 1,
-            Err(why) => println!("FAIL {}: {why}", r["name"].as_str().unwrap()),
-        }
-    }
-    println!("device_peak_rates: {passing}/{} pass", records.len());
-    assert!(
-        passing >= PASSING,
-        "{passing}/{} pass, floor {PASSING}",
-        records.len()
-    );
+    crate::conformance_support::run_with_floor(&records, PASSING, run);
 }

@@ -303,23 +303,15 @@ fn matmul_interpolator(r: &Value) -> Result<(), String> {
 #[test]
 fn dot_cost_records_match_xla() {
     let records = crate::conformance_support::xla_records("dot_cost.jsonl");
-    let mut passing = 0;
-    for r in &records {
-        let function = r["function"].as_str().unwrap();
-        let outcome = if function.starts_with("MatmulInterpolator") {
+    crate::conformance_support::run_with_floor(&records, PASSING, |r| {
+        if r["function"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("MatmulInterpolator")
+        {
             matmul_interpolator(r)
         } else {
             gpu_dot_model(r)
-        };
-        match outcome {
-            Ok(()) => passing += 1,
-            Err(why) => println!("FAIL {}: {why}", r["name"].as_str().unwrap()),
         }
-    }
-    println!("dot_cost: {passing}/{} pass", records.len());
-    assert!(
-        passing >= PASSING,
-        "{passing}/{} pass, floor {PASSING}",
-        records.len()
-    );
+    });
 }

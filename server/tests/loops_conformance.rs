@@ -226,23 +226,5 @@ fn annotator(l: &Loop<'_>, expected: &Value) -> Result<(), String> {
 fn while_loop_records_match_xla() {
     let records = records();
     assert_eq!(records.len(), 54);
-    let mut passed = 0;
-    let mut failures = vec![];
-    for record in &records {
-        let name = record["name"].as_str().unwrap_or("?");
-        let outcome =
-            std::panic::catch_unwind(|| run(record)).unwrap_or_else(|_| Err("panicked".into()));
-        match outcome {
-            Ok(()) => passed += 1,
-            Err(why) => failures.push(format!("{name}: {why}")),
-        }
-    }
-    for f in &failures {
-        eprintln!("FAIL {f}");
-    }
-    eprintln!("{passed} of {} records pass", records.len());
-    assert!(
-        passed >= PASSING,
-        "{passed} records pass, fewer than the floor {PASSING}"
-    );
+    crate::conformance_support::run_with_floor(&records, PASSING, run);
 }

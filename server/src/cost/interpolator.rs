@@ -4,6 +4,9 @@
 //!
 //! * [`NearestNeighbour`] (`EuclideanNNInterpolator`): the value of the closest
 //!   measured point by squared euclidean distance, the first one on a tie.
+//! * [`Complement`] (`EuclideanComplementInterpolator`): the query rounded on
+//!   each axis to the grid the measurements were taken on, then looked up exactly
+//!   (the collective table's).
 //! * [`WeightedAverage`] (`EuclideanWeightedAverageInterpolator` with the
 //!   power-of-two context): on a grid whose coordinates are powers of two, the
 //!   corners of the grid cell around the point (each coordinate rounded down and
@@ -61,7 +64,7 @@ pub struct WeightedAverage<const N: usize> {
 }
 
 /// `NextPowerOfTwo` (0 gives 1).
-fn next_power_of_two(n: i64) -> i64 {
+pub fn next_power_of_two(n: i64) -> i64 {
     if n <= 1 {
         return 1;
     }
@@ -73,7 +76,7 @@ fn next_power_of_two(n: i64) -> i64 {
 }
 
 /// `PrevPowerOfTwo`: the power of two at or below `n`.
-fn prev_power_of_two(n: i64) -> i64 {
+pub fn prev_power_of_two(n: i64) -> i64 {
     next_power_of_two((n >> 1) + 1)
 }
 
@@ -139,6 +142,72 @@ impl<const N: usize> WeightedAverage<N> {
     }
 }
 
+/// How [`Complement`] rounds one coordinate before the look-up: to the nearer
+/// of the neighbouring multiples of a power of two (`next_context`), or of the
+/// neighbouring powers of two (`next_power_context`), then clamped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Axis {
+    /// Round to multiples of this power of two (XLA's `-1`: no).
+    pub multiple_of: Option<i64>,
+    /// Round to powers of two.
+    pub power_of_two: bool,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// `EuclideanComplementInterpolator`: the query rounded on each axis to the
+/// grid the measurements were taken on, then looked up exactly. A measured
+/// point added twice keeps the later value. XLA aborts when the rounded point
+/// was not measured; this gives `None`.
+#[derive(Clone, Debug)]
+pub struct Complement<const N: usize> {
+    axes: [Axis; N],
+    values: HashMap<[i64; N], i64>,
+}
+
+impl<const N: usize> Complement<N> {
+    pub fn new(axes: [Axis; N]) -> Complement<N> {
+        Complement {
+            axes,
+            values: HashMap::new(),
+        }
+    }
+
+    pub fn add(&mut self, point: [i64; N], value: i64) {
+        self.values.insert(point, value);
+    }
+
+    /// The point the query is looked up at.
+    pub fn grid_point(&self, query: [i64; N]) -> [i64; N] {
+        let mut point = query;
+        for (p, axis) in point.iter_mut().zip(&self.axes) {
+            let n = *p;
+            let mut rounded = n;
+            if let Some(m) = axis.multiple_of {
+                rounded = closest(n, n & !(m - 1), (n + m) & !(m - 1));
+            }
+            if axis.power_of_two {
+                rounded = closest(n, prev_power_of_two(n), next_power_of_two(n));
+            }
+            *p = rounded.min(axis.max).max(axis.min);
+        }
+        point
+    }
+
+    pub fn eval(&self, query: &[i64; N]) -> Option<i64> {
+        self.values.get(&self.grid_point(*query)).copied()
+    }
+}
+
+/// The nearer of `prev` and `next`; a tie goes to `next`.
+fn closest(n: i64, prev: i64, next: i64) -> i64 {
+    if n.wrapping_sub(prev) < next.wrapping_sub(n) {
+        prev
+    } else {
+        next
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +238,38 @@ mod tests {
         nn.add([10, 10], 2);
         assert_eq!(nn.eval(&[6, 6]), Some(2));
         assert_eq!(nn.eval(&[5, 5]), Some(1));
+    }
+
+    #[test]
+    fn the_nearest_point_wins_and_ties_go_to_the_first() {
+        let mut nn = NearestNeighbour::<2>::default();
+        assert_eq!(nn.eval(&[1, 1]), None);
+        nn.add([1024, 2], 512);
+        nn.add([1024, 4], 2048);
+        nn.add([2048, 2], 1024);
+        // (1032, 3) is as far from (1024, 2) as from (1024, 4).
+        assert_eq!(nn.eval(&[1032, 3]), Some(512));
+        assert_eq!(nn.eval(&[1900, 2]), Some(1024));
+    }
+
+    #[test]
+    fn the_complement_rounds_to_the_nearer_power_of_two_then_clamps() {
+        let axis = Axis {
+            multiple_of: None,
+            power_of_two: true,
+            min: 1024,
+            max: 1 << 30,
+        };
+        let mut c = Complement::new([axis]);
+        c.add([1024], 1);
+        c.add([2048], 2);
+        assert_eq!(c.grid_point([1280]), [1024]);
+        assert_eq!(c.grid_point([1536]), [2048]);
+        assert_eq!(c.grid_point([4]), [1024]);
+        assert_eq!(c.grid_point([3 << 30]), [1 << 30]);
+        assert_eq!(c.eval(&[1500]), Some(1));
+        assert_eq!(c.eval(&[4096]), None);
+        assert_eq!((prev_power_of_two(1), next_power_of_two(1)), (1, 1));
+        assert_eq!((prev_power_of_two(5), next_power_of_two(5)), (4, 8));
     }
 }

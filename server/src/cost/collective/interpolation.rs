@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 
 use super::communication::{communication_type, CommunicationType, PermuteType};
 use super::groups::{DeviceList, IotaList};
-use super::interpolator::{Axis, Complement, NearestNeighbour};
 use super::op::{CollectiveOp, Op};
 use super::perf_table::{Measurement, PerfTable};
+use crate::cost::interpolator::{Axis, Complement, NearestNeighbour};
 use crate::cost::Duration;
 use crate::model::PrimitiveType;
 
@@ -76,8 +76,8 @@ impl<const N: usize> Lookup<N> {
 
     fn eval(&self, point: [i64; N]) -> Option<i64> {
         match self {
-            Lookup::Nearest(i) => i.eval(point),
-            Lookup::Grid(i) => i.eval(point),
+            Lookup::Nearest(i) => i.eval(&point),
+            Lookup::Grid(i) => i.eval(&point),
         }
     }
 }

@@ -15,11 +15,12 @@
 //! * [`config`]: the SoL model's parameters by device and the user's options;
 //! * [`platform`]: the device's XLA name, profile name and NVLink lanes;
 //! * [`sol_model`]: `SolGPUCostModel` (ring, all-to-all, NVLink all-reduce);
-//! * [`interpolator`], [`perf_table`], [`interpolation`]: XLA's interpolators,
-//!   its measured table (`server/data/collective_perf_table.txt`, read on first
-//!   use) and `CollectiveInterpolator`;
+//! * [`perf_table`], [`interpolation`]: XLA's measured table
+//!   (`server/data/collective_perf_table.txt`, read on first use) and
+//!   `CollectiveInterpolator`, through the interpolators of
+//!   [`crate::cost::interpolator`];
 //! * [`estimator`]: `ComputeCollectiveTime`; [`node_cost`]: `NodeCost` and
-//!   `GetLatencyBetween`, with the matmul hook.
+//!   `GetLatencyBetween`.
 //!
 //! [`estimate`] is what a kernel ranking calls for each instruction.
 
@@ -28,7 +29,6 @@ pub mod config;
 pub mod estimator;
 pub mod groups;
 pub mod interpolation;
-pub mod interpolator;
 pub mod node_cost;
 pub mod op;
 pub mod perf_table;
@@ -39,7 +39,7 @@ pub mod wrapping;
 pub use communication::CommunicationType;
 pub use config::{SolConfig, SolParameters};
 pub use estimator::{Estimator, Interpolation, Method};
-pub use node_cost::{MatmulNotWired, MatmulTime, NodeCost, WrappedEstimator, NEEDS_MATMUL};
+pub use node_cost::{NodeCost, WrappedEstimator};
 pub use wrapping::Part;
 
 use crate::cost::Duration;

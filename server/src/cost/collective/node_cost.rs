@@ -4,7 +4,7 @@
 //! (`kLowCost`) and its time lies on the edge from its start to its done; a
 //! synchronous Triton all-reduce blocks, so its time is the node's; a Mosaic
 //! kernel says its own (`latency_metadata`, ns); matmuls come from XLA's
-//! `MatmulInterpolator` (the [`MatmulTime`] hook); loop and input fusions from
+//! `MatmulInterpolator` ([`crate::cost::matmul`]); loop and input fusions from
 //! the GPU performance model; anything else from the estimator XLA wraps
 //! (the [`WrappedEstimator`] hook), scaled by 0.01. Times are microseconds, as
 //! XLA's `TimeCost`.
@@ -12,59 +12,10 @@
 use super::estimator::{is_triton_kernel, Estimator};
 use super::wrapping::{self, Part};
 use crate::cost::{Duration, Model};
-use crate::device::Device;
 use crate::model::{ComputationRef, Instruction, Module, Opcode};
 
 /// `SolLatencyEstimator::kLowCost` and `kLowLatency`: 1 µs.
 pub const LOW_COST: f64 = 1.0;
-
-/// The time of a matmul: XLA's `MatmulInterpolator::EstimatedRuntime`.
-///
-/// HOOK for the lead: another helper (branch h-dots) ports it as
-/// `cost::matmul::estimate(module, computation, instr, device)`; pass that
-/// function here. Until then [`MatmulNotWired`] makes every matmul a miss.
-pub trait MatmulTime {
-    fn matmul_time(
-        &self,
-        module: &Module,
-        computation: ComputationRef<'_>,
-        instr: &Instruction,
-        device: &Device,
-    ) -> Result<Duration, String>;
-}
-
-impl<F> MatmulTime for F
-where
-    F: Fn(&Module, ComputationRef<'_>, &Instruction, &Device) -> Result<Duration, String>,
-{
-    fn matmul_time(
-        &self,
-        module: &Module,
-        computation: ComputationRef<'_>,
-        instr: &Instruction,
-        device: &Device,
-    ) -> Result<Duration, String> {
-        self(module, computation, instr, device)
-    }
-}
-
-/// No matmul model yet: the reason every matmul's cost is missing.
-pub struct MatmulNotWired;
-
-/// The reason [`MatmulNotWired`] gives.
-pub const NEEDS_MATMUL: &str = "needs the matmul interpolator (h-dots)";
-
-impl MatmulTime for MatmulNotWired {
-    fn matmul_time(
-        &self,
-        _: &Module,
-        _: ComputationRef<'_>,
-        _: &Instruction,
-        _: &Device,
-    ) -> Result<Duration, String> {
-        Err(NEEDS_MATMUL.into())
-    }
-}
 
 /// The estimator XLA's SoL estimator wraps and falls back on, in its own
 /// units (cycles; `cycles_per_microsecond` converts `latency_metadata`).
@@ -238,7 +189,6 @@ impl Estimator<'_> {
         &self,
         computation: ComputationRef<'_>,
         instr: &Instruction,
-        matmul: &dyn MatmulTime,
         wrapped: &dyn WrappedEstimator,
     ) -> Result<NodeCost, String> {
         let cost = |micros: f64, source: NodeSource| Ok(NodeCost { micros, source });
@@ -261,7 +211,7 @@ impl Estimator<'_> {
             return cost(LOW_COST, NodeSource::AsyncCollective);
         }
         if is_matmul(module, instr) {
-            let t = matmul.matmul_time(module, computation, instr, self.device)?;
+            let t = crate::cost::matmul::estimate(module, computation, instr, self.device)?;
             return cost(t.as_micros_f64(), NodeSource::Matmul);
         }
         if instr.opcode == Opcode::Fusion && matches!(fusion_kind(instr), Some("kLoop" | "kInput"))
@@ -313,6 +263,7 @@ impl Estimator<'_> {
 mod tests {
     use super::*;
     use crate::cost::collective::SolConfig;
+    use crate::device::Device;
     use crate::model;
 
     const MODULE: &str = "HloModule m, num_partitions=8\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  p = f32[1048576] parameter(0)\n  ar-start = f32[1048576] all-reduce-start(p), to_apply=add, replica_groups=[1,8]<=[8], channel_id=1, use_global_device_ids=true\n  ar-done = f32[1048576] all-reduce-done(ar-start)\n  mosaic = f32[8] custom-call(p), custom_call_target=\"mosaic_gpu_v2\", frontend_attributes={latency_metadata=\"30000\"}\n  c = f32[] constant(1)\n  ROOT t = (f32[1048576], f32[8]) tuple(ar-done, mosaic)\n}\n";
@@ -326,9 +277,7 @@ mod tests {
         let entry = module.entry_computation().unwrap();
         let node = |name: &str| {
             let instr = entry.model().instruction_by_name(name).unwrap();
-            estimator
-                .node_cost(entry, instr, &MatmulNotWired, &Dummy)
-                .unwrap()
+            estimator.node_cost(entry, instr, &Dummy).unwrap()
         };
         // A Mosaic kernel says its own latency: 30000 ns.
         assert_eq!(node("mosaic").micros, 30.0);
@@ -347,26 +296,16 @@ mod tests {
             estimator.instruction_time(entry, done).unwrap(),
             Duration::ZERO
         );
-        // A dot waits for the matmul model.
-        let dot = "HloModule d\n\nENTRY e {\n  a = f32[8,8] parameter(0)\n  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+        // A dot costs what XLA's MatmulInterpolator says of it.
+        let dot = "HloModule d\n\nENTRY e {\n  a = bf16[1024,1024] parameter(0)\n  ROOT d = bf16[1024,1024] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
         let file = model::parse_hlo(dot);
         let module = &file.modules[0];
         let entry = module.entry_computation().unwrap();
         let estimator = Estimator::new(module, &device, &SolConfig::default());
         let d = entry.model().instruction_by_name("d").unwrap();
-        let why = estimator
-            .node_cost(entry, d, &MatmulNotWired, &Dummy)
-            .unwrap_err();
-        assert_eq!(why, NEEDS_MATMUL);
-        let wired = |_: &Module, _: ComputationRef<'_>, _: &Instruction, _: &Device| {
-            Ok(Duration::from_micros(7))
-        };
-        assert_eq!(
-            estimator
-                .node_cost(entry, d, &wired, &Dummy)
-                .unwrap()
-                .micros,
-            7.0
-        );
+        let node = estimator.node_cost(entry, d, &Dummy).unwrap();
+        let table = crate::cost::matmul::estimate(module, entry, d, &device).unwrap();
+        assert_eq!(node.micros, table.as_micros_f64());
+        assert_eq!(node.source, NodeSource::Matmul);
     }
 }
