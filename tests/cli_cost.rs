@@ -142,8 +142,11 @@ fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
                 "percent",
                 "blocks",
                 "threads_per_block",
+                "tiles",
             ])
         );
+        // Untiled unless `--tiles` names the kernel.
+        assert!(k["tiles"].is_null());
         assert_eq!(k["count"], 1);
         assert_eq!(k["modelled"], true);
         assert!(k["bound"] == "memory" || k["bound"] == "compute");

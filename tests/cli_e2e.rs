@@ -17,6 +17,7 @@ mod cli_hostile;
 mod cli_maps;
 mod cli_memory;
 mod cli_parse;
+mod cli_performance_model;
 mod cli_profile;
 mod cli_simplify;
 mod cli_step;

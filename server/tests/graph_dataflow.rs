@@ -622,7 +622,7 @@ fn node_times_are_the_kernels_estimates() {
     let ranked: HashMap<String, hlo_lsp::cost::Duration> = hlo_lsp::cost::report::ranked_kernels(
         m,
         &device,
-        &hlo_lsp::cost::collective::SolConfig::default(),
+        &hlo_lsp::cost::step::StepOptions::default(),
     )
     .into_iter()
     .filter_map(|k| Some((k.name.clone(), k.time()?)))

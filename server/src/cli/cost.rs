@@ -15,7 +15,7 @@ use super::gpu;
 use super::input;
 use crate::cost::collective::SolConfig;
 use crate::cost::report;
-use crate::cost::step::{self, Step, StepKernel};
+use crate::cost::step::{self, EmittedModel, Step, StepKernel, StepOptions, TileChoice};
 use crate::cost::{Bound, Duration};
 use crate::device::Device;
 use crate::model::{Module, Opcode};
@@ -40,6 +40,17 @@ pub struct Args {
     /// `SolGPUCostModel::GetConfig` reads).
     #[arg(long, value_name = "STRING")]
     pub latency_options: Option<String>,
+    /// XLA's model of the kernels its emitters generate: `gpu` (GpuPerformanceModel,
+    /// flops and bytes from its cost analysis; the default) or `indexing`
+    /// (GpuPerformanceModelWithIndexingAnalysis: counted from the indexing maps).
+    #[arg(long, value_name = "gpu|indexing", default_value = "gpu")]
+    pub model: ModelArg,
+    /// Cost fusion NAME as a tiled (Triton) fusion with these output tiles, `/`
+    /// between outputs, and WARPS per block (default: what XLA's GetNumWarps
+    /// gives): `--tiles fusion=16,128` or `--tiles fusion=1,4/16:8`; `--tiles NAME`
+    /// alone: the best tiling XLA's search finds (repeatable).
+    #[arg(long, value_name = "NAME[=SIZES[/SIZES][:WARPS]]")]
+    pub tiles: Vec<String>,
     /// Only the module named NAME (or at 0-based place N) of a file with several.
     #[arg(long, value_name = "NAME|N")]
     pub module: Option<String>,
@@ -48,8 +59,38 @@ pub struct Args {
     pub json: bool,
 }
 
+/// `--model`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModelArg {
+    Gpu,
+    Indexing,
+}
+
 pub fn run(args: Args) -> ExitCode {
     super::print_or_fail(run_inner(&args))
+}
+
+/// The step's options from `--latency-options`, `--model` and `--tiles`.
+fn step_options(args: &Args) -> Result<StepOptions, String> {
+    let latency = match &args.latency_options {
+        Some(options) => {
+            SolConfig::parse(options).map_err(|e| format!("--latency-options: {e}"))?
+        }
+        None => SolConfig::default(),
+    };
+    let tiles = args
+        .tiles
+        .iter()
+        .map(|spec| TileChoice::parse(spec).map_err(|e| format!("--tiles {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(StepOptions {
+        latency,
+        emitted: match args.model {
+            ModelArg::Gpu => EmittedModel::CostAnalysis,
+            ModelArg::Indexing => EmittedModel::Indexing,
+        },
+        tiles,
+    })
 }
 
 /// A duration in microseconds, `null` when infinite.
@@ -80,14 +121,18 @@ fn chosen_modules<'f>(
 
 fn run_inner(args: &Args) -> Result<String, String> {
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
-    let latency = match &args.latency_options {
-        Some(options) => {
-            SolConfig::parse(options).map_err(|e| format!("--latency-options: {e}"))?
-        }
-        None => SolConfig::default(),
-    };
+    let options = step_options(args)?;
     let (_, file) = gpu::parse(&args.file)?;
     let modules = chosen_modules(args, &file.modules)?;
+    for choice in &options.tiles {
+        let is_fusion = |m: &Module| {
+            m.find_instruction(&choice.fusion)
+                .is_some_and(|(c, i)| m.computation(c).instruction(i).opcode == Opcode::Fusion)
+        };
+        if !modules.iter().any(|(_, m)| is_fusion(m)) {
+            return Err(format!("--tiles: no fusion named {}", choice.fusion));
+        }
+    }
     let device = &chosen.device;
     let cpu = gpu::is_cpu_dump(&args.file, modules[0].1);
     if cpu && !chosen.explicit {
@@ -103,7 +148,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     }
     let mut reports = vec![];
     for (label, module) in &modules {
-        let Some(step) = step::step(module, device, &latency) else {
+        let Some(step) = step::step(module, device, &options) else {
             if modules.len() == 1 {
                 return Err(format!("{}: no ENTRY computation", args.file.display()));
             }
@@ -430,6 +475,11 @@ fn kernel_json(k: &StepKernel, total: f64) -> Value {
                 "bound": match c.bound { Bound::Memory => "memory", Bound::Compute => "compute" },
                 "blocks": c.launch.num_blocks,
                 "threads_per_block": c.launch.threads_per_block,
+                "tiles": e.tiles.as_ref().map(|t| json!({
+                    "output_tile_sizes": t.output_tile_sizes,
+                    "num_warps": t.num_warps,
+                    "refused": e.tiles_refused,
+                })),
                 "operands": c.operands.iter().map(|o| json!({
                     "index": o.index,
                     "name": o.name,

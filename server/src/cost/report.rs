@@ -2,8 +2,7 @@
 //! lens, a hover and `hlo-lsp cost` show of each: what an engineer chasing a slow step
 //! reads first. Sizes in binary units, rates as vendors quote them ([`crate::units`]).
 
-use super::collective::SolConfig;
-use super::step::{self, Estimate, ModelUsed, Step, StepKernel};
+use super::step::{self, Estimate, ModelUsed, Step, StepKernel, StepOptions};
 use super::{Bound, Duration, KernelCost};
 use crate::device::Device;
 use crate::model::{ComputationId, Module, Opcode};
@@ -37,11 +36,10 @@ pub fn launches_kernels(module: &Module, id: ComputationId) -> bool {
         })
 }
 
-/// The kernels of one step of `module` on `device` (collectives with the SoL
-/// options `latency`), the costliest per step first (ties in walk order), those no
+/// The kernels of one step of `module` on `device` (with the user's options), the costliest per step first (ties in walk order), those no
 /// model covers last.
-pub fn ranked_kernels(module: &Module, device: &Device, latency: &SolConfig) -> Vec<StepKernel> {
-    let Some(step) = step::step(module, device, latency) else {
+pub fn ranked_kernels(module: &Module, device: &Device, options: &StepOptions) -> Vec<StepKernel> {
+    let Some(step) = step::step(module, device, options) else {
         return vec![];
     };
     ranked(step)
@@ -165,7 +163,7 @@ pub fn dominant_operand(cost: &KernelCost) -> Option<String> {
     ))
 }
 
-/// Where a kernel stands against the device's limits: `8.61 TFLOP · 3.0 GiB ·
+/// Where a kernel stands against the device's limits: `8.61 TFLOP · 3.0 GiB read and written ·
 /// 2,866 FLOP/B · 98% of the bf16 matrix peak (989 TFLOP/s) · 4,096 blocks × 256
 /// threads`, and when too few blocks keep the SMs busy, the bandwidth XLA's model
 /// lets them reach. `None` for a model without those numbers (collectives).
@@ -189,7 +187,7 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
     if cost.flops > 0 {
         parts.push(units::flops(cost.flops as f64));
     }
-    parts.push(units::signed_bytes(bytes));
+    parts.push(format!("{} read and written", units::signed_bytes(bytes)));
     if bytes > 0 && cost.flops > 0 {
         parts.push(format!(
             "{} FLOP/B",
@@ -262,6 +260,9 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
         line.push_str(&format!(
             "\nXLA's measured cuBLAS table (MatmulInterpolator): ≈ {measured}"
         ));
+    }
+    if let Some(refused) = &estimate.tiles_refused {
+        line.push_str(&format!("\n{refused}"));
     }
     Some(line)
 }
@@ -359,7 +360,7 @@ ENTRY main {
     fn kernels_of_the_entry_ranked_costliest_first() {
         let file = model::parse_hlo(TEXT);
         let module = &file.modules[0];
-        let ranked = ranked_kernels(module, &Device::a6000(), &SolConfig::default());
+        let ranked = ranked_kernels(module, &Device::a6000(), &StepOptions::default());
         let names: Vec<&str> = ranked.iter().map(|k| k.name.as_str()).collect();
         // Not the tuple, the constant or the parameters; not the reducer's add nor
         // the fused exponential (they run inside other kernels).
@@ -375,7 +376,7 @@ ENTRY main {
     #[test]
     fn summaries_say_time_bound_and_reads() {
         let file = model::parse_hlo(TEXT);
-        let ranked = ranked_kernels(&file.modules[0], &Device::a6000(), &SolConfig::default());
+        let ranked = ranked_kernels(&file.modules[0], &Device::a6000(), &StepOptions::default());
         let f = ranked.iter().find(|k| k.name == "f").unwrap();
         let line = summary(&f.estimate.as_ref().unwrap().cost);
         assert!(
@@ -388,7 +389,7 @@ ENTRY main {
     fn one_operand_has_no_dominant_read_and_few_blocks_are_explained() {
         let file = model::parse_hlo(TEXT);
         let device = Device::a6000();
-        let ranked = ranked_kernels(&file.modules[0], &device, &SolConfig::default());
+        let ranked = ranked_kernels(&file.modules[0], &device, &StepOptions::default());
         let n = ranked.iter().find(|k| k.name == "n").unwrap();
         let estimate = n.estimate.as_ref().unwrap();
         assert_eq!(dominant_operand(&estimate.cost), None);

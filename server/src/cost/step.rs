@@ -23,6 +23,7 @@ use crate::analysis;
 use crate::device::{Device, Unit};
 use crate::loops;
 use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module, Opcode};
+use crate::units;
 
 /// Which of XLA's models gave a kernel its time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,12 @@ pub struct Estimate {
     /// The peak rate the compute time is counted against (a GEMM's element type on
     /// the matrix units, else the CUDA cores).
     pub peak: Option<Peak>,
+    /// For the tiled model: the tiles and warps it ran with; for a nested GEMM
+    /// fusion, the tiles its `block_level_fusion_config` gives.
+    pub tiles: Option<tiled::BlockLevelParameters>,
+    /// Why XLA's tiled model gives those tiles no finite time (they would spill
+    /// registers): the time shown is then the roofline at the matrix peak.
+    pub tiles_refused: Option<String>,
 }
 
 /// A peak rate of operations, and what it is.
@@ -217,13 +224,113 @@ impl Step {
     }
 }
 
-/// Every kernel of one execution of `module`'s ENTRY on `device`, collectives with
-/// the user's SoL options (`--latency-options`); `None` without an ENTRY computation.
-pub fn step(module: &Module, device: &Device, latency: &SolConfig) -> Option<Step> {
+/// Which of XLA's two models costs the kernels its emitters generate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EmittedModel {
+    /// `GpuPerformanceModel`: flops and bytes from `GpuHloCostAnalysis`.
+    #[default]
+    CostAnalysis,
+    /// `GpuPerformanceModelWithIndexingAnalysis`: flops and bytes counted from each
+    /// instruction's indexing maps (`EstimateRunTimeForFusion`).
+    Indexing,
+}
+
+/// A tiling the user asks a fusion to be costed with (`cost --tiles`), in place of
+/// its backend config's or the one XLA's search picks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileChoice {
+    /// The fusion's name.
+    pub fusion: String,
+    /// One tile per output; `None`: the tiling XLA's search picks
+    /// (`TryFindBestTilingForFusion`).
+    pub output_tile_sizes: Option<Vec<Vec<i64>>>,
+    /// Warps per block; `None`: what XLA's `GetNumWarps` gives the largest tile.
+    pub num_warps: Option<i64>,
+}
+
+impl TileChoice {
+    /// `NAME=16,128[/16][:WARPS]`: a tile per output, `/` between outputs; `NAME`
+    /// alone: the best tiling XLA's search finds.
+    pub fn parse(spec: &str) -> Result<TileChoice, String> {
+        let Some((fusion, rest)) = spec.split_once('=') else {
+            if spec.trim().is_empty() {
+                return Err("expected NAME or NAME=SIZES[/SIZES][:WARPS]".into());
+            }
+            return Ok(TileChoice {
+                fusion: spec.trim().trim_start_matches('%').to_string(),
+                output_tile_sizes: None,
+                num_warps: None,
+            });
+        };
+        let (sizes, warps) = match rest.split_once(':') {
+            Some((sizes, warps)) => (sizes, Some(warps)),
+            None => (rest, None),
+        };
+        let number = |t: &str| {
+            t.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("{spec}: {t:?} is not a positive number"))
+        };
+        let output_tile_sizes = sizes
+            .split('/')
+            .map(|tile| {
+                if tile.trim().is_empty() {
+                    return Ok(vec![]);
+                }
+                tile.split(',')
+                    .map(number)
+                    .collect::<Result<Vec<i64>, String>>()
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(TileChoice {
+            fusion: fusion.trim().trim_start_matches('%').to_string(),
+            output_tile_sizes: Some(output_tile_sizes),
+            num_warps: warps.map(number).transpose()?,
+        })
+    }
+}
+
+/// What the user chose of the step's models.
+#[derive(Clone, Debug, Default)]
+pub struct StepOptions {
+    /// The collectives' SoL options (XLA's `xla_gpu_analytical_latency_estimator_options`).
+    pub latency: SolConfig,
+    pub emitted: EmittedModel,
+    pub tiles: Vec<TileChoice>,
+}
+
+impl StepOptions {
+    /// The tiling asked for fusion `name`, if any.
+    fn tiles_of(&self, name: &str) -> Option<&TileChoice> {
+        self.tiles.iter().find(|t| t.fusion == name)
+    }
+}
+
+/// What the models of a module's kernels share: its collective estimator (XLA's
+/// measured table for the device, read once) and the user's options.
+pub struct Models<'a> {
+    pub collectives: collective::Estimator<'a>,
+    pub options: StepOptions,
+}
+
+impl<'a> Models<'a> {
+    pub fn new(module: &'a Module, device: &'a Device, options: StepOptions) -> Models<'a> {
+        Models {
+            collectives: collective::Estimator::new(module, device, &options.latency),
+            options,
+        }
+    }
+}
+
+/// Every kernel of one execution of `module`'s ENTRY on `device`, with the user's
+/// options; `None` without an ENTRY computation.
+pub fn step(module: &Module, device: &Device, options: &StepOptions) -> Option<Step> {
     let entry = module.entry_computation()?;
     let view = analysis::view::borrowed(module);
-    let collectives = collective::Estimator::new(module, device, latency);
-    let mut walk = Walk::new(module, &view, &collectives, device);
+    let models = Models::new(module, device, options.clone());
+    let mut walk = Walk::new(module, &view, &models, device);
     let time = walk.computation(entry, Count::ONCE, None);
     let launch_overhead = walk
         .kernels
@@ -245,20 +352,25 @@ pub fn step(module: &Module, device: &Device, latency: &SolConfig) -> Option<Ste
 
 /// The estimate of `instr` as a kernel of its own, by the model for its kind
 /// ([`classify`]): `None` when it launches nothing, `Err` with the reason when no
-/// model covers it. Collectives by `collectives` (one per module: it keeps XLA's
-/// measured table for the device).
+/// model covers it. A fusion the user gave tiles for is costed as a tiled one.
 pub fn estimate_kernel(
     model: &Model<'_>,
-    collectives: &collective::Estimator<'_>,
+    models: &Models<'_>,
     instr: &Instruction,
 ) -> Option<Result<Estimate, String>> {
-    Some(match classify(model.module, model.computation, instr) {
+    let class = classify(model.module, model.computation, instr);
+    if instr.opcode == Opcode::Fusion && class != KernelClass::NotLaunched {
+        if let Some(choice) = models.options.tiles_of(&instr.name) {
+            return Some(tiled_with(model, instr, choice));
+        }
+    }
+    Some(match class {
         KernelClass::NotLaunched => return None,
         KernelClass::NotModelled(reason) => Err(reason),
-        KernelClass::Emitted => Ok(estimate(ModelUsed::Performance, model.kernel(instr))),
+        KernelClass::Emitted => Ok(emitted_kernel(model, models.options.emitted, instr)),
         KernelClass::Tiled => Ok(tiled_kernel(model, instr)),
         KernelClass::Gemm => Ok(gemm_kernel(model, instr)),
-        KernelClass::Collective => return collective_kernel(model, collectives, instr),
+        KernelClass::Collective => return collective_kernel(model, &models.collectives, instr),
         KernelClass::HostTransfer if model.device.host_bandwidth > 0 => {
             Ok(estimate(ModelUsed::HostLink, model.kernel(instr)))
         }
@@ -317,6 +429,8 @@ fn collective_kernel(
         }),
         measured_table: None,
         peak: None,
+        tiles: None,
+        tiles_refused: None,
     }))
 }
 
@@ -331,8 +445,8 @@ struct Walk<'a, 'e> {
     module: &'a Module,
     /// The analysis view of the module.
     view: &'a analysis::Module<'a>,
-    /// Costs the collectives (one per module: it keeps XLA's measured table).
-    collectives: &'e collective::Estimator<'a>,
+    /// The module's collective estimator and the user's options.
+    models: &'e Models<'a>,
     device: &'a Device,
     kernels: Vec<StepKernel>,
     loops: Vec<LoopCount>,
@@ -345,13 +459,13 @@ impl<'a, 'e> Walk<'a, 'e> {
     fn new(
         module: &'a Module,
         view: &'a analysis::Module<'a>,
-        collectives: &'e collective::Estimator<'a>,
+        models: &'e Models<'a>,
         device: &'a Device,
     ) -> Walk<'a, 'e> {
         Walk {
             module,
             view,
-            collectives,
+            models,
             device,
             kernels: vec![],
             loops: vec![],
@@ -398,7 +512,7 @@ impl<'a, 'e> Walk<'a, 'e> {
         count: Count,
         branch: Option<&str>,
     ) -> Duration {
-        let Some(estimate) = estimate_kernel(model, self.collectives, instr) else {
+        let Some(estimate) = estimate_kernel(model, self.models, instr) else {
             return Duration::ZERO;
         };
         let kernel = StepKernel {
@@ -504,6 +618,8 @@ fn estimate(model: ModelUsed, cost: KernelCost) -> Estimate {
         collective: None,
         measured_table: None,
         peak: None,
+        tiles: None,
+        tiles_refused: None,
     }
 }
 
@@ -529,8 +645,35 @@ fn gemm_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
             instr,
             model.device,
         ));
+        if gemm.kind == super::gemm::GemmKind::TritonNestedGemm {
+            refused_tiles(model, instr, &mut e);
+        }
     }
     e
+}
+
+/// A nested GEMM fusion's configured tiles, and why XLA's tiled model refuses
+/// them when it does (`EstimateRunTimeForTriton` gives infinite time for a tile
+/// that would not fit in registers; the estimate falls back to the roofline).
+fn refused_tiles(model: &Model<'_>, instr: &Instruction, e: &mut Estimate) {
+    let Some(params) = tiled::configured_parameters(model, instr) else {
+        return;
+    };
+    if let Ok(run) = tiled::estimate_tiled(model, instr, &params) {
+        if run.exec_time.is_infinite() {
+            let sizes = params
+                .output_tile_sizes
+                .iter()
+                .map(|t| t.iter().map(i64::to_string).collect::<Vec<_>>().join("×"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            e.tiles_refused = Some(format!(
+                "XLA's tiled model refuses the {sizes} tiles (a tile above 40% of a block's {} registers spills): the roofline instead",
+                units::grouped(model.device.registers_per_block_limit as f64)
+            ));
+        }
+    }
+    e.tiles = Some(params);
 }
 
 /// The fusion kind (`kLoop`), custom-call target or opcode, as a kernel is labelled.
@@ -547,6 +690,35 @@ pub fn kind(instr: &Instruction) -> String {
     }
 }
 
+/// An emitted kernel by the model the user chose (XLA's cost-analysis one unless
+/// asked for the indexing one).
+fn emitted_kernel(model: &Model<'_>, emitted: EmittedModel, instr: &Instruction) -> Estimate {
+    match emitted {
+        EmittedModel::CostAnalysis => estimate(ModelUsed::Performance, model.kernel(instr)),
+        EmittedModel::Indexing => {
+            let run = tiled::estimate_indexed(model, instr);
+            let mut cost = model.kernel(instr);
+            cost.exec_time = run.exec_time;
+            cost.compute_time = run.compute_time;
+            cost.read_time = run.read_time;
+            cost.write_time = run.write_time;
+            cost.flops = run.flops;
+            cost.bytes_read = run.bytes_read;
+            cost.bytes_written = run.bytes_written;
+            cost.bound = bound_of(&run);
+            estimate(ModelUsed::Performance, cost)
+        }
+    }
+}
+
+fn bound_of(run: &tiled::RunTimeData) -> Bound {
+    if run.compute_time > run.read_time + run.write_time {
+        Bound::Compute
+    } else {
+        Bound::Memory
+    }
+}
+
 /// A Triton fusion by the tiled model with the tiles in its backend config, or with
 /// the best tiling XLA's search would pick when it gives none.
 fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
@@ -554,11 +726,43 @@ fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
         Some(params) => tiled::estimate_tiled(model, instr, &params).map(|r| (r, params)),
         None => tiled::best_tiling(model, instr).map(|t| (t.runtime, t.parameters)),
     };
-    let Ok((run, params)) = run else {
-        return estimate(ModelUsed::Performance, model.kernel(instr));
+    match run {
+        Ok((run, params)) => tiled_estimate(model, instr, run, params),
+        Err(_) => estimate(ModelUsed::Performance, model.kernel(instr)),
+    }
+}
+
+/// A fusion by the tiled model with the tiles the user gave (`Err` when they do not
+/// fit it: another rank, a tile that is not a hyper-rectangle).
+fn tiled_with(
+    model: &Model<'_>,
+    instr: &Instruction,
+    choice: &TileChoice,
+) -> Result<Estimate, String> {
+    let not_applied = |why: String| format!("the tiles asked for do not apply: {why}");
+    let Some(sizes) = &choice.output_tile_sizes else {
+        let best = tiled::best_tiling(model, instr)
+            .map_err(|why| format!("no tiling of this fusion is valid: {why}"))?;
+        return Ok(tiled_estimate(model, instr, best.runtime, best.parameters));
     };
+    let warps = match choice.num_warps {
+        Some(warps) => warps,
+        None => tiled::estimate_num_warps(model, instr, sizes).map_err(not_applied)?,
+    };
+    let parameters = tiled::BlockLevelParameters::new(sizes.clone(), warps);
+    let run = tiled::estimate_tiled(model, instr, &parameters).map_err(not_applied)?;
+    Ok(tiled_estimate(model, instr, run, parameters))
+}
+
+/// The estimate of a tiled run, with its tiles.
+fn tiled_estimate(
+    model: &Model<'_>,
+    instr: &Instruction,
+    run: tiled::RunTimeData,
+    params: tiled::BlockLevelParameters,
+) -> Estimate {
     let threads = params.num_warps.saturating_mul(model.device.warp_size);
-    estimate(
+    let mut e = estimate(
         ModelUsed::Tiled,
         KernelCost {
             name: instr.name.to_string(),
@@ -569,11 +773,7 @@ fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
             flops: run.flops,
             bytes_read: run.bytes_read,
             bytes_written: run.bytes_written,
-            bound: if run.compute_time > run.read_time + run.write_time {
-                Bound::Compute
-            } else {
-                Bound::Memory
-            },
+            bound: bound_of(&run),
             launch: LaunchDims {
                 num_blocks: run.num_blocks,
                 threads_per_block: threads,
@@ -582,7 +782,9 @@ fn tiled_kernel(model: &Model<'_>, instr: &Instruction) -> Estimate {
             operands: vec![],
             units: Unit::Vector,
         },
-    )
+    );
+    e.tiles = Some(params);
+    e
 }
 
 /// A while loop's trip count ([`loops::trip_count`]: XLA's `known_trip_count`, else
@@ -640,9 +842,21 @@ ENTRY e {
 "#;
 
     #[test]
+    fn tiles_are_read_from_the_command_line() {
+        let t = TileChoice::parse("%fusion=1,4/16:8").unwrap();
+        assert_eq!(t.fusion, "fusion");
+        assert_eq!(t.output_tile_sizes, Some(vec![vec![1, 4], vec![16]]));
+        assert_eq!(t.num_warps, Some(8));
+        assert_eq!(TileChoice::parse("f=9,9,9").unwrap().num_warps, None);
+        assert!(TileChoice::parse("f=0,4").is_err());
+        assert_eq!(TileChoice::parse("f").unwrap().output_tile_sizes, None);
+        assert!(TileChoice::parse("").is_err());
+    }
+
+    #[test]
     fn a_body_counts_once_per_iteration() {
         let file = model::parse_hlo(LOOP);
-        let step = step(&file.modules[0], &Device::h100(), &SolConfig::default()).unwrap();
+        let step = step(&file.modules[0], &Device::h100(), &StepOptions::default()).unwrap();
         let count = |name: &str| step.kernels.iter().find(|k| k.name == name).unwrap().count;
         assert_eq!(count("e").n, 8);
         assert_eq!(count("next").n, 8);
@@ -686,7 +900,7 @@ ENTRY e {
                 .any(|d| d.severity == crate::model::Severity::Error),
             "{text}"
         );
-        let step = step(&file.modules[0], &Device::h100(), &SolConfig::default()).unwrap();
+        let step = step(&file.modules[0], &Device::h100(), &StepOptions::default()).unwrap();
         assert!(step.lower_bound);
         let e = step.kernels.iter().find(|k| k.name == "e").unwrap();
         assert!(e.count.unknown);

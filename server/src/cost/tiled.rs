@@ -663,17 +663,20 @@ pub fn estimate_indexed(model: &Model<'_>, instr: &Instruction) -> RunTimeData {
             .map(|a| hlo_cost::array_bytes(a))
             .sum();
     } else {
+        // One instruction is a fusion of itself (`HloFusionAdaptor::ForInstruction`):
+        // its flops are `FlopsPerElement` over its output; its reads are the cost
+        // analysis' (each operand map's iteration space is the operand itself).
         let k = model.kernel(instr);
-        return RunTimeData {
-            flops: k.flops,
-            bytes_read: k.bytes_read,
-            bytes_written: k.bytes_written,
-            read_time: k.read_time,
-            write_time: k.write_time,
-            compute_time: k.compute_time,
-            exec_time: k.exec_time,
-            num_blocks: k.launch.num_blocks,
-        };
+        let elements = instr
+            .shape
+            .leaves()
+            .first()
+            .and_then(|a| a.element_count())
+            .unwrap_or(0);
+        flops = flops_per_element(model.module, model.computation, instr).saturating_mul(elements);
+        bytes_read = k.bytes_read;
+        read = k.read_time;
+        bytes_written = k.bytes_written;
     }
     let write = write_time(device, bytes_written);
     let compute = compute_time(device, flops, launch.num_blocks, launch.threads_per_block);

@@ -301,11 +301,7 @@ impl Kernels<'_> {
     fn time(self, view: &analysis::Module<'_>, device: &Device, nodes: &mut [Node]) {
         use rayon::prelude::*;
         let module = self.module;
-        let collectives = cost::collective::Estimator::new(
-            module,
-            device,
-            &cost::collective::SolConfig::default(),
-        );
+        let models = cost::step::Models::new(module, device, cost::step::StepOptions::default());
         let times: Vec<Option<cost::Duration>> = self
             .found
             .par_iter()
@@ -316,8 +312,7 @@ impl Kernels<'_> {
                 let computation = module.computation(c);
                 let instruction = computation.instruction(i);
                 let model = cost::Model::new(view, module, computation, device);
-                let estimate =
-                    cost::step::estimate_kernel(&model, &collectives, instruction)?.ok()?;
+                let estimate = cost::step::estimate_kernel(&model, &models, instruction)?.ok()?;
                 (!estimate.cost.is_infinite()).then_some(estimate.cost.exec_time)
             })
             .collect();

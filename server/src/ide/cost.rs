@@ -13,8 +13,7 @@ use std::ops::Range;
 use super::config::Config;
 use super::maps::module_id;
 use super::snapshot::HloSnapshot;
-use crate::cost::collective::{self, SolConfig};
-use crate::cost::step::{self, Estimate};
+use crate::cost::step::{self, Estimate, StepOptions};
 use crate::cost::{self, report, Model};
 use crate::fusible::{self, Hlo, Instr};
 use crate::model::backend::Backend;
@@ -121,12 +120,8 @@ fn estimate(
     let computation = module.computation(at.computation);
     let view = snapshot.analysis_module(at.module);
     let model = Model::new(view, module, computation, &config.device);
-    let collectives = collective::Estimator::new(module, &config.device, &SolConfig::default());
-    step::estimate_kernel(
-        &model,
-        &collectives,
-        computation.instruction(at.instruction),
-    )
+    let models = step::Models::new(module, &config.device, StepOptions::default());
+    step::estimate_kernel(&model, &models, computation.instruction(at.instruction))
 }
 
 /// ` · × 32 per step` for a kernel of a loop body (`× 32+` when a loop's count is
@@ -321,7 +316,7 @@ pub fn ranked(snapshot: &HloSnapshot, config: &Config, limit: usize) -> Vec<Rank
         all.extend(report::ranked_kernels(
             module,
             &config.device,
-            &SolConfig::default(),
+            &StepOptions::default(),
         ));
     }
     all.sort_by_key(|k| std::cmp::Reverse(k.total().unwrap_or(cost::Duration::ZERO)));

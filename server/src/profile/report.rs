@@ -28,8 +28,8 @@ impl Estimates {
     /// measured time per execution counts it. Control flow has none: its time is its
     /// bodies' kernels'.
     pub fn of(module: &Module, device: &Device) -> Estimates {
-        let latency = cost::collective::SolConfig::default();
-        let by_instruction = cost::report::ranked_kernels(module, device, &latency)
+        let options = cost::step::StepOptions::default();
+        let by_instruction = cost::report::ranked_kernels(module, device, &options)
             .into_iter()
             .filter_map(|k| {
                 let runs = i64::try_from(k.count.n).unwrap_or(i64::MAX);
