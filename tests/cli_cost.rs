@@ -8,7 +8,7 @@ use crate::cli_support;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use cli_support::{run, stderr, stdout, temp_file};
+use cli_support::{check_readme_examples, run, stderr, stdout, temp_file};
 use serde_json::Value;
 
 fn record(file: &str, name: &str) -> Value {
@@ -556,4 +556,10 @@ fn fusion_reads_xlas_own_dump_beside_the_module() {
     // A producer the dump does not name is answered by the rules.
     let v = json(&["fusion", m, "--producer", "subtract", "--json"]);
     assert_eq!(v["source"], "rules");
+}
+
+#[test]
+fn the_readme_examples_are_what_the_binary_prints() {
+    check_readme_examples("cost");
+    check_readme_examples("fusion");
 }

@@ -9,7 +9,7 @@ use crate::cli_support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use cli_support::{run, stderr, stdout, temp_file};
+use cli_support::{check_readme_examples, run, stderr, stdout, temp_file};
 use serde_json::Value;
 
 fn data() -> PathBuf {
@@ -297,23 +297,5 @@ fn the_largest_sample_takes_well_under_a_second() {
 
 #[test]
 fn the_readme_example_is_what_the_binary_prints() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let command = "$ hlo-lsp profile ";
-    let start = readme
-        .find(command)
-        .expect("the README shows `hlo-lsp profile`");
-    let block = &readme[start..readme[start..].find("```").unwrap() + start];
-    let mut lines = block.lines();
-    let args: Vec<&str> = lines.next().unwrap()["$ hlo-lsp ".len()..]
-        .split_whitespace()
-        .collect();
-    let shown: String = lines.map(|l| format!("{l}\n")).collect();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
-        .args(&args)
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), shown);
+    check_readme_examples("profile");
 }

@@ -31,3 +31,56 @@ pub fn temp_file(suite: &str, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     std::fs::write(&path, contents).unwrap();
     path
 }
+
+/// The README's examples of `hlo-lsp SUBCOMMAND`: each `$ hlo-lsp SUBCOMMAND ...`
+/// line in a code block, split into its arguments, with what it shows the command
+/// printing (the lines up to the next `$ ` line or the end of the block, a blank
+/// line before the next command left out).
+pub fn readme_examples(subcommand: &str) -> Vec<(Vec<String>, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let prompt = format!("$ hlo-lsp {subcommand} ");
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut examples = vec![];
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("$ hlo-lsp ") else {
+            continue;
+        };
+        if !line.starts_with(&prompt) {
+            continue;
+        }
+        let shown: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+            .copied()
+            .collect();
+        let shown = shown
+            .iter()
+            .rev()
+            .skip_while(|l| l.is_empty())
+            .collect::<Vec<_>>();
+        let shown: String = shown.iter().rev().map(|l| format!("{l}\n")).collect();
+        examples.push((rest.split_whitespace().map(str::to_string).collect(), shown));
+    }
+    examples
+}
+
+/// Runs each README example of `subcommand` from the repository's root and checks
+/// it prints what the README shows.
+pub fn check_readme_examples(subcommand: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let examples = readme_examples(subcommand);
+    assert!(
+        !examples.is_empty(),
+        "the README shows `hlo-lsp {subcommand}`"
+    );
+    for (args, shown) in examples {
+        let o = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+            .args(&args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), shown, "README example {args:?}");
+    }
+}
