@@ -128,6 +128,12 @@ fn offloads_move_over_the_host_link() {
         "{got} vs {expected}"
     );
     assert!(got > 10_000.0, "{got}");
+    // The rate it shows is the link's: the bytes cross it once.
+    let text = stdout(&run(&["cost", &llama(), "--device", "h100"]));
+    let rate = format!("{:.1} GB/s over the host link", host / 1e9);
+    let after = text.split(" custom-call.166 ").nth(1).unwrap();
+    let rate_line = after.lines().nth(1).unwrap();
+    assert!(rate_line.contains(&rate), "{rate_line} (expected {rate})");
 }
 
 #[test]

@@ -176,10 +176,11 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
     let bytes = cost.bytes_read.saturating_add(cost.bytes_written).max(0);
     let mut parts = vec![];
     if estimate.model == ModelUsed::HostLink {
+        // The bytes cross the link once: what it moves, not read plus written.
         if seconds > 0.0 {
             parts.push(format!(
                 "{} over the host link",
-                units::rate(bytes as f64 / seconds)
+                units::rate(cost.bytes_read.max(0) as f64 / seconds)
             ));
         }
         return Some(parts.join(" · ")).filter(|s| !s.is_empty());
