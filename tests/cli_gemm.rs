@@ -67,3 +67,26 @@ fn llama_bf16_dots_run_at_the_h100_tensor_core_peak() {
     let ms = dot26["exec_time_us"].as_f64().unwrap() / 1000.0;
     assert!((8.0..10.0).contains(&ms), "dot.26: {ms} ms");
 }
+
+/// A GEMM whose element type has no matrix rate on the device runs on the CUDA
+/// cores: the line says so, and never "on the matrix units".
+#[test]
+fn a_gemm_without_a_matrix_rate_is_not_said_to_run_on_the_matrix_units() {
+    let file = cli_support::temp_file(
+        "cli-gemm",
+        "f8_dot.hlo",
+        "HloModule m\n\nENTRY e {\n  a = f8e4m3fn[4096,4096] parameter(0)\n  b = f8e4m3fn[4096,4096] parameter(1)\n  ROOT d = f32[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    );
+    let path = file.to_str().unwrap();
+    for (device, matrix) in [("a6000", false), ("h100", true)] {
+        let text = stdout(&run(&["cost", path, "--device", device]));
+        assert_eq!(
+            text.contains("on the matrix units"),
+            matrix,
+            "{device}: {text}"
+        );
+        if !matrix {
+            assert!(text.contains("no f8e4m3fn matrix rate"), "{device}: {text}");
+        }
+    }
+}

@@ -230,8 +230,23 @@ pub(super) fn kernel(
         _ => None,
     };
     match tiled {
-        Some(t) => t.into_kernel(generic),
+        Some(t) => t.into_kernel(generic, units_of(model, gemm)),
         None => roofline(model, gemm, generic),
+    }
+}
+
+/// The units a GEMM runs on: the matrix units when the device has a rate for
+/// its element type, else the CUDA cores (XLA's `CalculatePeakMatrixOpsPerNs`
+/// falls back to them).
+fn units_of(model: &Model<'_>, gemm: &Gemm) -> Unit {
+    if model
+        .device
+        .peak_ops_per_ns(Unit::Matrix, &gemm.lhs.element)
+        .is_some()
+    {
+        Unit::Matrix
+    } else {
+        Unit::Vector
     }
 }
 
@@ -247,7 +262,7 @@ struct Tiled {
 }
 
 impl Tiled {
-    fn into_kernel(self, generic: KernelCost) -> KernelCost {
+    fn into_kernel(self, generic: KernelCost, units: Unit) -> KernelCost {
         KernelCost {
             exec_time: self.exec,
             compute_time: self.compute,
@@ -264,7 +279,7 @@ impl Tiled {
                 threads_per_block: self.threads_per_block,
                 emitter: "triton gemm".into(),
             },
-            units: Unit::Matrix,
+            units,
             ..generic
         }
     }
@@ -337,15 +352,7 @@ fn roofline(model: &Model<'_>, gemm: &Gemm, generic: KernelCost) -> KernelCost {
         Duration::from_nanos_f64(f64::from(flops as f32 / peak as f32))
     };
     let memory = generic.read_time + generic.write_time;
-    let units = if model
-        .device
-        .peak_ops_per_ns(Unit::Matrix, &gemm.lhs.element)
-        .is_some()
-    {
-        Unit::Matrix
-    } else {
-        Unit::Vector
-    };
+    let units = units_of(model, gemm);
     KernelCost {
         exec_time: combine(compute, memory),
         compute_time: compute,

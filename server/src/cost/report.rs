@@ -4,7 +4,7 @@
 
 use super::step::{self, Estimate, ModelUsed, Step, StepKernel, StepOptions};
 use super::{Bound, Duration, KernelCost};
-use crate::device::Device;
+use crate::device::{Device, Unit};
 use crate::model::{ComputationId, Module, Opcode};
 use crate::units;
 
@@ -105,9 +105,10 @@ pub fn estimate_summary(estimate: &Estimate) -> String {
     match estimate.model {
         ModelUsed::Performance => summary(cost),
         ModelUsed::Tiled => format!("{} · tiled (Triton)", summary(cost)),
-        ModelUsed::Matrix => {
+        ModelUsed::Matrix if cost.units == Unit::Matrix => {
             summary(cost).replacen("compute-bound", "compute-bound on the matrix units", 1)
         }
+        ModelUsed::Matrix => summary(cost),
         ModelUsed::HostLink => format!(
             "≈ {} · host link · moves {}",
             cost.exec_time,
