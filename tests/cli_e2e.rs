@@ -18,6 +18,7 @@ mod cli_maps;
 mod cli_memory;
 mod cli_parse;
 mod cli_profile;
+mod cli_profile_views;
 mod cli_simplify;
 mod mlir_cli;
 mod refactor_check;

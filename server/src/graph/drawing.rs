@@ -146,8 +146,9 @@ fn in_port<'g>(ports: &FxHashMap<&str, Ports<'g>>, id: &str, k: usize) -> Option
     p.parameters.get(&k).copied().or(p.any)
 }
 
-/// A box's lines: the name, then the opcode and shape, then what it costs (a
-/// stub says how many; a parameter or constant is small: its cost is the tooltip's).
+/// A box's lines: the name, then the opcode and shape, then what it costs and
+/// what it was measured to take (a stub says how many; a parameter or constant is
+/// small: its cost is the tooltip's).
 fn label(n: &Node) -> Vec<String> {
     match &n.kind {
         NodeKind::More { .. } => vec![n.name.clone()],
@@ -155,6 +156,7 @@ fn label(n: &Node) -> Vec<String> {
         _ => {
             let mut lines = vec![n.name.clone(), format!("{} {}", n.opcode, n.shape)];
             lines.extend(n.cost_line());
+            lines.extend(n.measured.map(|m| m.line()));
             lines
         }
     }
