@@ -22,9 +22,20 @@ pub fn to_dot(graph: &Graph) -> String {
     }
     for c in &d.clusters {
         let _ = writeln!(out, "  subgraph {} {{", quote(&format!("cluster_{}", c.id)));
+        let fill = match c.measured {
+            Some(m) => {
+                let band = super::heat::band(m.percent);
+                format!(
+                    " style=\"rounded,dashed,filled\"; fillcolor={}; fontcolor={};",
+                    quote(band.fill),
+                    quote(band.text)
+                )
+            }
+            None => " style=\"rounded,dashed\";".to_string(),
+        };
         let _ = writeln!(
             out,
-            "    label={}; id={}; style=\"rounded,dashed\"; color=\"#888888\";",
+            "    label={}; id={};{fill} color=\"#888888\";",
             quote(&c.label),
             quote(c.id)
         );

@@ -37,6 +37,8 @@ pub struct Arrow<'g> {
 pub struct Cluster<'g> {
     pub id: &'g str,
     pub label: String,
+    /// What a profile measured of the fusion: its fill ([`super::heat`]).
+    pub measured: Option<super::Measurement>,
 }
 
 /// The boxes, arrows and clusters of `graph`.
@@ -83,9 +85,14 @@ pub fn drawing(graph: &Graph) -> Drawing<'_> {
     let mut d = Drawing::default();
     for n in &graph.nodes {
         if is_open(n) {
+            let mut label = format!("{} ({})", n.name, n.opcode);
+            if let Some(m) = n.measured {
+                label.push_str(&format!(" · {}", m.line()));
+            }
             d.clusters.push(Cluster {
                 id: &n.id,
-                label: format!("{} ({})", n.name, n.opcode),
+                label,
+                measured: n.measured,
             });
             continue;
         }

@@ -81,9 +81,16 @@ fn clusters(out: &mut String, d: &Drawing<'_>, l: &Layout) {
         if w <= 0.0 {
             continue;
         }
+        let (fill, ink) = match c.measured {
+            Some(m) => {
+                let band = super::heat::band(m.percent);
+                (band.fill, band.text)
+            }
+            None => ("#f7fbff", "#555555"),
+        };
         let _ = writeln!(
             out,
-            r##"<g class="cluster" id="cluster_{}"><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" rx="8" fill="#f7fbff" stroke="#888888" stroke-dasharray="5,3"/><text x="{:.1}" y="{:.1}" fill="#555555">{}</text></g>"##,
+            r##"<g class="cluster" id="cluster_{}"><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" rx="8" fill="{fill}" stroke="#888888" stroke-dasharray="5,3"/><text x="{:.1}" y="{:.1}" fill="{ink}">{}</text></g>"##,
             escape(c.id),
             x + 8.0,
             y + 14.0,
