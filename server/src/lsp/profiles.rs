@@ -215,11 +215,11 @@ fn search_open_documents(workspace: &Arc<Workspace>, outbox: Option<&Outbox>) {
     }
 }
 
-/// A place a profile may be: the chosen one (`explicit`), or a run folder near the
-/// dump.
+/// A place a profile may be: the chosen one (`by` the setting or the command), or a
+/// run folder near the dump.
 struct Candidate {
     path: PathBuf,
-    explicit: bool,
+    by: Option<By>,
 }
 
 /// What a search concluded for a document.
@@ -273,7 +273,7 @@ fn candidates(workspace: &Workspace, path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = chosen
         .map(|c| Candidate {
             path: resolve(&c.path, &roots),
-            explicit: true,
+            by: Some(c.by),
         })
         .into_iter()
         .collect();
@@ -283,10 +283,7 @@ fn candidates(workspace: &Workspace, path: &Path) -> Vec<Candidate> {
             profile::locate::runs_near(dir, top.map(PathBuf::as_path))
                 .into_iter()
                 .take(MAX_CANDIDATES)
-                .map(|path| Candidate {
-                    path,
-                    explicit: false,
-                }),
+                .map(|path| Candidate { path, by: None }),
         );
     }
     out
@@ -321,10 +318,10 @@ fn search(workspace: &Arc<Workspace>, outbox: Option<&Outbox>, uri: &Uri, path: 
             break;
         }
         let generation = workspace.profiles.generation.load(Ordering::SeqCst);
-        let cancel = candidate.explicit.then_some(generation);
+        let cancel = candidate.by.is_some().then_some(generation);
         let read = match read(workspace, outbox, &candidate.path, cancel) {
             Ok(p) => p,
-            Err(e) if candidate.explicit => {
+            Err(e) if candidate.by.is_some() => {
                 show_once(
                     workspace,
                     outbox,
@@ -363,7 +360,14 @@ fn search(workspace: &Arc<Workspace>, outbox: Option<&Outbox>, uri: &Uri, path: 
             read.source.file.display(),
             joined.error().unwrap_or("measured another program")
         );
-        if candidate.explicit {
+        // The setting's profile measuring another program is said once per file (it
+        // may measure another open dump); a profile the command loaded was answered
+        // for (it measured the dump the user had), and one found near the dump is only
+        // another program's.
+        let first_of_file = lock(&workspace.profiles.state)
+            .shown
+            .insert(format!("other program: {}", read.source.file.display()));
+        if candidate.by == Some(By::Setting) && first_of_file {
             show_once(
                 workspace,
                 outbox,
@@ -371,7 +375,7 @@ fn search(workspace: &Arc<Workspace>, outbox: Option<&Outbox>, uri: &Uri, path: 
                 format!("hlo-lsp: {why}"),
             );
         } else {
-            tracing::info!("profile near {}: {why}", path.display());
+            tracing::info!("profile for {}: {why}", path.display());
         }
         other_programs.get_or_insert(why);
     }
@@ -480,11 +484,12 @@ fn read(
 }
 
 /// Runs `hlo-lsp.loadProfile` (blocking: call it off the async runtime): reads the
-/// profile `{ "path" }` names and shows it beside the open dumps it measured (only
-/// document `"uri"` when given), from now on before any profile found near them.
-/// An error when it cannot be read or measured none of them; the answer says what it
-/// measured: `{ file, format, run, note, measured_on, documents: [{ uri, modules:
-/// [{ module, executions, step_us, instructions, never_ran, unmatched }] }] }`.
+/// profile `{ "path" }` names and shows it beside every open dump it measured, from now
+/// on before any profile found near them. An error when it cannot be read, measured
+/// none of the open dumps, or not the document `"uri"` (the one the user looks at)
+/// when given: that document's reason. The answer says what it measured: `{ file,
+/// format, run, note, measured_on, documents: [{ uri, modules: [{ module, executions,
+/// step_us, instructions, never_ran, unmatched }] }] }`.
 pub fn load(
     workspace: &Arc<Workspace>,
     outbox: Option<&Outbox>,
@@ -509,24 +514,26 @@ pub fn load(
     let path = resolve(Path::new(&path), &workspace.roots());
     let generation = workspace.profiles.generation.fetch_add(1, Ordering::SeqCst) + 1;
     let read = read(workspace, outbox, &path, Some(generation)).map_err(CommandError::Failed)?;
-    let targets: Vec<Arc<Snapshot>> = match &uri {
-        Some(uri) => vec![workspace
-            .snapshot(uri)
-            .ok_or_else(|| invalid("names a document that is not open"))?],
-        None => workspace
-            .snapshots()
-            .into_iter()
-            .filter(|s| matches!(s.ide, ide::Snapshot::Hlo(_)))
-            .collect(),
-    };
+    if let Some(uri) = &uri {
+        if workspace.snapshot(uri).is_none() {
+            return Err(invalid("names a document that is not open"));
+        }
+    }
+    // Every open HLO document it measured gets it; the error (when it measured none,
+    // or not the document `uri`) is that document's reason, else the first one's.
     let mut documents = Vec::new();
+    let mut measured: Vec<Arc<Snapshot>> = Vec::new();
     let mut first_error = None;
-    for snapshot in &targets {
+    let mut target_error = None;
+    for snapshot in workspace.snapshots() {
         let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
             continue;
         };
         let joined = ide::profile::joined(hlo, &read);
         if let Some(e) = joined.error() {
+            if uri.as_ref() == Some(&snapshot.uri) {
+                target_error = Some(e.to_string());
+            }
             first_error.get_or_insert_with(|| e.to_string());
             continue;
         }
@@ -542,6 +549,26 @@ pub fn load(
                 "unmatched": m.unmatched.len(),
             })).collect::<Vec<_>>(),
         }));
+        measured.push(snapshot.clone());
+    }
+    let reason = match target_error {
+        Some(e) => Some(e),
+        None if documents.is_empty() => first_error,
+        None => None,
+    };
+    if let Some(e) = reason {
+        return Err(CommandError::Failed(format!(
+            "{}: {e}",
+            read.source.file.display()
+        )));
+    }
+    if documents.is_empty() {
+        return Err(CommandError::Failed(format!(
+            "{}: no HLO document is open to show it beside",
+            read.source.file.display()
+        )));
+    }
+    for snapshot in &measured {
         if let Some(file) = snapshot.uri.to_file_path() {
             let mut state = lock(&workspace.profiles.state);
             let doc = state.documents.entry(file.into_owned()).or_default();
@@ -549,13 +576,6 @@ pub fn load(
             doc.status = format!("measured by {}", read.source.file.display());
             doc.checked = Some(Instant::now());
         }
-    }
-    if documents.is_empty() {
-        return Err(CommandError::Failed(format!(
-            "{}: {}",
-            read.source.file.display(),
-            first_error.unwrap_or_else(|| "no HLO document is open to show it beside".into())
-        )));
     }
     lock(&workspace.profiles.state).chosen = Some(Chosen {
         path,
