@@ -227,7 +227,8 @@ async function showHottest(): Promise<void> {
 /**
  * Reads an XProf profile the server did not find by itself (a logdir, a run folder, a
  * `.xplane.pb` or `.trace.json.gz`: `path`, else picked in a dialog) and shows it beside
- * the open dumps it measured (`hlo-lsp.loadProfile`); says what it measured, or why not.
+ * the open dumps it measured (`hlo-lsp.loadProfile`); says what it measured, or why not
+ * (for the dump in view, when there is one).
  */
 async function loadProfile(path?: unknown): Promise<void> {
   if (!client?.isRunning()) {
@@ -247,10 +248,13 @@ async function loadProfile(path?: unknown): Promise<void> {
     chosen = picked?.[0]?.fsPath;
   }
   if (!chosen) return;
+  // The dump in view: the server answers its reason when the profile did not measure it.
+  const editor = vscode.window.activeTextEditor;
+  const uri = editor?.document.languageId === 'hlo' ? c.code2ProtocolConverter.asUri(editor.document.uri) : undefined;
   try {
     const loaded = await c.sendRequest<LoadProfileResponse>('workspace/executeCommand', {
       command: LOAD_PROFILE_COMMAND,
-      arguments: [{ path: chosen }],
+      arguments: [uri ? { path: chosen, uri } : { path: chosen }],
     });
     void vscode.window.showInformationMessage(loadedMessage(loaded));
   } catch (e) {

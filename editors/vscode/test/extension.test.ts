@@ -219,6 +219,16 @@ test('load profile: the picked path goes to hlo-lsp.loadProfile; what it measure
   const sent = c.requests.length;
   await stubs.rec.commands.get('hlo.loadProfile')!();
   assert.equal(c.requests.length, sent);
+  // With an HLO dump in view, its uri goes along: the server answers that document's reason.
+  const docUri = { scheme: 'file', path: '/ws/attention/dump.txt', fsPath: '/ws/attention/dump.txt', toString: () => 'file:///ws/attention/dump.txt' };
+  stubs.state.activeEditor = { document: { languageId: 'hlo', uri: docUri }, selection: { active: { line: 0, character: 0 } } };
+  stubs.state.commandError = undefined;
+  await stubs.rec.commands.get('hlo.loadProfile')!('/ws/attention/profile');
+  assert.deepEqual(c.requests.at(-1), {
+    method: 'workspace/executeCommand',
+    params: { command: 'hlo-lsp.loadProfile', arguments: [{ path: '/ws/attention/profile', uri: 'file:///ws/attention/dump.txt' }] },
+  });
+  stubs.state.activeEditor = undefined;
 });
 
 test('hlo.profile is sent expanded when set, and as cleared when removed', async () => {
