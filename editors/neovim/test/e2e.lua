@@ -722,7 +722,7 @@ local ok = xpcall(function()
     vim.cmd('cclose')
   end)
 
-  check(':HloLoadProfile: a profile of another program is refused with the server\'s reason; the trace of the same run loads', function()
+  check(':HloLoadProfile: a profile of another program is refused with the server\'s reason; the trace of the same run loads, and the logdir typed as a command', function()
     assert(prof_client, 'no client on the profiled dump')
     local done = {}
     local said = {}
@@ -752,13 +752,21 @@ local ok = xpcall(function()
     assert(vim.wait(TIMEOUT, function()
       return done.same ~= nil and #said >= 2
     end, 50), 'no answer: ' .. vim.inspect(said))
+    -- As a user types it: the command on the logdir, for the current buffer.
+    vim.cmd('buffer ' .. prof)
+    vim.cmd('HloLoadProfile ' .. vim.fn.fnameescape(data .. '/profiles/attention/profile'))
+    local typed = vim.wait(TIMEOUT, function()
+      return #said >= 3
+    end, 50)
     vim.notify = notify
+    assert(typed, 'no answer to :HloLoadProfile: ' .. vim.inspect(said))
+    assert(said[3]:find('measured 6 instructions of jit_attention, step 30.98 µs', 1, true), said[3])
     assert(done.other and done.other.message:find('no event names an instruction of jit_attention', 1, true), vim.inspect(done.other))
     assert(done.same.format == 'trace.json.gz', vim.inspect(done.same))
     local text = table.concat(said, '\n')
     assert(text:find('profile not loaded: ', 1, true), text)
     assert(text:find('vm.trace.json.gz measured 6 instructions of jit_attention, step 30.98 µs', 1, true), text)
-    out('# :HloLoadProfile: ' .. said[#said])
+    out('# :HloLoadProfile: ' .. said[2] .. ' | ' .. said[3])
   end)
 
   -- Pass history in a snapshot of a pass-by-pass dump: the lens on each instruction,
