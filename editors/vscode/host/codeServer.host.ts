@@ -679,7 +679,7 @@ test('measured time: with an XProf logdir beside the dump, the lenses say what r
   await goTo(at.line, 1);
   // The profile is found and read in the background; the server asks for the lenses again.
   const lenses = page.locator('.editor-group-container.active .codelens-decoration');
-  await lenses.filter({ hasText: /^\s*measured / }).first().waitFor({ timeout: TIMEOUT });
+  await lenses.filter({ hasText: /measured\s2\.38\sµs\s·\s7\.7%\sof\sstep/ }).first().waitFor({ timeout: TIMEOUT });
   const titles = (await lenses.allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
   assert.ok(titles.includes('measured 2.38 µs · 7.7% of step'), `lens titles: ${JSON.stringify(titles)}`);
   console.log(`# measured lenses: ${JSON.stringify(titles.filter((t) => t.startsWith('measured ')))}`);
