@@ -13,6 +13,7 @@ mod lsp_history;
 mod lsp_hover_layout;
 mod lsp_memory;
 mod lsp_navigation;
+mod lsp_profile;
 mod lsp_protocol;
 mod lsp_resilience;
 mod lsp_soak;

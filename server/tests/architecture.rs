@@ -131,7 +131,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "coalescing", "model"],
     ),
     // The dataflow around an instruction, to draw: maps and coalescing on edges,
-    // kernel times and output sizes on nodes.
+    // kernel times, measured times and output sizes on nodes.
     (
         "graph",
         &[
@@ -144,6 +144,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "hover",
             "memory",
             "model",
+            "profile",
             "syntax",
             "tiling",
             "xml",

@@ -189,6 +189,7 @@ fn options(cap: usize) -> Options {
         max_nodes: cap,
         open: Open::Focus,
         device: None,
+        ..Options::default()
     }
 }
 
@@ -593,6 +594,7 @@ fn node_bytes_are_xlas_buffer_sizes() {
                 max_nodes: 100_000,
                 open: Open::None,
                 device: None,
+                ..Options::default()
             };
             let g = graph::build(m, &v, &Scope::Computation(m.entry.unwrap()), &options);
             for n in g

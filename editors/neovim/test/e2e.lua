@@ -662,6 +662,113 @@ local ok = xpcall(function()
   end)
   vim.notify = notify
 
+  -- Measured time: a dump with its XProf logdir beside it (tests/data/profiles/attention),
+  -- no setting: the lenses say what ran, :HloHottest ranks it, :HloLoadProfile loads another.
+  local profiled = data .. '/profiles/attention/module_0006.jit_attention.cpu_after_optimizations.txt'
+  vim.cmd('edit ' .. vim.fn.fnameescape(profiled))
+  local prof = vim.api.nvim_get_current_buf()
+  local prof_client = wait_client(prof)
+  local exp_line = find(prof, '%subtract_exponential_fusion = ')
+  check_with('codeLensProvider', 'code lens: the measured time above an instruction of a dump with its logdir beside it, no setting', function()
+    assert(prof_client, 'no client on the profiled dump')
+    local title
+    -- The profile is found and read in the background; the server asks for the lenses again.
+    local found = vim.wait(TIMEOUT, function()
+      require('hlo').refresh_codelens(prof)
+      for _, lens in ipairs(vim.lsp.codelens.get(prof)) do
+        local t = lens.command and lens.command.title
+        if t and lens.range.start.line == exp_line and vim.startswith(t, 'measured') then
+          title = t
+          return true
+        end
+      end
+      return false
+    end, 200)
+    assert(found, 'no measured lens on %subtract_exponential_fusion; lenses: ' .. vim.inspect(vim.lsp.codelens.get(prof)))
+    assert(title == 'measured 2.38 µs · 7.7% of step', 'lens: ' .. title)
+    out('# measured lens: ' .. title)
+  end)
+
+  check_with('hoverProvider', 'hover: one **Measured** line on an instruction the profile measured', function()
+    assert(prof_client, 'no client on the profiled dump')
+    -- After the lens check: the profile is read by now.
+    local text = hover_at(prof_client, prof, '%subtract_exponential_fusion = ')
+    local _, lines = text:gsub('%*%*Measured%*%*', '')
+    assert(lines == 1, 'want one Measured line:\n' .. text)
+    assert(text:find('**Measured** 2.38 µs · 7.7% of step', 1, true), 'hover:\n' .. text)
+    out('# measured hover: ' .. text:match('%*%*Measured%*%*[^\n]*'))
+  end)
+
+  check('quickfix: :HloHottest lists the instructions by measured time, at their names', function()
+    assert(prof_client, 'no client on the profiled dump')
+    vim.cmd('buffer ' .. prof)
+    vim.fn.setqflist({}, 'r', { title = 'before', items = {} })
+    vim.cmd('HloHottest 3')
+    local qf
+    assert(vim.wait(TIMEOUT, function()
+      qf = vim.fn.getqflist({ title = 1, items = 1 })
+      return qf.title ~= 'before'
+    end, 50), 'the quickfix list was not replaced')
+    assert(qf.title == 'hlo-lsp: jit_attention(6) by measured time, step 30.98 µs over 5 executions', 'title: ' .. qf.title)
+    assert(#qf.items == 3, 'items: ' .. vim.inspect(qf.items))
+    assert(qf.items[1].text == '22.12 µs  71%  ynn_fusion.1 (main.5)', qf.items[1].text)
+    local lines = vim.api.nvim_buf_get_lines(prof, 0, -1, false)
+    for i, item in ipairs(qf.items) do
+      -- At the instruction's name as written (`%ynn_fusion.1`).
+      local name = '%' .. item.text:match('  ([%w._-]+) %(')
+      assert(lines[item.lnum]:sub(item.col, item.col + #name - 1) == name, ('item %d: col %d of %q'):format(i, item.col, lines[item.lnum]))
+    end
+    out('# :HloHottest: ' .. qf.items[1].text .. ' | ' .. qf.items[2].text .. ' | ' .. qf.items[3].text)
+    vim.cmd('cclose')
+  end)
+
+  check(':HloLoadProfile: a profile of another program is refused with the server\'s reason; the trace of the same run loads, and the logdir typed as a command', function()
+    assert(prof_client, 'no client on the profiled dump')
+    local done = {}
+    local said = {}
+    local notify = vim.notify
+    vim.notify = function(msg)
+      table.insert(said, msg)
+    end
+    require('hlo').load_profile({
+      bufnr = prof,
+      path = data .. '/profiles/fori_cumulative/profile',
+      on_done = function(err)
+        done.other = err or false
+      end,
+    })
+    assert(vim.wait(TIMEOUT, function()
+      return done.other ~= nil
+    end, 50), 'no answer')
+    local runs = vim.fn.glob(data .. '/profiles/attention/profile/plugins/profile/*', false, true)
+    require('hlo').load_profile({
+      bufnr = prof,
+      path = runs[1] .. '/vm.trace.json.gz',
+      on_done = function(err, result)
+        done.same = err or result
+      end,
+    })
+    -- The messages are scheduled after the answers.
+    assert(vim.wait(TIMEOUT, function()
+      return done.same ~= nil and #said >= 2
+    end, 50), 'no answer: ' .. vim.inspect(said))
+    -- As a user types it: the command on the logdir, for the current buffer.
+    vim.cmd('buffer ' .. prof)
+    vim.cmd('HloLoadProfile ' .. vim.fn.fnameescape(data .. '/profiles/attention/profile'))
+    local typed = vim.wait(TIMEOUT, function()
+      return #said >= 3
+    end, 50)
+    vim.notify = notify
+    assert(typed, 'no answer to :HloLoadProfile: ' .. vim.inspect(said))
+    assert(said[3]:find('measured 6 instructions of jit_attention, step 30.98 µs', 1, true), said[3])
+    assert(done.other and done.other.message:find('no event names an instruction of jit_attention', 1, true), vim.inspect(done.other))
+    assert(done.same.format == 'trace.json.gz', vim.inspect(done.same))
+    local text = table.concat(said, '\n')
+    assert(text:find('profile not loaded: ', 1, true), text)
+    assert(text:find('vm.trace.json.gz measured 6 instructions of jit_attention, step 30.98 µs', 1, true), text)
+    out('# :HloLoadProfile: ' .. said[2] .. ' | ' .. said[3])
+  end)
+
   -- Pass history in a snapshot of a pass-by-pass dump: the lens on each instruction,
   -- running it and :HloHistory (quickfix of its passes), :HloHistory diff/changes N.
   local pass_dump = data .. '/pass_dumps/mlp_train_step/module_0030.jit_mlp_train_step.cpu_after_optimizations.txt'

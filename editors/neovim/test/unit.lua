@@ -240,5 +240,39 @@ check(':checkhealth hlo reports the server and the parser', function()
   assert(table.concat(lines, '\n'):find('error: hlo-lsp not found (tried: /missing/hlo-lsp, hlo-lsp)', 1, true), table.concat(lines, '\n'))
 end)
 
+check(':HloHottest items: time, share, name (computation), the count and the estimate, in the server order', function()
+  local hlo = fresh_module()
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_buf_set_name(buf, '/tmp/hlo-unit-hottest.txt')
+  -- The positions are read back from the buffer's lines (locations_to_items).
+  local lines = {}
+  for k = 1, 50 do
+    lines[k] = ('  %%instruction.%d = f32[] add(a, b)'):format(k)
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  local range = function(line, a, b)
+    return { start = { line = line, character = a }, ['end'] = { line = line, character = b } }
+  end
+  local result = {
+    modules = {
+      {
+        module = 'jit_fori_cumulative(6)',
+        instructions = {
+          { name = 'while.1', computation = 'main.7', measured_us = 6.57, percent = 85.7, count = 1, estimate_us = vim.NIL, range = range(40, 2, 9) },
+          { name = 'add_fusion', computation = 'region_0.5', measured_us = 0.402, percent = 5.24, count = 5, estimate_us = 0.0365, range = range(12, 2, 12) },
+        },
+      },
+    },
+  }
+  local items = hlo.hottest_items(result, buf, 'utf-16')
+  assert(#items == 2, vim.inspect(items))
+  assert(items[1].text == '6.57 µs  86%  while.1 (main.7)', items[1].text)
+  assert(items[2].text == '402 ns  5.2%  add_fusion (region_0.5)  ×5  est. 36.50 ns', items[2].text)
+  assert(items[2].lnum == 13 and items[2].col == 3, vim.inspect(items[2]))
+  assert(#hlo.hottest_items({ profile = vim.NIL, modules = {} }, buf) == 0)
+  assert(hlo.format_measured(0.0042) == '4.20 ns' and hlo.format_measured(29300) == '29.30 ms')
+  assert(hlo.format_percent(0.01) == '<0.1%' and hlo.format_percent(71.4) == '71%')
+end)
+
 io.stdout:write(('# %d checks, %d failed\n'):format(n, failures))
 vim.cmd(failures > 0 and 'cquit 1' or 'qall!')

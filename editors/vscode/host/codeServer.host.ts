@@ -66,6 +66,11 @@ const samples = {
   ),
 };
 const PASS_AFTER = 'module_0030.jit_mlp_train_step.cpu_after_optimizations.txt';
+// A JAX attention step compiled for CPU with the XProf logdir jax.profiler.trace wrote
+// beside it (profile/plugins/profile/<run>/, copied as a folder): the measured lenses and
+// HLO: Show Hottest Instructions, with no setting.
+const PROFILED = path.join(repoRoot, 'tests', 'data', 'profiles', 'attention');
+const PROFILED_DUMP = 'module_0006.jit_attention.cpu_after_optimizations.txt';
 // The fusion's output (d0, d1) in f32[20,30] reads %neg (f32[30,20]) transposed.
 const TRANSPOSED = '(d0, d1) -> (d1, d0)';
 
@@ -658,4 +663,47 @@ test('memory: the lens on ENTRY of a compiled dump names the peak; clicked, it o
     { timeout: TIMEOUT },
   );
   console.log(`# clicked the bar of %${first}: the cursor is at line ${target.line}`);
+});
+
+test('measured time: with an XProf logdir beside the dump, the lenses say what ran; HLO: Show Hottest Instructions ranks it', async () => {
+  // Copied only now, as the pass dumps: the dump and its logdir in a folder of the workspace.
+  const folder = path.join(dirs.workspace, 'attention');
+  fs.cpSync(PROFILED, folder, { recursive: true });
+  const dump = path.join(folder, PROFILED_DUMP);
+  await runCommand('View: Close All Editors');
+  await page.keyboard.press('Control+P');
+  await quickPick(dump, PROFILED_DUMP);
+  await page.locator('.tab.active', { hasText: PROFILED_DUMP }).waitFor({ timeout: TIMEOUT });
+  const at = lineOf(dump, '%subtract_exponential_fusion = ');
+  await goTo(at.line + 10, 1);
+  await goTo(at.line, 1);
+  // The profile is found and read in the background; the server asks for the lenses again.
+  const lenses = page.locator('.editor-group-container.active .codelens-decoration');
+  await lenses.filter({ hasText: /measured\s2\.38\sµs\s·\s7\.7%\sof\sstep/ }).first().waitFor({ timeout: TIMEOUT });
+  const titles = (await lenses.allTextContents()).map((t) => t.replace(/\u00a0/g, ' ').trim());
+  assert.ok(titles.includes('measured 2.38 µs · 7.7% of step'), `lens titles: ${JSON.stringify(titles)}`);
+  console.log(`# measured lenses: ${JSON.stringify(titles.filter((t) => t.startsWith('measured ')))}`);
+  await screenshot('measured-lenses', 'editor', 900);
+  await runCommand('HLO: Show Hottest Instructions');
+  const rows = page.locator('.quick-input-list .monaco-list-row');
+  await rows.first().locator('.label-name').first().filter({ hasText: 'measured' }).waitFor({ timeout: TIMEOUT });
+  const labels = (await rows.evaluateAll((rs) => rs.map((r) => r.querySelector('.label-name')?.textContent ?? ''))).map((t) =>
+    t.replace(/\u00a0/g, ' ').trim(),
+  );
+  assert.equal(labels[0], 'ynn_fusion.1  measured 22.12 µs', JSON.stringify(labels));
+  console.log(`# hottest: ${JSON.stringify(labels.slice(0, 3))}`);
+  await page.waitForTimeout(300); // the quick pick fades in
+  await screenshot('hottest-instructions'); // editors/images/vscode-measured-time.png
+  // Picking the first (focused) selects its name; Enter, as the row's hover tooltip may
+  // lie over it.
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: TIMEOUT });
+  const target = lineOf(dump, '%ynn_fusion.1 = ');
+  const name = '%ynn_fusion.1'.length;
+  await page.waitForFunction(
+    (w) => Array.from(document.querySelectorAll('.statusbar-item')).some((e) => (e.textContent ?? '').includes(w)),
+    `Ln ${target.line}, Col ${target.column + name} (${name} selected)`,
+    { timeout: TIMEOUT },
+  );
+  console.log(`# picked ynn_fusion.1: line ${target.line} selected`);
 });

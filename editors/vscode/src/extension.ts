@@ -10,12 +10,22 @@ import {
   ServerOptions,
 } from 'vscode-languageclient/node';
 import { hloEditorAndServer } from './commandGuard';
-import { defaultInput, discoverServer, fallbackWarning, notFoundMessage } from './discovery';
+import * as os from 'node:os';
+import { defaultInput, discoverServer, expandPath, fallbackWarning, notFoundMessage } from './discovery';
 import { panelMarkdown, HoverContents } from './fusionMaps';
 import { showGraph } from './graphView';
 import { SHOW_MEMORY_TIMELINE, withTimelineCommand } from './memoryTimeline';
 import { showMemoryTimeline } from './memoryView';
 import { KERNELS_REQUEST, KernelsResponse, kernelPickItems, kernelPickTitle } from './kernels';
+import {
+  HOTTEST_REQUEST,
+  HottestResponse,
+  hotPickItems,
+  hotPickTitle,
+  LOAD_PROFILE_COMMAND,
+  LoadProfileResponse,
+  loadedMessage,
+} from './hottest';
 import { extraArgs, RESTART_SETTINGS, serverSettings } from './settings';
 import { showHistory } from './showHistory';
 
@@ -30,6 +40,14 @@ const panelChanged = new vscode.EventEmitter<vscode.Uri>();
 
 function workspaceFolderPaths(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
+/** The server's settings object, `hlo.profile`'s variables expanded (left as written when they cannot be). */
+function settingsForServer(config: vscode.WorkspaceConfiguration) {
+  return serverSettings(config, (raw) => {
+    const expanded = expandPath(raw, workspaceFolderPaths(), os.homedir());
+    return 'path' in expanded ? expanded.path : raw;
+  });
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
@@ -68,7 +86,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       { scheme: 'file', language: 'mlir' },
       { scheme: 'untitled', language: 'mlir' },
     ],
-    initializationOptions: serverSettings(config),
+    initializationOptions: settingsForServer(config),
     outputChannel: output,
     // The memory lens on ENTRY opens the memory timeline when clicked.
     middleware: {
@@ -95,7 +113,9 @@ async function onConfigurationChanged(context: vscode.ExtensionContext, e: vscod
     return;
   }
   if (client?.isRunning()) {
-    const settings = serverSettings(vscode.workspace.getConfiguration('hlo'));
+    const settings = settingsForServer(vscode.workspace.getConfiguration('hlo'));
+    // A profile setting removed is sent as cleared (a missing field keeps the old one).
+    if (e.affectsConfiguration('hlo.profile') && settings.profile === undefined) settings.profile = '';
     await client.sendNotification(DidChangeConfigurationNotification.type, { settings });
   }
 }
@@ -171,6 +191,77 @@ async function showKernels(): Promise<void> {
   target.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
+/**
+ * The instructions of the file ranked by the time the profile beside it measured
+ * (`hlo-lsp/hottest`), in a quick pick; the picked instruction's name is selected.
+ */
+async function showHottest(): Promise<void> {
+  const ready = hloEditorAndServer(client, 'HLO: open an HLO dump to rank its instructions by measured time.');
+  if (!ready) return;
+  const { editor, client: c } = ready;
+  const document = editor.document;
+  let response: HottestResponse | null;
+  try {
+    response = await c.sendRequest<HottestResponse | null>(HOTTEST_REQUEST, {
+      textDocument: { uri: c.code2ProtocolConverter.asUri(document.uri) },
+    });
+  } catch (e) {
+    void vscode.window.showWarningMessage(`HLO: the server could not rank the instructions: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const items = hotPickItems(response);
+  if (!response || items.length === 0) {
+    void vscode.window.showInformationMessage(
+      `HLO: no measured time for this file (${response?.message ?? 'no profile'}). HLO: Load Profile reads an XProf logdir or profile file.`,
+    );
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: hotPickTitle(response), matchOnDescription: true, matchOnDetail: true });
+  if (!picked) return;
+  const range = c.protocol2CodeConverter.asRange(picked.instruction.range);
+  const target = await vscode.window.showTextDocument(document, { viewColumn: editor.viewColumn, preserveFocus: false });
+  target.selection = new vscode.Selection(range.start, range.end);
+  target.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/**
+ * Reads an XProf profile the server did not find by itself (a logdir, a run folder, a
+ * `.xplane.pb` or `.trace.json.gz`: `path`, else picked in a dialog) and shows it beside
+ * the open dumps it measured (`hlo-lsp.loadProfile`); says what it measured, or why not
+ * (for the dump in view, when there is one).
+ */
+async function loadProfile(path?: unknown): Promise<void> {
+  if (!client?.isRunning()) {
+    void vscode.window.showWarningMessage('HLO: the language server is not running (see the "HLO" output).');
+    return;
+  }
+  const c = client;
+  let chosen = typeof path === 'string' ? path : undefined;
+  if (!chosen) {
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFiles: true,
+      canSelectFolders: true,
+      canSelectMany: false,
+      openLabel: 'Load Profile',
+      title: 'An XProf logdir, a run folder, a .xplane.pb or a .trace.json.gz',
+    });
+    chosen = picked?.[0]?.fsPath;
+  }
+  if (!chosen) return;
+  // The dump in view: the server answers its reason when the profile did not measure it.
+  const editor = vscode.window.activeTextEditor;
+  const uri = editor?.document.languageId === 'hlo' ? c.code2ProtocolConverter.asUri(editor.document.uri) : undefined;
+  try {
+    const loaded = await c.sendRequest<LoadProfileResponse>('workspace/executeCommand', {
+      command: LOAD_PROFILE_COMMAND,
+      arguments: [uri ? { path: chosen, uri } : { path: chosen }],
+    });
+    void vscode.window.showInformationMessage(loadedMessage(loaded));
+  } catch (e) {
+    void vscode.window.showErrorMessage(`HLO: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('HLO');
   context.subscriptions.push(
@@ -186,6 +277,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand('hlo.showFusionMaps', showFusionMaps),
     vscode.commands.registerCommand('hlo.showKernels', showKernels),
+    vscode.commands.registerCommand('hlo.showHottest', showHottest),
+    vscode.commands.registerCommand('hlo.loadProfile', loadProfile),
     vscode.commands.registerCommand('hlo.showGraph', () => showGraph(context, client)),
     // Also the pass-history code lens's command, with its instruction.
     vscode.commands.registerCommand('hlo.showHistory', (target) => showHistory(client, target)),

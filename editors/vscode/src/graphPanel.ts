@@ -2,6 +2,8 @@
 // a webview by Graphviz compiled to WebAssembly (@hpcc-js/wasm-graphviz, shipped in the .vsix:
 // nothing is fetched), edges coloured by how the consumer reads the producer, with a legend.
 // Clicking a node posts its id back; the extension moves the editor to that instruction.
+// With a profile beside the dump, the boxes are coloured by their measured share of the
+// step (the server's DOT) and a second legend says what each colour means.
 // This file holds the pure parts (the page, the answer's types) so they are unit-tested.
 
 /** An LSP range as the server sends it. */
@@ -9,6 +11,8 @@ export type LspRange = { start: { line: number; character: number }; end: { line
 
 export type GraphNode = { id: string; name: string; opcode: string; shape: string; kind: string; range: LspRange };
 export type LegendEntry = { class: string; colour: string; meaning: string };
+/** A band of measured share of the step and its box colour. */
+export type HeatEntry = { from_percent: number; colour: string; meaning: string };
 
 /** `hlo-lsp/graph`'s answer (null off any computation). */
 export type GraphResponse = {
@@ -17,20 +21,22 @@ export type GraphResponse = {
   focus: string | null;
   partial: boolean;
   legend: LegendEntry[];
+  /** Present when a profile measured some node. */
+  heat?: HeatEntry[];
   dot: string;
 } | null;
 
 export const GRAPH_REQUEST = 'hlo-lsp/graph';
 
 /** What the page is told to draw. */
-export type DrawMessage = { type: 'draw'; title: string; dot: string; legend: LegendEntry[]; note: string };
+export type DrawMessage = { type: 'draw'; title: string; dot: string; legend: LegendEntry[]; heat: HeatEntry[]; note: string };
 
 /** The message for an answer: the legend lists only the classes the graph has. */
 export function drawMessage(title: string, g: GraphResponse): DrawMessage {
-  if (!g) return { type: 'draw', title, dot: '', legend: [], note: 'Nothing to draw here: put the cursor inside a computation.' };
+  if (!g) return { type: 'draw', title, dot: '', legend: [], heat: [], note: 'Nothing to draw here: put the cursor inside a computation.' };
   const used = new Set(g.edges.map((e) => e.class));
   const note = g.partial ? 'Partial: the analysis ran out of its time budget for some maps.' : '';
-  return { type: 'draw', title, dot: g.dot, legend: g.legend.filter((l) => used.has(l.class)), note };
+  return { type: 'draw', title, dot: g.dot, legend: g.legend.filter((l) => used.has(l.class)), heat: g.heat ?? [], note };
 }
 
 /** Where a clicked node's instruction is, if it is one. */
@@ -53,13 +59,14 @@ export function graphHtml(script: string, csp: string, nonce: string): string {
   body { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-foreground); }
   #title { font-weight: bold; margin: 4px 0; }
   #legend span.key { display: inline-block; width: 22px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
-  #legend { font-size: 11px; margin-bottom: 6px; }
+  #legend, #heat { font-size: 11px; margin-bottom: 6px; }
+  #heat span.swatch { display: inline-block; width: 14px; height: 10px; vertical-align: middle; margin: 0 4px 0 10px; border: 1px solid #34495e; }
   #note { font-style: italic; }
   #graph svg { background: #ffffff; border-radius: 4px; max-width: 100%; height: auto; }
   #graph g.node, #graph g.cluster { cursor: pointer; }
 </style></head>
 <body>
-<div id="title"></div><div id="legend"></div><div id="note"></div><div id="graph">Loading Graphviz…</div>
+<div id="title"></div><div id="legend"></div><div id="heat"></div><div id="note"></div><div id="graph">Loading Graphviz…</div>
 <script type="module" nonce="${nonce}">
 import { Graphviz } from ${JSON.stringify(script)};
 const vscode = acquireVsCodeApi();
@@ -76,6 +83,14 @@ window.addEventListener('message', async (event) => {
     key.className = 'key';
     key.style.background = l.colour;
     el('legend').append(key, l.class + ': ' + l.meaning);
+  }
+  el('heat').innerHTML = '';
+  if (m.heat.length) el('heat').append('measured:');
+  for (const h of m.heat) {
+    const swatch = document.createElement('span');
+    swatch.className = 'swatch';
+    swatch.style.background = h.colour;
+    el('heat').append(swatch, h.meaning);
   }
   if (!m.dot) { el('graph').textContent = ''; return; }
   try {

@@ -16,6 +16,8 @@ export interface ServerSettings {
   physicalLayout: boolean;
   /** `device` is left out when the user did not set it (see `serverSettings`). */
   coalescing: { device?: CoalescingDevice; severity: CoalescingSeverity };
+  /** `hlo.profile`, expanded; left out when the user did not set it (`''`: cleared). */
+  profile?: string;
 }
 
 /** The slice of `vscode.WorkspaceConfiguration` this module needs (so tests can fake it). */
@@ -47,12 +49,13 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 }
 
 /**
- * Reads the `hlo.*` settings into the server's shape. `coalescing.device` is sent only when
+ * Reads the `hlo.*` settings into the server's shape (`expand`: what `hlo.profile`'s
+ * `${workspaceFolder}` and `~` become). `coalescing.device` is sent only when
  * the user set it: the server models a GPU (a6000) by default anyway, and estimates the
  * kernels of a CPU dump (code lenses, the hover's Cost line) only on a GPU the user chose. Values of the wrong type (hand-edited
  * settings.json) fall back to the defaults instead of reaching the server.
  */
-export function serverSettings(config: ConfigurationLike): ServerSettings {
+export function serverSettings(config: ConfigurationLike, expand: (raw: string) => string = (raw) => raw): ServerSettings {
   const budget = config.get<unknown>('utilization.budget');
   const physical = config.get<unknown>('maps.physicalLayout');
   const device = config.get<unknown>('coalescing.device');
@@ -70,6 +73,8 @@ export function serverSettings(config: ConfigurationLike): ServerSettings {
     },
   };
   if (!isSet(config, 'coalescing.device')) delete settings.coalescing.device;
+  const profile = config.get<unknown>('profile');
+  if (typeof profile === 'string' && profile.trim() !== '' && isSet(config, 'profile')) settings.profile = expand(profile);
   return settings;
 }
 

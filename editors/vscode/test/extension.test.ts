@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as stubs from './stubs';
 import { RESPONSE } from './kernelsFixture';
+import { HOTTEST, LOADED } from './hottestFixture';
 import { extensionRoot } from './tokenize';
 
 stubs.install();
@@ -174,6 +175,70 @@ test('show costliest kernels: hlo-lsp/kernels in a quick pick; the picked kernel
   stubs.state.activeEditor = undefined;
   await stubs.rec.commands.get('hlo.showKernels')!();
   assert.match(stubs.rec.infos.at(-1) ?? '', /open an HLO file/);
+});
+
+test('show hottest instructions: hlo-lsp/hottest in a quick pick; the picked name is selected; no profile says why', async () => {
+  await ext.activate(context() as never);
+  const docUri = { scheme: 'file', path: '/ws/fori.txt', fsPath: '/ws/fori.txt', toString: () => 'file:///ws/fori.txt' };
+  const document = { languageId: 'hlo', uri: docUri };
+  stubs.state.activeEditor = { document, selection: { active: { line: 0, character: 0 } }, viewColumn: 1 };
+  stubs.state.hottestResult = HOTTEST;
+  stubs.state.pick = (items) => items[1];
+  await stubs.rec.commands.get('hlo.showHottest')!();
+  const c = stubs.rec.clients[0];
+  assert.deepEqual(c.requests, [{ method: 'hlo-lsp/hottest', params: { textDocument: { uri: 'file:///ws/fori.txt' } } }]);
+  const [pick] = stubs.rec.quickPicks;
+  assert.deepEqual(
+    (pick.items as { label: string }[]).map((i) => i.label),
+    ['while.1  measured 6.57 µs', 'add_fusion  measured 402 ns'],
+  );
+  const want = HOTTEST.modules[0].instructions[1].range;
+  assert.deepEqual({ ...(stubs.rec.shown[0].editor.selection as object) }, { anchor: want.start, active: want.end });
+  stubs.state.hottestResult = { profile: null, message: 'no XProf profile (plugins/profile/<run>/) near the dump', modules: [] };
+  await stubs.rec.commands.get('hlo.showHottest')!();
+  assert.match(stubs.rec.infos.at(-1) ?? '', /no measured time for this file \(no XProf profile .*HLO: Load Profile/);
+});
+
+test('load profile: the picked path goes to hlo-lsp.loadProfile; what it measured, or its error, is shown', async () => {
+  await ext.activate(context() as never);
+  const c = stubs.rec.clients[0];
+  stubs.state.openDialog = ['/ws/attention/profile'];
+  stubs.state.commandResult = LOADED;
+  await stubs.rec.commands.get('hlo.loadProfile')!();
+  assert.deepEqual(c.requests.at(-1), {
+    method: 'workspace/executeCommand',
+    params: { command: 'hlo-lsp.loadProfile', arguments: [{ path: '/ws/attention/profile' }] },
+  });
+  assert.match(stubs.rec.infos.at(-1) ?? '', /^HLO: vm\.trace\.json\.gz \(run 2026_11_28_07_58_36\) measured 6 instructions of jit_attention/);
+  // A path given (from another extension or a keybinding) skips the dialog.
+  stubs.state.openDialog = undefined;
+  stubs.state.commandError = 'x.trace.json.gz: not a readable gzipped Chrome trace (.trace.json.gz): the gzip stream ends early (truncated?)';
+  await stubs.rec.commands.get('hlo.loadProfile')!('/ws/x.trace.json.gz');
+  assert.equal(stubs.rec.errors.at(-1), `HLO: ${stubs.state.commandError}`);
+  // The dialog dismissed: nothing is sent.
+  const sent = c.requests.length;
+  await stubs.rec.commands.get('hlo.loadProfile')!();
+  assert.equal(c.requests.length, sent);
+  // With an HLO dump in view, its uri goes along: the server answers that document's reason.
+  const docUri = { scheme: 'file', path: '/ws/attention/dump.txt', fsPath: '/ws/attention/dump.txt', toString: () => 'file:///ws/attention/dump.txt' };
+  stubs.state.activeEditor = { document: { languageId: 'hlo', uri: docUri }, selection: { active: { line: 0, character: 0 } } };
+  stubs.state.commandError = undefined;
+  await stubs.rec.commands.get('hlo.loadProfile')!('/ws/attention/profile');
+  assert.deepEqual(c.requests.at(-1), {
+    method: 'workspace/executeCommand',
+    params: { command: 'hlo-lsp.loadProfile', arguments: [{ path: '/ws/attention/profile', uri: 'file:///ws/attention/dump.txt' }] },
+  });
+  stubs.state.activeEditor = undefined;
+});
+
+test('hlo.profile is sent expanded when set, and as cleared when removed', async () => {
+  stubs.settings['hlo.profile'] = '${workspaceFolder}/runs/logdir';
+  await ext.activate(context() as never);
+  const c = stubs.rec.clients[0];
+  assert.equal((c.clientOptions.initializationOptions as { profile?: string }).profile, path.join(tmp, 'runs', 'logdir'));
+  delete stubs.settings['hlo.profile'];
+  for (const l of stubs.rec.configListeners) await l(change('hlo.profile'));
+  assert.equal((c.notifications.at(-1)!.params as { settings: { profile?: string } }).settings.profile, '');
 });
 
 test('the memory lens from the server opens the memory timeline when clicked', async () => {

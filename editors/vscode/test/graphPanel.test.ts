@@ -27,6 +27,16 @@ test('the legend lists only the classes the graph draws', () => {
   assert.equal(m.note, '');
 });
 
+test('a measured graph brings the colours of its boxes; another none', () => {
+  assert.deepEqual(drawMessage('a.hlo:4:3', graph).heat, []);
+  const heat = [
+    { from_percent: 0, colour: '#fef0d9', meaning: 'under 1% of the step' },
+    { from_percent: 40, colour: '#b30000', meaning: '40% of the step and more' },
+  ];
+  assert.deepEqual(drawMessage('a.hlo:4:3', { ...graph!, heat }).heat, heat);
+  assert.match(graphHtml('x', 'y', 'z'), /id="heat"/);
+});
+
 test('nothing to draw says where to put the cursor', () => {
   const m = drawMessage('a.hlo:1:1', null);
   assert.equal(m.dot, '');

@@ -8,6 +8,7 @@ export interface Recorded {
   executed: { id: string; args: unknown[] }[];
   warnings: string[];
   infos: string[];
+  errors: string[];
   /** Each quick pick shown: its items and options. */
   quickPicks: { items: unknown[]; options: unknown }[];
   /** What showTextDocument opened, with the editor it returned. */
@@ -32,6 +33,13 @@ export const state = {
   fusionMapsUnsupported: false,
   /** The answer to `hlo-lsp/kernels`. */
   kernelsResult: null as unknown,
+  /** The answer to `hlo-lsp/hottest`. */
+  hottestResult: null as unknown,
+  /** The answer to `workspace/executeCommand`, or the error it throws. */
+  commandResult: null as unknown,
+  commandError: undefined as string | undefined,
+  /** What the open dialog returns (paths). */
+  openDialog: undefined as string[] | undefined,
   /** Chooses from a quick pick's items (default: dismissed). */
   pick: (_items: unknown[]): unknown => undefined,
 };
@@ -40,6 +48,7 @@ export const rec: Recorded = {
   executed: [],
   warnings: [],
   infos: [],
+  errors: [],
   quickPicks: [],
   shown: [],
   clients: [],
@@ -53,6 +62,7 @@ export function reset() {
   rec.executed.length = 0;
   rec.warnings.length = 0;
   rec.infos.length = 0;
+  rec.errors.length = 0;
   rec.quickPicks.length = 0;
   rec.shown.length = 0;
   rec.clients.length = 0;
@@ -63,6 +73,10 @@ export function reset() {
   state.hoverResult = null;
   state.fusionMapsUnsupported = false;
   state.kernelsResult = null;
+  state.hottestResult = null;
+  state.commandResult = null;
+  state.commandError = undefined;
+  state.openDialog = undefined;
   state.pick = () => undefined;
 }
 
@@ -121,6 +135,11 @@ const vscode = {
       rec.infos.push(m);
       return undefined;
     },
+    showErrorMessage: async (m: string) => {
+      rec.errors.push(m);
+      return undefined;
+    },
+    showOpenDialog: async () => state.openDialog?.map((p) => fakeUri('file', p)),
     get activeTextEditor() {
       return state.activeEditor;
     },
@@ -182,6 +201,11 @@ export class FakeClient {
     this.requests.push({ method, params });
     if (method === 'hlo-lsp/fusionMaps' && state.fusionMapsUnsupported) throw new Error('MethodNotFound');
     if (method === 'hlo-lsp/kernels') return state.kernelsResult;
+    if (method === 'hlo-lsp/hottest') return state.hottestResult;
+    if (method === 'workspace/executeCommand') {
+      if (state.commandError !== undefined) throw new Error(state.commandError);
+      return state.commandResult;
+    }
     return state.hoverResult;
   }
   code2ProtocolConverter = {

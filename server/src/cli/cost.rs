@@ -3,7 +3,10 @@
 //! ([`crate::cost::step`]): while bodies weighted by their trip counts, launches
 //! counted, identical kernels grouped, what no model covers listed apart and kept out
 //! of the total. A CPU dump is judged only when `--device` asks for a GPU ("as if
-//! compiled for ..."). Exit 0 with a report, 2 on bad input (a syntax error included).
+//! compiled for ..."). With `--profile`, each kernel has beside its estimate the time
+//! an XProf profile measured ([`crate::profile`]: the summed durations of its events
+//! per execution, as the estimate per step counts every run) and the ratio
+//! measured/estimated. Exit 0 with a report, 2 on bad input (a syntax error included).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -19,6 +22,7 @@ use crate::cost::step::{self, EmittedModel, Step, StepKernel, StepOptions, TileC
 use crate::cost::{Bound, Duration};
 use crate::device::Device;
 use crate::model::{Module, Opcode};
+use crate::profile::{report as measured, ModuleProfile, Profile};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -57,6 +61,11 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Beside each estimate, the time this profile measured: an XProf logdir (its
+    /// newest `plugins/profile/<run>/`), a run folder, a `*.xplane.pb` or a
+    /// `*.trace.json[.gz]`.
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<PathBuf>,
 }
 
 /// `--model`.
@@ -134,9 +143,25 @@ fn run_inner(args: &Args) -> Result<String, String> {
         }
     }
     let device = &chosen.device;
+    let profile = match &args.profile {
+        Some(path) => Some(Measured::read(
+            path,
+            &args.file,
+            &modules,
+            file.modules.len(),
+        )?),
+        None => None,
+    };
     let cpu = gpu::is_cpu_dump(&args.file, modules[0].1);
     if cpu && !chosen.explicit {
         eprintln!("{}", gpu::cpu_note(&args.file));
+        if let Some(path) = &args.profile {
+            eprintln!(
+                "hlo-lsp: note: the measured times alone: hlo-lsp profile {} {}",
+                args.file.display(),
+                path.display()
+            );
+        }
         return Ok(if args.json {
             let v = json!({
                 "device": Value::Null, "backend": "cpu", "total_us": Value::Null, "kernels": [],
@@ -147,7 +172,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         });
     }
     let mut reports = vec![];
-    for (label, module) in &modules {
+    for (k, (label, module)) in modules.iter().enumerate() {
         let Some(step) = step::step(module, device, &options) else {
             if modules.len() == 1 {
                 return Err(format!("{}: no ENTRY computation", args.file.display()));
@@ -163,6 +188,8 @@ fn run_inner(args: &Args) -> Result<String, String> {
             label: label.clone(),
             unfused: is_unfused(module),
             step,
+            measured: profile.as_ref().and_then(|p| p.joined[k].clone()),
+            source: profile.as_ref().map(|p| p.read.clone()),
         });
     }
     if args.json {
@@ -192,6 +219,67 @@ struct ModuleReport {
     label: String,
     unfused: bool,
     step: Step,
+    /// The profile joined to the module (`--profile`, when it measured this one).
+    measured: Option<std::sync::Arc<ModuleProfile>>,
+    /// The profile read (`--profile`).
+    source: Option<std::sync::Arc<Profile>>,
+}
+
+/// `--profile`: the profile read, and joined to each module chosen.
+struct Measured {
+    read: std::sync::Arc<Profile>,
+    /// Per chosen module (in order), when the profile measured it.
+    joined: Vec<Option<std::sync::Arc<ModuleProfile>>>,
+}
+
+impl Measured {
+    /// Reads the profile and joins it to each module; an error when it measured
+    /// none of them (the first module's reason).
+    fn read(
+        path: &std::path::Path,
+        file: &std::path::Path,
+        modules: &[(String, &Module)],
+        in_file: usize,
+    ) -> Result<Measured, String> {
+        let read = super::profile::read_profile(path)?;
+        let mut first_error = None;
+        let joined: Vec<Option<std::sync::Arc<ModuleProfile>>> = modules
+            .iter()
+            .map(
+                |(_, m)| match super::profile::join_to(&read, m, file, in_file) {
+                    Ok(j) => Some(std::sync::Arc::new(j)),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        None
+                    }
+                },
+            )
+            .collect();
+        if joined.iter().all(Option::is_none) {
+            return Err(first_error.unwrap_or_else(|| "no module to join".to_string()));
+        }
+        Ok(Measured {
+            read: std::sync::Arc::new(read),
+            joined,
+        })
+    }
+}
+
+/// What the profile measured of a row's kernels, summed (`None`: none measured).
+fn measured_us(profile: Option<&ModuleProfile>, row: &[&StepKernel]) -> Option<f64> {
+    let profile = profile?;
+    let times: Vec<f64> = row
+        .iter()
+        .filter_map(|k| profile.get(k.computation, k.instruction))
+        .map(|m| m.mean_us)
+        .collect();
+    (!times.is_empty()).then(|| times.iter().sum())
+}
+
+/// Measured over estimated, when both are known and the estimate is not zero.
+fn ratio(measured_us: Option<f64>, estimate: Option<Duration>) -> Option<f64> {
+    let e = estimate.filter(|e| !e.is_infinite())?.as_micros_f64();
+    (e > 0.0).then_some(measured_us? / e)
 }
 
 /// Whether no computation that launches kernels holds a fusion: a module printed
@@ -304,6 +392,9 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
     if r.unfused {
         let _ = writeln!(out, "note: {UNFUSED_NOTE}");
     }
+    if let Some(line) = profile_line(r, &kernels) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(c) = &args.computation {
         let part = modelled
             .iter()
@@ -315,11 +406,21 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
     let shown = args.top.unwrap_or(all_rows.len()).min(all_rows.len());
     let total = step.total.as_secs_f64();
     let mut cumulative = 0.0;
+    let profiled = r.source.is_some();
+    let measured_profile = r.measured.as_deref();
     if !all_rows.is_empty() {
         let _ = writeln!(
             out,
-            "  {:>10}  {:>6}  {:>6}  {:>7}  KERNEL",
-            "PER STEP", "%", "CUM%", "RUNS"
+            "  {:>10}  {:>6}  {:>6}  {:>7}  {}KERNEL",
+            "PER STEP",
+            "%",
+            "CUM%",
+            "RUNS",
+            if profiled {
+                format!("{:>10}  {:>6}  ", "MEASURED", "M/E")
+            } else {
+                String::new()
+            }
         );
     }
     for row in &all_rows[..shown] {
@@ -333,9 +434,21 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
         cumulative += percent;
         let count: u64 = row.iter().map(|k| k.count.n).sum();
         let estimate = first.estimate.as_ref().ok();
+        let measured_columns = if profiled {
+            let m = measured_us(measured_profile, row);
+            format!(
+                "{:>10}  {:>6}  ",
+                m.map(measured::time).unwrap_or_else(|| "-".into()),
+                ratio(m, Some(per_step))
+                    .map(measured::ratio)
+                    .unwrap_or_else(|| "-".into())
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  {:>10}  {:>5.1}%  {:>5.1}%  {:>7}  {}{} ({}, {}){}  {}",
+            "  {:>10}  {:>5.1}%  {:>5.1}%  {:>7}  {measured_columns}{}{} ({}, {}){}  {}",
             per_step.to_string(),
             percent,
             cumulative.min(100.0),
@@ -351,14 +464,15 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
                 .unwrap_or_default(),
             estimate.map(report::estimate_summary).unwrap_or_default(),
         );
+        let indent = if profiled { 63 } else { 43 };
         if let Some(e) = estimate {
             if let Some(line) = report::roofline(e, device) {
                 for l in line.lines() {
-                    let _ = writeln!(out, "{:>43}{l}", "");
+                    let _ = writeln!(out, "{:>indent$}{l}", "");
                 }
             }
             if let Some(d) = report::dominant_operand(&e.cost) {
-                let _ = writeln!(out, "{:>43}dominant read: {}", "", d.replace('`', ""));
+                let _ = writeln!(out, "{:>indent$}dominant read: {}", "", d.replace('`', ""));
             }
         }
     }
@@ -374,9 +488,13 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
         for row in rows(&unmodelled) {
             let first = row[0];
             let count: u64 = row.iter().map(|k| k.count.n).sum();
+            let measured = match measured_us(measured_profile, &row) {
+                Some(us) => format!(" (measured {})", measured::time(us)),
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  × {count}  {}{} ({}, {}): {}",
+                "  × {count}  {}{} ({}, {}){measured}: {}",
                 first.name,
                 identical(&row),
                 first.kind,
@@ -423,7 +541,13 @@ fn module_json(r: &ModuleReport, args: &Args, device: &Device, cpu: bool) -> Val
         .iter()
         .chain(&unmodelled)
         .take(args.top.unwrap_or(usize::MAX))
-        .map(|k| kernel_json(k, total))
+        .map(|k| {
+            let mut v = kernel_json(k, total);
+            if r.source.is_some() {
+                merge(&mut v, kernel_measured_json(r.measured.as_deref(), k));
+            }
+            v
+        })
         .collect();
     let mut v = json!({
         "module": r.label,
@@ -444,7 +568,71 @@ fn module_json(r: &ModuleReport, args: &Args, device: &Device, cpu: bool) -> Val
         v["backend"] = json!("cpu");
         v["as_if_compiled_for"] = json!(device.name);
     }
+    if let Some(read) = &r.source {
+        v["profile"] = profile_json(read, r.measured.as_deref(), &kernels);
+    }
     v
+}
+
+/// A kernel's `measured_us` (per execution, every run summed), `measured_count`
+/// (its events per execution) and `ratio` (measured over `per_step_us`); null where
+/// the profile has no event of it.
+fn kernel_measured_json(profile: Option<&ModuleProfile>, k: &StepKernel) -> Value {
+    let m = profile.and_then(|p| p.get(k.computation, k.instruction));
+    let us = m.map(|m| m.mean_us);
+    json!({
+        "measured_us": us,
+        "measured_count": m.map(|m| m.count),
+        "ratio": ratio(us, k.total()),
+    })
+}
+
+/// The module's `profile`: what was read and what it says of the step.
+fn profile_json(read: &Profile, joined: Option<&ModuleProfile>, kernels: &[&StepKernel]) -> Value {
+    let measured_kernels = joined.map_or(0, |p| {
+        kernels
+            .iter()
+            .filter(|k| p.get(k.computation, k.instruction).is_some())
+            .count()
+    });
+    json!({
+        "file": read.source.file.display().to_string(),
+        "format": read.source.format.as_str(),
+        "run": read.source.run,
+        "module": joined.map(|p| p.module.clone()),
+        "program_id": joined.and_then(|p| p.program_id),
+        "executions": joined.map(|p| p.executions),
+        "step_us": joined.map(|p| p.step_us),
+        "measured_kernels": measured_kernels,
+    })
+}
+
+/// `measured: jit_f (program 6), 5 executions, step 1.20 ms; 12 of 14 kernels
+/// measured (profile .../vm.xplane.pb)`, with `--profile`.
+fn profile_line(r: &ModuleReport, kernels: &[&StepKernel]) -> Option<String> {
+    let read = r.source.as_ref()?;
+    let file = read.source.file.display();
+    let Some(p) = r.measured.as_deref() else {
+        return Some(format!(
+            "measured: nothing of this module ({})",
+            crate::profile::join::holdings(read)
+        ));
+    };
+    let count = kernels
+        .iter()
+        .filter(|k| p.get(k.computation, k.instruction).is_some())
+        .count();
+    Some(format!(
+        "measured: {}{}, {} execution{}, step {} (op time); {count} of {} kernels measured (profile {file})",
+        p.module,
+        p.program_id
+            .map(|id| format!(" (program {id})"))
+            .unwrap_or_default(),
+        p.executions,
+        if p.executions == 1 { "" } else { "s" },
+        measured::time(p.step_us),
+        kernels.len(),
+    ))
 }
 
 fn kernel_json(k: &StepKernel, total: f64) -> Value {

@@ -3,7 +3,9 @@
 //! computation) with the indexing maps on its edges ([`crate::graph`]). Without
 //! `--instruction` or `--computation`: the entry computation. Edges into GPU
 //! kernels carry XLA's coalescing verdict (not on a CPU dump unless `--device`
-//! is given). Exit 0 with the graph, 2 on bad input.
+//! is given). With `--profile`, each node has the time an XProf profile measured
+//! (`measured_us`) and is coloured by its share of the step ([`graph::heat`]).
+//! Exit 0 with the graph, 2 on bad input.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +56,11 @@ pub struct Args {
     /// The GPU for coalescing verdicts (a6000, a100, h100, b200, or a target config).
     #[arg(long, value_name = "NAME|FILE")]
     pub device: Option<String>,
+    /// Colour the nodes by the time this profile measured: an XProf logdir (its
+    /// newest `plugins/profile/<run>/`), a run folder, a `*.xplane.pb` or a
+    /// `*.trace.json[.gz]`.
+    #[arg(long, value_name = "PROFILE")]
+    pub profile: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -65,6 +72,14 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let (module, scope) = scope(&file.modules, args)?;
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
     let cpu = gpu::is_cpu_dump(&args.file, module);
+    let measured = match &args.profile {
+        Some(path) => {
+            let read = super::profile::read_profile(path)?;
+            let joined = super::profile::join_to(&read, module, &args.file, file.modules.len())?;
+            Some(std::sync::Arc::new(joined))
+        }
+        None => None,
+    };
     let options = Options {
         max_nodes: args.max_nodes.max(1),
         open: match args.open_fusions {
@@ -73,6 +88,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             OpenArg::None => Open::None,
         },
         device: (!cpu || chosen.explicit).then_some(chosen.device),
+        measured,
     };
     let view = analysis::view::borrowed(module);
     let g = graph::build(module, &view, &scope, &options);

@@ -45,6 +45,20 @@ pub fn run(args: Args) -> ExitCode {
     super::print_or_fail(run_inner(&args))
 }
 
+/// `measured` joined to `module` of the file `path` (the dump's module id is read
+/// from its name when the file holds one module).
+pub(super) fn join_to(
+    measured: &Profile,
+    module: &crate::model::Module,
+    path: &Path,
+    modules_in_file: usize,
+) -> Result<ModuleProfile, String> {
+    let module_id = (modules_in_file == 1)
+        .then(|| DumpName::parse(path).map(|n| n.module_id))
+        .flatten();
+    Ok(profile::join(measured, module, module_id)?)
+}
+
 fn run_inner(args: &Args) -> Result<String, String> {
     let measured = read_profile(&args.profile)?;
     let dump = if args.dump.is_dir() {
@@ -110,8 +124,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
     })
 }
 
-/// Reads the profile, showing progress on a terminal for a large file.
-fn read_profile(path: &Path) -> Result<Profile, String> {
+/// Reads the profile, showing progress on a terminal for a large file (also for
+/// `cost --profile` and `graph --profile`).
+pub(super) fn read_profile(path: &Path) -> Result<Profile, String> {
     const SHOWN_FROM: u64 = 64 << 20;
     let source = profile::locate::locate(path)?;
     if let Some(note) = &source.note {

@@ -2,8 +2,8 @@
 //! fusions opened into their fused computation), their operand edges with the
 //! consumers' maps (their analysis queries, in parallel), XLA's coalescing verdicts on
 //! kernels' reads, each node's output bytes and kernel time (XLA's GPU performance
-//! model, when drawn for a GPU), and "more" stubs where the cap or the radius cut
-//! the graph.
+//! model, when drawn for a GPU), what a profile measured of each, and "more" stubs
+//! where the cap or the radius cut the graph.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -47,6 +47,9 @@ pub struct Options {
     /// model about kernels' times, on this GPU (GPU modules only: the caller
     /// decides, as for the cost lenses).
     pub device: Option<Device>,
+    /// A profile joined to the module: each node's measured time and share of the
+    /// step ([`super::Node::measured`]), which its colour shows.
+    pub measured: Option<std::sync::Arc<crate::profile::ModuleProfile>>,
 }
 
 /// The default cap on instruction nodes.
@@ -58,6 +61,7 @@ impl Default for Options {
             max_nodes: DEFAULT_MAX_NODES,
             open: Open::Focus,
             device: None,
+            measured: None,
         }
     }
 }
@@ -128,8 +132,11 @@ pub fn build(
         launches: FxHashMap::default(),
         found: Vec::new(),
     };
+    // Every instruction's node: its index, computation and instruction.
+    let mut placed = Vec::with_capacity(members.len() + 1);
     if let Some((c, f)) = enclosing {
         kernels.note(graph.nodes.len(), c, f);
+        placed.push((graph.nodes.len(), c, f));
         graph
             .nodes
             .push(node(module, c, f, None, NodeKind::Fusion { open: true }));
@@ -138,6 +145,7 @@ pub fn build(
     for m in &members {
         let kind = kind_of(module, m, &opened);
         kernels.note(graph.nodes.len(), m.computation, m.instruction);
+        placed.push((graph.nodes.len(), m.computation, m.instruction));
         graph
             .nodes
             .push(node(module, m.computation, m.instruction, m.group, kind));
@@ -146,6 +154,9 @@ pub fn build(
     }
     if let Some(device) = &options.device {
         kernels.time(view, device, &mut graph.nodes);
+    }
+    if let Some(profile) = &options.measured {
+        measure(profile, &placed, &mut graph.nodes);
     }
     graph.edges = with_maps(module, view, &pending, options, &mut graph.partial);
     graph.partial |= crate::budget::exhausted();
@@ -268,6 +279,23 @@ fn node(
         is_root: computation.root == Some(i),
         time: None,
         bytes: u64::try_from(cost::hlo_cost::output_leaf_bytes(&instruction.shape)).ok(),
+        measured: None,
+    }
+}
+
+/// Each instruction node's measurement in `profile` (`placed`: a node's index and
+/// its instruction).
+fn measure(
+    profile: &crate::profile::ModuleProfile,
+    placed: &[(usize, ComputationId, InstrId)],
+    nodes: &mut [Node],
+) {
+    for &(index, c, i) in placed {
+        nodes[index].measured = profile.get(c, i).map(|m| super::Measurement {
+            us: m.mean_us,
+            percent: profile.percent(m),
+            count: m.count,
+        });
     }
 }
 
@@ -381,6 +409,7 @@ fn stubs(module: &Module, m: &Member, set: &FxHashSet<(ComputationId, InstrId)>)
         parameter_number: None,
         is_root: false,
         time: None,
+        measured: None,
         bytes: None,
     })
     .collect()

@@ -37,6 +37,8 @@ pub struct Arrow<'g> {
 pub struct Cluster<'g> {
     pub id: &'g str,
     pub label: String,
+    /// What a profile measured of the fusion: its fill ([`super::heat`]).
+    pub measured: Option<super::Measurement>,
 }
 
 /// The boxes, arrows and clusters of `graph`.
@@ -83,9 +85,14 @@ pub fn drawing(graph: &Graph) -> Drawing<'_> {
     let mut d = Drawing::default();
     for n in &graph.nodes {
         if is_open(n) {
+            let mut label = format!("{} ({})", n.name, n.opcode);
+            if let Some(m) = n.measured {
+                label.push_str(&format!(" · {}", m.line()));
+            }
             d.clusters.push(Cluster {
                 id: &n.id,
-                label: format!("{} ({})", n.name, n.opcode),
+                label,
+                measured: n.measured,
             });
             continue;
         }
@@ -146,8 +153,9 @@ fn in_port<'g>(ports: &FxHashMap<&str, Ports<'g>>, id: &str, k: usize) -> Option
     p.parameters.get(&k).copied().or(p.any)
 }
 
-/// A box's lines: the name, then the opcode and shape, then what it costs (a
-/// stub says how many; a parameter or constant is small: its cost is the tooltip's).
+/// A box's lines: the name, then the opcode and shape, then what it costs and
+/// what it was measured to take (a stub says how many; a parameter or constant is
+/// small: its cost is the tooltip's).
 fn label(n: &Node) -> Vec<String> {
     match &n.kind {
         NodeKind::More { .. } => vec![n.name.clone()],
@@ -155,6 +163,7 @@ fn label(n: &Node) -> Vec<String> {
         _ => {
             let mut lines = vec![n.name.clone(), format!("{} {}", n.opcode, n.shape)];
             lines.extend(n.cost_line());
+            lines.extend(n.measured.map(|m| m.line()));
             lines
         }
     }

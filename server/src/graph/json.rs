@@ -1,7 +1,9 @@
 //! The graph as JSON, for the CLI and for editors that draw it themselves:
 //! `{"nodes": [{"id", "name", "opcode", "shape", "computation", "group", "kind",
-//! "bytes", "time_us" (a GPU kernel's estimate), ...}], "edges": [{"from", "to", "operand_index", "map", "class", ...}],
-//! "focus", "partial", "legend"}`. Where a node is in the document is the front
+//! "bytes", "time_us" (a GPU kernel's estimate), "measured_us", "measured_percent",
+//! "measured_count" (with a profile), ...}], "edges": [{"from", "to", "operand_index", "map", "class", ...}],
+//! "focus", "partial", "legend"}`, and `"heat"` (the measured nodes' colours) when a
+//! node was measured. Where a node is in the document is the front
 //! end's to say (`locate`: a line for the CLI, an LSP range for the server).
 
 use std::ops::Range;
@@ -40,6 +42,12 @@ pub fn to_json(graph: &Graph, locate: impl Fn(&Range<usize>) -> Value) -> Value 
             if let Some(b) = n.bytes {
                 o.insert("bytes".into(), json!(b));
             }
+            if let Some(m) = n.measured {
+                o.insert("measured_us".into(), json!(m.us));
+                o.insert("measured_percent".into(), json!(m.percent));
+                o.insert("measured_count".into(), json!(m.count));
+                o.insert("heat".into(), json!(super::heat::band(m.percent).fill));
+            }
             v
         })
         .collect();
@@ -64,14 +72,18 @@ pub fn to_json(graph: &Graph, locate: impl Fn(&Range<usize>) -> Value) -> Value 
             v
         })
         .collect();
-    json!({
+    let mut v = json!({
         "nodes": nodes,
         "edges": edges,
         "focus": graph.focus,
         "context": graph.context,
         "partial": graph.partial,
         "legend": legend(),
-    })
+    });
+    if graph.nodes.iter().any(|n| n.measured.is_some()) {
+        v["heat"] = super::heat::legend();
+    }
+    v
 }
 
 /// Every class with its colour and meaning, for a legend.

@@ -8,18 +8,22 @@
 //! into the edges they feed (the edge says which tuple element), parameters and
 //! constants are small nodes, and a cap on nodes leaves "N more" stubs where the
 //! graph was cut, so a 50,000-instruction module stays drawable. Each node says
-//! what it weighs: its output's bytes and, drawn for a GPU, its kernel's time.
+//! what it weighs: its output's bytes and, drawn for a GPU, its kernel's time;
+//! with a profile ([`crate::profile`]), the time it was measured to take, and its
+//! box is coloured by its share of the step ([`heat`]).
 //!
 //! * [`select`]: which instructions, within N hops, get-tuple-elements folded.
 //! * [`class`]: an edge's class and short text, from its maps.
 //! * [`build`]: the graph of a [`Scope`], maps from the analysis, coalescing verdicts.
 //! * [`drawing`]: boxes, clusters and arrows, decided once for every renderer.
+//! * [`heat`]: the colour of a measured node, by its share of the step.
 //! * [`json`], [`dot`], [`svg`] (laid out by [`layout`]): what the front ends print.
 
 pub mod build;
 pub mod class;
 pub mod dot;
 pub mod drawing;
+pub mod heat;
 pub mod json;
 pub mod layout;
 pub mod select;
@@ -113,6 +117,37 @@ pub struct Node {
     /// Bytes of the instruction's output (every array of a tuple once); `None`
     /// for a stub.
     pub bytes: Option<u64>,
+    /// What a profile measured of the instruction ([`Options::measured`]); `None`
+    /// without a profile and for what it has no event of.
+    pub measured: Option<Measurement>,
+}
+
+/// An instruction's measured time, as the profile joined to the module says it
+/// ([`crate::profile::Measured`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measurement {
+    /// Mean per execution of the summed durations of its events (µs).
+    pub us: f64,
+    /// Share of the step, in percent.
+    pub percent: f64,
+    /// Events per execution.
+    pub count: f64,
+}
+
+impl Measurement {
+    /// `measured 214.00 µs · 12%`, `measured 3.10 ms · 40% · ×5`.
+    pub fn line(&self) -> String {
+        use crate::profile::report;
+        let mut line = format!(
+            "measured {} · {}",
+            report::time(self.us),
+            report::percent(self.percent)
+        );
+        if (self.count - 1.0).abs() > 1e-9 {
+            line.push_str(&format!(" · ×{}", report::count(self.count)));
+        }
+        line
+    }
 }
 
 impl Node {

@@ -1,7 +1,8 @@
 //! The graph as a standalone SVG, laid out by [`super::layout`]: boxes (small
 //! ellipses for parameters and constants, dashed notes for "more" stubs), open
 //! fusions as dashed rectangles around their members, arrows coloured by class
-//! with their labels, and a legend of the classes drawn. Each node's group has
+//! with their labels, and a legend of the classes drawn (and of the measured
+//! nodes' colours, [`super::heat`], when a profile measured some). Each node's group has
 //! the node's id, each arrow's the ids it joins (`data-from`, `data-to`), so a
 //! script (or a test) can read the picture back.
 
@@ -26,7 +27,13 @@ pub fn to_svg(graph: &Graph) -> String {
         .into_iter()
         .filter(|c| d.arrows.iter().any(|a| a.class == Some(*c)))
         .collect();
-    let legend_height = classes.len() as f64 * LEGEND_ROW + 10.0;
+    let measured = graph.nodes.iter().any(|n| n.measured.is_some());
+    let heat_rows = if measured {
+        super::heat::BANDS.len()
+    } else {
+        0
+    };
+    let legend_height = (classes.len() + heat_rows) as f64 * LEGEND_ROW + 10.0;
     let width = l.width.max(320.0);
     let height = l.height + legend_height;
     let mut out = String::new();
@@ -48,6 +55,9 @@ pub fn to_svg(graph: &Graph) -> String {
     arrows(&mut out, &d, &l);
     boxes(&mut out, &d, &l);
     legend(&mut out, &classes, l.height);
+    if measured {
+        heat_legend(&mut out, l.height + classes.len() as f64 * LEGEND_ROW);
+    }
     out.push_str("</svg>\n");
     out
 }
@@ -71,9 +81,16 @@ fn clusters(out: &mut String, d: &Drawing<'_>, l: &Layout) {
         if w <= 0.0 {
             continue;
         }
+        let (fill, ink) = match c.measured {
+            Some(m) => {
+                let band = super::heat::band(m.percent);
+                (band.fill, band.text)
+            }
+            None => ("#f7fbff", "#555555"),
+        };
         let _ = writeln!(
             out,
-            r##"<g class="cluster" id="cluster_{}"><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" rx="8" fill="#f7fbff" stroke="#888888" stroke-dasharray="5,3"/><text x="{:.1}" y="{:.1}" fill="#555555">{}</text></g>"##,
+            r##"<g class="cluster" id="cluster_{}"><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{h:.1}" rx="8" fill="{fill}" stroke="#888888" stroke-dasharray="5,3"/><text x="{:.1}" y="{:.1}" fill="{ink}">{}</text></g>"##,
             escape(c.id),
             x + 8.0,
             y + 14.0,
@@ -127,13 +144,18 @@ fn arrows(out: &mut String, d: &Drawing<'_>, l: &Layout) {
 fn boxes(out: &mut String, d: &Drawing<'_>, l: &Layout) {
     for (b, p) in d.boxes.iter().zip(&l.boxes) {
         let n = b.node;
-        let (fill, stroke, width) = match (&n.kind, b.focus) {
+        let (mut fill, stroke, width) = match (&n.kind, b.focus) {
             (_, true) => ("#fff3c4", "#333333", 2.5),
             (NodeKind::Fusion { .. }, _) => ("#eaf2f8", "#34495e", 1.5),
             (NodeKind::Parameter | NodeKind::Constant, _) => ("#f4f6f6", "#95a5a6", 1.0),
             (NodeKind::More { .. }, _) => ("#ffffff", "#aaaaaa", 1.0),
             (NodeKind::Instruction, _) => ("#ffffff", "#34495e", 1.0),
         };
+        let mut ink = "#000000";
+        if let Some(m) = n.measured {
+            let band = super::heat::band(m.percent);
+            (fill, ink) = (band.fill, band.text);
+        }
         let _ = write!(
             out,
             r#"<g class="node" id="{}"><title>{}</title>"#,
@@ -152,7 +174,7 @@ fn boxes(out: &mut String, d: &Drawing<'_>, l: &Layout) {
             };
             let _ = write!(
                 out,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}"{weight}>{}</text>"#,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}" fill="{ink}"{weight}>{}</text>"#,
                 p.x,
                 first + k as f64 * line,
                 escape(text)
@@ -213,6 +235,23 @@ fn legend(out: &mut String, classes: &[EdgeClass], top: f64) {
             y + 4.0,
             c.name(),
             escape(c.meaning())
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+/// The measured nodes' colours, one row per band of the step.
+fn heat_legend(out: &mut String, top: f64) {
+    out.push_str(r#"<g class="heat-legend">"#);
+    for (k, b) in super::heat::BANDS.iter().enumerate() {
+        let y = top + k as f64 * LEGEND_ROW + 8.0;
+        let _ = write!(
+            out,
+            r##"<rect x="20" y="{:.1}" width="30" height="10" rx="2" fill="{}" stroke="#34495e" stroke-width="0.5"/><text x="58" y="{:.1}" font-size="10">measured: {}</text>"##,
+            y - 5.0,
+            b.fill,
+            y + 4.0,
+            escape(b.meaning)
         );
     }
     out.push_str("</g>\n");

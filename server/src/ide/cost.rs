@@ -124,6 +124,29 @@ fn estimate(
     step::estimate_kernel(&model, &models, computation.instruction(at.instruction))
 }
 
+/// The estimate of every run of the kernel at `at` in one step: one run's time
+/// times its runs per step (a while body's kernel runs once per iteration), as a
+/// profile sums every run into an instruction's time per execution
+/// ([`crate::profile::report::Estimates`] counts the same from the whole step).
+/// `None` when no model covers it, or it launches nothing.
+pub(super) fn estimate_per_step(
+    snapshot: &HloSnapshot,
+    at: &KernelAt,
+    config: &Config,
+) -> Option<cost::Duration> {
+    let e = estimate(snapshot, at, config)?.ok()?;
+    let executions = snapshot.executions(at.module);
+    let times = executions
+        .get(at.computation.index())
+        .filter(|e| e.reached)
+        .map_or(1, |e| e.times);
+    let per_step = e
+        .cost
+        .exec_time
+        .mul_i64(i64::try_from(times).unwrap_or(i64::MAX));
+    (!per_step.is_infinite()).then_some(per_step)
+}
+
 /// ` · × 32 per step` for a kernel of a loop body (`× 32+` when a loop's count is
 /// unknown), nothing for a kernel that runs once.
 fn runs(snapshot: &HloSnapshot, at: &KernelAt) -> String {

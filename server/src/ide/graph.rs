@@ -2,7 +2,8 @@
 //! under it, or of the computation it is in when it is on no instruction (a
 //! header, a blank line). Edges into kernels carry XLA's coalescing verdict on
 //! the user's GPU, where GPU findings apply (not a CPU dump unless a GPU was
-//! chosen).
+//! chosen). With a profile joined to the version, each node says what it was
+//! measured to take, and its box is coloured by its share of the step.
 
 use super::config::Config;
 use super::cost::judged;
@@ -12,12 +13,14 @@ use crate::graph::{self, Graph, Options, Scope};
 /// Hops a graph at the cursor goes at most: beyond that the cap decides anyway.
 pub const MAX_RADIUS: usize = 8;
 
-/// The graph at byte `offset`, `radius` hops around the instruction there.
+/// The graph at byte `offset`, `radius` hops around the instruction there;
+/// `measured`: the profile joined to the version ([`super::profile::joined`]).
 pub fn graph_at(
     snapshot: &HloSnapshot,
     offset: usize,
     radius: usize,
     config: &Config,
+    measured: Option<&super::profile::Joined>,
 ) -> Option<Graph> {
     let file = snapshot.model();
     let (module_index, computation) = file.computation_at(offset)?;
@@ -33,6 +36,7 @@ pub fn graph_at(
     let view = snapshot.analysis_module(module_index);
     let options = Options {
         device: judged(snapshot, module, config).then(|| config.device.clone()),
+        measured: measured.and_then(|j| j.module(module_index)).cloned(),
         ..Options::default()
     };
     Some(graph::build(module, view, &scope, &options))

@@ -14,6 +14,8 @@
 //!   [`source`] (the `Source:` line and document links), [`mlir`] (the same for
 //!   `.mlir` documents);
 //! * [`code_actions`]: the quick fixes of the findings at a range, and MLIR refactorings;
+//! * [`cost`], [`profile`]: what a kernel is estimated to cost and what a profile
+//!   measured it to take (lenses, hover lines, rankings);
 //! * [`config`]: the user's choices the features need.
 
 pub mod call_hierarchy;
@@ -31,6 +33,7 @@ pub mod memory;
 pub mod mlir;
 pub mod navigation;
 pub mod pool;
+pub mod profile;
 pub mod reaper;
 pub mod semantic_tokens;
 pub mod snapshot;

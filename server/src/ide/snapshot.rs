@@ -319,7 +319,17 @@ pub struct HloSnapshot {
     /// The utilizations hovers counted last, newest at the back (boxed: it is
     /// rarely used, and the snapshot is moved by value).
     utilization: Box<Mutex<std::collections::VecDeque<KeptUtilization>>>,
+    /// The last profile joined to this version ([`super::profile::joined`]) and its
+    /// join, computed once by whichever request (or the server's background work)
+    /// asks first.
+    measured: Box<Mutex<Option<KeptJoin>>>,
 }
+
+/// A profile and its join to a version's modules.
+type KeptJoin = (
+    Arc<crate::profile::Profile>,
+    Arc<Memo<super::profile::Joined>>,
+);
 
 impl HloSnapshot {
     pub fn new(document: Arc<model::Document>, checked: Arc<Checked>) -> Self {
@@ -339,6 +349,26 @@ impl HloSnapshot {
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
             utilization: Box::default(),
+            measured: Box::default(),
+        }
+    }
+
+    /// Where the join of `profile` to this version is kept (made anew when another
+    /// profile is asked for: a document shows one at a time).
+    pub(super) fn measured_memo(
+        &self,
+        profile: &Arc<crate::profile::Profile>,
+    ) -> Arc<Memo<super::profile::Joined>> {
+        let mut kept = lock(&self.measured);
+        match kept.as_ref() {
+            Some((p, memo)) if Arc::ptr_eq(p, profile) => memo.clone(),
+            _ => {
+                let memo = Arc::new(Memo::default());
+                let old = kept.replace((profile.clone(), memo.clone()));
+                drop(kept);
+                super::reaper::release(old);
+                memo
+            }
         }
     }
 

@@ -52,6 +52,7 @@ pub fn names() -> Vec<String> {
     vec![
         DIFF.to_string(),
         super::history_command::HISTORY.to_string(),
+        super::profiles::LOAD.to_string(),
     ]
 }
 

@@ -19,10 +19,19 @@ use super::to_proto;
 use crate::hover::Detail;
 use crate::ide::history::PassHistory;
 use crate::ide::{self, navigation, Config};
+use crate::profile::Profile;
+
+/// The profile joined to an HLO snapshot's version (kept in the snapshot).
+fn joined(
+    hlo: &ide::HloSnapshot,
+    profile: Option<&Arc<Profile>>,
+) -> Option<Arc<ide::profile::Joined>> {
+    profile.map(|p| ide::profile::joined(hlo, p))
+}
 
 /// The hover at `offset`; [`Detail::Full`] is the fusion-maps panel's. With the pass
 /// history of the document's dump directory, an instruction's hover says which pass
-/// made it.
+/// made it; with a profile, what it was measured to take.
 pub fn hover(
     snapshot: &Snapshot,
     offset: usize,
@@ -30,13 +39,20 @@ pub fn hover(
     detail: Detail,
     encoding: PositionEncoding,
     history: Option<PassHistory>,
+    profile: Option<&Arc<Profile>>,
 ) -> Option<Hover> {
     let hover = match &snapshot.ide {
         ide::Snapshot::Hlo(hlo) => {
-            ide::hover::hover(hlo, offset, config, detail).map(|h| match history {
-                Some(history) => ide::history::with_history(hlo, h, history),
-                None => h,
-            })
+            let measured = joined(hlo, profile);
+            ide::hover::hover(hlo, offset, config, detail)
+                .map(|h| match history {
+                    Some(history) => ide::history::with_history(hlo, h, history),
+                    None => h,
+                })
+                .map(|h| match &measured {
+                    Some(j) => ide::profile::with_measurement(hlo, h, j),
+                    None => h,
+                })
         }
         ide::Snapshot::Mlir(mlir) => ide::mlir::hover(mlir, offset, config),
     }?;
@@ -279,20 +295,23 @@ pub fn indexed_symbols(
     }
 }
 
-/// A lens above every kernel, unresolved: its estimate is computed when the editor
-/// resolves it ([`resolve_code_lens`]), for the lenses on screen. With the pass
-/// history of the document's dump directory, also a lens on every instruction saying
-/// which pass made it (resolved: a lookup each).
+/// A lens above every kernel and every instruction the profile measured,
+/// unresolved: its estimate or measurement is looked up when the editor resolves it
+/// ([`resolve_code_lens`]), for the lenses on screen. With the pass history of the
+/// document's dump directory, also a lens on every instruction saying which pass
+/// made it (resolved: a lookup each).
 pub fn code_lenses(
     snapshot: &Snapshot,
     config: &Config,
     encoding: PositionEncoding,
     history: Option<PassHistory>,
+    profile: Option<&Arc<Profile>>,
 ) -> Vec<CodeLens> {
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return Vec::new();
     };
-    let mut lenses = kernel_lenses(snapshot, hlo, config, encoding);
+    let measured = joined(hlo, profile);
+    let mut lenses = kernel_lenses(snapshot, hlo, config, encoding, measured.as_deref());
     if let Some(history) = history {
         let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
         lenses.extend(ide::history::lenses(hlo, history).into_iter().map(|lens| {
@@ -321,9 +340,10 @@ fn kernel_lenses(
     hlo: &ide::HloSnapshot,
     config: &Config,
     encoding: PositionEncoding,
+    measured: Option<&ide::profile::Joined>,
 ) -> Vec<CodeLens> {
     let mut positions = super::position::PositionCursor::new(snapshot.syntax(), encoding);
-    let mut lenses: Vec<CodeLens> = ide::cost::kernels(hlo, config)
+    let mut lenses: Vec<CodeLens> = ide::profile::lens_sites(hlo, config, measured)
         .into_iter()
         .map(|kernel| {
             let start = positions.position(kernel.range.start);
@@ -359,9 +379,15 @@ fn kernel_lenses(
     lenses
 }
 
-/// The lens with its title: the kernel's estimate, found again by name in this
-/// version. A title-only lens (no command to run).
-pub fn resolve_code_lens(snapshot: &Snapshot, mut lens: CodeLens, config: &Config) -> CodeLens {
+/// The lens with its title: the instruction's measurement or the kernel's
+/// estimate, found again by name in this version. A title-only lens (no command to
+/// run).
+pub fn resolve_code_lens(
+    snapshot: &Snapshot,
+    mut lens: CodeLens,
+    config: &Config,
+    profile: Option<&Arc<Profile>>,
+) -> CodeLens {
     if lens.command.is_some() {
         return lens; // a memory lens comes with its title
     }
@@ -376,10 +402,17 @@ pub fn resolve_code_lens(snapshot: &Snapshot, mut lens: CodeLens, config: &Confi
             data.get("computation")?.as_str()?,
             data.get("instruction")?.as_str()?,
         )?;
-        Some(ide::cost::lens_title(hlo, &at, config))
+        let measured = joined(hlo, profile);
+        Some(ide::profile::lens_title(
+            hlo,
+            &at,
+            config,
+            measured.as_deref(),
+        ))
+        .filter(|t| !t.is_empty())
     })();
     lens.command = Some(Command {
-        title: title.unwrap_or_else(|| "no estimate: the kernel changed".to_string()),
+        title: title.unwrap_or_else(|| "no estimate: the instruction changed".to_string()),
         command: String::new(),
         arguments: None,
     });
@@ -414,6 +447,69 @@ pub fn kernels(
     json!({ "device": config.device.name, "kernels": kernels })
 }
 
+/// The instructions of the most measured time, per measured module of the
+/// document: `{profile: {file, format, run} | null, message, modules: [{module,
+/// executions, step_us, measured, never_ran, unmatched, instructions: [{name,
+/// computation, measured_us, percent, cumulative_percent, count, self_us,
+/// estimate_us, ratio, range}]}]}`; `message` says why there is none.
+pub fn hottest(
+    snapshot: &Snapshot,
+    config: &Config,
+    limit: usize,
+    encoding: PositionEncoding,
+    profile: Result<Arc<Profile>, String>,
+) -> serde_json::Value {
+    let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
+        return json!({ "profile": null, "message": "not an HLO document", "modules": [] });
+    };
+    let profile = match profile {
+        Ok(p) => p,
+        Err(why) => return json!({ "profile": null, "message": why, "modules": [] }),
+    };
+    let measured = ide::profile::joined(hlo, &profile);
+    let modules: Vec<serde_json::Value> = ide::profile::hottest(hlo, &measured, config, limit)
+        .into_iter()
+        .map(|m| {
+            let rows: Vec<serde_json::Value> = m
+                .rows
+                .into_iter()
+                .map(|r| {
+                    json!({
+                        "name": r.name,
+                        "computation": r.computation,
+                        "measured_us": r.measured_us,
+                        "percent": r.percent,
+                        "cumulative_percent": r.cumulative_percent,
+                        "count": r.count,
+                        "self_us": r.self_us,
+                        "estimate_us": r.estimate_us,
+                        "ratio": r.ratio,
+                        "range": snapshot.range(r.range, encoding),
+                    })
+                })
+                .collect();
+            json!({
+                "module": m.module,
+                "executions": m.executions,
+                "step_us": m.step_us,
+                "measured": m.measured,
+                "never_ran": m.never_ran,
+                "unmatched": m.unmatched,
+                "instructions": rows,
+            })
+        })
+        .collect();
+    json!({
+        "profile": {
+            "file": profile.source.file.display().to_string(),
+            "format": profile.source.format.as_str(),
+            "run": profile.source.run,
+        },
+        "message": measured.error(),
+        "modules": modules,
+    })
+}
+
 /// The dataflow graph at `offset` as JSON with LSP ranges, its DOT for editors
 /// that draw with Graphviz and, when `svg`, the server's own picture; null off any
 /// computation (or in MLIR).
@@ -424,11 +520,13 @@ pub fn graph(
     svg: bool,
     config: &Config,
     encoding: PositionEncoding,
+    profile: Option<&Arc<Profile>>,
 ) -> serde_json::Value {
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return serde_json::Value::Null;
     };
-    let Some(g) = ide::graph::graph_at(hlo, offset, radius, config) else {
+    let measured = joined(hlo, profile);
+    let Some(g) = ide::graph::graph_at(hlo, offset, radius, config, measured.as_deref()) else {
         return serde_json::Value::Null;
     };
     let mut v = crate::graph::json::to_json(&g, |r| json!(snapshot.range(r.clone(), encoding)));

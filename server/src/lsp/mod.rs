@@ -35,6 +35,7 @@ pub mod outbox;
 pub mod output;
 pub mod pass_history;
 pub mod position;
+pub mod profiles;
 pub mod progress;
 pub mod rendered;
 pub mod semantic_tokens;
@@ -101,6 +102,7 @@ async fn serve(workspace: Arc<Workspace>) {
     .custom_method(server::KERNELS, server::Backend::kernels)
     .custom_method(server::GRAPH, server::Backend::graph)
     .custom_method(server::MEMORY_TIMELINE, server::Backend::memory_timeline)
+    .custom_method(server::HOTTEST, server::Backend::hottest)
     .custom_method(
         json_answers::DOCUMENT_SYMBOL,
         server::Backend::document_symbol_json,

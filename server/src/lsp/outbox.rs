@@ -14,7 +14,7 @@
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::{
     notification, LogMessageParams, MessageType, NumberOrString, ProgressParams,
-    ProgressParamsValue, ProgressToken, WorkDoneProgress, WorkDoneProgressBegin,
+    ProgressParamsValue, ProgressToken, ShowMessageParams, WorkDoneProgress, WorkDoneProgressBegin,
     WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 use tower_lsp_server::Client;
@@ -25,6 +25,9 @@ use super::output::Output;
 #[derive(Debug)]
 pub enum Outgoing {
     Log(MessageType, String),
+    /// `window/showMessage`: what the user must see once (a profile that cannot be
+    /// read).
+    Show(MessageType, String),
     /// A notification already rendered as JSON (see [`super::rendered`]).
     Rendered(Vec<u8>),
     /// Ask the client to create `token`, then send `begin`.
@@ -81,6 +84,13 @@ async fn deliver(destination: Destination, mut receiver: mpsc::UnboundedReceiver
             Outgoing::Log(kind, text) => notify::<notification::LogMessage>(
                 &destination.output,
                 LogMessageParams {
+                    typ: kind,
+                    message: text,
+                },
+            ),
+            Outgoing::Show(kind, text) => notify::<notification::ShowMessage>(
+                &destination.output,
+                ShowMessageParams {
                     typ: kind,
                     message: text,
                 },

@@ -15,7 +15,9 @@ use super::semantic_tokens::{self, TokenCache};
 use super::settings::Work;
 use super::snapshot::Snapshot;
 use super::workspace::{write, Workspace};
-use super::{call_hierarchy, code_actions, commands, handlers, history_command, pass_history};
+use super::{
+    call_hierarchy, code_actions, commands, handlers, history_command, pass_history, profiles,
+};
 use crate::budget::Budget;
 use crate::hover::Detail;
 use crate::ide::history::PassHistory;
@@ -90,10 +92,24 @@ impl Backend {
     }
 
     fn apply_settings(&self, value: &serde_json::Value) {
-        let warnings = write(&self.workspace.settings).apply(value);
+        let (before, after, warnings) = {
+            let mut settings = write(&self.workspace.settings);
+            let before = settings.profile.clone();
+            let warnings = settings.apply(value);
+            (before, settings.profile.clone(), warnings)
+        };
         for warning in warnings {
             tracing::warn!("{warning}");
         }
+        if before != after {
+            profiles::set_setting(&self.workspace, self.outbox.as_ref(), after);
+        }
+    }
+
+    /// The profile document `snapshot` shows (see [`profiles::for_snapshot`]).
+    fn profile_of(&self) -> impl Fn(&Snapshot) -> Option<Arc<crate::profile::Profile>> {
+        let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
+        move |snapshot| profiles::for_snapshot(&workspace, outbox.as_ref(), snapshot)
     }
 }
 
@@ -125,6 +141,7 @@ enum Request {
     Kernels,
     Graph,
     MemoryTimeline,
+    Hottest,
 }
 
 impl Request {
@@ -155,6 +172,7 @@ impl Request {
             Request::Kernels => "kernels",
             Request::Graph => "graph",
             Request::MemoryTimeline => "memoryTimeline",
+            Request::Hottest => "hottest",
         }
     }
 
@@ -164,9 +182,11 @@ impl Request {
         match self {
             Request::Hover => Work::Hover,
             Request::InlayHint => Work::InlayHints,
-            Request::FusionMaps | Request::Kernels | Request::Graph | Request::MemoryTimeline => {
-                Work::FusionMaps
-            }
+            Request::FusionMaps
+            | Request::Kernels
+            | Request::Graph
+            | Request::MemoryTimeline
+            | Request::Hottest => Work::FusionMaps,
             _ => Work::Other,
         }
     }
@@ -231,11 +251,21 @@ pub const FUSION_MAPS: &str = "hlo-lsp/fusionMaps";
 impl Backend {
     pub async fn fusion_maps(&self, at: TextDocumentPositionParams) -> Result<Option<Hover>> {
         let config = self.workspace.settings().features;
+        let profile_of = self.profile_of();
         self.on_position(
             Request::FusionMaps,
             at,
             move |snapshot, offset, encoding| {
-                handlers::hover(snapshot, offset, &config, Detail::Full, encoding, None)
+                let profile = profile_of(snapshot);
+                handlers::hover(
+                    snapshot,
+                    offset,
+                    &config,
+                    Detail::Full,
+                    encoding,
+                    None,
+                    profile.as_ref(),
+                )
             },
         )
         .await
@@ -297,11 +327,59 @@ impl Backend {
             text_document: params.text_document,
             position: params.position,
         };
+        let profile_of = self.profile_of();
         self.on_position(Request::Graph, at, move |snapshot, offset, encoding| {
-            handlers::graph(snapshot, offset, radius, svg, &config, encoding)
+            let profile = profile_of(snapshot);
+            handlers::graph(
+                snapshot,
+                offset,
+                radius,
+                svg,
+                &config,
+                encoding,
+                profile.as_ref(),
+            )
         })
         .await
         .map(|v| v.unwrap_or(serde_json::Value::Null))
+    }
+}
+
+/// Params of [`HOTTEST`].
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HottestParams {
+    pub text_document: TextDocumentIdentifier,
+    /// How many instructions per module, the most measured time first (default 50).
+    pub limit: Option<usize>,
+}
+
+/// Custom request returning the document's instructions ranked by the time the
+/// profile shown beside it measured ([`handlers::hottest`]): VS Code's quick pick
+/// "HLO: Show Hottest Instructions", Neovim's quickfix list. Waits for a profile
+/// still being looked for or read (the user asked).
+pub const HOTTEST: &str = "hlo-lsp/hottest";
+
+impl Backend {
+    pub async fn hottest(&self, params: HottestParams) -> Result<serde_json::Value> {
+        let config = self.workspace.settings().features;
+        let limit = params.limit.unwrap_or(50);
+        let uri = params.text_document.uri;
+        let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
+        // Waiting for the profile is not the analysis' time: done before the budget.
+        let snapshot = self
+            .workspace
+            .snapshot(&uri)
+            .ok_or_else(|| unknown_document(&uri))?;
+        let profile = guarded("hottest", move || {
+            Some(profiles::wait_for(&workspace, outbox.as_ref(), &snapshot))
+        })
+        .await?
+        .unwrap_or_else(|| Err("no profile".to_string()));
+        self.on_document(Request::Hottest, &uri, move |snapshot, encoding| {
+            handlers::hottest(snapshot, &config, limit, encoding, profile)
+        })
+        .await
     }
 }
 
@@ -518,12 +596,14 @@ impl LanguageServer for Backend {
         let at = params.text_document_position_params;
         let config = self.workspace.settings().features;
         let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
+        let profile_of = self.profile_of();
         self.on_position(Request::Hover, at, move |snapshot, offset, encoding| {
             let found = pass_history::for_snapshot(&workspace, outbox.as_ref(), snapshot);
             let history = found.as_ref().map(|(module, k)| PassHistory {
                 module,
                 snapshot: *k,
             });
+            let profile = profile_of(snapshot);
             handlers::hover(
                 snapshot,
                 offset,
@@ -531,6 +611,7 @@ impl LanguageServer for Backend {
                 Detail::Summary,
                 encoding,
                 history,
+                profile.as_ref(),
             )
         })
         .await
@@ -540,6 +621,7 @@ impl LanguageServer for Backend {
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let config = self.workspace.settings().features;
         let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
+        let profile_of = self.profile_of();
         self.on_document(
             Request::CodeLens,
             &params.text_document.uri,
@@ -549,7 +631,14 @@ impl LanguageServer for Backend {
                     module,
                     snapshot: *k,
                 });
-                Some(handlers::code_lenses(snapshot, &config, encoding, history))
+                let profile = profile_of(snapshot);
+                Some(handlers::code_lenses(
+                    snapshot,
+                    &config,
+                    encoding,
+                    history,
+                    profile.as_ref(),
+                ))
             },
         )
         .await
@@ -568,8 +657,10 @@ impl LanguageServer for Backend {
             ));
         };
         let config = self.workspace.settings().features;
+        let profile_of = self.profile_of();
         self.on_document(Request::CodeLensResolve, &uri, move |snapshot, _| {
-            handlers::resolve_code_lens(snapshot, lens, &config)
+            let profile = profile_of(snapshot);
+            handlers::resolve_code_lens(snapshot, lens, &config, profile.as_ref())
         })
         .await
     }
@@ -742,18 +833,18 @@ impl LanguageServer for Backend {
         &self,
         params: ExecuteCommandParams,
     ) -> Result<Option<serde_json::Value>> {
-        let history = params.command == history_command::HISTORY;
-        if params.command != commands::DIFF && !history {
-            return Err(Error::invalid_params(format!(
-                "unknown command: {}",
-                params.command
-            )));
+        let command = params.command;
+        if !commands::names().contains(&command) {
+            return Err(Error::invalid_params(format!("unknown command: {command}")));
         }
         let (workspace, outbox) = (self.workspace.clone(), self.outbox.clone());
         let arguments = params.arguments;
-        let outcome = guarded("executeCommand", move || match history {
-            true => history_command::history(&workspace, outbox.as_ref(), &arguments),
-            false => commands::diff(&workspace, &arguments),
+        let outcome = guarded("executeCommand", move || match command.as_str() {
+            history_command::HISTORY => {
+                history_command::history(&workspace, outbox.as_ref(), &arguments)
+            }
+            profiles::LOAD => profiles::load(&workspace, outbox.as_ref(), &arguments),
+            _ => commands::diff(&workspace, &arguments),
         })
         .await?;
         outcome.map(Some).map_err(|e| e.to_jsonrpc())

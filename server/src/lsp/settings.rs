@@ -64,6 +64,10 @@ pub struct Settings {
     /// marked partial (`timeBudget`, seconds); other work gets multiples of it
     /// (see [`Settings::time_budget`]).
     pub time_budget: Duration,
+    /// A profile to show beside every dump it measured (`profile`: an XProf
+    /// logdir, a run folder, a `.xplane.pb` or a `.trace.json[.gz]`; relative to the
+    /// first workspace folder), for one the server does not find near the dump.
+    pub profile: Option<std::path::PathBuf>,
 }
 
 /// What a [`Settings::time_budget`] is for.
@@ -85,6 +89,7 @@ impl Default for Settings {
             features: Config::default(),
             uncoalesced_warning: false,
             time_budget: Duration::from_secs(1),
+            profile: None,
         }
     }
 }
@@ -103,6 +108,8 @@ struct RawSettings {
     coalescing: Option<Value>,
     /// Seconds (a positive number).
     time_budget: Option<Value>,
+    /// A path (string); `""` for none (`null`, like a missing field, keeps it).
+    profile: Option<Value>,
 }
 
 impl Settings {
@@ -176,6 +183,13 @@ impl Settings {
         if let Some(c) = raw.coalescing.filter(|c| !c.is_null()) {
             self.apply_coalescing(&c, &mut warnings);
         }
+        match raw.profile {
+            None | Some(Value::Null) => {}
+            Some(Value::String(path)) => self.profile = profile_path(&path),
+            Some(other) => warnings.push(format!(
+                "ignoring setting profile={other}: expected a path (a string)"
+            )),
+        }
         warnings
     }
 
@@ -203,6 +217,19 @@ impl Settings {
             )),
             None => {}
         }
+    }
+}
+
+/// The `profile` setting's path: `~` expanded; empty for none.
+fn profile_path(text: &str) -> Option<std::path::PathBuf> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match (text.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => Some(home.join(rest)),
+        _ => Some(std::path::PathBuf::from(text)),
     }
 }
 
@@ -354,6 +381,29 @@ mod tests {
         let bf16 = crate::model::PrimitiveType::Bf16;
         assert_eq!(d.peak_matrix_ops_per_ns(&bf16), 132 * 4 * 512 * 2);
         assert!(device_setting(&json!({"hostBandwidth": -1})).is_err());
+    }
+
+    #[test]
+    fn profile_is_a_path_cleared_by_an_empty_one() {
+        let mut settings = Settings::default();
+        assert!(settings
+            .apply(&json!({"profile": "runs/logdir"}))
+            .is_empty());
+        assert_eq!(
+            settings.profile.as_deref(),
+            Some(std::path::Path::new("runs/logdir"))
+        );
+        assert!(settings.apply(&json!({"inlayHints": "full"})).is_empty());
+        assert!(settings.profile.is_some(), "kept by an update without it");
+        assert_eq!(settings.apply(&json!({"profile": 3})).len(), 1);
+        assert!(settings.profile.is_some());
+        assert!(settings.apply(&json!({"profile": null})).is_empty());
+        assert!(
+            settings.profile.is_some(),
+            "null keeps it, as a missing field"
+        );
+        assert!(settings.apply(&json!({"profile": "  "})).is_empty());
+        assert_eq!(settings.profile, None);
     }
 
     #[test]

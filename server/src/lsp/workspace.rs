@@ -49,6 +49,8 @@ pub struct Workspace {
     pub client_supports_code_lens_refresh: AtomicBool,
     /// The pass histories of the dump directories whose snapshots are shown.
     pub pass_histories: super::pass_history::PassHistories,
+    /// The XProf profiles read, and which one each document shows.
+    pub profiles: super::profiles::Profiles,
 }
 
 impl Default for Workspace {
@@ -70,6 +72,7 @@ impl Default for Workspace {
             index: Default::default(),
             client_supports_code_lens_refresh: AtomicBool::new(false),
             pass_histories: Default::default(),
+            profiles: Default::default(),
         }
     }
 }

@@ -171,6 +171,34 @@ fn in_run(dir: &Path, note: Option<String>) -> Result<Option<Source>, ProfileErr
     Ok(None)
 }
 
+/// The `plugins/profile/<run>/` folders near a dump in folder `dump_dir`, where an
+/// editor looks for the profile of a dump without being told: under `dump_dir`
+/// first, then under each folder above it up to `top` (the workspace folder that
+/// holds the dump), the nearest first and, at one distance, the newest first. A
+/// logdir inside the dump folder (`jax.profiler.trace(dump_dir / "profile")`) and
+/// one beside it in the workspace (`exp/dump/`, `exp/profile/`) are both found; a
+/// run is listed once. Without a `top` that holds the dump, only `dump_dir` is
+/// searched: its parent may be `/tmp` or a home folder.
+pub fn runs_near(dump_dir: &Path, top: Option<&Path>) -> Vec<PathBuf> {
+    let top = top
+        .filter(|t| dump_dir.starts_with(t))
+        .map_or_else(|| dump_dir.to_path_buf(), Path::to_path_buf);
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut level = Some(dump_dir);
+    while let Some(dir) = level {
+        for run in runs_under(dir) {
+            if !found.contains(&run) {
+                found.push(run);
+            }
+        }
+        if dir == top {
+            break;
+        }
+        level = dir.parent();
+    }
+    found
+}
+
 /// Every `plugins/profile/<run>/` folder under `root`, the newest first: by name when
 /// every run is named by its time (XProf's `YYYY_MM_DD_HH_MM_SS`), else by the time
 /// the folder was written.
@@ -246,6 +274,36 @@ mod tests {
         let source = locate(&file).unwrap();
         assert_eq!(source.format, Format::TraceJson { gzip: true });
         assert_eq!(source.run.as_deref(), Some("2026_01_01_00_00_00"));
+    }
+
+    #[test]
+    fn runs_near_a_dump_are_found_inside_then_beside_it_nearest_first() {
+        let dir = temp("near");
+        let dump = dir.join("exp/dump");
+        std::fs::create_dir_all(&dump).unwrap();
+        let run = |logdir: &Path, name: &str| {
+            let folder = logdir.join("plugins/profile").join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            folder
+        };
+        let beside = run(&dir.join("exp/profile"), "2026_03_01_00_00_00");
+        let inside_old = run(&dump.join("trace"), "2026_01_01_00_00_00");
+        let inside_new = run(&dump.join("trace"), "2026_02_01_00_00_00");
+        let outside = run(&dir.join("elsewhere"), "2026_04_01_00_00_00");
+        assert_eq!(
+            runs_near(&dump, Some(&dir.join("exp"))),
+            vec![inside_new.clone(), inside_old.clone(), beside.clone()]
+        );
+        assert!(runs_near(&dump, Some(&dir)).contains(&outside));
+        // Without a workspace folder that holds the dump, only the dump's folder.
+        assert_eq!(
+            runs_near(&dump, None),
+            vec![inside_new.clone(), inside_old.clone()]
+        );
+        assert_eq!(
+            runs_near(&dump, Some(Path::new("/nowhere"))),
+            vec![inside_new, inside_old]
+        );
     }
 
     #[test]

@@ -213,6 +213,16 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('HloGraph', function(cmd)
     M.graph({ radius = tonumber(cmd.args) })
   end, { nargs = '?', desc = 'hlo-lsp: the dataflow graph at the cursor as SVG (and DOT), opened in a viewer' })
+  vim.api.nvim_create_user_command('HloHottest', function(cmd)
+    M.hottest({ limit = tonumber(cmd.args) })
+  end, { nargs = '?', desc = 'hlo-lsp: the instructions of this buffer by measured time (XProf profile), in the quickfix list' })
+  vim.api.nvim_create_user_command('HloLoadProfile', function(cmd)
+    M.load_profile({ path = cmd.args })
+  end, {
+    nargs = 1,
+    complete = 'file',
+    desc = 'hlo-lsp: show an XProf profile (logdir, run folder, .xplane.pb, .trace.json.gz) beside the dumps it measured',
+  })
   require('hlo.history').setup()
   if cfg.treesitter then
     setup_treesitter()
@@ -351,6 +361,130 @@ function M.kernels(opts)
     end
   end
   send(client, 'hlo-lsp/kernels', params, handler, bufnr)
+end
+
+--- A measured time as the server writes it: `402 ns`, `2.38 µs`, `29.30 ms`.
+function M.format_measured(us)
+  if type(us) ~= 'number' or us ~= us then
+    return '? µs'
+  elseif us < 0.01 then
+    return ('%.2f ns'):format(us * 1000)
+  elseif us < 1 then
+    return ('%.0f ns'):format(us * 1000)
+  elseif us < 1000 then
+    return ('%.2f µs'):format(us)
+  elseif us < 1e6 then
+    return ('%.2f ms'):format(us / 1000)
+  end
+  return ('%.2f s'):format(us / 1e6)
+end
+
+--- A share of the step as the server writes it: `12%`, `7.7%`, `<0.1%`.
+function M.format_percent(p)
+  if p >= 10 then
+    return ('%.0f%%'):format(p)
+  elseif p >= 0.1 then
+    return ('%.1f%%'):format(p)
+  end
+  return p > 0 and '<0.1%' or '0%'
+end
+
+--- Quickfix items for an `hlo-lsp/hottest` result, in its order (the most measured time
+--- first, every module's): text `time  share  name (computation)`, then `×N` when it ran
+--- more than once an execution and `est. T` where the GPU cost model applies.
+function M.hottest_items(result, bufnr, offset_encoding)
+  local uri = vim.uri_from_bufnr(bufnr)
+  local items = {}
+  for _, m in ipairs((result or {}).modules or {}) do
+    for _, i in ipairs(m.instructions or {}) do
+      local item = vim.lsp.util.locations_to_items({ { uri = uri, range = i.range } }, offset_encoding or 'utf-16')[1]
+      local text = ('%s  %s  %s (%s)'):format(M.format_measured(i.measured_us), M.format_percent(i.percent), i.name, i.computation)
+      if math.abs(i.count - 1) > 1e-9 then
+        text = text .. ('  ×%s'):format(i.count == math.floor(i.count) and ('%d'):format(i.count) or ('%.2f'):format(i.count))
+      end
+      if type(i.estimate_us) == 'number' then
+        text = text .. '  est. ' .. M.format_time(i.estimate_us)
+      end
+      table.insert(items, {
+        bufnr = bufnr,
+        lnum = item and item.lnum or i.range.start.line + 1,
+        col = item and item.col or i.range.start.character + 1,
+        text = text,
+      })
+    end
+  end
+  return items
+end
+
+--- `:HloHottest`: the instructions of the current buffer ranked by the time the XProf
+--- profile beside the dump measured (`hlo-lsp/hottest`), in the quickfix list, which opens.
+--- opts: bufnr, limit, open (default true), on_done(items, result).
+function M.hottest(opts)
+  opts = opts or {}
+  local bufnr = buffer_of(opts)
+  local client = attached_client(bufnr)
+  if not client then
+    return
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, limit = opts.limit }
+  send(client, 'hlo-lsp/hottest', params, function(err, result)
+    if err then
+      notify('hlo-lsp/hottest failed: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    local items = M.hottest_items(result, bufnr, client.offset_encoding)
+    local module = result and result.modules and result.modules[1]
+    local title = module
+        and ('hlo-lsp: %s by measured time, step %s over %d executions'):format(
+          module.module,
+          M.format_measured(module.step_us),
+          module.executions
+        )
+      or 'hlo-lsp: no measured time'
+    vim.fn.setqflist({}, ' ', { title = title, items = items })
+    if #items == 0 then
+      local why = result and result.message ~= vim.NIL and result.message or 'no profile'
+      notify('no measured time for this buffer (' .. tostring(why) .. '); :HloLoadProfile {path} reads one', vim.log.levels.INFO)
+    elseif opts.open ~= false then
+      vim.cmd('copen')
+    end
+    if opts.on_done then
+      opts.on_done(items, result)
+    end
+  end, bufnr)
+end
+
+--- `:HloLoadProfile {path}`: the server reads an XProf profile the server did not find by
+--- itself (a logdir, a run folder, a `.xplane.pb` or `.trace.json.gz`) and shows it beside
+--- the open dumps it measured (`hlo-lsp.loadProfile`); says what it measured, or why not.
+--- opts: path, bufnr, on_done(err, result).
+function M.load_profile(opts)
+  opts = opts or {}
+  local bufnr = buffer_of(opts)
+  local client = attached_client(bufnr)
+  if not client then
+    return
+  end
+  local path = vim.fn.fnamemodify(vim.fn.expand(opts.path or ''), ':p')
+  -- The buffer's document: the server answers its reason when the profile did not measure it.
+  local params = { command = 'hlo-lsp.loadProfile', arguments = { { path = path, uri = vim.uri_from_bufnr(bufnr) } } }
+  send(client, 'workspace/executeCommand', params, function(err, result)
+    if err then
+      notify('profile not loaded: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    else
+      local parts = {}
+      for _, d in ipairs(result.documents or {}) do
+        for _, m in ipairs(d.modules or {}) do
+          table.insert(parts, ('%d instructions of %s, step %s'):format(m.instructions, m.module, M.format_measured(m.step_us)))
+        end
+      end
+      -- The server asks for the lenses again (workspace/codeLens/refresh).
+      notify(('%s measured %s'):format(vim.fn.fnamemodify(result.file, ':t'), table.concat(parts, '; ')), vim.log.levels.INFO)
+    end
+    if opts.on_done then
+      opts.on_done(err, result)
+    end
+  end, bufnr)
 end
 
 --- A file name from an instruction's name: `fusion.3` stays, `/` and the like become `_`.
