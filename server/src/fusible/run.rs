@@ -217,6 +217,38 @@ pub fn run_with(text: &str, device: &Device, options: &Options) -> Run {
     }
 }
 
+/// A module's kernels and estimated step time: what `fusion --simulate` shows before
+/// and after the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepSummary {
+    /// Instructions launched as kernels (a loop body's once).
+    pub kernels: usize,
+    /// Kernel launches per step (a loop body's times its trip count).
+    pub launches: u64,
+    /// The step total of [`crate::cost::step::step`], launches included.
+    pub total: crate::cost::Duration,
+    /// Some loop's trip count is unknown: `total` is a lower bound.
+    pub lower_bound: bool,
+}
+
+/// [`StepSummary`] of the first module of `text` on `device` (collectives with the
+/// default SoL options); `None` without a module or an ENTRY computation.
+pub fn summary(text: &str, device: &Device) -> Option<StepSummary> {
+    let file = crate::model::parse_hlo(text);
+    let module = file.modules.first()?;
+    let latency = crate::cost::collective::config::SolConfig::default();
+    let step = crate::cost::step::step(module, device, &latency)?;
+    Some(StepSummary {
+        kernels: step.kernels.len(),
+        launches: step
+            .kernels
+            .iter()
+            .fold(0u64, |n, k| n.saturating_add(k.count.n)),
+        total: step.total,
+        lower_bound: step.lower_bound,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
