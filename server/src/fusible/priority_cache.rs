@@ -34,7 +34,9 @@ enum Stored {
 /// See the module docs.
 #[derive(Default)]
 pub struct PriorityCache {
-    entries: HashMap<(String, String), Stored>,
+    /// By computation name, then instruction name (looked up by `&str`: no key is
+    /// allocated on a hit, and every round looks up every candidate).
+    entries: HashMap<String, HashMap<String, Stored>>,
 }
 
 impl PriorityCache {
@@ -45,12 +47,20 @@ impl PriorityCache {
         producer: Instr,
         compute: impl FnOnce() -> Priority,
     ) -> Priority {
-        let key = key(h, producer);
-        if let Some(p) = self.entries.get(&key).and_then(|s| restore(h, producer, s)) {
+        let computation = &h.model.computation(producer.computation).name;
+        let name = h.name(producer);
+        let kept = self
+            .entries
+            .get(computation.as_str())
+            .and_then(|c| c.get(name));
+        if let Some(p) = kept.and_then(|s| restore(h, producer, s)) {
             return p;
         }
         let p = compute();
-        self.entries.insert(key, store(h, &p));
+        self.entries
+            .entry(computation.clone())
+            .or_default()
+            .insert(name.to_string(), store(h, &p));
         p
     }
 
@@ -70,8 +80,11 @@ impl PriorityCache {
             .filter_map(|n| model.instruction_id(n))
             .map(|id| Instr { computation: c, id })
             .collect();
+        let Some(entries) = self.entries.get_mut(comp.name.as_str()) else {
+            return;
+        };
         for n in names {
-            self.entries.remove(&(comp.name.clone(), n.to_string()));
+            entries.remove(*n);
         }
         let operands =
             |is: &[Instr]| -> Vec<Instr> { is.iter().flat_map(|&i| h.operands(i)).collect() };
@@ -80,22 +93,14 @@ impl PriorityCache {
         let second = operands(&first);
         let beside = operands(&users);
         for i in [fused, first, second, users, beside].concat() {
-            self.entries
-                .remove(&(comp.name.clone(), h.name(i).to_string()));
+            entries.remove(h.name(i));
         }
     }
 
     /// Forgets every priority of computation `name`.
     pub fn forget_computation(&mut self, name: &str) {
-        self.entries.retain(|(c, _), _| c != name);
+        self.entries.remove(name);
     }
-}
-
-fn key(h: &Hlo, i: Instr) -> (String, String) {
-    (
-        h.model.computation(i.computation).name.clone(),
-        h.name(i).to_string(),
-    )
 }
 
 fn store(h: &Hlo, p: &Priority) -> Stored {
