@@ -197,7 +197,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             s.push_str(&format!("({why})\n"));
         }
         s.push_str(&format!("({NOTE})\n\n"));
-        s.push_str(&format!("{} fusions\n", run.fusions.len()));
+        s.push_str(&format!("fusions made: {}\n", run.fusions.len()));
         s.push_str(&format!("  before: {}\n", summary_text(before.as_ref())));
         s.push_str(&format!("  after:  {}\n", summary_text(after.as_ref())));
         match &args.output {
