@@ -34,6 +34,17 @@ fn hlo(file: &str, name: &str) -> PathBuf {
     )
 }
 
+/// [`hlo`] in a file of the test's own (`tag`): tests run in parallel, and one writing
+/// a record's file while another reads it reads a truncated module.
+fn hlo_for(tag: &str, file: &str, name: &str) -> PathBuf {
+    let r = record(file, name);
+    temp_file(
+        "cli-cost",
+        &format!("{tag}.{file}.{}.hlo", name.replace('/', "_")),
+        r["hlo"].as_str().unwrap(),
+    )
+}
+
 fn json(args: &[&str]) -> Value {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -350,7 +361,11 @@ fn an_allowed_fusion_says_what_it_saves() {
 #[test]
 fn a_fusion_that_cannot_happen_names_why_and_offers_no_saving() {
     // Issue 43: a parameter producer got "fusing would save 3.81 µs".
-    let file = hlo("performance_model", PREFER);
+    let file = hlo_for(
+        "a_fusion_that_cannot_happen_names_why_and_offers_no_saving",
+        "performance_model",
+        PREFER,
+    );
     let f = file.to_str().unwrap();
     let o = run(&["fusion", f, "--producer", "p1"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -370,7 +385,11 @@ fn a_fusion_that_cannot_happen_names_why_and_offers_no_saving() {
 
 #[test]
 fn each_consumer_has_its_own_times() {
-    let file = hlo("performance_model", PREFER);
+    let file = hlo_for(
+        "each_consumer_has_its_own_times",
+        "performance_model",
+        PREFER,
+    );
     let f = file.to_str().unwrap();
     let v = json(&["fusion", f, "--producer", "exp", "--json"]);
     let per: Vec<&Value> = v["per_consumer"].as_array().unwrap().iter().collect();
