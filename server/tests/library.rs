@@ -35,6 +35,7 @@ mod dot_cost;
 mod dump_history;
 mod fusible_conformance;
 mod fusible_priority;
+mod fusion_run;
 mod fuzz_regressions;
 mod graph_dataflow;
 mod hlo_cost_conformance;

@@ -261,3 +261,51 @@ fn deleting_an_equals_sign_from_garbage_splits_as_fresh() {
     doc.edit(at, at + "\u{fffd}=".len(), "");
     assert_same_as_fresh(&doc).unwrap();
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Several edits inside one chunk's body at once (`edit_within_chunk`, what a
+    /// priority-fusion run makes each round) leave the chunks and trees a fresh parse
+    /// gives; edits it declines change nothing.
+    #[test]
+    fn edits_within_one_chunk_match_a_fresh_parse(
+        which in 0..4usize,
+        chunk in 0.0..1.0f64,
+        edits in prop::collection::vec(edit_strategy(), 1..6),
+    ) {
+        let base = &base_texts()[which];
+        let mut doc = SyntaxDocument::parse(base);
+        // Keep a tree as an edited chunk would.
+        let i = ((doc.chunks().len() as f64) * chunk) as usize % doc.chunks().len();
+        let range = doc.chunks()[i].range();
+        doc.chunks()[i].keep_tree();
+        let mut spots: Vec<(usize, usize, &str)> = edits
+            .iter()
+            .map(|e| {
+                let start = range.start + ((range.len() as f64) * e.at) as usize;
+                let start = start.min(range.end);
+                (start, (start + e.remove).min(range.end), e.insert)
+            })
+            .collect();
+        spots.sort();
+        let mut ranges: Vec<(std::ops::Range<usize>, String)> = vec![];
+        let mut last_end = 0;
+        for (s, t, insert) in spots {
+            if s < last_end || !base.is_char_boundary(s) || !base.is_char_boundary(t) {
+                continue;
+            }
+            ranges.push((s..t, insert.to_string()));
+            last_end = t;
+        }
+        let mut model = base.clone();
+        for (r, t) in ranges.iter().rev() {
+            model.replace_range(r.clone(), t);
+        }
+        match doc.edit_within_chunk(&ranges) {
+            Some(_) => prop_assert_eq!(doc.text(), model.as_str()),
+            None => prop_assert_eq!(doc.text(), base.as_str()),
+        }
+        assert_same_as_fresh(&doc)?;
+    }
+}

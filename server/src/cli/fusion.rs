@@ -17,7 +17,7 @@ use super::gpu;
 use crate::cost::Duration;
 use crate::fusible::explain::{self, Fact, FusionQuery, Step, StepKind};
 use crate::fusible::process_dump::{self, ProcessDump, Verdict};
-use crate::fusible::run::{self, Fused};
+use crate::fusible::run::{self, Fused, StepSummary};
 use crate::fusible::{FusionDecision, Hlo, Instr};
 
 #[derive(Debug, clap::Args)]
@@ -27,9 +27,15 @@ pub struct Args {
     /// The producer to fuse.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["instruction", "simulate"])]
     pub producer: Option<String>,
-    /// A consumer to fuse the producer into (repeatable); default: all its users.
+    /// A consumer to fuse the producer into (repeatable); default: all its users. A
+    /// consumer may read the producer through a get-tuple-element of its tuple.
     #[arg(long, value_name = "NAME", requires = "producer")]
     pub consumer: Vec<String>,
+    /// With --producer P --consumer C: multi-output fusion (P stays an output of the
+    /// fused kernel), XLA's multi-output fusion rules and
+    /// `EstimateRunTimesForMultiOutputFusion`.
+    #[arg(long, requires = "consumer")]
+    pub multi_output: bool,
     /// Print the rule facts of this instruction.
     #[arg(long, value_name = "NAME", conflicts_with = "simulate")]
     pub instruction: Option<String>,
@@ -39,6 +45,15 @@ pub struct Args {
     /// Run priority fusion's producer selection with the cost model.
     #[arg(long)]
     pub simulate: bool,
+    /// With --simulate: write the fused module to FILE (the output then shows a
+    /// before/after summary instead of the module).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        requires = "simulate"
+    )]
+    pub output: Option<PathBuf>,
     /// The GPU: a preset (a6000, a100, h100, b200) or a target config text proto;
     /// default: a `*.gpu_target_config.pbtxt` beside FILE, else a6000.
     #[arg(long, value_name = "NAME|FILE")]
@@ -88,7 +103,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             .map(|c| gpu::find(&h, c))
             .collect::<Result<Vec<_>, _>>()?;
         for &c in &consumers {
-            if !h.operands(c).contains(&producer) {
+            if !explain::reads(&h, c, producer) {
                 return Err(format!(
                     "%{} does not read %{} (its users: {})",
                     h.name(c),
@@ -97,11 +112,19 @@ fn run_inner(args: &Args) -> Result<String, String> {
                 ));
             }
         }
-        let named = (!consumers.is_empty()).then_some(consumers.as_slice());
-        let q = explain::query(&h, producer, named, device);
-        if let Some(v) = xla_verdict(&args.file, h.name(producer))? {
-            return Ok(dumped(&h, &q, &v, args.json));
-        }
+        let q = if args.multi_output {
+            let [consumer] = consumers[..] else {
+                return Err("fusion --multi-output: give exactly one --consumer".into());
+            };
+            explain::query_multi_output(&h, producer, consumer, device)
+        } else {
+            let named = (!consumers.is_empty()).then_some(consumers.as_slice());
+            let q = explain::query(&h, producer, named, device);
+            if let Some(v) = xla_verdict(&args.file, h.name(producer))? {
+                return Ok(dumped(&h, &q, &v, args.json));
+            }
+            q
+        };
         return Ok(if args.json {
             pretty(&query_json(&h, &q))
         } else {
@@ -141,6 +164,12 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let run = run::run(&text, device);
     let first_round = steps.iter().filter(|s| s.kind == StepKind::Fusion).count();
     let later = run.fusions.get(first_round..).unwrap_or_default();
+    let before = run::summary(&text, device);
+    let after = run::summary(&run.module, device);
+    if let Some(out) = &args.output {
+        std::fs::write(out, &run.module)
+            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    }
     const NOTE: &str = "priorities are those of the first round; later rounds list the \
                         fusions they make, each round re-reading the fused module";
     Ok(if args.json {
@@ -150,6 +179,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
             "device": device.name,
             "steps": all,
             "module": run.module,
+            "output": args.output.as_ref().map(|p| p.display().to_string()),
+            "before": summary_json(before.as_ref()),
+            "after": summary_json(after.as_ref()),
             "stopped": run.stopped,
             "note": NOTE,
         }))
@@ -164,9 +196,45 @@ fn run_inner(args: &Args) -> Result<String, String> {
         if let Some(why) = &run.stopped {
             s.push_str(&format!("({why})\n"));
         }
-        s.push_str(&format!("({NOTE})\n\nfused module:\n{}", run.module));
+        s.push_str(&format!("({NOTE})\n\n"));
+        s.push_str(&format!("fusions made: {}\n", run.fusions.len()));
+        s.push_str(&format!("  before: {}\n", summary_text(before.as_ref())));
+        s.push_str(&format!("  after:  {}\n", summary_text(after.as_ref())));
+        match &args.output {
+            Some(out) => s.push_str(&format!("fused module written to {}\n", out.display())),
+            None => s.push_str(&format!(
+                "fused module: {} lines (write it with -o FILE)\n",
+                run.module.lines().count()
+            )),
+        }
         s
     })
+}
+
+fn summary_json(s: Option<&StepSummary>) -> Value {
+    match s {
+        Some(s) => json!({
+            "kernels": s.kernels,
+            "launches": s.launches,
+            "total_us": s.total.as_micros_f64(),
+            "lower_bound": s.lower_bound,
+        }),
+        None => Value::Null,
+    }
+}
+
+/// `12 kernels (800 launches per step), estimated step 1.23 ms`.
+fn summary_text(s: Option<&StepSummary>) -> String {
+    match s {
+        Some(s) => format!(
+            "{} kernels ({} launches per step), estimated step {}{}",
+            s.kernels,
+            s.launches,
+            if s.lower_bound { "≥ " } else { "" },
+            s.total
+        ),
+        None => "no ENTRY computation".into(),
+    }
 }
 
 fn fused_json(f: &Fused) -> Value {
@@ -248,24 +316,50 @@ fn dumped(h: &Hlo, q: &FusionQuery, v: &Verdict, json: bool) -> String {
     s
 }
 
+/// The times are the performance model's also for a fusion the rules refuse (what
+/// XLA's `EstimateRunTimes` would answer); `saved_us` is null then.
 fn query_json(h: &Hlo, q: &FusionQuery) -> Value {
+    let per_consumer: Vec<Value> = q
+        .per_consumer
+        .iter()
+        .map(|c| {
+            json!({
+                "consumer": h.name(c.consumer),
+                "fusible": c.decision.is_allowed(),
+                "reason": reason(&c.decision),
+                "time_unfused_us": micros(Some(c.times.time_unfused)),
+                "time_fused_us": micros(Some(c.times.time_fused)),
+                "saved_us": c.saved_micros(),
+            })
+        })
+        .collect();
     json!({
         "producer": h.name(q.producer),
         "consumers": q.consumers.iter().map(|&c| h.name(c)).collect::<Vec<_>>(),
+        "multi_output": q.multi_output,
         "fusible": q.decision.is_allowed(),
         "reason": reason(&q.decision),
         "time_unfused_us": micros(Some(q.times.time_unfused)),
         "time_fused_us": micros(Some(q.times.time_fused)),
+        "saved_us": q.saved_micros(),
+        "per_consumer": per_consumer,
         "source": "rules",
     })
 }
 
-/// `%x is not fused with %y: <XLA's reason> · fusing would save 3.20 µs`.
+/// `%x may be fused into %y · fusing would save 3.20 µs (...)`, then one line per
+/// consumer with its own times. A fusion the rules refuse gets its reason and no
+/// saving: it cannot happen.
 fn query_text(h: &Hlo, q: &FusionQuery) -> String {
     let producer = h.name(q.producer);
+    let how = if q.multi_output {
+        " as a multi-output fusion"
+    } else {
+        ""
+    };
     let mut s = if q.decision.is_allowed() {
         format!(
-            "%{producer} may be fused into {} (XLA's fusion rules allow it)",
+            "%{producer} may be fused into {}{how} (XLA's fusion rules allow it)",
             names(h, &q.consumers)
         )
     } else {
@@ -273,22 +367,51 @@ fn query_text(h: &Hlo, q: &FusionQuery) -> String {
             .refused_by
             .map(|c| format!(" with %{}", h.name(c)))
             .unwrap_or_default();
-        format!("%{producer} is not fused{with}: {}", q.decision.message())
+        format!(
+            "%{producer} is not fused{with}{how}: {}",
+            q.decision.message()
+        )
     };
-    let (unfused, fused) = (q.times.time_unfused, q.times.time_fused);
-    match q.saved_micros() {
-        Some(saved) if saved >= 0.0 => s.push_str(&format!(
-            " · fusing would save {} ({unfused} unfused, {fused} fused)",
-            unfused - fused
-        )),
-        Some(_) => s.push_str(&format!(
-            " · fusing would cost {} more ({unfused} unfused, {fused} fused)",
-            fused - unfused
-        )),
-        None => s.push_str(" · no time estimate: XLA's model cannot run one of the kernels"),
+    if q.decision.is_allowed() {
+        s.push_str(&saving(q.times.time_unfused, q.times.time_fused));
     }
     s.push('\n');
+    if q.per_consumer.len() > 1 || !q.decision.is_allowed() {
+        for c in &q.per_consumer {
+            let name = h.name(c.consumer);
+            if c.decision.is_allowed() {
+                s.push_str(&format!(
+                    "  %{name}:{}\n",
+                    saving(c.times.time_unfused, c.times.time_fused)
+                ));
+            } else {
+                s.push_str(&format!(
+                    "  %{name}: not fused: {} · {} unfused\n",
+                    c.decision.message(),
+                    c.times.time_unfused
+                ));
+            }
+        }
+    }
     s
+}
+
+/// ` · fusing would save X (U unfused, F fused)`, or what it would cost.
+fn saving(unfused: Duration, fused: Duration) -> String {
+    if unfused.is_infinite() || fused.is_infinite() {
+        return " · no time estimate: XLA's model cannot run one of the kernels".into();
+    }
+    if unfused >= fused {
+        format!(
+            " · fusing would save {} ({unfused} unfused, {fused} fused)",
+            unfused - fused
+        )
+    } else {
+        format!(
+            " · fusing would cost {} more ({unfused} unfused, {fused} fused)",
+            fused - unfused
+        )
+    }
 }
 
 fn fact_json(f: &Fact) -> Value {

@@ -23,6 +23,8 @@ pub enum FusionDecision {
     InPlaceOperationsPresent,
     MultiOutputProducerNotLoopFusible,
     ProducerPhysicallyTransposing,
+    // -- ProducerCandidateIsFusible (multi-output fusion of a producer and its consumer).
+    ConsumerNotMultiOutputRoot,
     // -- FusionHeroesAreCompatible / ShapesCompatibleForMultiOutputFusion.
     TiledReductionsWithDifferentShapes,
     TiledTransposesWithDifferentShapes,
@@ -89,6 +91,7 @@ impl FusionDecision {
             InPlaceOperationsPresent => "In-place operations are present",
             MultiOutputProducerNotLoopFusible => "producer is not loop-fusible",
             ProducerPhysicallyTransposing => "producer is physically transposing",
+            ConsumerNotMultiOutputRoot => "consumer not eligible as multi-output fusion root.",
             TiledReductionsWithDifferentShapes => "tiled reductions with different shapes",
             TiledTransposesWithDifferentShapes => "tiled transposes with different shapes",
             NestedTransposeWithUnnestedHero => {

@@ -46,6 +46,36 @@ pub fn micros(d: Duration) -> Option<f64> {
     (!d.is_infinite()).then(|| d.as_micros_f64())
 }
 
+/// `EstimateRunTimesForMultiOutputFusion(producer, consumer)` on the module of `h`: the
+/// producer kept as a second output of the consumer's kernel.
+pub fn run_times_multi_output(
+    h: &Hlo,
+    producer: Instr,
+    consumer: Instr,
+    device: &Device,
+) -> RunTimes {
+    let computation = h.model.computation(producer.computation);
+    cost::estimate_run_times_multi_output(
+        &h.view,
+        h.model,
+        computation,
+        h.instruction(producer),
+        h.instruction(consumer),
+        device,
+    )
+}
+
+/// Whether `consumer` reads `producer`: as an operand, or through a
+/// `get-tuple-element` of the producer's tuple (a multi-output fusion's outputs), as
+/// XLA's performance model reads a consumer of a multi-output producer.
+pub fn reads(h: &Hlo, consumer: Instr, producer: Instr) -> bool {
+    h.operands(consumer).into_iter().any(|o| {
+        o == producer
+            || (*h.opcode(o) == crate::model::Opcode::GetTupleElement
+                && h.operand(o, 0) == Some(producer))
+    })
+}
+
 /// Whether `producer` may be fused into `consumers`, and the times with and without.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FusionQuery {
@@ -56,13 +86,90 @@ pub struct FusionQuery {
     /// The consumer that refuses, when the decision is about one.
     pub refused_by: Option<Instr>,
     pub times: RunTimes,
+    /// Each consumer alone: its decision and the times of fusing the producer into it
+    /// only (a producer fused into several consumers is duplicated into each).
+    pub per_consumer: Vec<ConsumerQuery>,
+    /// Whether this is a multi-output fusion ([`query_multi_output`]).
+    pub multi_output: bool,
+}
+
+/// One consumer of a [`FusionQuery`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConsumerQuery {
+    pub consumer: Instr,
+    pub decision: FusionDecision,
+    pub times: RunTimes,
 }
 
 impl FusionQuery {
     /// Time saved by fusing (negative: fusing costs time), in microseconds; `None`
-    /// when either estimate is infinite.
+    /// when either estimate is infinite or the fusion cannot happen (a saving of a
+    /// fusion the rules refuse would be a number for something that never runs).
     pub fn saved_micros(&self) -> Option<f64> {
+        if !self.decision.is_allowed() {
+            return None;
+        }
         Some(micros(self.times.time_unfused)? - micros(self.times.time_fused)?)
+    }
+}
+
+impl ConsumerQuery {
+    /// As [`FusionQuery::saved_micros`], for this consumer alone.
+    pub fn saved_micros(&self) -> Option<f64> {
+        if !self.decision.is_allowed() {
+            return None;
+        }
+        Some(micros(self.times.time_unfused)? - micros(self.times.time_fused)?)
+    }
+}
+
+/// XLA's `ProducerCandidateIsFusible` (the multi-output fusion pass) without the cost
+/// model's part: may `producer` join `consumer`'s kernel as an extra output. The
+/// reachability check (another path from the producer to the consumer would make a
+/// cycle) and the IR-size limit are not ported.
+pub fn multi_output_decision(
+    h: &Hlo,
+    producer: Instr,
+    consumer: Instr,
+    target: &dyn Target,
+) -> FusionDecision {
+    let producer_ok = super::is_producer_multi_output_fusible(h, producer, target);
+    if !producer_ok.is_allowed() {
+        return producer_ok;
+    }
+    if !super::is_fusible_as_multi_output_fusion_root(h, consumer, target) {
+        return FusionDecision::ConsumerNotMultiOutputRoot;
+    }
+    let shapes = super::shapes_compatible_for_multi_output_fusion(h, consumer, producer, target);
+    if !shapes.is_allowed() {
+        return shapes;
+    }
+    super::fusion_fits_in_budget(h, producer, consumer, target, false)
+}
+
+/// Multi-output fusion of `producer` and `consumer` (the producer stays an output of
+/// the fused kernel): [`multi_output_decision`] and `EstimateRunTimesForMultiOutputFusion`.
+pub fn query_multi_output(
+    h: &Hlo,
+    producer: Instr,
+    consumer: Instr,
+    device: &Device,
+) -> FusionQuery {
+    let decision = multi_output_decision(h, producer, consumer, device);
+    let times = run_times_multi_output(h, producer, consumer, device);
+    let refused_by = (!decision.is_allowed()).then_some(consumer);
+    FusionQuery {
+        producer,
+        consumers: vec![consumer],
+        decision: decision.clone(),
+        refused_by,
+        times,
+        per_consumer: vec![ConsumerQuery {
+            consumer,
+            decision,
+            times,
+        }],
+        multi_output: true,
     }
 }
 
@@ -101,12 +208,22 @@ pub fn query(
         }
     };
     let times = run_times(h, producer, &consumers, device);
+    let per_consumer = consumers
+        .iter()
+        .map(|&consumer| ConsumerQuery {
+            consumer,
+            decision: super::can_fuse(h, producer, consumer, device),
+            times: run_times(h, producer, &[consumer], device),
+        })
+        .collect();
     FusionQuery {
         producer,
         consumers,
         decision,
         refused_by,
         times,
+        per_consumer,
+        multi_output: false,
     }
 }
 

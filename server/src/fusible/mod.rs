@@ -23,10 +23,12 @@
 pub mod budget;
 pub mod decision;
 pub mod explain;
+pub mod fused_document;
 pub mod hero;
 pub mod multi_output;
 pub mod predicates;
 pub mod priority;
+pub mod priority_cache;
 pub mod process_dump;
 pub mod producer_consumer;
 pub mod rewrite;

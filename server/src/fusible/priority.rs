@@ -123,13 +123,20 @@ pub fn producer_queue(
     target: &dyn Target,
     cost: &Cost<'_>,
 ) -> Vec<Candidate> {
-    let mut all: Vec<Candidate> = candidates(h, c)
-        .into_iter()
-        .map(|producer| Candidate {
-            producer,
-            priority: producer_priority(h, producer, target, cost),
-        })
-        .collect();
+    in_queue_order(
+        candidates(h, c)
+            .into_iter()
+            .map(|producer| Candidate {
+                producer,
+                priority: producer_priority(h, producer, target, cost),
+            })
+            .collect(),
+    )
+}
+
+/// `all` (candidates with their priorities, however they were computed) in the order
+/// the queue hands them out (see [`producer_queue`]).
+pub fn in_queue_order(mut all: Vec<Candidate>) -> Vec<Candidate> {
     let key = |c: &Candidate| match &c.priority {
         Priority::Bitcast => f64::INFINITY,
         Priority::Saves { time, .. } if *time >= 0.0 => *time,
@@ -155,7 +162,13 @@ pub fn next_fusion(
     target: &dyn Target,
     cost: &Cost<'_>,
 ) -> Option<(Instr, Vec<Instr>)> {
-    producer_queue(h, c, target, cost)
+    dequeue(h, producer_queue(h, c, target, cost), target)
+}
+
+/// XLA's `DequeueNextProducer` on `queue` (in queue order): the first queued producer
+/// with a consumer left, and those consumers.
+pub fn dequeue(h: &Hlo, queue: Vec<Candidate>, target: &dyn Target) -> Option<(Instr, Vec<Instr>)> {
+    queue
         .into_iter()
         .take_while(|candidate| candidate.priority.is_queued())
         .find_map(|candidate| {

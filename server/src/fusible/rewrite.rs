@@ -68,6 +68,10 @@ struct Comp {
 pub struct Text {
     header: String,
     comps: Vec<Comp>,
+    /// Computations changed, added or removed by [`Text::fuse`] (names).
+    touched: std::collections::BTreeSet<String>,
+    /// How many computations and instructions use each name (for [`Text::unique`]).
+    names: std::collections::HashMap<String, u32>,
 }
 
 fn ins(c: ComputationRef<'_>, i: &Instruction) -> Option<Ins> {
@@ -130,56 +134,70 @@ impl Text {
             .unwrap_or("")
             .trim()
             .to_string();
-        Text { header, comps }
+        let mut text = Text {
+            header,
+            comps,
+            touched: Default::default(),
+            names: Default::default(),
+        };
+        let all: Vec<String> = text.comps.iter().flat_map(comp_names).collect();
+        all.into_iter().for_each(|n| text.name_added(n));
+        text
     }
 
     /// HLO text: the header, then each computation.
     pub fn print(&self) -> String {
-        let mut out = String::new();
-        if !self.header.is_empty() {
-            out.push_str(&self.header);
-            out.push_str("\n\n");
-        }
+        let mut out = self.print_header();
         for c in &self.comps {
-            if c.entry {
-                out.push_str("ENTRY ");
-            }
-            out.push_str(&c.name);
-            if let Some(s) = &c.signature {
-                out.push(' ');
-                out.push_str(s);
-            }
-            out.push_str(" {\n");
-            for i in &c.instrs {
-                out.push_str("  ");
-                if i.root {
-                    out.push_str("ROOT ");
-                }
-                let args = match &i.args {
-                    Args::Names(n) => format!("({})", n.join(", ")),
-                    Args::Verbatim(v) => v.clone(),
-                };
-                out.push_str(&format!(
-                    "{} = {} {}{}{}\n",
-                    i.name, i.shape, i.opcode, args, i.tail
-                ));
-            }
-            out.push_str("}\n\n");
+            out.push_str(&print_comp(c));
         }
         out
+    }
+
+    /// What [`Text::print`] writes before the first computation.
+    pub fn print_header(&self) -> String {
+        if self.header.is_empty() {
+            String::new()
+        } else {
+            format!("{}\n\n", self.header)
+        }
+    }
+
+    /// The computations' names, in the order [`Text::print`] writes them.
+    pub fn computation_names(&self) -> impl Iterator<Item = &str> {
+        self.comps.iter().map(|c| c.name.as_str())
+    }
+
+    /// What [`Text::print`] writes for computation `name`.
+    pub fn print_computation(&self, name: &str) -> Option<String> {
+        self.comp_index(name).map(|ci| print_comp(&self.comps[ci]))
+    }
+
+    /// The computations [`Text::fuse`] added, changed or removed since the last call.
+    pub fn take_touched(&mut self) -> std::collections::BTreeSet<String> {
+        std::mem::take(&mut self.touched)
     }
 
     fn comp_index(&self, name: &str) -> Option<usize> {
         self.comps.iter().position(|c| c.name == name)
     }
 
+    fn name_added(&mut self, name: String) {
+        *self.names.entry(name).or_default() += 1;
+    }
+
+    fn name_removed(&mut self, name: &str) {
+        if let Some(n) = self.names.get_mut(name) {
+            *n -= 1;
+            if *n == 0 {
+                self.names.remove(name);
+            }
+        }
+    }
+
     /// `base`, or `base.N` with the smallest `N` no computation or instruction uses.
     fn unique(&self, base: &str) -> String {
-        let taken = |n: &str| {
-            self.comps
-                .iter()
-                .any(|c| c.name == n || c.instrs.iter().any(|i| i.name == n))
-        };
+        let taken = |n: &str| self.names.contains_key(n);
         if !taken(base) {
             return base.to_string();
         }
@@ -229,17 +247,24 @@ impl Text {
         if !used {
             let p = find(self, producer).ok_or("no producer")?;
             let gone = self.comps[ci].instrs.remove(p);
+            self.name_removed(&gone.name);
             if let Some(callee) = gone.calls() {
                 let still_called = self.comps.iter().any(|c| {
-                    c.instrs
-                        .iter()
-                        .any(|i| i.calls().as_deref() == Some(&callee))
+                    c.instrs.iter().any(|i| {
+                        i.tail.contains(callee.as_str()) && i.calls().as_deref() == Some(&callee)
+                    })
                 });
                 if !still_called {
-                    self.comps.retain(|c| c.name != callee);
+                    if let Some(k) = self.comp_index(&callee) {
+                        let removed = self.comps.remove(k);
+                        comp_names(&removed).for_each(|n| self.name_removed(&n));
+                        self.touched.insert(callee);
+                    }
                 }
             }
         }
+        self.touched.insert(comp.to_string());
+        self.touched.insert(body);
         Ok(fusion_name)
     }
 
@@ -295,15 +320,19 @@ impl Text {
                 }
             }
         }
-        self.comps.insert(
-            ci,
-            Comp {
-                name: body,
-                entry: false,
-                signature: None,
-                instrs,
-            },
-        );
+        let comp = Comp {
+            name: body,
+            entry: false,
+            signature: None,
+            instrs,
+        };
+        self.name_added(fusion.clone());
+        for k in 0..comp.instrs.len().saturating_sub(1) {
+            self.name_added(comp.instrs[k].name.clone());
+        }
+        self.name_added(comp.name.clone());
+        self.touched.insert(comp.name.clone());
+        self.comps.insert(ci, comp);
         fusion
     }
 
@@ -353,6 +382,8 @@ impl Text {
                 operands.push(o.clone());
             }
         }
+        let old_names: Vec<String> = comp_names(&self.comps[fi]).collect();
+        old_names.iter().for_each(|n| self.name_removed(n));
         let fused = &mut self.comps[fi].instrs;
         let param_number = |i: &Ins| match (&i.opcode[..], &i.args) {
             ("parameter", Args::Verbatim(v)) => v
@@ -443,8 +474,53 @@ impl Text {
         kept.splice(at..at, inserted);
         kept.splice(0..0, new_params);
         *fused = kept;
+        let new_names: Vec<String> = comp_names(&self.comps[fi]).collect();
+        new_names.into_iter().for_each(|n| self.name_added(n));
         self.comps[ci].instrs[c].args = Args::Names(operands);
     }
+}
+
+/// The names a computation uses: its own and its instructions'.
+fn comp_names(c: &Comp) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(c.name.clone()).chain(c.instrs.iter().map(|i| i.name.clone()))
+}
+
+/// One computation as [`Text::print`] writes it: its header line, one line per
+/// instruction, and a blank line after the closing brace.
+fn print_comp(c: &Comp) -> String {
+    let mut out = String::new();
+    if c.entry {
+        out.push_str("ENTRY ");
+    }
+    out.push_str(&c.name);
+    if let Some(s) = &c.signature {
+        out.push(' ');
+        out.push_str(s);
+    }
+    out.push_str(" {\n");
+    for i in &c.instrs {
+        out.push_str("  ");
+        if i.root {
+            out.push_str("ROOT ");
+        }
+        out.push_str(&i.name);
+        out.push_str(" = ");
+        out.push_str(&i.shape);
+        out.push(' ');
+        out.push_str(&i.opcode);
+        match &i.args {
+            Args::Names(n) => {
+                out.push('(');
+                out.push_str(&n.join(", "));
+                out.push(')');
+            }
+            Args::Verbatim(v) => out.push_str(v),
+        }
+        out.push_str(&i.tail);
+        out.push('\n');
+    }
+    out.push_str("}\n\n");
+    out
 }
 
 /// Renames the operands of `i` by `renames` (`from`, `to`).

@@ -2,22 +2,26 @@
 //! would leave, and the fusions it makes in order.
 //!
 //! Each round reads the module as rewritten so far, asks the queue for the producer it
-//! hands out first ([`priority::next_fusion`], with the performance model as the cost
-//! hook) and fuses it into its consumers ([`Text::fuse`]); when no producer is left,
-//! small constants are fused into the users that allow it, as XLA does after its queue.
-//! Re-reading the module each round recomputes every priority: XLA updates only those
-//! of the fused instruction's neighbours, so a producer whose priority XLA keeps stale
-//! may be chosen in a different order here.
+//! hands out first ([`priority::dequeue`], with the performance model as the cost
+//! hook) and fuses it into its consumers ([`super::rewrite::Text::fuse`]); when no
+//! producer is left, small constants are fused into the users that allow it, as XLA
+//! does after its queue. The module is kept as a document that re-reads only the
+//! lines a fusion changed ([`FusedDocument`]), and priorities are kept from round to
+//! round except around each fusion ([`PriorityCache`]), as XLA's queue keeps them.
+//! XLA does not recompute a priority that the fusion changed further away than its
+//! neighbours (it keeps it stale), so a producer may be chosen in a different order
+//! here.
 
 use super::explain::{micros, model_cost, run_times};
-use super::priority;
+use super::fused_document::FusedDocument;
+use super::priority::{self, Candidate};
+use super::priority_cache::PriorityCache;
 use super::producer_consumer::is_generic_triton_fusion;
-use super::rewrite::Text;
+use super::target::Flags;
 use super::{choose_fusion_kind, Hlo, Instr};
 use crate::device::Device;
-use crate::model;
 
-/// At most this many fusions (each re-reads the module).
+/// At most this many fusions.
 pub const MAX_FUSIONS: usize = 10_000;
 
 /// One fusion the run made, by the names the module had when it was made.
@@ -38,39 +42,123 @@ pub struct Run {
     pub stopped: Option<String>,
 }
 
+/// How a run is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Keep priorities from round to round ([`PriorityCache`]); off, every priority is
+    /// computed again each round (the reference the cache is tested against).
+    pub reuse_priorities: bool,
+    /// XLA's `xla_gpu_experimental_enable_triton_heroless_priority_fusion`.
+    pub triton_heroless_fusion: bool,
+    /// XLA's `xla_gpu_unsupported_enable_triton_multi_output_fusion`.
+    pub triton_multi_output_fusion: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            reuse_priorities: true,
+            triton_heroless_fusion: false,
+            triton_multi_output_fusion: false,
+        }
+    }
+}
+
 /// The next fusion of the module `h`: a queued producer and its consumers, else a small
 /// constant and the users it may be fused into.
-fn next(h: &Hlo, device: &Device) -> Option<(Instr, Vec<Instr>)> {
+fn next(
+    h: &Hlo,
+    device: &Device,
+    flags: &Flags,
+    mut cache: Option<&mut PriorityCache>,
+) -> Option<(Instr, Vec<Instr>)> {
     let cost = model_cost(h, device);
     let computations = priority::fusible_computations(h);
     for &c in &computations {
-        if let Some(step) = priority::next_fusion(h, c, device, &cost) {
+        let queue: Vec<Candidate> = priority::candidates(h, c)
+            .into_iter()
+            .map(|producer| {
+                let compute = || priority::producer_priority(h, producer, flags, &cost);
+                let priority = match cache.as_deref_mut() {
+                    Some(cache) => cache.priority(h, producer, compute),
+                    None => compute(),
+                };
+                Candidate { producer, priority }
+            })
+            .collect();
+        if let Some(step) = priority::dequeue(h, priority::in_queue_order(queue), flags) {
             return Some(step);
         }
     }
     computations.into_iter().find_map(|c| {
         h.instructions(c).into_iter().find_map(|i| {
+            if !priority::is_small_constant(h, i) {
+                return None;
+            }
             let users: Vec<Instr> = h
                 .users(i)
                 .into_iter()
-                .filter(|&u| priority::can_fuse_constant(h, i, u, device).is_allowed())
+                .filter(|&u| priority::can_fuse_constant(h, i, u, flags).is_allowed())
                 .collect();
-            (priority::is_small_constant(h, i) && !users.is_empty()).then_some((i, users))
+            (!users.is_empty()).then_some((i, users))
         })
     })
 }
 
 /// `ChooseKind` as the fused module writes it: a Triton fusion stays one.
-fn kind(h: &Hlo, producer: Instr, consumer: Instr, device: &Device) -> &'static str {
+fn kind(h: &Hlo, producer: Instr, consumer: Instr, flags: &Flags) -> &'static str {
     if is_generic_triton_fusion(h, producer) || is_generic_triton_fusion(h, consumer) {
         return "kCustom";
     }
-    choose_fusion_kind(h, producer, consumer, device).name()
+    choose_fusion_kind(h, producer, consumer, flags).name()
+}
+
+/// One round's fusion, by name: what the rewrite is asked to do.
+struct Planned {
+    computation: String,
+    producer: String,
+    /// Each consumer with the kind of the fusion it becomes.
+    consumers: Vec<(String, &'static str)>,
+    time_unfused_us: Option<f64>,
+    time_fused_us: Option<f64>,
+}
+
+/// The fusion the queue hands out next on the module of `document`.
+fn plan(
+    document: &FusedDocument,
+    device: &Device,
+    flags: &Flags,
+    cache: Option<&mut PriorityCache>,
+) -> Option<Planned> {
+    let h = Hlo::new(document.module()?);
+    let (producer, consumers) = next(&h, device, flags, cache)?;
+    let times = run_times(&h, producer, &consumers, device);
+    Some(Planned {
+        computation: h.model.computation(producer.computation).name.clone(),
+        producer: h.name(producer).to_string(),
+        consumers: consumers
+            .iter()
+            .map(|&c| (h.name(c).to_string(), kind(&h, producer, c, flags)))
+            .collect(),
+        time_unfused_us: micros(times.time_unfused),
+        time_fused_us: micros(times.time_fused),
+    })
 }
 
 /// Priority fusion on `text` (the first module of it) to the end, on `device`.
 pub fn run(text: &str, device: &Device) -> Run {
-    let mut current = text.to_string();
+    run_with(text, device, &Options::default())
+}
+
+/// [`run`] made as `options` say.
+pub fn run_with(text: &str, device: &Device, options: &Options) -> Run {
+    let flags = Flags {
+        target: device,
+        triton_heroless_fusion: options.triton_heroless_fusion,
+        triton_multi_output_fusion: options.triton_multi_output_fusion,
+    };
+    let mut document = FusedDocument::new(text);
+    let mut cache = PriorityCache::default();
     let mut fusions = vec![];
     let mut stopped = None;
     loop {
@@ -82,42 +170,83 @@ pub fn run(text: &str, device: &Device) -> Run {
             stopped = Some("stopped: out of time".into());
             break;
         }
-        let file = model::parse_hlo(&current);
-        let Some(module) = file.modules.first() else {
+        let reuse = options.reuse_priorities.then_some(&mut cache);
+        let Some(step) = plan(&document, device, &flags, reuse) else {
             break;
         };
-        let h = Hlo::new(module);
-        let Some((producer, consumers)) = next(&h, device) else {
-            break;
-        };
-        let mut t = Text::new(module, &current);
-        let computation = h.model.computation(producer.computation).name.clone();
-        let times = run_times(&h, producer, &consumers, device);
         let mut failed = None;
-        for &consumer in &consumers {
-            let k = kind(&h, producer, consumer, device);
-            match t.fuse(&computation, h.name(producer), h.name(consumer), k) {
-                Ok(_) => fusions.push(Fused {
-                    computation: computation.clone(),
-                    producer: h.name(producer).to_string(),
-                    consumer: h.name(consumer).to_string(),
-                    time_unfused_us: micros(times.time_unfused),
-                    time_fused_us: micros(times.time_fused),
-                }),
+        let mut made = vec![];
+        for (consumer, kind) in &step.consumers {
+            let text = document.text_mut();
+            match text.fuse(&step.computation, &step.producer, consumer, kind) {
+                Ok(fusion) => {
+                    made.push(fusion);
+                    fusions.push(Fused {
+                        computation: step.computation.clone(),
+                        producer: step.producer.clone(),
+                        consumer: consumer.clone(),
+                        time_unfused_us: step.time_unfused_us,
+                        time_fused_us: step.time_fused_us,
+                    });
+                }
                 Err(e) => failed = Some(e),
             }
         }
         if let Some(e) = failed {
-            stopped = Some(format!("stopped at %{}: {e}", h.name(producer)));
+            stopped = Some(format!("stopped at %{}: {e}", step.producer));
             break;
         }
-        current = t.print();
+        document.sync();
+        if let Some(module) = document.module() {
+            let h = Hlo::new(module);
+            if let Some(c) = module.computation_by_name(&step.computation) {
+                let names: Vec<&str> = made
+                    .iter()
+                    .map(String::as_str)
+                    .chain([step.producer.as_str()])
+                    .chain(step.consumers.iter().map(|(c, _)| c.as_str()))
+                    .collect();
+                cache.forget_around(&h, c, &names);
+            }
+        }
     }
     Run {
         fusions,
-        module: current,
+        module: document.text(),
         stopped,
     }
+}
+
+/// A module's kernels and estimated step time: what `fusion --simulate` shows before
+/// and after the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepSummary {
+    /// Instructions launched as kernels (a loop body's once).
+    pub kernels: usize,
+    /// Kernel launches per step (a loop body's times its trip count).
+    pub launches: u64,
+    /// The step total of [`crate::cost::step::step`], launches included.
+    pub total: crate::cost::Duration,
+    /// Some loop's trip count is unknown: `total` is a lower bound.
+    pub lower_bound: bool,
+}
+
+/// [`StepSummary`] of the first module of `text` on `device` (collectives with the
+/// default SoL options); `None` without a module or an ENTRY computation.
+pub fn summary(text: &str, device: &Device) -> Option<StepSummary> {
+    let file = crate::model::parse_hlo(text);
+    let module = file.modules.first()?;
+    let latency = crate::cost::collective::config::SolConfig::default();
+    let step = crate::cost::step::step(module, device, &latency)?;
+    Some(StepSummary {
+        kernels: step.kernels.len(),
+        launches: step
+            .kernels
+            .iter()
+            .fold(0u64, |n, k| n.saturating_add(k.count.n)),
+        total: step.total,
+        lower_bound: step.lower_bound,
+    })
 }
 
 #[cfg(test)]
@@ -130,14 +259,14 @@ mod tests {
         let r = run(text, &Device::a6000());
         assert_eq!(r.stopped, None);
         assert_eq!(r.fusions.len(), 2, "{:?}", r.fusions);
-        let file = model::parse_hlo(&r.module);
+        let file = crate::model::parse_hlo(&r.module);
         assert!(file.diagnostics.is_empty(), "{}", r.module);
         let entry = file.modules[0].entry_computation().unwrap();
         let kernels: Vec<&str> = entry
             .model()
             .instructions
             .iter()
-            .filter(|i| i.opcode != model::Opcode::Parameter)
+            .filter(|i| i.opcode != crate::model::Opcode::Parameter)
             .map(|i| i.opcode.name())
             .collect();
         assert_eq!(kernels, ["fusion"], "{}", r.module);

@@ -80,6 +80,24 @@ impl Document {
     pub fn edited(&self, start: usize, old_end: usize, new_text: &str) -> (Document, Change) {
         let mut syntax = self.syntax.clone();
         let splice = syntax.edit(start, old_end, new_text);
+        self.spliced(syntax, splice)
+    }
+
+    /// The next version with several edits inside one chunk made at once
+    /// ([`SyntaxDocument::edit_within_chunk`]: one reparse for all of them); `None`
+    /// when they are not all inside one chunk's body.
+    pub fn edited_within_chunk(
+        &self,
+        edits: &[(std::ops::Range<usize>, String)],
+    ) -> Option<(Document, Change)> {
+        let mut syntax = self.syntax.clone();
+        let splice = syntax.edit_within_chunk(edits)?;
+        Some(self.spliced(syntax, splice))
+    }
+
+    /// This version's units and index carried over to `syntax`, which is this version's
+    /// syntax with the chunks of `splice` replaced.
+    fn spliced(&self, syntax: SyntaxDocument, splice: Splice) -> (Document, Change) {
         let mut units = Vec::clone(&self.units);
         let fresh = syntax.chunks()[splice.old.start..splice.old.start + splice.new_len]
             .iter()

@@ -301,6 +301,86 @@ impl SyntaxDocument {
         splice
     }
 
+    /// Applies several edits that all lie inside one chunk at once: `edits` are
+    /// `(old byte range, new text)` in document bytes, sorted and not overlapping. The
+    /// chunk's text is rebuilt once and reparsed once from its kept tree (each edit
+    /// applied to the tree first), where [`Self::edit`] one at a time would copy,
+    /// rescan and reparse the chunk per edit. `None` (nothing changed) when an edit
+    /// reaches outside the chunk, its first or last line, or the new text would not
+    /// split as that one chunk; the caller then edits one at a time.
+    pub fn edit_within_chunk(&mut self, edits: &[(Range<usize>, String)]) -> Option<Splice> {
+        let first = edits.first()?;
+        let i = self.chunk_index_at(first.0.start)?;
+        let old = &self.chunks[i];
+        let (base, bytes) = (old.start, old.text().as_bytes());
+        let body_start = base + bytes.iter().position(|&b| b == b'\n')? + 1;
+        let body_end = base
+            + bytes[..bytes.len().saturating_sub(1)]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+        let mut previous_end = body_start;
+        for (r, _) in edits {
+            let inside = previous_end <= r.start && r.start <= r.end && r.end < body_end;
+            if !inside || !old.text().is_char_boundary(r.start - base) {
+                return None;
+            }
+            if !old.text().is_char_boundary(r.end - base) {
+                return None;
+            }
+            previous_end = r.end;
+        }
+        let mut text = String::with_capacity(old.len());
+        let mut at = base;
+        for (r, t) in edits {
+            text.push_str(&old.text()[at - base..r.start - base]);
+            text.push_str(t);
+            at = r.end;
+        }
+        text.push_str(&old.text()[at - base..]);
+        if !self.splits_as_one(i, &text) {
+            return None;
+        }
+        let old = &self.chunks[i];
+        let tree = old.kept_tree().map(|mut tree| {
+            // From the last edit back: each edit's positions are then those of the
+            // text before it, which the later edits did not move.
+            for (r, t) in edits.iter().rev() {
+                let (start, old_end) = (r.start - base, r.end - base);
+                let start_position = point_at(old.text(), start);
+                tree.edit(&InputEdit {
+                    start_byte: start,
+                    old_end_byte: old_end,
+                    new_end_byte: start + t.len(),
+                    start_position,
+                    old_end_position: point_at(old.text(), old_end),
+                    new_end_position: point_after(start_position, t),
+                });
+            }
+            tree
+        });
+        let tree = match tree {
+            Some(tree) => {
+                let reparsed = parse_text(&text, Some(&tree));
+                if reparsed.root_node().has_error() {
+                    parse_text(&text, None)
+                } else {
+                    reparsed
+                }
+            }
+            None => parse_text(&text, None),
+        };
+        let chunk = Chunk::with_tree(old.kind, &text, tree);
+        let old_len = old.len();
+        self.chunks[i].replace_chunk(chunk);
+        self.len = self.len + self.chunks[i].len() - old_len;
+        self.place_spliced(i, 1);
+        Some(Splice {
+            old: i..i + 1,
+            new_len: 1,
+        })
+    }
+
     /// Places chunks `range`, each where the one before it ends, and returns where
     /// the last one ends: byte, line, and whether a line starts there.
     fn place(&mut self, range: Range<usize>) -> (usize, usize, bool) {
@@ -616,6 +696,20 @@ fn reparse(mut tree: Tree, old: &Placed, text: &str, edit: &Edit) -> Tree {
         parse_text(text, None)
     } else {
         reparsed
+    }
+}
+
+/// Where `text` ends when it starts at `start` (row and byte column).
+fn point_after(start: Point, text: &str) -> Point {
+    match text.rfind('\n') {
+        Some(last) => Point {
+            row: start.row + text.matches('\n').count(),
+            column: text.len() - last - 1,
+        },
+        None => Point {
+            row: start.row,
+            column: start.column + text.len(),
+        },
     }
 }
 
