@@ -381,8 +381,8 @@ fn query_text(h: &Hlo, q: &FusionQuery) -> String {
             let name = h.name(c.consumer);
             if c.decision.is_allowed() {
                 s.push_str(&format!(
-                    "  %{name}:{}\n",
-                    saving(c.times.time_unfused, c.times.time_fused)
+                    "  into %{name} alone: {}\n",
+                    saving(c.times.time_unfused, c.times.time_fused).trim_start_matches(" · ")
                 ));
             } else {
                 s.push_str(&format!(

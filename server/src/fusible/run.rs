@@ -231,13 +231,14 @@ pub struct StepSummary {
     pub lower_bound: bool,
 }
 
-/// [`StepSummary`] of the first module of `text` on `device` (collectives with the
-/// default SoL options); `None` without a module or an ENTRY computation.
+/// [`StepSummary`] of the first module of `text` on `device` (the step's default
+/// options: collectives by the default SoL options, XLA's GPU model); `None`
+/// without a module or an ENTRY computation.
 pub fn summary(text: &str, device: &Device) -> Option<StepSummary> {
     let file = crate::model::parse_hlo(text);
     let module = file.modules.first()?;
-    let latency = crate::cost::collective::config::SolConfig::default();
-    let step = crate::cost::step::step(module, device, &latency)?;
+    let options = crate::cost::step::StepOptions::default();
+    let step = crate::cost::step::step(module, device, &options)?;
     Some(StepSummary {
         kernels: step.kernels.len(),
         launches: step
