@@ -895,6 +895,19 @@ impl Flow {
         out
     }
 
+    /// The shape of value `v` as XLA prints it in a buffer assignment (without
+    /// layout): a tuple's table shows as its tuple shape.
+    fn shape_text(&self, module: &Module, v: ValueId) -> String {
+        let def = self.values[v].def;
+        let shape: &Shape = &module.computation(def.0).instruction(def.1).shape;
+        self.values[v]
+            .index
+            .iter()
+            .try_fold(shape, |s, &k| s.tuple_element(k))
+            .map(Shape::logical_text)
+            .unwrap_or_default()
+    }
+
     fn name(&self, module: &Module, v: ValueId) -> String {
         let def = self.values[v].def;
         module
@@ -921,7 +934,7 @@ impl Flow {
                         phi: false,
                         offset,
                         size: self.values[v].bytes,
-                        shape: String::new(),
+                        shape: self.shape_text(module, v),
                     }
                 })
                 .collect();
@@ -950,16 +963,20 @@ impl Flow {
                 })
             })
             .collect();
-        Report {
+        let mut report = Report {
             source: Source::Estimate,
             totals: Totals::of(&allocations),
             allocations,
             schedule,
             spans,
             buffers,
-            peak,
+            peak: None,
+            heap: None,
+            xla_live_range_peak: peak,
             notes: std::mem::take(&mut self.notes),
-        }
+        };
+        report.measure_heap(None);
+        report
     }
 
     /// One buffer per value, the ranges of a buffer's values cut so that they do not
