@@ -349,3 +349,75 @@ fn json_timeline_is_the_heap_per_step_and_the_buffers() {
         );
     }
 }
+
+/// The bytes of an HLO shape's arrays (sub-byte types rounded up per array).
+fn hlo_bytes(shape: &hlo_lsp::model::shape::Shape) -> u64 {
+    shape
+        .leaves()
+        .iter()
+        .map(|a| (a.bit_size().unwrap() as u64).div_ceil(8))
+        .sum()
+}
+
+/// StableHLO: on the 41 JAX programs of tests/data/stablehlo, `argument_bytes` and
+/// `output_bytes` are those of the ENTRY of the HLO JAX made from the same program
+/// (its parameters, its root); the temporaries and the peak are said to be known
+/// after XLA's pipeline, never zeros; the text says the same.
+#[test]
+fn stablehlo_arguments_and_outputs_are_mains_signature() {
+    let programs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/stablehlo/programs.jsonl"),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for line in programs.lines() {
+        let p: Value = serde_json::from_str(line).unwrap();
+        let name = p["name"].as_str().unwrap();
+        let hlo = hlo_lsp::model::parse_hlo(p["hlo"].as_str().unwrap());
+        let entry = hlo.modules[0].entry_computation().unwrap();
+        let model = entry.model();
+        let arguments: u64 = model
+            .instructions
+            .iter()
+            .filter(|i| i.opcode == hlo_lsp::model::Opcode::Parameter)
+            .map(|i| hlo_bytes(&i.shape))
+            .sum();
+        let outputs = hlo_bytes(&model.root_instruction().unwrap().shape);
+        let file = cli_support::temp_file(
+            "memory-stablehlo",
+            &format!("{name}.mlir"),
+            p["stablehlo"].as_str().unwrap(),
+        );
+        let got = memory(&["--json", file.to_str().unwrap()]);
+        assert_eq!(got["source"], "stablehlo-signature", "{name}");
+        assert_eq!(got["argument_bytes"], arguments, "{name}");
+        assert_eq!(got["output_bytes"], outputs, "{name}");
+        assert!(
+            got["temp_bytes"].is_null() && got["peak_bytes"].is_null(),
+            "{name}"
+        );
+        assert_eq!(got["temp"], "known after XLA's pipeline", "{name}");
+        let out = cli_support::run(&["memory", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!(
+                "  arguments {} · outputs {} · ",
+                human(arguments),
+                human(outputs)
+            )) && text.contains("temps known after XLA's pipeline"),
+            "{name}: {text}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 41);
+    // MLIR that is not StableHLO is a clear error, not an empty report.
+    let linalg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/mlir/linalg_ext.mlir");
+    let out = cli_support::run(&["memory", linalg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no StableHLO op found"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -6,6 +6,7 @@
 //! peak is also given grouped by the line of the user's program that made it.
 //! `--svg OUT` also writes the timeline of ENTRY (or of computation C) as an SVG
 //! ([`crate::memory::timeline`]): live ranges over the schedule, the peak marked.
+//! On StableHLO, the arguments and outputs of `@main`'s signature ([`stablehlo`]).
 //! Exit 0 with a report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ use crate::memory::{self, human_bytes, timeline, Report};
 use crate::model::stack_frames::StackFrameIndex;
 use crate::model::Document;
 use crate::syntax::ChunkKind;
+
+pub mod stablehlo;
 
 /// Buffers at the peak listed when `--top` is not given.
 const DEFAULT_TOP: usize = 10;
@@ -56,6 +59,11 @@ pub fn run(args: Args) -> ExitCode {
 
 fn run_inner(args: &Args) -> Result<String, String> {
     let text = super::read_text(&args.file)?;
+    if crate::language::detect(&args.file.to_string_lossy(), None, &text)
+        == crate::language::Language::Mlir
+    {
+        return stablehlo::report(&args.file, &text, args.json);
+    }
     let document = Document::parse(&text);
     let file = document.file();
     super::input::refuse_syntax_errors(&args.file, &text, &document.syntax_errors())?;
