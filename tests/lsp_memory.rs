@@ -83,11 +83,12 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
         .find(|(l, _)| *l == entry_line)
         .map(|(_, t)| t.as_str())
         .expect("a lens on ENTRY");
-    // XLA's live-range file: `Live ranges at 24 (peak)`, 69 644 bytes (68.0 KiB),
-    // at %wrapped_add, 8 values live.
+    // The heap as XProf's memory viewer counts it (71 720 bytes when %copy.4 is
+    // allocated, step 21); XLA's live-range file's own line (`Live ranges at 24
+    // (peak)`, 69 644 bytes at %wrapped_add) is the hover's second number.
     assert_eq!(
         entry,
-        "peak 68.0 KiB at %wrapped_add · 8 buffers live (from XLA's buffer assignment)"
+        "peak 70.0 KiB at %copy.4 · 13 buffers live (from XLA's buffer assignment)"
     );
     assert!(
         titles
@@ -121,6 +122,11 @@ fn beside_its_buffer_assignment_the_lens_and_hover_carry_xlas_numbers() {
             && markdown.contains("make_memory_dumps.py:194"),
         "{markdown}"
     );
+    assert!(
+        markdown.contains("peak 70.0 KiB at `%copy.4`, step 21 of 31")
+            && markdown.contains("XLA's live-range peak: 68.0 KiB at %wrapped_add (step 24)"),
+        "the hover says both peaks: {markdown}"
+    );
     client.shutdown_and_exit();
 }
 
@@ -150,7 +156,7 @@ fn the_copy_live_at_the_peak_is_published_as_information() {
     );
     assert_eq!(
         d["message"],
-        "this copy holds 4.0 MiB at the memory peak: 24% of 16.0 MiB at %copy.5 (from XLA's \
+        "this copy holds 4.0 MiB at the memory peak: 24% of 16.0 MiB at %broadcast_multiply_fusion (from XLA's \
          buffer assignment); its operand %broadcast_multiply_fusion (4.0 MiB) is live then \
          too, so the data is held twice"
     );
@@ -177,7 +183,9 @@ fn the_memory_timeline_request_answers_the_computation_at_the_cursor() {
     let t = timeline(&mut client, None);
     assert_eq!(t["computation"], "main.6");
     assert_eq!(t["source"], "buffer-assignment");
-    assert_eq!(t["peak"]["bytes"], 71688, "{}", t["peak"]);
+    // The panel's peak is the lens's: 70.0 KiB at %copy.4.
+    assert_eq!(t["peak"]["bytes"], 71720, "{}", t["peak"]);
+    assert_eq!(t["peak"]["instruction"], "copy.4", "{}", t["peak"]);
     assert_eq!(t["reported_peak"]["bytes"], 69644, "XLA's live-range file");
     assert!(t["svg"].as_str().unwrap().starts_with("<svg "));
     let lines: Vec<&str> = text.lines().collect();
@@ -268,5 +276,44 @@ fn memory_answers_arrive_after_the_diagnostics_and_refresh_the_lenses() {
             "version {version}: {markdown}"
         );
     }
+    client.shutdown_and_exit();
+}
+
+/// On a profiled program with its `.hlo.pb` (tests/data/profiles/sample_mlp_step), the
+/// ENTRY lens, the ENTRY hover and the timeline panel show one peak: XProf's memory
+/// viewer's (`peakHeapMib` 2.8750343 MiB = 3 014 692 bytes at `ynn_fusion`).
+#[test]
+fn lens_hover_and_panel_show_xprofs_peak() {
+    const MLP: &str = "tests/data/profiles/sample_mlp_step/module_0000.jit_sample_mlp_step.cpu_after_optimizations.txt";
+    let mut client = Client::start();
+    let text = read_repo_file(MLP);
+    let path = std::fs::canonicalize(repo_file(MLP)).unwrap();
+    let document = format!("file://{}", path.display());
+    client.open(&document, &text);
+    client.wait_module_answers(&document, 1);
+    let entry_line = text.lines().position(|l| l.starts_with("ENTRY")).unwrap() as u64;
+    let titles = peak_lenses(&mut client, &document);
+    let lens = titles
+        .iter()
+        .find(|(l, _)| *l == entry_line)
+        .map(|(_, t)| t.as_str())
+        .expect("a lens on ENTRY");
+    assert!(lens.starts_with("peak 2.9 MiB at %ynn_fusion · "), "{lens}");
+    let at = position_of(&text, "%main.", 1);
+    let hover = client.result(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": document}, "position": at}),
+    );
+    let markdown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        markdown.contains("peak 2.9 MiB at `%ynn_fusion`"),
+        "{markdown}"
+    );
+    let t = client.result(
+        "hlo-lsp/memoryTimeline",
+        json!({"textDocument": {"uri": document}}),
+    );
+    assert_eq!(t["peak"]["bytes"], 3_014_692, "{}", t["peak"]);
+    assert_eq!(t["peak"]["instruction"], "ynn_fusion", "{}", t["peak"]);
     client.shutdown_and_exit();
 }

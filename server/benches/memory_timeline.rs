@@ -51,6 +51,8 @@ fn long_report() -> Report {
         schedule: (0..STEPS).map(|i| format!("a{i}")).collect(),
         spans: Vec::new(),
         buffers,
+        heap: None,
+        xla_live_range_peak: peak.clone(),
         peak,
         notes: Vec::new(),
     }

@@ -44,6 +44,7 @@ mod loops_conformance;
 mod loops_samples;
 mod memory_timeline;
 mod memory_xla;
+mod memory_xprof;
 mod mlir_analysis;
 mod mlir_linalg_ext;
 mod mlir_seed_examples;

@@ -6,6 +6,7 @@
 //! peak is also given grouped by the line of the user's program that made it.
 //! `--svg OUT` also writes the timeline of ENTRY (or of computation C) as an SVG
 //! ([`crate::memory::timeline`]): live ranges over the schedule, the peak marked.
+//! On StableHLO, the arguments and outputs of `@main`'s signature ([`stablehlo`]).
 //! Exit 0 with a report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ use crate::memory::{self, human_bytes, timeline, Report};
 use crate::model::stack_frames::StackFrameIndex;
 use crate::model::Document;
 use crate::syntax::ChunkKind;
+
+pub mod stablehlo;
 
 /// Buffers at the peak listed when `--top` is not given.
 const DEFAULT_TOP: usize = 10;
@@ -56,6 +59,11 @@ pub fn run(args: Args) -> ExitCode {
 
 fn run_inner(args: &Args) -> Result<String, String> {
     let text = super::read_text(&args.file)?;
+    if crate::language::detect(&args.file.to_string_lossy(), None, &text)
+        == crate::language::Language::Mlir
+    {
+        return stablehlo::report(&args.file, &text, args.json);
+    }
     let document = Document::parse(&text);
     let file = document.file();
     super::input::refuse_syntax_errors(&args.file, &text, &document.syntax_errors())?;
@@ -89,6 +97,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         .unwrap_or_default();
     Ok(if args.json {
         let mut json = to_json(&report, &top);
+        json["timeline"] = timeline_json(&report, module, &frames);
         json["live_by_source"] = groups
             .iter()
             .map(|g| json!({"source": g.source, "bytes": g.bytes, "buffers": g.buffers, "largest": g.largest}))
@@ -131,6 +140,42 @@ fn timeline_svg(
             )
         })?;
     Ok(timeline::svg::to_svg(&timeline))
+}
+
+/// The heap over the schedule as data: the bytes held at each step (XProf's rule,
+/// the curve whose top is `peak_bytes`) and every buffer's live range.
+fn timeline_json(
+    report: &Report,
+    module: &crate::model::Module,
+    frames: &StackFrameIndex,
+) -> Value {
+    let steps: Vec<Value> = report
+        .schedule
+        .iter()
+        .enumerate()
+        .map(|(t, name)| {
+            let live = report.heap.as_ref().map(|h| h.at(t as u64));
+            json!({"step": t, "instruction": name, "live_bytes": live})
+        })
+        .collect();
+    let mut sources: rustc_hash::FxHashMap<&str, Option<String>> = Default::default();
+    let buffers: Vec<Value> = report
+        .buffers
+        .iter()
+        .filter(|b| b.bytes > 0)
+        .map(|b| {
+            let source = sources
+                .entry(b.instruction.as_str())
+                .or_insert_with(|| source_line(module, frames, &b.instruction))
+                .clone();
+            let name = match b.shape_index.as_str() {
+                "{}" => b.instruction.clone(),
+                index => format!("{}{index}", b.instruction),
+            };
+            json!({"name": name, "bytes": b.bytes, "start": b.start, "end": b.end, "source": source})
+        })
+        .collect();
+    json!({"steps": steps, "buffers": buffers})
 }
 
 /// A buffer live at the peak, as printed.
@@ -177,6 +222,15 @@ fn to_json(report: &Report, top: &[Top]) -> Value {
         "temp_bytes": t.temp,
         "peak_bytes": report.peak.as_ref().map(|p| p.bytes),
         "peak_at": report.peak_at(),
+        "peak_step": report.peak.as_ref().map(|p| p.time),
+        "peak_rule": report.heap.as_ref().map(|h| match h.source {
+            memory::viewer::HeapSource::Trace => "xprof: the heap simulator's trace (.hlo.pb)",
+            memory::viewer::HeapSource::Buffers => "xprof: allocations and live ranges",
+        }),
+        "indefinite_bytes": report.heap.as_ref().map(|h| h.indefinite),
+        "xla_live_range_peak_bytes": report.xla_live_range_peak.as_ref().map(|p| p.bytes),
+        "xla_live_range_peak_step": report.xla_live_range_peak.as_ref().map(|p| p.time),
+        "xla_live_range_peak_at": report.xla_live_range_peak_at(),
         "allocations": report.allocations.iter().map(|a| json!({
             "index": a.index,
             "size": a.size,
@@ -209,14 +263,22 @@ fn to_text(args: &Args, report: &Report, top: &[Top]) -> String {
         human_bytes(t.temp),
     );
     if let Some(peak) = &report.peak {
-        out.push_str(&format!(
-            "  peak {} at %{} (step {} of {}) · {} buffers live\n",
-            human_bytes(peak.bytes),
-            report.peak_at().unwrap_or("?"),
-            peak.time,
-            report.schedule.len(),
-            peak.live.len(),
-        ));
+        match report.peak_at() {
+            Some(at) => out.push_str(&format!(
+                "  peak {} at %{at} (step {} of {}) · {} buffers live\n",
+                human_bytes(peak.bytes),
+                peak.time,
+                report.schedule.len(),
+                peak.live.len(),
+            )),
+            None => out.push_str(&format!(
+                "  peak {}: arguments, outputs and constants only (no temporary is ever live)\n",
+                human_bytes(peak.bytes),
+            )),
+        }
+        if let Some(line) = crate::memory::xla_line_if_different(report) {
+            out.push_str(&format!("  {line}\n"));
+        }
     }
     for b in top {
         out.push_str(&format!(

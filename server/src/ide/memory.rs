@@ -32,12 +32,22 @@ fn modules(
         .filter_map(|m| snapshot.ready_memory(m).map(|r| (m, r)))
 }
 
-/// `peak 1.5 MiB at %fusion.3 · 12 buffers live (estimated)`.
+/// The instruction a peak names: the one whose allocation raised the heap to it
+/// (XProf's `peak_op`), else the one scheduled at its step.
+fn peak_name<'a>(report: &'a Report, peak: &'a Peak) -> &'a str {
+    peak.instruction
+        .as_deref()
+        .or_else(|| report.instruction_at(peak.time))
+        .unwrap_or("?")
+}
+
+/// `peak 1.5 MiB at %fusion.3 · 12 buffers live (estimated)`: the heap's peak as
+/// XProf's memory viewer counts it, the same number the hover and the panel show.
 fn title(report: &Report, peak: &crate::memory::Peak) -> String {
     format!(
         "peak {} at %{} · {} buffers live ({})",
         human_bytes(peak.bytes),
-        report.instruction_at(peak.time).unwrap_or("?"),
+        peak_name(report, peak),
         peak.live.len(),
         report.source.tag(),
     )
@@ -96,12 +106,22 @@ pub fn computation_hover(
     let peak = peak_of(m, &report, m.computation(computation))?;
     let frames = snapshot.ready_stack_frames(module)?;
     let groups = by_source_line(&report, &peak, m, &frames);
+    // On ENTRY, XLA's own live-range "peak" line when it says something else.
+    let xla = (m.entry == Some(computation))
+        .then(|| crate::memory::xla_line_if_different(&report))
+        .flatten()
+        .map(|line| {
+            format!(
+                " ({line}: it counts each value by itself, the outputs from when they are written)"
+            )
+        })
+        .unwrap_or_default();
     Some(format!(
-        "**Memory** ({}): peak {} at `%{}`, step {} of {} · {} buffers live\n\n\
+        "**Memory** ({}): peak {} at `%{}`, step {} of {} · {} buffers live{xla}\n\n\
          Live at the peak, by source line:\n```text\n{}\n```",
         report.source.tag(),
         human_bytes(peak.bytes),
-        report.instruction_at(peak.time).unwrap_or("?"),
+        peak_name(&report, &peak),
         peak.time,
         report.schedule.len(),
         peak.live.len(),

@@ -70,46 +70,71 @@ pub fn peak_copies(module: &Module, report: &Report) -> Vec<PeakCopy> {
     let Some(peak) = &report.peak else {
         return Vec::new();
     };
-    let live_bytes = |name: &str| {
-        peak.live
-            .iter()
-            .map(|&i| &report.buffers[i])
-            .filter(|b| b.instruction == name)
-            .map(|b| b.bytes)
-            .sum::<u64>()
-    };
     let mut out: Vec<PeakCopy> = Vec::new();
-    for &i in &peak.live {
-        let b = &report.buffers[i];
-        let meaningful = b.bytes >= MIN_BYTES
-            && u128::from(b.bytes) * 100 >= u128::from(peak.bytes) * u128::from(MIN_SHARE_PERCENT);
-        if !meaningful || out.iter().any(|c| c.instruction == b.instruction) {
-            continue;
+    // The heap can stay at its peak for several steps (a loop's copy made while the
+    // value it copies is still held): a copy counts when it is live at any of them,
+    // its operand when live at the same step.
+    for t in report.peak_steps() {
+        let live = report.live_at(t);
+        let live_bytes = |name: &str| {
+            live.iter()
+                .map(|&i| &report.buffers[i])
+                .filter(|b| b.instruction == name)
+                .map(|b| b.bytes)
+                .sum::<u64>()
+        };
+        for &i in &live {
+            let b = &report.buffers[i];
+            let meaningful = b.bytes >= MIN_BYTES
+                && u128::from(b.bytes) * 100
+                    >= u128::from(peak.bytes) * u128::from(MIN_SHARE_PERCENT);
+            let seen = out.iter().position(|c| c.instruction == b.instruction);
+            if !meaningful || seen.is_some_and(|k| out[k].operand_live.is_some()) {
+                continue;
+            }
+            let Some(copy) = as_copy(module, b, &live_bytes) else {
+                continue;
+            };
+            match seen {
+                Some(k) if copy.operand_live.is_some() => out[k] = copy,
+                Some(_) => {}
+                None => out.push(copy),
+            }
         }
-        let Some((c, id)) = module.find_instruction(&b.instruction) else {
-            continue;
-        };
-        let computation = module.computation(c);
-        let instruction = computation.instruction(id);
-        let Some(kind) = copy_kind(module, instruction) else {
-            continue;
-        };
-        let operand_live = instruction
-            .operands
-            .first()
-            .and_then(|o| o.target)
-            .map(|t| computation.instruction(t).name.to_string())
-            .map(|name| (live_bytes(&name), name))
-            .filter(|(bytes, _)| *bytes > 0)
-            .map(|(bytes, name)| (name, bytes));
-        out.push(PeakCopy {
-            instruction: b.instruction.clone(),
-            kind,
-            bytes: live_bytes(&b.instruction),
-            operand_live,
-        });
     }
+    out.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.instruction.cmp(&b.instruction))
+    });
     out
+}
+
+/// `b` as a copy live at a peak step, when its instruction copies its operand; what
+/// is live then is measured by `live_bytes`.
+fn as_copy(
+    module: &Module,
+    b: &super::Buffer,
+    live_bytes: &dyn Fn(&str) -> u64,
+) -> Option<PeakCopy> {
+    let (c, id) = module.find_instruction(&b.instruction)?;
+    let computation = module.computation(c);
+    let instruction = computation.instruction(id);
+    let kind = copy_kind(module, instruction)?;
+    let operand_live = instruction
+        .operands
+        .first()
+        .and_then(|o| o.target)
+        .map(|t| computation.instruction(t).name.to_string())
+        .map(|name| (live_bytes(&name), name))
+        .filter(|(bytes, _)| *bytes > 0)
+        .map(|(bytes, name)| (name, bytes));
+    Some(PeakCopy {
+        instruction: b.instruction.clone(),
+        kind,
+        bytes: live_bytes(&b.instruction),
+        operand_live,
+    })
 }
 
 /// The sentence of a finding.
@@ -123,7 +148,7 @@ pub fn message(copy: &PeakCopy, report: &Report) -> String {
         human_bytes(copy.bytes),
         u128::from(copy.bytes) * 100 / u128::from(peak.bytes.max(1)),
         human_bytes(peak.bytes),
-        report.instruction_at(peak.time).unwrap_or("?"),
+        report.peak_at().unwrap_or("?"),
         report.source.tag(),
     );
     if let Some((name, bytes)) = &copy.operand_live {

@@ -6,7 +6,8 @@
 //! 2. values: each instruction defines one per leaf of its shape (and one per tuple
 //!    table, 8 bytes a pointer), except those that pass values on: get-tuple-element,
 //!    bitcast, a tuple's elements, a while (its init, body parameter, body root and
-//!    result are one buffer), a conditional (its branches' roots), a call (its
+//!    result are one buffer), a conditional (its result a phi in its branches' roots'
+//!    buffer), a call (its
 //!    callee's root), parameters of called computations (their operands);
 //! 3. liveness: from the defining time to the last use or position (a root's until its
 //!    computation ends; the entry's parameters and outputs until the end);
@@ -372,12 +373,15 @@ impl Flow {
                 return;
             }
             Opcode::Conditional => {
-                let first = self.callee_root(module, instr, 0);
-                for k in 1..instr.called.len() {
-                    let other = self.callee_root(module, instr, k);
-                    self.join(&first, &other);
+                // XLA's dataflow gives the result a phi value of its own, in the
+                // buffer of every branch's root: a branch's root is live only until
+                // its branch ends, so the next branch's values may take its place.
+                let phi = self.define_phi(at, &instr.shape);
+                for k in 0..instr.called.len() {
+                    let root = self.callee_root(module, instr, k);
+                    self.join(&phi, &root);
                 }
-                Some(first)
+                return;
             }
             Opcode::Call => Some(self.callee_root(module, instr, 0)),
             _ => None,
@@ -648,7 +652,31 @@ impl Flow {
             Opcode::Fusion => fusion_writes_over(module, instr, read),
             op => op.is_elementwise(),
         };
-        kind_fits && user.bytes == operand.bytes && user.index.is_empty()
+        kind_fits
+            && user.bytes == operand.bytes
+            && user.index.is_empty()
+            && self.same_shape(module, user, operand)
+    }
+
+    /// Whether two values have the same shape, dimensions and layout: XLA's
+    /// `CanShareOperandBufferWithUser` shares nothing else, so a `select` that
+    /// reshapes while it writes (`f32[4,N,N]` into `f32[1,4,N,N]`) gets a new buffer.
+    fn same_shape(&self, module: &Module, a: &Value, b: &Value) -> bool {
+        let shape = |v: &Value| -> Option<Shape> {
+            let at: &Shape = &module.computation(v.def.0).instruction(v.def.1).shape;
+            v.index
+                .iter()
+                .try_fold(at, |s, &k| s.tuple_element(k))
+                .cloned()
+        };
+        match (shape(a), shape(b)) {
+            (Some(Shape::Array(x)), Some(Shape::Array(y))) => {
+                x.element == y.element
+                    && x.dims == y.dims
+                    && x.minor_to_major() == y.minor_to_major()
+            }
+            _ => false,
+        }
     }
 
     /// XLA's `MaybeAssignBuffer`: `group` goes into `allocation` if it fits, the
@@ -873,8 +901,13 @@ impl Flow {
                 let operand = &self.values[w];
                 let dies_here = operand.end == value.start
                     && temps[gw].iter().all(|&x| self.values[x].end <= value.start);
+                // A user in a loop's or conditional's buffer (with a phi) is placed
+                // with that whole set: XLA's heap simulator shares no operand's
+                // buffer with a colocated set.
+                let colocated = temps[gv].iter().any(|&x| self.values[x].phi);
                 if gw != gv
                     && !taken[gw]
+                    && !colocated
                     && dies_here
                     && self.shares_in_place(module, value, operand)
                 {
@@ -893,6 +926,19 @@ impl Flow {
         let mut out: Vec<Vec<ValueId>> = merged.into_values().collect();
         out.sort_by_key(|g| g.iter().copied().min());
         out
+    }
+
+    /// The shape of value `v` as XLA prints it in a buffer assignment (without
+    /// layout): a tuple's table shows as its tuple shape.
+    fn shape_text(&self, module: &Module, v: ValueId) -> String {
+        let def = self.values[v].def;
+        let shape: &Shape = &module.computation(def.0).instruction(def.1).shape;
+        self.values[v]
+            .index
+            .iter()
+            .try_fold(shape, |s, &k| s.tuple_element(k))
+            .map(Shape::logical_text)
+            .unwrap_or_default()
     }
 
     fn name(&self, module: &Module, v: ValueId) -> String {
@@ -921,7 +967,7 @@ impl Flow {
                         phi: false,
                         offset,
                         size: self.values[v].bytes,
-                        shape: String::new(),
+                        shape: self.shape_text(module, v),
                     }
                 })
                 .collect();
@@ -950,16 +996,20 @@ impl Flow {
                 })
             })
             .collect();
-        Report {
+        let mut report = Report {
             source: Source::Estimate,
             totals: Totals::of(&allocations),
             allocations,
             schedule,
             spans,
             buffers,
-            peak,
+            peak: None,
+            heap: None,
+            xla_live_range_peak: peak,
             notes: std::mem::take(&mut self.notes),
-        }
+        };
+        report.measure_heap(None);
+        report
     }
 
     /// One buffer per value, the ranges of a buffer's values cut so that they do not

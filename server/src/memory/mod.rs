@@ -17,12 +17,14 @@ pub mod diagnostics;
 pub mod estimate;
 pub mod heap;
 pub mod live_range;
+pub mod proto;
 pub mod report;
 pub mod siblings;
 pub mod source;
 pub mod strip;
 pub mod timeline;
 pub mod usage_report;
+pub mod viewer;
 
 pub use buffer_assignment::{Allocation, AllocationKind, AssignedValue, BufferAssignment};
 pub use live_range::LiveRanges;
@@ -119,6 +121,26 @@ impl Totals {
         }
         t
     }
+}
+
+/// `XLA's live-range peak: 72.0 KiB at %fusion (step 8)` when XLA's own "peak" line
+/// says another number or step than the heap's peak users see; `None` when they agree.
+pub fn xla_line_if_different(report: &Report) -> Option<String> {
+    let xla = report.xla_live_range_peak.as_ref()?;
+    let peak = report.peak.as_ref()?;
+    if (xla.bytes, xla.time) == (peak.bytes, peak.time) {
+        return None;
+    }
+    let whose = match report.source {
+        Source::BufferAssignment => "XLA's live-range peak",
+        Source::Estimate => "XLA's live-range count",
+    };
+    Some(format!(
+        "{whose}: {} at %{} (step {})",
+        human_bytes(xla.bytes),
+        report.xla_live_range_peak_at().unwrap_or("?"),
+        xla.time
+    ))
 }
 
 /// `1.5 MiB`, `12.0 KiB`, `512 B`: sizes as people read them (binary units).

@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use super::live_range::LiveRanges;
+use super::viewer::{self, Heap, HeapSource, TracePeak};
 use super::{Allocation, BufferAssignment, Note, Source, Totals};
 
 /// One value with its place and live range (times in the flattened schedule).
@@ -35,7 +36,13 @@ pub struct Peak {
     pub bytes: u64,
     /// Indices into [`Report::buffers`] live then, largest first.
     pub live: Vec<usize>,
+    /// The instruction that made it, when it is not simply the one scheduled at
+    /// `time` (XProf's `peak_op`: the value whose allocation raised the heap).
+    pub instruction: Option<String>,
 }
+
+/// Steps of a peak that lasts, looked at by [`Report::peak_steps`].
+pub const MAX_PEAK_STEPS: usize = 32;
 
 /// A computation's place in the flattened schedule: its instructions run in
 /// `times` (a while body between its loop's operands and the loop).
@@ -55,7 +62,16 @@ pub struct Report {
     pub schedule: Vec<String>,
     pub spans: Vec<Span>,
     pub buffers: Vec<Buffer>,
+    /// The peak users see: the heap's, as XProf's memory viewer computes it
+    /// ([`Report::heap`]).
     pub peak: Option<Peak>,
+    /// The heap over the schedule (XProf's rule, [`super::viewer`]).
+    pub heap: Option<Heap>,
+    /// XLA's live-range file's own "peak" line (`Live ranges at T (peak)`), or for
+    /// the estimate the same count over its live ranges: each value by itself, a
+    /// buffer that ends at a step still live when the next starts, the outputs only
+    /// from when they are written.
+    pub xla_live_range_peak: Option<Peak>,
     pub notes: Vec<Note>,
 }
 
@@ -87,22 +103,191 @@ impl Report {
                 }
             })
             .collect::<Vec<_>>();
-        let peak = xla_peak(&ranges, &buffers).or_else(|| peak_of(&buffers, None));
-        Report {
+        let xla_live_range_peak = xla_peak(&ranges, &buffers).or_else(|| peak_of(&buffers, None));
+        let mut report = Report {
             source: Source::BufferAssignment,
             totals,
             allocations: assignment.allocations,
             schedule: ranges.schedule,
             spans: Vec::new(),
             buffers,
-            peak,
+            peak: None,
+            heap: None,
+            xla_live_range_peak,
             notes,
+        };
+        report.measure_heap(None);
+        report
+    }
+
+    /// Fills [`Report::heap`] and [`Report::peak`] by XProf's rule: from the heap
+    /// simulator's trace when `trace` (read from the `.hlo.pb`) is given, else
+    /// rebuilt from the allocations and live ranges. A trace whose peak instruction
+    /// the schedule does not name keeps the rebuilt step.
+    pub fn measure_heap(&mut self, trace: Option<&TracePeak>) {
+        if self.schedule.is_empty() && self.buffers.is_empty() {
+            self.heap = None;
+            self.peak = self.xla_live_range_peak.clone();
+            return;
+        }
+        let mut heap = viewer::from_buffers(&self.allocations, &self.buffers, self.schedule.len());
+        if let Some(trace) = trace {
+            heap.source = HeapSource::Trace;
+            heap.indefinite = trace.indefinite;
+            heap.peak.bytes = trace.bytes;
+            heap.peak.instruction = trace.instruction.clone();
+            let step = trace
+                .instruction
+                .as_ref()
+                .and_then(|name| self.schedule.iter().position(|s| s == name));
+            if let Some(step) = step {
+                heap.peak.step = step as u64;
+            }
+        }
+        let live = self.held_at(heap.peak.step);
+        self.peak = Some(Peak {
+            time: heap.peak.step,
+            bytes: heap.peak.bytes,
+            live,
+            instruction: heap.peak.instruction.clone(),
+        });
+        self.heap = Some(heap);
+    }
+
+    /// What holds the heap at step `t`, largest first: each temporary live then (one
+    /// per place), and for each allocation held for the whole run its largest value
+    /// (as XProf's memory viewer lists them), the one live then among equals.
+    fn held_at(&self, t: u64) -> Vec<usize> {
+        let heap: Vec<u64> = self
+            .allocations
+            .iter()
+            .filter(|a| !viewer::is_indefinite(a) && !a.kind.thread_local && a.kind.color == 0)
+            .map(|a| a.index)
+            .collect();
+        let mut places: rustc_hash::FxHashMap<(u64, u64), usize> = Default::default();
+        let mut out: Vec<usize> = Vec::new();
+        for (i, b) in self.buffers.iter().enumerate() {
+            let (Some(a), Some(o)) = (b.allocation, b.offset) else {
+                continue;
+            };
+            if b.bytes == 0 || !b.live_at(t) || !heap.contains(&a) {
+                continue;
+            }
+            match places.get(&(a, o)) {
+                Some(&j) if self.buffers[j].bytes >= b.bytes => {}
+                _ => {
+                    places.insert((a, o), i);
+                }
+            }
+        }
+        out.extend(places.into_values());
+        for a in self.allocations.iter().filter(|a| viewer::is_indefinite(a)) {
+            out.extend(self.representative(a, t));
+        }
+        let b = &self.buffers;
+        out.sort_by(|&x, &y| {
+            b[y].bytes
+                .cmp(&b[x].bytes)
+                .then_with(|| b[x].instruction.cmp(&b[y].instruction))
+                .then_with(|| b[x].shape_index.cmp(&b[y].shape_index))
+        });
+        out
+    }
+
+    /// The steps where the heap stands at its peak (the first [`MAX_PEAK_STEPS`]): a
+    /// peak can last while a loop copies the value it still holds.
+    pub fn peak_steps(&self) -> Vec<u64> {
+        let Some(peak) = &self.peak else {
+            return Vec::new();
+        };
+        match &self.heap {
+            Some(heap) => (peak.time..heap.temps.len() as u64)
+                .filter(|&t| heap.at(t) == peak.bytes)
+                .take(MAX_PEAK_STEPS)
+                .collect(),
+            None => vec![peak.time],
         }
     }
 
-    /// The instruction at the peak.
+    /// Every buffer live at step `t` with bytes, one per place (allocation and
+    /// offset) where several share it, largest first.
+    pub fn live_at(&self, t: u64) -> Vec<usize> {
+        let mut places: rustc_hash::FxHashMap<(u64, u64), usize> = Default::default();
+        let mut out = Vec::new();
+        for (i, b) in self.buffers.iter().enumerate() {
+            if b.bytes == 0 || !b.live_at(t) {
+                continue;
+            }
+            match (b.allocation, b.offset) {
+                (Some(a), Some(o)) => match places.get(&(a, o)) {
+                    Some(&j) if self.buffers[j].bytes >= b.bytes => {}
+                    _ => {
+                        places.insert((a, o), i);
+                    }
+                },
+                _ => out.push(i),
+            }
+        }
+        out.extend(places.into_values());
+        let b = &self.buffers;
+        out.sort_by(|&x, &y| {
+            b[y].bytes
+                .cmp(&b[x].bytes)
+                .then_with(|| b[x].instruction.cmp(&b[y].instruction))
+                .then_with(|| x.cmp(&y))
+        });
+        out
+    }
+
+    /// The value that stands for allocation `a` (held for the whole run) at step `t`:
+    /// of its largest values that are not a loop's phi, the last one made by `t`
+    /// (the first one made when none is yet).
+    fn representative(&self, a: &Allocation, t: u64) -> Option<usize> {
+        let phi: std::collections::HashSet<(&str, &str)> = a
+            .values
+            .iter()
+            .filter(|v| v.phi)
+            .map(|v| (v.instruction.as_str(), v.shape_index.as_str()))
+            .collect();
+        let members: Vec<usize> = (0..self.buffers.len())
+            .filter(|&i| {
+                let b = &self.buffers[i];
+                b.allocation == Some(a.index)
+                    && b.bytes > 0
+                    && !phi.contains(&(b.instruction.as_str(), b.shape_index.as_str()))
+            })
+            .collect();
+        let largest = members.iter().map(|&i| self.buffers[i].bytes).max()?;
+        let largest: Vec<usize> = members
+            .into_iter()
+            .filter(|&i| self.buffers[i].bytes == largest)
+            .collect();
+        let made = largest
+            .iter()
+            .copied()
+            .filter(|&i| self.buffers[i].start <= t)
+            .max_by_key(|&i| (self.buffers[i].start, std::cmp::Reverse(i)));
+        made.or_else(|| {
+            largest
+                .iter()
+                .copied()
+                .min_by_key(|&i| (self.buffers[i].start, i))
+        })
+    }
+
+    /// The instruction at the peak (XProf's `peak_op`).
     pub fn peak_at(&self) -> Option<&str> {
         let peak = self.peak.as_ref()?;
+        match &peak.instruction {
+            Some(name) => Some(name),
+            None if self.heap.is_some() => None,
+            None => self.schedule.get(peak.time as usize).map(String::as_str),
+        }
+    }
+
+    /// The instruction of XLA's live-range "peak" line.
+    pub fn xla_live_range_peak_at(&self) -> Option<&str> {
+        let peak = self.xla_live_range_peak.as_ref()?;
         self.schedule.get(peak.time as usize).map(String::as_str)
     }
 
@@ -113,11 +298,29 @@ impl Report {
             .filter(move |b| b.instruction == instruction)
     }
 
-    /// The peak within a computation's span (a while body's own peak), counting
-    /// everything live then, the loop's callers' buffers included.
+    /// The peak within a computation's span (a while body's own peak): the heap's
+    /// highest step there, counting everything held then, the loop's callers'
+    /// buffers included.
     pub fn peak_in(&self, computation: &str) -> Option<Peak> {
         let span = self.spans.iter().find(|s| s.computation == computation)?;
-        peak_of(&self.buffers, Some(span.times.clone()))
+        let Some(heap) = &self.heap else {
+            return peak_of(&self.buffers, Some(span.times.clone()));
+        };
+        if span.times.is_empty() {
+            return None;
+        }
+        let mut best = span.times.start;
+        for t in span.times.clone() {
+            if heap.at(t) > heap.at(best) {
+                best = t;
+            }
+        }
+        Some(Peak {
+            time: best,
+            bytes: heap.at(best),
+            live: self.held_at(best),
+            instruction: None,
+        })
     }
 
     /// The name of time `t`'s instruction.
@@ -145,6 +348,7 @@ fn xla_peak(ranges: &LiveRanges, buffers: &[Buffer]) -> Option<Peak> {
         time,
         bytes: ranges.peak.iter().map(|p| p.bytes).sum(),
         live,
+        instruction: None,
     })
 }
 
@@ -194,6 +398,7 @@ pub fn peak_of(buffers: &[Buffer], window: Option<Range<u64>>) -> Option<Peak> {
         time,
         bytes: live.iter().map(|&i| buffers[i].bytes).sum(),
         live,
+        instruction: None,
     })
 }
 

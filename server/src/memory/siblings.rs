@@ -1,7 +1,9 @@
 //! The files XLA writes beside an after-optimizations dump, by its naming:
 //! `module_0008.jit_f.cpu_after_optimizations.txt` has
 //! `module_0008.jit_f.cpu_after_optimizations-buffer-assignment.txt`,
-//! `...-live-range.txt` and `...-memory-usage-report.txt` next to it.
+//! `...-live-range.txt` and `...-memory-usage-report.txt` next to it, and with
+//! `--xla_dump_hlo_as_proto` the module with its buffer assignment and heap
+//! simulator trace as `module_0008.jit_f.cpu_after_optimizations.hlo.pb`.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,8 @@ pub struct Siblings {
     pub buffer_assignment: Option<PathBuf>,
     pub live_range: Option<PathBuf>,
     pub usage_report: Option<PathBuf>,
+    /// The `HloProto` (`.hlo.pb`): the heap simulator's trace XProf reads.
+    pub proto: Option<PathBuf>,
 }
 
 /// The siblings of `dump` present on disk; none when `dump` is not an
@@ -30,13 +34,14 @@ pub fn find(dump: &Path) -> Siblings {
         return Siblings::default();
     };
     let existing = |suffix: &str| {
-        let path = PathBuf::from(format!("{stem}-{suffix}.txt"));
+        let path = PathBuf::from(format!("{stem}{suffix}"));
         path.is_file().then_some(path)
     };
     Siblings {
-        buffer_assignment: existing("buffer-assignment"),
-        live_range: existing("live-range"),
-        usage_report: existing("memory-usage-report"),
+        buffer_assignment: existing("-buffer-assignment.txt"),
+        live_range: existing("-live-range.txt"),
+        usage_report: existing("-memory-usage-report.txt"),
+        proto: existing(".hlo.pb"),
     }
 }
 
@@ -63,6 +68,17 @@ pub fn read(dump: &Path) -> Option<Report> {
             },
         });
     let mut report = Report::from_xla(assignment, ranges);
+    if let Some(p) = &siblings.proto {
+        match read_trace(p) {
+            Ok(Some(trace)) => report.measure_heap(Some(&trace)),
+            Ok(None) => {}
+            Err(message) => report.notes.push(super::Note {
+                file: Some(name(p)),
+                line: None,
+                message,
+            }),
+        }
+    }
     if let Some(p) = &siblings.usage_report {
         if let Ok(text) = crate::dump::read_text(p) {
             let usage = UsageReport::parse(&text, &name(p));
@@ -81,4 +97,12 @@ pub fn read(dump: &Path) -> Option<Report> {
         }
     }
     Some(report)
+}
+
+/// The peak XProf's memory viewer shows, replayed from the `.hlo.pb` at `path`;
+/// `None` when it holds no buffer assignment.
+fn read_trace(path: &Path) -> Result<Option<super::viewer::TracePeak>, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let proto = super::proto::decode(&bytes)?;
+    Ok(super::viewer::from_trace(&proto))
 }

@@ -64,8 +64,8 @@ pub struct Timeline {
     pub curve: Vec<u64>,
     /// The top of the curve (its earliest step): the most memory live at once.
     pub peak: Option<TimelinePeak>,
-    /// The report's own peak (XLA's `Live ranges at T (peak)`, or the estimate's,
-    /// found the same way) when it is not the top of the curve: XLA's count takes
+    /// XLA's live-range "peak" line (`Live ranges at T (peak)`, or the estimate's,
+    /// found the same way) when it is not the heap's peak: XLA's count takes
     /// each value by itself (a loop's carried value once per name) and a buffer that
     /// ends at a step as still live when the next one starts, so its "peak" can miss
     /// the most memory (tests/data/memory/outer_broadcast: a 384 KiB temporary, a
@@ -91,7 +91,10 @@ pub fn lay_out(
         .entry_computation()
         .is_some_and(|c| c.model().name == computation);
     let (steps, reported) = if is_entry {
-        (0..report.schedule.len() as u64, report.peak.clone())
+        (
+            0..report.schedule.len() as u64,
+            report.xla_live_range_peak.clone(),
+        )
     } else {
         let span = report.spans.iter().find(|s| s.computation == computation)?;
         (span.times.clone(), report.peak_in(computation))
@@ -102,8 +105,39 @@ pub fn lay_out(
     let inside: Vec<usize> = (0..report.buffers.len())
         .filter(|&i| report.buffers[i].bytes > 0 && overlaps(&report.buffers[i], &steps))
         .collect();
-    let curve = curve(&report.buffers, &inside, &steps);
-    let peak = top(report, &inside, &curve, steps.start);
+    let (curve, peak) = match &report.heap {
+        // The heap as XProf counts it, and the peak the lens and hover name.
+        Some(heap) => {
+            let curve: Vec<u64> = steps.clone().map(|t| heap.at(t)).collect();
+            let own = if is_entry {
+                report.peak.clone()
+            } else {
+                report.peak_in(computation)
+            };
+            let peak = own.map(|p| TimelinePeak {
+                time: p.time,
+                bytes: p.bytes,
+                instruction: p
+                    .instruction
+                    .clone()
+                    .or_else(|| report.instruction_at(p.time).map(str::to_string)),
+                buffers: p.live.len(),
+            });
+            (curve, peak)
+        }
+        None => {
+            let curve = curve(&report.buffers, &inside, &steps);
+            let peak = top(report, &inside, &curve, steps.start);
+            (curve, peak)
+        }
+    };
+    let reported = if report.heap.is_some() {
+        is_entry
+            .then(|| report.xla_live_range_peak.clone())
+            .flatten()
+    } else {
+        reported
+    };
     let order = row_order(report, &inside, peak.as_ref().map(|p| p.time));
     let rows: Vec<Row> = order
         .iter()

@@ -1,5 +1,7 @@
 //! The timeline as a standalone SVG: a heading that says where the numbers come
-//! from, the memory curve (bytes live per step) with the peak marked and its value,
+//! from, the memory curve (the heap at each step, as XProf's memory viewer counts
+//! it: what is held for the whole run and the temporaries live) with the peak marked
+//! and its value,
 //! then one bar per buffer over the steps it is live, orange when it stands in the
 //! peak, its size at the right. Each bar is a `<g class="buffer" data-row="k">` with a
 //! tooltip (instruction, shape, bytes, live from → to, source line), so an editor can
@@ -135,8 +137,10 @@ fn heading(out: &mut String, t: &Timeline) {
     );
     if let Some(r) = &t.reported {
         let whose = match t.source {
-            crate::memory::Source::BufferAssignment => "XLA's own peak (its live-range file)",
-            crate::memory::Source::Estimate => "The estimate's peak counted as XLA counts",
+            crate::memory::Source::BufferAssignment => "XLA's live-range peak (its own count)",
+            crate::memory::Source::Estimate => {
+                "The estimate's live ranges counted as XLA's live-range file counts"
+            }
         };
         let _ = writeln!(
             out,
@@ -266,7 +270,7 @@ fn peak_line(out: &mut String, t: &Timeline, s: &Scale, bottom: f64) {
             out,
             r##"<g class="reported-peak"><title>{}</title><line x1="{x:.1}" y1="{HEADER:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#95a5a6" stroke-width="1" stroke-dasharray="2,3"/></g>"##,
             escape(&format!(
-                "the report's peak: {} at %{}, step {}",
+                "XLA's live-range peak: {} at %{}, step {}",
                 human_bytes(r.bytes),
                 r.instruction.as_deref().unwrap_or("?"),
                 r.time
