@@ -51,6 +51,7 @@ mod model_diagnostics;
 mod model_proptest;
 mod model_samples;
 mod navigation_hostile;
+mod parser_conformance;
 mod profile_xprof;
 mod refactor_props;
 mod refactor_samples;

@@ -701,7 +701,8 @@ fn dynamic_slice(
     }))
 }
 
-/// The start indices after operand `first`: one scalar per dimension.
+/// The start indices after operand `first`: one scalar per dimension, or (the
+/// legacy form XLA's parser still accepts) one integer vector of `rank` elements.
 fn check_start_indices(
     opcode: &Opcode,
     shapes: &[&Shape],
@@ -709,6 +710,13 @@ fn check_start_indices(
     first: usize,
 ) -> Result<(), Problem> {
     let given = shapes.len() - first;
+    if given == 1 && rank != 1 {
+        if let Shape::Array(v) = shapes[first] {
+            if v.rank() == 1 && v.element.is_integral() && v.dims[0] == rank as i64 {
+                return Ok(());
+            }
+        }
+    }
     if given != rank {
         return Err(problem(
             codes::OPERAND_COUNT,

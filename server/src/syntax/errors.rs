@@ -83,6 +83,9 @@ fn describe(text: &str, node: Node, path: &[Node]) -> String {
     if own.trim().is_empty() {
         return format!("syntax error{}", context(text, path));
     }
+    if let Some(at) = own.rfind("/*").filter(|&at| !own[at..].contains("*/")) {
+        return format!("unterminated comment '{}'", snippet(&own[at..]));
+    }
     format!("unexpected '{}'{}", snippet(own), context(text, path))
 }
 

@@ -57,6 +57,9 @@ struct State {
     /// Words begun at depth 0 (`HloModule m` is two: a third one not after `,` or
     /// `=` starts the next item).
     words: u32,
+    /// The file is one instruction (`n = f32[4] negate(p)`, `f32[4] negate(f32[4])`),
+    /// as XLA's parser accepts it: one chunk to the end (XLA wants nothing after it).
+    single: bool,
 }
 
 fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
@@ -66,6 +69,7 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         opened: false,
         last_significant: b'\n',
         words: 0,
+        single: false,
     };
     let mut p = start;
     while p < text.len() {
@@ -89,6 +93,7 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         }
         if state.kind.is_none() && !blank && !comment {
             state.kind = Some(classify(content));
+            state.single = start == 0 && is_single_instruction(content);
         }
         if let Some(at) = scan_line(line, &mut state) {
             return (p + at, state.kind.unwrap_or(ChunkKind::Other));
@@ -100,6 +105,9 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
 
 /// Whether a non-blank, non-comment line starts a new chunk.
 fn starts_new_item(state: &State, indent: usize, content: &[u8]) -> bool {
+    if state.single {
+        return false;
+    }
     if state.depth > 0 {
         return indent == 0 && looks_like_item_start(content);
     }
@@ -148,6 +156,23 @@ fn classify(content: &[u8]) -> ChunkKind {
     }
 }
 
+/// Whether a file's first line starts an instruction, not a computation: its first
+/// word is followed by `=` (`n = ...`) or is a shape's element type (`f32[4] ...`).
+/// XLA's parser decides the same way (`HloParserImpl::Run`).
+fn is_single_instruction(content: &[u8]) -> bool {
+    if starts_with_word(content, b"ENTRY") || starts_with_word(content, b"HloModule") {
+        return false;
+    }
+    let word = content.iter().take_while(|&&b| is_word_byte(b)).count();
+    match content.get(word) {
+        Some(b'[') => true,
+        _ => content[word..]
+            .iter()
+            .find(|&&b| b != b' ' && b != b'\t')
+            .is_some_and(|&b| b == b'='),
+    }
+}
+
 fn starts_with_word(content: &[u8], word: &[u8]) -> bool {
     content.starts_with(word)
         && content
@@ -188,7 +213,13 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
                 }
                 state.last_significant = b'"';
             }
-            b'/' if line.get(i + 1) == Some(&b'/') => return None,
+            // A `//` comment ends at the line's end, or at a lone `\r` (old Mac files).
+            b'/' if line.get(i + 1) == Some(&b'/') => {
+                match line[i..].iter().position(|&b| b == b'\r') {
+                    Some(k) => i += k,
+                    None => return None,
+                }
+            }
             b'/' if line.get(i + 1) == Some(&b'*') => {
                 i += 2;
                 while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
@@ -235,6 +266,9 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
 /// body (and its attributes, `}, execution_thread="h"`), or after a module
 /// header's name and attributes; never after the `,` or `=` that continue them.
 fn item_is_complete(state: &State) -> bool {
+    if state.single {
+        return false;
+    }
     let continues = matches!(state.last_significant, b',' | b'=');
     match state.kind {
         Some(ChunkKind::Computation) => state.opened && !continues,
