@@ -127,11 +127,9 @@ mod tests {
         let start = "ENTRY e {\n a = f32[1024]{0:S(5)} parameter(0)\n ROOT c = (f32[1024]{0}, f32[1024]{0:S(5)}, u32[]) copy-start(a)\n}\n";
         let file = model::parse_hlo(start);
         let module = &file.modules[0];
-        let v = view::borrowed(module);
         let entry = module.entry_computation().unwrap();
-        let m = Model::new(&v, module, entry, &h100);
         let root = entry.model().root_instruction().unwrap();
-        assert_eq!(direction(&m, root), Some(Direction::ToDevice));
+        assert_eq!(direction(entry, root), Some(Direction::ToDevice));
         let mut unknown = Device::h100();
         unknown.host_bandwidth = 0;
         let k = root_cost(text, &unknown);
