@@ -125,9 +125,11 @@ module.exports = grammar({
 
     // One token: element type, dimensions (static, `<=N` bounded, `?`), and the
     // optional layout (minor-to-major, tiles, memory space...), even after a space.
+    // Lower case only after the `:` (a physical shape, `P(s32[10])`): a `{...}` of
+    // words after a shape is a literal, not its layout.
     shape: _ => token(prec(1, seq(
       /[a-z][a-z0-9]*\[[^\]\n]*\]/,
-      optional(/[ \t]*\{[^{}\n%="a-z]*\}/),
+      optional(/[ \t]*\{[^{}\n%="a-z:]*(:[^{}\n%="]*)?\}/),
     ))),
 
     tuple_shape: $ => seq('(', optional(seq($._any_shape, repeat(seq(',', $._any_shape)))), ')'),
@@ -155,7 +157,11 @@ module.exports = grammar({
       $.string,
       $.number,
       alias(choice('true', 'false'), $.boolean),
+      $.tuple_literal,
     ),
+
+    // A tuple constant's value, `( {1, 2}, 3 )`, or a complex scalar, `(1, 0)`.
+    tuple_literal: $ => seq('(', $.literal, repeat(seq(',', $.literal)), ')'),
 
     number: _ => token(prec(1, choice(
       /[-+]?(inf|nan)/,
@@ -180,8 +186,12 @@ module.exports = grammar({
       ),
     ),
 
-    // `literal=s32[2]{0} {1, 2}` of a custom call.
-    typed_literal: $ => seq($.shape, $.brace_block),
+    // `literal=s32[2]{0} {1, 2}` of a custom call, `literal=f32[] 0.1`, or a tuple of
+    // them, `literal=( s32[2]{0} {1, 2}, pred[] true )`.
+    typed_literal: $ => choice(
+      seq($.shape, choice($.brace_block, $.number, alias(choice('true', 'false'), $.boolean))),
+      seq('(', $.typed_literal, repeat(seq(',', $.typed_literal)), ')'),
+    ),
 
     attribute_name: _ => /[A-Za-z_][A-Za-z0-9_\-]*/,
 

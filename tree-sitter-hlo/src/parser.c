@@ -15,9 +15,9 @@
 #endif
 
 #define LANGUAGE_VERSION 14
-#define STATE_COUNT 166
+#define STATE_COUNT 190
 #define LARGE_STATE_COUNT 2
-#define SYMBOL_COUNT 69
+#define SYMBOL_COUNT 72
 #define ALIAS_COUNT 0
 #define TOKEN_COUNT 43
 #define EXTERNAL_TOKEN_COUNT 3
@@ -85,17 +85,20 @@ enum ts_symbol_identifiers {
   sym_operand = 55,
   sym_nested_instruction = 56,
   sym_literal = 57,
-  sym_attribute = 58,
-  sym_typed_literal = 59,
-  sym_computation_ref = 60,
-  sym_computation_list = 61,
-  aux_sym_source_file_repeat1 = 62,
-  aux_sym_single_instruction_repeat1 = 63,
-  aux_sym_computation_signature_repeat1 = 64,
-  aux_sym_computation_body_repeat1 = 65,
-  aux_sym_tuple_shape_repeat1 = 66,
-  aux_sym_operand_list_repeat1 = 67,
-  aux_sym_computation_list_repeat1 = 68,
+  sym_tuple_literal = 58,
+  sym_attribute = 59,
+  sym_typed_literal = 60,
+  sym_computation_ref = 61,
+  sym_computation_list = 62,
+  aux_sym_source_file_repeat1 = 63,
+  aux_sym_single_instruction_repeat1 = 64,
+  aux_sym_computation_signature_repeat1 = 65,
+  aux_sym_computation_body_repeat1 = 66,
+  aux_sym_tuple_shape_repeat1 = 67,
+  aux_sym_operand_list_repeat1 = 68,
+  aux_sym_tuple_literal_repeat1 = 69,
+  aux_sym_typed_literal_repeat1 = 70,
+  aux_sym_computation_list_repeat1 = 71,
 };
 
 static const char * const ts_symbol_names[] = {
@@ -157,6 +160,7 @@ static const char * const ts_symbol_names[] = {
   [sym_operand] = "operand",
   [sym_nested_instruction] = "nested_instruction",
   [sym_literal] = "literal",
+  [sym_tuple_literal] = "tuple_literal",
   [sym_attribute] = "attribute",
   [sym_typed_literal] = "typed_literal",
   [sym_computation_ref] = "computation_ref",
@@ -167,6 +171,8 @@ static const char * const ts_symbol_names[] = {
   [aux_sym_computation_body_repeat1] = "computation_body_repeat1",
   [aux_sym_tuple_shape_repeat1] = "tuple_shape_repeat1",
   [aux_sym_operand_list_repeat1] = "operand_list_repeat1",
+  [aux_sym_tuple_literal_repeat1] = "tuple_literal_repeat1",
+  [aux_sym_typed_literal_repeat1] = "typed_literal_repeat1",
   [aux_sym_computation_list_repeat1] = "computation_list_repeat1",
 };
 
@@ -229,6 +235,7 @@ static const TSSymbol ts_symbol_map[] = {
   [sym_operand] = sym_operand,
   [sym_nested_instruction] = sym_nested_instruction,
   [sym_literal] = sym_literal,
+  [sym_tuple_literal] = sym_tuple_literal,
   [sym_attribute] = sym_attribute,
   [sym_typed_literal] = sym_typed_literal,
   [sym_computation_ref] = sym_computation_ref,
@@ -239,6 +246,8 @@ static const TSSymbol ts_symbol_map[] = {
   [aux_sym_computation_body_repeat1] = aux_sym_computation_body_repeat1,
   [aux_sym_tuple_shape_repeat1] = aux_sym_tuple_shape_repeat1,
   [aux_sym_operand_list_repeat1] = aux_sym_operand_list_repeat1,
+  [aux_sym_tuple_literal_repeat1] = aux_sym_tuple_literal_repeat1,
+  [aux_sym_typed_literal_repeat1] = aux_sym_typed_literal_repeat1,
   [aux_sym_computation_list_repeat1] = aux_sym_computation_list_repeat1,
 };
 
@@ -475,6 +484,10 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = true,
     .named = true,
   },
+  [sym_tuple_literal] = {
+    .visible = true,
+    .named = true,
+  },
   [sym_attribute] = {
     .visible = true,
     .named = true,
@@ -512,6 +525,14 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .named = false,
   },
   [aux_sym_operand_list_repeat1] = {
+    .visible = false,
+    .named = false,
+  },
+  [aux_sym_tuple_literal_repeat1] = {
+    .visible = false,
+    .named = false,
+  },
+  [aux_sym_typed_literal_repeat1] = {
     .visible = false,
     .named = false,
   },
@@ -755,7 +776,7 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [3] = 3,
   [4] = 4,
   [5] = 5,
-  [6] = 4,
+  [6] = 5,
   [7] = 7,
   [8] = 8,
   [9] = 9,
@@ -777,11 +798,11 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [25] = 25,
   [26] = 26,
   [27] = 27,
-  [28] = 9,
+  [28] = 15,
   [29] = 29,
   [30] = 30,
   [31] = 31,
-  [32] = 32,
+  [32] = 29,
   [33] = 33,
   [34] = 34,
   [35] = 35,
@@ -796,23 +817,23 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [44] = 44,
   [45] = 45,
   [46] = 46,
-  [47] = 46,
+  [47] = 47,
   [48] = 48,
-  [49] = 48,
+  [49] = 49,
   [50] = 50,
   [51] = 51,
-  [52] = 52,
+  [52] = 4,
   [53] = 53,
-  [54] = 54,
+  [54] = 53,
   [55] = 55,
   [56] = 56,
   [57] = 57,
-  [58] = 58,
-  [59] = 17,
-  [60] = 30,
-  [61] = 33,
-  [62] = 26,
-  [63] = 37,
+  [58] = 55,
+  [59] = 57,
+  [60] = 55,
+  [61] = 41,
+  [62] = 62,
+  [63] = 63,
   [64] = 64,
   [65] = 65,
   [66] = 66,
@@ -820,77 +841,77 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [68] = 68,
   [69] = 69,
   [70] = 70,
-  [71] = 67,
-  [72] = 67,
-  [73] = 67,
+  [71] = 71,
+  [72] = 72,
+  [73] = 73,
   [74] = 74,
-  [75] = 44,
-  [76] = 76,
-  [77] = 77,
-  [78] = 29,
-  [79] = 79,
-  [80] = 44,
-  [81] = 81,
+  [75] = 75,
+  [76] = 27,
+  [77] = 37,
+  [78] = 33,
+  [79] = 38,
+  [80] = 39,
+  [81] = 43,
   [82] = 82,
   [83] = 83,
-  [84] = 32,
-  [85] = 43,
-  [86] = 35,
-  [87] = 34,
-  [88] = 38,
-  [89] = 39,
-  [90] = 40,
-  [91] = 41,
-  [92] = 92,
-  [93] = 29,
-  [94] = 43,
-  [95] = 43,
-  [96] = 96,
-  [97] = 96,
-  [98] = 98,
+  [84] = 84,
+  [85] = 85,
+  [86] = 31,
+  [87] = 87,
+  [88] = 88,
+  [89] = 89,
+  [90] = 34,
+  [91] = 35,
+  [92] = 48,
+  [93] = 44,
+  [94] = 36,
+  [95] = 95,
+  [96] = 40,
+  [97] = 42,
+  [98] = 47,
   [99] = 99,
   [100] = 100,
-  [101] = 101,
-  [102] = 102,
-  [103] = 103,
+  [101] = 44,
+  [102] = 47,
+  [103] = 48,
   [104] = 104,
-  [105] = 29,
-  [106] = 44,
+  [105] = 105,
+  [106] = 106,
   [107] = 107,
   [108] = 108,
   [109] = 109,
-  [110] = 96,
+  [110] = 110,
   [111] = 111,
-  [112] = 107,
-  [113] = 111,
-  [114] = 108,
-  [115] = 99,
-  [116] = 101,
+  [112] = 112,
+  [113] = 113,
+  [114] = 114,
+  [115] = 115,
+  [116] = 116,
   [117] = 117,
-  [118] = 96,
-  [119] = 107,
+  [118] = 118,
+  [119] = 119,
   [120] = 120,
-  [121] = 107,
-  [122] = 122,
+  [121] = 44,
+  [122] = 47,
   [123] = 123,
-  [124] = 124,
-  [125] = 125,
+  [124] = 48,
+  [125] = 105,
   [126] = 126,
   [127] = 127,
   [128] = 128,
-  [129] = 129,
+  [129] = 106,
   [130] = 130,
-  [131] = 131,
+  [131] = 106,
   [132] = 132,
-  [133] = 133,
-  [134] = 134,
-  [135] = 135,
-  [136] = 126,
-  [137] = 137,
-  [138] = 138,
-  [139] = 139,
-  [140] = 140,
-  [141] = 141,
+  [133] = 127,
+  [134] = 110,
+  [135] = 111,
+  [136] = 113,
+  [137] = 115,
+  [138] = 130,
+  [139] = 106,
+  [140] = 130,
+  [141] = 130,
   [142] = 142,
   [143] = 143,
   [144] = 144,
@@ -911,10 +932,34 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [159] = 159,
   [160] = 160,
   [161] = 161,
-  [162] = 162,
+  [162] = 153,
   [163] = 163,
-  [164] = 157,
-  [165] = 161,
+  [164] = 164,
+  [165] = 165,
+  [166] = 166,
+  [167] = 167,
+  [168] = 168,
+  [169] = 169,
+  [170] = 170,
+  [171] = 171,
+  [172] = 172,
+  [173] = 173,
+  [174] = 174,
+  [175] = 175,
+  [176] = 176,
+  [177] = 177,
+  [178] = 178,
+  [179] = 179,
+  [180] = 180,
+  [181] = 181,
+  [182] = 182,
+  [183] = 183,
+  [184] = 184,
+  [185] = 185,
+  [186] = 186,
+  [187] = 187,
+  [188] = 186,
+  [189] = 180,
 };
 
 static const TSCharacterRange sym_attribute_atom_character_set_2[] = {
@@ -927,2957 +972,2878 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
   eof = lexer->eof(lexer);
   switch (state) {
     case 0:
-      if (eof) ADVANCE(46);
+      if (eof) ADVANCE(71);
       ADVANCE_MAP(
-        '"', 7,
-        '%', 41,
-        '(', 74,
-        ')', 75,
-        '+', 18,
-        ',', 48,
-        '-', 17,
-        '.', 39,
-        '/', 13,
-        ':', 66,
-        '=', 47,
-        'E', 87,
-        'F', 181,
-        'H', 190,
-        'R', 89,
-        'S', 242,
-        'a', 139,
-        'b', 134,
-        'c', 95,
-        'f', 98,
-        'i', 126,
-        'n', 100,
-        's', 104,
-        't', 135,
-        '{', 77,
-        '}', 78,
+        '"', 9,
+        '%', 65,
+        '(', 99,
+        ')', 100,
+        '+', 21,
+        ',', 73,
+        '-', 20,
+        '.', 63,
+        '/', 16,
+        ':', 91,
+        '=', 72,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'R', 110,
+        'S', 250,
+        'a', 156,
+        'b', 151,
+        'c', 120,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        's', 127,
+        't', 152,
+        '{', 102,
+        '}', 103,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(0);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(278);
-      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
+      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
     case 1:
-      if (lookahead == '\n') ADVANCE(16);
-      if (lookahead == ')') ADVANCE(429);
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == ')') ADVANCE(433);
       if (lookahead == '*') ADVANCE(1);
-      if (lookahead == '/') ADVANCE(57);
+      if (lookahead == '/') ADVANCE(82);
       if (lookahead != 0) ADVANCE(2);
       END_STATE();
     case 2:
-      if (lookahead == '\n') ADVANCE(16);
-      if (lookahead == ')') ADVANCE(429);
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == ')') ADVANCE(433);
       if (lookahead == '*') ADVANCE(1);
       if (lookahead != 0) ADVANCE(2);
       END_STATE();
     case 3:
-      if (lookahead == '\n') ADVANCE(16);
+      if (lookahead == '\n') ADVANCE(19);
       if (lookahead == '*') ADVANCE(3);
-      if (lookahead == '/') ADVANCE(63);
-      if (lookahead == ']') ADVANCE(429);
+      if (lookahead == '/') ADVANCE(88);
+      if (lookahead == ']') ADVANCE(433);
       if (lookahead != 0) ADVANCE(4);
       END_STATE();
     case 4:
-      if (lookahead == '\n') ADVANCE(16);
+      if (lookahead == '\n') ADVANCE(19);
       if (lookahead == '*') ADVANCE(3);
-      if (lookahead == ']') ADVANCE(429);
+      if (lookahead == ']') ADVANCE(433);
       if (lookahead != 0) ADVANCE(4);
       END_STATE();
     case 5:
-      if (lookahead == '"') ADVANCE(7);
-      if (lookahead == '%') ADVANCE(41);
-      if (lookahead == ')') ADVANCE(75);
-      if (lookahead == ',') ADVANCE(48);
-      if (lookahead == '/') ADVANCE(14);
-      if (lookahead == '{') ADVANCE(77);
-      if (lookahead == '}') ADVANCE(78);
+      if (lookahead == '"') ADVANCE(9);
+      if (lookahead == '%') ADVANCE(65);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '{') ADVANCE(102);
+      if (lookahead == '}') ADVANCE(103);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(5);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 6:
-      if (lookahead == '"') ADVANCE(7);
-      if (lookahead == '(') ADVANCE(74);
-      if (lookahead == '/') ADVANCE(423);
-      if (lookahead == '[') ADVANCE(22);
+      ADVANCE_MAP(
+        '"', 9,
+        '(', 99,
+        ')', 100,
+        ',', 73,
+        '.', 63,
+        '/', 17,
+        'f', 42,
+        'i', 48,
+        'n', 43,
+        't', 50,
+        '+', 21,
+        '-', 21,
+      );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(6);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(427);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 7:
+      ADVANCE_MAP(
+        '"', 9,
+        '(', 99,
+        ')', 100,
+        '.', 63,
+        '/', 17,
+        'f', 26,
+        'i', 32,
+        'n', 27,
+        't', 34,
+        '+', 21,
+        '-', 21,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(7);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 8:
+      if (lookahead == '"') ADVANCE(9);
+      if (lookahead == '(') ADVANCE(99);
+      if (lookahead == '/') ADVANCE(427);
+      if (lookahead == '[') ADVANCE(39);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(8);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(426);
+          lookahead == '_') ADVANCE(430);
       if (lookahead != 0 &&
           lookahead != '(' &&
           lookahead != ')' &&
           lookahead != ',' &&
           lookahead != ']' &&
           (lookahead < 'a' || '{' < lookahead) &&
-          lookahead != '}') ADVANCE(425);
-      END_STATE();
-    case 7:
-      if (lookahead == '"') ADVANCE(282);
-      if (lookahead == '\\') ADVANCE(42);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(7);
-      END_STATE();
-    case 8:
-      if (lookahead == '"') ADVANCE(72);
-      if (lookahead == '\\') ADVANCE(43);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(8);
+          lookahead != '}') ADVANCE(429);
       END_STATE();
     case 9:
-      if (lookahead == '"') ADVANCE(8);
-      if (lookahead == '{') ADVANCE(34);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(9);
+      if (lookahead == '"') ADVANCE(288);
+      if (lookahead == '\\') ADVANCE(66);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(9);
       END_STATE();
     case 10:
-      if (lookahead == '%') ADVANCE(41);
-      if (lookahead == ')') ADVANCE(75);
-      if (lookahead == ',') ADVANCE(48);
-      if (lookahead == '/') ADVANCE(14);
-      if (lookahead == 'R') ADVANCE(89);
-      if (lookahead == '}') ADVANCE(78);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(10);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+      if (lookahead == '"') ADVANCE(97);
+      if (lookahead == '\\') ADVANCE(67);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(10);
       END_STATE();
     case 11:
-      if (lookahead == '(') ADVANCE(74);
-      if (lookahead == ')') ADVANCE(75);
-      if (lookahead == ',') ADVANCE(48);
-      if (lookahead == '/') ADVANCE(14);
-      if (lookahead == '{') ADVANCE(77);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(11);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(265);
+      if (lookahead == '"') ADVANCE(10);
+      if (lookahead == '{') ADVANCE(58);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(11);
       END_STATE();
     case 12:
-      if (lookahead == ')') ADVANCE(425);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(12);
-      END_STATE();
-    case 13:
-      if (lookahead == '*') ADVANCE(16);
-      if (lookahead == '/') ADVANCE(54);
-      END_STATE();
-    case 14:
-      if (lookahead == '*') ADVANCE(16);
-      if (lookahead == '/') ADVANCE(64);
-      END_STATE();
-    case 15:
-      if (lookahead == '*') ADVANCE(15);
-      if (lookahead == '/') ADVANCE(51);
-      if (lookahead != 0) ADVANCE(16);
-      END_STATE();
-    case 16:
-      if (lookahead == '*') ADVANCE(15);
-      if (lookahead != 0) ADVANCE(16);
-      END_STATE();
-    case 17:
-      if (lookahead == '.') ADVANCE(39);
-      if (lookahead == '>') ADVANCE(76);
-      if (lookahead == 'i') ADVANCE(27);
-      if (lookahead == 'n') ADVANCE(25);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(279);
-      END_STATE();
-    case 18:
-      if (lookahead == '.') ADVANCE(39);
-      if (lookahead == 'i') ADVANCE(27);
-      if (lookahead == 'n') ADVANCE(25);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(279);
-      END_STATE();
-    case 19:
-      if (lookahead == '/') ADVANCE(14);
-      if (lookahead == 'a') ADVANCE(393);
-      if (lookahead == 'b') ADVANCE(369);
-      if (lookahead == 'c') ADVANCE(312);
-      if (lookahead == 'f') ADVANCE(315);
-      if (lookahead == 's') ADVANCE(325);
-      if (lookahead == 't') ADVANCE(370);
+      if (lookahead == '%') ADVANCE(65);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == 'R') ADVANCE(110);
+      if (lookahead == '}') ADVANCE(103);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(19);
+          lookahead == ' ') SKIP(12);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 13:
+      ADVANCE_MAP(
+        '%', 65,
+        ',', 73,
+        '.', 63,
+        '/', 17,
+        'R', 110,
+        'f', 170,
+        'i', 217,
+        'n', 171,
+        't', 240,
+        '}', 103,
+        '+', 21,
+        '-', 21,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(13);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 14:
+      if (lookahead == '(') ADVANCE(99);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '{') ADVANCE(102);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(14);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
+      END_STATE();
+    case 15:
+      if (lookahead == ')') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(15);
+      END_STATE();
+    case 16:
+      if (lookahead == '*') ADVANCE(19);
+      if (lookahead == '/') ADVANCE(79);
+      END_STATE();
+    case 17:
+      if (lookahead == '*') ADVANCE(19);
+      if (lookahead == '/') ADVANCE(89);
+      END_STATE();
+    case 18:
+      if (lookahead == '*') ADVANCE(18);
+      if (lookahead == '/') ADVANCE(76);
+      if (lookahead != 0) ADVANCE(19);
+      END_STATE();
+    case 19:
+      if (lookahead == '*') ADVANCE(18);
+      if (lookahead != 0) ADVANCE(19);
       END_STATE();
     case 20:
-      if (lookahead == '/') ADVANCE(14);
+      if (lookahead == '.') ADVANCE(63);
+      if (lookahead == '>') ADVANCE(101);
+      if (lookahead == 'i') ADVANCE(48);
+      if (lookahead == 'n') ADVANCE(43);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 21:
+      if (lookahead == '.') ADVANCE(63);
+      if (lookahead == 'i') ADVANCE(48);
+      if (lookahead == 'n') ADVANCE(43);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 22:
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == 'a') ADVANCE(397);
+      if (lookahead == 'b') ADVANCE(373);
+      if (lookahead == 'c') ADVANCE(316);
+      if (lookahead == 'f') ADVANCE(319);
+      if (lookahead == 's') ADVANCE(329);
+      if (lookahead == 't') ADVANCE(374);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(20);
+          lookahead == ' ') SKIP(22);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 23:
+      if (lookahead == '/') ADVANCE(17);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(23);
       if (lookahead == '%' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(67);
-      END_STATE();
-    case 21:
-      if (lookahead == ']') ADVANCE(268);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(21);
-      END_STATE();
-    case 22:
-      if (lookahead == ']') ADVANCE(425);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(22);
-      END_STATE();
-    case 23:
-      if (lookahead == ']') ADVANCE(424);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(23);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
       END_STATE();
     case 24:
-      if (lookahead == ']') ADVANCE(269);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(24);
-      END_STATE();
-    case 25:
-      if (lookahead == 'a') ADVANCE(28);
-      END_STATE();
-    case 26:
-      if (lookahead == 'f') ADVANCE(274);
-      END_STATE();
-    case 27:
-      if (lookahead == 'n') ADVANCE(26);
-      END_STATE();
-    case 28:
-      if (lookahead == 'n') ADVANCE(274);
-      END_STATE();
-    case 29:
-      if (lookahead == '{') ADVANCE(33);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(29);
-      END_STATE();
-    case 30:
-      if (lookahead == '{') ADVANCE(32);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(30);
-      END_STATE();
-    case 31:
-      if (lookahead == '{') ADVANCE(35);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(31);
-      END_STATE();
-    case 32:
-      if (lookahead == '}') ADVANCE(267);
-      if (lookahead == '"' ||
-          lookahead == '%' ||
-          lookahead == '=' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(35);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          (lookahead < 'a' || '{' < lookahead)) ADVANCE(32);
-      END_STATE();
-    case 33:
-      if (lookahead == '}') ADVANCE(267);
+      if (lookahead == ':') ADVANCE(57);
+      if (lookahead == '}') ADVANCE(269);
       if (lookahead != 0 &&
           lookahead != '\n' &&
           lookahead != '"' &&
           lookahead != '%' &&
           lookahead != '=' &&
-          (lookahead < 'a' || '{' < lookahead)) ADVANCE(33);
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(24);
+      END_STATE();
+    case 25:
+      if (lookahead == ':') ADVANCE(56);
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead == '"' ||
+          lookahead == '%' ||
+          lookahead == '=' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(59);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(25);
+      END_STATE();
+    case 26:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(31);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 27:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(33);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 28:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(274);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 29:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(278);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 30:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'f') ADVANCE(282);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 31:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(35);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 32:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(30);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 33:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(282);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 34:
-      if (lookahead == '}') ADVANCE(72);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '{') ADVANCE(34);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(36);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 35:
-      if (lookahead == '}') ADVANCE(422);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '{') ADVANCE(35);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(29);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 36:
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(9);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(36);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'u') ADVANCE(28);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 37:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(40);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(281);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 38:
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(38);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(36);
+      if (lookahead == ']') ADVANCE(270);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(38);
       END_STATE();
     case 39:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(280);
+      if (lookahead == ']') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(39);
       END_STATE();
     case 40:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(281);
+      if (lookahead == ']') ADVANCE(428);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(40);
       END_STATE();
     case 41:
+      if (lookahead == ']') ADVANCE(271);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(41);
+      END_STATE();
+    case 42:
+      if (lookahead == 'a') ADVANCE(47);
+      END_STATE();
+    case 43:
+      if (lookahead == 'a') ADVANCE(49);
+      END_STATE();
+    case 44:
+      if (lookahead == 'e') ADVANCE(272);
+      END_STATE();
+    case 45:
+      if (lookahead == 'e') ADVANCE(276);
+      END_STATE();
+    case 46:
+      if (lookahead == 'f') ADVANCE(280);
+      END_STATE();
+    case 47:
+      if (lookahead == 'l') ADVANCE(51);
+      END_STATE();
+    case 48:
+      if (lookahead == 'n') ADVANCE(46);
+      END_STATE();
+    case 49:
+      if (lookahead == 'n') ADVANCE(280);
+      END_STATE();
+    case 50:
+      if (lookahead == 'r') ADVANCE(52);
+      END_STATE();
+    case 51:
+      if (lookahead == 's') ADVANCE(45);
+      END_STATE();
+    case 52:
+      if (lookahead == 'u') ADVANCE(44);
+      END_STATE();
+    case 53:
+      if (lookahead == '{') ADVANCE(24);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(53);
+      END_STATE();
+    case 54:
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(54);
+      END_STATE();
+    case 55:
+      if (lookahead == '{') ADVANCE(59);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(55);
+      END_STATE();
+    case 56:
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead == '"' ||
+          lookahead == '%' ||
+          lookahead == '=') ADVANCE(59);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(56);
+      END_STATE();
+    case 57:
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '"' &&
+          lookahead != '%' &&
+          lookahead != '=' &&
+          lookahead != '{') ADVANCE(57);
+      END_STATE();
+    case 58:
+      if (lookahead == '}') ADVANCE(97);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(58);
+      END_STATE();
+    case 59:
+      if (lookahead == '}') ADVANCE(426);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(59);
+      END_STATE();
+    case 60:
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(11);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      END_STATE();
+    case 61:
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(64);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 62:
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') ADVANCE(62);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      END_STATE();
+    case 63:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
+      END_STATE();
+    case 64:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 65:
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 42:
+    case 66:
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(7);
+          lookahead != '\n') ADVANCE(9);
       END_STATE();
-    case 43:
+    case 67:
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(8);
+          lookahead != '\n') ADVANCE(10);
       END_STATE();
-    case 44:
-      if (eof) ADVANCE(46);
+    case 68:
+      if (eof) ADVANCE(71);
       ADVANCE_MAP(
-        '"', 7,
-        '%', 41,
-        '(', 74,
-        ')', 75,
-        '+', 18,
-        ',', 48,
-        '-', 17,
-        '.', 39,
-        '/', 14,
-        ':', 66,
-        '=', 47,
-        'f', 97,
-        'i', 130,
-        'n', 99,
-        't', 138,
-        '{', 77,
-        '}', 78,
+        '"', 9,
+        '%', 65,
+        '(', 99,
+        ')', 100,
+        '+', 21,
+        ',', 73,
+        '-', 20,
+        '.', 63,
+        '/', 17,
+        ':', 91,
+        '=', 72,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        't', 154,
+        '{', 102,
+        '}', 103,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(44);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(279);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          lookahead == ' ') SKIP(68);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
-    case 45:
-      if (eof) ADVANCE(46);
+    case 69:
+      if (eof) ADVANCE(71);
       ADVANCE_MAP(
-        '%', 41,
-        '(', 74,
-        ',', 48,
-        '/', 13,
-        ':', 66,
-        'E', 87,
-        'F', 181,
-        'H', 190,
-        'S', 242,
+        '%', 65,
+        '(', 99,
+        ',', 73,
+        '.', 63,
+        '/', 16,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'S', 250,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        't', 154,
+        '+', 21,
+        '-', 21,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(45);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(36);
+          lookahead == ' ') SKIP(69);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
-    case 46:
+    case 70:
+      if (eof) ADVANCE(71);
+      ADVANCE_MAP(
+        '%', 65,
+        '(', 99,
+        ',', 73,
+        '/', 16,
+        ':', 91,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'S', 250,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(70);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 71:
       ACCEPT_TOKEN(ts_builtin_sym_end);
       END_STATE();
-    case 47:
+    case 72:
       ACCEPT_TOKEN(anon_sym_EQ);
       END_STATE();
-    case 48:
+    case 73:
       ACCEPT_TOKEN(anon_sym_COMMA);
       END_STATE();
-    case 49:
+    case 74:
       ACCEPT_TOKEN(sym_module_separator);
-      if (lookahead == '\r') ADVANCE(50);
+      if (lookahead == '\r') ADVANCE(75);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(49);
+          lookahead != '\n') ADVANCE(74);
       END_STATE();
-    case 50:
+    case 75:
       ACCEPT_TOKEN(sym_module_separator);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(50);
+          lookahead != '\n') ADVANCE(75);
       END_STATE();
-    case 51:
+    case 76:
       ACCEPT_TOKEN(sym_comment);
       END_STATE();
-    case 52:
+    case 77:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '\r') ADVANCE(12);
-      if (lookahead == ')') ADVANCE(56);
+      if (lookahead == '\r') ADVANCE(15);
+      if (lookahead == ')') ADVANCE(81);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(52);
+          lookahead != '\n') ADVANCE(77);
       END_STATE();
-    case 53:
+    case 78:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '\r') ADVANCE(22);
-      if (lookahead == ']') ADVANCE(56);
+      if (lookahead == '\r') ADVANCE(39);
+      if (lookahead == ']') ADVANCE(81);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(53);
+          lookahead != '\n') ADVANCE(78);
       END_STATE();
-    case 54:
+    case 79:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ' ') ADVANCE(62);
+      if (lookahead == ' ') ADVANCE(87);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 55:
+    case 80:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(425);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
       END_STATE();
-    case 56:
+    case 81:
       ACCEPT_TOKEN(sym_comment);
       ADVANCE_MAP(
-        '(', 52,
-        '[', 53,
-        '\t', 64,
-        0x0b, 64,
-        '\f', 64,
-        ' ', 64,
-        '"', 64,
-        ')', 64,
-        ',', 64,
-        ']', 64,
-        '{', 64,
-        '}', 64,
+        '(', 77,
+        '[', 78,
+        '\t', 89,
+        0x0b, 89,
+        '\f', 89,
+        ' ', 89,
+        '"', 89,
+        ')', 89,
+        ',', 89,
+        ']', 89,
+        '{', 89,
+        '}', 89,
       );
       if (lookahead != 0 &&
-          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(56);
+          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(81);
       END_STATE();
-    case 57:
+    case 82:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ')') ADVANCE(425);
+      if (lookahead == ')') ADVANCE(429);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(12);
+          lookahead != '\n') ADVANCE(15);
       END_STATE();
-    case 58:
+    case 83:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(49);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
-      END_STATE();
-    case 59:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(58);
+      if (lookahead == '-') ADVANCE(74);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 60:
+    case 84:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(59);
+      if (lookahead == '-') ADVANCE(83);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 61:
+    case 85:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(60);
+      if (lookahead == '-') ADVANCE(84);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 62:
+    case 86:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(61);
+      if (lookahead == '-') ADVANCE(85);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 63:
+    case 87:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ']') ADVANCE(425);
+      if (lookahead == '-') ADVANCE(86);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(22);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 64:
+    case 88:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == ']') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(39);
+      END_STATE();
+    case 89:
       ACCEPT_TOKEN(sym_comment);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(64);
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 65:
+    case 90:
       ACCEPT_TOKEN(anon_sym_HloModule);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 66:
+    case 91:
       ACCEPT_TOKEN(anon_sym_COLON);
       END_STATE();
-    case 67:
+    case 92:
       ACCEPT_TOKEN(sym_identifier);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(67);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
       END_STATE();
-    case 68:
+    case 93:
       ACCEPT_TOKEN(anon_sym_FileNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 69:
+    case 94:
       ACCEPT_TOKEN(anon_sym_FunctionNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 70:
+    case 95:
       ACCEPT_TOKEN(anon_sym_FileLocations);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 71:
+    case 96:
       ACCEPT_TOKEN(anon_sym_StackFrames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 72:
+    case 97:
       ACCEPT_TOKEN(sym_table_body);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(38);
+          lookahead == ' ') ADVANCE(62);
       END_STATE();
-    case 73:
+    case 98:
       ACCEPT_TOKEN(anon_sym_ENTRY);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 74:
+    case 99:
       ACCEPT_TOKEN(anon_sym_LPAREN);
       END_STATE();
-    case 75:
+    case 100:
       ACCEPT_TOKEN(anon_sym_RPAREN);
       END_STATE();
-    case 76:
+    case 101:
       ACCEPT_TOKEN(anon_sym_DASH_GT);
       END_STATE();
-    case 77:
+    case 102:
       ACCEPT_TOKEN(anon_sym_LBRACE);
       END_STATE();
-    case 78:
+    case 103:
       ACCEPT_TOKEN(anon_sym_RBRACE);
       END_STATE();
-    case 79:
+    case 104:
       ACCEPT_TOKEN(anon_sym_ROOT);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 80:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(153);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 81:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(261);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 82:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(170);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 83:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(171);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 84:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'F') ADVANCE(234);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 85:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'L') ADVANCE(217);
-      if (lookahead == 'N') ADVANCE(154);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 86:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'M') ADVANCE(211);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 87:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(92);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 88:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(161);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 89:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(90);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 90:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(93);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 91:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'R') ADVANCE(94);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 92:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(91);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 93:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(79);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 94:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'Y') ADVANCE(73);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
-      END_STATE();
-    case 95:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(125);
-      if (lookahead == 'o') ADVANCE(131);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 96:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(143);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 97:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(123);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 98:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(124);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 99:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(132);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 100:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(127);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 101:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(133);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 102:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(118);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 103:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(81);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 104:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(96);
-      if (lookahead == 'e') ADVANCE(121);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 105:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(142);
+      if (lookahead == 'F') ADVANCE(242);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 106:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(120);
+      if (lookahead == 'L') ADVANCE(227);
+      if (lookahead == 'N') ADVANCE(168);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 107:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(148);
+      if (lookahead == 'M') ADVANCE(223);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 108:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(83);
+      if (lookahead == 'N') ADVANCE(113);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 109:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(270);
+      if (lookahead == 'N') ADVANCE(175);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 110:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(272);
+      if (lookahead == 'O') ADVANCE(111);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 111:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(137);
+      if (lookahead == 'O') ADVANCE(114);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 112:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(271);
+      if (lookahead == 'R') ADVANCE(115);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 113:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == 'T') ADVANCE(112);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 114:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'T') ADVANCE(104);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 115:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'Y') ADVANCE(98);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 116:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(264);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 117:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(167);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 118:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(182);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 119:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(183);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 120:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(144);
+      if (lookahead == 'o') ADVANCE(149);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 121:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(159);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 122:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(143);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 123:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(146);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 124:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(150);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 125:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(138);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 126:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(116);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 127:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(121);
+      if (lookahead == 'e') ADVANCE(141);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 128:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(158);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 129:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(140);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 130:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(163);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 131:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(119);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 132:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(38);
       if (lookahead == 'e') ADVANCE(273);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 114:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(108);
-      if (lookahead == 's') ADVANCE(283);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 115:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(105);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 116:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'f') ADVANCE(275);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 117:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'f') ADVANCE(276);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 118:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'h') ADVANCE(82);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 119:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'i') ADVANCE(136);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 120:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'i') ADVANCE(144);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 121:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(115);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 122:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(114);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 123:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(140);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 124:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(141);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 125:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(122);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 126:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(116);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 127:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(275);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 128:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(103);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 129:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(287);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 130:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(117);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 131:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(106);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 132:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(276);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 133:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(102);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(277);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 134:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(107);
-      if (lookahead == 'r') ADVANCE(101);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(155);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 135:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(80);
-      if (lookahead == 'r') ADVANCE(147);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(131);
+      if (lookahead == 's') ADVANCE(289);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 136:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(129);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(128);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 137:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'r') ADVANCE(293);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'f') ADVANCE(281);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 138:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'r') ADVANCE(146);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'h') ADVANCE(118);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 139:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(149);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'i') ADVANCE(153);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 140:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(113);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'i') ADVANCE(160);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 141:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(110);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(136);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 142:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(291);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(135);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 143:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(145);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(157);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 144:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(119);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(142);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 145:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(111);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(137);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 146:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'u') ADVANCE(112);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(281);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 147:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'u') ADVANCE(109);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(126);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 148:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'y') ADVANCE(289);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(293);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 149:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'y') ADVANCE(128);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(129);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 150:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(125);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 151:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(130);
+      if (lookahead == 'r') ADVANCE(124);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 152:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '_') ADVANCE(172);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(117);
+      if (lookahead == 'r') ADVANCE(162);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 153:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(228);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(148);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 154:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(194);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(162);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 155:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(165);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(299);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 156:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(244);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(164);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 157:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(229);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(133);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 158:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(196);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(297);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 159:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(246);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(161);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 160:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(247);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(139);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 161:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(197);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(134);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 162:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(248);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'u') ADVANCE(132);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 163:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(249);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'y') ADVANCE(295);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 164:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(250);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'y') ADVANCE(147);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 165:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(189);
+      if (lookahead == '[') ADVANCE(38);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 166:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(212);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == '_') ADVANCE(184);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 167:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(243);
+      if (lookahead == 'a') ADVANCE(233);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 168:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(159);
+      if (lookahead == 'a') ADVANCE(208);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 169:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(221);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(179);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 170:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(222);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(207);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 171:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(223);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(215);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 172:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(224);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(236);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 173:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(256);
+      if (lookahead == 'a') ADVANCE(209);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 174:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(152);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(252);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 175:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(85);
+      if (lookahead == 'a') ADVANCE(211);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 176:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(236);
+      if (lookahead == 'a') ADVANCE(253);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 177:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(65);
+      if (lookahead == 'a') ADVANCE(254);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 178:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(174);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'a') ADVANCE(255);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 179:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(237);
+      if (lookahead == 'c') ADVANCE(202);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 180:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(239);
+      if (lookahead == 'c') ADVANCE(251);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 181:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(191);
-      if (lookahead == 'u') ADVANCE(202);
+      if (lookahead == 'c') ADVANCE(174);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 182:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(213);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'c') ADVANCE(225);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 183:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(215);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'c') ADVANCE(231);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 184:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(214);
+      if (lookahead == 'c') ADVANCE(232);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 185:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(218);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'd') ADVANCE(259);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 186:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(216);
+      if (lookahead == 'd') ADVANCE(166);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 187:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(219);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'e') ADVANCE(106);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 188:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(220);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'e') ADVANCE(243);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 189:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'k') ADVANCE(84);
+      if (lookahead == 'e') ADVANCE(90);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 190:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(210);
+      if (lookahead == 'e') ADVANCE(275);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 191:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(175);
+      if (lookahead == 'e') ADVANCE(279);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 192:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(262);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'e') ADVANCE(186);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 193:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(177);
+      if (lookahead == 'e') ADVANCE(244);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 194:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(176);
+      if (lookahead == 'e') ADVANCE(246);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 195:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(226);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'f') ADVANCE(280);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 196:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(179);
+      if (lookahead == 'i') ADVANCE(204);
+      if (lookahead == 'u') ADVANCE(214);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 197:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(180);
+      if (lookahead == 'i') ADVANCE(224);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 198:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(230);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'i') ADVANCE(226);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 199:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(231);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'i') ADVANCE(228);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 200:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(232);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'i') ADVANCE(229);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 201:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(233);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'i') ADVANCE(230);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 202:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(167);
+      if (lookahead == 'k') ADVANCE(105);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 203:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(295);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'l') ADVANCE(222);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 204:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(297);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'l') ADVANCE(187);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 205:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(240);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'l') ADVANCE(265);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 206:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(303);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'l') ADVANCE(189);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 207:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(88);
+      if (lookahead == 'l') ADVANCE(249);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 208:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(241);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'm') ADVANCE(188);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 209:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(238);
+      if (lookahead == 'm') ADVANCE(193);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 210:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(86);
+      if (lookahead == 'm') ADVANCE(234);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 211:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(173);
+      if (lookahead == 'm') ADVANCE(194);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 212:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(195);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'm') ADVANCE(238);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 213:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(203);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'm') ADVANCE(239);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 214:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(207);
+      if (lookahead == 'n') ADVANCE(180);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 215:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(204);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'n') ADVANCE(280);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 216:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(209);
+      if (lookahead == 'n') ADVANCE(308);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 217:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(168);
+      if (lookahead == 'n') ADVANCE(195);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 218:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(205);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'n') ADVANCE(109);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 219:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(208);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'n') ADVANCE(245);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 220:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(206);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'n') ADVANCE(247);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 221:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(198);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'n') ADVANCE(248);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 222:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(199);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(107);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 223:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(200);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(185);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 224:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(201);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(218);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 225:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(192);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(210);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 226:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(255);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(219);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 227:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(178);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(181);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 228:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(225);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(216);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 229:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(227);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(220);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 230:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(257);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(221);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 231:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(258);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(212);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 232:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(259);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'o') ADVANCE(213);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 233:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(260);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'p') ADVANCE(235);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 234:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(158);
+      if (lookahead == 'p') ADVANCE(261);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 235:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(157);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'p') ADVANCE(205);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 236:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(68);
+      if (lookahead == 'p') ADVANCE(237);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 237:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(71);
+      if (lookahead == 'p') ADVANCE(192);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 238:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(70);
+      if (lookahead == 'p') ADVANCE(262);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 239:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(69);
+      if (lookahead == 'p') ADVANCE(263);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 240:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(299);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'r') ADVANCE(260);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 241:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(301);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 'r') ADVANCE(172);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 242:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(155);
+      if (lookahead == 'r') ADVANCE(173);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 243:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(184);
+      if (lookahead == 's') ADVANCE(93);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 244:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(182);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 's') ADVANCE(96);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 245:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(156);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 's') ADVANCE(95);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 246:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(186);
+      if (lookahead == 's') ADVANCE(94);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 247:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(183);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 's') ADVANCE(304);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 248:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(185);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 's') ADVANCE(306);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 249:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(187);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 's') ADVANCE(191);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 250:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(188);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(169);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 251:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(160);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(197);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 252:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(162);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(198);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 253:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(163);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(200);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 254:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(164);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(201);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 255:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(245);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      if (lookahead == 't') ADVANCE(199);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 256:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(193);
+      if (lookahead == 't') ADVANCE(176);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 257:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(251);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 258:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(252);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 259:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(253);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 260:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(254);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 261:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'w') ADVANCE(235);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 262:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'y') ADVANCE(285);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 263:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 264:
-      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(177);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(264);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 258:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(178);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 259:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(206);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 260:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(190);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 261:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(256);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 262:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(257);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 263:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(258);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 264:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'w') ADVANCE(241);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 265:
-      ACCEPT_TOKEN(sym_opcode);
-      if (lookahead == '[') ADVANCE(21);
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'y') ADVANCE(292);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(265);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 266:
-      ACCEPT_TOKEN(sym_opcode);
+      ACCEPT_TOKEN(sym_name);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
           ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 267:
-      ACCEPT_TOKEN(sym_shape);
+      ACCEPT_TOKEN(sym_opcode);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '_') ADVANCE(268);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
       END_STATE();
     case 268:
-      ACCEPT_TOKEN(sym_shape);
-      if (lookahead == '{') ADVANCE(33);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(29);
+      ACCEPT_TOKEN(sym_opcode);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(268);
       END_STATE();
     case 269:
       ACCEPT_TOKEN(sym_shape);
-      if (lookahead == '{') ADVANCE(32);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(30);
       END_STATE();
     case 270:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(166);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == '{') ADVANCE(24);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(53);
       END_STATE();
     case 271:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(54);
       END_STATE();
     case 272:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '-') ADVANCE(263);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(169);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+      ACCEPT_TOKEN(anon_sym_true);
       END_STATE();
     case 273:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '[') ADVANCE(21);
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(38);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(264);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 274:
-      ACCEPT_TOKEN(sym_number);
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 275:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(21);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 276:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(21);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(151);
-      END_STATE();
-    case 277:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(40);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(277);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(278);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(279);
-      END_STATE();
-    case 278:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(277);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(278);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(279);
-      END_STATE();
-    case 279:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(277);
-      if (lookahead == '.' ||
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(279);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 276:
+      ACCEPT_TOKEN(anon_sym_false);
+      END_STATE();
+    case 277:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 278:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 279:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 280:
       ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(37);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(280);
       END_STATE();
     case 281:
       ACCEPT_TOKEN(sym_number);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(281);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 282:
-      ACCEPT_TOKEN(sym_string);
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 283:
-      ACCEPT_TOKEN(anon_sym_calls);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(64);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
       if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
       END_STATE();
     case 284:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
+      if (lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      END_STATE();
+    case 285:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      END_STATE();
+    case 286:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(61);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
+      END_STATE();
+    case 287:
+      ACCEPT_TOKEN(sym_number);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 288:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 289:
+      ACCEPT_TOKEN(anon_sym_calls);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 290:
       ACCEPT_TOKEN(anon_sym_calls);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 285:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 286:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 287:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 288:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 289:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 290:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 291:
-      ACCEPT_TOKEN(anon_sym_select);
-      if (lookahead == '[') ADVANCE(21);
+      ACCEPT_TOKEN(anon_sym_to_apply);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 292:
+      ACCEPT_TOKEN(anon_sym_to_apply);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 293:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 294:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 295:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 296:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 297:
+      ACCEPT_TOKEN(anon_sym_select);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 298:
       ACCEPT_TOKEN(anon_sym_select);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 293:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(263);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(150);
-      END_STATE();
-    case 294:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 295:
-      ACCEPT_TOKEN(anon_sym_true_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 296:
-      ACCEPT_TOKEN(anon_sym_true_computation);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 297:
-      ACCEPT_TOKEN(anon_sym_false_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 298:
-      ACCEPT_TOKEN(anon_sym_false_computation);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 299:
-      ACCEPT_TOKEN(anon_sym_branch_computations);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '[') ADVANCE(38);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 300:
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 301:
+      ACCEPT_TOKEN(anon_sym_true_computation);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 302:
+      ACCEPT_TOKEN(anon_sym_false_computation);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 303:
       ACCEPT_TOKEN(anon_sym_branch_computations);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 301:
-      ACCEPT_TOKEN(anon_sym_called_computations);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
-      END_STATE();
-    case 302:
-      ACCEPT_TOKEN(anon_sym_called_computations);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 303:
-      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(264);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(263);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 304:
+      ACCEPT_TOKEN(anon_sym_branch_computations);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 305:
+      ACCEPT_TOKEN(anon_sym_called_computations);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 306:
+      ACCEPT_TOKEN(anon_sym_called_computations);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 307:
       ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 305:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(417);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 306:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(314);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 307:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(324);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 308:
+      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 309:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == '_') ADVANCE(421);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 310:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == '_') ADVANCE(318);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 311:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == '_') ADVANCE(328);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 309:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(329);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 310:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(330);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 311:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(331);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 312:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(354);
-      if (lookahead == 'o') ADVANCE(365);
+      if (lookahead == '_') ADVANCE(332);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 313:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(398);
+      if (lookahead == '_') ADVANCE(333);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 314:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(383);
+      if (lookahead == '_') ADVANCE(334);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 315:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(352);
+      if (lookahead == '_') ADVANCE(335);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 316:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(366);
+      if (lookahead == 'a') ADVANCE(358);
+      if (lookahead == 'o') ADVANCE(369);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 317:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(385);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 318:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'a') ADVANCE(402);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 318:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'a') ADVANCE(387);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 319:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(403);
+      if (lookahead == 'a') ADVANCE(356);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 320:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(404);
+      if (lookahead == 'a') ADVANCE(370);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 321:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(405);
+      if (lookahead == 'a') ADVANCE(389);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 322:
       ACCEPT_TOKEN(sym_attribute_name);
@@ -3886,243 +3852,243 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 323:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(342);
+      if (lookahead == 'a') ADVANCE(407);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 324:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(371);
+      if (lookahead == 'a') ADVANCE(408);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 325:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(313);
-      if (lookahead == 'e') ADVANCE(350);
+      if (lookahead == 'a') ADVANCE(409);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 326:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(305);
+      if (lookahead == 'a') ADVANCE(410);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 327:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(397);
+      if (lookahead == 'c') ADVANCE(346);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 328:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(378);
+      if (lookahead == 'c') ADVANCE(375);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 329:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(379);
+      if (lookahead == 'c') ADVANCE(317);
+      if (lookahead == 'e') ADVANCE(354);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 330:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(380);
+      if (lookahead == 'c') ADVANCE(309);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 331:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(381);
+      if (lookahead == 'c') ADVANCE(401);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 332:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(344);
+      if (lookahead == 'c') ADVANCE(382);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 333:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(418);
+      if (lookahead == 'c') ADVANCE(383);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 334:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(310);
+      if (lookahead == 'c') ADVANCE(384);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 335:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(311);
+      if (lookahead == 'c') ADVANCE(385);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 336:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(391);
+      if (lookahead == 'd') ADVANCE(348);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 337:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(307);
+      if (lookahead == 'd') ADVANCE(422);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 338:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(334);
-      if (lookahead == 's') ADVANCE(284);
+      if (lookahead == 'd') ADVANCE(314);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 339:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(327);
+      if (lookahead == 'd') ADVANCE(315);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 340:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(308);
+      if (lookahead == 'e') ADVANCE(395);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 341:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(335);
+      if (lookahead == 'e') ADVANCE(311);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 342:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'h') ADVANCE(309);
+      if (lookahead == 'e') ADVANCE(338);
+      if (lookahead == 's') ADVANCE(290);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 343:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(372);
+      if (lookahead == 'e') ADVANCE(331);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 344:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(399);
+      if (lookahead == 'e') ADVANCE(312);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 345:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(373);
+      if (lookahead == 'e') ADVANCE(339);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 346:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(374);
+      if (lookahead == 'h') ADVANCE(313);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 347:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(375);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 348:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'i') ADVANCE(376);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 348:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(403);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 349:
       ACCEPT_TOKEN(sym_attribute_name);
@@ -4131,513 +4097,513 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 350:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(339);
+      if (lookahead == 'i') ADVANCE(378);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 351:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(338);
+      if (lookahead == 'i') ADVANCE(379);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 352:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(396);
+      if (lookahead == 'i') ADVANCE(380);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 353:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(419);
+      if (lookahead == 'i') ADVANCE(381);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 354:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(351);
+      if (lookahead == 'l') ADVANCE(343);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 355:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(382);
+      if (lookahead == 'l') ADVANCE(342);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 356:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(387);
+      if (lookahead == 'l') ADVANCE(400);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 357:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(388);
+      if (lookahead == 'l') ADVANCE(423);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 358:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(389);
+      if (lookahead == 'l') ADVANCE(355);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 359:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(390);
+      if (lookahead == 'm') ADVANCE(386);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 360:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(326);
+      if (lookahead == 'm') ADVANCE(391);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 361:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(288);
+      if (lookahead == 'm') ADVANCE(392);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 362:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(296);
+      if (lookahead == 'm') ADVANCE(393);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 363:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(298);
+      if (lookahead == 'm') ADVANCE(394);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 364:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(304);
+      if (lookahead == 'n') ADVANCE(330);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 365:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(332);
+      if (lookahead == 'n') ADVANCE(294);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 366:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(323);
+      if (lookahead == 'n') ADVANCE(301);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 367:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(394);
+      if (lookahead == 'n') ADVANCE(302);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 368:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(395);
+      if (lookahead == 'n') ADVANCE(307);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 369:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(333);
-      if (lookahead == 'r') ADVANCE(316);
+      if (lookahead == 'n') ADVANCE(336);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 370:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(306);
-      if (lookahead == 'r') ADVANCE(411);
+      if (lookahead == 'n') ADVANCE(327);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 371:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(355);
+      if (lookahead == 'n') ADVANCE(398);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 372:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(361);
+      if (lookahead == 'n') ADVANCE(399);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 373:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(362);
+      if (lookahead == 'o') ADVANCE(337);
+      if (lookahead == 'r') ADVANCE(320);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 374:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(363);
+      if (lookahead == 'o') ADVANCE(310);
+      if (lookahead == 'r') ADVANCE(415);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 375:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(367);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 376:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(368);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 377:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(364);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 378:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(356);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 379:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(357);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 380:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(358);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 381:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'o') ADVANCE(359);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 376:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(365);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 377:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(366);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 378:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(367);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 379:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(371);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 380:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(372);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 381:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(368);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 382:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(412);
+      if (lookahead == 'o') ADVANCE(360);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 383:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(386);
+      if (lookahead == 'o') ADVANCE(361);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 384:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(341);
+      if (lookahead == 'o') ADVANCE(362);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 385:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(384);
+      if (lookahead == 'o') ADVANCE(363);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 386:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(353);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 387:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(413);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 388:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(414);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 389:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(415);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 390:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'p') ADVANCE(416);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 387:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(390);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 388:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(345);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 389:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(388);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 390:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(357);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 391:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(294);
+      if (lookahead == 'p') ADVANCE(417);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 392:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(317);
+      if (lookahead == 'p') ADVANCE(418);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 393:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(420);
+      if (lookahead == 'p') ADVANCE(419);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 394:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(300);
+      if (lookahead == 'p') ADVANCE(420);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 395:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(302);
+      if (lookahead == 'r') ADVANCE(300);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 396:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(340);
+      if (lookahead == 'r') ADVANCE(321);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 397:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(292);
+      if (lookahead == 's') ADVANCE(424);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 398:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(400);
+      if (lookahead == 's') ADVANCE(303);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 399:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(343);
+      if (lookahead == 's') ADVANCE(305);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 400:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(336);
+      if (lookahead == 's') ADVANCE(344);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 401:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(318);
+      if (lookahead == 't') ADVANCE(298);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 402:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(345);
+      if (lookahead == 't') ADVANCE(404);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 403:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(346);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
-      END_STATE();
-    case 404:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 't') ADVANCE(347);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 405:
+    case 404:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(348);
+      if (lookahead == 't') ADVANCE(340);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 405:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(322);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 406:
       ACCEPT_TOKEN(sym_attribute_name);
@@ -4646,160 +4612,196 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 407:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(319);
+      if (lookahead == 't') ADVANCE(350);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 408:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(320);
+      if (lookahead == 't') ADVANCE(351);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 409:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(321);
+      if (lookahead == 't') ADVANCE(352);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 410:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(322);
+      if (lookahead == 't') ADVANCE(353);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 411:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(337);
+      if (lookahead == 't') ADVANCE(323);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 412:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(401);
+      if (lookahead == 't') ADVANCE(324);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 413:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(407);
+      if (lookahead == 't') ADVANCE(325);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 414:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(408);
+      if (lookahead == 't') ADVANCE(326);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 415:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(409);
+      if (lookahead == 'u') ADVANCE(341);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 416:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(410);
+      if (lookahead == 'u') ADVANCE(405);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 417:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'w') ADVANCE(392);
+      if (lookahead == 'u') ADVANCE(411);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 418:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(290);
+      if (lookahead == 'u') ADVANCE(412);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 419:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(286);
+      if (lookahead == 'u') ADVANCE(413);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 420:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(360);
+      if (lookahead == 'u') ADVANCE(414);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 421:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'w') ADVANCE(396);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 422:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(296);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 423:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(291);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 424:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(364);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 425:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(421);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 422:
+    case 426:
       ACCEPT_TOKEN(sym_attribute_atom);
       END_STATE();
-    case 423:
+    case 427:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '*') ADVANCE(429);
-      if (lookahead == '/') ADVANCE(56);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(425);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '*') ADVANCE(433);
+      if (lookahead == '/') ADVANCE(81);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
       END_STATE();
-    case 424:
+    case 428:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '[') ADVANCE(22);
-      if (lookahead == '{') ADVANCE(35);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if (lookahead == '{') ADVANCE(59);
       if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(31);
+          lookahead == ' ') ADVANCE(55);
       if (lookahead != 0 &&
           (lookahead < '\t' || '\r' < lookahead) &&
           lookahead != '"' &&
@@ -4807,54 +4809,39 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead != ')' &&
           lookahead != ',' &&
           lookahead != ']' &&
-          lookahead != '}') ADVANCE(425);
-      END_STATE();
-    case 425:
-      ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(425);
-      END_STATE();
-    case 426:
-      ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '[') ADVANCE(23);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(426);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(425);
-      END_STATE();
-    case 427:
-      ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(12);
-      if (lookahead == '[') ADVANCE(24);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(426);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(427);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(425);
-      END_STATE();
-    case 428:
-      ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(2);
-      if (lookahead == '*') ADVANCE(428);
-      if (lookahead == '/') ADVANCE(55);
-      if (lookahead == '[') ADVANCE(4);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == '"' ||
-          lookahead == ')' ||
-          lookahead == ',' ||
-          lookahead == ']' ||
-          lookahead == '{' ||
-          lookahead == '}') ADVANCE(16);
-      if (lookahead != 0) ADVANCE(429);
+          lookahead != '}') ADVANCE(429);
       END_STATE();
     case 429:
       ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      END_STATE();
+    case 430:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(40);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(430);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      END_STATE();
+    case 431:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(41);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(430);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      END_STATE();
+    case 432:
+      ACCEPT_TOKEN(sym_attribute_atom);
       if (lookahead == '(') ADVANCE(2);
-      if (lookahead == '*') ADVANCE(428);
+      if (lookahead == '*') ADVANCE(432);
+      if (lookahead == '/') ADVANCE(80);
       if (lookahead == '[') ADVANCE(4);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
@@ -4863,8 +4850,23 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == ',' ||
           lookahead == ']' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(16);
-      if (lookahead != 0) ADVANCE(429);
+          lookahead == '}') ADVANCE(19);
+      if (lookahead != 0) ADVANCE(433);
+      END_STATE();
+    case 433:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(2);
+      if (lookahead == '*') ADVANCE(432);
+      if (lookahead == '[') ADVANCE(4);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ' ||
+          lookahead == '"' ||
+          lookahead == ')' ||
+          lookahead == ',' ||
+          lookahead == ']' ||
+          lookahead == '{' ||
+          lookahead == '}') ADVANCE(19);
+      if (lookahead != 0) ADVANCE(433);
       END_STATE();
     default:
       return false;
@@ -4873,171 +4875,195 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0, .external_lex_state = 1},
-  [1] = {.lex_state = 45},
-  [2] = {.lex_state = 45},
-  [3] = {.lex_state = 45},
-  [4] = {.lex_state = 44, .external_lex_state = 2},
-  [5] = {.lex_state = 45},
-  [6] = {.lex_state = 44, .external_lex_state = 2},
-  [7] = {.lex_state = 45},
-  [8] = {.lex_state = 45},
-  [9] = {.lex_state = 19},
-  [10] = {.lex_state = 45},
-  [11] = {.lex_state = 45},
-  [12] = {.lex_state = 45},
-  [13] = {.lex_state = 45},
-  [14] = {.lex_state = 45},
-  [15] = {.lex_state = 45},
-  [16] = {.lex_state = 45},
-  [17] = {.lex_state = 45},
-  [18] = {.lex_state = 45},
-  [19] = {.lex_state = 45},
-  [20] = {.lex_state = 45},
-  [21] = {.lex_state = 45},
-  [22] = {.lex_state = 45},
-  [23] = {.lex_state = 45},
-  [24] = {.lex_state = 45},
-  [25] = {.lex_state = 44, .external_lex_state = 2},
-  [26] = {.lex_state = 45, .external_lex_state = 2},
-  [27] = {.lex_state = 45},
-  [28] = {.lex_state = 19},
-  [29] = {.lex_state = 45},
-  [30] = {.lex_state = 45},
-  [31] = {.lex_state = 45},
-  [32] = {.lex_state = 45},
-  [33] = {.lex_state = 45},
-  [34] = {.lex_state = 45},
-  [35] = {.lex_state = 45},
-  [36] = {.lex_state = 45},
-  [37] = {.lex_state = 45},
-  [38] = {.lex_state = 45},
-  [39] = {.lex_state = 45},
-  [40] = {.lex_state = 45},
-  [41] = {.lex_state = 45},
-  [42] = {.lex_state = 45},
-  [43] = {.lex_state = 45},
-  [44] = {.lex_state = 45},
-  [45] = {.lex_state = 45},
-  [46] = {.lex_state = 6, .external_lex_state = 2},
-  [47] = {.lex_state = 6, .external_lex_state = 2},
-  [48] = {.lex_state = 5, .external_lex_state = 3},
-  [49] = {.lex_state = 5, .external_lex_state = 3},
-  [50] = {.lex_state = 10},
-  [51] = {.lex_state = 10},
-  [52] = {.lex_state = 10},
-  [53] = {.lex_state = 11},
-  [54] = {.lex_state = 10},
-  [55] = {.lex_state = 10},
-  [56] = {.lex_state = 10},
-  [57] = {.lex_state = 44},
-  [58] = {.lex_state = 10},
-  [59] = {.lex_state = 10},
-  [60] = {.lex_state = 10},
-  [61] = {.lex_state = 10},
-  [62] = {.lex_state = 10, .external_lex_state = 2},
-  [63] = {.lex_state = 10},
-  [64] = {.lex_state = 10},
-  [65] = {.lex_state = 10},
-  [66] = {.lex_state = 11},
-  [67] = {.lex_state = 44},
-  [68] = {.lex_state = 10},
-  [69] = {.lex_state = 10},
-  [70] = {.lex_state = 11},
-  [71] = {.lex_state = 44},
-  [72] = {.lex_state = 44},
-  [73] = {.lex_state = 44},
-  [74] = {.lex_state = 44},
-  [75] = {.lex_state = 10},
-  [76] = {.lex_state = 44},
-  [77] = {.lex_state = 44},
-  [78] = {.lex_state = 11},
-  [79] = {.lex_state = 44},
-  [80] = {.lex_state = 11},
-  [81] = {.lex_state = 44},
-  [82] = {.lex_state = 44},
-  [83] = {.lex_state = 44},
-  [84] = {.lex_state = 10},
-  [85] = {.lex_state = 11},
-  [86] = {.lex_state = 10},
-  [87] = {.lex_state = 10},
-  [88] = {.lex_state = 10},
-  [89] = {.lex_state = 10},
-  [90] = {.lex_state = 10},
-  [91] = {.lex_state = 10},
-  [92] = {.lex_state = 44},
-  [93] = {.lex_state = 10},
-  [94] = {.lex_state = 10},
-  [95] = {.lex_state = 5},
-  [96] = {.lex_state = 44},
-  [97] = {.lex_state = 44},
-  [98] = {.lex_state = 44},
-  [99] = {.lex_state = 44},
-  [100] = {.lex_state = 44},
-  [101] = {.lex_state = 44},
-  [102] = {.lex_state = 44},
-  [103] = {.lex_state = 44},
-  [104] = {.lex_state = 44},
-  [105] = {.lex_state = 5},
-  [106] = {.lex_state = 5},
-  [107] = {.lex_state = 44},
-  [108] = {.lex_state = 44},
+  [1] = {.lex_state = 70},
+  [2] = {.lex_state = 70},
+  [3] = {.lex_state = 70},
+  [4] = {.lex_state = 69, .external_lex_state = 2},
+  [5] = {.lex_state = 68, .external_lex_state = 2},
+  [6] = {.lex_state = 68, .external_lex_state = 2},
+  [7] = {.lex_state = 70},
+  [8] = {.lex_state = 68, .external_lex_state = 2},
+  [9] = {.lex_state = 70},
+  [10] = {.lex_state = 70},
+  [11] = {.lex_state = 70},
+  [12] = {.lex_state = 70},
+  [13] = {.lex_state = 70},
+  [14] = {.lex_state = 70},
+  [15] = {.lex_state = 22},
+  [16] = {.lex_state = 70},
+  [17] = {.lex_state = 70},
+  [18] = {.lex_state = 70},
+  [19] = {.lex_state = 70},
+  [20] = {.lex_state = 70},
+  [21] = {.lex_state = 70},
+  [22] = {.lex_state = 70},
+  [23] = {.lex_state = 70},
+  [24] = {.lex_state = 70},
+  [25] = {.lex_state = 70},
+  [26] = {.lex_state = 70},
+  [27] = {.lex_state = 70},
+  [28] = {.lex_state = 22},
+  [29] = {.lex_state = 7, .external_lex_state = 2},
+  [30] = {.lex_state = 70},
+  [31] = {.lex_state = 70},
+  [32] = {.lex_state = 7, .external_lex_state = 2},
+  [33] = {.lex_state = 70},
+  [34] = {.lex_state = 70},
+  [35] = {.lex_state = 70},
+  [36] = {.lex_state = 70},
+  [37] = {.lex_state = 70},
+  [38] = {.lex_state = 70},
+  [39] = {.lex_state = 70},
+  [40] = {.lex_state = 70},
+  [41] = {.lex_state = 70},
+  [42] = {.lex_state = 70},
+  [43] = {.lex_state = 70},
+  [44] = {.lex_state = 70},
+  [45] = {.lex_state = 70},
+  [46] = {.lex_state = 70},
+  [47] = {.lex_state = 70},
+  [48] = {.lex_state = 70},
+  [49] = {.lex_state = 70},
+  [50] = {.lex_state = 6, .external_lex_state = 2},
+  [51] = {.lex_state = 6, .external_lex_state = 2},
+  [52] = {.lex_state = 13, .external_lex_state = 2},
+  [53] = {.lex_state = 8, .external_lex_state = 2},
+  [54] = {.lex_state = 8, .external_lex_state = 2},
+  [55] = {.lex_state = 68},
+  [56] = {.lex_state = 6, .external_lex_state = 2},
+  [57] = {.lex_state = 5, .external_lex_state = 3},
+  [58] = {.lex_state = 68},
+  [59] = {.lex_state = 5, .external_lex_state = 3},
+  [60] = {.lex_state = 68},
+  [61] = {.lex_state = 12},
+  [62] = {.lex_state = 68},
+  [63] = {.lex_state = 14},
+  [64] = {.lex_state = 12},
+  [65] = {.lex_state = 12},
+  [66] = {.lex_state = 14},
+  [67] = {.lex_state = 12},
+  [68] = {.lex_state = 12},
+  [69] = {.lex_state = 12},
+  [70] = {.lex_state = 12},
+  [71] = {.lex_state = 68},
+  [72] = {.lex_state = 12},
+  [73] = {.lex_state = 12},
+  [74] = {.lex_state = 12},
+  [75] = {.lex_state = 12},
+  [76] = {.lex_state = 12},
+  [77] = {.lex_state = 12},
+  [78] = {.lex_state = 12},
+  [79] = {.lex_state = 12},
+  [80] = {.lex_state = 12},
+  [81] = {.lex_state = 12},
+  [82] = {.lex_state = 14},
+  [83] = {.lex_state = 12},
+  [84] = {.lex_state = 6, .external_lex_state = 2},
+  [85] = {.lex_state = 68},
+  [86] = {.lex_state = 12},
+  [87] = {.lex_state = 68},
+  [88] = {.lex_state = 68},
+  [89] = {.lex_state = 68},
+  [90] = {.lex_state = 12},
+  [91] = {.lex_state = 12},
+  [92] = {.lex_state = 14},
+  [93] = {.lex_state = 14},
+  [94] = {.lex_state = 12},
+  [95] = {.lex_state = 68},
+  [96] = {.lex_state = 12},
+  [97] = {.lex_state = 12},
+  [98] = {.lex_state = 14},
+  [99] = {.lex_state = 68},
+  [100] = {.lex_state = 68},
+  [101] = {.lex_state = 12},
+  [102] = {.lex_state = 12},
+  [103] = {.lex_state = 12},
+  [104] = {.lex_state = 68},
+  [105] = {.lex_state = 68},
+  [106] = {.lex_state = 68},
+  [107] = {.lex_state = 68},
+  [108] = {.lex_state = 68},
   [109] = {.lex_state = 5},
-  [110] = {.lex_state = 44},
-  [111] = {.lex_state = 44},
-  [112] = {.lex_state = 44},
-  [113] = {.lex_state = 44},
-  [114] = {.lex_state = 44},
-  [115] = {.lex_state = 44},
-  [116] = {.lex_state = 44},
-  [117] = {.lex_state = 44},
-  [118] = {.lex_state = 44},
-  [119] = {.lex_state = 44},
-  [120] = {.lex_state = 5},
-  [121] = {.lex_state = 44},
-  [122] = {.lex_state = 44},
-  [123] = {.lex_state = 44},
-  [124] = {.lex_state = 44},
-  [125] = {.lex_state = 44},
-  [126] = {.lex_state = 5},
-  [127] = {.lex_state = 44},
-  [128] = {.lex_state = 44},
-  [129] = {.lex_state = 44},
-  [130] = {.lex_state = 44},
-  [131] = {.lex_state = 5},
-  [132] = {.lex_state = 44},
-  [133] = {.lex_state = 44},
-  [134] = {.lex_state = 44},
-  [135] = {.lex_state = 44},
-  [136] = {.lex_state = 5},
-  [137] = {.lex_state = 44},
-  [138] = {.lex_state = 44},
-  [139] = {.lex_state = 44},
-  [140] = {.lex_state = 44},
-  [141] = {.lex_state = 44},
-  [142] = {.lex_state = 44},
-  [143] = {.lex_state = 44},
-  [144] = {.lex_state = 11},
-  [145] = {.lex_state = 44},
-  [146] = {.lex_state = 44},
-  [147] = {.lex_state = 11},
-  [148] = {.lex_state = 5},
-  [149] = {.lex_state = 44},
-  [150] = {.lex_state = 5},
-  [151] = {.lex_state = 44},
-  [152] = {.lex_state = 44},
-  [153] = {.lex_state = 44},
-  [154] = {.lex_state = 20},
-  [155] = {.lex_state = 44},
-  [156] = {.lex_state = 11},
-  [157] = {.lex_state = 44},
-  [158] = {.lex_state = 5},
-  [159] = {.lex_state = 44},
-  [160] = {.lex_state = 11},
-  [161] = {.lex_state = 44},
-  [162] = {.lex_state = 44},
-  [163] = {.lex_state = 44},
-  [164] = {.lex_state = 44},
-  [165] = {.lex_state = 44},
+  [110] = {.lex_state = 68},
+  [111] = {.lex_state = 68},
+  [112] = {.lex_state = 68},
+  [113] = {.lex_state = 68},
+  [114] = {.lex_state = 68},
+  [115] = {.lex_state = 68},
+  [116] = {.lex_state = 68},
+  [117] = {.lex_state = 68},
+  [118] = {.lex_state = 68},
+  [119] = {.lex_state = 5},
+  [120] = {.lex_state = 68},
+  [121] = {.lex_state = 5},
+  [122] = {.lex_state = 5},
+  [123] = {.lex_state = 68},
+  [124] = {.lex_state = 5},
+  [125] = {.lex_state = 68},
+  [126] = {.lex_state = 68},
+  [127] = {.lex_state = 68},
+  [128] = {.lex_state = 68},
+  [129] = {.lex_state = 68},
+  [130] = {.lex_state = 68},
+  [131] = {.lex_state = 68},
+  [132] = {.lex_state = 68},
+  [133] = {.lex_state = 68},
+  [134] = {.lex_state = 68},
+  [135] = {.lex_state = 68},
+  [136] = {.lex_state = 68},
+  [137] = {.lex_state = 68},
+  [138] = {.lex_state = 68},
+  [139] = {.lex_state = 68},
+  [140] = {.lex_state = 68},
+  [141] = {.lex_state = 68},
+  [142] = {.lex_state = 68},
+  [143] = {.lex_state = 68},
+  [144] = {.lex_state = 68},
+  [145] = {.lex_state = 68},
+  [146] = {.lex_state = 68},
+  [147] = {.lex_state = 68},
+  [148] = {.lex_state = 68},
+  [149] = {.lex_state = 68},
+  [150] = {.lex_state = 68},
+  [151] = {.lex_state = 68},
+  [152] = {.lex_state = 68},
+  [153] = {.lex_state = 5},
+  [154] = {.lex_state = 68},
+  [155] = {.lex_state = 68},
+  [156] = {.lex_state = 68},
+  [157] = {.lex_state = 68},
+  [158] = {.lex_state = 68},
+  [159] = {.lex_state = 5},
+  [160] = {.lex_state = 68},
+  [161] = {.lex_state = 68},
+  [162] = {.lex_state = 5},
+  [163] = {.lex_state = 68},
+  [164] = {.lex_state = 68},
+  [165] = {.lex_state = 68},
+  [166] = {.lex_state = 68},
+  [167] = {.lex_state = 68},
+  [168] = {.lex_state = 14},
+  [169] = {.lex_state = 68},
+  [170] = {.lex_state = 5},
+  [171] = {.lex_state = 68},
+  [172] = {.lex_state = 14},
+  [173] = {.lex_state = 68},
+  [174] = {.lex_state = 23},
+  [175] = {.lex_state = 14},
+  [176] = {.lex_state = 68},
+  [177] = {.lex_state = 68},
+  [178] = {.lex_state = 68},
+  [179] = {.lex_state = 68},
+  [180] = {.lex_state = 68},
+  [181] = {.lex_state = 68},
+  [182] = {.lex_state = 5},
+  [183] = {.lex_state = 68},
+  [184] = {.lex_state = 5},
+  [185] = {.lex_state = 14},
+  [186] = {.lex_state = 68},
+  [187] = {.lex_state = 68},
+  [188] = {.lex_state = 68},
+  [189] = {.lex_state = 68},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
@@ -5062,7 +5088,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_RBRACE] = ACTIONS(1),
     [anon_sym_ROOT] = ACTIONS(1),
     [sym_name] = ACTIONS(1),
-    [sym_opcode] = ACTIONS(1),
     [sym_shape] = ACTIONS(1),
     [anon_sym_true] = ACTIONS(1),
     [anon_sym_false] = ACTIONS(1),
@@ -5074,8 +5099,6 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_body] = ACTIONS(1),
     [anon_sym_select] = ACTIONS(1),
     [anon_sym_scatter] = ACTIONS(1),
-    [anon_sym_true_computation] = ACTIONS(1),
-    [anon_sym_false_computation] = ACTIONS(1),
     [anon_sym_branch_computations] = ACTIONS(1),
     [anon_sym_called_computations] = ACTIONS(1),
     [anon_sym_async_wrapped_computation] = ACTIONS(1),
@@ -5084,14 +5107,14 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [sym__error_sentinel] = ACTIONS(1),
   },
   [STATE(1)] = {
-    [sym_source_file] = STATE(155),
-    [sym_single_instruction] = STATE(2),
-    [sym_module_header] = STATE(2),
-    [sym_table] = STATE(2),
-    [sym_computation] = STATE(2),
-    [sym__any_shape] = STATE(160),
-    [sym_tuple_shape] = STATE(160),
-    [aux_sym_source_file_repeat1] = STATE(2),
+    [sym_source_file] = STATE(187),
+    [sym_single_instruction] = STATE(3),
+    [sym_module_header] = STATE(3),
+    [sym_table] = STATE(3),
+    [sym_computation] = STATE(3),
+    [sym__any_shape] = STATE(172),
+    [sym_tuple_shape] = STATE(172),
+    [aux_sym_source_file_repeat1] = STATE(3),
     [ts_builtin_sym_end] = ACTIONS(5),
     [sym_module_separator] = ACTIONS(7),
     [sym_comment] = ACTIONS(3),
@@ -5111,6 +5134,37 @@ static const uint16_t ts_small_parse_table[] = {
   [0] = 11,
     ACTIONS(3), 1,
       sym_comment,
+    ACTIONS(21), 1,
+      ts_builtin_sym_end,
+    ACTIONS(23), 1,
+      sym_module_separator,
+    ACTIONS(26), 1,
+      anon_sym_HloModule,
+    ACTIONS(32), 1,
+      anon_sym_ENTRY,
+    ACTIONS(35), 1,
+      anon_sym_LPAREN,
+    ACTIONS(38), 1,
+      sym_name,
+    ACTIONS(41), 1,
+      sym_shape,
+    STATE(172), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(29), 4,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+    STATE(2), 5,
+      sym_single_instruction,
+      sym_module_header,
+      sym_table,
+      sym_computation,
+      aux_sym_source_file_repeat1,
+  [42] = 11,
+    ACTIONS(3), 1,
+      sym_comment,
     ACTIONS(9), 1,
       anon_sym_HloModule,
     ACTIONS(13), 1,
@@ -5121,11 +5175,11 @@ static const uint16_t ts_small_parse_table[] = {
       sym_name,
     ACTIONS(19), 1,
       sym_shape,
-    ACTIONS(21), 1,
+    ACTIONS(44), 1,
       ts_builtin_sym_end,
-    ACTIONS(23), 1,
+    ACTIONS(46), 1,
       sym_module_separator,
-    STATE(160), 2,
+    STATE(172), 2,
       sym__any_shape,
       sym_tuple_shape,
     ACTIONS(11), 4,
@@ -5133,85 +5187,28 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_FunctionNames,
       anon_sym_FileLocations,
       anon_sym_StackFrames,
-    STATE(3), 5,
+    STATE(2), 5,
       sym_single_instruction,
       sym_module_header,
       sym_table,
       sym_computation,
       aux_sym_source_file_repeat1,
-  [42] = 11,
+  [84] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(25), 1,
-      ts_builtin_sym_end,
-    ACTIONS(27), 1,
-      sym_module_separator,
-    ACTIONS(30), 1,
-      anon_sym_HloModule,
-    ACTIONS(36), 1,
-      anon_sym_ENTRY,
-    ACTIONS(39), 1,
-      anon_sym_LPAREN,
-    ACTIONS(42), 1,
-      sym_name,
-    ACTIONS(45), 1,
-      sym_shape,
-    STATE(160), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-    ACTIONS(33), 4,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-    STATE(3), 5,
-      sym_single_instruction,
-      sym_module_header,
-      sym_table,
-      sym_computation,
-      aux_sym_source_file_repeat1,
-  [84] = 11,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(50), 1,
-      anon_sym_LPAREN,
-    ACTIONS(52), 1,
-      anon_sym_RPAREN,
     ACTIONS(54), 1,
-      sym_name,
-    ACTIONS(56), 1,
-      sym_shape,
-    STATE(113), 1,
-      sym_operand,
-    STATE(132), 1,
-      sym_nested_instruction,
-    STATE(134), 1,
-      sym_literal,
-    ACTIONS(60), 2,
       sym_brace_block,
-      sym_string,
-    STATE(109), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-    ACTIONS(58), 3,
+    ACTIONS(52), 3,
       anon_sym_true,
       anon_sym_false,
       sym_number,
-  [122] = 6,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    ACTIONS(68), 1,
-      anon_sym_COLON,
-    STATE(11), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(62), 4,
+    ACTIONS(48), 5,
       ts_builtin_sym_end,
+      anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(66), 7,
+    ACTIONS(50), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5219,46 +5216,79 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [150] = 11,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(50), 1,
-      anon_sym_LPAREN,
-    ACTIONS(54), 1,
-      sym_name,
+  [112] = 12,
     ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(58), 1,
+      anon_sym_LPAREN,
+    ACTIONS(60), 1,
+      anon_sym_RPAREN,
+    ACTIONS(62), 1,
+      sym_name,
+    ACTIONS(64), 1,
+      sym_shape,
+    STATE(125), 1,
+      sym_operand,
+    STATE(152), 1,
+      sym_nested_instruction,
+    STATE(154), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(119), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [153] = 12,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(58), 1,
+      anon_sym_LPAREN,
+    ACTIONS(62), 1,
+      sym_name,
+    ACTIONS(64), 1,
       sym_shape,
     ACTIONS(70), 1,
       anon_sym_RPAREN,
-    STATE(111), 1,
+    STATE(105), 1,
       sym_operand,
-    STATE(132), 1,
+    STATE(152), 1,
       sym_nested_instruction,
-    STATE(134), 1,
+    STATE(154), 1,
       sym_literal,
-    ACTIONS(60), 2,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
       sym_brace_block,
       sym_string,
-    STATE(109), 2,
+    STATE(119), 2,
       sym__any_shape,
       sym_tuple_shape,
-    ACTIONS(58), 3,
+    ACTIONS(66), 3,
       anon_sym_true,
       anon_sym_false,
       sym_number,
-  [188] = 5,
+  [194] = 6,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(17), 1,
+    ACTIONS(78), 1,
+      anon_sym_COLON,
+    STATE(11), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(72), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(74), 7,
+    ACTIONS(76), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5266,19 +5296,46 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [213] = 5,
+  [222] = 11,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(58), 1,
+      anon_sym_LPAREN,
+    ACTIONS(62), 1,
+      sym_name,
+    ACTIONS(64), 1,
+      sym_shape,
+    STATE(149), 1,
+      sym_operand,
+    STATE(152), 1,
+      sym_nested_instruction,
+    STATE(154), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(119), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [260] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
     STATE(14), 1,
       aux_sym_single_instruction_repeat1,
-    ACTIONS(76), 4,
+    ACTIONS(80), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(78), 7,
+    ACTIONS(82), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5286,31 +5343,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [238] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(82), 1,
-      sym_attribute_name,
-    STATE(32), 1,
-      sym_attribute,
-    ACTIONS(80), 11,
-      anon_sym_calls,
-      anon_sym_to_apply,
-      anon_sym_condition,
-      anon_sym_body,
-      anon_sym_select,
-      anon_sym_scatter,
-      anon_sym_true_computation,
-      anon_sym_false_computation,
-      anon_sym_branch_computations,
-      anon_sym_called_computations,
-      anon_sym_async_wrapped_computation,
-  [261] = 5,
+  [285] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(16), 1,
+    STATE(17), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(84), 4,
       ts_builtin_sym_end,
@@ -5325,12 +5363,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [286] = 5,
+  [310] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(17), 1,
+    STATE(27), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(88), 4,
       ts_builtin_sym_end,
@@ -5345,12 +5383,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [311] = 5,
+  [335] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(19), 1,
+    STATE(24), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(92), 4,
       ts_builtin_sym_end,
@@ -5365,12 +5403,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [336] = 5,
+  [360] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(21), 1,
+    STATE(19), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(96), 4,
       ts_builtin_sym_end,
@@ -5385,12 +5423,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [361] = 5,
+  [385] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(17), 1,
+    STATE(27), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(100), 4,
       ts_builtin_sym_end,
@@ -5405,32 +5443,31 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [386] = 5,
+  [410] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(106), 1,
+      sym_attribute_name,
+    STATE(31), 1,
+      sym_attribute,
+    ACTIONS(104), 11,
+      anon_sym_calls,
+      anon_sym_to_apply,
+      anon_sym_condition,
+      anon_sym_body,
+      anon_sym_select,
+      anon_sym_scatter,
+      anon_sym_true_computation,
+      anon_sym_false_computation,
+      anon_sym_branch_computations,
+      anon_sym_called_computations,
+      anon_sym_async_wrapped_computation,
+  [433] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(22), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(104), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(106), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [411] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
+    STATE(20), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(108), 4,
       ts_builtin_sym_end,
@@ -5445,19 +5482,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [436] = 5,
+  [458] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(114), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(17), 1,
+    STATE(27), 1,
       aux_sym_single_instruction_repeat1,
     ACTIONS(112), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(117), 7,
+    ACTIONS(114), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5465,19 +5502,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [461] = 5,
+  [483] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(23), 1,
+    STATE(22), 1,
       aux_sym_single_instruction_repeat1,
-    ACTIONS(119), 4,
+    ACTIONS(116), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(121), 7,
+    ACTIONS(118), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5485,119 +5522,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [486] = 5,
+  [508] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(123), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(125), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [511] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(7), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(127), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(129), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [536] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(131), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(133), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [561] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(135), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(137), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [586] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(139), 4,
-      ts_builtin_sym_end,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(141), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [611] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
     STATE(27), 1,
       aux_sym_single_instruction_repeat1,
-    ACTIONS(143), 4,
+    ACTIONS(120), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(145), 7,
+    ACTIONS(122), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5605,63 +5542,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [636] = 10,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(50), 1,
-      anon_sym_LPAREN,
-    ACTIONS(54), 1,
-      sym_name,
-    ACTIONS(56), 1,
-      sym_shape,
-    STATE(128), 1,
-      sym_operand,
-    STATE(132), 1,
-      sym_nested_instruction,
-    STATE(134), 1,
-      sym_literal,
-    ACTIONS(60), 2,
-      sym_brace_block,
-      sym_string,
-    STATE(109), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-    ACTIONS(58), 3,
-      anon_sym_true,
-      anon_sym_false,
-      sym_number,
-  [671] = 4,
+  [533] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(151), 1,
-      sym_brace_block,
-    ACTIONS(147), 5,
-      ts_builtin_sym_end,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(149), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [694] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(17), 1,
+    STATE(27), 1,
       aux_sym_single_instruction_repeat1,
-    ACTIONS(153), 4,
+    ACTIONS(124), 4,
       ts_builtin_sym_end,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(155), 7,
+    ACTIONS(126), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5669,14 +5562,154 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [719] = 4,
-    ACTIONS(48), 1,
+  [558] = 5,
+    ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(159), 1,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(128), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(130), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [583] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(132), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(134), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [608] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(26), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(136), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(138), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [633] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(140), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(142), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [658] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(21), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(144), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(146), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [683] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(148), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(150), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [708] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(154), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(152), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(157), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [733] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(161), 1,
       sym_attribute_name,
-    STATE(84), 1,
+    STATE(86), 1,
       sym_attribute,
-    ACTIONS(157), 11,
+    ACTIONS(159), 11,
       anon_sym_calls,
       anon_sym_to_apply,
       anon_sym_condition,
@@ -5688,46 +5721,36 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_branch_computations,
       anon_sym_called_computations,
       anon_sym_async_wrapped_computation,
-  [742] = 3,
-    ACTIONS(3), 1,
+  [756] = 9,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(161), 5,
-      ts_builtin_sym_end,
-      anon_sym_COMMA,
-      sym_module_separator,
+    ACTIONS(163), 1,
       anon_sym_LPAREN,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(167), 1,
       sym_shape,
-    ACTIONS(163), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [762] = 3,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [788] = 4,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(165), 5,
+    ACTIONS(173), 1,
+      sym_table_body,
+    ACTIONS(169), 4,
       ts_builtin_sym_end,
-      anon_sym_COMMA,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(167), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [782] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(169), 5,
-      ts_builtin_sym_end,
-      anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
@@ -5739,16 +5762,16 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [802] = 3,
+  [810] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(173), 5,
+    ACTIONS(175), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(175), 7,
+    ACTIONS(177), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5756,50 +5779,39 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [822] = 3,
-    ACTIONS(3), 1,
+  [830] = 9,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(177), 5,
-      ts_builtin_sym_end,
-      anon_sym_COMMA,
-      sym_module_separator,
+    ACTIONS(163), 1,
       anon_sym_LPAREN,
+    ACTIONS(179), 1,
+      anon_sym_RPAREN,
+    ACTIONS(181), 1,
       sym_shape,
-    ACTIONS(179), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [842] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(181), 5,
-      ts_builtin_sym_end,
-      anon_sym_COMMA,
-      sym_module_separator,
-      anon_sym_LPAREN,
-      sym_shape,
-    ACTIONS(183), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(130), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
   [862] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(147), 5,
+    ACTIONS(183), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(149), 7,
+    ACTIONS(185), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5810,13 +5822,13 @@ static const uint16_t ts_small_parse_table[] = {
   [882] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(185), 5,
+    ACTIONS(48), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(187), 7,
+    ACTIONS(50), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5827,13 +5839,13 @@ static const uint16_t ts_small_parse_table[] = {
   [902] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(189), 5,
+    ACTIONS(187), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(191), 7,
+    ACTIONS(189), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5844,13 +5856,13 @@ static const uint16_t ts_small_parse_table[] = {
   [922] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(193), 5,
+    ACTIONS(191), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(195), 7,
+    ACTIONS(193), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5861,13 +5873,13 @@ static const uint16_t ts_small_parse_table[] = {
   [942] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(197), 5,
+    ACTIONS(195), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(199), 7,
+    ACTIONS(197), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5878,13 +5890,13 @@ static const uint16_t ts_small_parse_table[] = {
   [962] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(201), 5,
+    ACTIONS(199), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(203), 7,
+    ACTIONS(201), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5895,13 +5907,13 @@ static const uint16_t ts_small_parse_table[] = {
   [982] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(205), 5,
+    ACTIONS(203), 5,
       ts_builtin_sym_end,
       anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(207), 7,
+    ACTIONS(205), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5909,17 +5921,16 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [1002] = 4,
+  [1002] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(213), 1,
-      sym_table_body,
-    ACTIONS(209), 4,
+    ACTIONS(207), 5,
       ts_builtin_sym_end,
+      anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
-    ACTIONS(211), 7,
+    ACTIONS(209), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5927,7 +5938,24 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [1024] = 3,
+  [1022] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(211), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(213), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1042] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(215), 5,
@@ -5944,7 +5972,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [1044] = 3,
+  [1062] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(219), 5,
@@ -5961,11 +5989,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [1064] = 3,
+  [1082] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(223), 4,
+    ACTIONS(223), 5,
       ts_builtin_sym_end,
+      anon_sym_COMMA,
       sym_module_separator,
       anon_sym_LPAREN,
       sym_shape,
@@ -5977,532 +6006,631 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [1083] = 6,
+  [1102] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(227), 1,
+    ACTIONS(227), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
       anon_sym_LPAREN,
-    ACTIONS(229), 1,
       sym_shape,
-    ACTIONS(233), 1,
-      sym_attribute_atom,
-    ACTIONS(231), 2,
-      sym_brace_block,
-      sym_string,
-    STATE(35), 2,
-      sym_tuple_shape,
-      sym_typed_literal,
-  [1104] = 6,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(235), 1,
-      anon_sym_LPAREN,
-    ACTIONS(237), 1,
-      sym_shape,
-    ACTIONS(241), 1,
-      sym_attribute_atom,
-    ACTIONS(239), 2,
-      sym_brace_block,
-      sym_string,
-    STATE(86), 2,
-      sym_tuple_shape,
-      sym_typed_literal,
-  [1125] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(243), 1,
-      anon_sym_LBRACE,
-    ACTIONS(245), 1,
+    ACTIONS(229), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
       sym_name,
-    ACTIONS(231), 2,
-      sym_inline_computation,
-      sym_string,
-    STATE(35), 2,
-      sym_computation_ref,
-      sym_computation_list,
-  [1143] = 5,
-    ACTIONS(48), 1,
+  [1122] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(231), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(233), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1142] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(235), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(237), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1162] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(239), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(241), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1182] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(243), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(245), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1201] = 5,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(247), 1,
-      anon_sym_LBRACE,
-    ACTIONS(249), 1,
+      anon_sym_LPAREN,
+    STATE(145), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 5,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+      sym_string,
+  [1221] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(247), 1,
+      anon_sym_LPAREN,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 5,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+      sym_string,
+  [1241] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(48), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(50), 2,
+      anon_sym_ROOT,
       sym_name,
-    ACTIONS(239), 2,
+    ACTIONS(249), 2,
+      anon_sym_true,
+      anon_sym_false,
+    ACTIONS(251), 2,
+      sym_brace_block,
+      sym_number,
+  [1261] = 6,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(253), 1,
+      anon_sym_LPAREN,
+    ACTIONS(255), 1,
+      sym_shape,
+    ACTIONS(259), 1,
+      sym_attribute_atom,
+    ACTIONS(257), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(34), 2,
+      sym_tuple_shape,
+      sym_typed_literal,
+  [1282] = 6,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(261), 1,
+      anon_sym_LPAREN,
+    ACTIONS(263), 1,
+      sym_shape,
+    ACTIONS(267), 1,
+      sym_attribute_atom,
+    ACTIONS(265), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(90), 2,
+      sym_tuple_shape,
+      sym_typed_literal,
+  [1303] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(271), 1,
+      anon_sym_RPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    STATE(111), 1,
+      sym_typed_literal,
+    STATE(138), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1323] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(275), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+    ACTIONS(251), 4,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [1337] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(277), 1,
+      anon_sym_LBRACE,
+    ACTIONS(279), 1,
+      sym_name,
+    ACTIONS(257), 2,
       sym_inline_computation,
       sym_string,
-    STATE(86), 2,
+    STATE(34), 2,
       sym_computation_ref,
       sym_computation_list,
-  [1161] = 5,
-    ACTIONS(48), 1,
+  [1355] = 6,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 1,
-      anon_sym_COMMA,
-    ACTIONS(253), 1,
-      anon_sym_RBRACE,
-    STATE(54), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(255), 2,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    STATE(135), 1,
+      sym_typed_literal,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1375] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(281), 1,
+      anon_sym_LBRACE,
+    ACTIONS(283), 1,
+      sym_name,
+    ACTIONS(265), 2,
+      sym_inline_computation,
+      sym_string,
+    STATE(90), 2,
+      sym_computation_ref,
+      sym_computation_list,
+  [1393] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    ACTIONS(285), 1,
+      anon_sym_RPAREN,
+    STATE(135), 1,
+      sym_typed_literal,
+    STATE(140), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1413] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(213), 2,
       anon_sym_ROOT,
       sym_name,
-  [1178] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(251), 1,
+    ACTIONS(211), 3,
       anon_sym_COMMA,
-    ACTIONS(257), 1,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
-    STATE(59), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(259), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1195] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(251), 1,
-      anon_sym_COMMA,
-    ACTIONS(261), 1,
-      anon_sym_RBRACE,
-    STATE(56), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(263), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1212] = 5,
+  [1426] = 5,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
-    ACTIONS(48), 1,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(265), 1,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(167), 1,
+      sym_shape,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1443] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(287), 1,
       sym_opcode,
-    ACTIONS(267), 1,
+    ACTIONS(289), 1,
+      sym_shape,
+    STATE(185), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1460] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(291), 1,
+      anon_sym_RBRACE,
+    ACTIONS(293), 1,
+      anon_sym_ROOT,
+    ACTIONS(295), 1,
+      sym_name,
+    STATE(83), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1477] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(299), 1,
+      anon_sym_RBRACE,
+    STATE(68), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(301), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1494] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(303), 1,
+      sym_opcode,
+    ACTIONS(305), 1,
+      sym_shape,
+    STATE(168), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1511] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(307), 1,
+      anon_sym_RBRACE,
+    STATE(72), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(309), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1528] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(311), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(313), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1545] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(315), 1,
+      anon_sym_RBRACE,
+    STATE(74), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(317), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1562] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(293), 1,
+      anon_sym_ROOT,
+    ACTIONS(295), 1,
+      sym_name,
+    ACTIONS(319), 1,
+      anon_sym_RBRACE,
+    STATE(64), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1579] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(321), 1,
+      anon_sym_EQ,
+    ACTIONS(323), 1,
+      anon_sym_LPAREN,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(9), 1,
+      sym_computation_body,
+    STATE(150), 1,
+      sym_computation_signature,
+  [1598] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(327), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(329), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1615] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(331), 1,
+      anon_sym_RBRACE,
+    STATE(75), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(333), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1632] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(335), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(337), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1649] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(339), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(341), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1666] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(152), 1,
+      anon_sym_RBRACE,
+    ACTIONS(343), 1,
+      anon_sym_COMMA,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(157), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1683] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(197), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(195), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1696] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(185), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(183), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1709] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(201), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(199), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1722] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(205), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(203), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1735] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(221), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(219), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1748] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(346), 1,
+      sym_opcode,
+    ACTIONS(348), 1,
+      sym_shape,
+    STATE(175), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1765] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(350), 1,
+      anon_sym_RBRACE,
+    ACTIONS(352), 1,
+      anon_sym_ROOT,
+    ACTIONS(355), 1,
+      sym_name,
+    STATE(83), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1782] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(251), 4,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [1792] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(148), 1,
+      sym_operand_list,
+    ACTIONS(358), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [1806] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(175), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(177), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1818] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(160), 1,
+      sym_operand_list,
+    ACTIONS(362), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [1832] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(323), 1,
+      anon_sym_LPAREN,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(12), 1,
+      sym_computation_body,
+    STATE(155), 1,
+      sym_computation_signature,
+  [1848] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(364), 1,
       sym_shape,
     STATE(147), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1229] = 5,
-    ACTIONS(48), 1,
+  [1862] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 1,
+    ACTIONS(48), 2,
       anon_sym_COMMA,
-    ACTIONS(269), 1,
       anon_sym_RBRACE,
-    STATE(59), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(271), 2,
+    ACTIONS(50), 2,
       anon_sym_ROOT,
       sym_name,
-  [1246] = 5,
-    ACTIONS(48), 1,
+  [1874] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 1,
+    ACTIONS(187), 2,
       anon_sym_COMMA,
-    ACTIONS(273), 1,
       anon_sym_RBRACE,
-    STATE(58), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(275), 2,
+    ACTIONS(189), 2,
       anon_sym_ROOT,
       sym_name,
-  [1263] = 5,
-    ACTIONS(48), 1,
+  [1886] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 1,
+    ACTIONS(239), 4,
       anon_sym_COMMA,
-    ACTIONS(277), 1,
-      anon_sym_RBRACE,
-    STATE(59), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(279), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1280] = 6,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(281), 1,
-      anon_sym_EQ,
-    ACTIONS(283), 1,
-      anon_sym_LPAREN,
-    ACTIONS(285), 1,
+      anon_sym_RPAREN,
       anon_sym_LBRACE,
-    STATE(8), 1,
-      sym_computation_body,
-    STATE(130), 1,
-      sym_computation_signature,
-  [1299] = 5,
-    ACTIONS(48), 1,
+      sym_opcode,
+  [1896] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 1,
-      anon_sym_COMMA,
-    ACTIONS(287), 1,
-      anon_sym_RBRACE,
-    STATE(59), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(289), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1316] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(112), 1,
-      anon_sym_RBRACE,
-    ACTIONS(291), 1,
-      anon_sym_COMMA,
-    STATE(59), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(117), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1333] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(167), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(165), 3,
+    ACTIONS(223), 4,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [1346] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(179), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(177), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [1359] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(294), 1,
-      sym_brace_block,
-    ACTIONS(147), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(149), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1374] = 3,
-    ACTIONS(48), 1,
+      anon_sym_LBRACE,
+      sym_opcode,
+  [1906] = 3,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(191), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(189), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [1387] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(251), 1,
-      anon_sym_COMMA,
-    ACTIONS(296), 1,
-      anon_sym_RBRACE,
-    STATE(51), 1,
-      aux_sym_single_instruction_repeat1,
-    ACTIONS(298), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1404] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(300), 1,
-      anon_sym_RBRACE,
-    ACTIONS(302), 1,
-      anon_sym_ROOT,
-    ACTIONS(304), 1,
-      sym_name,
-    STATE(68), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [1421] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(306), 1,
-      sym_opcode,
-    ACTIONS(308), 1,
-      sym_shape,
-    STATE(156), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1438] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(310), 1,
-      anon_sym_RPAREN,
-    ACTIONS(312), 1,
-      sym_shape,
-    STATE(110), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1455] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(314), 1,
-      anon_sym_RBRACE,
-    ACTIONS(316), 1,
-      anon_sym_ROOT,
-    ACTIONS(319), 1,
-      sym_name,
-    STATE(68), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [1472] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(302), 1,
-      anon_sym_ROOT,
-    ACTIONS(304), 1,
-      sym_name,
-    ACTIONS(322), 1,
-      anon_sym_RBRACE,
-    STATE(65), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [1489] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(324), 1,
-      sym_opcode,
-    ACTIONS(326), 1,
-      sym_shape,
-    STATE(144), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1506] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(328), 1,
-      anon_sym_RPAREN,
-    ACTIONS(330), 1,
-      sym_shape,
-    STATE(97), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1523] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(332), 1,
-      anon_sym_RPAREN,
-    ACTIONS(334), 1,
-      sym_shape,
-    STATE(118), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1540] = 5,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(336), 1,
-      anon_sym_RPAREN,
-    ACTIONS(338), 1,
-      sym_shape,
-    STATE(96), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1557] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(342), 1,
-      anon_sym_LPAREN,
-    STATE(141), 1,
-      sym_operand_list,
-    ACTIONS(340), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1571] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(219), 2,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(221), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1583] = 4,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(344), 1,
-      sym_shape,
-    STATE(145), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1597] = 5,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(283), 1,
-      anon_sym_LPAREN,
-    ACTIONS(285), 1,
-      anon_sym_LBRACE,
-    STATE(12), 1,
-      sym_computation_body,
-    STATE(129), 1,
-      sym_computation_signature,
-  [1613] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(161), 4,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1623] = 4,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(346), 1,
-      sym_shape,
-    STATE(151), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1637] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(219), 4,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1647] = 4,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(348), 1,
-      sym_shape,
-    STATE(138), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1661] = 4,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(350), 1,
-      sym_shape,
-    STATE(162), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1675] = 4,
-    ACTIONS(15), 1,
-      anon_sym_LPAREN,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(352), 1,
-      sym_shape,
-    STATE(127), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1689] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(173), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(175), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1701] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(215), 4,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1711] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(147), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(149), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1723] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(181), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(183), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1735] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
     ACTIONS(193), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(195), 2,
       anon_sym_ROOT,
       sym_name,
-  [1747] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(197), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(199), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1759] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(201), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(203), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1771] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(205), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(207), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1783] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(342), 1,
+  [1918] = 4,
+    ACTIONS(15), 1,
       anon_sym_LPAREN,
-    STATE(142), 1,
-      sym_operand_list,
-    ACTIONS(354), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1797] = 3,
-    ACTIONS(48), 1,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(161), 2,
+    ACTIONS(366), 1,
+      sym_shape,
+    STATE(183), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1932] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(207), 2,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(163), 2,
+    ACTIONS(209), 2,
       anon_sym_ROOT,
       sym_name,
-  [1809] = 3,
-    ACTIONS(48), 1,
+  [1944] = 3,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(215), 2,
       anon_sym_COMMA,
@@ -6510,495 +6638,674 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(217), 2,
       anon_sym_ROOT,
       sym_name,
-  [1821] = 2,
-    ACTIONS(48), 1,
+  [1956] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(215), 3,
+    ACTIONS(235), 4,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-      sym_name,
-  [1830] = 4,
-    ACTIONS(48), 1,
+      anon_sym_LBRACE,
+      sym_opcode,
+  [1966] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(358), 1,
-      anon_sym_RPAREN,
-    STATE(107), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1843] = 4,
-    ACTIONS(48), 1,
+    ACTIONS(368), 1,
+      sym_shape,
+    STATE(178), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1980] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(360), 1,
-      anon_sym_RPAREN,
-    STATE(121), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1856] = 4,
-    ACTIONS(48), 1,
+    ACTIONS(370), 1,
+      sym_shape,
+    STATE(144), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1994] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(362), 1,
+    ACTIONS(223), 2,
       anon_sym_COMMA,
-    ACTIONS(365), 1,
-      anon_sym_RPAREN,
-    STATE(98), 1,
-      aux_sym_operand_list_repeat1,
-  [1869] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(367), 1,
-      anon_sym_COMMA,
-    ACTIONS(369), 1,
       anon_sym_RBRACE,
-    STATE(101), 1,
-      aux_sym_computation_list_repeat1,
-  [1882] = 4,
-    ACTIONS(48), 1,
+    ACTIONS(225), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [2006] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(371), 1,
+    ACTIONS(235), 2,
       anon_sym_COMMA,
-    ACTIONS(374), 1,
-      anon_sym_RPAREN,
-    STATE(100), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1895] = 4,
-    ACTIONS(48), 1,
+      anon_sym_RBRACE,
+    ACTIONS(237), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [2018] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(367), 1,
+    ACTIONS(239), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(241), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [2030] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(372), 1,
+      sym_shape,
+    STATE(181), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [2044] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
       anon_sym_COMMA,
     ACTIONS(376), 1,
-      anon_sym_RBRACE,
-    STATE(103), 1,
-      aux_sym_computation_list_repeat1,
-  [1908] = 4,
-    ACTIONS(48), 1,
+      anon_sym_RPAREN,
+    STATE(133), 1,
+      aux_sym_operand_list_repeat1,
+  [2057] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
       anon_sym_COMMA,
-    ACTIONS(381), 1,
+    ACTIONS(380), 1,
       anon_sym_RPAREN,
-    STATE(102), 1,
-      aux_sym_computation_signature_repeat1,
-  [1921] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(383), 1,
-      anon_sym_COMMA,
-    ACTIONS(386), 1,
-      anon_sym_RBRACE,
-    STATE(103), 1,
-      aux_sym_computation_list_repeat1,
-  [1934] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(388), 1,
-      anon_sym_COMMA,
-    ACTIONS(390), 1,
-      anon_sym_RPAREN,
-    STATE(102), 1,
-      aux_sym_computation_signature_repeat1,
-  [1947] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(161), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      sym_name,
-  [1956] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(219), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      sym_name,
-  [1965] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(392), 1,
-      anon_sym_RPAREN,
-    STATE(100), 1,
+    STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [1978] = 4,
-    ACTIONS(48), 1,
+  [2070] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(394), 1,
+    ACTIONS(382), 1,
       anon_sym_COMMA,
-    ACTIONS(396), 1,
-      anon_sym_RPAREN,
-    STATE(98), 1,
-      aux_sym_operand_list_repeat1,
-  [1991] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(400), 1,
-      sym_name,
-    ACTIONS(398), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [2002] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(402), 1,
+    ACTIONS(384), 1,
       anon_sym_RPAREN,
     STATE(112), 1,
-      aux_sym_tuple_shape_repeat1,
-  [2015] = 4,
-    ACTIONS(48), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2083] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(394), 1,
+    ACTIONS(386), 1,
       anon_sym_COMMA,
-    ACTIONS(404), 1,
+    ACTIONS(389), 1,
       anon_sym_RPAREN,
     STATE(108), 1,
       aux_sym_operand_list_repeat1,
-  [2028] = 4,
-    ACTIONS(48), 1,
+  [2096] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 1,
+    ACTIONS(391), 1,
+      anon_sym_RPAREN,
+    ACTIONS(393), 1,
+      sym_name,
+    STATE(126), 1,
+      sym_parameter,
+  [2109] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(397), 1,
+      anon_sym_RBRACE,
+    STATE(113), 1,
+      aux_sym_computation_list_repeat1,
+  [2122] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(401), 1,
+      anon_sym_RPAREN,
+    STATE(115), 1,
+      aux_sym_typed_literal_repeat1,
+  [2135] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(403), 1,
       anon_sym_COMMA,
     ACTIONS(406), 1,
       anon_sym_RPAREN,
-    STATE(100), 1,
-      aux_sym_tuple_shape_repeat1,
-  [2041] = 4,
-    ACTIONS(48), 1,
+    STATE(112), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2148] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(394), 1,
+    ACTIONS(395), 1,
       anon_sym_COMMA,
     ACTIONS(408), 1,
-      anon_sym_RPAREN,
-    STATE(114), 1,
-      aux_sym_operand_list_repeat1,
-  [2054] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(394), 1,
-      anon_sym_COMMA,
-    ACTIONS(410), 1,
-      anon_sym_RPAREN,
-    STATE(98), 1,
-      aux_sym_operand_list_repeat1,
-  [2067] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(367), 1,
-      anon_sym_COMMA,
-    ACTIONS(412), 1,
       anon_sym_RBRACE,
-    STATE(116), 1,
+    STATE(117), 1,
       aux_sym_computation_list_repeat1,
-  [2080] = 4,
-    ACTIONS(48), 1,
+  [2161] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(367), 1,
+    ACTIONS(410), 1,
+      anon_sym_LPAREN,
+    ACTIONS(412), 1,
+      sym_shape,
+    STATE(142), 1,
+      sym_typed_literal,
+  [2174] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
       anon_sym_COMMA,
     ACTIONS(414), 1,
-      anon_sym_RBRACE,
-    STATE(103), 1,
-      aux_sym_computation_list_repeat1,
-  [2093] = 4,
-    ACTIONS(48), 1,
+      anon_sym_RPAREN,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
+  [2187] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(388), 1,
-      anon_sym_COMMA,
     ACTIONS(416), 1,
+      anon_sym_COMMA,
+    ACTIONS(419), 1,
       anon_sym_RPAREN,
-    STATE(104), 1,
+    STATE(116), 1,
       aux_sym_computation_signature_repeat1,
-  [2106] = 4,
-    ACTIONS(48), 1,
+  [2200] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 1,
+    ACTIONS(421), 1,
       anon_sym_COMMA,
-    ACTIONS(418), 1,
-      anon_sym_RPAREN,
-    STATE(119), 1,
-      aux_sym_tuple_shape_repeat1,
-  [2119] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(420), 1,
-      anon_sym_RPAREN,
-    STATE(100), 1,
-      aux_sym_tuple_shape_repeat1,
-  [2132] = 4,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(422), 1,
-      anon_sym_RPAREN,
     ACTIONS(424), 1,
-      sym_name,
+      anon_sym_RBRACE,
     STATE(117), 1,
-      sym_parameter,
-  [2145] = 4,
-    ACTIONS(48), 1,
+      aux_sym_computation_list_repeat1,
+  [2213] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 1,
-      anon_sym_COMMA,
-    ACTIONS(426), 1,
-      anon_sym_RPAREN,
-    STATE(100), 1,
-      aux_sym_tuple_shape_repeat1,
-  [2158] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(381), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [2166] = 3,
-    ACTIONS(48), 1,
+    ACTIONS(410), 1,
+      anon_sym_LPAREN,
+    ACTIONS(412), 1,
+      sym_shape,
+    STATE(135), 1,
+      sym_typed_literal,
+  [2226] = 3,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(428), 1,
-      anon_sym_LPAREN,
-    STATE(15), 1,
-      sym_operand_list,
-  [2176] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(428), 1,
-      anon_sym_LPAREN,
-    STATE(24), 1,
-      sym_operand_list,
-  [2186] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(430), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [2194] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(432), 1,
-      anon_sym_RBRACE,
-    ACTIONS(434), 1,
       sym_name,
-  [2204] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(436), 2,
+    ACTIONS(426), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2212] = 2,
-    ACTIONS(48), 1,
+  [2237] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(365), 2,
+    ACTIONS(430), 1,
       anon_sym_COMMA,
+    ACTIONS(433), 1,
       anon_sym_RPAREN,
-  [2220] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(285), 1,
-      anon_sym_LBRACE,
-    STATE(18), 1,
-      sym_computation_body,
-  [2230] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(285), 1,
-      anon_sym_LBRACE,
-    STATE(13), 1,
-      sym_computation_body,
-  [2240] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(424), 1,
-      sym_name,
-    STATE(122), 1,
-      sym_parameter,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
   [2250] = 2,
-    ACTIONS(48), 1,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(438), 2,
+    ACTIONS(223), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2258] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(386), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-  [2266] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(440), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [2274] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(342), 1,
-      anon_sym_LPAREN,
-    STATE(50), 1,
-      sym_operand_list,
-  [2284] = 3,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(442), 1,
-      anon_sym_RBRACE,
-    ACTIONS(444), 1,
       sym_name,
-  [2294] = 3,
-    ACTIONS(48), 1,
+  [2259] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(342), 1,
-      anon_sym_LPAREN,
-    STATE(52), 1,
-      sym_operand_list,
-  [2304] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(374), 2,
+    ACTIONS(235), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2312] = 3,
-    ACTIONS(48), 1,
+      sym_name,
+  [2268] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(342), 1,
-      anon_sym_LPAREN,
-    STATE(64), 1,
-      sym_operand_list,
-  [2322] = 3,
-    ACTIONS(48), 1,
+    ACTIONS(382), 1,
+      anon_sym_COMMA,
+    ACTIONS(435), 1,
+      anon_sym_RPAREN,
+    STATE(107), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2281] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(342), 1,
-      anon_sym_LPAREN,
-    STATE(55), 1,
-      sym_operand_list,
-  [2332] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(446), 2,
+    ACTIONS(239), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2340] = 2,
-    ACTIONS(48), 1,
+      sym_name,
+  [2290] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(437), 1,
+      anon_sym_RPAREN,
+    STATE(127), 1,
+      aux_sym_operand_list_repeat1,
+  [2303] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(439), 1,
+      anon_sym_COMMA,
+    ACTIONS(441), 1,
+      anon_sym_RPAREN,
+    STATE(132), 1,
+      aux_sym_computation_signature_repeat1,
+  [2316] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(443), 1,
+      anon_sym_RPAREN,
+    STATE(108), 1,
+      aux_sym_operand_list_repeat1,
+  [2329] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(445), 1,
+      anon_sym_COMMA,
+    ACTIONS(448), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2342] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(450), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2355] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(452), 1,
+      anon_sym_RPAREN,
+    STATE(131), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2368] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(454), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2381] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(439), 1,
+      anon_sym_COMMA,
+    ACTIONS(456), 1,
+      anon_sym_RPAREN,
+    STATE(116), 1,
+      aux_sym_computation_signature_repeat1,
+  [2394] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(458), 1,
+      anon_sym_RPAREN,
+    STATE(108), 1,
+      aux_sym_operand_list_repeat1,
+  [2407] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(460), 1,
+      anon_sym_RBRACE,
+    STATE(136), 1,
+      aux_sym_computation_list_repeat1,
+  [2420] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(462), 1,
+      anon_sym_RPAREN,
+    STATE(137), 1,
+      aux_sym_typed_literal_repeat1,
+  [2433] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(464), 1,
+      anon_sym_RBRACE,
+    STATE(117), 1,
+      aux_sym_computation_list_repeat1,
+  [2446] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(466), 1,
+      anon_sym_RPAREN,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
+  [2459] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(468), 1,
+      anon_sym_RPAREN,
+    STATE(139), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2472] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(470), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2485] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(472), 1,
+      anon_sym_RPAREN,
+    STATE(106), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2498] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(474), 1,
+      anon_sym_RPAREN,
+    STATE(129), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2511] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(433), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2519] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(65), 1,
+      sym_operand_list,
+  [2529] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(476), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2537] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(406), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2545] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(478), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2553] = 2,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(448), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2348] = 3,
-    ACTIONS(48), 1,
+  [2561] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(428), 1,
-      anon_sym_LPAREN,
-    STATE(20), 1,
-      sym_operand_list,
-  [2358] = 2,
-    ACTIONS(48), 1,
+    ACTIONS(480), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2569] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(450), 1,
-      sym_opcode,
-  [2365] = 2,
-    ACTIONS(48), 1,
+    ACTIONS(389), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2577] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(452), 1,
+    ACTIONS(325), 1,
       anon_sym_LBRACE,
-  [2372] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(454), 1,
-      anon_sym_DASH_GT,
-  [2379] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(456), 1,
-      sym_opcode,
-  [2386] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(458), 1,
-      sym_name,
-  [2393] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(460), 1,
-      anon_sym_DASH_GT,
-  [2400] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(462), 1,
-      sym_name,
-  [2407] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(464), 1,
-      anon_sym_LBRACE,
-  [2414] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(466), 1,
-      anon_sym_EQ,
-  [2421] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(468), 1,
-      anon_sym_COLON,
-  [2428] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(470), 1,
-      sym_identifier,
-  [2435] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(472), 1,
-      ts_builtin_sym_end,
-  [2442] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(474), 1,
-      sym_opcode,
-  [2449] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(476), 1,
-      anon_sym_EQ,
-  [2456] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(478), 1,
-      sym_name,
-  [2463] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
-    ACTIONS(480), 1,
-      anon_sym_DASH_GT,
-  [2470] = 2,
-    ACTIONS(48), 1,
+    STATE(13), 1,
+      sym_computation_body,
+  [2587] = 3,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(482), 1,
-      sym_opcode,
-  [2477] = 2,
-    ACTIONS(48), 1,
+      anon_sym_LPAREN,
+    STATE(18), 1,
+      sym_operand_list,
+  [2597] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(484), 1,
-      anon_sym_EQ,
-  [2484] = 2,
-    ACTIONS(48), 1,
+    ACTIONS(484), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2605] = 3,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(486), 1,
-      anon_sym_LBRACE,
-  [2491] = 2,
-    ACTIONS(48), 1,
-      sym_comment,
+      anon_sym_RBRACE,
     ACTIONS(488), 1,
-      anon_sym_EQ,
-  [2498] = 2,
-    ACTIONS(48), 1,
+      sym_name,
+  [2615] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(490), 1,
-      anon_sym_EQ,
-  [2505] = 2,
-    ACTIONS(48), 1,
+    ACTIONS(490), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2623] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(492), 1,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(25), 1,
+      sym_computation_body,
+  [2633] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(482), 1,
+      anon_sym_LPAREN,
+    STATE(23), 1,
+      sym_operand_list,
+  [2643] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(67), 1,
+      sym_operand_list,
+  [2653] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(419), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2661] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(393), 1,
+      sym_name,
+    STATE(158), 1,
+      sym_parameter,
+  [2671] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(492), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2679] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(494), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2687] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(496), 1,
+      anon_sym_RBRACE,
+    ACTIONS(498), 1,
+      sym_name,
+  [2697] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(69), 1,
+      sym_operand_list,
+  [2707] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(424), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+  [2715] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(482), 1,
+      anon_sym_LPAREN,
+    STATE(16), 1,
+      sym_operand_list,
+  [2725] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(500), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2733] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(73), 1,
+      sym_operand_list,
+  [2743] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(502), 1,
+      sym_opcode,
+  [2750] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(504), 1,
+      anon_sym_DASH_GT,
+  [2757] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(506), 1,
+      sym_name,
+  [2764] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(508), 1,
+      anon_sym_EQ,
+  [2771] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(510), 1,
+      sym_opcode,
+  [2778] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(512), 1,
+      anon_sym_DASH_GT,
+  [2785] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(514), 1,
+      sym_identifier,
+  [2792] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(516), 1,
+      sym_opcode,
+  [2799] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(518), 1,
+      anon_sym_EQ,
+  [2806] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(520), 1,
+      anon_sym_DASH_GT,
+  [2813] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(522), 1,
+      anon_sym_LBRACE,
+  [2820] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(524), 1,
+      anon_sym_COLON,
+  [2827] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(526), 1,
+      anon_sym_EQ,
+  [2834] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(528), 1,
+      anon_sym_LBRACE,
+  [2841] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(530), 1,
+      sym_name,
+  [2848] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(532), 1,
+      anon_sym_LBRACE,
+  [2855] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(534), 1,
+      sym_name,
+  [2862] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(536), 1,
+      sym_opcode,
+  [2869] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(538), 1,
+      anon_sym_EQ,
+  [2876] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(540), 1,
+      ts_builtin_sym_end,
+  [2883] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(542), 1,
+      anon_sym_EQ,
+  [2890] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(544), 1,
       anon_sym_EQ,
 };
 
@@ -7006,167 +7313,191 @@ static const uint32_t ts_small_parse_table_map[] = {
   [SMALL_STATE(2)] = 0,
   [SMALL_STATE(3)] = 42,
   [SMALL_STATE(4)] = 84,
-  [SMALL_STATE(5)] = 122,
-  [SMALL_STATE(6)] = 150,
-  [SMALL_STATE(7)] = 188,
-  [SMALL_STATE(8)] = 213,
-  [SMALL_STATE(9)] = 238,
-  [SMALL_STATE(10)] = 261,
-  [SMALL_STATE(11)] = 286,
-  [SMALL_STATE(12)] = 311,
-  [SMALL_STATE(13)] = 336,
-  [SMALL_STATE(14)] = 361,
-  [SMALL_STATE(15)] = 386,
-  [SMALL_STATE(16)] = 411,
-  [SMALL_STATE(17)] = 436,
-  [SMALL_STATE(18)] = 461,
-  [SMALL_STATE(19)] = 486,
-  [SMALL_STATE(20)] = 511,
-  [SMALL_STATE(21)] = 536,
-  [SMALL_STATE(22)] = 561,
-  [SMALL_STATE(23)] = 586,
-  [SMALL_STATE(24)] = 611,
-  [SMALL_STATE(25)] = 636,
-  [SMALL_STATE(26)] = 671,
-  [SMALL_STATE(27)] = 694,
-  [SMALL_STATE(28)] = 719,
-  [SMALL_STATE(29)] = 742,
-  [SMALL_STATE(30)] = 762,
-  [SMALL_STATE(31)] = 782,
-  [SMALL_STATE(32)] = 802,
-  [SMALL_STATE(33)] = 822,
-  [SMALL_STATE(34)] = 842,
-  [SMALL_STATE(35)] = 862,
-  [SMALL_STATE(36)] = 882,
-  [SMALL_STATE(37)] = 902,
-  [SMALL_STATE(38)] = 922,
-  [SMALL_STATE(39)] = 942,
-  [SMALL_STATE(40)] = 962,
-  [SMALL_STATE(41)] = 982,
-  [SMALL_STATE(42)] = 1002,
-  [SMALL_STATE(43)] = 1024,
-  [SMALL_STATE(44)] = 1044,
-  [SMALL_STATE(45)] = 1064,
-  [SMALL_STATE(46)] = 1083,
-  [SMALL_STATE(47)] = 1104,
-  [SMALL_STATE(48)] = 1125,
-  [SMALL_STATE(49)] = 1143,
-  [SMALL_STATE(50)] = 1161,
-  [SMALL_STATE(51)] = 1178,
-  [SMALL_STATE(52)] = 1195,
-  [SMALL_STATE(53)] = 1212,
-  [SMALL_STATE(54)] = 1229,
-  [SMALL_STATE(55)] = 1246,
-  [SMALL_STATE(56)] = 1263,
-  [SMALL_STATE(57)] = 1280,
-  [SMALL_STATE(58)] = 1299,
-  [SMALL_STATE(59)] = 1316,
-  [SMALL_STATE(60)] = 1333,
-  [SMALL_STATE(61)] = 1346,
-  [SMALL_STATE(62)] = 1359,
-  [SMALL_STATE(63)] = 1374,
-  [SMALL_STATE(64)] = 1387,
-  [SMALL_STATE(65)] = 1404,
-  [SMALL_STATE(66)] = 1421,
-  [SMALL_STATE(67)] = 1438,
-  [SMALL_STATE(68)] = 1455,
-  [SMALL_STATE(69)] = 1472,
-  [SMALL_STATE(70)] = 1489,
-  [SMALL_STATE(71)] = 1506,
-  [SMALL_STATE(72)] = 1523,
-  [SMALL_STATE(73)] = 1540,
-  [SMALL_STATE(74)] = 1557,
-  [SMALL_STATE(75)] = 1571,
-  [SMALL_STATE(76)] = 1583,
-  [SMALL_STATE(77)] = 1597,
-  [SMALL_STATE(78)] = 1613,
-  [SMALL_STATE(79)] = 1623,
-  [SMALL_STATE(80)] = 1637,
-  [SMALL_STATE(81)] = 1647,
-  [SMALL_STATE(82)] = 1661,
-  [SMALL_STATE(83)] = 1675,
-  [SMALL_STATE(84)] = 1689,
-  [SMALL_STATE(85)] = 1701,
-  [SMALL_STATE(86)] = 1711,
-  [SMALL_STATE(87)] = 1723,
-  [SMALL_STATE(88)] = 1735,
-  [SMALL_STATE(89)] = 1747,
-  [SMALL_STATE(90)] = 1759,
-  [SMALL_STATE(91)] = 1771,
-  [SMALL_STATE(92)] = 1783,
-  [SMALL_STATE(93)] = 1797,
-  [SMALL_STATE(94)] = 1809,
-  [SMALL_STATE(95)] = 1821,
-  [SMALL_STATE(96)] = 1830,
-  [SMALL_STATE(97)] = 1843,
-  [SMALL_STATE(98)] = 1856,
-  [SMALL_STATE(99)] = 1869,
-  [SMALL_STATE(100)] = 1882,
-  [SMALL_STATE(101)] = 1895,
-  [SMALL_STATE(102)] = 1908,
-  [SMALL_STATE(103)] = 1921,
-  [SMALL_STATE(104)] = 1934,
-  [SMALL_STATE(105)] = 1947,
-  [SMALL_STATE(106)] = 1956,
-  [SMALL_STATE(107)] = 1965,
-  [SMALL_STATE(108)] = 1978,
-  [SMALL_STATE(109)] = 1991,
-  [SMALL_STATE(110)] = 2002,
-  [SMALL_STATE(111)] = 2015,
-  [SMALL_STATE(112)] = 2028,
-  [SMALL_STATE(113)] = 2041,
-  [SMALL_STATE(114)] = 2054,
-  [SMALL_STATE(115)] = 2067,
-  [SMALL_STATE(116)] = 2080,
-  [SMALL_STATE(117)] = 2093,
-  [SMALL_STATE(118)] = 2106,
-  [SMALL_STATE(119)] = 2119,
-  [SMALL_STATE(120)] = 2132,
-  [SMALL_STATE(121)] = 2145,
-  [SMALL_STATE(122)] = 2158,
-  [SMALL_STATE(123)] = 2166,
-  [SMALL_STATE(124)] = 2176,
-  [SMALL_STATE(125)] = 2186,
-  [SMALL_STATE(126)] = 2194,
-  [SMALL_STATE(127)] = 2204,
-  [SMALL_STATE(128)] = 2212,
-  [SMALL_STATE(129)] = 2220,
-  [SMALL_STATE(130)] = 2230,
-  [SMALL_STATE(131)] = 2240,
-  [SMALL_STATE(132)] = 2250,
-  [SMALL_STATE(133)] = 2258,
-  [SMALL_STATE(134)] = 2266,
-  [SMALL_STATE(135)] = 2274,
-  [SMALL_STATE(136)] = 2284,
-  [SMALL_STATE(137)] = 2294,
-  [SMALL_STATE(138)] = 2304,
-  [SMALL_STATE(139)] = 2312,
-  [SMALL_STATE(140)] = 2322,
-  [SMALL_STATE(141)] = 2332,
-  [SMALL_STATE(142)] = 2340,
-  [SMALL_STATE(143)] = 2348,
-  [SMALL_STATE(144)] = 2358,
-  [SMALL_STATE(145)] = 2365,
-  [SMALL_STATE(146)] = 2372,
-  [SMALL_STATE(147)] = 2379,
-  [SMALL_STATE(148)] = 2386,
-  [SMALL_STATE(149)] = 2393,
-  [SMALL_STATE(150)] = 2400,
-  [SMALL_STATE(151)] = 2407,
-  [SMALL_STATE(152)] = 2414,
-  [SMALL_STATE(153)] = 2421,
-  [SMALL_STATE(154)] = 2428,
-  [SMALL_STATE(155)] = 2435,
-  [SMALL_STATE(156)] = 2442,
-  [SMALL_STATE(157)] = 2449,
-  [SMALL_STATE(158)] = 2456,
-  [SMALL_STATE(159)] = 2463,
-  [SMALL_STATE(160)] = 2470,
-  [SMALL_STATE(161)] = 2477,
-  [SMALL_STATE(162)] = 2484,
-  [SMALL_STATE(163)] = 2491,
-  [SMALL_STATE(164)] = 2498,
-  [SMALL_STATE(165)] = 2505,
+  [SMALL_STATE(5)] = 112,
+  [SMALL_STATE(6)] = 153,
+  [SMALL_STATE(7)] = 194,
+  [SMALL_STATE(8)] = 222,
+  [SMALL_STATE(9)] = 260,
+  [SMALL_STATE(10)] = 285,
+  [SMALL_STATE(11)] = 310,
+  [SMALL_STATE(12)] = 335,
+  [SMALL_STATE(13)] = 360,
+  [SMALL_STATE(14)] = 385,
+  [SMALL_STATE(15)] = 410,
+  [SMALL_STATE(16)] = 433,
+  [SMALL_STATE(17)] = 458,
+  [SMALL_STATE(18)] = 483,
+  [SMALL_STATE(19)] = 508,
+  [SMALL_STATE(20)] = 533,
+  [SMALL_STATE(21)] = 558,
+  [SMALL_STATE(22)] = 583,
+  [SMALL_STATE(23)] = 608,
+  [SMALL_STATE(24)] = 633,
+  [SMALL_STATE(25)] = 658,
+  [SMALL_STATE(26)] = 683,
+  [SMALL_STATE(27)] = 708,
+  [SMALL_STATE(28)] = 733,
+  [SMALL_STATE(29)] = 756,
+  [SMALL_STATE(30)] = 788,
+  [SMALL_STATE(31)] = 810,
+  [SMALL_STATE(32)] = 830,
+  [SMALL_STATE(33)] = 862,
+  [SMALL_STATE(34)] = 882,
+  [SMALL_STATE(35)] = 902,
+  [SMALL_STATE(36)] = 922,
+  [SMALL_STATE(37)] = 942,
+  [SMALL_STATE(38)] = 962,
+  [SMALL_STATE(39)] = 982,
+  [SMALL_STATE(40)] = 1002,
+  [SMALL_STATE(41)] = 1022,
+  [SMALL_STATE(42)] = 1042,
+  [SMALL_STATE(43)] = 1062,
+  [SMALL_STATE(44)] = 1082,
+  [SMALL_STATE(45)] = 1102,
+  [SMALL_STATE(46)] = 1122,
+  [SMALL_STATE(47)] = 1142,
+  [SMALL_STATE(48)] = 1162,
+  [SMALL_STATE(49)] = 1182,
+  [SMALL_STATE(50)] = 1201,
+  [SMALL_STATE(51)] = 1221,
+  [SMALL_STATE(52)] = 1241,
+  [SMALL_STATE(53)] = 1261,
+  [SMALL_STATE(54)] = 1282,
+  [SMALL_STATE(55)] = 1303,
+  [SMALL_STATE(56)] = 1323,
+  [SMALL_STATE(57)] = 1337,
+  [SMALL_STATE(58)] = 1355,
+  [SMALL_STATE(59)] = 1375,
+  [SMALL_STATE(60)] = 1393,
+  [SMALL_STATE(61)] = 1413,
+  [SMALL_STATE(62)] = 1426,
+  [SMALL_STATE(63)] = 1443,
+  [SMALL_STATE(64)] = 1460,
+  [SMALL_STATE(65)] = 1477,
+  [SMALL_STATE(66)] = 1494,
+  [SMALL_STATE(67)] = 1511,
+  [SMALL_STATE(68)] = 1528,
+  [SMALL_STATE(69)] = 1545,
+  [SMALL_STATE(70)] = 1562,
+  [SMALL_STATE(71)] = 1579,
+  [SMALL_STATE(72)] = 1598,
+  [SMALL_STATE(73)] = 1615,
+  [SMALL_STATE(74)] = 1632,
+  [SMALL_STATE(75)] = 1649,
+  [SMALL_STATE(76)] = 1666,
+  [SMALL_STATE(77)] = 1683,
+  [SMALL_STATE(78)] = 1696,
+  [SMALL_STATE(79)] = 1709,
+  [SMALL_STATE(80)] = 1722,
+  [SMALL_STATE(81)] = 1735,
+  [SMALL_STATE(82)] = 1748,
+  [SMALL_STATE(83)] = 1765,
+  [SMALL_STATE(84)] = 1782,
+  [SMALL_STATE(85)] = 1792,
+  [SMALL_STATE(86)] = 1806,
+  [SMALL_STATE(87)] = 1818,
+  [SMALL_STATE(88)] = 1832,
+  [SMALL_STATE(89)] = 1848,
+  [SMALL_STATE(90)] = 1862,
+  [SMALL_STATE(91)] = 1874,
+  [SMALL_STATE(92)] = 1886,
+  [SMALL_STATE(93)] = 1896,
+  [SMALL_STATE(94)] = 1906,
+  [SMALL_STATE(95)] = 1918,
+  [SMALL_STATE(96)] = 1932,
+  [SMALL_STATE(97)] = 1944,
+  [SMALL_STATE(98)] = 1956,
+  [SMALL_STATE(99)] = 1966,
+  [SMALL_STATE(100)] = 1980,
+  [SMALL_STATE(101)] = 1994,
+  [SMALL_STATE(102)] = 2006,
+  [SMALL_STATE(103)] = 2018,
+  [SMALL_STATE(104)] = 2030,
+  [SMALL_STATE(105)] = 2044,
+  [SMALL_STATE(106)] = 2057,
+  [SMALL_STATE(107)] = 2070,
+  [SMALL_STATE(108)] = 2083,
+  [SMALL_STATE(109)] = 2096,
+  [SMALL_STATE(110)] = 2109,
+  [SMALL_STATE(111)] = 2122,
+  [SMALL_STATE(112)] = 2135,
+  [SMALL_STATE(113)] = 2148,
+  [SMALL_STATE(114)] = 2161,
+  [SMALL_STATE(115)] = 2174,
+  [SMALL_STATE(116)] = 2187,
+  [SMALL_STATE(117)] = 2200,
+  [SMALL_STATE(118)] = 2213,
+  [SMALL_STATE(119)] = 2226,
+  [SMALL_STATE(120)] = 2237,
+  [SMALL_STATE(121)] = 2250,
+  [SMALL_STATE(122)] = 2259,
+  [SMALL_STATE(123)] = 2268,
+  [SMALL_STATE(124)] = 2281,
+  [SMALL_STATE(125)] = 2290,
+  [SMALL_STATE(126)] = 2303,
+  [SMALL_STATE(127)] = 2316,
+  [SMALL_STATE(128)] = 2329,
+  [SMALL_STATE(129)] = 2342,
+  [SMALL_STATE(130)] = 2355,
+  [SMALL_STATE(131)] = 2368,
+  [SMALL_STATE(132)] = 2381,
+  [SMALL_STATE(133)] = 2394,
+  [SMALL_STATE(134)] = 2407,
+  [SMALL_STATE(135)] = 2420,
+  [SMALL_STATE(136)] = 2433,
+  [SMALL_STATE(137)] = 2446,
+  [SMALL_STATE(138)] = 2459,
+  [SMALL_STATE(139)] = 2472,
+  [SMALL_STATE(140)] = 2485,
+  [SMALL_STATE(141)] = 2498,
+  [SMALL_STATE(142)] = 2511,
+  [SMALL_STATE(143)] = 2519,
+  [SMALL_STATE(144)] = 2529,
+  [SMALL_STATE(145)] = 2537,
+  [SMALL_STATE(146)] = 2545,
+  [SMALL_STATE(147)] = 2553,
+  [SMALL_STATE(148)] = 2561,
+  [SMALL_STATE(149)] = 2569,
+  [SMALL_STATE(150)] = 2577,
+  [SMALL_STATE(151)] = 2587,
+  [SMALL_STATE(152)] = 2597,
+  [SMALL_STATE(153)] = 2605,
+  [SMALL_STATE(154)] = 2615,
+  [SMALL_STATE(155)] = 2623,
+  [SMALL_STATE(156)] = 2633,
+  [SMALL_STATE(157)] = 2643,
+  [SMALL_STATE(158)] = 2653,
+  [SMALL_STATE(159)] = 2661,
+  [SMALL_STATE(160)] = 2671,
+  [SMALL_STATE(161)] = 2679,
+  [SMALL_STATE(162)] = 2687,
+  [SMALL_STATE(163)] = 2697,
+  [SMALL_STATE(164)] = 2707,
+  [SMALL_STATE(165)] = 2715,
+  [SMALL_STATE(166)] = 2725,
+  [SMALL_STATE(167)] = 2733,
+  [SMALL_STATE(168)] = 2743,
+  [SMALL_STATE(169)] = 2750,
+  [SMALL_STATE(170)] = 2757,
+  [SMALL_STATE(171)] = 2764,
+  [SMALL_STATE(172)] = 2771,
+  [SMALL_STATE(173)] = 2778,
+  [SMALL_STATE(174)] = 2785,
+  [SMALL_STATE(175)] = 2792,
+  [SMALL_STATE(176)] = 2799,
+  [SMALL_STATE(177)] = 2806,
+  [SMALL_STATE(178)] = 2813,
+  [SMALL_STATE(179)] = 2820,
+  [SMALL_STATE(180)] = 2827,
+  [SMALL_STATE(181)] = 2834,
+  [SMALL_STATE(182)] = 2841,
+  [SMALL_STATE(183)] = 2848,
+  [SMALL_STATE(184)] = 2855,
+  [SMALL_STATE(185)] = 2862,
+  [SMALL_STATE(186)] = 2869,
+  [SMALL_STATE(187)] = 2876,
+  [SMALL_STATE(188)] = 2883,
+  [SMALL_STATE(189)] = 2890,
 };
 
 static const TSParseActionEntry ts_parse_actions[] = {
@@ -7174,41 +7505,41 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [1] = {.entry = {.count = 1, .reusable = false}}, RECOVER(),
   [3] = {.entry = {.count = 1, .reusable = false}}, SHIFT_EXTRA(),
   [5] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 0, 0, 0),
-  [7] = {.entry = {.count = 1, .reusable = true}}, SHIFT(2),
-  [9] = {.entry = {.count = 1, .reusable = false}}, SHIFT(154),
-  [11] = {.entry = {.count = 1, .reusable = false}}, SHIFT(42),
-  [13] = {.entry = {.count = 1, .reusable = false}}, SHIFT(150),
-  [15] = {.entry = {.count = 1, .reusable = true}}, SHIFT(71),
-  [17] = {.entry = {.count = 1, .reusable = false}}, SHIFT(57),
-  [19] = {.entry = {.count = 1, .reusable = true}}, SHIFT(160),
-  [21] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 1, 0, 0),
-  [23] = {.entry = {.count = 1, .reusable = true}}, SHIFT(3),
-  [25] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0),
-  [27] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(3),
-  [30] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(154),
-  [33] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(42),
-  [36] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(150),
-  [39] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(71),
-  [42] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(57),
-  [45] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(160),
-  [48] = {.entry = {.count = 1, .reusable = true}}, SHIFT_EXTRA(),
-  [50] = {.entry = {.count = 1, .reusable = true}}, SHIFT(67),
-  [52] = {.entry = {.count = 1, .reusable = true}}, SHIFT(60),
-  [54] = {.entry = {.count = 1, .reusable = false}}, SHIFT(92),
-  [56] = {.entry = {.count = 1, .reusable = true}}, SHIFT(109),
-  [58] = {.entry = {.count = 1, .reusable = false}}, SHIFT(125),
-  [60] = {.entry = {.count = 1, .reusable = true}}, SHIFT(125),
-  [62] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 2, 0, 2),
-  [64] = {.entry = {.count = 1, .reusable = true}}, SHIFT(9),
-  [66] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 2, 0, 2),
-  [68] = {.entry = {.count = 1, .reusable = true}}, SHIFT(10),
-  [70] = {.entry = {.count = 1, .reusable = true}}, SHIFT(30),
-  [72] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 23),
-  [74] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 23),
-  [76] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 2, 0, 4),
-  [78] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 2, 0, 4),
-  [80] = {.entry = {.count = 1, .reusable = false}}, SHIFT(157),
-  [82] = {.entry = {.count = 1, .reusable = false}}, SHIFT(161),
+  [7] = {.entry = {.count = 1, .reusable = true}}, SHIFT(3),
+  [9] = {.entry = {.count = 1, .reusable = false}}, SHIFT(174),
+  [11] = {.entry = {.count = 1, .reusable = false}}, SHIFT(30),
+  [13] = {.entry = {.count = 1, .reusable = false}}, SHIFT(182),
+  [15] = {.entry = {.count = 1, .reusable = true}}, SHIFT(62),
+  [17] = {.entry = {.count = 1, .reusable = false}}, SHIFT(71),
+  [19] = {.entry = {.count = 1, .reusable = true}}, SHIFT(172),
+  [21] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0),
+  [23] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(2),
+  [26] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(174),
+  [29] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(30),
+  [32] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(182),
+  [35] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(62),
+  [38] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(71),
+  [41] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(172),
+  [44] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 1, 0, 0),
+  [46] = {.entry = {.count = 1, .reusable = true}}, SHIFT(2),
+  [48] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_attribute, 3, 0, 29),
+  [50] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_attribute, 3, 0, 29),
+  [52] = {.entry = {.count = 1, .reusable = false}}, SHIFT(39),
+  [54] = {.entry = {.count = 1, .reusable = true}}, SHIFT(39),
+  [56] = {.entry = {.count = 1, .reusable = true}}, SHIFT_EXTRA(),
+  [58] = {.entry = {.count = 1, .reusable = true}}, SHIFT(32),
+  [60] = {.entry = {.count = 1, .reusable = true}}, SHIFT(37),
+  [62] = {.entry = {.count = 1, .reusable = false}}, SHIFT(85),
+  [64] = {.entry = {.count = 1, .reusable = true}}, SHIFT(119),
+  [66] = {.entry = {.count = 1, .reusable = false}}, SHIFT(161),
+  [68] = {.entry = {.count = 1, .reusable = true}}, SHIFT(161),
+  [70] = {.entry = {.count = 1, .reusable = true}}, SHIFT(77),
+  [72] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 2, 0, 2),
+  [74] = {.entry = {.count = 1, .reusable = true}}, SHIFT(15),
+  [76] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 2, 0, 2),
+  [78] = {.entry = {.count = 1, .reusable = true}}, SHIFT(10),
+  [80] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 2, 0, 4),
+  [82] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 2, 0, 4),
   [84] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 3, 0, 2),
   [86] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 3, 0, 2),
   [88] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 3, 0, 5),
@@ -7219,197 +7550,222 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [98] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 7),
   [100] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 8),
   [102] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 8),
-  [104] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 3, 0, 9),
-  [106] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 3, 0, 9),
-  [108] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 4, 0, 11),
-  [110] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 4, 0, 11),
-  [112] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
-  [114] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(9),
-  [117] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
-  [119] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 13),
-  [121] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 13),
-  [123] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 14),
-  [125] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 14),
-  [127] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 15),
-  [129] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 15),
-  [131] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 16),
-  [133] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 16),
-  [135] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 21),
-  [137] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 21),
-  [139] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 5, 0, 22),
-  [141] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 5, 0, 22),
-  [143] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 24),
-  [145] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 24),
-  [147] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_attribute, 3, 0, 29),
-  [149] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_attribute, 3, 0, 29),
-  [151] = {.entry = {.count = 1, .reusable = true}}, SHIFT(39),
-  [153] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 6, 0, 30),
-  [155] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 6, 0, 30),
-  [157] = {.entry = {.count = 1, .reusable = false}}, SHIFT(164),
-  [159] = {.entry = {.count = 1, .reusable = false}}, SHIFT(165),
-  [161] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 2, 0, 0),
-  [163] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 2, 0, 0),
-  [165] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 2, 0, 0),
-  [167] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 2, 0, 0),
-  [169] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 2, 0, 0),
-  [171] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 2, 0, 0),
-  [173] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
-  [175] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
-  [177] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 3, 0, 0),
-  [179] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 3, 0, 0),
-  [181] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_ref, 1, 0, 0),
-  [183] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_ref, 1, 0, 0),
-  [185] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 3, 0, 0),
-  [187] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 3, 0, 0),
-  [189] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 4, 0, 0),
-  [191] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 4, 0, 0),
-  [193] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 2, 0, 0),
-  [195] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 2, 0, 0),
-  [197] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 2, 0, 0),
-  [199] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 2, 0, 0),
-  [201] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 3, 0, 0),
-  [203] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 3, 0, 0),
-  [205] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 4, 0, 0),
-  [207] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 4, 0, 0),
-  [209] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 1, 0, 1),
-  [211] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 1, 0, 1),
-  [213] = {.entry = {.count = 1, .reusable = true}}, SHIFT(45),
-  [215] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 3, 0, 0),
-  [217] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 3, 0, 0),
-  [219] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 4, 0, 0),
-  [221] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 4, 0, 0),
-  [223] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 2, 0, 3),
-  [225] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 2, 0, 3),
-  [227] = {.entry = {.count = 1, .reusable = true}}, SHIFT(72),
-  [229] = {.entry = {.count = 1, .reusable = true}}, SHIFT(26),
-  [231] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
-  [233] = {.entry = {.count = 1, .reusable = false}}, SHIFT(35),
-  [235] = {.entry = {.count = 1, .reusable = true}}, SHIFT(73),
-  [237] = {.entry = {.count = 1, .reusable = true}}, SHIFT(62),
-  [239] = {.entry = {.count = 1, .reusable = true}}, SHIFT(86),
-  [241] = {.entry = {.count = 1, .reusable = false}}, SHIFT(86),
-  [243] = {.entry = {.count = 1, .reusable = true}}, SHIFT(126),
-  [245] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
-  [247] = {.entry = {.count = 1, .reusable = true}}, SHIFT(136),
-  [249] = {.entry = {.count = 1, .reusable = true}}, SHIFT(87),
-  [251] = {.entry = {.count = 1, .reusable = true}}, SHIFT(28),
-  [253] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 34),
-  [255] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 34),
-  [257] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 23),
-  [259] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 23),
-  [261] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 24),
-  [263] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 24),
-  [265] = {.entry = {.count = 1, .reusable = false}}, SHIFT(139),
-  [267] = {.entry = {.count = 1, .reusable = true}}, SHIFT(147),
-  [269] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 35),
-  [271] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 35),
-  [273] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 36),
-  [275] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 36),
-  [277] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 30),
-  [279] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 30),
-  [281] = {.entry = {.count = 1, .reusable = true}}, SHIFT(70),
-  [283] = {.entry = {.count = 1, .reusable = true}}, SHIFT(120),
-  [285] = {.entry = {.count = 1, .reusable = true}}, SHIFT(69),
-  [287] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 7, 0, 37),
-  [289] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 7, 0, 37),
-  [291] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(28),
-  [294] = {.entry = {.count = 1, .reusable = true}}, SHIFT(89),
-  [296] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 4, 0, 15),
-  [298] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 4, 0, 15),
-  [300] = {.entry = {.count = 1, .reusable = true}}, SHIFT(36),
-  [302] = {.entry = {.count = 1, .reusable = false}}, SHIFT(158),
-  [304] = {.entry = {.count = 1, .reusable = false}}, SHIFT(152),
-  [306] = {.entry = {.count = 1, .reusable = false}}, SHIFT(135),
-  [308] = {.entry = {.count = 1, .reusable = true}}, SHIFT(156),
-  [310] = {.entry = {.count = 1, .reusable = true}}, SHIFT(105),
-  [312] = {.entry = {.count = 1, .reusable = true}}, SHIFT(110),
-  [314] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0),
-  [316] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(158),
-  [319] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(152),
-  [322] = {.entry = {.count = 1, .reusable = true}}, SHIFT(31),
-  [324] = {.entry = {.count = 1, .reusable = false}}, SHIFT(143),
-  [326] = {.entry = {.count = 1, .reusable = true}}, SHIFT(144),
-  [328] = {.entry = {.count = 1, .reusable = true}}, SHIFT(78),
-  [330] = {.entry = {.count = 1, .reusable = true}}, SHIFT(97),
-  [332] = {.entry = {.count = 1, .reusable = true}}, SHIFT(29),
-  [334] = {.entry = {.count = 1, .reusable = true}}, SHIFT(118),
-  [336] = {.entry = {.count = 1, .reusable = true}}, SHIFT(93),
-  [338] = {.entry = {.count = 1, .reusable = true}}, SHIFT(96),
-  [340] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 2, 0, 28),
-  [342] = {.entry = {.count = 1, .reusable = true}}, SHIFT(4),
-  [344] = {.entry = {.count = 1, .reusable = true}}, SHIFT(145),
-  [346] = {.entry = {.count = 1, .reusable = true}}, SHIFT(151),
-  [348] = {.entry = {.count = 1, .reusable = true}}, SHIFT(138),
-  [350] = {.entry = {.count = 1, .reusable = true}}, SHIFT(162),
-  [352] = {.entry = {.count = 1, .reusable = true}}, SHIFT(127),
-  [354] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 17),
-  [356] = {.entry = {.count = 1, .reusable = true}}, SHIFT(81),
-  [358] = {.entry = {.count = 1, .reusable = true}}, SHIFT(94),
-  [360] = {.entry = {.count = 1, .reusable = true}}, SHIFT(85),
-  [362] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0), SHIFT_REPEAT(25),
-  [365] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0),
-  [367] = {.entry = {.count = 1, .reusable = true}}, SHIFT(148),
-  [369] = {.entry = {.count = 1, .reusable = true}}, SHIFT(40),
-  [371] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0), SHIFT_REPEAT(81),
-  [374] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0),
-  [376] = {.entry = {.count = 1, .reusable = true}}, SHIFT(41),
-  [378] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0), SHIFT_REPEAT(131),
-  [381] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0),
-  [383] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0), SHIFT_REPEAT(148),
-  [386] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0),
-  [388] = {.entry = {.count = 1, .reusable = true}}, SHIFT(131),
-  [390] = {.entry = {.count = 1, .reusable = true}}, SHIFT(146),
-  [392] = {.entry = {.count = 1, .reusable = true}}, SHIFT(75),
-  [394] = {.entry = {.count = 1, .reusable = true}}, SHIFT(25),
-  [396] = {.entry = {.count = 1, .reusable = true}}, SHIFT(37),
-  [398] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 18),
-  [400] = {.entry = {.count = 1, .reusable = true}}, SHIFT(74),
-  [402] = {.entry = {.count = 1, .reusable = true}}, SHIFT(95),
-  [404] = {.entry = {.count = 1, .reusable = true}}, SHIFT(33),
-  [406] = {.entry = {.count = 1, .reusable = true}}, SHIFT(106),
-  [408] = {.entry = {.count = 1, .reusable = true}}, SHIFT(61),
-  [410] = {.entry = {.count = 1, .reusable = true}}, SHIFT(63),
-  [412] = {.entry = {.count = 1, .reusable = true}}, SHIFT(90),
-  [414] = {.entry = {.count = 1, .reusable = true}}, SHIFT(91),
-  [416] = {.entry = {.count = 1, .reusable = true}}, SHIFT(149),
-  [418] = {.entry = {.count = 1, .reusable = true}}, SHIFT(43),
-  [420] = {.entry = {.count = 1, .reusable = true}}, SHIFT(44),
-  [422] = {.entry = {.count = 1, .reusable = true}}, SHIFT(159),
-  [424] = {.entry = {.count = 1, .reusable = true}}, SHIFT(153),
-  [426] = {.entry = {.count = 1, .reusable = true}}, SHIFT(80),
-  [428] = {.entry = {.count = 1, .reusable = true}}, SHIFT(6),
-  [430] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_literal, 1, 0, 0),
-  [432] = {.entry = {.count = 1, .reusable = true}}, SHIFT(38),
-  [434] = {.entry = {.count = 1, .reusable = true}}, SHIFT(99),
-  [436] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_parameter, 3, 0, 26),
-  [438] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 19),
-  [440] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 20),
-  [442] = {.entry = {.count = 1, .reusable = true}}, SHIFT(88),
-  [444] = {.entry = {.count = 1, .reusable = true}}, SHIFT(115),
-  [446] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 3, 0, 32),
-  [448] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 2, 0, 27),
-  [450] = {.entry = {.count = 1, .reusable = true}}, SHIFT(124),
-  [452] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 5, 0, 31),
-  [454] = {.entry = {.count = 1, .reusable = true}}, SHIFT(79),
-  [456] = {.entry = {.count = 1, .reusable = true}}, SHIFT(137),
-  [458] = {.entry = {.count = 1, .reusable = true}}, SHIFT(133),
-  [460] = {.entry = {.count = 1, .reusable = true}}, SHIFT(76),
-  [462] = {.entry = {.count = 1, .reusable = true}}, SHIFT(77),
-  [464] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 6, 0, 33),
-  [466] = {.entry = {.count = 1, .reusable = true}}, SHIFT(53),
-  [468] = {.entry = {.count = 1, .reusable = true}}, SHIFT(83),
-  [470] = {.entry = {.count = 1, .reusable = true}}, SHIFT(5),
-  [472] = {.entry = {.count = 1, .reusable = true}},  ACCEPT_INPUT(),
-  [474] = {.entry = {.count = 1, .reusable = true}}, SHIFT(140),
-  [476] = {.entry = {.count = 1, .reusable = true}}, SHIFT(48),
-  [478] = {.entry = {.count = 1, .reusable = true}}, SHIFT(163),
-  [480] = {.entry = {.count = 1, .reusable = true}}, SHIFT(82),
-  [482] = {.entry = {.count = 1, .reusable = true}}, SHIFT(123),
-  [484] = {.entry = {.count = 1, .reusable = true}}, SHIFT(46),
-  [486] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 4, 0, 25),
-  [488] = {.entry = {.count = 1, .reusable = true}}, SHIFT(66),
-  [490] = {.entry = {.count = 1, .reusable = true}}, SHIFT(49),
-  [492] = {.entry = {.count = 1, .reusable = true}}, SHIFT(47),
+  [104] = {.entry = {.count = 1, .reusable = false}}, SHIFT(186),
+  [106] = {.entry = {.count = 1, .reusable = false}}, SHIFT(180),
+  [108] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 3, 0, 9),
+  [110] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 3, 0, 9),
+  [112] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 4, 0, 11),
+  [114] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 4, 0, 11),
+  [116] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 15),
+  [118] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 15),
+  [120] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 16),
+  [122] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 16),
+  [124] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 21),
+  [126] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 21),
+  [128] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 5, 0, 22),
+  [130] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 5, 0, 22),
+  [132] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 23),
+  [134] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 23),
+  [136] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 24),
+  [138] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 24),
+  [140] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 14),
+  [142] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 14),
+  [144] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 13),
+  [146] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 13),
+  [148] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 6, 0, 30),
+  [150] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 6, 0, 30),
+  [152] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
+  [154] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(15),
+  [157] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
+  [159] = {.entry = {.count = 1, .reusable = false}}, SHIFT(188),
+  [161] = {.entry = {.count = 1, .reusable = false}}, SHIFT(189),
+  [163] = {.entry = {.count = 1, .reusable = true}}, SHIFT(29),
+  [165] = {.entry = {.count = 1, .reusable = true}}, SHIFT(93),
+  [167] = {.entry = {.count = 1, .reusable = true}}, SHIFT(141),
+  [169] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 1, 0, 1),
+  [171] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 1, 0, 1),
+  [173] = {.entry = {.count = 1, .reusable = true}}, SHIFT(49),
+  [175] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
+  [177] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
+  [179] = {.entry = {.count = 1, .reusable = true}}, SHIFT(121),
+  [181] = {.entry = {.count = 1, .reusable = true}}, SHIFT(130),
+  [183] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 3, 0, 0),
+  [185] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 3, 0, 0),
+  [187] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_ref, 1, 0, 0),
+  [189] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_ref, 1, 0, 0),
+  [191] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 2, 0, 0),
+  [193] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 2, 0, 0),
+  [195] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 2, 0, 0),
+  [197] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 2, 0, 0),
+  [199] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 4, 0, 0),
+  [201] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 4, 0, 0),
+  [203] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 2, 0, 0),
+  [205] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 2, 0, 0),
+  [207] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 3, 0, 0),
+  [209] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 3, 0, 0),
+  [211] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 3, 0, 0),
+  [213] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 3, 0, 0),
+  [215] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 4, 0, 0),
+  [217] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 4, 0, 0),
+  [219] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 4, 0, 0),
+  [221] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 4, 0, 0),
+  [223] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 2, 0, 0),
+  [225] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 2, 0, 0),
+  [227] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 2, 0, 0),
+  [229] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 2, 0, 0),
+  [231] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 3, 0, 0),
+  [233] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 3, 0, 0),
+  [235] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 3, 0, 0),
+  [237] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 3, 0, 0),
+  [239] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 4, 0, 0),
+  [241] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 4, 0, 0),
+  [243] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 2, 0, 3),
+  [245] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 2, 0, 3),
+  [247] = {.entry = {.count = 1, .reusable = true}}, SHIFT(51),
+  [249] = {.entry = {.count = 1, .reusable = false}}, SHIFT(80),
+  [251] = {.entry = {.count = 1, .reusable = true}}, SHIFT(80),
+  [253] = {.entry = {.count = 1, .reusable = true}}, SHIFT(55),
+  [255] = {.entry = {.count = 1, .reusable = true}}, SHIFT(4),
+  [257] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
+  [259] = {.entry = {.count = 1, .reusable = false}}, SHIFT(34),
+  [261] = {.entry = {.count = 1, .reusable = true}}, SHIFT(60),
+  [263] = {.entry = {.count = 1, .reusable = true}}, SHIFT(52),
+  [265] = {.entry = {.count = 1, .reusable = true}}, SHIFT(90),
+  [267] = {.entry = {.count = 1, .reusable = false}}, SHIFT(90),
+  [269] = {.entry = {.count = 1, .reusable = true}}, SHIFT(58),
+  [271] = {.entry = {.count = 1, .reusable = true}}, SHIFT(44),
+  [273] = {.entry = {.count = 1, .reusable = true}}, SHIFT(56),
+  [275] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__any_shape, 1, 0, 0),
+  [277] = {.entry = {.count = 1, .reusable = true}}, SHIFT(153),
+  [279] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
+  [281] = {.entry = {.count = 1, .reusable = true}}, SHIFT(162),
+  [283] = {.entry = {.count = 1, .reusable = true}}, SHIFT(91),
+  [285] = {.entry = {.count = 1, .reusable = true}}, SHIFT(101),
+  [287] = {.entry = {.count = 1, .reusable = false}}, SHIFT(157),
+  [289] = {.entry = {.count = 1, .reusable = true}}, SHIFT(185),
+  [291] = {.entry = {.count = 1, .reusable = true}}, SHIFT(46),
+  [293] = {.entry = {.count = 1, .reusable = false}}, SHIFT(170),
+  [295] = {.entry = {.count = 1, .reusable = false}}, SHIFT(171),
+  [297] = {.entry = {.count = 1, .reusable = true}}, SHIFT(28),
+  [299] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 4, 0, 15),
+  [301] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 4, 0, 15),
+  [303] = {.entry = {.count = 1, .reusable = false}}, SHIFT(151),
+  [305] = {.entry = {.count = 1, .reusable = true}}, SHIFT(168),
+  [307] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 34),
+  [309] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 34),
+  [311] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 23),
+  [313] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 23),
+  [315] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 24),
+  [317] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 24),
+  [319] = {.entry = {.count = 1, .reusable = true}}, SHIFT(45),
+  [321] = {.entry = {.count = 1, .reusable = true}}, SHIFT(66),
+  [323] = {.entry = {.count = 1, .reusable = true}}, SHIFT(109),
+  [325] = {.entry = {.count = 1, .reusable = true}}, SHIFT(70),
+  [327] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 35),
+  [329] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 35),
+  [331] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 36),
+  [333] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 36),
+  [335] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 30),
+  [337] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 30),
+  [339] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 7, 0, 37),
+  [341] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 7, 0, 37),
+  [343] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(28),
+  [346] = {.entry = {.count = 1, .reusable = false}}, SHIFT(143),
+  [348] = {.entry = {.count = 1, .reusable = true}}, SHIFT(175),
+  [350] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0),
+  [352] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(170),
+  [355] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(171),
+  [358] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 17),
+  [360] = {.entry = {.count = 1, .reusable = true}}, SHIFT(6),
+  [362] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 2, 0, 28),
+  [364] = {.entry = {.count = 1, .reusable = true}}, SHIFT(147),
+  [366] = {.entry = {.count = 1, .reusable = true}}, SHIFT(183),
+  [368] = {.entry = {.count = 1, .reusable = true}}, SHIFT(178),
+  [370] = {.entry = {.count = 1, .reusable = true}}, SHIFT(144),
+  [372] = {.entry = {.count = 1, .reusable = true}}, SHIFT(181),
+  [374] = {.entry = {.count = 1, .reusable = true}}, SHIFT(8),
+  [376] = {.entry = {.count = 1, .reusable = true}}, SHIFT(78),
+  [378] = {.entry = {.count = 1, .reusable = true}}, SHIFT(89),
+  [380] = {.entry = {.count = 1, .reusable = true}}, SHIFT(103),
+  [382] = {.entry = {.count = 1, .reusable = true}}, SHIFT(50),
+  [384] = {.entry = {.count = 1, .reusable = true}}, SHIFT(146),
+  [386] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0), SHIFT_REPEAT(8),
+  [389] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0),
+  [391] = {.entry = {.count = 1, .reusable = true}}, SHIFT(169),
+  [393] = {.entry = {.count = 1, .reusable = true}}, SHIFT(179),
+  [395] = {.entry = {.count = 1, .reusable = true}}, SHIFT(184),
+  [397] = {.entry = {.count = 1, .reusable = true}}, SHIFT(40),
+  [399] = {.entry = {.count = 1, .reusable = true}}, SHIFT(114),
+  [401] = {.entry = {.count = 1, .reusable = true}}, SHIFT(41),
+  [403] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_literal_repeat1, 2, 0, 0), SHIFT_REPEAT(50),
+  [406] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_literal_repeat1, 2, 0, 0),
+  [408] = {.entry = {.count = 1, .reusable = true}}, SHIFT(42),
+  [410] = {.entry = {.count = 1, .reusable = true}}, SHIFT(118),
+  [412] = {.entry = {.count = 1, .reusable = true}}, SHIFT(84),
+  [414] = {.entry = {.count = 1, .reusable = true}}, SHIFT(43),
+  [416] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0), SHIFT_REPEAT(159),
+  [419] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0),
+  [421] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0), SHIFT_REPEAT(184),
+  [424] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0),
+  [426] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 18),
+  [428] = {.entry = {.count = 1, .reusable = true}}, SHIFT(87),
+  [430] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_typed_literal_repeat1, 2, 0, 0), SHIFT_REPEAT(114),
+  [433] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_typed_literal_repeat1, 2, 0, 0),
+  [435] = {.entry = {.count = 1, .reusable = true}}, SHIFT(166),
+  [437] = {.entry = {.count = 1, .reusable = true}}, SHIFT(33),
+  [439] = {.entry = {.count = 1, .reusable = true}}, SHIFT(159),
+  [441] = {.entry = {.count = 1, .reusable = true}}, SHIFT(173),
+  [443] = {.entry = {.count = 1, .reusable = true}}, SHIFT(38),
+  [445] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0), SHIFT_REPEAT(89),
+  [448] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0),
+  [450] = {.entry = {.count = 1, .reusable = true}}, SHIFT(92),
+  [452] = {.entry = {.count = 1, .reusable = true}}, SHIFT(122),
+  [454] = {.entry = {.count = 1, .reusable = true}}, SHIFT(124),
+  [456] = {.entry = {.count = 1, .reusable = true}}, SHIFT(177),
+  [458] = {.entry = {.count = 1, .reusable = true}}, SHIFT(79),
+  [460] = {.entry = {.count = 1, .reusable = true}}, SHIFT(96),
+  [462] = {.entry = {.count = 1, .reusable = true}}, SHIFT(61),
+  [464] = {.entry = {.count = 1, .reusable = true}}, SHIFT(97),
+  [466] = {.entry = {.count = 1, .reusable = true}}, SHIFT(81),
+  [468] = {.entry = {.count = 1, .reusable = true}}, SHIFT(47),
+  [470] = {.entry = {.count = 1, .reusable = true}}, SHIFT(48),
+  [472] = {.entry = {.count = 1, .reusable = true}}, SHIFT(102),
+  [474] = {.entry = {.count = 1, .reusable = true}}, SHIFT(98),
+  [476] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_parameter, 3, 0, 26),
+  [478] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_literal, 4, 0, 0),
+  [480] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 2, 0, 27),
+  [482] = {.entry = {.count = 1, .reusable = true}}, SHIFT(5),
+  [484] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 19),
+  [486] = {.entry = {.count = 1, .reusable = true}}, SHIFT(36),
+  [488] = {.entry = {.count = 1, .reusable = true}}, SHIFT(110),
+  [490] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 20),
+  [492] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 3, 0, 32),
+  [494] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_literal, 1, 0, 0),
+  [496] = {.entry = {.count = 1, .reusable = true}}, SHIFT(94),
+  [498] = {.entry = {.count = 1, .reusable = true}}, SHIFT(134),
+  [500] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_literal, 3, 0, 0),
+  [502] = {.entry = {.count = 1, .reusable = true}}, SHIFT(156),
+  [504] = {.entry = {.count = 1, .reusable = true}}, SHIFT(99),
+  [506] = {.entry = {.count = 1, .reusable = true}}, SHIFT(176),
+  [508] = {.entry = {.count = 1, .reusable = true}}, SHIFT(82),
+  [510] = {.entry = {.count = 1, .reusable = true}}, SHIFT(165),
+  [512] = {.entry = {.count = 1, .reusable = true}}, SHIFT(104),
+  [514] = {.entry = {.count = 1, .reusable = true}}, SHIFT(7),
+  [516] = {.entry = {.count = 1, .reusable = true}}, SHIFT(163),
+  [518] = {.entry = {.count = 1, .reusable = true}}, SHIFT(63),
+  [520] = {.entry = {.count = 1, .reusable = true}}, SHIFT(95),
+  [522] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 4, 0, 25),
+  [524] = {.entry = {.count = 1, .reusable = true}}, SHIFT(100),
+  [526] = {.entry = {.count = 1, .reusable = true}}, SHIFT(53),
+  [528] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 5, 0, 31),
+  [530] = {.entry = {.count = 1, .reusable = true}}, SHIFT(88),
+  [532] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 6, 0, 33),
+  [534] = {.entry = {.count = 1, .reusable = true}}, SHIFT(164),
+  [536] = {.entry = {.count = 1, .reusable = true}}, SHIFT(167),
+  [538] = {.entry = {.count = 1, .reusable = true}}, SHIFT(57),
+  [540] = {.entry = {.count = 1, .reusable = true}},  ACCEPT_INPUT(),
+  [542] = {.entry = {.count = 1, .reusable = true}}, SHIFT(59),
+  [544] = {.entry = {.count = 1, .reusable = true}}, SHIFT(54),
 };
 
 enum ts_external_scanner_symbol_identifiers {

@@ -1,8 +1,8 @@
 //! The structure of an async chain (`async-start` → `async-update`* → `async-done`,
 //! or their sugared spellings `custom-call-start`, `dot-done`, ...), as XLA's parser
 //! checks it when it builds one (`HloParserImpl::ParseInstructionRhs`, case
-//! `kAsyncStart`): the start's shape is `((operands), outputs, state)`, an update has
-//! its operand's shape, updates and dones take the chain's previous op, and what they
+//! `kAsyncStart`): the start's and each update's shape is `((operands), outputs,
+//! state)`, updates and dones take the chain's previous op, and what they
 //! repeat of the start (the wrapped opcode, `calls=`, `async_execution_thread=`)
 //! agrees with it. Messages use XLA's wording.
 
@@ -111,14 +111,13 @@ fn check_follower(c: &Computation, instr: &Instruction, text: &str) -> Vec<Diagn
             return found;
         }
     }
-    if is_update
-        && !matches!(*instr.shape, Shape::Invalid)
-        && !matches!(*producer.shape, Shape::Invalid)
-        && !instr.shape.compatible(&producer.shape)
-    {
+    // An update may bind operands and outputs late (its shape then grows from its
+    // operand's), but keeps the start's form.
+    if is_update && !start_shape_fits(&instr.shape) {
         found.push(error(
             instr.shape_range.range(),
-            "AsyncUpdate expects the op shape to be the same as the operand shape.",
+            "AsyncUpdate expects the op shape to be the same as the operand shape. Both \
+             are in the form ((async-operands), async-outputs, state).",
         ));
     }
     let start = chain_start(c, producer);

@@ -440,11 +440,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                          single-instruction file may leave it out)",
                     ));
                 }
-                operands.push(Operand::named(
-                    operand_range,
-                    Span::default(),
-                    declared_shape,
-                ));
+                operands.push(Operand::named(operand_range, Span::NONE, declared_shape));
             } else if let Some(op_name) = operand_parts.name {
                 let declared_shape = operand_parts.shape.map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));

@@ -124,7 +124,8 @@ opcodes! {
     And = "and", Exactly(2), Binary;
     AsyncDone = "async-done", Exactly(1), Other;
     AsyncStart = "async-start", Arity::Any, Other;
-    AsyncUpdate = "async-update", Exactly(1), Other;
+    // More operands bind late (`dot-update(start, lhs)`).
+    AsyncUpdate = "async-update", AtLeast(1), Other;
     Atan2 = "atan2", Exactly(2), Binary;
     BatchNormGrad = "batch-norm-grad", Exactly(5), Other;
     BatchNormInference = "batch-norm-inference", Exactly(5), Other;

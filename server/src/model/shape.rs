@@ -722,6 +722,12 @@ impl Cursor<'_> {
                     if let Some(types) = item.strip_prefix("D(").and_then(|t| t.strip_suffix(')')) {
                         check_dim_level_types(types).map_err(|m| self.error(m))?;
                     }
+                    // A physical shape belongs to a sparse layout (`D(D,C)` before it).
+                    if item.starts_with("P(") && !layout.extra.contains("D(") {
+                        return Err(
+                            self.error("Layout has physical shape, but is not for a sparse array")
+                        );
+                    }
                     layout
                         .extra
                         .push_str(std::str::from_utf8(&self.text[start..self.pos]).unwrap_or(""));

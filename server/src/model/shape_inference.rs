@@ -172,6 +172,12 @@ fn infer(
     shapes: &[&Shape],
     attrs: &Attrs,
 ) -> Result<Option<Inferred>, Problem> {
+    // A copy of a tuple is a shallow copy (an async chain passes through one).
+    if *opcode == Opcode::Copy {
+        if let Some(Shape::Tuple(_)) = shapes.first() {
+            return Ok(Some(Inferred::Exact(shapes[0].clone())));
+        }
+    }
     match opcode.class() {
         Class::Unary => return unary(opcode, shapes),
         Class::Binary => return binary(opcode, shapes),
