@@ -20,14 +20,28 @@ use super::ChunkKind;
 pub struct Splitter<'a> {
     text: &'a [u8],
     pos: usize,
+    /// Document offset of `text`'s first byte: only a chunk at the document's start
+    /// may be a single-instruction file.
+    base: usize,
 }
 
 impl<'a> Splitter<'a> {
-    /// `start` must be 0 or a chunk boundary of `text`.
+    /// `start` must be 0 or a chunk boundary of `text`, the whole document.
     pub fn new(text: &'a str, start: usize) -> Self {
         Splitter {
             text: text.as_bytes(),
             pos: start,
+            base: 0,
+        }
+    }
+
+    /// Scans `region`, a piece of the document that starts at the chunk boundary
+    /// `base` (the incremental path rescans such pieces).
+    pub fn region(region: &'a str, base: usize) -> Self {
+        Splitter {
+            text: region.as_bytes(),
+            pos: 0,
+            base,
         }
     }
 }
@@ -40,7 +54,7 @@ impl Iterator for Splitter<'_> {
         if start >= self.text.len() {
             return None;
         }
-        let (end, kind) = scan_chunk(self.text, start);
+        let (end, kind) = scan_chunk(self.text, start, self.base + start == 0);
         self.pos = end;
         Some((start..end, kind))
     }
@@ -62,7 +76,7 @@ struct State {
     single: bool,
 }
 
-fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
+fn scan_chunk(text: &[u8], start: usize, document_start: bool) -> (usize, ChunkKind) {
     let mut state = State {
         kind: None,
         depth: 0,
@@ -93,7 +107,7 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         }
         if state.kind.is_none() && !blank && !comment {
             state.kind = Some(classify(content));
-            state.single = start == 0 && is_single_instruction(content);
+            state.single = document_start && is_single_instruction(content);
         }
         if let Some(at) = scan_line(line, &mut state) {
             return (p + at, state.kind.unwrap_or(ChunkKind::Other));
@@ -373,6 +387,48 @@ mod tests {
             assert_eq!(again.first().map(|r| &text[r.clone()]), Some(*piece));
             at += piece.len();
         }
+    }
+
+    #[test]
+    fn a_single_instruction_file_is_one_chunk() {
+        for text in [
+            "%m = f32[2,4]{1,0} multiply(f32[2,4]{1,0} %a, f32[2,4]{1,0} %b)\n",
+            "f32[5] conditional(s32[], f32[5]), branch_computations={\n{\n t = f32[5] parameter(0)\n}\n}\n",
+            "p = f32[2] parameter(0)\nq = f32[2] negate(p)\n",
+        ] {
+            let got = kinds(text);
+            assert_eq!(got, vec![(text, ChunkKind::Computation)], "{text:?}");
+        }
+        // Only at the start of a file: a module's computations still split.
+        let got = kinds("ENTRY e {\n}\nf {\n}\n");
+        assert_eq!(got.len(), 2, "{got:?}");
+    }
+
+    #[test]
+    fn only_the_document_start_reads_as_a_single_instruction() {
+        // A header attribute on its own line after a stray `}` is its own chunk; a
+        // rescan from that boundary (the incremental path) must not take it for a
+        // single-instruction file and run to the end.
+        let text = "HloModule m, a={1},} b={true}\n\nf {\n p = f32[] parameter(0)\n}\n";
+        let whole: Vec<_> = Splitter::new(text, 0).collect();
+        assert!(whole.len() > 2, "{whole:?}");
+        let base = whole[1].0.start;
+        let again: Vec<_> = Splitter::region(&text[base..], base)
+            .map(|(r, k)| (r.start + base..r.end + base, k))
+            .collect();
+        assert_eq!(again, whole[1..]);
+    }
+
+    #[test]
+    fn a_line_comment_ends_at_a_lone_carriage_return() {
+        let text = "HloModule m:\r// Garbage\rENTRY c1 {\r// Foo\rROOT c = f32[1]{0} constant({1}) // x\r}";
+        let got = kinds(text);
+        let kinds: Vec<ChunkKind> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            kinds,
+            [ChunkKind::Header, ChunkKind::Computation],
+            "{got:?}"
+        );
     }
 
     #[test]
