@@ -153,6 +153,16 @@ fn check_value(element: &PrimitiveType, value: &str) -> Result<(), String> {
     let type_name = element.name().to_ascii_uppercase();
     let out_of_range =
         || format!("value {value} is out of range for literal's primitive type {type_name}");
+    if let Some(rest) = value.strip_prefix('(') {
+        if !matches!(element, PrimitiveType::C64 | PrimitiveType::C128) {
+            return Err(
+                "unexpected '(' in literal. Parens are only valid for complex literals".into(),
+            );
+        }
+        if rest.trim_start().starts_with('(') {
+            return Err("expect floating-point value for real part of complex number".into());
+        }
+    }
     if let Some((lo, hi)) = integer_range(element) {
         return match value.parse::<i128>() {
             // XLA reads an int64 and converts it: a negative value wraps around for an
@@ -318,6 +328,22 @@ mod tests {
             e.1.contains("expects 3 elements in the [0]th element"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn parens_only_hold_a_complex_value() {
+        let f32 = shape(PrimitiveType::F32, &[]);
+        let (_, why) = check(&f32, "((1))").unwrap_err();
+        assert!(
+            why.contains("Parens are only valid for complex literals"),
+            "{why}"
+        );
+        let s32 = shape(PrimitiveType::S32, &[2]);
+        assert!(check(&s32, "{(1), 2}").is_err());
+        let c64 = shape(PrimitiveType::C64, &[]);
+        assert!(check(&c64, "(1, 0)").is_ok());
+        let (_, why) = check(&c64, "((1, 0))").unwrap_err();
+        assert!(why.contains("real part"), "{why}");
     }
 
     #[test]
