@@ -354,3 +354,34 @@ fn stablehlo_ops_with_their_maps() {
         "(d0, d1) -> (d0, 0), domain: d0 in [0, 3], d1 in [0, 7]"
     );
 }
+
+/// `cost`, `graph` and `fusion` read XLA's HLO: on a StableHLO file they refuse in
+/// one line that says what to run instead, with the usage exit code and nothing on
+/// stdout (not an empty answer and 0, not a list of HLO syntax errors).
+#[test]
+fn hlo_only_commands_refuse_stablehlo_in_one_line() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/stablehlo/softmax.mlir"
+    );
+    for (command, options) in [
+        ("cost", &[][..]),
+        ("graph", &[]),
+        ("fusion", &["--simulate"]),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
+            .arg(command)
+            .arg(path)
+            .args(options)
+            .output()
+            .expect("run hlo-lsp");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(out.stdout.is_empty(), "{command}: {:?}", out.stdout);
+        assert_eq!(stderr.lines().count(), 1, "{command}: {stderr}");
+        assert!(
+            stderr.contains("this is StableHLO, not HLO text") && stderr.contains("hlo-lsp mlir"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -22,6 +22,10 @@ module.exports = grammar({
 
   externals: $ => [
     $.brace_block,
+    // A `{...}` holding instructions (`calls={ p = f32[] parameter(0) ... }`): a
+    // computation written inline, as XLA's parser accepts it. Only where a computation
+    // key's value may start; a `{a, b}` list of names is left to the grammar.
+    $.inline_computation,
     // Never valid in the grammar: when the scanner sees it valid, tree-sitter is
     // in error recovery and the scanner declines (keeps recovery local).
     $._error_sentinel,
@@ -37,18 +41,35 @@ module.exports = grammar({
       $.table,
       $.computation,
       $.module_separator,
+      alias($.single_instruction, $.instruction),
     )),
+
+    // A file that is one instruction (`f32[4] negate(f32[4])`, `n = f32[4] negate(p)`):
+    // XLA's parser reads it as a module whose entry computation is that instruction.
+    single_instruction: $ => seq(
+      choice(
+        seq(field('name', $.name), '=', optional(field('shape', $._any_shape))),
+        field('shape', $._any_shape),
+      ),
+      field('opcode', $.opcode),
+      field('operands', $.operand_list),
+      repeat(seq(',', field('attribute', $.attribute))),
+    ),
 
     module_separator: _ => token(prec(2, /\/\/ -----[^\n]*/)),
 
+    // `//` ends at a line break (`\r` alone too, as old Mac files have it); `/* */`
+    // may span lines.
     comment: _ => token(choice(
-      /\/\/[^\n]*/,
-      /\/\*([^*\n]|\*+[^*\/\n])*\*+\//,
+      /\/\/[^\n\r]*/,
+      /\/\*([^*]|\*+[^*\/])*\*+\//,
     )),
 
     module_header: $ => seq(
       'HloModule',
       field('name', $.identifier),
+      // `HloModule name:`, the header's old form, still accepted by XLA.
+      optional(':'),
       repeat(seq(',', field('attribute', $.attribute))),
     ),
 
@@ -104,9 +125,11 @@ module.exports = grammar({
 
     // One token: element type, dimensions (static, `<=N` bounded, `?`), and the
     // optional layout (minor-to-major, tiles, memory space...), even after a space.
+    // Lower case only after the `:` (a physical shape, `P(s32[10])`): a `{...}` of
+    // words after a shape is a literal, not its layout.
     shape: _ => token(prec(1, seq(
       /[a-z][a-z0-9]*\[[^\]\n]*\]/,
-      optional(/[ \t]*\{[^{}\n%="a-z]*\}/),
+      optional(/[ \t]*\{[^{}\n%="a-z:]*(:[^{}\n%="]*)?\}/),
     ))),
 
     tuple_shape: $ => seq('(', optional(seq($._any_shape, repeat(seq(',', $._any_shape)))), ')'),
@@ -115,12 +138,16 @@ module.exports = grammar({
 
     operand: $ => choice(
       seq(optional(field('shape', $._any_shape)), field('name', $.name)),
+      // A shape alone: an operand of a single-instruction file, which XLA makes a
+      // parameter of.
+      field('shape', $._any_shape),
       field('nested', $.nested_instruction),
       field('literal', $.literal),
     ),
 
+    // `add(f32[] constant(1), x)`; the shape may be left out, as on instructions.
     nested_instruction: $ => seq(
-      field('shape', $._any_shape),
+      optional(field('shape', $._any_shape)),
       field('opcode', alias($.name, $.opcode)),
       field('operands', $.operand_list),
     ),
@@ -130,7 +157,11 @@ module.exports = grammar({
       $.string,
       $.number,
       alias(choice('true', 'false'), $.boolean),
+      $.tuple_literal,
     ),
+
+    // A tuple constant's value, `( {1, 2}, 3 )`, or a complex scalar, `(1, 0)`.
+    tuple_literal: $ => seq('(', $.literal, repeat(seq(',', $.literal)), ')'),
 
     number: _ => token(prec(1, choice(
       /[-+]?(inf|nan)/,
@@ -144,13 +175,22 @@ module.exports = grammar({
       seq(
         field('key', alias(choice(...COMPUTATION_KEYS), $.attribute_name)),
         '=',
-        field('value', choice($.computation_ref, $.computation_list, $.string)),
+        field('value', choice($.computation_ref, $.computation_list, $.string, $.inline_computation)),
       ),
       seq(
         field('key', $.attribute_name),
         '=',
-        field('value', choice($.brace_block, $.string, $.shape, $.tuple_shape, $.attribute_atom)),
+        field('value', choice(
+          $.brace_block, $.string, $.shape, $.tuple_shape, $.attribute_atom, $.typed_literal,
+        )),
       ),
+    ),
+
+    // `literal=s32[2]{0} {1, 2}` of a custom call, `literal=f32[] 0.1`, or a tuple of
+    // them, `literal=( s32[2]{0} {1, 2}, pred[] true )`.
+    typed_literal: $ => choice(
+      seq($.shape, choice($.brace_block, $.number, alias(choice('true', 'false'), $.boolean))),
+      seq('(', $.typed_literal, repeat(seq(',', $.typed_literal)), ')'),
     ),
 
     attribute_name: _ => /[A-Za-z_][A-Za-z0-9_\-]*/,
@@ -160,9 +200,14 @@ module.exports = grammar({
     computation_list: $ => seq('{', optional(seq($.name, repeat(seq(',', $.name)))), '}'),
 
     // `kLoop`, `b01f_01io->b01f`, `1_4_1x4_8_0`, `true`, `-1`, `[2,4]<=[8]T(1,0)`.
-    attribute_atom: _ => token(seq(
-      choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/),
-      repeat(choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/, /\([^)\n]*\)/)),
+    // Also mesh-axes replica groups as JAX prints them, one token:
+    // `mesh['axis_0'=1,'axis_1'=8] {'axis_1'}`.
+    attribute_atom: _ => token(choice(
+      seq(
+        choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/),
+        repeat(choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/, /\([^)\n]*\)/)),
+      ),
+      /[A-Za-z_][A-Za-z0-9_]*\[[^\]\n]*\][ \t]*\{[^{}\n]*\}/,
     )),
   },
 });

@@ -176,7 +176,7 @@ fn decoding_errors_and_unknowns() {
     );
     expect(
         "ENTRY e {\n  ROOT p = q7[2] parameter(0)\n}\n",
-        &[(codes::UNKNOWN_TYPE, Warning, "q7[2]", "q7[2]")],
+        &[(codes::UNKNOWN_TYPE, Error, "q7[2]", "q7[2]")],
     );
     expect(
         "ENTRY e {\n  ROOT p = f32[2]{1,0} parameter(0)\n}\n",

@@ -15,38 +15,38 @@
 #endif
 
 #define LANGUAGE_VERSION 14
-#define STATE_COUNT 141
+#define STATE_COUNT 190
 #define LARGE_STATE_COUNT 2
-#define SYMBOL_COUNT 66
+#define SYMBOL_COUNT 72
 #define ALIAS_COUNT 0
-#define TOKEN_COUNT 42
-#define EXTERNAL_TOKEN_COUNT 2
+#define TOKEN_COUNT 43
+#define EXTERNAL_TOKEN_COUNT 3
 #define FIELD_COUNT 15
 #define MAX_ALIAS_SEQUENCE_LENGTH 7
 #define MAX_RESERVED_WORD_SET_SIZE 0
-#define PRODUCTION_ID_COUNT 33
+#define PRODUCTION_ID_COUNT 38
 #define SUPERTYPE_COUNT 0
 
 enum ts_symbol_identifiers {
-  sym_module_separator = 1,
-  sym_comment = 2,
-  anon_sym_HloModule = 3,
-  anon_sym_COMMA = 4,
-  sym_identifier = 5,
-  anon_sym_FileNames = 6,
-  anon_sym_FunctionNames = 7,
-  anon_sym_FileLocations = 8,
-  anon_sym_StackFrames = 9,
-  sym_table_body = 10,
-  anon_sym_ENTRY = 11,
-  anon_sym_LPAREN = 12,
-  anon_sym_RPAREN = 13,
-  anon_sym_DASH_GT = 14,
-  anon_sym_COLON = 15,
-  anon_sym_LBRACE = 16,
-  anon_sym_RBRACE = 17,
-  anon_sym_ROOT = 18,
-  anon_sym_EQ = 19,
+  anon_sym_EQ = 1,
+  anon_sym_COMMA = 2,
+  sym_module_separator = 3,
+  sym_comment = 4,
+  anon_sym_HloModule = 5,
+  anon_sym_COLON = 6,
+  sym_identifier = 7,
+  anon_sym_FileNames = 8,
+  anon_sym_FunctionNames = 9,
+  anon_sym_FileLocations = 10,
+  anon_sym_StackFrames = 11,
+  sym_table_body = 12,
+  anon_sym_ENTRY = 13,
+  anon_sym_LPAREN = 14,
+  anon_sym_RPAREN = 15,
+  anon_sym_DASH_GT = 16,
+  anon_sym_LBRACE = 17,
+  anon_sym_RBRACE = 18,
+  anon_sym_ROOT = 19,
   sym_name = 20,
   sym_opcode = 21,
   sym_shape = 22,
@@ -68,39 +68,47 @@ enum ts_symbol_identifiers {
   sym_attribute_name = 38,
   sym_attribute_atom = 39,
   sym_brace_block = 40,
-  sym__error_sentinel = 41,
-  sym_source_file = 42,
-  sym_module_header = 43,
-  sym_table = 44,
-  sym_computation = 45,
-  sym_computation_signature = 46,
-  sym_parameter = 47,
-  sym_computation_body = 48,
-  sym_instruction = 49,
-  sym__any_shape = 50,
-  sym_tuple_shape = 51,
-  sym_operand_list = 52,
-  sym_operand = 53,
-  sym_nested_instruction = 54,
-  sym_literal = 55,
-  sym_attribute = 56,
-  sym_computation_ref = 57,
-  sym_computation_list = 58,
-  aux_sym_source_file_repeat1 = 59,
-  aux_sym_module_header_repeat1 = 60,
-  aux_sym_computation_signature_repeat1 = 61,
-  aux_sym_computation_body_repeat1 = 62,
-  aux_sym_tuple_shape_repeat1 = 63,
-  aux_sym_operand_list_repeat1 = 64,
-  aux_sym_computation_list_repeat1 = 65,
+  sym_inline_computation = 41,
+  sym__error_sentinel = 42,
+  sym_source_file = 43,
+  sym_single_instruction = 44,
+  sym_module_header = 45,
+  sym_table = 46,
+  sym_computation = 47,
+  sym_computation_signature = 48,
+  sym_parameter = 49,
+  sym_computation_body = 50,
+  sym_instruction = 51,
+  sym__any_shape = 52,
+  sym_tuple_shape = 53,
+  sym_operand_list = 54,
+  sym_operand = 55,
+  sym_nested_instruction = 56,
+  sym_literal = 57,
+  sym_tuple_literal = 58,
+  sym_attribute = 59,
+  sym_typed_literal = 60,
+  sym_computation_ref = 61,
+  sym_computation_list = 62,
+  aux_sym_source_file_repeat1 = 63,
+  aux_sym_single_instruction_repeat1 = 64,
+  aux_sym_computation_signature_repeat1 = 65,
+  aux_sym_computation_body_repeat1 = 66,
+  aux_sym_tuple_shape_repeat1 = 67,
+  aux_sym_operand_list_repeat1 = 68,
+  aux_sym_tuple_literal_repeat1 = 69,
+  aux_sym_typed_literal_repeat1 = 70,
+  aux_sym_computation_list_repeat1 = 71,
 };
 
 static const char * const ts_symbol_names[] = {
   [ts_builtin_sym_end] = "end",
+  [anon_sym_EQ] = "=",
+  [anon_sym_COMMA] = ",",
   [sym_module_separator] = "module_separator",
   [sym_comment] = "comment",
   [anon_sym_HloModule] = "HloModule",
-  [anon_sym_COMMA] = ",",
+  [anon_sym_COLON] = ":",
   [sym_identifier] = "identifier",
   [anon_sym_FileNames] = "table_kind",
   [anon_sym_FunctionNames] = "table_kind",
@@ -111,11 +119,9 @@ static const char * const ts_symbol_names[] = {
   [anon_sym_LPAREN] = "(",
   [anon_sym_RPAREN] = ")",
   [anon_sym_DASH_GT] = "->",
-  [anon_sym_COLON] = ":",
   [anon_sym_LBRACE] = "{",
   [anon_sym_RBRACE] = "}",
   [anon_sym_ROOT] = "root",
-  [anon_sym_EQ] = "=",
   [sym_name] = "name",
   [sym_opcode] = "opcode",
   [sym_shape] = "shape",
@@ -137,8 +143,10 @@ static const char * const ts_symbol_names[] = {
   [sym_attribute_name] = "attribute_name",
   [sym_attribute_atom] = "attribute_atom",
   [sym_brace_block] = "brace_block",
+  [sym_inline_computation] = "inline_computation",
   [sym__error_sentinel] = "_error_sentinel",
   [sym_source_file] = "source_file",
+  [sym_single_instruction] = "instruction",
   [sym_module_header] = "module_header",
   [sym_table] = "table",
   [sym_computation] = "computation",
@@ -152,24 +160,30 @@ static const char * const ts_symbol_names[] = {
   [sym_operand] = "operand",
   [sym_nested_instruction] = "nested_instruction",
   [sym_literal] = "literal",
+  [sym_tuple_literal] = "tuple_literal",
   [sym_attribute] = "attribute",
+  [sym_typed_literal] = "typed_literal",
   [sym_computation_ref] = "computation_ref",
   [sym_computation_list] = "computation_list",
   [aux_sym_source_file_repeat1] = "source_file_repeat1",
-  [aux_sym_module_header_repeat1] = "module_header_repeat1",
+  [aux_sym_single_instruction_repeat1] = "single_instruction_repeat1",
   [aux_sym_computation_signature_repeat1] = "computation_signature_repeat1",
   [aux_sym_computation_body_repeat1] = "computation_body_repeat1",
   [aux_sym_tuple_shape_repeat1] = "tuple_shape_repeat1",
   [aux_sym_operand_list_repeat1] = "operand_list_repeat1",
+  [aux_sym_tuple_literal_repeat1] = "tuple_literal_repeat1",
+  [aux_sym_typed_literal_repeat1] = "typed_literal_repeat1",
   [aux_sym_computation_list_repeat1] = "computation_list_repeat1",
 };
 
 static const TSSymbol ts_symbol_map[] = {
   [ts_builtin_sym_end] = ts_builtin_sym_end,
+  [anon_sym_EQ] = anon_sym_EQ,
+  [anon_sym_COMMA] = anon_sym_COMMA,
   [sym_module_separator] = sym_module_separator,
   [sym_comment] = sym_comment,
   [anon_sym_HloModule] = anon_sym_HloModule,
-  [anon_sym_COMMA] = anon_sym_COMMA,
+  [anon_sym_COLON] = anon_sym_COLON,
   [sym_identifier] = sym_identifier,
   [anon_sym_FileNames] = anon_sym_FileNames,
   [anon_sym_FunctionNames] = anon_sym_FileNames,
@@ -180,11 +194,9 @@ static const TSSymbol ts_symbol_map[] = {
   [anon_sym_LPAREN] = anon_sym_LPAREN,
   [anon_sym_RPAREN] = anon_sym_RPAREN,
   [anon_sym_DASH_GT] = anon_sym_DASH_GT,
-  [anon_sym_COLON] = anon_sym_COLON,
   [anon_sym_LBRACE] = anon_sym_LBRACE,
   [anon_sym_RBRACE] = anon_sym_RBRACE,
   [anon_sym_ROOT] = anon_sym_ROOT,
-  [anon_sym_EQ] = anon_sym_EQ,
   [sym_name] = sym_name,
   [sym_opcode] = sym_opcode,
   [sym_shape] = sym_shape,
@@ -206,8 +218,10 @@ static const TSSymbol ts_symbol_map[] = {
   [sym_attribute_name] = sym_attribute_name,
   [sym_attribute_atom] = sym_attribute_atom,
   [sym_brace_block] = sym_brace_block,
+  [sym_inline_computation] = sym_inline_computation,
   [sym__error_sentinel] = sym__error_sentinel,
   [sym_source_file] = sym_source_file,
+  [sym_single_instruction] = sym_instruction,
   [sym_module_header] = sym_module_header,
   [sym_table] = sym_table,
   [sym_computation] = sym_computation,
@@ -221,15 +235,19 @@ static const TSSymbol ts_symbol_map[] = {
   [sym_operand] = sym_operand,
   [sym_nested_instruction] = sym_nested_instruction,
   [sym_literal] = sym_literal,
+  [sym_tuple_literal] = sym_tuple_literal,
   [sym_attribute] = sym_attribute,
+  [sym_typed_literal] = sym_typed_literal,
   [sym_computation_ref] = sym_computation_ref,
   [sym_computation_list] = sym_computation_list,
   [aux_sym_source_file_repeat1] = aux_sym_source_file_repeat1,
-  [aux_sym_module_header_repeat1] = aux_sym_module_header_repeat1,
+  [aux_sym_single_instruction_repeat1] = aux_sym_single_instruction_repeat1,
   [aux_sym_computation_signature_repeat1] = aux_sym_computation_signature_repeat1,
   [aux_sym_computation_body_repeat1] = aux_sym_computation_body_repeat1,
   [aux_sym_tuple_shape_repeat1] = aux_sym_tuple_shape_repeat1,
   [aux_sym_operand_list_repeat1] = aux_sym_operand_list_repeat1,
+  [aux_sym_tuple_literal_repeat1] = aux_sym_tuple_literal_repeat1,
+  [aux_sym_typed_literal_repeat1] = aux_sym_typed_literal_repeat1,
   [aux_sym_computation_list_repeat1] = aux_sym_computation_list_repeat1,
 };
 
@@ -237,6 +255,14 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
   [ts_builtin_sym_end] = {
     .visible = false,
     .named = true,
+  },
+  [anon_sym_EQ] = {
+    .visible = true,
+    .named = false,
+  },
+  [anon_sym_COMMA] = {
+    .visible = true,
+    .named = false,
   },
   [sym_module_separator] = {
     .visible = true,
@@ -250,7 +276,7 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = true,
     .named = false,
   },
-  [anon_sym_COMMA] = {
+  [anon_sym_COLON] = {
     .visible = true,
     .named = false,
   },
@@ -294,10 +320,6 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = true,
     .named = false,
   },
-  [anon_sym_COLON] = {
-    .visible = true,
-    .named = false,
-  },
   [anon_sym_LBRACE] = {
     .visible = true,
     .named = false,
@@ -309,10 +331,6 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
   [anon_sym_ROOT] = {
     .visible = true,
     .named = true,
-  },
-  [anon_sym_EQ] = {
-    .visible = true,
-    .named = false,
   },
   [sym_name] = {
     .visible = true,
@@ -398,11 +416,19 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = true,
     .named = true,
   },
+  [sym_inline_computation] = {
+    .visible = true,
+    .named = true,
+  },
   [sym__error_sentinel] = {
     .visible = false,
     .named = true,
   },
   [sym_source_file] = {
+    .visible = true,
+    .named = true,
+  },
+  [sym_single_instruction] = {
     .visible = true,
     .named = true,
   },
@@ -458,7 +484,15 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = true,
     .named = true,
   },
+  [sym_tuple_literal] = {
+    .visible = true,
+    .named = true,
+  },
   [sym_attribute] = {
+    .visible = true,
+    .named = true,
+  },
+  [sym_typed_literal] = {
     .visible = true,
     .named = true,
   },
@@ -474,7 +508,7 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .visible = false,
     .named = false,
   },
-  [aux_sym_module_header_repeat1] = {
+  [aux_sym_single_instruction_repeat1] = {
     .visible = false,
     .named = false,
   },
@@ -491,6 +525,14 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .named = false,
   },
   [aux_sym_operand_list_repeat1] = {
+    .visible = false,
+    .named = false,
+  },
+  [aux_sym_tuple_literal_repeat1] = {
+    .visible = false,
+    .named = false,
+  },
+  [aux_sym_typed_literal_repeat1] = {
     .visible = false,
     .named = false,
   },
@@ -546,30 +588,35 @@ static const TSMapSlice ts_field_map_slices[PRODUCTION_ID_COUNT] = {
   [6] = {.index = 8, .length = 3},
   [7] = {.index = 11, .length = 3},
   [8] = {.index = 14, .length = 3},
-  [9] = {.index = 17, .length = 1},
-  [10] = {.index = 18, .length = 2},
-  [11] = {.index = 20, .length = 4},
-  [12] = {.index = 24, .length = 4},
-  [13] = {.index = 28, .length = 4},
-  [14] = {.index = 32, .length = 5},
-  [15] = {.index = 37, .length = 1},
-  [16] = {.index = 38, .length = 2},
-  [17] = {.index = 40, .length = 2},
-  [18] = {.index = 42, .length = 1},
-  [19] = {.index = 43, .length = 3},
-  [20] = {.index = 46, .length = 1},
-  [21] = {.index = 47, .length = 4},
-  [22] = {.index = 51, .length = 1},
-  [23] = {.index = 52, .length = 1},
-  [24] = {.index = 53, .length = 1},
-  [25] = {.index = 54, .length = 4},
-  [26] = {.index = 58, .length = 4},
-  [27] = {.index = 62, .length = 5},
-  [28] = {.index = 67, .length = 5},
-  [29] = {.index = 72, .length = 2},
-  [30] = {.index = 74, .length = 5},
-  [31] = {.index = 79, .length = 6},
-  [32] = {.index = 85, .length = 3},
+  [9] = {.index = 17, .length = 3},
+  [10] = {.index = 20, .length = 1},
+  [11] = {.index = 21, .length = 2},
+  [12] = {.index = 23, .length = 2},
+  [13] = {.index = 25, .length = 4},
+  [14] = {.index = 29, .length = 4},
+  [15] = {.index = 33, .length = 3},
+  [16] = {.index = 36, .length = 4},
+  [17] = {.index = 40, .length = 1},
+  [18] = {.index = 41, .length = 1},
+  [19] = {.index = 42, .length = 1},
+  [20] = {.index = 43, .length = 1},
+  [21] = {.index = 44, .length = 4},
+  [22] = {.index = 48, .length = 5},
+  [23] = {.index = 53, .length = 4},
+  [24] = {.index = 57, .length = 4},
+  [25] = {.index = 61, .length = 1},
+  [26] = {.index = 62, .length = 2},
+  [27] = {.index = 64, .length = 2},
+  [28] = {.index = 66, .length = 2},
+  [29] = {.index = 68, .length = 2},
+  [30] = {.index = 70, .length = 5},
+  [31] = {.index = 75, .length = 1},
+  [32] = {.index = 17, .length = 3},
+  [33] = {.index = 76, .length = 1},
+  [34] = {.index = 77, .length = 4},
+  [35] = {.index = 81, .length = 5},
+  [36] = {.index = 86, .length = 5},
+  [37] = {.index = 91, .length = 6},
 };
 
 static const TSFieldMapEntry ts_field_map_entries[] = {
@@ -599,104 +646,120 @@ static const TSFieldMapEntry ts_field_map_entries[] = {
     {field_body, 1},
     {field_name, 0},
   [17] =
+    {field_opcode, 1},
+    {field_operands, 2},
+    {field_shape, 0},
+  [20] =
     {field_attribute, 1},
-  [18] =
+  [21] =
+    {field_attribute, 3, .inherited = true},
+    {field_name, 1},
+  [23] =
     {field_attribute, 0, .inherited = true},
     {field_attribute, 1, .inherited = true},
-  [20] =
+  [25] =
     {field_body, 3},
     {field_entry, 0},
     {field_name, 1},
     {field_signature, 2},
-  [24] =
+  [29] =
     {field_attribute, 3, .inherited = true},
     {field_body, 2},
     {field_entry, 0},
     {field_name, 1},
-  [28] =
+  [33] =
+    {field_name, 0},
+    {field_opcode, 2},
+    {field_operands, 3},
+  [36] =
     {field_attribute, 3, .inherited = true},
     {field_body, 2},
     {field_name, 0},
     {field_signature, 1},
-  [32] =
+  [40] =
+    {field_name, 0},
+  [41] =
+    {field_shape, 0},
+  [42] =
+    {field_nested, 0},
+  [43] =
+    {field_literal, 0},
+  [44] =
+    {field_attribute, 3, .inherited = true},
+    {field_opcode, 1},
+    {field_operands, 2},
+    {field_shape, 0},
+  [48] =
     {field_attribute, 4, .inherited = true},
     {field_body, 3},
     {field_entry, 0},
     {field_name, 1},
     {field_signature, 2},
-  [37] =
-    {field_result, 3},
-  [38] =
-    {field_name, 0},
-    {field_shape, 2},
-  [40] =
-    {field_key, 0},
-    {field_value, 2},
-  [42] =
-    {field_result, 4},
-  [43] =
-    {field_name, 0},
-    {field_opcode, 2},
-    {field_operands, 3},
-  [46] =
-    {field_result, 5},
-  [47] =
-    {field_name, 1},
-    {field_opcode, 3},
-    {field_operands, 4},
-    {field_root, 0},
-  [51] =
-    {field_name, 0},
-  [52] =
-    {field_nested, 0},
   [53] =
-    {field_literal, 0},
-  [54] =
     {field_attribute, 4, .inherited = true},
     {field_name, 0},
     {field_opcode, 2},
     {field_operands, 3},
-  [58] =
+  [57] =
     {field_name, 0},
     {field_opcode, 3},
     {field_operands, 4},
     {field_shape, 2},
+  [61] =
+    {field_result, 3},
   [62] =
+    {field_name, 0},
+    {field_shape, 2},
+  [64] =
+    {field_opcode, 0},
+    {field_operands, 1},
+  [66] =
+    {field_name, 1},
+    {field_shape, 0},
+  [68] =
+    {field_key, 0},
+    {field_value, 2},
+  [70] =
+    {field_attribute, 5, .inherited = true},
+    {field_name, 0},
+    {field_opcode, 3},
+    {field_operands, 4},
+    {field_shape, 2},
+  [75] =
+    {field_result, 4},
+  [76] =
+    {field_result, 5},
+  [77] =
+    {field_name, 1},
+    {field_opcode, 3},
+    {field_operands, 4},
+    {field_root, 0},
+  [81] =
     {field_attribute, 5, .inherited = true},
     {field_name, 1},
     {field_opcode, 3},
     {field_operands, 4},
     {field_root, 0},
-  [67] =
+  [86] =
     {field_name, 1},
     {field_opcode, 4},
     {field_operands, 5},
     {field_root, 0},
     {field_shape, 3},
-  [72] =
-    {field_name, 1},
-    {field_shape, 0},
-  [74] =
-    {field_attribute, 5, .inherited = true},
-    {field_name, 0},
-    {field_opcode, 3},
-    {field_operands, 4},
-    {field_shape, 2},
-  [79] =
+  [91] =
     {field_attribute, 6, .inherited = true},
     {field_name, 1},
     {field_opcode, 4},
     {field_operands, 5},
     {field_root, 0},
     {field_shape, 3},
-  [85] =
-    {field_opcode, 1},
-    {field_operands, 2},
-    {field_shape, 0},
 };
 
 static const TSSymbol ts_alias_sequences[PRODUCTION_ID_COUNT][MAX_ALIAS_SEQUENCE_LENGTH] = {
   [0] = {0},
+  [27] = {
+    [0] = sym_opcode,
+  },
   [32] = {
     [1] = sym_opcode,
   },
@@ -713,8 +776,8 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [3] = 3,
   [4] = 4,
   [5] = 5,
-  [6] = 6,
-  [7] = 5,
+  [6] = 5,
+  [7] = 7,
   [8] = 8,
   [9] = 9,
   [10] = 10,
@@ -735,17 +798,17 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [25] = 25,
   [26] = 26,
   [27] = 27,
-  [28] = 28,
+  [28] = 15,
   [29] = 29,
   [30] = 30,
   [31] = 31,
-  [32] = 32,
-  [33] = 32,
+  [32] = 29,
+  [33] = 33,
   [34] = 34,
   [35] = 35,
   [36] = 36,
   [37] = 37,
-  [38] = 34,
+  [38] = 38,
   [39] = 39,
   [40] = 40,
   [41] = 41,
@@ -759,58 +822,58 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [49] = 49,
   [50] = 50,
   [51] = 51,
-  [52] = 52,
-  [53] = 13,
-  [54] = 37,
-  [55] = 34,
-  [56] = 34,
-  [57] = 28,
-  [58] = 58,
-  [59] = 59,
-  [60] = 60,
-  [61] = 25,
-  [62] = 19,
-  [63] = 28,
-  [64] = 30,
-  [65] = 29,
-  [66] = 23,
-  [67] = 24,
-  [68] = 26,
-  [69] = 27,
+  [52] = 4,
+  [53] = 53,
+  [54] = 53,
+  [55] = 55,
+  [56] = 56,
+  [57] = 57,
+  [58] = 55,
+  [59] = 57,
+  [60] = 55,
+  [61] = 41,
+  [62] = 62,
+  [63] = 63,
+  [64] = 64,
+  [65] = 65,
+  [66] = 66,
+  [67] = 67,
+  [68] = 68,
+  [69] = 69,
   [70] = 70,
-  [71] = 25,
+  [71] = 71,
   [72] = 72,
   [73] = 73,
   [74] = 74,
   [75] = 75,
   [76] = 27,
-  [77] = 77,
-  [78] = 78,
-  [79] = 79,
-  [80] = 80,
-  [81] = 81,
+  [77] = 37,
+  [78] = 33,
+  [79] = 38,
+  [80] = 39,
+  [81] = 43,
   [82] = 82,
   [83] = 83,
   [84] = 84,
   [85] = 85,
-  [86] = 86,
+  [86] = 31,
   [87] = 87,
   [88] = 88,
-  [89] = 77,
-  [90] = 78,
-  [91] = 91,
-  [92] = 78,
-  [93] = 80,
-  [94] = 91,
-  [95] = 78,
-  [96] = 91,
-  [97] = 91,
-  [98] = 98,
+  [89] = 89,
+  [90] = 34,
+  [91] = 35,
+  [92] = 48,
+  [93] = 44,
+  [94] = 36,
+  [95] = 95,
+  [96] = 40,
+  [97] = 42,
+  [98] = 47,
   [99] = 99,
   [100] = 100,
-  [101] = 101,
-  [102] = 102,
-  [103] = 103,
+  [101] = 44,
+  [102] = 47,
+  [103] = 48,
   [104] = 104,
   [105] = 105,
   [106] = 106,
@@ -820,34 +883,83 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [110] = 110,
   [111] = 111,
   [112] = 112,
-  [113] = 109,
+  [113] = 113,
   [114] = 114,
   [115] = 115,
   [116] = 116,
   [117] = 117,
-  [118] = 27,
-  [119] = 28,
-  [120] = 25,
-  [121] = 121,
-  [122] = 122,
+  [118] = 118,
+  [119] = 119,
+  [120] = 120,
+  [121] = 44,
+  [122] = 47,
   [123] = 123,
-  [124] = 124,
-  [125] = 125,
+  [124] = 48,
+  [125] = 105,
   [126] = 126,
   [127] = 127,
   [128] = 128,
-  [129] = 129,
+  [129] = 106,
   [130] = 130,
-  [131] = 131,
+  [131] = 106,
   [132] = 132,
-  [133] = 133,
-  [134] = 134,
-  [135] = 135,
-  [136] = 136,
-  [137] = 137,
-  [138] = 138,
-  [139] = 132,
-  [140] = 135,
+  [133] = 127,
+  [134] = 110,
+  [135] = 111,
+  [136] = 113,
+  [137] = 115,
+  [138] = 130,
+  [139] = 106,
+  [140] = 130,
+  [141] = 130,
+  [142] = 142,
+  [143] = 143,
+  [144] = 144,
+  [145] = 145,
+  [146] = 146,
+  [147] = 147,
+  [148] = 148,
+  [149] = 149,
+  [150] = 150,
+  [151] = 151,
+  [152] = 152,
+  [153] = 153,
+  [154] = 154,
+  [155] = 155,
+  [156] = 156,
+  [157] = 157,
+  [158] = 158,
+  [159] = 159,
+  [160] = 160,
+  [161] = 161,
+  [162] = 153,
+  [163] = 163,
+  [164] = 164,
+  [165] = 165,
+  [166] = 166,
+  [167] = 167,
+  [168] = 168,
+  [169] = 169,
+  [170] = 170,
+  [171] = 171,
+  [172] = 172,
+  [173] = 173,
+  [174] = 174,
+  [175] = 175,
+  [176] = 176,
+  [177] = 177,
+  [178] = 178,
+  [179] = 179,
+  [180] = 180,
+  [181] = 181,
+  [182] = 182,
+  [183] = 183,
+  [184] = 184,
+  [185] = 185,
+  [186] = 186,
+  [187] = 187,
+  [188] = 186,
+  [189] = 180,
 };
 
 static const TSCharacterRange sym_attribute_atom_character_set_2[] = {
@@ -860,2213 +972,2350 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
   eof = lexer->eof(lexer);
   switch (state) {
     case 0:
-      if (eof) ADVANCE(40);
+      if (eof) ADVANCE(71);
       ADVANCE_MAP(
-        '"', 3,
-        '%', 35,
-        '(', 65,
-        ')', 66,
-        '+', 18,
-        ',', 57,
-        '-', 17,
-        '.', 33,
-        '/', 11,
-        ':', 68,
+        '"', 9,
+        '%', 65,
+        '(', 99,
+        ')', 100,
+        '+', 21,
+        ',', 73,
+        '-', 20,
+        '.', 63,
+        '/', 16,
+        ':', 91,
         '=', 72,
-        'E', 80,
-        'F', 174,
-        'H', 183,
-        'R', 82,
-        'S', 235,
-        'a', 132,
-        'b', 127,
-        'c', 88,
-        'f', 91,
-        'i', 119,
-        'n', 93,
-        's', 97,
-        't', 128,
-        '{', 69,
-        '}', 70,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'R', 110,
+        'S', 250,
+        'a', 156,
+        'b', 151,
+        'c', 120,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        's', 127,
+        't', 152,
+        '{', 102,
+        '}', 103,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(0);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(270);
-      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
+      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
     case 1:
-      if (lookahead == '"') ADVANCE(3);
-      if (lookahead == '%') ADVANCE(35);
-      if (lookahead == ')') ADVANCE(66);
-      if (lookahead == '/') ADVANCE(12);
-      if (lookahead == '{') ADVANCE(69);
-      if (lookahead == '}') ADVANCE(70);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(1);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == ')') ADVANCE(433);
+      if (lookahead == '*') ADVANCE(1);
+      if (lookahead == '/') ADVANCE(82);
+      if (lookahead != 0) ADVANCE(2);
       END_STATE();
     case 2:
-      if (lookahead == '"') ADVANCE(3);
-      if (lookahead == '(') ADVANCE(65);
-      if (lookahead == '/') ADVANCE(414);
-      if (lookahead == '[') ADVANCE(22);
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == ')') ADVANCE(433);
+      if (lookahead == '*') ADVANCE(1);
+      if (lookahead != 0) ADVANCE(2);
+      END_STATE();
+    case 3:
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == '*') ADVANCE(3);
+      if (lookahead == '/') ADVANCE(88);
+      if (lookahead == ']') ADVANCE(433);
+      if (lookahead != 0) ADVANCE(4);
+      END_STATE();
+    case 4:
+      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == '*') ADVANCE(3);
+      if (lookahead == ']') ADVANCE(433);
+      if (lookahead != 0) ADVANCE(4);
+      END_STATE();
+    case 5:
+      if (lookahead == '"') ADVANCE(9);
+      if (lookahead == '%') ADVANCE(65);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '{') ADVANCE(102);
+      if (lookahead == '}') ADVANCE(103);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(2);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(415);
+          lookahead == ' ') SKIP(5);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 6:
+      ADVANCE_MAP(
+        '"', 9,
+        '(', 99,
+        ')', 100,
+        ',', 73,
+        '.', 63,
+        '/', 17,
+        'f', 42,
+        'i', 48,
+        'n', 43,
+        't', 50,
+        '+', 21,
+        '-', 21,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(6);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 7:
+      ADVANCE_MAP(
+        '"', 9,
+        '(', 99,
+        ')', 100,
+        '.', 63,
+        '/', 17,
+        'f', 26,
+        'i', 32,
+        'n', 27,
+        't', 34,
+        '+', 21,
+        '-', 21,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(7);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 8:
+      if (lookahead == '"') ADVANCE(9);
+      if (lookahead == '(') ADVANCE(99);
+      if (lookahead == '/') ADVANCE(427);
+      if (lookahead == '[') ADVANCE(39);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(8);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(430);
       if (lookahead != 0 &&
           lookahead != '(' &&
           lookahead != ')' &&
           lookahead != ',' &&
           lookahead != ']' &&
           (lookahead < 'a' || '{' < lookahead) &&
-          lookahead != '}') ADVANCE(416);
-      END_STATE();
-    case 3:
-      if (lookahead == '"') ADVANCE(274);
-      if (lookahead == '\\') ADVANCE(36);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(3);
-      END_STATE();
-    case 4:
-      if (lookahead == '"') ADVANCE(63);
-      if (lookahead == '\\') ADVANCE(37);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(4);
-      END_STATE();
-    case 5:
-      if (lookahead == '"') ADVANCE(4);
-      if (lookahead == '{') ADVANCE(29);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(5);
-      END_STATE();
-    case 6:
-      if (lookahead == '%') ADVANCE(35);
-      if (lookahead == ')') ADVANCE(66);
-      if (lookahead == ',') ADVANCE(57);
-      if (lookahead == '/') ADVANCE(12);
-      if (lookahead == 'R') ADVANCE(82);
-      if (lookahead == '}') ADVANCE(70);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(6);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 7:
-      if (lookahead == '(') ADVANCE(65);
-      if (lookahead == ')') ADVANCE(66);
-      if (lookahead == ',') ADVANCE(57);
-      if (lookahead == '/') ADVANCE(12);
-      if (lookahead == '{') ADVANCE(69);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(7);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(258);
-      END_STATE();
-    case 8:
-      if (lookahead == ')') ADVANCE(416);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(8);
+          lookahead != '}') ADVANCE(429);
       END_STATE();
     case 9:
-      if (lookahead == ')') ADVANCE(418);
-      if (lookahead == '*') ADVANCE(9);
-      if (lookahead == '/') ADVANCE(46);
+      if (lookahead == '"') ADVANCE(288);
+      if (lookahead == '\\') ADVANCE(66);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(10);
+          lookahead != '\n') ADVANCE(9);
       END_STATE();
     case 10:
-      if (lookahead == ')') ADVANCE(418);
-      if (lookahead == '*') ADVANCE(9);
+      if (lookahead == '"') ADVANCE(97);
+      if (lookahead == '\\') ADVANCE(67);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(10);
       END_STATE();
     case 11:
-      if (lookahead == '*') ADVANCE(14);
-      if (lookahead == '/') ADVANCE(43);
+      if (lookahead == '"') ADVANCE(10);
+      if (lookahead == '{') ADVANCE(58);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(11);
       END_STATE();
     case 12:
-      if (lookahead == '*') ADVANCE(14);
-      if (lookahead == '/') ADVANCE(55);
-      END_STATE();
-    case 13:
-      if (lookahead == '*') ADVANCE(13);
-      if (lookahead == '/') ADVANCE(42);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(14);
-      END_STATE();
-    case 14:
-      if (lookahead == '*') ADVANCE(13);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(14);
-      END_STATE();
-    case 15:
-      if (lookahead == '*') ADVANCE(15);
-      if (lookahead == '/') ADVANCE(53);
-      if (lookahead == ']') ADVANCE(418);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(16);
-      END_STATE();
-    case 16:
-      if (lookahead == '*') ADVANCE(15);
-      if (lookahead == ']') ADVANCE(418);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(16);
-      END_STATE();
-    case 17:
-      if (lookahead == '.') ADVANCE(33);
-      if (lookahead == '>') ADVANCE(67);
-      if (lookahead == 'i') ADVANCE(25);
-      if (lookahead == 'n') ADVANCE(23);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(271);
-      END_STATE();
-    case 18:
-      if (lookahead == '.') ADVANCE(33);
-      if (lookahead == 'i') ADVANCE(25);
-      if (lookahead == 'n') ADVANCE(23);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(271);
-      END_STATE();
-    case 19:
-      if (lookahead == '/') ADVANCE(12);
-      if (lookahead == 'a') ADVANCE(385);
-      if (lookahead == 'b') ADVANCE(361);
-      if (lookahead == 'c') ADVANCE(304);
-      if (lookahead == 'f') ADVANCE(307);
-      if (lookahead == 's') ADVANCE(317);
-      if (lookahead == 't') ADVANCE(362);
+      if (lookahead == '%') ADVANCE(65);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == 'R') ADVANCE(110);
+      if (lookahead == '}') ADVANCE(103);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(19);
+          lookahead == ' ') SKIP(12);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 13:
+      ADVANCE_MAP(
+        '%', 65,
+        ',', 73,
+        '.', 63,
+        '/', 17,
+        'R', 110,
+        'f', 170,
+        'i', 217,
+        'n', 171,
+        't', 240,
+        '}', 103,
+        '+', 21,
+        '-', 21,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(13);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 14:
+      if (lookahead == '(') ADVANCE(99);
+      if (lookahead == ')') ADVANCE(100);
+      if (lookahead == ',') ADVANCE(73);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '{') ADVANCE(102);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(14);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
+      END_STATE();
+    case 15:
+      if (lookahead == ')') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(15);
+      END_STATE();
+    case 16:
+      if (lookahead == '*') ADVANCE(19);
+      if (lookahead == '/') ADVANCE(79);
+      END_STATE();
+    case 17:
+      if (lookahead == '*') ADVANCE(19);
+      if (lookahead == '/') ADVANCE(89);
+      END_STATE();
+    case 18:
+      if (lookahead == '*') ADVANCE(18);
+      if (lookahead == '/') ADVANCE(76);
+      if (lookahead != 0) ADVANCE(19);
+      END_STATE();
+    case 19:
+      if (lookahead == '*') ADVANCE(18);
+      if (lookahead != 0) ADVANCE(19);
       END_STATE();
     case 20:
-      if (lookahead == '/') ADVANCE(12);
+      if (lookahead == '.') ADVANCE(63);
+      if (lookahead == '>') ADVANCE(101);
+      if (lookahead == 'i') ADVANCE(48);
+      if (lookahead == 'n') ADVANCE(43);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 21:
+      if (lookahead == '.') ADVANCE(63);
+      if (lookahead == 'i') ADVANCE(48);
+      if (lookahead == 'n') ADVANCE(43);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      END_STATE();
+    case 22:
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == 'a') ADVANCE(397);
+      if (lookahead == 'b') ADVANCE(373);
+      if (lookahead == 'c') ADVANCE(316);
+      if (lookahead == 'f') ADVANCE(319);
+      if (lookahead == 's') ADVANCE(329);
+      if (lookahead == 't') ADVANCE(374);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(20);
+          lookahead == ' ') SKIP(22);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 23:
+      if (lookahead == '/') ADVANCE(17);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(23);
       if (lookahead == '%' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(58);
-      END_STATE();
-    case 21:
-      if (lookahead == ']') ADVANCE(261);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(21);
-      END_STATE();
-    case 22:
-      if (lookahead == ']') ADVANCE(416);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(22);
-      END_STATE();
-    case 23:
-      if (lookahead == 'a') ADVANCE(26);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
       END_STATE();
     case 24:
-      if (lookahead == 'f') ADVANCE(266);
-      END_STATE();
-    case 25:
-      if (lookahead == 'n') ADVANCE(24);
-      END_STATE();
-    case 26:
-      if (lookahead == 'n') ADVANCE(266);
-      END_STATE();
-    case 27:
-      if (lookahead == '{') ADVANCE(28);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(27);
-      END_STATE();
-    case 28:
-      if (lookahead == '}') ADVANCE(260);
+      if (lookahead == ':') ADVANCE(57);
+      if (lookahead == '}') ADVANCE(269);
       if (lookahead != 0 &&
           lookahead != '\n' &&
           lookahead != '"' &&
           lookahead != '%' &&
           lookahead != '=' &&
-          (lookahead < 'a' || '{' < lookahead)) ADVANCE(28);
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(24);
       END_STATE();
-    case 29:
-      if (lookahead == '}') ADVANCE(63);
+    case 25:
+      if (lookahead == ':') ADVANCE(56);
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead == '"' ||
+          lookahead == '%' ||
+          lookahead == '=' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(59);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '{') ADVANCE(29);
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(25);
+      END_STATE();
+    case 26:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(31);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 27:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(33);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 28:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(274);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 29:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(278);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 30:
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(5);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(30);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'f') ADVANCE(282);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 31:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(34);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(273);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(35);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 32:
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(32);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(30);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(30);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 33:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(272);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(282);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 34:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(273);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(36);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 35:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(29);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 36:
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'u') ADVANCE(28);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 37:
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 38:
+      if (lookahead == ']') ADVANCE(270);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(38);
+      END_STATE();
+    case 39:
+      if (lookahead == ']') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(39);
+      END_STATE();
+    case 40:
+      if (lookahead == ']') ADVANCE(428);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(40);
+      END_STATE();
+    case 41:
+      if (lookahead == ']') ADVANCE(271);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(41);
+      END_STATE();
+    case 42:
+      if (lookahead == 'a') ADVANCE(47);
+      END_STATE();
+    case 43:
+      if (lookahead == 'a') ADVANCE(49);
+      END_STATE();
+    case 44:
+      if (lookahead == 'e') ADVANCE(272);
+      END_STATE();
+    case 45:
+      if (lookahead == 'e') ADVANCE(276);
+      END_STATE();
+    case 46:
+      if (lookahead == 'f') ADVANCE(280);
+      END_STATE();
+    case 47:
+      if (lookahead == 'l') ADVANCE(51);
+      END_STATE();
+    case 48:
+      if (lookahead == 'n') ADVANCE(46);
+      END_STATE();
+    case 49:
+      if (lookahead == 'n') ADVANCE(280);
+      END_STATE();
+    case 50:
+      if (lookahead == 'r') ADVANCE(52);
+      END_STATE();
+    case 51:
+      if (lookahead == 's') ADVANCE(45);
+      END_STATE();
+    case 52:
+      if (lookahead == 'u') ADVANCE(44);
+      END_STATE();
+    case 53:
+      if (lookahead == '{') ADVANCE(24);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(53);
+      END_STATE();
+    case 54:
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(54);
+      END_STATE();
+    case 55:
+      if (lookahead == '{') ADVANCE(59);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(55);
+      END_STATE();
+    case 56:
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead == '"' ||
+          lookahead == '%' ||
+          lookahead == '=') ADVANCE(59);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(56);
+      END_STATE();
+    case 57:
+      if (lookahead == '}') ADVANCE(269);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '"' &&
+          lookahead != '%' &&
+          lookahead != '=' &&
+          lookahead != '{') ADVANCE(57);
+      END_STATE();
+    case 58:
+      if (lookahead == '}') ADVANCE(97);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(58);
+      END_STATE();
+    case 59:
+      if (lookahead == '}') ADVANCE(426);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(59);
+      END_STATE();
+    case 60:
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(11);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      END_STATE();
+    case 61:
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(64);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 62:
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') ADVANCE(62);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      END_STATE();
+    case 63:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
+      END_STATE();
+    case 64:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 65:
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 36:
+    case 66:
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(3);
+          lookahead != '\n') ADVANCE(9);
       END_STATE();
-    case 37:
+    case 67:
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(4);
+          lookahead != '\n') ADVANCE(10);
       END_STATE();
-    case 38:
-      if (eof) ADVANCE(40);
+    case 68:
+      if (eof) ADVANCE(71);
       ADVANCE_MAP(
-        '"', 3,
-        '%', 35,
-        '(', 65,
-        ')', 66,
-        '+', 18,
-        ',', 57,
-        '-', 17,
-        '.', 33,
-        '/', 12,
-        ':', 68,
+        '"', 9,
+        '%', 65,
+        '(', 99,
+        ')', 100,
+        '+', 21,
+        ',', 73,
+        '-', 20,
+        '.', 63,
+        '/', 17,
+        ':', 91,
         '=', 72,
-        'f', 90,
-        'i', 123,
-        'n', 92,
-        't', 131,
-        '{', 69,
-        '}', 70,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        't', 154,
+        '{', 102,
+        '}', 103,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(38);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(271);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          lookahead == ' ') SKIP(68);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
-    case 39:
-      if (eof) ADVANCE(40);
-      if (lookahead == '%') ADVANCE(35);
-      if (lookahead == ',') ADVANCE(57);
-      if (lookahead == '/') ADVANCE(11);
-      if (lookahead == 'E') ADVANCE(80);
-      if (lookahead == 'F') ADVANCE(174);
-      if (lookahead == 'H') ADVANCE(183);
-      if (lookahead == 'S') ADVANCE(235);
+    case 69:
+      if (eof) ADVANCE(71);
+      ADVANCE_MAP(
+        '%', 65,
+        '(', 99,
+        ',', 73,
+        '.', 63,
+        '/', 16,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'S', 250,
+        'f', 122,
+        'i', 145,
+        'n', 123,
+        't', 154,
+        '+', 21,
+        '-', 21,
+      );
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(39);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(30);
+          lookahead == ' ') SKIP(69);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       END_STATE();
-    case 40:
+    case 70:
+      if (eof) ADVANCE(71);
+      ADVANCE_MAP(
+        '%', 65,
+        '(', 99,
+        ',', 73,
+        '/', 16,
+        ':', 91,
+        'E', 108,
+        'F', 196,
+        'H', 203,
+        'S', 250,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(70);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 71:
       ACCEPT_TOKEN(ts_builtin_sym_end);
       END_STATE();
-    case 41:
+    case 72:
+      ACCEPT_TOKEN(anon_sym_EQ);
+      END_STATE();
+    case 73:
+      ACCEPT_TOKEN(anon_sym_COMMA);
+      END_STATE();
+    case 74:
+      ACCEPT_TOKEN(sym_module_separator);
+      if (lookahead == '\r') ADVANCE(75);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(74);
+      END_STATE();
+    case 75:
       ACCEPT_TOKEN(sym_module_separator);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(41);
+          lookahead != '\n') ADVANCE(75);
       END_STATE();
-    case 42:
+    case 76:
       ACCEPT_TOKEN(sym_comment);
       END_STATE();
-    case 43:
+    case 77:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ' ') ADVANCE(52);
+      if (lookahead == '\r') ADVANCE(15);
+      if (lookahead == ')') ADVANCE(81);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n') ADVANCE(77);
       END_STATE();
-    case 44:
+    case 78:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '(') ADVANCE(8);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(416);
-      END_STATE();
-    case 45:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '(') ADVANCE(47);
-      if (lookahead == '[') ADVANCE(54);
-      if (lookahead == '\t' ||
-          (0x0b <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ' ||
-          lookahead == '"' ||
-          lookahead == ')' ||
-          lookahead == ',' ||
-          lookahead == ']' ||
-          lookahead == '{' ||
-          lookahead == '}') ADVANCE(55);
+      if (lookahead == '\r') ADVANCE(39);
+      if (lookahead == ']') ADVANCE(81);
       if (lookahead != 0 &&
-          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(45);
+          lookahead != '\n') ADVANCE(78);
       END_STATE();
-    case 46:
+    case 79:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ')') ADVANCE(416);
+      if (lookahead == ' ') ADVANCE(87);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(8);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 47:
+    case 80:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ')') ADVANCE(45);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(47);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
       END_STATE();
-    case 48:
+    case 81:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(41);
+      ADVANCE_MAP(
+        '(', 77,
+        '[', 78,
+        '\t', 89,
+        0x0b, 89,
+        '\f', 89,
+        ' ', 89,
+        '"', 89,
+        ')', 89,
+        ',', 89,
+        ']', 89,
+        '{', 89,
+        '}', 89,
+      );
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(81);
       END_STATE();
-    case 49:
+    case 82:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(48);
+      if (lookahead == ')') ADVANCE(429);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n') ADVANCE(15);
       END_STATE();
-    case 50:
+    case 83:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(49);
+      if (lookahead == '-') ADVANCE(74);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 51:
+    case 84:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(50);
+      if (lookahead == '-') ADVANCE(83);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 52:
+    case 85:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(51);
+      if (lookahead == '-') ADVANCE(84);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 53:
+    case 86:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ']') ADVANCE(416);
+      if (lookahead == '-') ADVANCE(85);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(22);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 54:
+    case 87:
       ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ']') ADVANCE(45);
+      if (lookahead == '-') ADVANCE(86);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(54);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 55:
+    case 88:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == ']') ADVANCE(429);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(39);
+      END_STATE();
+    case 89:
       ACCEPT_TOKEN(sym_comment);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(55);
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(89);
       END_STATE();
-    case 56:
+    case 90:
       ACCEPT_TOKEN(anon_sym_HloModule);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 57:
-      ACCEPT_TOKEN(anon_sym_COMMA);
+    case 91:
+      ACCEPT_TOKEN(anon_sym_COLON);
       END_STATE();
-    case 58:
+    case 92:
       ACCEPT_TOKEN(sym_identifier);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(58);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
       END_STATE();
-    case 59:
+    case 93:
       ACCEPT_TOKEN(anon_sym_FileNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 60:
+    case 94:
       ACCEPT_TOKEN(anon_sym_FunctionNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 61:
+    case 95:
       ACCEPT_TOKEN(anon_sym_FileLocations);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 62:
+    case 96:
       ACCEPT_TOKEN(anon_sym_StackFrames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 63:
+    case 97:
       ACCEPT_TOKEN(sym_table_body);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(32);
+          lookahead == ' ') ADVANCE(62);
       END_STATE();
-    case 64:
+    case 98:
       ACCEPT_TOKEN(anon_sym_ENTRY);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
-    case 65:
+    case 99:
       ACCEPT_TOKEN(anon_sym_LPAREN);
       END_STATE();
-    case 66:
+    case 100:
       ACCEPT_TOKEN(anon_sym_RPAREN);
       END_STATE();
-    case 67:
+    case 101:
       ACCEPT_TOKEN(anon_sym_DASH_GT);
       END_STATE();
-    case 68:
-      ACCEPT_TOKEN(anon_sym_COLON);
-      END_STATE();
-    case 69:
+    case 102:
       ACCEPT_TOKEN(anon_sym_LBRACE);
       END_STATE();
-    case 70:
+    case 103:
       ACCEPT_TOKEN(anon_sym_RBRACE);
       END_STATE();
-    case 71:
+    case 104:
       ACCEPT_TOKEN(anon_sym_ROOT);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 72:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      END_STATE();
-    case 73:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(146);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 74:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(254);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 75:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(163);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 76:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(164);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 77:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'F') ADVANCE(227);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 78:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'L') ADVANCE(210);
-      if (lookahead == 'N') ADVANCE(147);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 79:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'M') ADVANCE(204);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 80:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(85);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 81:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(154);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 82:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(83);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 83:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(86);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 84:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'R') ADVANCE(87);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 85:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(84);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 86:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(71);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 87:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'Y') ADVANCE(64);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 88:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(118);
-      if (lookahead == 'o') ADVANCE(124);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 89:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(136);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 90:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(116);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(144);
-      END_STATE();
-    case 91:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(117);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 92:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(125);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(144);
-      END_STATE();
-    case 93:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(120);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 94:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'a') ADVANCE(126);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 95:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(111);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 96:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(74);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 97:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(89);
-      if (lookahead == 'e') ADVANCE(114);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 98:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'c') ADVANCE(135);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 99:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(113);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 100:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(141);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 101:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'd') ADVANCE(76);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 102:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(262);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 103:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(264);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 104:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(130);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 105:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(263);
+      if (lookahead == 'F') ADVANCE(242);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 106:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(265);
+      if (lookahead == 'L') ADVANCE(227);
+      if (lookahead == 'N') ADVANCE(168);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 107:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(101);
-      if (lookahead == 's') ADVANCE(275);
+      if (lookahead == 'M') ADVANCE(223);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 108:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'e') ADVANCE(98);
+      if (lookahead == 'N') ADVANCE(113);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 109:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'f') ADVANCE(267);
+      if (lookahead == 'N') ADVANCE(175);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 110:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'f') ADVANCE(268);
+      if (lookahead == 'O') ADVANCE(111);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 111:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'h') ADVANCE(75);
+      if (lookahead == 'O') ADVANCE(114);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 112:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'i') ADVANCE(129);
+      if (lookahead == 'R') ADVANCE(115);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 113:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'i') ADVANCE(137);
+      if (lookahead == 'T') ADVANCE(112);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 114:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(108);
+      if (lookahead == 'T') ADVANCE(104);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 115:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(107);
+      if (lookahead == 'Y') ADVANCE(98);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 116:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(133);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(264);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 117:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(134);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(167);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 118:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'l') ADVANCE(115);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(182);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 119:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(109);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '_') ADVANCE(183);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 120:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(267);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(144);
+      if (lookahead == 'o') ADVANCE(149);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 121:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(96);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(159);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 122:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(279);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(143);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 123:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(110);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(146);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 124:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(99);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'a') ADVANCE(150);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 125:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(268);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(138);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 126:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'n') ADVANCE(95);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(116);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 127:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(100);
-      if (lookahead == 'r') ADVANCE(94);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(121);
+      if (lookahead == 'e') ADVANCE(141);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 128:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(73);
-      if (lookahead == 'r') ADVANCE(140);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'c') ADVANCE(158);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 129:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'o') ADVANCE(122);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(140);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 130:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'r') ADVANCE(285);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(163);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 131:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'r') ADVANCE(139);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'd') ADVANCE(119);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 132:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(142);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(273);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 133:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(106);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(277);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 134:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 's') ADVANCE(103);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(155);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 135:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(283);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(131);
+      if (lookahead == 's') ADVANCE(289);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 136:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(138);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'e') ADVANCE(128);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 137:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(112);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'f') ADVANCE(281);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 138:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 't') ADVANCE(104);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'h') ADVANCE(118);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 139:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'u') ADVANCE(105);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'i') ADVANCE(153);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 140:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'u') ADVANCE(102);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'i') ADVANCE(160);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 141:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'y') ADVANCE(281);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(136);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 142:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == 'y') ADVANCE(121);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(135);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 143:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(157);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 144:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'l') ADVANCE(142);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 145:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '_') ADVANCE(165);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(137);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 146:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(221);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(281);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 147:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(187);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(126);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 148:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(158);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(293);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 149:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(237);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(129);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 150:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(222);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'n') ADVANCE(125);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 151:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(189);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(130);
+      if (lookahead == 'r') ADVANCE(124);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 152:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(239);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(117);
+      if (lookahead == 'r') ADVANCE(162);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 153:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(240);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'o') ADVANCE(148);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 154:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(190);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(162);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 155:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(241);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'r') ADVANCE(299);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 156:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(242);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(164);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 157:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(243);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 's') ADVANCE(133);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 158:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(182);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(297);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 159:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(205);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(161);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 160:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(236);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(139);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 161:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(152);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 't') ADVANCE(134);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 162:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(214);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'u') ADVANCE(132);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 163:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(215);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'y') ADVANCE(295);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 164:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(216);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == 'y') ADVANCE(147);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 165:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(217);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == '[') ADVANCE(38);
       if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 166:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(249);
+      if (lookahead == '_') ADVANCE(184);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 167:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(145);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'a') ADVANCE(233);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 168:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(78);
+      if (lookahead == 'a') ADVANCE(208);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 169:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(229);
+      if (lookahead == 'a') ADVANCE(179);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 170:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(56);
+      if (lookahead == 'a') ADVANCE(207);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 171:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(167);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'a') ADVANCE(215);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 172:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(230);
+      if (lookahead == 'a') ADVANCE(236);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 173:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(232);
+      if (lookahead == 'a') ADVANCE(209);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 174:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(184);
-      if (lookahead == 'u') ADVANCE(195);
+      if (lookahead == 'a') ADVANCE(252);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 175:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(206);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'a') ADVANCE(211);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 176:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(208);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'a') ADVANCE(253);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 177:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(207);
+      if (lookahead == 'a') ADVANCE(254);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 178:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(211);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'a') ADVANCE(255);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 179:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(209);
+      if (lookahead == 'c') ADVANCE(202);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 180:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(212);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'c') ADVANCE(251);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 181:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(213);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'c') ADVANCE(174);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 182:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'k') ADVANCE(77);
+      if (lookahead == 'c') ADVANCE(225);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 183:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(203);
+      if (lookahead == 'c') ADVANCE(231);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 184:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(168);
+      if (lookahead == 'c') ADVANCE(232);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 185:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(255);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'd') ADVANCE(259);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 186:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(170);
+      if (lookahead == 'd') ADVANCE(166);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 187:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(169);
+      if (lookahead == 'e') ADVANCE(106);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 188:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(219);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'e') ADVANCE(243);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 189:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(172);
+      if (lookahead == 'e') ADVANCE(90);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 190:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(173);
+      if (lookahead == 'e') ADVANCE(275);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 191:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(223);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'e') ADVANCE(279);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 192:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(224);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'e') ADVANCE(186);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 193:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(225);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'e') ADVANCE(244);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 194:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(226);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'e') ADVANCE(246);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 195:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(160);
+      if (lookahead == 'f') ADVANCE(280);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 196:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(287);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'i') ADVANCE(204);
+      if (lookahead == 'u') ADVANCE(214);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 197:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(289);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'i') ADVANCE(224);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 198:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(233);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'i') ADVANCE(226);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 199:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(295);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'i') ADVANCE(228);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 200:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(81);
+      if (lookahead == 'i') ADVANCE(229);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 201:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(234);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'i') ADVANCE(230);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 202:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(231);
+      if (lookahead == 'k') ADVANCE(105);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 203:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(79);
+      if (lookahead == 'l') ADVANCE(222);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 204:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(166);
+      if (lookahead == 'l') ADVANCE(187);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 205:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(188);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'l') ADVANCE(265);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 206:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(196);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'l') ADVANCE(189);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 207:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(200);
+      if (lookahead == 'l') ADVANCE(249);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 208:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(197);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'm') ADVANCE(188);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 209:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(202);
+      if (lookahead == 'm') ADVANCE(193);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 210:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(161);
+      if (lookahead == 'm') ADVANCE(234);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 211:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(198);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'm') ADVANCE(194);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 212:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(201);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'm') ADVANCE(238);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 213:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(199);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'm') ADVANCE(239);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 214:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(191);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(180);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 215:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(192);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(280);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 216:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(193);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(308);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 217:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(194);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(195);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 218:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(185);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(109);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 219:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(248);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(245);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 220:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(171);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(247);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 221:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(218);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'n') ADVANCE(248);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 222:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(220);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(107);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 223:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(250);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(185);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 224:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(251);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(218);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 225:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(252);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(210);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 226:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(253);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(219);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 227:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(151);
+      if (lookahead == 'o') ADVANCE(181);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 228:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(150);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      if (lookahead == 'o') ADVANCE(216);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 229:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(59);
+      if (lookahead == 'o') ADVANCE(220);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 230:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(62);
+      if (lookahead == 'o') ADVANCE(221);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 231:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(61);
+      if (lookahead == 'o') ADVANCE(212);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 232:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(60);
+      if (lookahead == 'o') ADVANCE(213);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 233:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(291);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 234:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(293);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 235:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(148);
+      if (lookahead == 'p') ADVANCE(235);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 234:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(261);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 235:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(205);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 236:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(237);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 237:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(192);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 238:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(262);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 239:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'p') ADVANCE(263);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 240:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'r') ADVANCE(260);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 241:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'r') ADVANCE(172);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 242:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'r') ADVANCE(173);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 243:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(93);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 244:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(96);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 245:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(95);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 246:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(94);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 247:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(304);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 248:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(306);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 249:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 's') ADVANCE(191);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 250:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(169);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 251:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(197);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 252:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(198);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 253:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(200);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 254:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(201);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 255:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(199);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 256:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(176);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 257:
       ACCEPT_TOKEN(sym_name);
       if (lookahead == 't') ADVANCE(177);
       if (lookahead == '-' ||
@@ -3074,1638 +3323,1550 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 237:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(175);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 238:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(149);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 239:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(179);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 240:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(176);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 241:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(178);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 242:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(180);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 243:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(181);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 244:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(153);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 245:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(155);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 246:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(156);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 247:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(157);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 248:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(238);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 249:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(186);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
-      END_STATE();
-    case 250:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(244);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 251:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(245);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 252:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(246);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 253:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(247);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 254:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'w') ADVANCE(228);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 255:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'y') ADVANCE(277);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 256:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 257:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(257);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 258:
-      ACCEPT_TOKEN(sym_opcode);
-      if (lookahead == '[') ADVANCE(21);
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(178);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(259);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(258);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 259:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(206);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 260:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(190);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 261:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(256);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 262:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(257);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 263:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(258);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 264:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'w') ADVANCE(241);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 265:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'y') ADVANCE(292);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 266:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 267:
+      ACCEPT_TOKEN(sym_opcode);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '_') ADVANCE(268);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
+      END_STATE();
+    case 268:
       ACCEPT_TOKEN(sym_opcode);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(259);
-      END_STATE();
-    case 260:
-      ACCEPT_TOKEN(sym_shape);
-      END_STATE();
-    case 261:
-      ACCEPT_TOKEN(sym_shape);
-      if (lookahead == '{') ADVANCE(28);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(27);
-      END_STATE();
-    case 262:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(159);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 263:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
-      END_STATE();
-    case 264:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '-') ADVANCE(256);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '_') ADVANCE(162);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 265:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
-      END_STATE();
-    case 266:
-      ACCEPT_TOKEN(sym_number);
-      END_STATE();
-    case 267:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(21);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 268:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(21);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(144);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(268);
       END_STATE();
     case 269:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(34);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(269);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(270);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(271);
+      ACCEPT_TOKEN(sym_shape);
       END_STATE();
     case 270:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(269);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(270);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(271);
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == '{') ADVANCE(24);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(53);
       END_STATE();
     case 271:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(269);
-      if (lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(271);
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == '{') ADVANCE(25);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(54);
       END_STATE();
     case 272:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(31);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(272);
+      ACCEPT_TOKEN(anon_sym_true);
       END_STATE();
     case 273:
-      ACCEPT_TOKEN(sym_number);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(273);
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
       END_STATE();
     case 274:
-      ACCEPT_TOKEN(sym_string);
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
       END_STATE();
     case 275:
-      ACCEPT_TOKEN(anon_sym_calls);
-      if (lookahead == '[') ADVANCE(21);
+      ACCEPT_TOKEN(anon_sym_true);
       if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 276:
+      ACCEPT_TOKEN(anon_sym_false);
+      END_STATE();
+    case 277:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 278:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 279:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 280:
+      ACCEPT_TOKEN(sym_number);
+      END_STATE();
+    case 281:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 282:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '[') ADVANCE(38);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      END_STATE();
+    case 283:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(64);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
+      if (lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      END_STATE();
+    case 284:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
+      if (lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      END_STATE();
+    case 285:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(283);
+      if (lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      END_STATE();
+    case 286:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(61);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
+      END_STATE();
+    case 287:
+      ACCEPT_TOKEN(sym_number);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+      END_STATE();
+    case 288:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 289:
+      ACCEPT_TOKEN(anon_sym_calls);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 290:
       ACCEPT_TOKEN(anon_sym_calls);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 277:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 278:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 279:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 280:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 281:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 282:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 283:
-      ACCEPT_TOKEN(anon_sym_select);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 284:
-      ACCEPT_TOKEN(anon_sym_select);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 285:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '[') ADVANCE(21);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(256);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(143);
-      END_STATE();
-    case 286:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 287:
-      ACCEPT_TOKEN(anon_sym_true_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 288:
-      ACCEPT_TOKEN(anon_sym_true_computation);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 289:
-      ACCEPT_TOKEN(anon_sym_false_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 290:
-      ACCEPT_TOKEN(anon_sym_false_computation);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 291:
-      ACCEPT_TOKEN(anon_sym_branch_computations);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
+      ACCEPT_TOKEN(anon_sym_to_apply);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 292:
+      ACCEPT_TOKEN(anon_sym_to_apply);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+      END_STATE();
+    case 293:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 294:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 295:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 296:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 297:
+      ACCEPT_TOKEN(anon_sym_select);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 298:
+      ACCEPT_TOKEN(anon_sym_select);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 299:
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(266);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      END_STATE();
+    case 300:
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 301:
+      ACCEPT_TOKEN(anon_sym_true_computation);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 302:
+      ACCEPT_TOKEN(anon_sym_false_computation);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 303:
       ACCEPT_TOKEN(anon_sym_branch_computations);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 293:
-      ACCEPT_TOKEN(anon_sym_called_computations);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 294:
-      ACCEPT_TOKEN(anon_sym_called_computations);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 295:
-      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(257);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(256);
-      END_STATE();
-    case 296:
-      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 297:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(409);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 298:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(306);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 299:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(316);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 300:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(320);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 301:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(321);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 302:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(322);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 303:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(323);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 304:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(346);
-      if (lookahead == 'o') ADVANCE(357);
+      ACCEPT_TOKEN(anon_sym_branch_computations);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 305:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(390);
+      ACCEPT_TOKEN(anon_sym_called_computations);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 306:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(375);
+      ACCEPT_TOKEN(anon_sym_called_computations);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 307:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(344);
+      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 308:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(358);
+      ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
       if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
       END_STATE();
     case 309:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(377);
+      if (lookahead == '_') ADVANCE(421);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 310:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(394);
+      if (lookahead == '_') ADVANCE(318);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 311:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(395);
+      if (lookahead == '_') ADVANCE(328);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 312:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(396);
+      if (lookahead == '_') ADVANCE(332);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 313:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(397);
+      if (lookahead == '_') ADVANCE(333);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 314:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(398);
+      if (lookahead == '_') ADVANCE(334);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 315:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(334);
+      if (lookahead == '_') ADVANCE(335);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 316:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(363);
+      if (lookahead == 'a') ADVANCE(358);
+      if (lookahead == 'o') ADVANCE(369);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 317:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(305);
-      if (lookahead == 'e') ADVANCE(342);
+      if (lookahead == 'a') ADVANCE(402);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 318:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(297);
+      if (lookahead == 'a') ADVANCE(387);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 319:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(389);
+      if (lookahead == 'a') ADVANCE(356);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 320:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(370);
+      if (lookahead == 'a') ADVANCE(370);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 321:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(371);
+      if (lookahead == 'a') ADVANCE(389);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 322:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(372);
+      if (lookahead == 'a') ADVANCE(406);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 323:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(373);
+      if (lookahead == 'a') ADVANCE(407);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 324:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(336);
+      if (lookahead == 'a') ADVANCE(408);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 325:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(410);
+      if (lookahead == 'a') ADVANCE(409);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 326:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(302);
+      if (lookahead == 'a') ADVANCE(410);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 327:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(303);
+      if (lookahead == 'c') ADVANCE(346);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 328:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(383);
+      if (lookahead == 'c') ADVANCE(375);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 329:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(299);
+      if (lookahead == 'c') ADVANCE(317);
+      if (lookahead == 'e') ADVANCE(354);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 330:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(326);
-      if (lookahead == 's') ADVANCE(276);
+      if (lookahead == 'c') ADVANCE(309);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 331:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(319);
+      if (lookahead == 'c') ADVANCE(401);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 332:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(300);
+      if (lookahead == 'c') ADVANCE(382);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 333:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(327);
+      if (lookahead == 'c') ADVANCE(383);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 334:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'h') ADVANCE(301);
+      if (lookahead == 'c') ADVANCE(384);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 335:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(364);
+      if (lookahead == 'c') ADVANCE(385);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 336:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(391);
+      if (lookahead == 'd') ADVANCE(348);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 337:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(365);
+      if (lookahead == 'd') ADVANCE(422);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 338:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(366);
+      if (lookahead == 'd') ADVANCE(314);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 339:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(367);
+      if (lookahead == 'd') ADVANCE(315);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 340:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(368);
+      if (lookahead == 'e') ADVANCE(395);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 341:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(369);
+      if (lookahead == 'e') ADVANCE(311);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 342:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(331);
+      if (lookahead == 'e') ADVANCE(338);
+      if (lookahead == 's') ADVANCE(290);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 343:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(330);
+      if (lookahead == 'e') ADVANCE(331);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 344:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(388);
+      if (lookahead == 'e') ADVANCE(312);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 345:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(411);
+      if (lookahead == 'e') ADVANCE(339);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 346:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'h') ADVANCE(313);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 347:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(376);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 348:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(403);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 349:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(377);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 350:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(378);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 351:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(379);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 352:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(380);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 353:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(381);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 354:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'l') ADVANCE(343);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 347:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(374);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 348:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(379);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 349:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(380);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 350:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(381);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 351:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(382);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 352:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(318);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 353:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(280);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 354:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(288);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 355:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(290);
+      if (lookahead == 'l') ADVANCE(342);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 356:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(296);
+      if (lookahead == 'l') ADVANCE(400);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 357:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(324);
+      if (lookahead == 'l') ADVANCE(423);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 358:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(315);
+      if (lookahead == 'l') ADVANCE(355);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 359:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(386);
+      if (lookahead == 'm') ADVANCE(386);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 360:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(387);
+      if (lookahead == 'm') ADVANCE(391);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 361:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(325);
-      if (lookahead == 'r') ADVANCE(308);
+      if (lookahead == 'm') ADVANCE(392);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 362:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(298);
-      if (lookahead == 'r') ADVANCE(403);
+      if (lookahead == 'm') ADVANCE(393);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 363:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(347);
+      if (lookahead == 'm') ADVANCE(394);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 364:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(353);
+      if (lookahead == 'n') ADVANCE(330);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 365:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(354);
+      if (lookahead == 'n') ADVANCE(294);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 366:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(355);
+      if (lookahead == 'n') ADVANCE(301);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 367:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(302);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 368:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(307);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 369:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(336);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 370:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(327);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 371:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(398);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 372:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(399);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 373:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(337);
+      if (lookahead == 'r') ADVANCE(320);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 374:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(310);
+      if (lookahead == 'r') ADVANCE(415);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 375:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'o') ADVANCE(359);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 368:
+    case 376:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(365);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 377:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(366);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 378:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(367);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 379:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(371);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 380:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(372);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 381:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(368);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 382:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'o') ADVANCE(360);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 369:
+    case 383:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(356);
+      if (lookahead == 'o') ADVANCE(361);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 370:
+    case 384:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(348);
+      if (lookahead == 'o') ADVANCE(362);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 371:
+    case 385:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(349);
+      if (lookahead == 'o') ADVANCE(363);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 372:
+    case 386:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(350);
+      if (lookahead == 'p') ADVANCE(416);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 373:
+    case 387:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(351);
+      if (lookahead == 'p') ADVANCE(390);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 374:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(404);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 375:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(378);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 376:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(333);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 377:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(376);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 378:
+    case 388:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'p') ADVANCE(345);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 379:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(405);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 380:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(406);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 381:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(407);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 382:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(408);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 383:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(286);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 384:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(309);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 385:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(412);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 386:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(292);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 387:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(294);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 388:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(332);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 389:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(284);
+      if (lookahead == 'p') ADVANCE(388);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 390:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(392);
+      if (lookahead == 'p') ADVANCE(357);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 391:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(335);
+      if (lookahead == 'p') ADVANCE(417);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 392:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(328);
+      if (lookahead == 'p') ADVANCE(418);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 393:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(310);
+      if (lookahead == 'p') ADVANCE(419);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 394:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(337);
+      if (lookahead == 'p') ADVANCE(420);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 395:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(338);
+      if (lookahead == 'r') ADVANCE(300);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 396:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(339);
+      if (lookahead == 'r') ADVANCE(321);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 397:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(424);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 398:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(303);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 399:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(305);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 400:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(344);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 401:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(298);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 402:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(404);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 403:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(347);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 404:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 't') ADVANCE(340);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 398:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(341);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 399:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(311);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 400:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(312);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 401:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(313);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 402:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(314);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 403:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(329);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
-      END_STATE();
-    case 404:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(393);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 405:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(399);
+      if (lookahead == 't') ADVANCE(322);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 406:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(400);
+      if (lookahead == 't') ADVANCE(349);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 407:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(401);
+      if (lookahead == 't') ADVANCE(350);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 408:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(402);
+      if (lookahead == 't') ADVANCE(351);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 409:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'w') ADVANCE(384);
+      if (lookahead == 't') ADVANCE(352);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 410:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(282);
+      if (lookahead == 't') ADVANCE(353);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 411:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(278);
+      if (lookahead == 't') ADVANCE(323);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 412:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(352);
+      if (lookahead == 't') ADVANCE(324);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
     case 413:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(325);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 414:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(326);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 415:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(341);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 416:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(405);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 417:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(411);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 418:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(412);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 419:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(413);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 420:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'u') ADVANCE(414);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 421:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'w') ADVANCE(396);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 422:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(296);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 423:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(291);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 424:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'y') ADVANCE(364);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      END_STATE();
+    case 425:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(413);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
       END_STATE();
-    case 414:
+    case 426:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(8);
-      if (lookahead == '*') ADVANCE(418);
-      if (lookahead == '/') ADVANCE(45);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(416);
       END_STATE();
-    case 415:
+    case 427:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(8);
-      if (lookahead == '[') ADVANCE(21);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '*') ADVANCE(433);
+      if (lookahead == '/') ADVANCE(81);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      END_STATE();
+    case 428:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if (lookahead == '{') ADVANCE(59);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(55);
+      if (lookahead != 0 &&
+          (lookahead < '\t' || '\r' < lookahead) &&
+          lookahead != '"' &&
+          lookahead != '(' &&
+          lookahead != ')' &&
+          lookahead != ',' &&
+          lookahead != ']' &&
+          lookahead != '}') ADVANCE(429);
+      END_STATE();
+    case 429:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(39);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      END_STATE();
+    case 430:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(40);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(415);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(416);
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(430);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
       END_STATE();
-    case 416:
+    case 431:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(8);
-      if (lookahead == '[') ADVANCE(22);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(416);
+      if (lookahead == '(') ADVANCE(15);
+      if (lookahead == '[') ADVANCE(41);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(430);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
       END_STATE();
-    case 417:
+    case 432:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(10);
-      if (lookahead == '*') ADVANCE(417);
-      if (lookahead == '/') ADVANCE(44);
-      if (lookahead == '[') ADVANCE(16);
-      if (lookahead == '\t' ||
-          (0x0b <= lookahead && lookahead <= '\r') ||
+      if (lookahead == '(') ADVANCE(2);
+      if (lookahead == '*') ADVANCE(432);
+      if (lookahead == '/') ADVANCE(80);
+      if (lookahead == '[') ADVANCE(4);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == '"' ||
           lookahead == ')' ||
           lookahead == ',' ||
           lookahead == ']' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(14);
-      if (lookahead != 0 &&
-          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(418);
+          lookahead == '}') ADVANCE(19);
+      if (lookahead != 0) ADVANCE(433);
       END_STATE();
-    case 418:
+    case 433:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(10);
-      if (lookahead == '*') ADVANCE(417);
-      if (lookahead == '[') ADVANCE(16);
-      if (lookahead == '\t' ||
-          (0x0b <= lookahead && lookahead <= '\r') ||
+      if (lookahead == '(') ADVANCE(2);
+      if (lookahead == '*') ADVANCE(432);
+      if (lookahead == '[') ADVANCE(4);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
           lookahead == '"' ||
           lookahead == ')' ||
           lookahead == ',' ||
           lookahead == ']' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(14);
-      if (lookahead != 0 &&
-          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(418);
+          lookahead == '}') ADVANCE(19);
+      if (lookahead != 0) ADVANCE(433);
       END_STATE();
     default:
       return false;
@@ -4714,155 +4875,206 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0, .external_lex_state = 1},
-  [1] = {.lex_state = 39},
-  [2] = {.lex_state = 38, .external_lex_state = 2},
-  [3] = {.lex_state = 39},
-  [4] = {.lex_state = 39},
-  [5] = {.lex_state = 19},
-  [6] = {.lex_state = 38, .external_lex_state = 2},
-  [7] = {.lex_state = 19},
-  [8] = {.lex_state = 39},
-  [9] = {.lex_state = 39},
-  [10] = {.lex_state = 39},
-  [11] = {.lex_state = 39},
-  [12] = {.lex_state = 39},
-  [13] = {.lex_state = 39},
-  [14] = {.lex_state = 39},
-  [15] = {.lex_state = 39},
-  [16] = {.lex_state = 39},
-  [17] = {.lex_state = 39},
-  [18] = {.lex_state = 39},
-  [19] = {.lex_state = 39},
-  [20] = {.lex_state = 39},
-  [21] = {.lex_state = 39},
-  [22] = {.lex_state = 39},
-  [23] = {.lex_state = 39},
-  [24] = {.lex_state = 39},
-  [25] = {.lex_state = 39},
-  [26] = {.lex_state = 39},
-  [27] = {.lex_state = 39},
-  [28] = {.lex_state = 39},
-  [29] = {.lex_state = 39},
-  [30] = {.lex_state = 39},
-  [31] = {.lex_state = 39},
-  [32] = {.lex_state = 2, .external_lex_state = 2},
-  [33] = {.lex_state = 2, .external_lex_state = 2},
-  [34] = {.lex_state = 38},
-  [35] = {.lex_state = 7},
-  [36] = {.lex_state = 6},
-  [37] = {.lex_state = 1},
-  [38] = {.lex_state = 38},
-  [39] = {.lex_state = 7},
-  [40] = {.lex_state = 6},
-  [41] = {.lex_state = 6},
-  [42] = {.lex_state = 6},
-  [43] = {.lex_state = 6},
-  [44] = {.lex_state = 6},
-  [45] = {.lex_state = 6},
-  [46] = {.lex_state = 6},
-  [47] = {.lex_state = 6},
-  [48] = {.lex_state = 6},
-  [49] = {.lex_state = 6},
-  [50] = {.lex_state = 6},
-  [51] = {.lex_state = 6},
-  [52] = {.lex_state = 6},
-  [53] = {.lex_state = 6},
-  [54] = {.lex_state = 1},
-  [55] = {.lex_state = 38},
-  [56] = {.lex_state = 38},
-  [57] = {.lex_state = 6},
-  [58] = {.lex_state = 38},
-  [59] = {.lex_state = 38},
-  [60] = {.lex_state = 38},
-  [61] = {.lex_state = 7},
-  [62] = {.lex_state = 6},
-  [63] = {.lex_state = 7},
-  [64] = {.lex_state = 6},
-  [65] = {.lex_state = 6},
-  [66] = {.lex_state = 6},
-  [67] = {.lex_state = 6},
-  [68] = {.lex_state = 6},
-  [69] = {.lex_state = 6},
-  [70] = {.lex_state = 38},
-  [71] = {.lex_state = 6},
-  [72] = {.lex_state = 38},
-  [73] = {.lex_state = 38},
-  [74] = {.lex_state = 38},
-  [75] = {.lex_state = 38},
-  [76] = {.lex_state = 7},
-  [77] = {.lex_state = 38},
-  [78] = {.lex_state = 38},
-  [79] = {.lex_state = 38},
-  [80] = {.lex_state = 38},
-  [81] = {.lex_state = 38},
-  [82] = {.lex_state = 38},
-  [83] = {.lex_state = 38},
-  [84] = {.lex_state = 38},
-  [85] = {.lex_state = 1},
-  [86] = {.lex_state = 38},
-  [87] = {.lex_state = 38},
-  [88] = {.lex_state = 38},
-  [89] = {.lex_state = 38},
-  [90] = {.lex_state = 38},
-  [91] = {.lex_state = 38},
-  [92] = {.lex_state = 38},
-  [93] = {.lex_state = 38},
-  [94] = {.lex_state = 38},
-  [95] = {.lex_state = 38},
-  [96] = {.lex_state = 38},
-  [97] = {.lex_state = 38},
-  [98] = {.lex_state = 38},
-  [99] = {.lex_state = 38},
-  [100] = {.lex_state = 38},
-  [101] = {.lex_state = 38},
-  [102] = {.lex_state = 38},
-  [103] = {.lex_state = 38},
-  [104] = {.lex_state = 38},
-  [105] = {.lex_state = 38},
-  [106] = {.lex_state = 38},
-  [107] = {.lex_state = 1},
-  [108] = {.lex_state = 38},
-  [109] = {.lex_state = 1},
-  [110] = {.lex_state = 38},
-  [111] = {.lex_state = 38},
-  [112] = {.lex_state = 38},
-  [113] = {.lex_state = 1},
-  [114] = {.lex_state = 38},
-  [115] = {.lex_state = 38},
-  [116] = {.lex_state = 38},
-  [117] = {.lex_state = 38},
-  [118] = {.lex_state = 1},
-  [119] = {.lex_state = 1},
-  [120] = {.lex_state = 1},
-  [121] = {.lex_state = 38},
-  [122] = {.lex_state = 1},
-  [123] = {.lex_state = 38},
-  [124] = {.lex_state = 20},
-  [125] = {.lex_state = 38},
-  [126] = {.lex_state = 1},
-  [127] = {.lex_state = 38},
-  [128] = {.lex_state = 38},
-  [129] = {.lex_state = 7},
-  [130] = {.lex_state = 38},
-  [131] = {.lex_state = 38},
-  [132] = {.lex_state = 38},
-  [133] = {.lex_state = 1},
-  [134] = {.lex_state = 7},
-  [135] = {.lex_state = 38},
-  [136] = {.lex_state = 38},
-  [137] = {.lex_state = 38},
-  [138] = {.lex_state = 1},
-  [139] = {.lex_state = 38},
-  [140] = {.lex_state = 38},
+  [1] = {.lex_state = 70},
+  [2] = {.lex_state = 70},
+  [3] = {.lex_state = 70},
+  [4] = {.lex_state = 69, .external_lex_state = 2},
+  [5] = {.lex_state = 68, .external_lex_state = 2},
+  [6] = {.lex_state = 68, .external_lex_state = 2},
+  [7] = {.lex_state = 70},
+  [8] = {.lex_state = 68, .external_lex_state = 2},
+  [9] = {.lex_state = 70},
+  [10] = {.lex_state = 70},
+  [11] = {.lex_state = 70},
+  [12] = {.lex_state = 70},
+  [13] = {.lex_state = 70},
+  [14] = {.lex_state = 70},
+  [15] = {.lex_state = 22},
+  [16] = {.lex_state = 70},
+  [17] = {.lex_state = 70},
+  [18] = {.lex_state = 70},
+  [19] = {.lex_state = 70},
+  [20] = {.lex_state = 70},
+  [21] = {.lex_state = 70},
+  [22] = {.lex_state = 70},
+  [23] = {.lex_state = 70},
+  [24] = {.lex_state = 70},
+  [25] = {.lex_state = 70},
+  [26] = {.lex_state = 70},
+  [27] = {.lex_state = 70},
+  [28] = {.lex_state = 22},
+  [29] = {.lex_state = 7, .external_lex_state = 2},
+  [30] = {.lex_state = 70},
+  [31] = {.lex_state = 70},
+  [32] = {.lex_state = 7, .external_lex_state = 2},
+  [33] = {.lex_state = 70},
+  [34] = {.lex_state = 70},
+  [35] = {.lex_state = 70},
+  [36] = {.lex_state = 70},
+  [37] = {.lex_state = 70},
+  [38] = {.lex_state = 70},
+  [39] = {.lex_state = 70},
+  [40] = {.lex_state = 70},
+  [41] = {.lex_state = 70},
+  [42] = {.lex_state = 70},
+  [43] = {.lex_state = 70},
+  [44] = {.lex_state = 70},
+  [45] = {.lex_state = 70},
+  [46] = {.lex_state = 70},
+  [47] = {.lex_state = 70},
+  [48] = {.lex_state = 70},
+  [49] = {.lex_state = 70},
+  [50] = {.lex_state = 6, .external_lex_state = 2},
+  [51] = {.lex_state = 6, .external_lex_state = 2},
+  [52] = {.lex_state = 13, .external_lex_state = 2},
+  [53] = {.lex_state = 8, .external_lex_state = 2},
+  [54] = {.lex_state = 8, .external_lex_state = 2},
+  [55] = {.lex_state = 68},
+  [56] = {.lex_state = 6, .external_lex_state = 2},
+  [57] = {.lex_state = 5, .external_lex_state = 3},
+  [58] = {.lex_state = 68},
+  [59] = {.lex_state = 5, .external_lex_state = 3},
+  [60] = {.lex_state = 68},
+  [61] = {.lex_state = 12},
+  [62] = {.lex_state = 68},
+  [63] = {.lex_state = 14},
+  [64] = {.lex_state = 12},
+  [65] = {.lex_state = 12},
+  [66] = {.lex_state = 14},
+  [67] = {.lex_state = 12},
+  [68] = {.lex_state = 12},
+  [69] = {.lex_state = 12},
+  [70] = {.lex_state = 12},
+  [71] = {.lex_state = 68},
+  [72] = {.lex_state = 12},
+  [73] = {.lex_state = 12},
+  [74] = {.lex_state = 12},
+  [75] = {.lex_state = 12},
+  [76] = {.lex_state = 12},
+  [77] = {.lex_state = 12},
+  [78] = {.lex_state = 12},
+  [79] = {.lex_state = 12},
+  [80] = {.lex_state = 12},
+  [81] = {.lex_state = 12},
+  [82] = {.lex_state = 14},
+  [83] = {.lex_state = 12},
+  [84] = {.lex_state = 6, .external_lex_state = 2},
+  [85] = {.lex_state = 68},
+  [86] = {.lex_state = 12},
+  [87] = {.lex_state = 68},
+  [88] = {.lex_state = 68},
+  [89] = {.lex_state = 68},
+  [90] = {.lex_state = 12},
+  [91] = {.lex_state = 12},
+  [92] = {.lex_state = 14},
+  [93] = {.lex_state = 14},
+  [94] = {.lex_state = 12},
+  [95] = {.lex_state = 68},
+  [96] = {.lex_state = 12},
+  [97] = {.lex_state = 12},
+  [98] = {.lex_state = 14},
+  [99] = {.lex_state = 68},
+  [100] = {.lex_state = 68},
+  [101] = {.lex_state = 12},
+  [102] = {.lex_state = 12},
+  [103] = {.lex_state = 12},
+  [104] = {.lex_state = 68},
+  [105] = {.lex_state = 68},
+  [106] = {.lex_state = 68},
+  [107] = {.lex_state = 68},
+  [108] = {.lex_state = 68},
+  [109] = {.lex_state = 5},
+  [110] = {.lex_state = 68},
+  [111] = {.lex_state = 68},
+  [112] = {.lex_state = 68},
+  [113] = {.lex_state = 68},
+  [114] = {.lex_state = 68},
+  [115] = {.lex_state = 68},
+  [116] = {.lex_state = 68},
+  [117] = {.lex_state = 68},
+  [118] = {.lex_state = 68},
+  [119] = {.lex_state = 5},
+  [120] = {.lex_state = 68},
+  [121] = {.lex_state = 5},
+  [122] = {.lex_state = 5},
+  [123] = {.lex_state = 68},
+  [124] = {.lex_state = 5},
+  [125] = {.lex_state = 68},
+  [126] = {.lex_state = 68},
+  [127] = {.lex_state = 68},
+  [128] = {.lex_state = 68},
+  [129] = {.lex_state = 68},
+  [130] = {.lex_state = 68},
+  [131] = {.lex_state = 68},
+  [132] = {.lex_state = 68},
+  [133] = {.lex_state = 68},
+  [134] = {.lex_state = 68},
+  [135] = {.lex_state = 68},
+  [136] = {.lex_state = 68},
+  [137] = {.lex_state = 68},
+  [138] = {.lex_state = 68},
+  [139] = {.lex_state = 68},
+  [140] = {.lex_state = 68},
+  [141] = {.lex_state = 68},
+  [142] = {.lex_state = 68},
+  [143] = {.lex_state = 68},
+  [144] = {.lex_state = 68},
+  [145] = {.lex_state = 68},
+  [146] = {.lex_state = 68},
+  [147] = {.lex_state = 68},
+  [148] = {.lex_state = 68},
+  [149] = {.lex_state = 68},
+  [150] = {.lex_state = 68},
+  [151] = {.lex_state = 68},
+  [152] = {.lex_state = 68},
+  [153] = {.lex_state = 5},
+  [154] = {.lex_state = 68},
+  [155] = {.lex_state = 68},
+  [156] = {.lex_state = 68},
+  [157] = {.lex_state = 68},
+  [158] = {.lex_state = 68},
+  [159] = {.lex_state = 5},
+  [160] = {.lex_state = 68},
+  [161] = {.lex_state = 68},
+  [162] = {.lex_state = 5},
+  [163] = {.lex_state = 68},
+  [164] = {.lex_state = 68},
+  [165] = {.lex_state = 68},
+  [166] = {.lex_state = 68},
+  [167] = {.lex_state = 68},
+  [168] = {.lex_state = 14},
+  [169] = {.lex_state = 68},
+  [170] = {.lex_state = 5},
+  [171] = {.lex_state = 68},
+  [172] = {.lex_state = 14},
+  [173] = {.lex_state = 68},
+  [174] = {.lex_state = 23},
+  [175] = {.lex_state = 14},
+  [176] = {.lex_state = 68},
+  [177] = {.lex_state = 68},
+  [178] = {.lex_state = 68},
+  [179] = {.lex_state = 68},
+  [180] = {.lex_state = 68},
+  [181] = {.lex_state = 68},
+  [182] = {.lex_state = 5},
+  [183] = {.lex_state = 68},
+  [184] = {.lex_state = 5},
+  [185] = {.lex_state = 14},
+  [186] = {.lex_state = 68},
+  [187] = {.lex_state = 68},
+  [188] = {.lex_state = 68},
+  [189] = {.lex_state = 68},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
   [STATE(0)] = {
     [ts_builtin_sym_end] = ACTIONS(1),
+    [anon_sym_EQ] = ACTIONS(1),
+    [anon_sym_COMMA] = ACTIONS(1),
     [sym_module_separator] = ACTIONS(1),
     [sym_comment] = ACTIONS(3),
     [anon_sym_HloModule] = ACTIONS(1),
-    [anon_sym_COMMA] = ACTIONS(1),
+    [anon_sym_COLON] = ACTIONS(1),
     [anon_sym_FileNames] = ACTIONS(1),
     [anon_sym_FunctionNames] = ACTIONS(1),
     [anon_sym_FileLocations] = ACTIONS(1),
@@ -4872,13 +5084,10 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_LPAREN] = ACTIONS(1),
     [anon_sym_RPAREN] = ACTIONS(1),
     [anon_sym_DASH_GT] = ACTIONS(1),
-    [anon_sym_COLON] = ACTIONS(1),
     [anon_sym_LBRACE] = ACTIONS(1),
     [anon_sym_RBRACE] = ACTIONS(1),
     [anon_sym_ROOT] = ACTIONS(1),
-    [anon_sym_EQ] = ACTIONS(1),
     [sym_name] = ACTIONS(1),
-    [sym_opcode] = ACTIONS(1),
     [sym_shape] = ACTIONS(1),
     [anon_sym_true] = ACTIONS(1),
     [anon_sym_false] = ACTIONS(1),
@@ -4890,19 +5099,21 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_body] = ACTIONS(1),
     [anon_sym_select] = ACTIONS(1),
     [anon_sym_scatter] = ACTIONS(1),
-    [anon_sym_true_computation] = ACTIONS(1),
-    [anon_sym_false_computation] = ACTIONS(1),
     [anon_sym_branch_computations] = ACTIONS(1),
     [anon_sym_called_computations] = ACTIONS(1),
     [anon_sym_async_wrapped_computation] = ACTIONS(1),
     [sym_brace_block] = ACTIONS(1),
+    [sym_inline_computation] = ACTIONS(1),
     [sym__error_sentinel] = ACTIONS(1),
   },
   [STATE(1)] = {
-    [sym_source_file] = STATE(137),
+    [sym_source_file] = STATE(187),
+    [sym_single_instruction] = STATE(3),
     [sym_module_header] = STATE(3),
     [sym_table] = STATE(3),
     [sym_computation] = STATE(3),
+    [sym__any_shape] = STATE(172),
+    [sym_tuple_shape] = STATE(172),
     [aux_sym_source_file_repeat1] = STATE(3),
     [ts_builtin_sym_end] = ACTIONS(5),
     [sym_module_separator] = ACTIONS(7),
@@ -4913,39 +5124,45 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_FileLocations] = ACTIONS(11),
     [anon_sym_StackFrames] = ACTIONS(11),
     [anon_sym_ENTRY] = ACTIONS(13),
-    [sym_name] = ACTIONS(15),
+    [anon_sym_LPAREN] = ACTIONS(15),
+    [sym_name] = ACTIONS(17),
+    [sym_shape] = ACTIONS(19),
   },
 };
 
 static const uint16_t ts_small_parse_table[] = {
   [0] = 11,
-    ACTIONS(17), 1,
+    ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(19), 1,
-      anon_sym_LPAREN,
     ACTIONS(21), 1,
-      anon_sym_RPAREN,
+      ts_builtin_sym_end,
     ACTIONS(23), 1,
+      sym_module_separator,
+    ACTIONS(26), 1,
+      anon_sym_HloModule,
+    ACTIONS(32), 1,
+      anon_sym_ENTRY,
+    ACTIONS(35), 1,
+      anon_sym_LPAREN,
+    ACTIONS(38), 1,
       sym_name,
-    ACTIONS(25), 1,
+    ACTIONS(41), 1,
       sym_shape,
-    STATE(79), 1,
-      sym_operand,
-    STATE(110), 1,
-      sym_nested_instruction,
-    STATE(115), 1,
-      sym_literal,
-    ACTIONS(29), 2,
-      sym_brace_block,
-      sym_string,
-    STATE(122), 2,
+    STATE(172), 2,
       sym__any_shape,
       sym_tuple_shape,
-    ACTIONS(27), 3,
-      anon_sym_true,
-      anon_sym_false,
-      sym_number,
-  [38] = 8,
+    ACTIONS(29), 4,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+    STATE(2), 5,
+      sym_single_instruction,
+      sym_module_header,
+      sym_table,
+      sym_computation,
+      aux_sym_source_file_repeat1,
+  [42] = 11,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(9), 1,
@@ -4953,171 +5170,124 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(13), 1,
       anon_sym_ENTRY,
     ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(17), 1,
       sym_name,
-    ACTIONS(31), 1,
+    ACTIONS(19), 1,
+      sym_shape,
+    ACTIONS(44), 1,
       ts_builtin_sym_end,
-    ACTIONS(33), 1,
+    ACTIONS(46), 1,
       sym_module_separator,
+    STATE(172), 2,
+      sym__any_shape,
+      sym_tuple_shape,
     ACTIONS(11), 4,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
       anon_sym_FileLocations,
       anon_sym_StackFrames,
-    STATE(4), 4,
+    STATE(2), 5,
+      sym_single_instruction,
       sym_module_header,
       sym_table,
       sym_computation,
       aux_sym_source_file_repeat1,
-  [69] = 8,
+  [84] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(35), 1,
-      ts_builtin_sym_end,
-    ACTIONS(37), 1,
-      sym_module_separator,
-    ACTIONS(40), 1,
-      anon_sym_HloModule,
-    ACTIONS(46), 1,
-      anon_sym_ENTRY,
-    ACTIONS(49), 1,
-      sym_name,
-    ACTIONS(43), 4,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-    STATE(4), 4,
-      sym_module_header,
-      sym_table,
-      sym_computation,
-      aux_sym_source_file_repeat1,
-  [100] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
     ACTIONS(54), 1,
-      sym_attribute_name,
-    STATE(19), 1,
-      sym_attribute,
-    ACTIONS(52), 11,
-      anon_sym_calls,
-      anon_sym_to_apply,
-      anon_sym_condition,
-      anon_sym_body,
-      anon_sym_select,
-      anon_sym_scatter,
-      anon_sym_true_computation,
-      anon_sym_false_computation,
-      anon_sym_branch_computations,
-      anon_sym_called_computations,
-      anon_sym_async_wrapped_computation,
-  [123] = 10,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(19), 1,
-      anon_sym_LPAREN,
-    ACTIONS(23), 1,
-      sym_name,
-    ACTIONS(25), 1,
-      sym_shape,
-    STATE(102), 1,
-      sym_operand,
-    STATE(110), 1,
-      sym_nested_instruction,
-    STATE(115), 1,
-      sym_literal,
-    ACTIONS(29), 2,
       sym_brace_block,
-      sym_string,
-    STATE(122), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-    ACTIONS(27), 3,
+    ACTIONS(52), 3,
       anon_sym_true,
       anon_sym_false,
       sym_number,
-  [158] = 4,
-    ACTIONS(17), 1,
+    ACTIONS(48), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(50), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [112] = 12,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(58), 1,
-      sym_attribute_name,
-    STATE(62), 1,
-      sym_attribute,
-    ACTIONS(56), 11,
-      anon_sym_calls,
-      anon_sym_to_apply,
-      anon_sym_condition,
-      anon_sym_body,
-      anon_sym_select,
-      anon_sym_scatter,
-      anon_sym_true_computation,
-      anon_sym_false_computation,
-      anon_sym_branch_computations,
-      anon_sym_called_computations,
-      anon_sym_async_wrapped_computation,
-  [181] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(60), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(62), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
+      anon_sym_LPAREN,
+    ACTIONS(60), 1,
+      anon_sym_RPAREN,
+    ACTIONS(62), 1,
       sym_name,
-  [204] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
     ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(66), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(68), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
+      sym_shape,
+    STATE(125), 1,
+      sym_operand,
+    STATE(152), 1,
+      sym_nested_instruction,
+    STATE(154), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(119), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [153] = 12,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(58), 1,
+      anon_sym_LPAREN,
+    ACTIONS(62), 1,
       sym_name,
-  [227] = 5,
+    ACTIONS(64), 1,
+      sym_shape,
+    ACTIONS(70), 1,
+      anon_sym_RPAREN,
+    STATE(105), 1,
+      sym_operand,
+    STATE(152), 1,
+      sym_nested_instruction,
+    STATE(154), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(119), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [194] = 6,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(9), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(70), 2,
+    ACTIONS(78), 1,
+      anon_sym_COLON,
+    STATE(11), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(72), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-    ACTIONS(72), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [250] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(14), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(74), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
     ACTIONS(76), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
@@ -5126,17 +5296,46 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [273] = 5,
+  [222] = 11,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(58), 1,
+      anon_sym_LPAREN,
+    ACTIONS(62), 1,
+      sym_name,
+    ACTIONS(64), 1,
+      sym_shape,
+    STATE(149), 1,
+      sym_operand,
+    STATE(152), 1,
+      sym_nested_instruction,
+    STATE(154), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(119), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [260] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    STATE(15), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(78), 2,
+    STATE(14), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(80), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-    ACTIONS(80), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(82), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5144,107 +5343,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [296] = 5,
+  [285] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(86), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(82), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(84), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [319] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(89), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(91), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [342] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(93), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(95), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [365] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(8), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(97), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(99), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [388] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
-      anon_sym_COMMA,
-    STATE(13), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(101), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(103), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [411] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(64), 1,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
     STATE(17), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(105), 2,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(84), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-    ACTIONS(107), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(86), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5252,14 +5363,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [434] = 3,
+  [310] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(109), 3,
-      ts_builtin_sym_end,
-      sym_module_separator,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    ACTIONS(111), 7,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(88), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(90), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5267,30 +5383,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [452] = 4,
+  [335] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(117), 1,
-      sym_table_body,
-    ACTIONS(113), 2,
-      ts_builtin_sym_end,
-      sym_module_separator,
-    ACTIONS(115), 7,
-      anon_sym_HloModule,
-      anon_sym_FileNames,
-      anon_sym_FunctionNames,
-      anon_sym_FileLocations,
-      anon_sym_StackFrames,
-      anon_sym_ENTRY,
-      sym_name,
-  [472] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(119), 3,
-      ts_builtin_sym_end,
-      sym_module_separator,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
-    ACTIONS(121), 7,
+    STATE(24), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(92), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(94), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5298,14 +5403,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [490] = 3,
+  [360] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(123), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(19), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(96), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(125), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(98), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5313,14 +5423,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [508] = 3,
+  [385] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(127), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(100), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(129), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(102), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5328,14 +5443,38 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [526] = 3,
+  [410] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(106), 1,
+      sym_attribute_name,
+    STATE(31), 1,
+      sym_attribute,
+    ACTIONS(104), 11,
+      anon_sym_calls,
+      anon_sym_to_apply,
+      anon_sym_condition,
+      anon_sym_body,
+      anon_sym_select,
+      anon_sym_scatter,
+      anon_sym_true_computation,
+      anon_sym_false_computation,
+      anon_sym_branch_computations,
+      anon_sym_called_computations,
+      anon_sym_async_wrapped_computation,
+  [433] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(131), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(20), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(108), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(133), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(110), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5343,14 +5482,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [544] = 3,
+  [458] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(135), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(112), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(137), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(114), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5358,14 +5502,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [562] = 3,
+  [483] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(139), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(22), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(116), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(141), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(118), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5373,14 +5522,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [580] = 3,
+  [508] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(143), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(120), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(145), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(122), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5388,14 +5542,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [598] = 3,
+  [533] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(147), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(124), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(149), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(126), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5403,14 +5562,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [616] = 3,
+  [558] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(151), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(128), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-      anon_sym_COMMA,
-    ACTIONS(153), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(130), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5418,13 +5582,118 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [634] = 3,
+  [583] = 5,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(155), 3,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(132), 4,
       ts_builtin_sym_end,
       sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(134), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [608] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
       anon_sym_COMMA,
+    STATE(26), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(136), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(138), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [633] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(140), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(142), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [658] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(21), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(144), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(146), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [683] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(74), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(148), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(150), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [708] = 5,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(154), 1,
+      anon_sym_COMMA,
+    STATE(27), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(152), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
     ACTIONS(157), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
@@ -5433,13 +5702,59 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [652] = 3,
+  [733] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(161), 1,
+      sym_attribute_name,
+    STATE(86), 1,
+      sym_attribute,
+    ACTIONS(159), 11,
+      anon_sym_calls,
+      anon_sym_to_apply,
+      anon_sym_condition,
+      anon_sym_body,
+      anon_sym_select,
+      anon_sym_scatter,
+      anon_sym_true_computation,
+      anon_sym_false_computation,
+      anon_sym_branch_computations,
+      anon_sym_called_computations,
+      anon_sym_async_wrapped_computation,
+  [756] = 9,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(163), 1,
+      anon_sym_LPAREN,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(167), 1,
+      sym_shape,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [788] = 4,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(159), 2,
+    ACTIONS(173), 1,
+      sym_table_body,
+    ACTIONS(169), 4,
       ts_builtin_sym_end,
       sym_module_separator,
-    ACTIONS(161), 7,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(171), 7,
       anon_sym_HloModule,
       anon_sym_FileNames,
       anon_sym_FunctionNames,
@@ -5447,1063 +5762,1742 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_StackFrames,
       anon_sym_ENTRY,
       sym_name,
-  [669] = 5,
+  [810] = 3,
     ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(175), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(177), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [830] = 9,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(163), 1,
       anon_sym_LPAREN,
-    ACTIONS(167), 1,
-      sym_attribute_atom,
-    STATE(29), 1,
-      sym_tuple_shape,
-    ACTIONS(165), 3,
-      sym_brace_block,
-      sym_shape,
-      sym_string,
-  [687] = 5,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(169), 1,
-      anon_sym_LPAREN,
-    ACTIONS(173), 1,
-      sym_attribute_atom,
-    STATE(65), 1,
-      sym_tuple_shape,
-    ACTIONS(171), 3,
-      sym_brace_block,
-      sym_shape,
-      sym_string,
-  [705] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(177), 1,
-      anon_sym_RPAREN,
     ACTIONS(179), 1,
-      sym_shape,
-    STATE(91), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [722] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
+      anon_sym_RPAREN,
     ACTIONS(181), 1,
-      sym_opcode,
-    ACTIONS(183), 1,
       sym_shape,
-    STATE(134), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [739] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(185), 1,
-      anon_sym_RBRACE,
-    ACTIONS(187), 1,
-      anon_sym_ROOT,
-    ACTIONS(190), 1,
-      sym_name,
-    STATE(36), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [756] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(165), 1,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 2,
+      sym_brace_block,
       sym_string,
-    ACTIONS(193), 1,
-      anon_sym_LBRACE,
-    ACTIONS(195), 1,
-      sym_name,
-    STATE(29), 2,
-      sym_computation_ref,
-      sym_computation_list,
-  [773] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(197), 1,
-      anon_sym_RPAREN,
-    ACTIONS(199), 1,
-      sym_shape,
-    STATE(97), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [790] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(201), 1,
-      sym_opcode,
-    ACTIONS(203), 1,
-      sym_shape,
-    STATE(129), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [807] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(207), 1,
-      anon_sym_RBRACE,
-    STATE(43), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(209), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [824] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(211), 1,
-      anon_sym_RBRACE,
-    STATE(46), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(213), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [841] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(217), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(215), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [854] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(219), 1,
-      anon_sym_RBRACE,
-    STATE(53), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(221), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [871] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(223), 1,
-      anon_sym_RBRACE,
-    STATE(50), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(225), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [888] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(227), 1,
-      anon_sym_RBRACE,
-    ACTIONS(229), 1,
-      anon_sym_ROOT,
-    ACTIONS(231), 1,
-      sym_name,
-    STATE(36), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [905] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(233), 1,
-      anon_sym_RBRACE,
-    STATE(53), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(235), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [922] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(237), 1,
-      anon_sym_RBRACE,
-    STATE(51), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(239), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [939] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(229), 1,
-      anon_sym_ROOT,
-    ACTIONS(231), 1,
-      sym_name,
-    ACTIONS(241), 1,
-      anon_sym_RBRACE,
-    STATE(45), 2,
-      sym_instruction,
-      aux_sym_computation_body_repeat1,
-  [956] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(245), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(243), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [969] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(247), 1,
-      anon_sym_RBRACE,
-    STATE(53), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(249), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [986] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(205), 1,
-      anon_sym_COMMA,
-    ACTIONS(251), 1,
-      anon_sym_RBRACE,
-    STATE(53), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(253), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1003] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(257), 2,
-      anon_sym_ROOT,
-      sym_name,
-    ACTIONS(255), 3,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_RBRACE,
-  [1016] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(82), 1,
-      anon_sym_RBRACE,
-    ACTIONS(259), 1,
-      anon_sym_COMMA,
-    STATE(53), 1,
-      aux_sym_module_header_repeat1,
-    ACTIONS(84), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1033] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(171), 1,
-      sym_string,
-    ACTIONS(262), 1,
-      anon_sym_LBRACE,
-    ACTIONS(264), 1,
-      sym_name,
-    STATE(65), 2,
-      sym_computation_ref,
-      sym_computation_list,
-  [1050] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(266), 1,
-      anon_sym_RPAREN,
-    ACTIONS(268), 1,
-      sym_shape,
-    STATE(94), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1067] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(270), 1,
-      anon_sym_RPAREN,
-    ACTIONS(272), 1,
-      sym_shape,
-    STATE(96), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1084] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(147), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(149), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1096] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(274), 1,
-      sym_shape,
     STATE(130), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1110] = 4,
-    ACTIONS(17), 1,
+    ACTIONS(66), 3,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [862] = 3,
+    ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(276), 1,
-      sym_shape,
-    STATE(125), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1124] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(278), 1,
-      sym_shape,
-    STATE(106), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1138] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(135), 4,
+    ACTIONS(183), 5,
+      ts_builtin_sym_end,
       anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1148] = 3,
-    ACTIONS(17), 1,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(185), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [882] = 3,
+    ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(109), 2,
+    ACTIONS(48), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(50), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [902] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(187), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(189), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [922] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(191), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(193), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [942] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(195), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(197), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [962] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(199), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(201), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [982] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(203), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(205), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1002] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(207), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(209), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1022] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(211), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(213), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1042] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(215), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(217), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1062] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(219), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(221), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1082] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(223), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(225), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1102] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(227), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(229), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1122] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(231), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(233), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1142] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(235), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(237), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1162] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(239), 5,
+      ts_builtin_sym_end,
+      anon_sym_COMMA,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(241), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1182] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(243), 4,
+      ts_builtin_sym_end,
+      sym_module_separator,
+      anon_sym_LPAREN,
+      sym_shape,
+    ACTIONS(245), 7,
+      anon_sym_HloModule,
+      anon_sym_FileNames,
+      anon_sym_FunctionNames,
+      anon_sym_FileLocations,
+      anon_sym_StackFrames,
+      anon_sym_ENTRY,
+      sym_name,
+  [1201] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(247), 1,
+      anon_sym_LPAREN,
+    STATE(145), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 5,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+      sym_string,
+  [1221] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(247), 1,
+      anon_sym_LPAREN,
+    STATE(123), 1,
+      sym_literal,
+    STATE(161), 1,
+      sym_tuple_literal,
+    ACTIONS(68), 5,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+      sym_string,
+  [1241] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(48), 2,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(111), 2,
+    ACTIONS(50), 2,
       anon_sym_ROOT,
       sym_name,
-  [1160] = 2,
-    ACTIONS(17), 1,
+    ACTIONS(249), 2,
+      anon_sym_true,
+      anon_sym_false,
+    ACTIONS(251), 2,
+      sym_brace_block,
+      sym_number,
+  [1261] = 6,
+    ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(147), 4,
+    ACTIONS(253), 1,
+      anon_sym_LPAREN,
+    ACTIONS(255), 1,
+      sym_shape,
+    ACTIONS(259), 1,
+      sym_attribute_atom,
+    ACTIONS(257), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(34), 2,
+      sym_tuple_shape,
+      sym_typed_literal,
+  [1282] = 6,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(261), 1,
+      anon_sym_LPAREN,
+    ACTIONS(263), 1,
+      sym_shape,
+    ACTIONS(267), 1,
+      sym_attribute_atom,
+    ACTIONS(265), 2,
+      sym_brace_block,
+      sym_string,
+    STATE(90), 2,
+      sym_tuple_shape,
+      sym_typed_literal,
+  [1303] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(271), 1,
+      anon_sym_RPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    STATE(111), 1,
+      sym_typed_literal,
+    STATE(138), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1323] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(275), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1170] = 3,
-    ACTIONS(17), 1,
+    ACTIONS(251), 4,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [1337] = 5,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(155), 2,
+    ACTIONS(277), 1,
+      anon_sym_LBRACE,
+    ACTIONS(279), 1,
+      sym_name,
+    ACTIONS(257), 2,
+      sym_inline_computation,
+      sym_string,
+    STATE(34), 2,
+      sym_computation_ref,
+      sym_computation_list,
+  [1355] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    STATE(135), 1,
+      sym_typed_literal,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1375] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(281), 1,
+      anon_sym_LBRACE,
+    ACTIONS(283), 1,
+      sym_name,
+    ACTIONS(265), 2,
+      sym_inline_computation,
+      sym_string,
+    STATE(90), 2,
+      sym_computation_ref,
+      sym_computation_list,
+  [1393] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(269), 1,
+      anon_sym_LPAREN,
+    ACTIONS(273), 1,
+      sym_shape,
+    ACTIONS(285), 1,
+      anon_sym_RPAREN,
+    STATE(135), 1,
+      sym_typed_literal,
+    STATE(140), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1413] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(213), 2,
+      anon_sym_ROOT,
+      sym_name,
+    ACTIONS(211), 3,
       anon_sym_COMMA,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
+  [1426] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(165), 1,
+      anon_sym_RPAREN,
+    ACTIONS(167), 1,
+      sym_shape,
+    STATE(141), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1443] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(287), 1,
+      sym_opcode,
+    ACTIONS(289), 1,
+      sym_shape,
+    STATE(185), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1460] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(291), 1,
+      anon_sym_RBRACE,
+    ACTIONS(293), 1,
+      anon_sym_ROOT,
+    ACTIONS(295), 1,
+      sym_name,
+    STATE(83), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1477] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(299), 1,
+      anon_sym_RBRACE,
+    STATE(68), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(301), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1494] = 5,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(303), 1,
+      sym_opcode,
+    ACTIONS(305), 1,
+      sym_shape,
+    STATE(168), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1511] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(307), 1,
+      anon_sym_RBRACE,
+    STATE(72), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(309), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1528] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(311), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(313), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1545] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(315), 1,
+      anon_sym_RBRACE,
+    STATE(74), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(317), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1562] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(293), 1,
+      anon_sym_ROOT,
+    ACTIONS(295), 1,
+      sym_name,
+    ACTIONS(319), 1,
+      anon_sym_RBRACE,
+    STATE(64), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1579] = 6,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(321), 1,
+      anon_sym_EQ,
+    ACTIONS(323), 1,
+      anon_sym_LPAREN,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(9), 1,
+      sym_computation_body,
+    STATE(150), 1,
+      sym_computation_signature,
+  [1598] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(327), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(329), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1615] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(331), 1,
+      anon_sym_RBRACE,
+    STATE(75), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(333), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1632] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(335), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(337), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1649] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(297), 1,
+      anon_sym_COMMA,
+    ACTIONS(339), 1,
+      anon_sym_RBRACE,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
+    ACTIONS(341), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1666] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(152), 1,
+      anon_sym_RBRACE,
+    ACTIONS(343), 1,
+      anon_sym_COMMA,
+    STATE(76), 1,
+      aux_sym_single_instruction_repeat1,
     ACTIONS(157), 2,
       anon_sym_ROOT,
       sym_name,
-  [1182] = 3,
-    ACTIONS(17), 1,
+  [1683] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(151), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(153), 2,
+    ACTIONS(197), 2,
       anon_sym_ROOT,
       sym_name,
-  [1194] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(127), 2,
+    ACTIONS(195), 3,
       anon_sym_COMMA,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
-    ACTIONS(129), 2,
+  [1696] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(185), 2,
       anon_sym_ROOT,
       sym_name,
-  [1206] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(131), 2,
+    ACTIONS(183), 3,
       anon_sym_COMMA,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
-    ACTIONS(133), 2,
+  [1709] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(201), 2,
       anon_sym_ROOT,
       sym_name,
-  [1218] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(139), 2,
+    ACTIONS(199), 3,
       anon_sym_COMMA,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
-    ACTIONS(141), 2,
+  [1722] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(205), 2,
       anon_sym_ROOT,
       sym_name,
-  [1230] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(143), 2,
+    ACTIONS(203), 3,
       anon_sym_COMMA,
+      anon_sym_RPAREN,
       anon_sym_RBRACE,
-    ACTIONS(145), 2,
+  [1735] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(221), 2,
       anon_sym_ROOT,
       sym_name,
-  [1242] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
+    ACTIONS(219), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_RBRACE,
+  [1748] = 5,
+    ACTIONS(15), 1,
       anon_sym_LPAREN,
-    ACTIONS(280), 1,
-      sym_shape,
-    STATE(112), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1256] = 3,
-    ACTIONS(17), 1,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(135), 2,
-      anon_sym_COMMA,
-      anon_sym_RBRACE,
-    ACTIONS(137), 2,
-      anon_sym_ROOT,
-      sym_name,
-  [1268] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(282), 1,
-      anon_sym_LPAREN,
-    ACTIONS(284), 1,
-      anon_sym_LBRACE,
-    STATE(16), 1,
-      sym_computation_body,
-    STATE(98), 1,
-      sym_computation_signature,
-  [1284] = 5,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(282), 1,
-      anon_sym_LPAREN,
-    ACTIONS(284), 1,
-      anon_sym_LBRACE,
-    STATE(10), 1,
-      sym_computation_body,
-    STATE(100), 1,
-      sym_computation_signature,
-  [1300] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_LPAREN,
-    ACTIONS(286), 1,
-      sym_shape,
-    STATE(117), 2,
-      sym__any_shape,
-      sym_tuple_shape,
-  [1314] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(290), 1,
-      anon_sym_LPAREN,
-    STATE(101), 1,
-      sym_operand_list,
-    ACTIONS(288), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1328] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(143), 4,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-      anon_sym_LBRACE,
-      sym_opcode,
-  [1338] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(292), 1,
-      anon_sym_COMMA,
-    ACTIONS(294), 1,
-      anon_sym_RBRACE,
-    STATE(93), 1,
-      aux_sym_computation_list_repeat1,
-  [1351] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(298), 1,
-      anon_sym_RPAREN,
-    STATE(82), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1364] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(300), 1,
-      anon_sym_COMMA,
-    ACTIONS(302), 1,
-      anon_sym_RPAREN,
-    STATE(84), 1,
-      aux_sym_operand_list_repeat1,
-  [1377] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(292), 1,
-      anon_sym_COMMA,
-    ACTIONS(304), 1,
-      anon_sym_RBRACE,
-    STATE(86), 1,
-      aux_sym_computation_list_repeat1,
-  [1390] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(306), 1,
-      anon_sym_COMMA,
-    ACTIONS(309), 1,
-      anon_sym_RPAREN,
-    STATE(81), 1,
-      aux_sym_computation_signature_repeat1,
-  [1403] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(311), 1,
-      anon_sym_COMMA,
-    ACTIONS(314), 1,
-      anon_sym_RPAREN,
-    STATE(82), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1416] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(316), 1,
-      anon_sym_COMMA,
-    ACTIONS(318), 1,
-      anon_sym_RPAREN,
-    STATE(87), 1,
-      aux_sym_computation_signature_repeat1,
-  [1429] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(300), 1,
-      anon_sym_COMMA,
-    ACTIONS(320), 1,
-      anon_sym_RPAREN,
-    STATE(88), 1,
-      aux_sym_operand_list_repeat1,
-  [1442] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(322), 1,
-      anon_sym_RPAREN,
-    ACTIONS(324), 1,
-      sym_name,
-    STATE(83), 1,
-      sym_parameter,
-  [1455] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(326), 1,
-      anon_sym_COMMA,
-    ACTIONS(329), 1,
-      anon_sym_RBRACE,
-    STATE(86), 1,
-      aux_sym_computation_list_repeat1,
-  [1468] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(316), 1,
-      anon_sym_COMMA,
-    ACTIONS(331), 1,
-      anon_sym_RPAREN,
-    STATE(81), 1,
-      aux_sym_computation_signature_repeat1,
-  [1481] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(333), 1,
-      anon_sym_COMMA,
-    ACTIONS(336), 1,
-      anon_sym_RPAREN,
-    STATE(88), 1,
-      aux_sym_operand_list_repeat1,
-  [1494] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(292), 1,
-      anon_sym_COMMA,
-    ACTIONS(338), 1,
-      anon_sym_RBRACE,
-    STATE(80), 1,
-      aux_sym_computation_list_repeat1,
-  [1507] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(340), 1,
-      anon_sym_RPAREN,
-    STATE(82), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1520] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(342), 1,
-      anon_sym_RPAREN,
-    STATE(92), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1533] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(344), 1,
-      anon_sym_RPAREN,
-    STATE(82), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1546] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(292), 1,
-      anon_sym_COMMA,
     ACTIONS(346), 1,
-      anon_sym_RBRACE,
-    STATE(86), 1,
-      aux_sym_computation_list_repeat1,
-  [1559] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
+      sym_opcode,
     ACTIONS(348), 1,
-      anon_sym_RPAREN,
-    STATE(95), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1572] = 4,
-    ACTIONS(17), 1,
+      sym_shape,
+    STATE(175), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1765] = 5,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
     ACTIONS(350), 1,
-      anon_sym_RPAREN,
-    STATE(82), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1585] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(352), 1,
-      anon_sym_RPAREN,
-    STATE(78), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1598] = 4,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(296), 1,
-      anon_sym_COMMA,
-    ACTIONS(354), 1,
-      anon_sym_RPAREN,
-    STATE(90), 1,
-      aux_sym_tuple_shape_repeat1,
-  [1611] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(284), 1,
-      anon_sym_LBRACE,
-    STATE(12), 1,
-      sym_computation_body,
-  [1621] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(329), 2,
-      anon_sym_COMMA,
       anon_sym_RBRACE,
-  [1629] = 3,
-    ACTIONS(17), 1,
+    ACTIONS(352), 1,
+      anon_sym_ROOT,
+    ACTIONS(355), 1,
+      sym_name,
+    STATE(83), 2,
+      sym_instruction,
+      aux_sym_computation_body_repeat1,
+  [1782] = 2,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(284), 1,
-      anon_sym_LBRACE,
-    STATE(11), 1,
-      sym_computation_body,
-  [1639] = 2,
-    ACTIONS(17), 1,
+    ACTIONS(251), 4,
+      sym_brace_block,
+      anon_sym_true,
+      anon_sym_false,
+      sym_number,
+  [1792] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(356), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1647] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(336), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1655] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(148), 1,
+      sym_operand_list,
     ACTIONS(358), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [1663] = 3,
-    ACTIONS(17), 1,
+  [1806] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(290), 1,
-      anon_sym_LPAREN,
-    STATE(41), 1,
-      sym_operand_list,
-  [1673] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(290), 1,
-      anon_sym_LPAREN,
-    STATE(44), 1,
-      sym_operand_list,
-  [1683] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(314), 2,
+    ACTIONS(175), 2,
       anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1691] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(324), 1,
-      sym_name,
-    STATE(116), 1,
-      sym_parameter,
-  [1701] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(360), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1709] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(362), 1,
       anon_sym_RBRACE,
-    ACTIONS(364), 1,
+    ACTIONS(177), 2,
+      anon_sym_ROOT,
       sym_name,
-  [1719] = 2,
-    ACTIONS(17), 1,
+  [1818] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(366), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1727] = 3,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(290), 1,
+    ACTIONS(360), 1,
       anon_sym_LPAREN,
-    STATE(40), 1,
+    STATE(160), 1,
       sym_operand_list,
-  [1737] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(368), 2,
+    ACTIONS(362), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [1745] = 3,
-    ACTIONS(17), 1,
+  [1832] = 5,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(323), 1,
+      anon_sym_LPAREN,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(12), 1,
+      sym_computation_body,
+    STATE(155), 1,
+      sym_computation_signature,
+  [1848] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(364), 1,
+      sym_shape,
+    STATE(147), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1862] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(48), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(50), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1874] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(187), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(189), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1886] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(239), 4,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_LBRACE,
+      sym_opcode,
+  [1896] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(223), 4,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_LBRACE,
+      sym_opcode,
+  [1906] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(191), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(193), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1918] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(366), 1,
+      sym_shape,
+    STATE(183), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1932] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(207), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(209), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1944] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(215), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(217), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [1956] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(235), 4,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      anon_sym_LBRACE,
+      sym_opcode,
+  [1966] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(368), 1,
+      sym_shape,
+    STATE(178), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1980] = 4,
+    ACTIONS(15), 1,
+      anon_sym_LPAREN,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(370), 1,
+      sym_shape,
+    STATE(144), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [1994] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(223), 2,
+      anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(372), 1,
+    ACTIONS(225), 2,
+      anon_sym_ROOT,
       sym_name,
-  [1755] = 3,
-    ACTIONS(17), 1,
+  [2006] = 3,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(290), 1,
+    ACTIONS(235), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(237), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [2018] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(239), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+    ACTIONS(241), 2,
+      anon_sym_ROOT,
+      sym_name,
+  [2030] = 4,
+    ACTIONS(15), 1,
       anon_sym_LPAREN,
-    STATE(47), 1,
-      sym_operand_list,
-  [1765] = 2,
-    ACTIONS(17), 1,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(374), 2,
+    ACTIONS(372), 1,
+      sym_shape,
+    STATE(181), 2,
+      sym__any_shape,
+      sym_tuple_shape,
+  [2044] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
       anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1773] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(309), 2,
-      anon_sym_COMMA,
-      anon_sym_RPAREN,
-  [1781] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
     ACTIONS(376), 1,
-      anon_sym_LBRACE,
-  [1788] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(143), 1,
-      sym_name,
-  [1795] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(147), 1,
-      sym_name,
-  [1802] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(135), 1,
-      sym_name,
-  [1809] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RPAREN,
+    STATE(133), 1,
+      aux_sym_operand_list_repeat1,
+  [2057] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
-      anon_sym_EQ,
-  [1816] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
+      anon_sym_COMMA,
     ACTIONS(380), 1,
-      sym_name,
-  [1823] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2070] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(382), 1,
-      anon_sym_COLON,
-  [1830] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
+      anon_sym_COMMA,
     ACTIONS(384), 1,
-      sym_identifier,
-  [1837] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RPAREN,
+    STATE(112), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2083] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(386), 1,
-      anon_sym_LBRACE,
-  [1844] = 2,
-    ACTIONS(17), 1,
+      anon_sym_COMMA,
+    ACTIONS(389), 1,
+      anon_sym_RPAREN,
+    STATE(108), 1,
+      aux_sym_operand_list_repeat1,
+  [2096] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(388), 1,
+    ACTIONS(391), 1,
+      anon_sym_RPAREN,
+    ACTIONS(393), 1,
       sym_name,
-  [1851] = 2,
-    ACTIONS(17), 1,
+    STATE(126), 1,
+      sym_parameter,
+  [2109] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(390), 1,
-      anon_sym_EQ,
-  [1858] = 2,
-    ACTIONS(17), 1,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(397), 1,
+      anon_sym_RBRACE,
+    STATE(113), 1,
+      aux_sym_computation_list_repeat1,
+  [2122] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(392), 1,
-      anon_sym_DASH_GT,
-  [1865] = 2,
-    ACTIONS(17), 1,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(401), 1,
+      anon_sym_RPAREN,
+    STATE(115), 1,
+      aux_sym_typed_literal_repeat1,
+  [2135] = 4,
+    ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(394), 1,
-      sym_opcode,
-  [1872] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(396), 1,
-      anon_sym_LBRACE,
-  [1879] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(398), 1,
-      anon_sym_DASH_GT,
-  [1886] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(400), 1,
-      anon_sym_EQ,
-  [1893] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(402), 1,
-      sym_name,
-  [1900] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
-    ACTIONS(404), 1,
-      sym_opcode,
-  [1907] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
+    ACTIONS(403), 1,
+      anon_sym_COMMA,
     ACTIONS(406), 1,
-      anon_sym_EQ,
-  [1914] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RPAREN,
+    STATE(112), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2148] = 4,
+    ACTIONS(56), 1,
       sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
     ACTIONS(408), 1,
-      anon_sym_DASH_GT,
-  [1921] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RBRACE,
+    STATE(117), 1,
+      aux_sym_computation_list_repeat1,
+  [2161] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(410), 1,
-      ts_builtin_sym_end,
-  [1928] = 2,
-    ACTIONS(17), 1,
-      sym_comment,
+      anon_sym_LPAREN,
     ACTIONS(412), 1,
-      sym_name,
-  [1935] = 2,
-    ACTIONS(17), 1,
+      sym_shape,
+    STATE(142), 1,
+      sym_typed_literal,
+  [2174] = 4,
+    ACTIONS(56), 1,
       sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
     ACTIONS(414), 1,
-      anon_sym_EQ,
-  [1942] = 2,
-    ACTIONS(17), 1,
+      anon_sym_RPAREN,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
+  [2187] = 4,
+    ACTIONS(56), 1,
       sym_comment,
     ACTIONS(416), 1,
+      anon_sym_COMMA,
+    ACTIONS(419), 1,
+      anon_sym_RPAREN,
+    STATE(116), 1,
+      aux_sym_computation_signature_repeat1,
+  [2200] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(421), 1,
+      anon_sym_COMMA,
+    ACTIONS(424), 1,
+      anon_sym_RBRACE,
+    STATE(117), 1,
+      aux_sym_computation_list_repeat1,
+  [2213] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(410), 1,
+      anon_sym_LPAREN,
+    ACTIONS(412), 1,
+      sym_shape,
+    STATE(135), 1,
+      sym_typed_literal,
+  [2226] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(428), 1,
+      sym_name,
+    ACTIONS(426), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2237] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(430), 1,
+      anon_sym_COMMA,
+    ACTIONS(433), 1,
+      anon_sym_RPAREN,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
+  [2250] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(223), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      sym_name,
+  [2259] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(235), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      sym_name,
+  [2268] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(382), 1,
+      anon_sym_COMMA,
+    ACTIONS(435), 1,
+      anon_sym_RPAREN,
+    STATE(107), 1,
+      aux_sym_tuple_literal_repeat1,
+  [2281] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(239), 3,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+      sym_name,
+  [2290] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(437), 1,
+      anon_sym_RPAREN,
+    STATE(127), 1,
+      aux_sym_operand_list_repeat1,
+  [2303] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(439), 1,
+      anon_sym_COMMA,
+    ACTIONS(441), 1,
+      anon_sym_RPAREN,
+    STATE(132), 1,
+      aux_sym_computation_signature_repeat1,
+  [2316] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(443), 1,
+      anon_sym_RPAREN,
+    STATE(108), 1,
+      aux_sym_operand_list_repeat1,
+  [2329] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(445), 1,
+      anon_sym_COMMA,
+    ACTIONS(448), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2342] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(450), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2355] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(452), 1,
+      anon_sym_RPAREN,
+    STATE(131), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2368] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(454), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2381] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(439), 1,
+      anon_sym_COMMA,
+    ACTIONS(456), 1,
+      anon_sym_RPAREN,
+    STATE(116), 1,
+      aux_sym_computation_signature_repeat1,
+  [2394] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(374), 1,
+      anon_sym_COMMA,
+    ACTIONS(458), 1,
+      anon_sym_RPAREN,
+    STATE(108), 1,
+      aux_sym_operand_list_repeat1,
+  [2407] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(460), 1,
+      anon_sym_RBRACE,
+    STATE(136), 1,
+      aux_sym_computation_list_repeat1,
+  [2420] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(462), 1,
+      anon_sym_RPAREN,
+    STATE(137), 1,
+      aux_sym_typed_literal_repeat1,
+  [2433] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(395), 1,
+      anon_sym_COMMA,
+    ACTIONS(464), 1,
+      anon_sym_RBRACE,
+    STATE(117), 1,
+      aux_sym_computation_list_repeat1,
+  [2446] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(399), 1,
+      anon_sym_COMMA,
+    ACTIONS(466), 1,
+      anon_sym_RPAREN,
+    STATE(120), 1,
+      aux_sym_typed_literal_repeat1,
+  [2459] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(468), 1,
+      anon_sym_RPAREN,
+    STATE(139), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2472] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(470), 1,
+      anon_sym_RPAREN,
+    STATE(128), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2485] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(472), 1,
+      anon_sym_RPAREN,
+    STATE(106), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2498] = 4,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(378), 1,
+      anon_sym_COMMA,
+    ACTIONS(474), 1,
+      anon_sym_RPAREN,
+    STATE(129), 1,
+      aux_sym_tuple_shape_repeat1,
+  [2511] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(433), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2519] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(65), 1,
+      sym_operand_list,
+  [2529] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(476), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2537] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(406), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2545] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(478), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2553] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(448), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2561] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(480), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2569] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(389), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2577] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(13), 1,
+      sym_computation_body,
+  [2587] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(482), 1,
+      anon_sym_LPAREN,
+    STATE(18), 1,
+      sym_operand_list,
+  [2597] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(484), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2605] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(486), 1,
+      anon_sym_RBRACE,
+    ACTIONS(488), 1,
+      sym_name,
+  [2615] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(490), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2623] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(325), 1,
+      anon_sym_LBRACE,
+    STATE(25), 1,
+      sym_computation_body,
+  [2633] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(482), 1,
+      anon_sym_LPAREN,
+    STATE(23), 1,
+      sym_operand_list,
+  [2643] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(67), 1,
+      sym_operand_list,
+  [2653] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(419), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2661] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(393), 1,
+      sym_name,
+    STATE(158), 1,
+      sym_parameter,
+  [2671] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(492), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2679] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(494), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2687] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(496), 1,
+      anon_sym_RBRACE,
+    ACTIONS(498), 1,
+      sym_name,
+  [2697] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(69), 1,
+      sym_operand_list,
+  [2707] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(424), 2,
+      anon_sym_COMMA,
+      anon_sym_RBRACE,
+  [2715] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(482), 1,
+      anon_sym_LPAREN,
+    STATE(16), 1,
+      sym_operand_list,
+  [2725] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(500), 2,
+      anon_sym_COMMA,
+      anon_sym_RPAREN,
+  [2733] = 3,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(360), 1,
+      anon_sym_LPAREN,
+    STATE(73), 1,
+      sym_operand_list,
+  [2743] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(502), 1,
+      sym_opcode,
+  [2750] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(504), 1,
+      anon_sym_DASH_GT,
+  [2757] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(506), 1,
+      sym_name,
+  [2764] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(508), 1,
+      anon_sym_EQ,
+  [2771] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(510), 1,
+      sym_opcode,
+  [2778] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(512), 1,
+      anon_sym_DASH_GT,
+  [2785] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(514), 1,
+      sym_identifier,
+  [2792] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(516), 1,
+      sym_opcode,
+  [2799] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(518), 1,
+      anon_sym_EQ,
+  [2806] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(520), 1,
+      anon_sym_DASH_GT,
+  [2813] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(522), 1,
+      anon_sym_LBRACE,
+  [2820] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(524), 1,
+      anon_sym_COLON,
+  [2827] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(526), 1,
+      anon_sym_EQ,
+  [2834] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(528), 1,
+      anon_sym_LBRACE,
+  [2841] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(530), 1,
+      sym_name,
+  [2848] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(532), 1,
+      anon_sym_LBRACE,
+  [2855] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(534), 1,
+      sym_name,
+  [2862] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(536), 1,
+      sym_opcode,
+  [2869] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(538), 1,
+      anon_sym_EQ,
+  [2876] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(540), 1,
+      ts_builtin_sym_end,
+  [2883] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(542), 1,
+      anon_sym_EQ,
+  [2890] = 2,
+    ACTIONS(56), 1,
+      sym_comment,
+    ACTIONS(544), 1,
       anon_sym_EQ,
 };
 
 static const uint32_t ts_small_parse_table_map[] = {
   [SMALL_STATE(2)] = 0,
-  [SMALL_STATE(3)] = 38,
-  [SMALL_STATE(4)] = 69,
-  [SMALL_STATE(5)] = 100,
-  [SMALL_STATE(6)] = 123,
-  [SMALL_STATE(7)] = 158,
-  [SMALL_STATE(8)] = 181,
-  [SMALL_STATE(9)] = 204,
-  [SMALL_STATE(10)] = 227,
-  [SMALL_STATE(11)] = 250,
-  [SMALL_STATE(12)] = 273,
-  [SMALL_STATE(13)] = 296,
-  [SMALL_STATE(14)] = 319,
-  [SMALL_STATE(15)] = 342,
-  [SMALL_STATE(16)] = 365,
-  [SMALL_STATE(17)] = 388,
-  [SMALL_STATE(18)] = 411,
-  [SMALL_STATE(19)] = 434,
-  [SMALL_STATE(20)] = 452,
-  [SMALL_STATE(21)] = 472,
-  [SMALL_STATE(22)] = 490,
-  [SMALL_STATE(23)] = 508,
-  [SMALL_STATE(24)] = 526,
-  [SMALL_STATE(25)] = 544,
-  [SMALL_STATE(26)] = 562,
-  [SMALL_STATE(27)] = 580,
-  [SMALL_STATE(28)] = 598,
-  [SMALL_STATE(29)] = 616,
-  [SMALL_STATE(30)] = 634,
-  [SMALL_STATE(31)] = 652,
-  [SMALL_STATE(32)] = 669,
-  [SMALL_STATE(33)] = 687,
-  [SMALL_STATE(34)] = 705,
-  [SMALL_STATE(35)] = 722,
-  [SMALL_STATE(36)] = 739,
-  [SMALL_STATE(37)] = 756,
-  [SMALL_STATE(38)] = 773,
-  [SMALL_STATE(39)] = 790,
-  [SMALL_STATE(40)] = 807,
-  [SMALL_STATE(41)] = 824,
-  [SMALL_STATE(42)] = 841,
-  [SMALL_STATE(43)] = 854,
-  [SMALL_STATE(44)] = 871,
-  [SMALL_STATE(45)] = 888,
-  [SMALL_STATE(46)] = 905,
-  [SMALL_STATE(47)] = 922,
-  [SMALL_STATE(48)] = 939,
-  [SMALL_STATE(49)] = 956,
-  [SMALL_STATE(50)] = 969,
-  [SMALL_STATE(51)] = 986,
-  [SMALL_STATE(52)] = 1003,
-  [SMALL_STATE(53)] = 1016,
-  [SMALL_STATE(54)] = 1033,
-  [SMALL_STATE(55)] = 1050,
-  [SMALL_STATE(56)] = 1067,
-  [SMALL_STATE(57)] = 1084,
-  [SMALL_STATE(58)] = 1096,
-  [SMALL_STATE(59)] = 1110,
-  [SMALL_STATE(60)] = 1124,
-  [SMALL_STATE(61)] = 1138,
-  [SMALL_STATE(62)] = 1148,
-  [SMALL_STATE(63)] = 1160,
-  [SMALL_STATE(64)] = 1170,
-  [SMALL_STATE(65)] = 1182,
-  [SMALL_STATE(66)] = 1194,
-  [SMALL_STATE(67)] = 1206,
-  [SMALL_STATE(68)] = 1218,
-  [SMALL_STATE(69)] = 1230,
-  [SMALL_STATE(70)] = 1242,
-  [SMALL_STATE(71)] = 1256,
-  [SMALL_STATE(72)] = 1268,
-  [SMALL_STATE(73)] = 1284,
-  [SMALL_STATE(74)] = 1300,
-  [SMALL_STATE(75)] = 1314,
-  [SMALL_STATE(76)] = 1328,
-  [SMALL_STATE(77)] = 1338,
-  [SMALL_STATE(78)] = 1351,
-  [SMALL_STATE(79)] = 1364,
-  [SMALL_STATE(80)] = 1377,
-  [SMALL_STATE(81)] = 1390,
-  [SMALL_STATE(82)] = 1403,
-  [SMALL_STATE(83)] = 1416,
-  [SMALL_STATE(84)] = 1429,
-  [SMALL_STATE(85)] = 1442,
-  [SMALL_STATE(86)] = 1455,
-  [SMALL_STATE(87)] = 1468,
-  [SMALL_STATE(88)] = 1481,
-  [SMALL_STATE(89)] = 1494,
-  [SMALL_STATE(90)] = 1507,
-  [SMALL_STATE(91)] = 1520,
-  [SMALL_STATE(92)] = 1533,
-  [SMALL_STATE(93)] = 1546,
-  [SMALL_STATE(94)] = 1559,
-  [SMALL_STATE(95)] = 1572,
-  [SMALL_STATE(96)] = 1585,
-  [SMALL_STATE(97)] = 1598,
-  [SMALL_STATE(98)] = 1611,
-  [SMALL_STATE(99)] = 1621,
-  [SMALL_STATE(100)] = 1629,
-  [SMALL_STATE(101)] = 1639,
-  [SMALL_STATE(102)] = 1647,
-  [SMALL_STATE(103)] = 1655,
-  [SMALL_STATE(104)] = 1663,
-  [SMALL_STATE(105)] = 1673,
-  [SMALL_STATE(106)] = 1683,
-  [SMALL_STATE(107)] = 1691,
-  [SMALL_STATE(108)] = 1701,
-  [SMALL_STATE(109)] = 1709,
-  [SMALL_STATE(110)] = 1719,
-  [SMALL_STATE(111)] = 1727,
-  [SMALL_STATE(112)] = 1737,
-  [SMALL_STATE(113)] = 1745,
-  [SMALL_STATE(114)] = 1755,
-  [SMALL_STATE(115)] = 1765,
-  [SMALL_STATE(116)] = 1773,
-  [SMALL_STATE(117)] = 1781,
-  [SMALL_STATE(118)] = 1788,
-  [SMALL_STATE(119)] = 1795,
-  [SMALL_STATE(120)] = 1802,
-  [SMALL_STATE(121)] = 1809,
-  [SMALL_STATE(122)] = 1816,
-  [SMALL_STATE(123)] = 1823,
-  [SMALL_STATE(124)] = 1830,
-  [SMALL_STATE(125)] = 1837,
-  [SMALL_STATE(126)] = 1844,
-  [SMALL_STATE(127)] = 1851,
-  [SMALL_STATE(128)] = 1858,
-  [SMALL_STATE(129)] = 1865,
-  [SMALL_STATE(130)] = 1872,
-  [SMALL_STATE(131)] = 1879,
-  [SMALL_STATE(132)] = 1886,
-  [SMALL_STATE(133)] = 1893,
-  [SMALL_STATE(134)] = 1900,
-  [SMALL_STATE(135)] = 1907,
-  [SMALL_STATE(136)] = 1914,
-  [SMALL_STATE(137)] = 1921,
-  [SMALL_STATE(138)] = 1928,
-  [SMALL_STATE(139)] = 1935,
-  [SMALL_STATE(140)] = 1942,
+  [SMALL_STATE(3)] = 42,
+  [SMALL_STATE(4)] = 84,
+  [SMALL_STATE(5)] = 112,
+  [SMALL_STATE(6)] = 153,
+  [SMALL_STATE(7)] = 194,
+  [SMALL_STATE(8)] = 222,
+  [SMALL_STATE(9)] = 260,
+  [SMALL_STATE(10)] = 285,
+  [SMALL_STATE(11)] = 310,
+  [SMALL_STATE(12)] = 335,
+  [SMALL_STATE(13)] = 360,
+  [SMALL_STATE(14)] = 385,
+  [SMALL_STATE(15)] = 410,
+  [SMALL_STATE(16)] = 433,
+  [SMALL_STATE(17)] = 458,
+  [SMALL_STATE(18)] = 483,
+  [SMALL_STATE(19)] = 508,
+  [SMALL_STATE(20)] = 533,
+  [SMALL_STATE(21)] = 558,
+  [SMALL_STATE(22)] = 583,
+  [SMALL_STATE(23)] = 608,
+  [SMALL_STATE(24)] = 633,
+  [SMALL_STATE(25)] = 658,
+  [SMALL_STATE(26)] = 683,
+  [SMALL_STATE(27)] = 708,
+  [SMALL_STATE(28)] = 733,
+  [SMALL_STATE(29)] = 756,
+  [SMALL_STATE(30)] = 788,
+  [SMALL_STATE(31)] = 810,
+  [SMALL_STATE(32)] = 830,
+  [SMALL_STATE(33)] = 862,
+  [SMALL_STATE(34)] = 882,
+  [SMALL_STATE(35)] = 902,
+  [SMALL_STATE(36)] = 922,
+  [SMALL_STATE(37)] = 942,
+  [SMALL_STATE(38)] = 962,
+  [SMALL_STATE(39)] = 982,
+  [SMALL_STATE(40)] = 1002,
+  [SMALL_STATE(41)] = 1022,
+  [SMALL_STATE(42)] = 1042,
+  [SMALL_STATE(43)] = 1062,
+  [SMALL_STATE(44)] = 1082,
+  [SMALL_STATE(45)] = 1102,
+  [SMALL_STATE(46)] = 1122,
+  [SMALL_STATE(47)] = 1142,
+  [SMALL_STATE(48)] = 1162,
+  [SMALL_STATE(49)] = 1182,
+  [SMALL_STATE(50)] = 1201,
+  [SMALL_STATE(51)] = 1221,
+  [SMALL_STATE(52)] = 1241,
+  [SMALL_STATE(53)] = 1261,
+  [SMALL_STATE(54)] = 1282,
+  [SMALL_STATE(55)] = 1303,
+  [SMALL_STATE(56)] = 1323,
+  [SMALL_STATE(57)] = 1337,
+  [SMALL_STATE(58)] = 1355,
+  [SMALL_STATE(59)] = 1375,
+  [SMALL_STATE(60)] = 1393,
+  [SMALL_STATE(61)] = 1413,
+  [SMALL_STATE(62)] = 1426,
+  [SMALL_STATE(63)] = 1443,
+  [SMALL_STATE(64)] = 1460,
+  [SMALL_STATE(65)] = 1477,
+  [SMALL_STATE(66)] = 1494,
+  [SMALL_STATE(67)] = 1511,
+  [SMALL_STATE(68)] = 1528,
+  [SMALL_STATE(69)] = 1545,
+  [SMALL_STATE(70)] = 1562,
+  [SMALL_STATE(71)] = 1579,
+  [SMALL_STATE(72)] = 1598,
+  [SMALL_STATE(73)] = 1615,
+  [SMALL_STATE(74)] = 1632,
+  [SMALL_STATE(75)] = 1649,
+  [SMALL_STATE(76)] = 1666,
+  [SMALL_STATE(77)] = 1683,
+  [SMALL_STATE(78)] = 1696,
+  [SMALL_STATE(79)] = 1709,
+  [SMALL_STATE(80)] = 1722,
+  [SMALL_STATE(81)] = 1735,
+  [SMALL_STATE(82)] = 1748,
+  [SMALL_STATE(83)] = 1765,
+  [SMALL_STATE(84)] = 1782,
+  [SMALL_STATE(85)] = 1792,
+  [SMALL_STATE(86)] = 1806,
+  [SMALL_STATE(87)] = 1818,
+  [SMALL_STATE(88)] = 1832,
+  [SMALL_STATE(89)] = 1848,
+  [SMALL_STATE(90)] = 1862,
+  [SMALL_STATE(91)] = 1874,
+  [SMALL_STATE(92)] = 1886,
+  [SMALL_STATE(93)] = 1896,
+  [SMALL_STATE(94)] = 1906,
+  [SMALL_STATE(95)] = 1918,
+  [SMALL_STATE(96)] = 1932,
+  [SMALL_STATE(97)] = 1944,
+  [SMALL_STATE(98)] = 1956,
+  [SMALL_STATE(99)] = 1966,
+  [SMALL_STATE(100)] = 1980,
+  [SMALL_STATE(101)] = 1994,
+  [SMALL_STATE(102)] = 2006,
+  [SMALL_STATE(103)] = 2018,
+  [SMALL_STATE(104)] = 2030,
+  [SMALL_STATE(105)] = 2044,
+  [SMALL_STATE(106)] = 2057,
+  [SMALL_STATE(107)] = 2070,
+  [SMALL_STATE(108)] = 2083,
+  [SMALL_STATE(109)] = 2096,
+  [SMALL_STATE(110)] = 2109,
+  [SMALL_STATE(111)] = 2122,
+  [SMALL_STATE(112)] = 2135,
+  [SMALL_STATE(113)] = 2148,
+  [SMALL_STATE(114)] = 2161,
+  [SMALL_STATE(115)] = 2174,
+  [SMALL_STATE(116)] = 2187,
+  [SMALL_STATE(117)] = 2200,
+  [SMALL_STATE(118)] = 2213,
+  [SMALL_STATE(119)] = 2226,
+  [SMALL_STATE(120)] = 2237,
+  [SMALL_STATE(121)] = 2250,
+  [SMALL_STATE(122)] = 2259,
+  [SMALL_STATE(123)] = 2268,
+  [SMALL_STATE(124)] = 2281,
+  [SMALL_STATE(125)] = 2290,
+  [SMALL_STATE(126)] = 2303,
+  [SMALL_STATE(127)] = 2316,
+  [SMALL_STATE(128)] = 2329,
+  [SMALL_STATE(129)] = 2342,
+  [SMALL_STATE(130)] = 2355,
+  [SMALL_STATE(131)] = 2368,
+  [SMALL_STATE(132)] = 2381,
+  [SMALL_STATE(133)] = 2394,
+  [SMALL_STATE(134)] = 2407,
+  [SMALL_STATE(135)] = 2420,
+  [SMALL_STATE(136)] = 2433,
+  [SMALL_STATE(137)] = 2446,
+  [SMALL_STATE(138)] = 2459,
+  [SMALL_STATE(139)] = 2472,
+  [SMALL_STATE(140)] = 2485,
+  [SMALL_STATE(141)] = 2498,
+  [SMALL_STATE(142)] = 2511,
+  [SMALL_STATE(143)] = 2519,
+  [SMALL_STATE(144)] = 2529,
+  [SMALL_STATE(145)] = 2537,
+  [SMALL_STATE(146)] = 2545,
+  [SMALL_STATE(147)] = 2553,
+  [SMALL_STATE(148)] = 2561,
+  [SMALL_STATE(149)] = 2569,
+  [SMALL_STATE(150)] = 2577,
+  [SMALL_STATE(151)] = 2587,
+  [SMALL_STATE(152)] = 2597,
+  [SMALL_STATE(153)] = 2605,
+  [SMALL_STATE(154)] = 2615,
+  [SMALL_STATE(155)] = 2623,
+  [SMALL_STATE(156)] = 2633,
+  [SMALL_STATE(157)] = 2643,
+  [SMALL_STATE(158)] = 2653,
+  [SMALL_STATE(159)] = 2661,
+  [SMALL_STATE(160)] = 2671,
+  [SMALL_STATE(161)] = 2679,
+  [SMALL_STATE(162)] = 2687,
+  [SMALL_STATE(163)] = 2697,
+  [SMALL_STATE(164)] = 2707,
+  [SMALL_STATE(165)] = 2715,
+  [SMALL_STATE(166)] = 2725,
+  [SMALL_STATE(167)] = 2733,
+  [SMALL_STATE(168)] = 2743,
+  [SMALL_STATE(169)] = 2750,
+  [SMALL_STATE(170)] = 2757,
+  [SMALL_STATE(171)] = 2764,
+  [SMALL_STATE(172)] = 2771,
+  [SMALL_STATE(173)] = 2778,
+  [SMALL_STATE(174)] = 2785,
+  [SMALL_STATE(175)] = 2792,
+  [SMALL_STATE(176)] = 2799,
+  [SMALL_STATE(177)] = 2806,
+  [SMALL_STATE(178)] = 2813,
+  [SMALL_STATE(179)] = 2820,
+  [SMALL_STATE(180)] = 2827,
+  [SMALL_STATE(181)] = 2834,
+  [SMALL_STATE(182)] = 2841,
+  [SMALL_STATE(183)] = 2848,
+  [SMALL_STATE(184)] = 2855,
+  [SMALL_STATE(185)] = 2862,
+  [SMALL_STATE(186)] = 2869,
+  [SMALL_STATE(187)] = 2876,
+  [SMALL_STATE(188)] = 2883,
+  [SMALL_STATE(189)] = 2890,
 };
 
 static const TSParseActionEntry ts_parse_actions[] = {
@@ -6512,223 +7506,291 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [3] = {.entry = {.count = 1, .reusable = false}}, SHIFT_EXTRA(),
   [5] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 0, 0, 0),
   [7] = {.entry = {.count = 1, .reusable = true}}, SHIFT(3),
-  [9] = {.entry = {.count = 1, .reusable = false}}, SHIFT(124),
-  [11] = {.entry = {.count = 1, .reusable = false}}, SHIFT(20),
-  [13] = {.entry = {.count = 1, .reusable = false}}, SHIFT(126),
-  [15] = {.entry = {.count = 1, .reusable = false}}, SHIFT(73),
-  [17] = {.entry = {.count = 1, .reusable = true}}, SHIFT_EXTRA(),
-  [19] = {.entry = {.count = 1, .reusable = true}}, SHIFT(55),
-  [21] = {.entry = {.count = 1, .reusable = true}}, SHIFT(42),
-  [23] = {.entry = {.count = 1, .reusable = false}}, SHIFT(108),
-  [25] = {.entry = {.count = 1, .reusable = true}}, SHIFT(122),
-  [27] = {.entry = {.count = 1, .reusable = false}}, SHIFT(103),
-  [29] = {.entry = {.count = 1, .reusable = true}}, SHIFT(103),
-  [31] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 1, 0, 0),
-  [33] = {.entry = {.count = 1, .reusable = true}}, SHIFT(4),
-  [35] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0),
-  [37] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(4),
-  [40] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(124),
-  [43] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(20),
-  [46] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(126),
-  [49] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(73),
-  [52] = {.entry = {.count = 1, .reusable = false}}, SHIFT(132),
-  [54] = {.entry = {.count = 1, .reusable = false}}, SHIFT(135),
-  [56] = {.entry = {.count = 1, .reusable = false}}, SHIFT(139),
-  [58] = {.entry = {.count = 1, .reusable = false}}, SHIFT(140),
-  [60] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 12),
-  [62] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 12),
-  [64] = {.entry = {.count = 1, .reusable = true}}, SHIFT(5),
-  [66] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 8),
-  [68] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 8),
-  [70] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 2, 0, 4),
-  [72] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 2, 0, 4),
-  [74] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 7),
-  [76] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 7),
-  [78] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 11),
-  [80] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 11),
-  [82] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 10),
-  [84] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 10),
-  [86] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 10), SHIFT_REPEAT(5),
-  [89] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 13),
-  [91] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 13),
-  [93] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 5, 0, 14),
-  [95] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 5, 0, 14),
-  [97] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 6),
-  [99] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 6),
-  [101] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 3, 0, 5),
-  [103] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 3, 0, 5),
-  [105] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 2, 0, 2),
-  [107] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 2, 0, 2),
-  [109] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 9),
-  [111] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 9),
-  [113] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 1, 0, 1),
-  [115] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 1, 0, 1),
-  [117] = {.entry = {.count = 1, .reusable = true}}, SHIFT(31),
-  [119] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 2, 0, 0),
-  [121] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 2, 0, 0),
-  [123] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 3, 0, 0),
-  [125] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 3, 0, 0),
-  [127] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 2, 0, 0),
-  [129] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 2, 0, 0),
-  [131] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 3, 0, 0),
-  [133] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 3, 0, 0),
-  [135] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 4, 0, 0),
-  [137] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 4, 0, 0),
-  [139] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 4, 0, 0),
-  [141] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 4, 0, 0),
-  [143] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 2, 0, 0),
-  [145] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 2, 0, 0),
-  [147] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 3, 0, 0),
-  [149] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 3, 0, 0),
-  [151] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_attribute, 3, 0, 17),
-  [153] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_attribute, 3, 0, 17),
-  [155] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_ref, 1, 0, 0),
-  [157] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_ref, 1, 0, 0),
-  [159] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 2, 0, 3),
-  [161] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 2, 0, 3),
-  [163] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
-  [165] = {.entry = {.count = 1, .reusable = true}}, SHIFT(29),
-  [167] = {.entry = {.count = 1, .reusable = false}}, SHIFT(29),
-  [169] = {.entry = {.count = 1, .reusable = true}}, SHIFT(56),
-  [171] = {.entry = {.count = 1, .reusable = true}}, SHIFT(65),
-  [173] = {.entry = {.count = 1, .reusable = false}}, SHIFT(65),
-  [175] = {.entry = {.count = 1, .reusable = true}}, SHIFT(38),
-  [177] = {.entry = {.count = 1, .reusable = true}}, SHIFT(27),
-  [179] = {.entry = {.count = 1, .reusable = true}}, SHIFT(91),
-  [181] = {.entry = {.count = 1, .reusable = false}}, SHIFT(111),
-  [183] = {.entry = {.count = 1, .reusable = true}}, SHIFT(134),
-  [185] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0),
-  [187] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(133),
-  [190] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(121),
-  [193] = {.entry = {.count = 1, .reusable = true}}, SHIFT(113),
-  [195] = {.entry = {.count = 1, .reusable = true}}, SHIFT(30),
-  [197] = {.entry = {.count = 1, .reusable = true}}, SHIFT(76),
-  [199] = {.entry = {.count = 1, .reusable = true}}, SHIFT(97),
-  [201] = {.entry = {.count = 1, .reusable = false}}, SHIFT(104),
-  [203] = {.entry = {.count = 1, .reusable = true}}, SHIFT(129),
-  [205] = {.entry = {.count = 1, .reusable = true}}, SHIFT(7),
-  [207] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 4, 0, 19),
-  [209] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 4, 0, 19),
-  [211] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 21),
-  [213] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 21),
-  [215] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 2, 0, 0),
-  [217] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 2, 0, 0),
-  [219] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 25),
-  [221] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 25),
-  [223] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 26),
-  [225] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 26),
-  [227] = {.entry = {.count = 1, .reusable = true}}, SHIFT(22),
-  [229] = {.entry = {.count = 1, .reusable = false}}, SHIFT(133),
-  [231] = {.entry = {.count = 1, .reusable = false}}, SHIFT(121),
-  [233] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 27),
-  [235] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 27),
-  [237] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 28),
-  [239] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 28),
-  [241] = {.entry = {.count = 1, .reusable = true}}, SHIFT(21),
-  [243] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 3, 0, 0),
-  [245] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 3, 0, 0),
-  [247] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 30),
-  [249] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 30),
-  [251] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 7, 0, 31),
-  [253] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 7, 0, 31),
-  [255] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 4, 0, 0),
-  [257] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 4, 0, 0),
-  [259] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_module_header_repeat1, 2, 0, 10), SHIFT_REPEAT(7),
-  [262] = {.entry = {.count = 1, .reusable = true}}, SHIFT(109),
-  [264] = {.entry = {.count = 1, .reusable = true}}, SHIFT(64),
-  [266] = {.entry = {.count = 1, .reusable = true}}, SHIFT(118),
-  [268] = {.entry = {.count = 1, .reusable = true}}, SHIFT(94),
-  [270] = {.entry = {.count = 1, .reusable = true}}, SHIFT(69),
-  [272] = {.entry = {.count = 1, .reusable = true}}, SHIFT(96),
-  [274] = {.entry = {.count = 1, .reusable = true}}, SHIFT(130),
-  [276] = {.entry = {.count = 1, .reusable = true}}, SHIFT(125),
-  [278] = {.entry = {.count = 1, .reusable = true}}, SHIFT(106),
-  [280] = {.entry = {.count = 1, .reusable = true}}, SHIFT(112),
-  [282] = {.entry = {.count = 1, .reusable = true}}, SHIFT(85),
-  [284] = {.entry = {.count = 1, .reusable = true}}, SHIFT(48),
-  [286] = {.entry = {.count = 1, .reusable = true}}, SHIFT(117),
-  [288] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 2, 0, 29),
-  [290] = {.entry = {.count = 1, .reusable = true}}, SHIFT(2),
-  [292] = {.entry = {.count = 1, .reusable = true}}, SHIFT(138),
-  [294] = {.entry = {.count = 1, .reusable = true}}, SHIFT(67),
-  [296] = {.entry = {.count = 1, .reusable = true}}, SHIFT(60),
-  [298] = {.entry = {.count = 1, .reusable = true}}, SHIFT(71),
-  [300] = {.entry = {.count = 1, .reusable = true}}, SHIFT(6),
-  [302] = {.entry = {.count = 1, .reusable = true}}, SHIFT(49),
-  [304] = {.entry = {.count = 1, .reusable = true}}, SHIFT(26),
-  [306] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0), SHIFT_REPEAT(107),
-  [309] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0),
-  [311] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0), SHIFT_REPEAT(60),
-  [314] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0),
-  [316] = {.entry = {.count = 1, .reusable = true}}, SHIFT(107),
-  [318] = {.entry = {.count = 1, .reusable = true}}, SHIFT(131),
-  [320] = {.entry = {.count = 1, .reusable = true}}, SHIFT(52),
-  [322] = {.entry = {.count = 1, .reusable = true}}, SHIFT(136),
-  [324] = {.entry = {.count = 1, .reusable = true}}, SHIFT(123),
-  [326] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0), SHIFT_REPEAT(138),
-  [329] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0),
-  [331] = {.entry = {.count = 1, .reusable = true}}, SHIFT(128),
-  [333] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0), SHIFT_REPEAT(6),
-  [336] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0),
-  [338] = {.entry = {.count = 1, .reusable = true}}, SHIFT(24),
-  [340] = {.entry = {.count = 1, .reusable = true}}, SHIFT(61),
-  [342] = {.entry = {.count = 1, .reusable = true}}, SHIFT(28),
-  [344] = {.entry = {.count = 1, .reusable = true}}, SHIFT(25),
-  [346] = {.entry = {.count = 1, .reusable = true}}, SHIFT(68),
-  [348] = {.entry = {.count = 1, .reusable = true}}, SHIFT(119),
-  [350] = {.entry = {.count = 1, .reusable = true}}, SHIFT(120),
-  [352] = {.entry = {.count = 1, .reusable = true}}, SHIFT(57),
-  [354] = {.entry = {.count = 1, .reusable = true}}, SHIFT(63),
-  [356] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 3, 0, 32),
-  [358] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_literal, 1, 0, 0),
-  [360] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 22),
-  [362] = {.entry = {.count = 1, .reusable = true}}, SHIFT(66),
-  [364] = {.entry = {.count = 1, .reusable = true}}, SHIFT(77),
-  [366] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 23),
-  [368] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_parameter, 3, 0, 16),
-  [370] = {.entry = {.count = 1, .reusable = true}}, SHIFT(23),
-  [372] = {.entry = {.count = 1, .reusable = true}}, SHIFT(89),
-  [374] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 24),
-  [376] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 4, 0, 15),
-  [378] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
-  [380] = {.entry = {.count = 1, .reusable = true}}, SHIFT(75),
-  [382] = {.entry = {.count = 1, .reusable = true}}, SHIFT(70),
-  [384] = {.entry = {.count = 1, .reusable = true}}, SHIFT(18),
-  [386] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 5, 0, 18),
-  [388] = {.entry = {.count = 1, .reusable = true}}, SHIFT(72),
-  [390] = {.entry = {.count = 1, .reusable = true}}, SHIFT(39),
-  [392] = {.entry = {.count = 1, .reusable = true}}, SHIFT(58),
-  [394] = {.entry = {.count = 1, .reusable = true}}, SHIFT(114),
-  [396] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 6, 0, 20),
-  [398] = {.entry = {.count = 1, .reusable = true}}, SHIFT(59),
-  [400] = {.entry = {.count = 1, .reusable = true}}, SHIFT(37),
-  [402] = {.entry = {.count = 1, .reusable = true}}, SHIFT(127),
-  [404] = {.entry = {.count = 1, .reusable = true}}, SHIFT(105),
-  [406] = {.entry = {.count = 1, .reusable = true}}, SHIFT(32),
-  [408] = {.entry = {.count = 1, .reusable = true}}, SHIFT(74),
-  [410] = {.entry = {.count = 1, .reusable = true}},  ACCEPT_INPUT(),
-  [412] = {.entry = {.count = 1, .reusable = true}}, SHIFT(99),
-  [414] = {.entry = {.count = 1, .reusable = true}}, SHIFT(54),
-  [416] = {.entry = {.count = 1, .reusable = true}}, SHIFT(33),
+  [9] = {.entry = {.count = 1, .reusable = false}}, SHIFT(174),
+  [11] = {.entry = {.count = 1, .reusable = false}}, SHIFT(30),
+  [13] = {.entry = {.count = 1, .reusable = false}}, SHIFT(182),
+  [15] = {.entry = {.count = 1, .reusable = true}}, SHIFT(62),
+  [17] = {.entry = {.count = 1, .reusable = false}}, SHIFT(71),
+  [19] = {.entry = {.count = 1, .reusable = true}}, SHIFT(172),
+  [21] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0),
+  [23] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(2),
+  [26] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(174),
+  [29] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(30),
+  [32] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(182),
+  [35] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(62),
+  [38] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(71),
+  [41] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_source_file_repeat1, 2, 0, 0), SHIFT_REPEAT(172),
+  [44] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_source_file, 1, 0, 0),
+  [46] = {.entry = {.count = 1, .reusable = true}}, SHIFT(2),
+  [48] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_attribute, 3, 0, 29),
+  [50] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_attribute, 3, 0, 29),
+  [52] = {.entry = {.count = 1, .reusable = false}}, SHIFT(39),
+  [54] = {.entry = {.count = 1, .reusable = true}}, SHIFT(39),
+  [56] = {.entry = {.count = 1, .reusable = true}}, SHIFT_EXTRA(),
+  [58] = {.entry = {.count = 1, .reusable = true}}, SHIFT(32),
+  [60] = {.entry = {.count = 1, .reusable = true}}, SHIFT(37),
+  [62] = {.entry = {.count = 1, .reusable = false}}, SHIFT(85),
+  [64] = {.entry = {.count = 1, .reusable = true}}, SHIFT(119),
+  [66] = {.entry = {.count = 1, .reusable = false}}, SHIFT(161),
+  [68] = {.entry = {.count = 1, .reusable = true}}, SHIFT(161),
+  [70] = {.entry = {.count = 1, .reusable = true}}, SHIFT(77),
+  [72] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 2, 0, 2),
+  [74] = {.entry = {.count = 1, .reusable = true}}, SHIFT(15),
+  [76] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 2, 0, 2),
+  [78] = {.entry = {.count = 1, .reusable = true}}, SHIFT(10),
+  [80] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 2, 0, 4),
+  [82] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 2, 0, 4),
+  [84] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 3, 0, 2),
+  [86] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 3, 0, 2),
+  [88] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 3, 0, 5),
+  [90] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 3, 0, 5),
+  [92] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 6),
+  [94] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 6),
+  [96] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 7),
+  [98] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 7),
+  [100] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 3, 0, 8),
+  [102] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 3, 0, 8),
+  [104] = {.entry = {.count = 1, .reusable = false}}, SHIFT(186),
+  [106] = {.entry = {.count = 1, .reusable = false}}, SHIFT(180),
+  [108] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 3, 0, 9),
+  [110] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 3, 0, 9),
+  [112] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_module_header, 4, 0, 11),
+  [114] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_module_header, 4, 0, 11),
+  [116] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 15),
+  [118] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 15),
+  [120] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 16),
+  [122] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 16),
+  [124] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 4, 0, 21),
+  [126] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 4, 0, 21),
+  [128] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 5, 0, 22),
+  [130] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 5, 0, 22),
+  [132] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 23),
+  [134] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 23),
+  [136] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 5, 0, 24),
+  [138] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 5, 0, 24),
+  [140] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 14),
+  [142] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 14),
+  [144] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation, 4, 0, 13),
+  [146] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation, 4, 0, 13),
+  [148] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_single_instruction, 6, 0, 30),
+  [150] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_single_instruction, 6, 0, 30),
+  [152] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
+  [154] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(15),
+  [157] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12),
+  [159] = {.entry = {.count = 1, .reusable = false}}, SHIFT(188),
+  [161] = {.entry = {.count = 1, .reusable = false}}, SHIFT(189),
+  [163] = {.entry = {.count = 1, .reusable = true}}, SHIFT(29),
+  [165] = {.entry = {.count = 1, .reusable = true}}, SHIFT(93),
+  [167] = {.entry = {.count = 1, .reusable = true}}, SHIFT(141),
+  [169] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 1, 0, 1),
+  [171] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 1, 0, 1),
+  [173] = {.entry = {.count = 1, .reusable = true}}, SHIFT(49),
+  [175] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
+  [177] = {.entry = {.count = 1, .reusable = false}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 10),
+  [179] = {.entry = {.count = 1, .reusable = true}}, SHIFT(121),
+  [181] = {.entry = {.count = 1, .reusable = true}}, SHIFT(130),
+  [183] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 3, 0, 0),
+  [185] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 3, 0, 0),
+  [187] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_ref, 1, 0, 0),
+  [189] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_ref, 1, 0, 0),
+  [191] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 2, 0, 0),
+  [193] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 2, 0, 0),
+  [195] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 2, 0, 0),
+  [197] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 2, 0, 0),
+  [199] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand_list, 4, 0, 0),
+  [201] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_operand_list, 4, 0, 0),
+  [203] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 2, 0, 0),
+  [205] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 2, 0, 0),
+  [207] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 3, 0, 0),
+  [209] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 3, 0, 0),
+  [211] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 3, 0, 0),
+  [213] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 3, 0, 0),
+  [215] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_list, 4, 0, 0),
+  [217] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_list, 4, 0, 0),
+  [219] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_typed_literal, 4, 0, 0),
+  [221] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_typed_literal, 4, 0, 0),
+  [223] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 2, 0, 0),
+  [225] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 2, 0, 0),
+  [227] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 2, 0, 0),
+  [229] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 2, 0, 0),
+  [231] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_body, 3, 0, 0),
+  [233] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_computation_body, 3, 0, 0),
+  [235] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 3, 0, 0),
+  [237] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 3, 0, 0),
+  [239] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_shape, 4, 0, 0),
+  [241] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_tuple_shape, 4, 0, 0),
+  [243] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 2, 0, 3),
+  [245] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 2, 0, 3),
+  [247] = {.entry = {.count = 1, .reusable = true}}, SHIFT(51),
+  [249] = {.entry = {.count = 1, .reusable = false}}, SHIFT(80),
+  [251] = {.entry = {.count = 1, .reusable = true}}, SHIFT(80),
+  [253] = {.entry = {.count = 1, .reusable = true}}, SHIFT(55),
+  [255] = {.entry = {.count = 1, .reusable = true}}, SHIFT(4),
+  [257] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
+  [259] = {.entry = {.count = 1, .reusable = false}}, SHIFT(34),
+  [261] = {.entry = {.count = 1, .reusable = true}}, SHIFT(60),
+  [263] = {.entry = {.count = 1, .reusable = true}}, SHIFT(52),
+  [265] = {.entry = {.count = 1, .reusable = true}}, SHIFT(90),
+  [267] = {.entry = {.count = 1, .reusable = false}}, SHIFT(90),
+  [269] = {.entry = {.count = 1, .reusable = true}}, SHIFT(58),
+  [271] = {.entry = {.count = 1, .reusable = true}}, SHIFT(44),
+  [273] = {.entry = {.count = 1, .reusable = true}}, SHIFT(56),
+  [275] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__any_shape, 1, 0, 0),
+  [277] = {.entry = {.count = 1, .reusable = true}}, SHIFT(153),
+  [279] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
+  [281] = {.entry = {.count = 1, .reusable = true}}, SHIFT(162),
+  [283] = {.entry = {.count = 1, .reusable = true}}, SHIFT(91),
+  [285] = {.entry = {.count = 1, .reusable = true}}, SHIFT(101),
+  [287] = {.entry = {.count = 1, .reusable = false}}, SHIFT(157),
+  [289] = {.entry = {.count = 1, .reusable = true}}, SHIFT(185),
+  [291] = {.entry = {.count = 1, .reusable = true}}, SHIFT(46),
+  [293] = {.entry = {.count = 1, .reusable = false}}, SHIFT(170),
+  [295] = {.entry = {.count = 1, .reusable = false}}, SHIFT(171),
+  [297] = {.entry = {.count = 1, .reusable = true}}, SHIFT(28),
+  [299] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 4, 0, 15),
+  [301] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 4, 0, 15),
+  [303] = {.entry = {.count = 1, .reusable = false}}, SHIFT(151),
+  [305] = {.entry = {.count = 1, .reusable = true}}, SHIFT(168),
+  [307] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 34),
+  [309] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 34),
+  [311] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 23),
+  [313] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 23),
+  [315] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 5, 0, 24),
+  [317] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 5, 0, 24),
+  [319] = {.entry = {.count = 1, .reusable = true}}, SHIFT(45),
+  [321] = {.entry = {.count = 1, .reusable = true}}, SHIFT(66),
+  [323] = {.entry = {.count = 1, .reusable = true}}, SHIFT(109),
+  [325] = {.entry = {.count = 1, .reusable = true}}, SHIFT(70),
+  [327] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 35),
+  [329] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 35),
+  [331] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 36),
+  [333] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 36),
+  [335] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 6, 0, 30),
+  [337] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 6, 0, 30),
+  [339] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_instruction, 7, 0, 37),
+  [341] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_instruction, 7, 0, 37),
+  [343] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_single_instruction_repeat1, 2, 0, 12), SHIFT_REPEAT(28),
+  [346] = {.entry = {.count = 1, .reusable = false}}, SHIFT(143),
+  [348] = {.entry = {.count = 1, .reusable = true}}, SHIFT(175),
+  [350] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0),
+  [352] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(170),
+  [355] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_computation_body_repeat1, 2, 0, 0), SHIFT_REPEAT(171),
+  [358] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 17),
+  [360] = {.entry = {.count = 1, .reusable = true}}, SHIFT(6),
+  [362] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 2, 0, 28),
+  [364] = {.entry = {.count = 1, .reusable = true}}, SHIFT(147),
+  [366] = {.entry = {.count = 1, .reusable = true}}, SHIFT(183),
+  [368] = {.entry = {.count = 1, .reusable = true}}, SHIFT(178),
+  [370] = {.entry = {.count = 1, .reusable = true}}, SHIFT(144),
+  [372] = {.entry = {.count = 1, .reusable = true}}, SHIFT(181),
+  [374] = {.entry = {.count = 1, .reusable = true}}, SHIFT(8),
+  [376] = {.entry = {.count = 1, .reusable = true}}, SHIFT(78),
+  [378] = {.entry = {.count = 1, .reusable = true}}, SHIFT(89),
+  [380] = {.entry = {.count = 1, .reusable = true}}, SHIFT(103),
+  [382] = {.entry = {.count = 1, .reusable = true}}, SHIFT(50),
+  [384] = {.entry = {.count = 1, .reusable = true}}, SHIFT(146),
+  [386] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0), SHIFT_REPEAT(8),
+  [389] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_operand_list_repeat1, 2, 0, 0),
+  [391] = {.entry = {.count = 1, .reusable = true}}, SHIFT(169),
+  [393] = {.entry = {.count = 1, .reusable = true}}, SHIFT(179),
+  [395] = {.entry = {.count = 1, .reusable = true}}, SHIFT(184),
+  [397] = {.entry = {.count = 1, .reusable = true}}, SHIFT(40),
+  [399] = {.entry = {.count = 1, .reusable = true}}, SHIFT(114),
+  [401] = {.entry = {.count = 1, .reusable = true}}, SHIFT(41),
+  [403] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_literal_repeat1, 2, 0, 0), SHIFT_REPEAT(50),
+  [406] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_literal_repeat1, 2, 0, 0),
+  [408] = {.entry = {.count = 1, .reusable = true}}, SHIFT(42),
+  [410] = {.entry = {.count = 1, .reusable = true}}, SHIFT(118),
+  [412] = {.entry = {.count = 1, .reusable = true}}, SHIFT(84),
+  [414] = {.entry = {.count = 1, .reusable = true}}, SHIFT(43),
+  [416] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0), SHIFT_REPEAT(159),
+  [419] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_signature_repeat1, 2, 0, 0),
+  [421] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0), SHIFT_REPEAT(184),
+  [424] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_computation_list_repeat1, 2, 0, 0),
+  [426] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 18),
+  [428] = {.entry = {.count = 1, .reusable = true}}, SHIFT(87),
+  [430] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_typed_literal_repeat1, 2, 0, 0), SHIFT_REPEAT(114),
+  [433] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_typed_literal_repeat1, 2, 0, 0),
+  [435] = {.entry = {.count = 1, .reusable = true}}, SHIFT(166),
+  [437] = {.entry = {.count = 1, .reusable = true}}, SHIFT(33),
+  [439] = {.entry = {.count = 1, .reusable = true}}, SHIFT(159),
+  [441] = {.entry = {.count = 1, .reusable = true}}, SHIFT(173),
+  [443] = {.entry = {.count = 1, .reusable = true}}, SHIFT(38),
+  [445] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0), SHIFT_REPEAT(89),
+  [448] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_tuple_shape_repeat1, 2, 0, 0),
+  [450] = {.entry = {.count = 1, .reusable = true}}, SHIFT(92),
+  [452] = {.entry = {.count = 1, .reusable = true}}, SHIFT(122),
+  [454] = {.entry = {.count = 1, .reusable = true}}, SHIFT(124),
+  [456] = {.entry = {.count = 1, .reusable = true}}, SHIFT(177),
+  [458] = {.entry = {.count = 1, .reusable = true}}, SHIFT(79),
+  [460] = {.entry = {.count = 1, .reusable = true}}, SHIFT(96),
+  [462] = {.entry = {.count = 1, .reusable = true}}, SHIFT(61),
+  [464] = {.entry = {.count = 1, .reusable = true}}, SHIFT(97),
+  [466] = {.entry = {.count = 1, .reusable = true}}, SHIFT(81),
+  [468] = {.entry = {.count = 1, .reusable = true}}, SHIFT(47),
+  [470] = {.entry = {.count = 1, .reusable = true}}, SHIFT(48),
+  [472] = {.entry = {.count = 1, .reusable = true}}, SHIFT(102),
+  [474] = {.entry = {.count = 1, .reusable = true}}, SHIFT(98),
+  [476] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_parameter, 3, 0, 26),
+  [478] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_literal, 4, 0, 0),
+  [480] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 2, 0, 27),
+  [482] = {.entry = {.count = 1, .reusable = true}}, SHIFT(5),
+  [484] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 19),
+  [486] = {.entry = {.count = 1, .reusable = true}}, SHIFT(36),
+  [488] = {.entry = {.count = 1, .reusable = true}}, SHIFT(110),
+  [490] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_operand, 1, 0, 20),
+  [492] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_nested_instruction, 3, 0, 32),
+  [494] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_literal, 1, 0, 0),
+  [496] = {.entry = {.count = 1, .reusable = true}}, SHIFT(94),
+  [498] = {.entry = {.count = 1, .reusable = true}}, SHIFT(134),
+  [500] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_tuple_literal, 3, 0, 0),
+  [502] = {.entry = {.count = 1, .reusable = true}}, SHIFT(156),
+  [504] = {.entry = {.count = 1, .reusable = true}}, SHIFT(99),
+  [506] = {.entry = {.count = 1, .reusable = true}}, SHIFT(176),
+  [508] = {.entry = {.count = 1, .reusable = true}}, SHIFT(82),
+  [510] = {.entry = {.count = 1, .reusable = true}}, SHIFT(165),
+  [512] = {.entry = {.count = 1, .reusable = true}}, SHIFT(104),
+  [514] = {.entry = {.count = 1, .reusable = true}}, SHIFT(7),
+  [516] = {.entry = {.count = 1, .reusable = true}}, SHIFT(163),
+  [518] = {.entry = {.count = 1, .reusable = true}}, SHIFT(63),
+  [520] = {.entry = {.count = 1, .reusable = true}}, SHIFT(95),
+  [522] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 4, 0, 25),
+  [524] = {.entry = {.count = 1, .reusable = true}}, SHIFT(100),
+  [526] = {.entry = {.count = 1, .reusable = true}}, SHIFT(53),
+  [528] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 5, 0, 31),
+  [530] = {.entry = {.count = 1, .reusable = true}}, SHIFT(88),
+  [532] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 6, 0, 33),
+  [534] = {.entry = {.count = 1, .reusable = true}}, SHIFT(164),
+  [536] = {.entry = {.count = 1, .reusable = true}}, SHIFT(167),
+  [538] = {.entry = {.count = 1, .reusable = true}}, SHIFT(57),
+  [540] = {.entry = {.count = 1, .reusable = true}},  ACCEPT_INPUT(),
+  [542] = {.entry = {.count = 1, .reusable = true}}, SHIFT(59),
+  [544] = {.entry = {.count = 1, .reusable = true}}, SHIFT(54),
 };
 
 enum ts_external_scanner_symbol_identifiers {
   ts_external_token_brace_block = 0,
-  ts_external_token__error_sentinel = 1,
+  ts_external_token_inline_computation = 1,
+  ts_external_token__error_sentinel = 2,
 };
 
 static const TSSymbol ts_external_scanner_symbol_map[EXTERNAL_TOKEN_COUNT] = {
   [ts_external_token_brace_block] = sym_brace_block,
+  [ts_external_token_inline_computation] = sym_inline_computation,
   [ts_external_token__error_sentinel] = sym__error_sentinel,
 };
 
-static const bool ts_external_scanner_states[3][EXTERNAL_TOKEN_COUNT] = {
+static const bool ts_external_scanner_states[4][EXTERNAL_TOKEN_COUNT] = {
   [1] = {
     [ts_external_token_brace_block] = true,
+    [ts_external_token_inline_computation] = true,
     [ts_external_token__error_sentinel] = true,
   },
   [2] = {
     [ts_external_token_brace_block] = true,
+  },
+  [3] = {
+    [ts_external_token_inline_computation] = true,
   },
 };
 

@@ -92,6 +92,21 @@ pub fn all_beside(document: &Document, dump: Option<&Path>) -> Vec<Diagnostic> {
     found
 }
 
+/// A file with no module, computation or instruction in it (empty, or only comments):
+/// XLA's parser refuses it. Not among [`all`]'s findings: an editor's new file is
+/// empty on purpose, and the server keeps [`all`]'s findings per computation; `hlo-lsp
+/// check`, which reads a finished file, adds it.
+pub fn no_module(document: &Document) -> Option<Diagnostic> {
+    document.file().modules.is_empty().then(|| {
+        Diagnostic::error(
+            0..0,
+            crate::model::codes::SYNTAX_ERROR,
+            "the file holds no HLO module, computation or instruction (XLA's parser \
+             expects one)",
+        )
+    })
+}
+
 /// Document order: by start, end, then severity.
 pub fn sort(found: &mut [Diagnostic]) {
     found.sort_by_key(sort_key);

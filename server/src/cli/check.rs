@@ -24,7 +24,11 @@ pub struct CheckArgs {
 
 /// All diagnostics of `text`, sorted by position.
 pub fn diagnostics(text: &str) -> Vec<Diagnostic> {
-    crate::checks::all(&crate::model::Document::parse(text))
+    let document = crate::model::Document::parse(text);
+    let mut found = crate::checks::all(&document);
+    found.extend(crate::checks::no_module(&document));
+    crate::checks::sort(&mut found);
+    found
 }
 
 pub fn run_check(args: CheckArgs) -> ExitCode {
@@ -35,7 +39,9 @@ pub fn run_check(args: CheckArgs) -> ExitCode {
     let found = match crate::language::detect(&args.file.to_string_lossy(), None, &text) {
         crate::language::Language::Hlo => {
             let document = crate::model::Document::parse(&text);
-            let found = crate::checks::all_beside(&document, Some(&args.file));
+            let mut found = crate::checks::all_beside(&document, Some(&args.file));
+            found.extend(crate::checks::no_module(&document));
+            crate::checks::sort(&mut found);
             // The process ends right after: freeing the model would only cost time.
             std::mem::forget(document);
             found

@@ -37,6 +37,27 @@ pub fn refuse_syntax_errors(
     ))
 }
 
+/// `Err` when `text` is MLIR (a `.mlir` file, or MLIR content), which the commands
+/// on XLA's compiled modules (`cost`, `graph`, `fusion`, `profile`) do not read: read
+/// as HLO it gives only syntax errors, or empty answers. One line says what to run
+/// instead.
+pub fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
+    let language = crate::language::detect(&path.to_string_lossy(), None, text);
+    if language != crate::language::Language::Mlir {
+        return Ok(());
+    }
+    let dialect = if text.contains("stablehlo.") || text.contains("mhlo.") {
+        "StableHLO"
+    } else {
+        "MLIR"
+    };
+    Err(format!(
+        "{}: this is {dialect}, not HLO text; this command reads XLA's HLO (a dump, or JAX's          `lower(...).as_text(dialect='hlo')`); `hlo-lsp mlir {}` lists its ops and their maps",
+        path.display(),
+        path.display()
+    ))
+}
+
 /// The one module a command that reports on a single module reads: the one `--module`
 /// names (its name, or its 0-based place in the file), else the first. When the file
 /// holds several and none was named, a note on stderr says which was taken and how to

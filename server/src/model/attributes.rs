@@ -101,6 +101,12 @@ pub fn parse_int_list(text: &str) -> Result<Vec<i64>, AttrError> {
     Ok(out)
 }
 
+/// Whether a braced value opens with a second brace (`{{128,32}}`).
+fn is_nested_list(text: &str) -> bool {
+    let text = text.trim_start();
+    text.starts_with('{') && text[1..].trim_start().starts_with('{')
+}
+
 /// One dimension of `slice={[start:limit:stride], ...}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SliceDim {
@@ -361,8 +367,10 @@ pub struct ConvDimLabels {
     pub output_spatial: Vec<i64>,
 }
 
-/// Decodes `b01f_01io->b01f` (spatial dimensions are digits, in order; XLA also
-/// accepts `?` for unused dimensions in some forms, which we reject).
+/// Decodes `b01f_01io->b01f` as XLA's `ParseConvolutionDimensionNumbers` does:
+/// spatial dimensions are digits numbered from 0, `?` marks a dimension that is
+/// none of them, and a missing `b`/`f` (`i`/`o`) stays dimension 0. Its errors use
+/// XLA's wording (`expects [0-2bf?] in lhs dimension numbers`).
 pub fn parse_dim_labels(text: &str) -> Result<ConvDimLabels, AttrError> {
     let text = text.trim();
     let Some((lhs_rhs, out)) = text.split_once("->") else {
@@ -373,14 +381,20 @@ pub fn parse_dim_labels(text: &str) -> Result<ConvDimLabels, AttrError> {
     };
     let rhs_at = lhs.len() + 1;
     let out_at = lhs_rhs.len() + 2;
-    let (input_batch, input_feature, input_spatial) = labels(lhs, 0, 'b', 'f')?;
-    let (kernel_output_feature, kernel_input_feature, kernel_spatial) =
-        labels(rhs, rhs_at, 'o', 'i')?;
-    let (output_batch, output_feature, output_spatial) = labels(out, out_at, 'b', 'f')?;
+    let (input_batch, input_feature, input_spatial) = labels(lhs, 0, ['b', 'f'], "lhs")?;
+    let (kernel_input_feature, kernel_output_feature, kernel_spatial) =
+        labels(rhs, rhs_at, ['i', 'o'], "rhs")?;
+    let (output_batch, output_feature, output_spatial) = labels(out, out_at, ['b', 'f'], "output")?;
     if input_spatial.len() != kernel_spatial.len() || input_spatial.len() != output_spatial.len() {
         return err(
             0,
-            "input, kernel and output must have the same number of spatial dimensions",
+            format!(
+                "input, kernel, and output must have same number of spatial dimensions, \
+                 but got {}, {}, {}",
+                input_spatial.len(),
+                kernel_spatial.len(),
+                output_spatial.len()
+            ),
         );
     }
     Ok(ConvDimLabels {
@@ -396,49 +410,50 @@ pub fn parse_dim_labels(text: &str) -> Result<ConvDimLabels, AttrError> {
     })
 }
 
-/// One group of labels: the positions of `first` and `second` and of the digits.
+/// One group of labels (`side` names it in errors): the positions of `pair[0]` and
+/// `pair[1]` and of the spatial digits.
 fn labels(
     group: &str,
     at: usize,
-    first: char,
-    second: char,
+    pair: [char; 2],
+    side: &str,
 ) -> Result<(i64, i64, Vec<i64>), AttrError> {
-    let mut a = None;
-    let mut b = None;
-    let mut spatial: Vec<Option<i64>> = Vec::new();
-    for (i, c) in group.chars().enumerate() {
-        let pos = i as i64;
-        if c == first && a.is_none() {
-            a = Some(pos);
-        } else if c == second && b.is_none() {
-            b = Some(pos);
-        } else if let Some(d) = c.to_digit(10) {
-            let d = d as usize;
-            if spatial.len() <= d {
-                spatial.resize(d + 1, None);
-            }
-            if spatial[d].is_some() {
-                return err(at + i, format!("spatial dimension {d} repeated"));
-            }
-            spatial[d] = Some(pos);
-        } else {
+    let mut seen = Vec::new();
+    for c in group.chars().filter(|&c| c != '?') {
+        if seen.contains(&c) {
             return err(
-                at + i,
-                format!("unexpected label `{c}` (expected `{first}`, `{second}` or a digit)"),
+                at,
+                format!("expects unique {side} dimension numbers, but sees {group}"),
             );
         }
+        seen.push(c);
     }
-    let (Some(a), Some(b)) = (a, b) else {
-        return err(at, format!("`{group}` needs both `{first}` and `{second}`"));
-    };
-    let spatial: Option<Vec<i64>> = spatial.into_iter().collect();
-    match spatial {
-        Some(s) => Ok((a, b, s)),
-        None => err(
-            at,
-            "spatial dimensions must be numbered 0, 1, 2, ... without gaps",
-        ),
+    let count = seen.iter().filter(|c| !pair.contains(c)).count();
+    let (mut a, mut b) = (0, 0);
+    let mut spatial = vec![-1; count];
+    for (i, c) in group.chars().enumerate() {
+        let pos = i as i64;
+        match c {
+            '?' => {}
+            _ if c == pair[0] => a = pos,
+            _ if c == pair[1] => b = pos,
+            _ => match c.to_digit(10).map(|d| d as usize) {
+                Some(d) if d < count => spatial[d] = pos,
+                _ => {
+                    return err(
+                        at + i,
+                        format!(
+                            "expects [0-{}{}{}?] in {side} dimension numbers",
+                            count as i64 - 1,
+                            pair[0],
+                            pair[1]
+                        ),
+                    )
+                }
+            },
+        }
     }
+    Ok((a, b, spatial))
 }
 
 /// Dot dimension numbers (`lhs_batch_dims={0} lhs_contracting_dims={2} ...`).
@@ -788,6 +803,22 @@ pub const KNOWN_ATTRIBUTES: &[&str] = &[
     "send_recv_validation",
     "slice_starts",
     "source_target_pairs",
+    // Accepted by XLA's parser on some instruction (`hlo_parser.cc`).
+    "convolution_kind",
+    "deduplicated_name",
+    "delta",
+    "domain",
+    "has_dynamic_root",
+    "is_associative",
+    "is_composite",
+    "is_reverse",
+    "metadata_payload",
+    "mode",
+    "origin",
+    "parameter_replication",
+    "profile_type",
+    "scheduling_name",
+    "sparsity_config",
 ];
 
 /// Whether XLA knows attribute `name` (binary search in a sorted copy of the list).
@@ -910,7 +941,11 @@ pub fn decode_attrs<'a>(
                 }
                 "window" => attrs.window = Some(parse_window(value)?.into()),
                 "dim_labels" => attrs.dim_labels = Some(Box::new(parse_dim_labels(value)?)),
-                "slice_sizes" => attrs.slice_sizes = Some(parse_int_list(value)?.into()),
+                // A collective-permute's in-place slices are a list of lists
+                // (`{{128,32}}`): only a gather's flat list is kept.
+                "slice_sizes" if !is_nested_list(value) => {
+                    attrs.slice_sizes = Some(parse_int_list(value)?.into())
+                }
                 "dynamic_slice_sizes" => {
                     attrs.dynamic_slice_sizes = Some(parse_int_list(value)?.into())
                 }

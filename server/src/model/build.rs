@@ -15,12 +15,13 @@ use tree_sitter::{Node, TreeCursor};
 
 use super::attributes::{self, decode_attrs, AttrError, AttrName};
 use super::diagnostics::{codes, Diagnostic};
+use super::literal;
 use super::module::{
     Attribute, AttributeValueKind, Built, CalledComputation, Computation, InstrId, Instruction,
     Operand, Span, Users,
 };
-use super::opcode::Opcode;
-use super::shape::{parse_shared_shape, PrimitiveType, Shape};
+use super::opcode::{async_sugar, AsyncSugar, Opcode};
+use super::shape::{parse_shape, parse_shared_shape, PrimitiveType, Shape};
 use super::shape_inference::{self, Site};
 use crate::syntax::{Chunk, ChunkKind};
 
@@ -34,20 +35,28 @@ pub fn build_chunk(chunk: &Chunk) -> Built {
         .into_iter()
         .map(|e| Diagnostic::error(e.range, codes::SYNTAX_ERROR, e.message))
         .collect();
+    if chunk.kind == ChunkKind::Header {
+        diagnostics.extend(super::header::diagnostics(chunk.text()));
+    }
     if chunk.kind != ChunkKind::Computation {
         return Built {
             diagnostics,
             ..Built::default()
         };
     }
-    let node = Chunk::item(&tree).filter(|n| n.kind() == "computation");
-    let computation = match node {
-        Some(node) => {
+    let item = Chunk::item(&tree);
+    let computation = match item.map(|n| (n, n.kind())) {
+        Some((node, "computation")) => {
             let (computation, mut own) = build_computation(chunk.text(), node);
             diagnostics.append(&mut own);
             computation
         }
-        None => unparsed_computation(chunk),
+        Some((node, "instruction")) => {
+            let (computation, mut own) = build_single_instruction(chunk.text(), node);
+            diagnostics.append(&mut own);
+            computation
+        }
+        _ => unparsed_computation(chunk),
     };
     Built {
         computation,
@@ -169,27 +178,73 @@ struct ComputationBuilder<'a, 't> {
     undecoded: Vec<usize>,
     /// How deep the inline operand being built is (see [`MAX_INLINE_DEPTH`]).
     inline_depth: usize,
+    /// A single-instruction file: operands it does not define are parameters, as XLA's
+    /// parser makes them (`ParseSingleInstruction`).
+    single: bool,
 }
 
 /// How deep inline operands (`add(f32[] negate(f32[] ...)))`) may nest: building
 /// one recurses per level. Real dumps nest one or two.
 pub const MAX_INLINE_DEPTH: usize = 100;
 
+impl<'a, 't> ComputationBuilder<'a, 't> {
+    fn new(text: &'a str, node: Node<'t>) -> Self {
+        ComputationBuilder {
+            text,
+            cursor: node.walk(),
+            computation: Computation {
+                range: span(node),
+                ..Computation::default()
+            },
+            diagnostics: Vec::new(),
+            pending: Vec::new(),
+            roots: Vec::new(),
+            undecoded: Vec::new(),
+            inline_depth: 0,
+            single: false,
+        }
+    }
+}
+
+/// A file that is one instruction: a computation of that instruction, named after it,
+/// whose undefined operands are its parameters. Anything after the instruction is an
+/// error, as in XLA ("Expected eof after parsing single instruction").
+fn build_single_instruction<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
+    let mut b = ComputationBuilder::new(text, node);
+    b.single = true;
+    let parts = Parts::of(&mut b.cursor, node);
+    let name_node = parts.name.or(parts.opcode);
+    if let Some(name) = name_node {
+        b.computation.name = strip_percent(b.node_text(name)).to_string();
+        b.computation.name_range = span(name);
+        let name_text = b.computation.name.clone();
+        if let Some(id) = b.add(name_text, span(name), span(node), &parts, false) {
+            b.computation.instructions[id.index()].is_root = true;
+            b.roots.push(id);
+        }
+    }
+    let mut next = node.next_named_sibling();
+    while let Some(extra) = next {
+        if extra.kind() != "comment" {
+            b.diagnostics.push(Diagnostic::error(
+                extra.byte_range(),
+                codes::SYNTAX_ERROR,
+                "Expected eof after parsing single instruction: a file of several \
+                 instructions needs an `HloModule` header and a computation",
+            ));
+            break;
+        }
+        next = extra.next_named_sibling();
+    }
+    b.resolve();
+    b.check_shapes();
+    b.computation.shrink_to_fit();
+    (b.computation, b.diagnostics)
+}
+
 fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
     let f = fields();
-    let mut b = ComputationBuilder {
-        text,
-        cursor: node.walk(),
-        computation: Computation {
-            range: span(node),
-            ..Computation::default()
-        },
-        diagnostics: Vec::new(),
-        pending: Vec::new(),
-        roots: Vec::new(),
-        undecoded: Vec::new(),
-        inline_depth: 0,
-    };
+    let mut b = ComputationBuilder::new(text, node);
     let (mut name, mut signature, mut body) = (None, None, None);
     for_each_field(&mut b.cursor, node, |field, child| match field {
         _ if field == f.name => name = Some(child),
@@ -228,6 +283,11 @@ fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagno
     b.resolve();
     b.check_parameters();
     b.check_shapes();
+    if let Some(result) = signature.and_then(|s| s.child_by_field_name("result")) {
+        b.check_result(result);
+    }
+    let chains = super::async_ops::check(&b.computation, text);
+    b.diagnostics.extend(chains);
     b.computation.shrink_to_fit();
     if b.computation.instructions.is_empty() && body.is_some_and(|n| !n.has_error()) {
         b.diagnostics.push(Diagnostic::warning(
@@ -337,15 +397,8 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             return None;
         };
         let opcode_text = self.node_text(opcode_node);
-        let opcode = Opcode::from_name(opcode_text);
         let opcode_range = self.range(opcode_node);
-        if opcode.is_unknown() {
-            self.diagnostics.push(Diagnostic::warning(
-                opcode_range.range(),
-                codes::UNKNOWN_OPCODE,
-                format!("unknown opcode `{opcode_text}`"),
-            ));
-        }
+        let opcode = self.opcode(opcode_text, opcode_range);
         let (shape, shape_range) = match parts.shape {
             Some(s) => (self.shape(s), self.range(s)),
             None => (Shape::invalid(), Span::at(opcode_range.start)),
@@ -376,6 +429,18 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 let k = operands.len();
                 let target = self.nested(&name, k, nested);
                 operands.push(Operand::inline(operand_range, target));
+            } else if operand_parts.name.is_none() {
+                // `f32[4]` alone: a parameter of a single-instruction file.
+                let declared_shape = operand_parts.shape.map(|s| self.shape(s));
+                if !self.single {
+                    self.diagnostics.push(Diagnostic::error(
+                        operand_range.range(),
+                        codes::SYNTAX_ERROR,
+                        "expects name: an operand names an instruction (only a \
+                         single-instruction file may leave it out)",
+                    ));
+                }
+                operands.push(Operand::named(operand_range, Span::NONE, declared_shape));
             } else if let Some(op_name) = operand_parts.name {
                 let declared_shape = operand_parts.shape.map(|s| self.shape(s));
                 pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
@@ -432,6 +497,9 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             // report): most instructions of a fused computation are parameters.
             literals = ThinVec::new();
         }
+        if opcode == Opcode::Constant {
+            self.check_literal(&shape, &literals);
+        }
         if !opcode.arity().accepts(operands.len()) {
             self.diagnostics.push(Diagnostic::error(
                 operand_list.byte_range(),
@@ -466,6 +534,45 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         Some(id)
     }
 
+    /// The opcode spelled `text`: a sugared async name (`dot-start`) reads as the
+    /// async op it stands for. An unknown name is a warning (XLA may have added an
+    /// opcode since), a sugared name XLA refuses is an error.
+    fn opcode(&mut self, text: &str, range: Span) -> Opcode {
+        let opcode = Opcode::from_name(text);
+        if !opcode.is_unknown() {
+            return opcode;
+        }
+        match async_sugar(text) {
+            Some(AsyncSugar::Async { op, .. }) => return op,
+            Some(AsyncSugar::NotWrappable) => self.diagnostics.push(Diagnostic::error(
+                range.range(),
+                codes::UNKNOWN_OPCODE,
+                format!("Unknown opcode: {text} (its stem has async forms of its own)"),
+            )),
+            None => self.diagnostics.push(Diagnostic::warning(
+                range.range(),
+                codes::UNKNOWN_OPCODE,
+                format!("unknown opcode `{text}`"),
+            )),
+        }
+        opcode
+    }
+
+    /// A constant's literal against its array shape ([`literal::check`]).
+    fn check_literal(&mut self, shape: &Shape, literals: &[Span]) {
+        let (Shape::Array(array), [only]) = (shape, literals) else {
+            return;
+        };
+        if let Err((range, message)) = literal::check(array, &self.text[only.range()]) {
+            let start = only.start as usize;
+            self.diagnostics.push(Diagnostic::error(
+                start + range.start..start + range.end,
+                codes::INVALID_LITERAL,
+                message,
+            ));
+        }
+    }
+
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
     fn nested(&mut self, user: &str, k: usize, node: Node<'t>) -> Option<InstrId> {
         let parts = Parts::of(&mut self.cursor, node);
@@ -491,10 +598,12 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             Ok(shape) => {
                 for leaf in shape.leaves() {
                     if let PrimitiveType::Unknown(name) = &leaf.element {
-                        self.diagnostics.push(Diagnostic::warning(
+                        self.diagnostics.push(Diagnostic::error(
                             range.clone(),
                             codes::UNKNOWN_TYPE,
-                            format!("unknown element type `{name}`"),
+                            format!(
+                                "unknown element type `{name}` (XLA's parser expects a known one)"
+                            ),
                         ));
                     }
                 }
@@ -526,7 +635,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         let value_kind = match value.kind() {
             "computation_ref" => AttributeValueKind::ComputationRef,
             "computation_list" => AttributeValueKind::ComputationList,
-            "brace_block" => AttributeValueKind::Braces,
+            "brace_block" | "inline_computation" => AttributeValueKind::Braces,
             "string" => AttributeValueKind::String,
             _ => AttributeValueKind::Atom,
         };
@@ -594,6 +703,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 Some(target) => {
                     c.instructions[i].operands[k].target = Some(target);
                 }
+                None if self.single => {}
                 None => {
                     let range = c.instructions[i].operands[k]
                         .name_range()
@@ -607,12 +717,17 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 }
             }
         }
+        self.check_control_predecessors();
+        let c = &mut self.computation;
         c.users = Users::of(&c.instructions);
         for &extra in self.roots.iter().skip(1) {
             self.diagnostics.push(Diagnostic::error(
                 c.instructions[extra.index()].name_range.range(),
                 codes::MULTIPLE_ROOTS,
-                format!("`{}` has more than one ROOT", c.name),
+                format!(
+                    "`{}` has more than one ROOT (one computation should have only one ROOT)",
+                    c.name
+                ),
             ));
         }
         infer_missing_shapes(c);
@@ -622,6 +737,61 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 .rposition(|i| !i.synthetic)
                 .map(|i| InstrId(i as u32))
         });
+    }
+
+    /// The signature's result shape fits the root's, as XLA's parser requires.
+    fn check_result(&mut self, result: Node) {
+        let c = &self.computation;
+        let Some(root) = c.root.map(|r| c.instruction(r)) else {
+            return;
+        };
+        let Ok(declared) = parse_shape(self.node_text(result)) else {
+            return;
+        };
+        if matches!(*root.shape, Shape::Invalid) || declared.compatible(&root.shape) {
+            return;
+        }
+        let message = format!(
+            "Shape of computation {}, {declared}, is not compatible with that of its root \
+             instruction {}, {}",
+            c.name, root.name, root.shape
+        );
+        self.diagnostics.push(
+            Diagnostic::error(result.byte_range(), codes::SHAPE_MISMATCH, message)
+                .with_related(root.shape_range.range(), "the root's shape"),
+        );
+    }
+
+    /// Every name in `control-predecessors={a, b}` is an instruction of the
+    /// computation, as XLA's parser requires.
+    fn check_control_predecessors(&mut self) {
+        let c = &self.computation;
+        let mut found = Vec::new();
+        for instr in &c.instructions {
+            let Some(a) = instr.attribute("control-predecessors") else {
+                continue;
+            };
+            let value = a.value_range.range();
+            let text = &self.text[value.clone()];
+            let inner = text.trim().trim_start_matches('{').trim_end_matches('}');
+            let base = value.start + text.find(inner).unwrap_or(0);
+            let mut at = 0;
+            for piece in inner.split(',') {
+                let name = piece.trim();
+                let offset = base + at + piece.find(name).unwrap_or(0);
+                at += piece.len() + 1;
+                let bare = strip_percent(name);
+                if bare.is_empty() || c.names.get(&c.instructions, bare).is_some() {
+                    continue;
+                }
+                found.push(Diagnostic::error(
+                    offset..offset + name.len(),
+                    codes::UNDEFINED_NAME,
+                    format!("`{bare}` is not defined in `{}`", c.name),
+                ));
+            }
+        }
+        self.diagnostics.extend(found);
     }
 
     /// `parameter(k)` numbers: each at most once, none missing below the largest.
@@ -660,7 +830,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     Diagnostic::error(
                         instr.operands_range.range(),
                         codes::PARAMETER_NUMBER,
-                        format!("parameter {k} is declared twice"),
+                        format!("duplicate parameter number {k}"),
                     )
                     .with_related(
                         c.instructions[first.index()].name_range.range(),
@@ -704,7 +874,8 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                             operand.range.range(),
                             codes::SHAPE_MISMATCH,
                             format!(
-                                "operand written as {declared} but `{}` has shape {actual}",
+                                "the declared operand shape {declared} is not compatible with \
+                                 the shape of the operand instruction `{}`, {actual}",
                                 c.instruction(t).name
                             ),
                         )
@@ -712,6 +883,9 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     );
                 }
             }
+            found.extend(super::instruction_checks::check(instr, self.text, |k| {
+                c.operand_shape(instr, k)
+            }));
             if self.undecoded.contains(&instr.id.index()) {
                 continue;
             }

@@ -164,7 +164,7 @@ pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
         out.push(Diagnostic::error(
             c.abs(c.name_range),
             codes::DUPLICATE_NAME,
-            "a module has one ENTRY computation; this is another",
+            "expects only one ENTRY computation in a module; this is another",
         ));
     }
     for call in &outline.calls {
@@ -179,8 +179,42 @@ pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
     out.extend(recursive_calls(m, c));
     for instr in &c.model().instructions {
         check_calls(m, c, instr, &mut out);
+        if instr.opcode == Opcode::AsyncStart {
+            shared_async_computation(m, c, instr, &mut out);
+        }
     }
     out
+}
+
+/// An async computation belongs to one `async-start` (XLA's parser: "Computation X is
+/// called by more than one async op"): an error on every start after the first.
+fn shared_async_computation(
+    m: &Module,
+    c: ComputationRef,
+    instr: &Instruction,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for called in instr.called.iter().filter(|k| k.attribute == "calls") {
+        let starts: Vec<(ComputationId, usize)> = m
+            .callers_of_name(&called.name)
+            .iter()
+            .filter_map(|site| {
+                let (caller, i) = m.caller(site)?;
+                (i.opcode == Opcode::AsyncStart).then_some((caller.id, i.range.start as usize))
+            })
+            .collect();
+        let first = starts.iter().min().copied();
+        if starts.len() > 1 && first != Some((c.id, instr.range.start as usize)) {
+            diags.push(Diagnostic::error(
+                c.abs(called.name_range),
+                codes::INVALID_MODULE,
+                format!(
+                    "Computation {} is called by more than one async op",
+                    called.name
+                ),
+            ));
+        }
+    }
 }
 
 /// An error on each call of `c` that leads back to `c`, naming the cycle: a call

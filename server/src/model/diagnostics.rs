@@ -139,7 +139,7 @@ pub mod codes {
     pub const UNKNOWN_OPCODE: &str = "unknown-opcode";
     /// An attribute this server does not know (a warning).
     pub const UNKNOWN_ATTRIBUTE: &str = "unknown-attribute";
-    /// An element type this server does not know (a warning).
+    /// An element type XLA does not know (an error, as in XLA's parser).
     pub const UNKNOWN_TYPE: &str = "unknown-type";
     /// A shape token that does not decode (`f32[2,` ...).
     pub const INVALID_SHAPE: &str = "invalid-shape";
@@ -176,6 +176,13 @@ pub mod codes {
     pub const OPERAND_SHAPE: &str = "operand-shape";
     /// `get-tuple-element` index out of range.
     pub const TUPLE_INDEX: &str = "tuple-index";
+    /// A constant's literal does not fit its shape (nesting, element count, a value
+    /// out of its type's range, a NaN payload the type cannot hold).
+    pub const INVALID_LITERAL: &str = "invalid-literal";
+    /// A module's structure XLA's parser refuses: a second ENTRY, an async op whose
+    /// shape or computation does not fit its start, an attribute on the wrong op, a
+    /// header attribute that does not read (`input_output_alias`, `buffer_donor`).
+    pub const INVALID_MODULE: &str = "invalid-module";
     /// A computation without instructions.
     pub const EMPTY_COMPUTATION: &str = "empty-computation";
     /// A called computation takes a different number of parameters than it is given.

@@ -7,9 +7,10 @@
 //! [`crossref`] (names and calls across computations), [`callgraph`] (who calls whom, in
 //! which role), [`document`] (a version of a
 //! document, built lazily per computation), [`shape_inference`] (XLA-style shape
-//! checks), [`diagnostics`], [`metadata`] (an instruction's `metadata={...}`), [`stack_frames`]
+//! checks), [`async_ops`] (an async chain's structure), [`header`] (the module header's aliasing attributes), [`literal`] (a constant's literal against its shape), [`instruction_checks`] (attributes kept as text, checked as XLA's parser does), [`diagnostics`], [`metadata`] (an instruction's `metadata={...}`), [`stack_frames`]
 //! (the Python stack of a `stack_frame_id`).
 
+pub mod async_ops;
 pub mod attributes;
 pub mod backend;
 pub mod build;
@@ -17,6 +18,9 @@ pub mod callgraph;
 pub mod crossref;
 pub mod diagnostics;
 pub mod document;
+pub mod header;
+pub mod instruction_checks;
+pub mod literal;
 pub mod metadata;
 pub mod module;
 pub mod nameless;

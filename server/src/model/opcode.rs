@@ -124,7 +124,8 @@ opcodes! {
     And = "and", Exactly(2), Binary;
     AsyncDone = "async-done", Exactly(1), Other;
     AsyncStart = "async-start", Arity::Any, Other;
-    AsyncUpdate = "async-update", Exactly(1), Other;
+    // More operands bind late (`dot-update(start, lhs)`).
+    AsyncUpdate = "async-update", AtLeast(1), Other;
     Atan2 = "atan2", Exactly(2), Binary;
     BatchNormGrad = "batch-norm-grad", Exactly(5), Other;
     BatchNormInference = "batch-norm-inference", Exactly(5), Other;
@@ -209,6 +210,7 @@ opcodes! {
     RoundNearestAfz = "round-nearest-afz", Exactly(1), Unary;
     RoundNearestEven = "round-nearest-even", Exactly(1), Unary;
     Rsqrt = "rsqrt", Exactly(1), Unary;
+    Scan = "scan", AtLeast(1), Other;
     ScaledDot = "scaled-dot", Exactly(4), Other;
     Scatter = "scatter", OddAtLeast(3), Other;
     Select = "select", Exactly(3), Ternary;
@@ -255,6 +257,40 @@ impl Opcode {
     /// Every known opcode, for completion and tests.
     pub fn all() -> impl Iterator<Item = &'static Opcode> {
         TABLE.iter().map(|(_, op, ..)| op)
+    }
+}
+
+/// What an opcode spelled `X-start`, `X-update` or `X-done` means when `X` is an
+/// opcode: XLA's parser (`ParseOpcode`) reads it as `async-start` (`-update`,
+/// `-done`) wrapping `X`, except for the opcodes that have async forms of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AsyncSugar {
+    /// `async`, wrapping `wrapped`.
+    Async { op: Opcode, wrapped: Opcode },
+    /// `X` may not be wrapped: XLA says "Unknown opcode".
+    NotWrappable,
+}
+
+/// The async opcode a sugared name stands for (see [`AsyncSugar`]); `None` when the
+/// name has no async suffix or its stem is no opcode.
+pub fn async_sugar(name: &str) -> Option<AsyncSugar> {
+    let (stem, op) = [
+        ("-start", Opcode::AsyncStart),
+        ("-update", Opcode::AsyncUpdate),
+        ("-done", Opcode::AsyncDone),
+    ]
+    .into_iter()
+    .find_map(|(suffix, op)| Some((name.strip_suffix(suffix)?, op)))?;
+    let wrapped = Opcode::from_name(stem);
+    match wrapped {
+        Opcode::Unknown(_) => None,
+        Opcode::AllGather
+        | Opcode::AllReduce
+        | Opcode::CollectivePermute
+        | Opcode::Copy
+        | Opcode::Recv
+        | Opcode::Send => Some(AsyncSugar::NotWrappable),
+        wrapped => Some(AsyncSugar::Async { op, wrapped }),
     }
 }
 

@@ -718,6 +718,16 @@ impl Cursor<'_> {
                             return Err(self.error("unbalanced `(` in layout"));
                         }
                     }
+                    let item = std::str::from_utf8(&self.text[start..self.pos]).unwrap_or("");
+                    if let Some(types) = item.strip_prefix("D(").and_then(|t| t.strip_suffix(')')) {
+                        check_dim_level_types(types).map_err(|m| self.error(m))?;
+                    }
+                    // A physical shape belongs to a sparse layout (`D(D,C)` before it).
+                    if item.starts_with("P(") && !layout.extra.contains("D(") {
+                        return Err(
+                            self.error("Layout has physical shape, but is not for a sparse array")
+                        );
+                    }
                     layout
                         .extra
                         .push_str(std::str::from_utf8(&self.text[start..self.pos]).unwrap_or(""));
@@ -767,6 +777,22 @@ where
         }
     }
     Ok(())
+}
+
+/// A sparse layout's `D(...)` list: each a dimension level type (`D`, `C`, `S`, `H`,
+/// optionally `+` then `~`), as XLA's `ParseDimLevelTypes` reads them.
+fn check_dim_level_types(types: &str) -> Result<(), &'static str> {
+    let valid = |t: &str| {
+        let t = t.trim();
+        let t = t.strip_suffix('~').unwrap_or(t);
+        let t = t.strip_suffix('+').unwrap_or(t);
+        matches!(t, "D" | "C" | "S" | "H")
+    };
+    if types.trim().is_empty() || types.split(',').all(valid) {
+        Ok(())
+    } else {
+        Err("expected a DimLevelType abbreviation (D, C, or S)")
+    }
 }
 
 #[cfg(test)]

@@ -172,6 +172,12 @@ fn infer(
     shapes: &[&Shape],
     attrs: &Attrs,
 ) -> Result<Option<Inferred>, Problem> {
+    // A copy of a tuple is a shallow copy (an async chain passes through one).
+    if *opcode == Opcode::Copy {
+        if let Some(Shape::Tuple(_)) = shapes.first() {
+            return Ok(Some(Inferred::Exact(shapes[0].clone())));
+        }
+    }
     match opcode.class() {
         Class::Unary => return unary(opcode, shapes),
         Class::Binary => return binary(opcode, shapes),
@@ -701,7 +707,8 @@ fn dynamic_slice(
     }))
 }
 
-/// The start indices after operand `first`: one scalar per dimension.
+/// The start indices after operand `first`: one scalar per dimension, or (the
+/// legacy form XLA's parser still accepts) one integer vector of `rank` elements.
 fn check_start_indices(
     opcode: &Opcode,
     shapes: &[&Shape],
@@ -709,6 +716,13 @@ fn check_start_indices(
     first: usize,
 ) -> Result<(), Problem> {
     let given = shapes.len() - first;
+    if given == 1 && rank != 1 {
+        if let Shape::Array(v) = shapes[first] {
+            if v.rank() == 1 && v.element.is_integral() && v.dims[0] == rank as i64 {
+                return Ok(());
+            }
+        }
+    }
     if given != rank {
         return Err(problem(
             codes::OPERAND_COUNT,

@@ -515,7 +515,7 @@ impl SyntaxDocument {
         let mut region = String::with_capacity(text.len() + next.len());
         region.push_str(text);
         region.push_str(next);
-        Splitter::new(&region, 0)
+        Splitter::region(&region, self.chunks[i].start)
             .next()
             .is_some_and(|(range, kind)| range.end == text.len() && kind == self.chunks[i].kind)
     }
@@ -537,7 +537,7 @@ impl SyntaxDocument {
                 return self.splice_in(first, stop, &region, base, spans, edit);
             }
             if last == self.chunks.len() {
-                let spans: Vec<_> = Splitter::new(&region, 0).collect();
+                let spans: Vec<_> = Splitter::region(&region, base).collect();
                 return self.splice_in(first, last, &region, base, spans, edit);
             }
             take *= 4;
@@ -570,13 +570,19 @@ impl SyntaxDocument {
         let mut spans = Vec::new();
         // Old chunks that start at or after the edit's old end keep their text.
         let mut j = first + self.chunks[first..last].partition_point(|c| c.start < edit.old_end);
-        for (range, kind) in Splitter::new(region, 0) {
+        for (range, kind) in Splitter::region(region, base) {
             let at = base + range.start;
             if at >= edit.new_end {
                 while j < last && edit.map_end(self.chunks[j].start) < at {
                     j += 1;
                 }
-                if j < last && edit.map_end(self.chunks[j].start) == at {
+                // A chunk that moves to or from the document's start is scanned again:
+                // there it may be a single-instruction file, which runs to the end.
+                let same_place = |c: &Placed| (c.start == 0) == (at == 0);
+                if j < last
+                    && edit.map_end(self.chunks[j].start) == at
+                    && same_place(&self.chunks[j])
+                {
                     return Some((spans, j));
                 }
             }

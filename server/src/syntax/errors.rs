@@ -83,7 +83,28 @@ fn describe(text: &str, node: Node, path: &[Node]) -> String {
     if own.trim().is_empty() {
         return format!("syntax error{}", context(text, path));
     }
+    if path.len() == 1 && starts_like_a_call(own) {
+        // XLA reads a file that is no module as one instruction, `name = ...`.
+        return format!(
+            "expects '=' in instruction: a file that is one instruction reads \
+             `name = shape opcode(...)` or `shape opcode(...)`, not '{}'",
+            snippet(own)
+        );
+    }
+    if let Some(at) = own.rfind("/*").filter(|&at| !own[at..].contains("*/")) {
+        return format!("unterminated comment '{}'", snippet(&own[at..]));
+    }
     format!("unexpected '{}'{}", snippet(own), context(text, path))
+}
+
+/// `multiply(...`: a word right before `(`, as an instruction without its `name =`.
+fn starts_like_a_call(text: &str) -> bool {
+    let text = text.trim_start();
+    let word = text
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'%'))
+        .count();
+    word > 0 && text[word..].starts_with('(')
 }
 
 /// ` in instruction 'x'` / ` in computation 'c'`, from the nearest named ancestor.

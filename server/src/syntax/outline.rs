@@ -217,6 +217,12 @@ fn computation_value(text: &str, eq: usize, out: &mut Vec<CallRef>) -> usize {
         }
         return p;
     }
+    // A computation written inline (`calls={ p = f32[] parameter(0) ... }`) calls no
+    // computation by name, as the grammar's `inline_computation`.
+    let end = skip_block(bytes, p);
+    if bytes[p..end].contains(&b'=') {
+        return end;
+    }
     // `{%a, %b}`: names separated by commas and blanks.
     p += 1;
     loop {

@@ -20,14 +20,28 @@ use super::ChunkKind;
 pub struct Splitter<'a> {
     text: &'a [u8],
     pos: usize,
+    /// Document offset of `text`'s first byte: only a chunk at the document's start
+    /// may be a single-instruction file.
+    base: usize,
 }
 
 impl<'a> Splitter<'a> {
-    /// `start` must be 0 or a chunk boundary of `text`.
+    /// `start` must be 0 or a chunk boundary of `text`, the whole document.
     pub fn new(text: &'a str, start: usize) -> Self {
         Splitter {
             text: text.as_bytes(),
             pos: start,
+            base: 0,
+        }
+    }
+
+    /// Scans `region`, a piece of the document that starts at the chunk boundary
+    /// `base` (the incremental path rescans such pieces).
+    pub fn region(region: &'a str, base: usize) -> Self {
+        Splitter {
+            text: region.as_bytes(),
+            pos: 0,
+            base,
         }
     }
 }
@@ -40,7 +54,7 @@ impl Iterator for Splitter<'_> {
         if start >= self.text.len() {
             return None;
         }
-        let (end, kind) = scan_chunk(self.text, start);
+        let (end, kind) = scan_chunk(self.text, start, self.base + start == 0);
         self.pos = end;
         Some((start..end, kind))
     }
@@ -57,15 +71,19 @@ struct State {
     /// Words begun at depth 0 (`HloModule m` is two: a third one not after `,` or
     /// `=` starts the next item).
     words: u32,
+    /// The file is one instruction (`n = f32[4] negate(p)`, `f32[4] negate(f32[4])`),
+    /// as XLA's parser accepts it: one chunk to the end (XLA wants nothing after it).
+    single: bool,
 }
 
-fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
+fn scan_chunk(text: &[u8], start: usize, document_start: bool) -> (usize, ChunkKind) {
     let mut state = State {
         kind: None,
         depth: 0,
         opened: false,
         last_significant: b'\n',
         words: 0,
+        single: false,
     };
     let mut p = start;
     while p < text.len() {
@@ -89,6 +107,7 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
         }
         if state.kind.is_none() && !blank && !comment {
             state.kind = Some(classify(content));
+            state.single = document_start && is_single_instruction(content);
         }
         if let Some(at) = scan_line(line, &mut state) {
             return (p + at, state.kind.unwrap_or(ChunkKind::Other));
@@ -100,6 +119,9 @@ fn scan_chunk(text: &[u8], start: usize) -> (usize, ChunkKind) {
 
 /// Whether a non-blank, non-comment line starts a new chunk.
 fn starts_new_item(state: &State, indent: usize, content: &[u8]) -> bool {
+    if state.single {
+        return false;
+    }
     if state.depth > 0 {
         return indent == 0 && looks_like_item_start(content);
     }
@@ -148,6 +170,23 @@ fn classify(content: &[u8]) -> ChunkKind {
     }
 }
 
+/// Whether a file's first line starts an instruction, not a computation: its first
+/// word is followed by `=` (`n = ...`) or is a shape's element type (`f32[4] ...`).
+/// XLA's parser decides the same way (`HloParserImpl::Run`).
+fn is_single_instruction(content: &[u8]) -> bool {
+    if starts_with_word(content, b"ENTRY") || starts_with_word(content, b"HloModule") {
+        return false;
+    }
+    let word = content.iter().take_while(|&&b| is_word_byte(b)).count();
+    match content.get(word) {
+        Some(b'[') => true,
+        _ => content[word..]
+            .iter()
+            .find(|&&b| b != b' ' && b != b'\t')
+            .is_some_and(|&b| b == b'='),
+    }
+}
+
 fn starts_with_word(content: &[u8], word: &[u8]) -> bool {
     content.starts_with(word)
         && content
@@ -188,7 +227,13 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
                 }
                 state.last_significant = b'"';
             }
-            b'/' if line.get(i + 1) == Some(&b'/') => return None,
+            // A `//` comment ends at the line's end, or at a lone `\r` (old Mac files).
+            b'/' if line.get(i + 1) == Some(&b'/') => {
+                match line[i..].iter().position(|&b| b == b'\r') {
+                    Some(k) => i += k,
+                    None => return None,
+                }
+            }
             b'/' if line.get(i + 1) == Some(&b'*') => {
                 i += 2;
                 while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
@@ -235,6 +280,9 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
 /// body (and its attributes, `}, execution_thread="h"`), or after a module
 /// header's name and attributes; never after the `,` or `=` that continue them.
 fn item_is_complete(state: &State) -> bool {
+    if state.single {
+        return false;
+    }
     let continues = matches!(state.last_significant, b',' | b'=');
     match state.kind {
         Some(ChunkKind::Computation) => state.opened && !continues,
@@ -339,6 +387,48 @@ mod tests {
             assert_eq!(again.first().map(|r| &text[r.clone()]), Some(*piece));
             at += piece.len();
         }
+    }
+
+    #[test]
+    fn a_single_instruction_file_is_one_chunk() {
+        for text in [
+            "%m = f32[2,4]{1,0} multiply(f32[2,4]{1,0} %a, f32[2,4]{1,0} %b)\n",
+            "f32[5] conditional(s32[], f32[5]), branch_computations={\n{\n t = f32[5] parameter(0)\n}\n}\n",
+            "p = f32[2] parameter(0)\nq = f32[2] negate(p)\n",
+        ] {
+            let got = kinds(text);
+            assert_eq!(got, vec![(text, ChunkKind::Computation)], "{text:?}");
+        }
+        // Only at the start of a file: a module's computations still split.
+        let got = kinds("ENTRY e {\n}\nf {\n}\n");
+        assert_eq!(got.len(), 2, "{got:?}");
+    }
+
+    #[test]
+    fn only_the_document_start_reads_as_a_single_instruction() {
+        // A header attribute on its own line after a stray `}` is its own chunk; a
+        // rescan from that boundary (the incremental path) must not take it for a
+        // single-instruction file and run to the end.
+        let text = "HloModule m, a={1},} b={true}\n\nf {\n p = f32[] parameter(0)\n}\n";
+        let whole: Vec<_> = Splitter::new(text, 0).collect();
+        assert!(whole.len() > 2, "{whole:?}");
+        let base = whole[1].0.start;
+        let again: Vec<_> = Splitter::region(&text[base..], base)
+            .map(|(r, k)| (r.start + base..r.end + base, k))
+            .collect();
+        assert_eq!(again, whole[1..]);
+    }
+
+    #[test]
+    fn a_line_comment_ends_at_a_lone_carriage_return() {
+        let text = "HloModule m:\r// Garbage\rENTRY c1 {\r// Foo\rROOT c = f32[1]{0} constant({1}) // x\r}";
+        let got = kinds(text);
+        let kinds: Vec<ChunkKind> = got.iter().map(|(_, k)| *k).collect();
+        assert_eq!(
+            kinds,
+            [ChunkKind::Header, ChunkKind::Computation],
+            "{got:?}"
+        );
     }
 
     #[test]

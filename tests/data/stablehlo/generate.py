@@ -87,6 +87,22 @@ PROGRAMS = {
         ),
         (img, ker),
     ),
+    # Ops with several named results (`%values, %indices = ...`) and ops HLO has
+    # under another name (issue 46).
+    "top_k": (lambda x: tuple(r + 1 for r in lax.top_k(x, 3)), (x48,)),
+    "rng_bit_generator": (
+        lambda k: tuple(r + 1 for r in lax.rng_bit_generator(k, (4, 8))),
+        (jnp.zeros((4,), jnp.uint32),),
+    ),
+    "fft": (lambda x: jnp.fft.fft(x, axis=-1), (jnp.ones((4, 8), jnp.complex64),)),
+    "reduce_precision": (
+        lambda x: lax.reduce_precision(x, exponent_bits=5, mantissa_bits=10) * 2,
+        (x48,),
+    ),
+    "optimization_barrier": (
+        lambda x: sum(lax.optimization_barrier((x, x + 1))),
+        (x48,),
+    ),
 }
 
 

@@ -17,7 +17,8 @@ pub fn all_gather_output_to_input(op: &OpInfo) -> OpResult {
         [g] => *g,
         _ => return Err(Unknown::malformed("all-gather needs exactly one dimension")),
     };
-    let n = operand.dims[g];
+    // `dimensions` is checked against the output's rank; the operand may have another.
+    let n = operand.dims.get(g).copied().unwrap_or(0);
     if n <= 0 || operand.rank() != out.rank() {
         return Err(Unknown::malformed(
             "all-gather: operand does not match the output",

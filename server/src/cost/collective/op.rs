@@ -388,21 +388,15 @@ mod tests {
         assert!(ar.devices.is_iota());
     }
 
-    /// JAX 0.10 prints `replica_groups=mesh['axis_0'=1,'axis_1'=8] {'axis_1'}`;
-    /// the model reads the value only up to the mesh (the grouped axes are a
-    /// syntax error there for now), so the collective is not modelled, and
-    /// says so, rather than read with the wrong groups.
+    /// JAX 0.10 prints `replica_groups=mesh['axis_0'=1,'axis_1'=8] {'axis_1'}`; the
+    /// grammar reads the whole value, so the collective is modelled with the groups
+    /// XLA makes of the mesh (one group of the 8 devices on `axis_1`).
     #[test]
-    fn mesh_axes_the_model_cuts_short_are_not_modelled() {
+    fn mesh_replica_groups_are_modelled_with_xla_s_groups() {
         let text = "HloModule m, num_partitions=8\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY e {\n  p = f32[256] parameter(0)\n  ROOT ar = f32[256] all-reduce(p), channel_id=1, replica_groups=mesh['axis_0'=1,'axis_1'=8] {'axis_1'}, use_global_device_ids=true, to_apply=add\n}\n";
-        let file = model::parse_hlo(text);
-        let module = &file.modules[0];
-        let entry = module.entry_computation().unwrap();
-        let instr = entry.model().instruction_by_name("ar").unwrap();
-        let why = CollectiveOp::from_instruction(module, entry, instr, ModuleConfig::default())
-            .unwrap_err();
-        assert!(why.starts_with("not modelled: "), "{why}");
-        assert!(why.contains("mesh"), "{why}");
+        let ar = op(text, "ar");
+        assert_eq!(ar.devices.groups(), vec![(0..8).collect::<Vec<i64>>()]);
+        assert_eq!((ar.bytes_transferred, ar.bytes_accessed), (1024, 2048.0));
     }
 
     #[test]

@@ -350,7 +350,9 @@ impl<'a> Emitter<'a> {
             return;
         }
         let result_def = op.results.first().copied();
-        let count = op.results.first().map_or(0, |&r| self.result_count(r));
+        // `%values, %indices = ...` names each result; `%2:2 = ...` names two at once.
+        let counts: Vec<usize> = op.results.iter().map(|&r| self.result_count(r)).collect();
+        let count: usize = counts.iter().sum();
         let mut results: Vec<String> = v.results.iter().filter_map(|t| types::shape(t)).collect();
         if v.operand_types.is_empty() && v.base != "while" && results.len() > count.max(1) {
             results = results.split_off(results.len() - count.max(1));
@@ -411,23 +413,43 @@ impl<'a> Emitter<'a> {
             shape: String::new(),
             parts: vec![],
         };
-        // A while is tuple-shaped even with one value.
-        if results.len() > 1 || instr_opcode_is_while(&scope.comp) {
+        // A while and an optimization barrier are tuple-shaped even with one value.
+        if results.len() > 1 || instr_is_tuple_shaped(&scope.comp) {
+            // Each element belongs to the result that names it (`%indices`).
+            let owners = part_owners(&counts, results.len());
             for (k, part) in results.iter().enumerate() {
                 let gte = format!("{name}.{k}");
+                let owner = owners[k].and_then(|d| op.results.get(d));
                 scope.comp.instrs.push(Instr {
                     name: gte.clone(),
                     shape: part.clone(),
                     opcode: "get-tuple-element".into(),
                     operands: vec![name.clone()],
                     attrs: vec![format!("index={k}")],
-                    mlir_name: mlir_name.clone(),
+                    mlir_name: owner.map_or(mlir_name.clone(), |&r| file.values[r].range.clone()),
                     mlir_op: file.ops[o].range.clone(),
                 });
                 value.parts.push(gte);
             }
         }
-        if let Some(r) = result_def {
+        if op.results.len() > 1 && value.parts.len() >= count {
+            // Several names: each its own elements.
+            let mut at = 0;
+            for (&r, &n) in op.results.iter().zip(&counts) {
+                let parts = value.parts[at..at + n].to_vec();
+                let one = Value {
+                    name: if n == 1 {
+                        parts[0].clone()
+                    } else {
+                        name.clone()
+                    },
+                    shape: results.get(at).cloned().unwrap_or_default(),
+                    parts: if n == 1 { vec![] } else { parts },
+                };
+                scope.values.insert(file.values[r].name.clone(), one);
+                at += n;
+            }
+        } else if let Some(r) = result_def {
             value.shape = results.first().cloned().unwrap_or_default();
             scope.values.insert(file.values[r].name.clone(), value);
         }
@@ -491,13 +513,51 @@ impl<'a> Emitter<'a> {
         }
         if let Some(opcode) = elementwise(base) {
             instr.opcode = opcode.into();
-            if base == "reduce_precision" {
-                return false;
-            }
             return true;
         }
         let dims = |keys: &[&str]| keys.iter().find_map(|k| v.attr(k)).map(ints);
         match base {
+            "fft" => {
+                instr.opcode = "fft".into();
+                let kind = v.attr("fft_type").or_else(|| v.attr("type")).map(enum_word);
+                instr
+                    .attrs
+                    .push(format!("fft_type={}", kind.unwrap_or("FFT")));
+                let length = dims(&["length", "fft_length"]).unwrap_or_default();
+                instr.attrs.push(format!("fft_length={}", list(&length)));
+            }
+            "reduce_precision" => {
+                let Some((exponent, mantissa)) = precision_bits(v) else {
+                    return false;
+                };
+                instr.opcode = "reduce-precision".into();
+                instr.attrs.push(format!("exponent_bits={exponent}"));
+                instr.attrs.push(format!("mantissa_bits={mantissa}"));
+            }
+            "rng_bit_generator" => {
+                instr.opcode = "rng-bit-generator".into();
+                let algorithm = v
+                    .attr("algorithm")
+                    .or_else(|| v.attr("rng_algorithm"))
+                    .map(enum_word)
+                    .unwrap_or("DEFAULT");
+                let algorithm = match algorithm {
+                    "THREE_FRY" => "rng_three_fry",
+                    "PHILOX" => "rng_philox",
+                    _ => "rng_default",
+                };
+                instr.attrs.push(format!("algorithm={algorithm}"));
+            }
+            "optimization_barrier" => self.optimization_barrier(instr, scope),
+            // XLA turns `chlo.top_k` into its `topk` instruction (largest first).
+            "top_k" => {
+                let Some(k) = dims(&["k"]).and_then(|d| d.first().copied()) else {
+                    return false;
+                };
+                instr.opcode = "topk".into();
+                instr.attrs.push(format!("k={k}"));
+                instr.attrs.push("largest=true".into());
+            }
             "compare" => {
                 let direction = v
                     .attr("comparison_direction")
@@ -807,6 +867,38 @@ impl<'a> Emitter<'a> {
         true
     }
 
+    /// XLA's exporter (`ExportXlaOp` for `OptimizationBarrierOp`) makes one tuple of
+    /// the operands, the barrier over it, and a `get-tuple-element` per result: the
+    /// tuple goes before `instr`, whose shape is the tuple's.
+    fn optimization_barrier(&self, instr: &mut Instr, scope: &mut Scope) {
+        let shapes: Vec<String> = instr
+            .operands
+            .iter()
+            .map(|n| {
+                scope
+                    .comp
+                    .instrs
+                    .iter()
+                    .rfind(|i| &i.name == n)
+                    .map_or_else(|| "f32[]".to_string(), |i| i.shape.clone())
+            })
+            .collect();
+        let tuple = format!("({})", shapes.join(", "));
+        let name = format!("{}.tuple", instr.name);
+        scope.comp.instrs.push(Instr {
+            name: name.clone(),
+            shape: tuple.clone(),
+            opcode: "tuple".into(),
+            operands: std::mem::take(&mut instr.operands),
+            attrs: vec![],
+            mlir_name: instr.mlir_name.clone(),
+            mlir_op: instr.mlir_op.clone(),
+        });
+        instr.opcode = "opt-barrier".into();
+        instr.operands = vec![name];
+        instr.shape = tuple;
+    }
+
     /// A `broadcast_in_dim` that stretches a size-1 operand dimension is, as XLA's
     /// builder writes it, a reshape that drops those dimensions, then a broadcast
     /// (an HLO broadcast keeps its operand's extents): the reshape goes before
@@ -822,7 +914,9 @@ impl<'a> Emitter<'a> {
         let stretched = |k: usize| {
             from.dim(k) == Some(1) && d.get(k).and_then(|&o| to.dim(o as usize)) != Some(1)
         };
-        if !(0..from.rank()).any(stretched) || instr.operands.is_empty() {
+        // `dims` names one result dimension per operand dimension; a list of another
+        // length (`dims = []` for a non-scalar) is left as written, for `check` to report.
+        if d.len() != from.rank() || !(0..from.rank()).any(stretched) || instr.operands.is_empty() {
             return d.to_vec();
         }
         let kept: Vec<usize> = (0..from.rank()).filter(|&k| !stretched(k)).collect();
@@ -1043,9 +1137,45 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// Whether the instruction written last is a `while`.
-fn instr_opcode_is_while(comp: &Comp) -> bool {
-    comp.instrs.last().is_some_and(|i| i.opcode == "while")
+/// Whether the instruction written last has a tuple shape whatever its result
+/// count: a `while`, an `opt-barrier`.
+fn instr_is_tuple_shaped(comp: &Comp) -> bool {
+    comp.instrs
+        .last()
+        .is_some_and(|i| matches!(i.opcode.as_str(), "while" | "opt-barrier"))
+}
+
+/// The enum's name in `FFT`, `#stablehlo<fft_type FFT>`, `#mhlo<rng_algorithm PHILOX>`.
+fn enum_word(value: &str) -> &str {
+    value
+        .trim()
+        .trim_end_matches('>')
+        .split_whitespace()
+        .last()
+        .unwrap_or("")
+}
+
+/// A `reduce_precision`'s exponent and mantissa bits: `format = e5m10` (pretty) or
+/// `exponent_bits = 5 : i32, mantissa_bits = 10 : i32` (generic).
+fn precision_bits(v: &OpView) -> Option<(i64, i64)> {
+    if let Some(format) = v.attr("format") {
+        let (e, m) = format.trim().strip_prefix('e')?.split_once('m')?;
+        return Some((e.parse().ok()?, m.parse().ok()?));
+    }
+    let bits = |key: &str| ints(v.attr(key)?).first().copied();
+    Some((bits("exponent_bits")?, bits("mantissa_bits")?))
+}
+
+/// For each of `len` tuple elements, the index of the result name that holds it
+/// (`%a:2, %b` holds 0 and 1 in `%a`, 2 in `%b`); `None` past the names.
+fn part_owners(counts: &[usize], len: usize) -> Vec<Option<usize>> {
+    let mut owners: Vec<Option<usize>> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(d, &n)| std::iter::repeat_n(Some(d), n))
+        .collect();
+    owners.resize(len, None);
+    owners
 }
 
 /// A scalar literal for HLO from MLIR's text (`0xFF800000` as `-inf`, `true`).

@@ -102,6 +102,14 @@ fn op_record(
         .iter()
         .zip(&indexing.entries)
         .map(|(&o, entry)| {
+            if o >= c.nodes.len() {
+                // A use of a value no instruction defines (`check` says where).
+                return OperandMaps {
+                    name: "?".into(),
+                    maps: vec![],
+                    unknown: Some("the operand is not defined".into()),
+                };
+            }
             let (name, maps) = through_helper(t, line, module, ci, o, entry);
             OperandMaps {
                 name: mlir_name(src, t, &name),

@@ -125,8 +125,9 @@ pub fn view(src: &str, file: &MlirFile, o: &Op) -> OpView {
         let open = toks.get(l + 1).copied();
         if let Some(open) = open.filter(|&o| is(o, "(")) {
             let close = toks[matching(&toks, l + 1, &text)];
-            v.location =
-                Some(src[file.tokens[open].range.end..file.tokens[close].range.start].to_string());
+            // An unclosed `loc(` ends the op: its matching token may be the `(` itself.
+            let inside = file.tokens[open].range.end..file.tokens[close].range.start;
+            v.location = src.get(inside).map(str::to_string);
         }
     }
     if let Some(s) = signature {
