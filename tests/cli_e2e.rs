@@ -3,6 +3,7 @@
 //! (linking one per file was most of `cargo test`'s time on two cores).
 
 mod cli_support;
+mod profile_samples;
 
 mod cli_check;
 mod cli_coalescing;

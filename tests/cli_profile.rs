@@ -7,51 +7,12 @@
 use crate::cli_support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cli_support::{check_readme_examples, run, stderr, stdout, temp_file};
 use serde_json::Value;
 
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/profiles")
-}
-
-fn samples() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(data())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("xprof.json").is_file())
-        .collect();
-    out.sort();
-    out
-}
-
-fn dump_of(sample: &Path) -> String {
-    std::fs::read_dir(sample)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("after_optimizations.txt"))
-        .unwrap()
-        .display()
-        .to_string()
-}
-
-fn profile_file(sample: &Path, suffix: &str) -> String {
-    let runs = sample.join("profile/plugins/profile");
-    let run = std::fs::read_dir(runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::read_dir(run)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(suffix))
-        .unwrap()
-        .display()
-        .to_string()
-}
+use crate::profile_samples::{data, dump_of, profile_file, samples};
 
 fn json(args: &[&str]) -> Value {
     let o = run(&[&["profile", "--json"], args].concat());

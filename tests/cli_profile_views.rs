@@ -8,38 +8,12 @@
 use crate::cli_support;
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cli_support::{run, stderr, stdout, temp_file};
 use serde_json::Value;
 
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/profiles")
-}
-
-fn samples() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(data())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("xprof.json").is_file())
-        .collect();
-    out.sort();
-    out
-}
-
-fn dump_of(sample: &Path) -> String {
-    std::fs::read_dir(sample)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("after_optimizations.txt"))
-        .unwrap()
-        .display()
-        .to_string()
-}
-
-fn logdir(sample: &Path) -> String {
-    sample.join("profile").display().to_string()
-}
+use crate::profile_samples::{data, dump_of, logdir, samples};
 
 fn json(args: &[&str]) -> Value {
     let o = run(args);

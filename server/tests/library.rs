@@ -10,6 +10,8 @@ mod algebra_support;
 mod analysis_support;
 mod conformance_support;
 mod fuzz_support;
+#[path = "../../tests/profile_samples.rs"]
+mod profile_samples;
 
 mod algebra_conformance;
 mod algebra_hostile;

@@ -16,59 +16,22 @@ use hlo_lsp::model;
 use hlo_lsp::profile::{self, Format, ModuleProfile, Profile, ProfileError};
 use serde_json::Value;
 
+use crate::profile_samples::{data, dump_of, profile_file, samples};
+
 /// Records that must pass (a floor: raise it when samples are added).
 const PASSING: usize = 52;
-
-fn data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/profiles")
-}
-
-/// Every sample folder (one with an `xprof.json`).
-fn samples() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(data())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("xprof.json").is_file())
-        .collect();
-    out.sort();
-    out
-}
-
-fn dump_of(sample: &Path) -> PathBuf {
-    std::fs::read_dir(sample)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with("after_optimizations.txt"))
-        .unwrap()
-}
-
-/// The run folder's file with this suffix.
-fn profile_file(sample: &Path, suffix: &str) -> PathBuf {
-    let runs = sample.join("profile/plugins/profile");
-    let run = std::fs::read_dir(runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::read_dir(run)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(suffix))
-        .unwrap()
-}
 
 fn xprof(sample: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(sample.join("xprof.json")).unwrap()).unwrap()
 }
 
 /// The profile read from `file`, joined to the sample's dump.
-fn joined(sample: &Path, file: &Path) -> Result<(Profile, ModuleProfile), ProfileError> {
-    let measured = profile::read(file)?;
+fn joined(sample: &Path, file: impl AsRef<Path>) -> Result<(Profile, ModuleProfile), ProfileError> {
+    let measured = profile::read(file.as_ref())?;
     let dump = dump_of(sample);
     let text = std::fs::read_to_string(&dump).unwrap();
     let parsed = model::parse_hlo(&text);
-    let id = DumpName::parse(&dump).map(|n| n.module_id);
+    let id = DumpName::parse(Path::new(&dump)).map(|n| n.module_id);
     let joined = profile::join(&measured, &parsed.modules[0], id)?;
     Ok((measured, joined))
 }
@@ -140,8 +103,8 @@ fn every_instruction_xprof_measured_is_joined_with_its_time_and_count() {
 #[test]
 fn the_protobuf_and_the_trace_give_the_same_numbers() {
     for sample in samples() {
-        let (pb, a) = joined(&sample, &profile_file(&sample, ".xplane.pb")).unwrap();
-        let (json, b) = joined(&sample, &profile_file(&sample, ".trace.json.gz")).unwrap();
+        let (pb, a) = joined(&sample, profile_file(&sample, ".xplane.pb")).unwrap();
+        let (json, b) = joined(&sample, profile_file(&sample, ".trace.json.gz")).unwrap();
         assert_eq!(pb.source.format, Format::XPlane);
         assert_eq!(json.source.format, Format::TraceJson { gzip: true });
         let tag = sample.display();
@@ -178,7 +141,7 @@ fn the_while_loop_body_time_is_the_body_instructions_and_counted_once_in_the_ste
     let sample = data().join("fori_cumulative");
     let expected = xprof(&sample);
     for suffix in [".xplane.pb", ".trace.json.gz"] {
-        let (_, p) = joined(&sample, &profile_file(&sample, suffix)).unwrap();
+        let (_, p) = joined(&sample, profile_file(&sample, suffix)).unwrap();
         let get = |name: &str| p.instructions.iter().find(|m| m.name == name).unwrap();
         let body = "region_0.5.clone.clone.clone";
         let body_ops = [
@@ -235,7 +198,7 @@ fn an_instruction_missing_from_the_dump_is_reported_and_never_dropped() {
         .replace("%ynn_fusion.1)", "%renamed_fusion)")
         .replace("%ynn_fusion.1,", "%renamed_fusion,");
     let parsed = model::parse_hlo(&text);
-    let measured = profile::read(&profile_file(&sample, ".xplane.pb")).unwrap();
+    let measured = profile::read(Path::new(&profile_file(&sample, ".xplane.pb"))).unwrap();
     let p = profile::join(&measured, &parsed.modules[0], Some(6)).unwrap();
     assert_eq!(p.unmatched.len(), 1, "{:?}", p.unmatched);
     assert_eq!(p.unmatched[0].name, "ynn_fusion.1");
@@ -260,7 +223,7 @@ fn a_profile_of_another_module_says_what_it_holds() {
     let dump = dump_of(&sample);
     let text = std::fs::read_to_string(&dump).unwrap();
     let parsed = model::parse_hlo(&text);
-    let measured = profile::read(&profile_file(&sample, ".xplane.pb")).unwrap();
+    let measured = profile::read(Path::new(&profile_file(&sample, ".xplane.pb"))).unwrap();
     let e = profile::join(&measured, &parsed.modules[0], Some(7))
         .unwrap_err()
         .to_string();
@@ -386,7 +349,7 @@ fn a_logdir_is_read_at_its_newest_run() {
 fn reading_tells_progress_and_stops_when_asked() {
     let file = profile_file(&data().join("sample_mlp_step"), ".xplane.pb");
     let mut calls = 0;
-    let e = profile::read_with_progress(&file, &mut |p| {
+    let e = profile::read_with_progress(Path::new(&file), &mut |p| {
         calls += 1;
         assert!(p.done <= p.total);
         false
