@@ -527,7 +527,7 @@ local ok = xpcall(function()
       return false
     end, 50)
     assert(found, 'no memory lens on ENTRY; lenses: ' .. vim.inspect(vim.lsp.codelens.get(mem)))
-    local want = "peak 26.0 MiB at %ynn_fusion.1 · 5 buffers live (from XLA's buffer assignment)"
+    local want = "peak 26.0 MiB at %copy_bitcast_fusion · 6 buffers live (from XLA's buffer assignment)"
     assert(title == want, 'lens: ' .. title)
     out('# memory lens: ' .. title)
   end)
