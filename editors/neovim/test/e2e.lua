@@ -120,6 +120,25 @@ local function hover_at(client, bufnr, needle)
   }))
 end
 
+--- Waits for a code lens on `line` of `bufnr` whose title starts with `prefix`, asking
+--- for the lenses again each round (the server computes some in the background); its
+--- title, or nil.
+local function wait_lens(bufnr, line, prefix)
+  local title
+  vim.wait(TIMEOUT, function()
+    require('hlo').refresh_codelens(bufnr)
+    for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+      local t = lens.command and lens.command.title
+      if t and lens.range.start.line == line and vim.startswith(t, prefix) then
+        title = t
+        return true
+      end
+    end
+    return false
+  end, 200)
+  return title
+end
+
 --- Waits until a client named hlo_lsp is initialized on `bufnr` (or the server exited).
 local function wait_client(bufnr)
   local found
@@ -671,20 +690,9 @@ local ok = xpcall(function()
   local exp_line = find(prof, '%subtract_exponential_fusion = ')
   check_with('codeLensProvider', 'code lens: the measured time above an instruction of a dump with its logdir beside it, no setting', function()
     assert(prof_client, 'no client on the profiled dump')
-    local title
     -- The profile is found and read in the background; the server asks for the lenses again.
-    local found = vim.wait(TIMEOUT, function()
-      require('hlo').refresh_codelens(prof)
-      for _, lens in ipairs(vim.lsp.codelens.get(prof)) do
-        local t = lens.command and lens.command.title
-        if t and lens.range.start.line == exp_line and vim.startswith(t, 'measured') then
-          title = t
-          return true
-        end
-      end
-      return false
-    end, 200)
-    assert(found, 'no measured lens on %subtract_exponential_fusion; lenses: ' .. vim.inspect(vim.lsp.codelens.get(prof)))
+    local title = wait_lens(prof, exp_line, 'measured')
+    assert(title, 'no measured lens on %subtract_exponential_fusion; lenses: ' .. vim.inspect(vim.lsp.codelens.get(prof)))
     assert(title == 'measured 2.38 µs · 7.7% of step', 'lens: ' .. title)
     out('# measured lens: ' .. title)
   end)
@@ -778,20 +786,9 @@ local ok = xpcall(function()
   local dot_line = find(passes, '%dot.1 = ')
   check_with('codeLensProvider', 'code lens: which pass made %dot.1, in a snapshot of a pass-by-pass dump', function()
     assert(passes_client, 'no client on the pass dump')
-    local title
     -- The history is built in the background; the server asks for the lenses again.
-    local found = vim.wait(TIMEOUT, function()
-      require('hlo').refresh_codelens(passes)
-      for _, lens in ipairs(vim.lsp.codelens.get(passes)) do
-        local t = lens.command and lens.command.title
-        if t and lens.range.start.line == dot_line and vim.startswith(t, 'introduced by') then
-          title = t
-          return true
-        end
-      end
-      return false
-    end, 200)
-    assert(found, 'no history lens on %dot.1; lenses: ' .. vim.inspect(vim.lsp.codelens.get(passes)))
+    local title = wait_lens(passes, dot_line, 'introduced by')
+    assert(title, 'no history lens on %dot.1; lenses: ' .. vim.inspect(vim.lsp.codelens.get(passes)))
     assert(title == 'introduced by algsimp (step 7) · changed by 2 passes', 'lens: ' .. title)
     out('# history lens: ' .. title)
   end)
