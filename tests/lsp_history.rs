@@ -9,7 +9,7 @@ use crate::lsp_support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use lsp_support::{position_of, repo_file, Client};
+use lsp_support::{lens_titles_when, position_of, repo_file, Client};
 use serde_json::{json, Value};
 
 const AFTER: &str = "module_0030.jit_mlp_train_step.cpu_after_optimizations.txt";
@@ -48,37 +48,6 @@ fn start() -> Client {
     client
 }
 
-/// The history lenses of `document` (titles by line), asked again until `ready`
-/// accepts them (the history is built in the background).
-fn history_lenses(
-    client: &mut Client,
-    document: &str,
-    ready: impl Fn(&[(u64, String)]) -> bool,
-) -> Vec<(u64, String)> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let found = client.result(
-            "textDocument/codeLens",
-            json!({"textDocument": {"uri": document}}),
-        );
-        let titles: Vec<(u64, String)> = found
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|lens| {
-                let title = lens["command"]["title"].as_str()?.to_string();
-                let line = lens["range"]["start"]["line"].as_u64()?;
-                Some((line, title))
-            })
-            .collect();
-        if ready(&titles) {
-            return titles;
-        }
-        assert!(Instant::now() < deadline, "no history lenses: {titles:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Whether the pass history has arrived: other lenses (the memory peak of a compiled
 /// module) are there from the start.
 fn has_history(lenses: &[(u64, String)]) -> bool {
@@ -101,7 +70,7 @@ fn every_instruction_says_which_pass_made_it() {
     let document = file_uri(&path);
     let mut client = start();
     client.open(&document, &text);
-    let lenses = history_lenses(&mut client, &document, has_history);
+    let lenses = lens_titles_when(&mut client, &document, has_history);
     // The build reported progress, then asked for the lenses again (a request: the
     // client answers it and files it with the notifications).
     let ended = client.notification("$/progress", |p| p["value"]["kind"] == "end");
@@ -168,7 +137,7 @@ fn a_dump_written_again_is_read_again() {
             .find(|(l, _)| *l == line)
             .map(|(_, t)| t.clone())
     };
-    let before = history_lenses(&mut client, &document, has_history);
+    let before = lens_titles_when(&mut client, &document, has_history);
     assert_eq!(
         title(&before).as_deref(),
         Some("introduced by algsimp (step 7) · changed by 2 passes")
@@ -181,7 +150,7 @@ fn a_dump_written_again_is_read_again() {
     assert_ne!(changed, text);
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(&path, changed).unwrap();
-    let after = history_lenses(&mut client, &document, |t| {
+    let after = lens_titles_when(&mut client, &document, |t| {
         title(t).is_some_and(|t| t.ends_with("changed by 3 passes"))
     });
     assert_eq!(
@@ -225,7 +194,7 @@ fn the_lens_opens_the_snapshots_around_each_pass() {
     let document = file_uri(&path);
     let mut client = start();
     client.open(&document, &text);
-    history_lenses(&mut client, &document, has_history);
+    lens_titles_when(&mut client, &document, has_history);
     let lenses = client.result(
         "textDocument/codeLens",
         json!({"textDocument": {"uri": document}}),

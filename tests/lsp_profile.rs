@@ -11,7 +11,7 @@ use crate::lsp_support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use lsp_support::{position_of, repo_file, Client};
+use lsp_support::{lens_titles_when, position_of, repo_file, Client};
 use serde_json::{json, Value};
 
 const ATTENTION: &str = "tests/data/profiles/attention";
@@ -38,37 +38,6 @@ fn start(options: Value) -> Client {
     );
     client.notify("initialized", json!({}));
     client
-}
-
-/// The resolved lens titles of `document` by line, asked again until `ready`
-/// accepts them (the profile is read in the background).
-fn titles(
-    client: &mut Client,
-    document: &str,
-    ready: impl Fn(&[(u64, String)]) -> bool,
-) -> Vec<(u64, String)> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let found = client.result(
-            "textDocument/codeLens",
-            json!({"textDocument": {"uri": document}}),
-        );
-        let mut titles = Vec::new();
-        for lens in found.as_array().into_iter().flatten() {
-            let resolved = match lens["command"].is_null() {
-                true => client.result("codeLens/resolve", lens.clone()),
-                false => lens.clone(),
-            };
-            let title = resolved["command"]["title"].as_str().unwrap_or_default();
-            let line = resolved["range"]["start"]["line"].as_u64().unwrap();
-            titles.push((line, title.to_string()));
-        }
-        if ready(&titles) {
-            return titles;
-        }
-        assert!(Instant::now() < deadline, "not ready: {titles:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// The profile is joined for the whole round: some lens says a measurement and no
@@ -115,7 +84,7 @@ fn a_logdir_beside_the_dump_gives_measured_lenses_hover_ranking_and_graph() {
     let document = file_uri(&path);
     let mut client = start(json!({}));
     client.open(&document, &text);
-    let lenses = titles(&mut client, &document, measured);
+    let lenses = lens_titles_when(&mut client, &document, measured);
     // Read in the background with progress, then the lenses were asked for again.
     let deadline = Instant::now() + Duration::from_secs(30);
     while client.queued("workspace/codeLens/refresh").is_empty() {
@@ -202,7 +171,7 @@ fn on_a_chosen_gpu_the_lens_has_the_estimate_per_step_beside() {
     let document = file_uri(&path);
     let mut client = start(json!({"coalescing": {"device": "a6000"}}));
     client.open(&document, &text);
-    let lenses = titles(&mut client, &document, measured);
+    let lenses = lens_titles_when(&mut client, &document, measured);
     let line = line_of(&text, "%subtract_exponential_fusion = ");
     let title = &lenses.iter().find(|(l, _)| *l == line).unwrap().1;
     assert!(
@@ -222,7 +191,7 @@ fn the_setting_and_the_command_load_a_profile_from_elsewhere() {
     let logdir = repo_file(&format!("{ATTENTION}/profile"));
     let mut client = start(json!({"profile": logdir}));
     client.open(&document, &text);
-    titles(&mut client, &document, measured);
+    lens_titles_when(&mut client, &document, measured);
     assert!(client.shutdown_and_exit().success());
 
     // The command, on a server with nothing found: the trace of the same run.
@@ -251,7 +220,7 @@ fn the_setting_and_the_command_load_a_profile_from_elsewhere() {
         loaded["documents"][0]["modules"][0]["module"],
         "jit_attention"
     );
-    let lenses = titles(&mut client, &document, measured);
+    let lenses = lens_titles_when(&mut client, &document, measured);
     let line = line_of(&text, "%subtract_exponential_fusion = ");
     assert!(lenses
         .iter()

@@ -518,3 +518,35 @@ pub fn tiling_search(rank: usize) -> String {
         outer = layout(rank),
     )
 }
+
+/// The resolved code-lens titles of `document` by line, asked again every 100 ms
+/// until `ready` accepts them (the server computes some lenses in the background:
+/// a profile's join, a pass history); panics after a minute.
+pub fn lens_titles_when(
+    client: &mut Client,
+    document: &str,
+    ready: impl Fn(&[(u64, String)]) -> bool,
+) -> Vec<(u64, String)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found = client.result(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": document}}),
+        );
+        let mut titles = Vec::new();
+        for lens in found.as_array().into_iter().flatten() {
+            let resolved = match lens["command"].is_null() {
+                true => client.result("codeLens/resolve", lens.clone()),
+                false => lens.clone(),
+            };
+            let title = resolved["command"]["title"].as_str().unwrap_or_default();
+            let line = resolved["range"]["start"]["line"].as_u64().unwrap();
+            titles.push((line, title.to_string()));
+        }
+        if ready(&titles) {
+            return titles;
+        }
+        assert!(Instant::now() < deadline, "not ready: {titles:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
