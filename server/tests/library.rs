@@ -54,6 +54,7 @@ mod navigation_hostile;
 mod profile_xprof;
 mod refactor_props;
 mod refactor_samples;
+mod sharding_conformance;
 mod syntax_corpus;
 mod syntax_errors;
 mod syntax_fuzz;
