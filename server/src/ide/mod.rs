@@ -33,6 +33,7 @@ pub mod navigation;
 pub mod pool;
 pub mod reaper;
 pub mod semantic_tokens;
+pub mod sharding;
 pub mod snapshot;
 pub mod source;
 
