@@ -114,3 +114,32 @@ fn create(tiles: TileAssignment, types: Vec<Subgroup>) -> Kind {
         replicate_on_last_tile_dim: false,
     }
 }
+
+/// The devices of each manual group, and the sharding every group applies
+/// among its own devices, numbered from 0 in group order
+/// (`hlo_sharding_util::GetManualSubgroupSharding`): what a `shard_map` body
+/// sees. `None` without a manual subgroup.
+pub fn manual_groups(
+    tiles: &TileAssignment,
+    subgroups: &[Subgroup],
+) -> Option<(TileAssignment, Kind)> {
+    let data = tiles.dims.len().checked_sub(subgroups.len())?;
+    let manual = data + subgroups.iter().position(|&s| s == Subgroup::Manual)?;
+    let mut perm = vec![manual];
+    perm.extend((0..tiles.dims.len()).filter(|&d| d != manual));
+    let groups = tiles.dims[manual];
+    let per_group = tiles.num_elements() / groups.max(1);
+    let grouped = tiles.transpose(&perm).reshape(vec![groups, per_group]);
+    let inner_dims: Vec<i64> = perm[1..].iter().map(|&d| tiles.dims[d]).collect();
+    let inner = TileAssignment {
+        dims: inner_dims,
+        devices: (0..per_group).collect(),
+        iota: Some(super::Iota::identity(per_group)),
+    };
+    let rest: Vec<Subgroup> = subgroups
+        .iter()
+        .copied()
+        .filter(|&s| s != Subgroup::Manual)
+        .collect();
+    Some((grouped, subgroup(inner, &rest)))
+}

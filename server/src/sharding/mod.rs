@@ -373,4 +373,14 @@ impl Leaf {
             metadata: self.metadata.clone(),
         })
     }
+
+    /// The devices of each manual group (one row each) and the sharding each
+    /// group applies among its own devices, numbered from 0: what the body of
+    /// a `shard_map` sees (`hlo_sharding_util::GetManualSubgroupSharding`).
+    /// `None` without a manual subgroup.
+    pub fn manual_groups(&self) -> Option<(TileAssignment, Leaf)> {
+        let (tiles, subgroups, _) = self.tiling()?;
+        let (groups, kind) = build::manual_groups(tiles, subgroups)?;
+        Some((groups, Leaf::of(kind)))
+    }
 }

@@ -309,3 +309,87 @@ impl NamedSharding {
         build::subgroup(tiles, &types)
     }
 }
+
+impl NamedSharding {
+    /// The named form of a v2 sharding over its smallest mesh, axes named
+    /// `axis_0`, `axis_1`, ... (XLA's `HloSharding::ToNamedSharding`);
+    /// replicated axes are left implicit. `None` for manual, unknown and
+    /// unreduced shardings, which XLA does not convert.
+    pub fn from_v2(leaf: &Leaf) -> Option<NamedSharding> {
+        let mut named = NamedSharding {
+            mesh: Mesh {
+                axes: vec![],
+                device_ids: DeviceIds::Iota,
+                maximal: None,
+            },
+            body: Body::Whole(Subgroup::Replicated),
+            replicated: vec![],
+            unreduced: vec![],
+            manual: vec![],
+            metadata: leaf.metadata.clone(),
+        };
+        let (tiles, subgroups, _) = match &leaf.kind {
+            Kind::Replicated => return Some(named),
+            Kind::Maximal(d) => {
+                named.mesh.maximal = Some(*d);
+                named.body = Body::None;
+                return Some(named);
+            }
+            Kind::Tiled { .. } => leaf.tiling()?,
+            _ => return None,
+        };
+        let rank = leaf.data_rank()?;
+        let sub_dims = match tiles.sub_dims() {
+            Some(sub_dims) => sub_dims,
+            None => {
+                // Not an iota: one axis per tiling dimension over the devices as listed.
+                named.mesh.device_ids = DeviceIds::List(tiles.devices.clone());
+                (0..tiles.dims.len())
+                    .map(|d| super::tile_assignment::SubDim {
+                        tile_dim: d,
+                        tile_sub_dim: 0,
+                        reshape_dim: d,
+                        size: tiles.dims[d],
+                    })
+                    .collect()
+            }
+        };
+        named.mesh.axes = sub_dims
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("axis_{i}"), s.size))
+            .collect();
+        let mut dims = vec![
+            DimSharding {
+                axes: vec![],
+                closed: true,
+            };
+            rank
+        ];
+        for tile_dim in 0..tiles.dims.len() {
+            // This dimension's axes, major first.
+            let mut axes: Vec<(usize, usize)> = sub_dims
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.tile_dim == tile_dim)
+                .map(|(axis, s)| (s.tile_sub_dim, axis))
+                .collect();
+            axes.sort_by_key(|a| std::cmp::Reverse(a.0));
+            let refs: Vec<AxisRef> = axes
+                .into_iter()
+                .map(|(_, axis)| AxisRef { axis, sub: None })
+                .collect();
+            if tile_dim < rank {
+                dims[tile_dim].axes = refs;
+                continue;
+            }
+            match subgroups.get(tile_dim - rank) {
+                Some(Subgroup::Manual) => named.manual.extend(refs),
+                Some(Subgroup::Unreduced) => named.unreduced.extend(refs),
+                _ => {}
+            }
+        }
+        named.body = Body::Dims(dims);
+        Some(named)
+    }
+}

@@ -333,6 +333,79 @@ impl TileAssignment {
     }
 }
 
+/// One axis of the smallest mesh a tile assignment is a view of: a piece of
+/// a reshape dimension of its iota that falls inside one tiling dimension
+/// (XLA's `SubDimInfo`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubDim {
+    /// The tiling dimension it splits.
+    pub tile_dim: usize,
+    /// Its place among that dimension's pieces, counted from the minor end.
+    pub tile_sub_dim: usize,
+    /// The reshape dimension of the iota it comes from.
+    pub reshape_dim: usize,
+    pub size: i64,
+}
+
+impl TileAssignment {
+    /// The axes of the smallest mesh this assignment is a view of, in mesh
+    /// order (XLA's `AnalyzeTileAssignment`): the transposed iota's
+    /// dimensions and the tiling's, walked together from the major end and
+    /// cut wherever either has a boundary. `None` when the devices are not an
+    /// iota or a boundary does not divide.
+    pub fn sub_dims(&self) -> Option<Vec<SubDim>> {
+        let iota = self
+            .iota
+            .clone()
+            .or_else(|| Iota::of_devices(&self.devices))?;
+        let mut queue: std::collections::VecDeque<(usize, i64)> =
+            iota.perm.iter().map(|&p| (p, iota.reshape[p])).collect();
+        // (reshape dim, tile dim, size) in walk order.
+        let mut walk: Vec<(usize, usize, i64)> = vec![];
+        for (tile_dim, &n) in self.dims.iter().enumerate() {
+            let mut need = n;
+            while need > 1 {
+                let (dim, size) = queue.front_mut()?;
+                if *size <= need {
+                    if need % *size != 0 {
+                        return None;
+                    }
+                    walk.push((*dim, tile_dim, *size));
+                    need /= *size;
+                    queue.pop_front();
+                } else {
+                    if *size % need != 0 {
+                        return None;
+                    }
+                    walk.push((*dim, tile_dim, need));
+                    *size /= need;
+                    need = 1;
+                }
+            }
+        }
+        if queue.iter().any(|&(_, size)| size > 1) {
+            return None;
+        }
+        let mut order: Vec<usize> = (0..walk.len()).collect();
+        order.sort_by_key(|&k| walk[k].0);
+        Some(
+            order
+                .into_iter()
+                .map(|k| {
+                    let (reshape_dim, tile_dim, size) = walk[k];
+                    let minor = walk[k + 1..].iter().filter(|w| w.1 == tile_dim).count();
+                    SubDim {
+                        tile_dim,
+                        tile_sub_dim: minor,
+                        reshape_dim,
+                        size,
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
 /// `[reshape]` and, unless the identity, `T(perm)`.
 pub fn iota_text(iota: &Iota) -> String {
     let mut out = format!("[{}]", join(&iota.reshape));

@@ -43,7 +43,7 @@ fn ceil_div(d: i64, n: i64) -> i64 {
     if n <= 0 {
         0
     } else {
-        (d + n - 1) / n
+        d / n + i64::from(d % n != 0)
     }
 }
 
@@ -175,8 +175,8 @@ fn bounds(dims: &[i64], splits: &[i64], index: &[i64]) -> (Vec<i64>, Vec<i64>) {
     let mut limit = vec![];
     for ((&d, &n), &i) in dims.iter().zip(splits).zip(index) {
         let tile = ceil_div(d, n);
-        start.push((i * tile).min(d));
-        limit.push(((i + 1) * tile).min(d));
+        start.push(i.saturating_mul(tile).min(d));
+        limit.push(i.saturating_add(1).saturating_mul(tile).min(d));
     }
     (start, limit)
 }
