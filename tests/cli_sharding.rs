@@ -131,3 +131,8 @@ fn bad_input_is_an_error() {
     let error = v["instructions"][0]["error"].as_str().unwrap();
     assert!(error.contains("at byte"), "{error}");
 }
+
+#[test]
+fn the_readme_examples_print_what_they_show() {
+    cli_support::check_readme_examples("sharding");
+}
