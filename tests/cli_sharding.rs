@@ -136,3 +136,15 @@ fn bad_input_is_an_error() {
 fn the_readme_examples_print_what_they_show() {
     cli_support::check_readme_examples("sharding");
 }
+
+#[test]
+fn a_tuple_sharding_on_an_array_is_reported() {
+    let file = cli_support::temp_file(
+        "sharding",
+        "mismatch.hlo",
+        "HloModule m, num_partitions=4\n\nENTRY e {\n  ROOT r = f32[4] parameter(0), sharding={{replicated}}\n}\n",
+    );
+    let v = json(&["sharding", file.to_str().unwrap(), "--json"]);
+    let error = v["instructions"][0]["error"].as_str().unwrap_or("");
+    assert!(error.contains("does not fit"), "{v}");
+}

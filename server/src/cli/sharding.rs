@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use super::gpu;
-use crate::model::Module;
+use crate::model::{Module, Shape};
 use crate::sharding::{self, ElementLayout, Written};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -122,7 +122,17 @@ fn run_inner(args: &Args) -> Result<String, String> {
                 continue;
             }
         };
-        for layout in sharding::layouts(&s.instruction.shape, parsed, written, Some(devices)) {
+        let layouts = sharding::layouts(&s.instruction.shape, parsed, written, Some(devices));
+        let arrays = matches!(&*s.instruction.shape, Shape::Array(_) | Shape::Tuple(_));
+        if layouts.is_empty() && arrays {
+            let why = format!(
+                "`{}` does not fit its shape {}",
+                s.text, s.instruction.shape
+            );
+            text.push_str(&format!("{name}: {why}\n"));
+            entries.push(json!({"name": name, "sharding": s.text, "error": why}));
+        }
+        for layout in layouts {
             let label = match layout.index {
                 Some(k) => format!("{name}{{{k}}}"),
                 None => name.to_string(),
