@@ -21,6 +21,7 @@ mod cli_parse;
 mod cli_performance_model;
 mod cli_profile;
 mod cli_profile_views;
+mod cli_sharding;
 mod cli_simplify;
 mod cli_step;
 mod mlir_cli;

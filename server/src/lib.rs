@@ -28,6 +28,7 @@ pub mod mlir;
 pub mod model;
 pub mod profile;
 pub mod refactor;
+pub mod sharding;
 pub mod syntax;
 pub mod tiling;
 pub mod units;

@@ -29,6 +29,7 @@ const FRONT_END_USES: &[&str] = &[
     "model",
     "profile",
     "refactor",
+    "sharding",
     "syntax",
     "tiling",
     "units",
@@ -101,6 +102,9 @@ const FLOORS: &[(&str, &[&str])] = &[
         "dump",
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
+    // What a sharding means device by device; a collective's replica groups
+    // are read as the collective model reads them.
+    ("sharding", &["cost", "model", "units"]),
     // Measured time per instruction from a profile (XProf), joined to the module;
     // the cost model's estimate beside it.
     ("profile", &["cost", "device", "dump", "model"]),
@@ -172,6 +176,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "model",
             "profile",
             "refactor",
+            "sharding",
             "syntax",
             "tiling",
             "xml",

@@ -91,6 +91,17 @@ fn whole_hover_of_a_fusion() {
     insta::assert_snapshot!(hover_at(&softmax_at("ROOT fusion", 0, 5), Detail::Full));
 }
 
+const SHARDED_MLP: &str = include_str!("../../tests/data/jax/sharded_mlp.after.hlo");
+
+/// A parameter of a JAX program partitioned over a 2x4 mesh: its sharding in
+/// words, the per-device shape beside the global one.
+#[test]
+fn hover_on_a_sharded_parameter() {
+    let at = SHARDED_MLP.find("%param.1 = f32[64,32]").expect("param.1") + 1;
+    let marked = format!("{}$0{}", &SHARDED_MLP[..at], &SHARDED_MLP[at..]);
+    insta::assert_snapshot!(hover_at(&marked, Detail::Summary));
+}
+
 #[test]
 fn no_hover_in_whitespace() {
     assert_eq!(hover_at("HloModule m\n$0\n", Detail::Summary), "(no hover)");

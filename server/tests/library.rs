@@ -60,6 +60,7 @@ mod parser_conformance;
 mod profile_xprof;
 mod refactor_props;
 mod refactor_samples;
+mod sharding_conformance;
 mod syntax_corpus;
 mod syntax_errors;
 mod syntax_fuzz;

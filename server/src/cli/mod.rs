@@ -24,6 +24,7 @@ pub mod memory;
 pub mod mlir;
 pub mod parse;
 pub mod profile;
+pub mod sharding;
 pub mod simplify;
 pub mod tiles;
 
@@ -73,6 +74,8 @@ pub enum Command {
     History(history::Args),
     /// Measured time per instruction from an XProf profile (logdir, .xplane.pb, .trace.json.gz), beside the cost model's estimate.
     Profile(profile::Args),
+    /// What each device holds of every sharded instruction, and every collective's device groups.
+    Sharding(sharding::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -108,6 +111,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Memory(args)) => memory::run(args),
         Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Profile(args)) => profile::run(args),
+        Some(Command::Sharding(args)) => sharding::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }

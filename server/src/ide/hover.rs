@@ -344,6 +344,13 @@ pub fn instruction_hover(
             hover.notes.push(format!("{strip}\n"));
         }
     }
+    // What each device holds of it (one line, a paragraph of its own).
+    let file_name = snapshot.file_name();
+    if let Some(line) =
+        super::sharding::hover_line(module, computation, instruction, Some(file_name))
+    {
+        hover.notes.push(format!("{line}\n"));
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes

@@ -36,6 +36,7 @@ pub mod pool;
 pub mod profile;
 pub mod reaper;
 pub mod semantic_tokens;
+pub mod sharding;
 pub mod snapshot;
 pub mod source;
 

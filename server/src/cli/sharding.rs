@@ -1,0 +1,251 @@
+//! `hlo-lsp sharding FILE [--instruction NAME] [--device D] [--as global|partitioned]
+//! [--json]`: what each device holds of every instruction with a `sharding=`
+//! ([`crate::sharding`]), and every collective's replica groups as device
+//! sets. Whether the written shapes are global or per device is guessed
+//! ([`crate::sharding::written_shapes`]) and said; `--as` overrides it.
+//! Exit 0 with the report, 2 on bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::gpu;
+use crate::model::{Module, Shape};
+use crate::sharding::{self, ElementLayout, Written};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AsArg {
+    /// The written shapes are the global arrays (before XLA's SPMD partitioner).
+    Global,
+    /// The written shapes are each device's buffer (after the partitioner).
+    Partitioned,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO text file.
+    pub file: PathBuf,
+    /// Only this instruction.
+    #[arg(long, value_name = "NAME")]
+    pub instruction: Option<String>,
+    /// What this device holds of every sharded instruction.
+    #[arg(long, value_name = "D")]
+    pub device: Option<i64>,
+    /// Read the written shapes as global or partitioned instead of guessing.
+    #[arg(long = "as", value_enum, value_name = "global|partitioned")]
+    pub as_: Option<AsArg>,
+    #[arg(long)]
+    pub json: bool,
+    /// Which module of a file that holds several (name or index).
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub module: Option<String>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    super::print_or_fail(run_inner(&args))
+}
+
+/// The devices an untiled sharding spans: the module's partitions, or the
+/// highest device any tiling names.
+fn device_count(module: &Module, layouts: &[ElementLayout]) -> i64 {
+    let partitions = module.num_partitions();
+    if partitions > 1 {
+        return partitions;
+    }
+    layouts
+        .iter()
+        .filter_map(|l| l.leaf.tiling())
+        .flat_map(|t| t.0.devices.iter().copied())
+        .max()
+        .map_or(1, |d| d + 1)
+}
+
+fn dims_text(element: &str, dims: &[i64]) -> String {
+    let dims: Vec<String> = dims.iter().map(i64::to_string).collect();
+    format!("{element}[{}]", dims.join(","))
+}
+
+/// `[0:32, 64:96]`.
+fn ranges_text(start: &[i64], limit: &[i64]) -> String {
+    let parts: Vec<String> = start
+        .iter()
+        .zip(limit)
+        .map(|(s, l)| format!("{s}:{l}"))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn run_inner(args: &Args) -> Result<String, String> {
+    let (source, file) = gpu::parse(&args.file)?;
+    let module =
+        super::input::pick_module(&args.file, &source, &file.modules, args.module.as_deref())?;
+    let path = args.file.to_string_lossy();
+    let (written, why) = match args.as_ {
+        Some(AsArg::Global) => (Written::Global, "chosen with --as".to_string()),
+        Some(AsArg::Partitioned) => (Written::PerDevice, "chosen with --as".to_string()),
+        None => sharding::written_shapes(module, Some(&path)),
+    };
+    let mut sharded = sharding::sharded_instructions(module);
+    if let Some(name) = &args.instruction {
+        let name = name.trim_start_matches('%');
+        sharded.retain(|s| &*s.instruction.name == name);
+        if sharded.is_empty() {
+            return Err(format!("no instruction `{name}` with a sharding"));
+        }
+    }
+    // First pass without device names, to count the devices the tilings use.
+    let mut all = vec![];
+    for s in &sharded {
+        if let Ok(parsed) = &s.sharding {
+            all.extend(sharding::layouts(
+                &s.instruction.shape,
+                parsed,
+                written,
+                None,
+            ));
+        }
+    }
+    let devices = device_count(module, &all);
+    let mut entries = vec![];
+    let mut text = format!(
+        "shapes read as {} ({why}); {devices} devices\n",
+        written.name()
+    );
+    for s in &sharded {
+        let name = &*s.instruction.name;
+        let parsed = match &s.sharding {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                text.push_str(&format!("{name}: cannot read `{}`: {e}\n", s.text));
+                entries.push(json!({"name": name, "sharding": s.text, "error": e.to_string()}));
+                continue;
+            }
+        };
+        let layouts = sharding::layouts(&s.instruction.shape, parsed, written, Some(devices));
+        let arrays = matches!(&*s.instruction.shape, Shape::Array(_) | Shape::Tuple(_));
+        if layouts.is_empty() && arrays {
+            let why = format!(
+                "`{}` does not fit its shape {}",
+                s.text, s.instruction.shape
+            );
+            text.push_str(&format!("{name}: {why}\n"));
+            entries.push(json!({"name": name, "sharding": s.text, "error": why}));
+        }
+        for layout in layouts {
+            let label = match layout.index {
+                Some(k) => format!("{name}{{{k}}}"),
+                None => name.to_string(),
+            };
+            entries.push(entry(&label, name, &layout, args.device));
+            text.push_str(&line(&label, &layout, args.device));
+        }
+    }
+    let groups: Vec<Value> = if args.instruction.is_some() {
+        vec![]
+    } else {
+        sharding::replica_groups(module)
+            .iter()
+            .map(|g| match &g.groups {
+                Ok(groups) => json!({"name": &*g.instruction.name, "replica_groups": g.text, "groups": groups}),
+                Err(e) => json!({"name": &*g.instruction.name, "replica_groups": g.text, "error": e}),
+            })
+            .collect()
+    };
+    for g in &groups {
+        let groups = match g.get("groups") {
+            Some(v) => v.to_string(),
+            None => format!("cannot read: {}", g["error"].as_str().unwrap_or("")),
+        };
+        text.push_str(&format!(
+            "{}: replica_groups={} = {groups}\n",
+            g["name"].as_str().unwrap_or(""),
+            g["replica_groups"].as_str().unwrap_or("")
+        ));
+    }
+    if args.json {
+        let mut out = json!({
+            "assumed": written.name(),
+            "why": why,
+            "devices": devices,
+            "instructions": entries,
+            "collectives": groups,
+        });
+        if let Some(d) = args.device {
+            out["device"] = json!(d);
+        }
+        return serde_json::to_string_pretty(&out)
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string());
+    }
+    Ok(text)
+}
+
+/// The JSON of one sharded array.
+fn entry(label: &str, name: &str, layout: &ElementLayout, device: Option<i64>) -> Value {
+    let mut v = json!({
+        "name": label,
+        "instruction": name,
+        "sharding": layout.leaf.to_text(false),
+        "written_shape": layout.written,
+        "description": layout.words(),
+    });
+    if let Some(k) = layout.index {
+        v["tuple_index"] = json!(k);
+    }
+    match &layout.tiles {
+        Ok(t) => {
+            v["global_shape"] = json!(t.global);
+            v["shard_shape"] = json!(t.shard);
+            v["replicated_over"] = json!(t.replicated);
+            v["unreduced_over"] = json!(t.unreduced);
+            v["manual_over"] = json!(t.manual);
+            v["tiles"] = json!(t
+                .tiles
+                .iter()
+                .map(|tile| json!({"devices": tile.devices, "start": tile.start, "limit": tile.limit}))
+                .collect::<Vec<_>>());
+            if let Some(d) = device {
+                v["holds"] = match t.tiles.iter().find(|tile| tile.devices.contains(&d)) {
+                    Some(tile) => json!({"start": tile.start, "limit": tile.limit}),
+                    None => Value::Null,
+                };
+            }
+        }
+        Err(e) => v["error"] = json!(e),
+    }
+    v
+}
+
+/// The text of one sharded array.
+fn line(label: &str, layout: &ElementLayout, device: Option<i64>) -> String {
+    let mut out = format!(
+        "{label} {}\n  {}\n",
+        layout.leaf.to_text(false),
+        layout.words()
+    );
+    let Ok(t) = &layout.tiles else {
+        return out;
+    };
+    match device {
+        Some(d) => match t.tiles.iter().find(|tile| tile.devices.contains(&d)) {
+            Some(tile) => out.push_str(&format!(
+                "  device {d} holds {} of {}\n",
+                ranges_text(&tile.start, &tile.limit),
+                dims_text(&layout.element, &t.global)
+            )),
+            None => out.push_str(&format!("  device {d} holds nothing of it\n")),
+        },
+        None => {
+            for tile in &t.tiles {
+                let devices: Vec<String> = tile.devices.iter().map(i64::to_string).collect();
+                out.push_str(&format!(
+                    "  {} on devices {}\n",
+                    ranges_text(&tile.start, &tile.limit),
+                    devices.join(",")
+                ));
+            }
+        }
+    }
+    out
+}

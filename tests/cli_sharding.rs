@@ -1,0 +1,150 @@
+//! End-to-end tests of `hlo-lsp sharding` through the built binary, on a real
+//! JAX program sharded over a 2x4 mesh (`tests/data/jax/sharded_mlp.*.hlo`,
+//! made by `make_sharded.py`): the lowered module's shapes are read as global,
+//! the compiled one's as per device, and both give the same tiles; `--device`
+//! says what one device holds; the replica groups of the compiled
+//! all-reduce decode to device sets; bad input exits 2.
+
+use crate::cli_support;
+
+use std::path::{Path, PathBuf};
+
+use cli_support::{run, stderr, stdout};
+use serde_json::Value;
+
+fn data(rel: &str) -> String {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(rel);
+    path.to_string_lossy().into_owned()
+}
+
+fn json(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+}
+
+fn entry<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
+}
+
+#[test]
+fn the_compiled_module_is_read_per_device() {
+    let v = json(&["sharding", &data("jax/sharded_mlp.after.hlo"), "--json"]);
+    assert_eq!(v["assumed"], "partitioned", "{v}");
+    assert_eq!(v["devices"], 8);
+    // w: f32[64,128] with columns over the mesh's 4-way axis, each column
+    // block on the 2 devices of the other axis: 0,4 / 1,5 / 2,6 / 3,7.
+    let w = entry(&v, "param.1");
+    assert_eq!(w["global_shape"], serde_json::json!([64, 128]));
+    assert_eq!(w["shard_shape"], serde_json::json!([64, 32]));
+    assert_eq!(w["replicated_over"], 2);
+    let tiles = w["tiles"].as_array().unwrap();
+    assert_eq!(tiles.len(), 4);
+    assert_eq!(tiles[1]["devices"], serde_json::json!([1, 5]));
+    assert_eq!(tiles[1]["start"], serde_json::json!([0, 32]));
+    assert_eq!(tiles[1]["limit"], serde_json::json!([64, 64]));
+    let words = w["description"].as_str().unwrap();
+    assert!(
+        words.contains("dim 1 split 4 ways, each tile on 2 devices (replicated)"),
+        "{words}"
+    );
+    // The all-reduce over the mesh's axis 1: one group per row of the mesh.
+    let groups = &v["collectives"][0];
+    assert_eq!(
+        groups["groups"],
+        serde_json::json!([[0, 1, 2, 3], [4, 5, 6, 7]]),
+        "{groups}"
+    );
+}
+
+#[test]
+fn both_dumps_give_the_same_tiles() {
+    let before = json(&["sharding", &data("jax/sharded_mlp.before.hlo"), "--json"]);
+    let after = json(&["sharding", &data("jax/sharded_mlp.after.hlo"), "--json"]);
+    assert_eq!(before["assumed"], "global", "{before}");
+    for (b, a) in [("x.1", "param"), ("w.1", "param.1")] {
+        assert_eq!(
+            entry(&before, b)["tiles"],
+            entry(&after, a)["tiles"],
+            "{b} / {a}"
+        );
+    }
+    // Overriding the guess reads the compiled module's shapes as global.
+    let forced = json(&[
+        "sharding",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--json",
+        "--as",
+        "global",
+    ]);
+    assert_eq!(forced["assumed"], "global");
+    assert_eq!(
+        entry(&forced, "param.1")["global_shape"],
+        serde_json::json!([64, 32])
+    );
+}
+
+#[test]
+fn a_device_says_what_it_holds() {
+    let o = run(&[
+        "sharding",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--instruction",
+        "param.1",
+        "--device",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("shapes read as partitioned"), "{out}");
+    assert!(
+        out.contains("device 5 holds [0:64, 32:64] of f32[64,128]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let o = run(&[
+        "sharding",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--instruction",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+    let bad = cli_support::temp_file(
+        "sharding",
+        "bad.hlo",
+        "HloModule m\n\nENTRY e {\n  ROOT p = f32[4] parameter(0), sharding={devices=[2]0,1,2}\n}\n",
+    );
+    let o = run(&["sharding", bad.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let error = v["instructions"][0]["error"].as_str().unwrap();
+    assert!(error.contains("at byte"), "{error}");
+}
+
+#[test]
+fn the_readme_examples_print_what_they_show() {
+    cli_support::check_readme_examples("sharding");
+}
+
+#[test]
+fn a_tuple_sharding_on_an_array_is_reported() {
+    let file = cli_support::temp_file(
+        "sharding",
+        "mismatch.hlo",
+        "HloModule m, num_partitions=4\n\nENTRY e {\n  ROOT r = f32[4] parameter(0), sharding={{replicated}}\n}\n",
+    );
+    let v = json(&["sharding", file.to_str().unwrap(), "--json"]);
+    let error = v["instructions"][0]["error"].as_str().unwrap_or("");
+    assert!(error.contains("does not fit"), "{v}");
+}
