@@ -20,6 +20,7 @@ pub mod diagnostics;
 pub mod document;
 pub mod header;
 pub mod instruction_checks;
+pub mod iota;
 pub mod literal;
 pub mod metadata;
 pub mod module;

@@ -98,27 +98,7 @@ impl Iota {
 
     /// The devices in row-major order of the transposed layout.
     pub fn expand(&self) -> Vec<i64> {
-        let rank = self.reshape.len();
-        let mut strides = vec![1i64; rank];
-        for d in (0..rank.saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * self.reshape[d + 1];
-        }
-        let sizes: Vec<i64> = self.perm.iter().map(|&p| self.reshape[p]).collect();
-        let walk: Vec<i64> = self.perm.iter().map(|&p| strides[p]).collect();
-        let total = self.len();
-        let mut index = vec![0i64; rank];
-        let mut out = Vec::with_capacity(total.max(0) as usize);
-        for _ in 0..total {
-            out.push(index.iter().zip(&walk).map(|(i, s)| i * s).sum());
-            for d in (0..rank).rev() {
-                index[d] += 1;
-                if index[d] < sizes[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
-        out
+        crate::model::iota::devices(&self.reshape, &self.perm)
     }
 
     /// XLA's `CanonicalizeIotaDims`: size-1 dimensions dropped, runs of

@@ -37,28 +37,7 @@ pub enum DeviceList {
 impl IotaList {
     /// The groups, expanded.
     pub fn expand(&self) -> Vec<Vec<i64>> {
-        let total: i64 = self.reshape.iter().product();
-        let rank = self.reshape.len();
-        // The transposed shape, and for each of its axes the stride of the
-        // original (row-major) layout it walks.
-        let mut strides = vec![1i64; rank];
-        for d in (0..rank.saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * self.reshape[d + 1];
-        }
-        let dims: Vec<i64> = self.transpose.iter().map(|&p| self.reshape[p]).collect();
-        let walk: Vec<i64> = self.transpose.iter().map(|&p| strides[p]).collect();
-        let mut index = vec![0i64; rank];
-        let mut flat = Vec::with_capacity(total.max(0) as usize);
-        for _ in 0..total {
-            flat.push(index.iter().zip(&walk).map(|(i, s)| i * s).sum());
-            for d in (0..rank).rev() {
-                index[d] += 1;
-                if index[d] < dims[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
+        let flat = crate::model::iota::devices(&self.reshape, &self.transpose);
         flat.chunks(self.size.max(1) as usize)
             .map(<[i64]>::to_vec)
             .collect()
