@@ -286,3 +286,36 @@ fn the_words_say_what_the_numbers_mean() {
     // Sizes in binary units only.
     assert!(!text.contains(" MB") && !text.contains(" GB ") && text.contains("MiB"));
 }
+
+/// The header's launches are the ones that pay the launch overhead: a collective's
+/// model counts its own launch (before, 2 launches were said for 1 µs of overhead on a
+/// module with one kernel and one all-reduce).
+#[test]
+fn the_launches_said_are_the_ones_the_overhead_counts() {
+    let file = data("jax/sharded_mlp.after.hlo");
+    let text = stdout(&run(&["cost", &file, "--device", "h100"]));
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.ends_with("(1 launch per step, 1.00 µs of launch overhead)"),
+        "{header}"
+    );
+    let v = llama_report();
+    let overhead_us = v["launch_overhead_us"].as_f64().unwrap();
+    let text = stdout(&run(&["cost", &llama(), "--device", "h100"]));
+    let launches: f64 = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(" (")
+        .last()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (launches - overhead_us).abs() < 1e-6,
+        "{launches} vs {overhead_us}"
+    );
+}

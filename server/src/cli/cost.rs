@@ -347,7 +347,6 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
     let kernels = selected(r, args);
     let (modelled, unmodelled): (Vec<&StepKernel>, Vec<&StepKernel>) =
         kernels.iter().partition(|k| k.estimate.is_ok());
-    let runs: u64 = modelled.iter().map(|k| k.count.n).sum();
     let _ = write!(
         out,
         "{}{}: {} on {}{}: step {} {}",
@@ -370,7 +369,10 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
     let _ = writeln!(
         out,
         " ({} per step, {} of launch overhead)",
-        plural_es(runs as usize, "launch"),
+        plural_es(
+            usize::try_from(step.launches).unwrap_or(usize::MAX),
+            "launch"
+        ),
         step.launch_overhead
     );
     for l in &step.loops {

@@ -212,6 +212,8 @@ pub struct Step {
     pub total: Duration,
     /// The part of `total` that is `kKernelLaunchOverhead`.
     pub launch_overhead: Duration,
+    /// The launches that pay it, per step (a collective's model counts its own).
+    pub launches: u64,
     /// Some loop's trip count is unknown: its body counts once, and `total` is a
     /// lower bound.
     pub lower_bound: bool,
@@ -332,13 +334,12 @@ pub fn step(module: &Module, device: &Device, options: &StepOptions) -> Option<S
     let models = Models::new(module, device, options.clone());
     let mut walk = Walk::new(module, &view, &models, device);
     let time = walk.computation(entry, Count::ONCE, None);
-    let launch_overhead = walk
+    let launches = walk
         .kernels
         .iter()
         .filter(|k| k.estimate.as_ref().is_ok_and(|e| e.model.launches()))
-        .fold(Duration::ZERO, |sum, k| {
-            sum + KERNEL_LAUNCH_OVERHEAD.mul_i64(saturating_i64(k.count.n))
-        });
+        .fold(0u64, |sum, k| sum.saturating_add(k.count.n));
+    let launch_overhead = KERNEL_LAUNCH_OVERHEAD.mul_i64(saturating_i64(launches));
     let lower_bound = walk.loops.iter().any(|l| l.trip_count.is_none());
     let Walk { kernels, loops, .. } = walk;
     Some(Step {
@@ -346,6 +347,7 @@ pub fn step(module: &Module, device: &Device, options: &StepOptions) -> Option<S
         loops,
         total: time.total,
         launch_overhead,
+        launches,
         lower_bound,
     })
 }

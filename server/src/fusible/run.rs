@@ -223,7 +223,8 @@ pub fn run_with(text: &str, device: &Device, options: &Options) -> Run {
 pub struct StepSummary {
     /// Instructions launched as kernels (a loop body's once).
     pub kernels: usize,
-    /// Kernel launches per step (a loop body's times its trip count).
+    /// Kernel launches per step that pay the launch overhead (a loop body's times
+    /// its trip count; a collective's model counts its own).
     pub launches: u64,
     /// The step total of [`crate::cost::step::step`], launches included.
     pub total: crate::cost::Duration,
@@ -241,10 +242,7 @@ pub fn summary(text: &str, device: &Device) -> Option<StepSummary> {
     let step = crate::cost::step::step(module, device, &options)?;
     Some(StepSummary {
         kernels: step.kernels.len(),
-        launches: step
-            .kernels
-            .iter()
-            .fold(0u64, |n, k| n.saturating_add(k.count.n)),
+        launches: step.launches,
         total: step.total,
         lower_bound: step.lower_bound,
     })
