@@ -102,6 +102,18 @@ fn hover_on_a_sharded_parameter() {
     insta::assert_snapshot!(hover_at(&marked, Detail::Summary));
 }
 
+/// The all-reduce of that program: the devices its mesh-form replica groups join.
+#[test]
+fn hover_on_a_collective_names_its_device_groups() {
+    let at = SHARDED_MLP.find("ROOT %all-reduce = ").expect("all-reduce") + 6;
+    let marked = format!("{}$0{}", &SHARDED_MLP[..at], &SHARDED_MLP[at..]);
+    let hover = hover_at(&marked, Detail::Summary);
+    assert!(
+        hover.contains("Replica groups: 2 groups of 4 devices: {0,1,2,3} {4,5,6,7}"),
+        "{hover}"
+    );
+}
+
 #[test]
 fn no_hover_in_whitespace() {
     assert_eq!(hover_at("HloModule m\n$0\n", Detail::Summary), "(no hover)");

@@ -351,6 +351,10 @@ pub fn instruction_hover(
     {
         hover.notes.push(format!("{line}\n"));
     }
+    // Which devices a collective joins.
+    if let Some(line) = super::sharding::replica_groups_line(computation, instruction) {
+        hover.notes.push(format!("{line}\n"));
+    }
     if let Some(k) = instruction.parameter_number {
         hover
             .notes
