@@ -355,9 +355,9 @@ fn stablehlo_ops_with_their_maps() {
     );
 }
 
-/// `cost`, `graph` and `fusion` read XLA's HLO: on a StableHLO file they refuse in
-/// one line that says what to run instead, with the usage exit code and nothing on
-/// stdout (not an empty answer and 0, not a list of HLO syntax errors).
+/// `cost`, `graph`, `fusion`, `coalescing`, `tiles` and `sharding` read XLA's HLO: on a
+/// StableHLO file they refuse in one line that says what to run instead, with the usage
+/// exit code and nothing on stdout (not an empty answer and 0, not a list of HLO syntax errors).
 #[test]
 fn hlo_only_commands_refuse_stablehlo_in_one_line() {
     let path = concat!(
@@ -368,6 +368,9 @@ fn hlo_only_commands_refuse_stablehlo_in_one_line() {
         ("cost", &[][..]),
         ("graph", &[]),
         ("fusion", &["--simulate"]),
+        ("coalescing", &[]),
+        ("tiles", &[]),
+        ("sharding", &[]),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
             .arg(command)

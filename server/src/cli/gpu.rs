@@ -165,15 +165,14 @@ pub fn device_json(d: &Device) -> serde_json::Value {
     })
 }
 
-/// An HLO file's text and model: at least one module, and no syntax error
-/// ([`super::input::refuse_syntax_errors`]), and not MLIR ([`super::input::refuse_mlir`]).
+/// An HLO file's text and model: not MLIR, no syntax error
+/// ([`super::input::refuse_syntax_errors`]), and at least one module.
 pub fn parse(file: &Path) -> Result<(String, crate::model::HloFile), String> {
     let text = super::read_text(file)?;
-    super::input::refuse_mlir(file, &text)?;
     let parsed = crate::model::parse_hlo(&text);
+    super::input::refuse_syntax_errors(file, &text, &parsed.diagnostics)?;
     if parsed.modules.is_empty() {
         return Err(format!("{}: no HLO module", file.display()));
     }
-    super::input::refuse_syntax_errors(file, &text, &parsed.diagnostics)?;
     Ok((text, parsed))
 }

@@ -1,6 +1,6 @@
 //! What every analysis command does with its HLO file before it analyses anything:
-//! refuse a file with syntax errors, and say which module it reads when the file holds
-//! several.
+//! refuse an MLIR file and a file with syntax errors, and say which module it reads
+//! when the file holds several.
 //!
 //! A truncated or broken dump still parses (the model is built from whatever parsed),
 //! so without this an analysis of it prints plausible numbers for part of a program, or
@@ -12,12 +12,14 @@ use std::path::Path;
 use crate::model::{codes, Diagnostic, Module, Severity};
 
 /// `Err` with the file's first syntax error (`FILE:LINE:COL: syntax error: ...`) and how
-/// many there are, when it has any: nothing is analysed from a broken file.
+/// many there are, when it has any: nothing is analysed from a broken file. MLIR read as
+/// HLO is all syntax errors; it is named as what it is ([`refuse_mlir`]).
 pub fn refuse_syntax_errors(
     path: &Path,
     text: &str,
     diagnostics: &[Diagnostic],
 ) -> Result<(), String> {
+    refuse_mlir(path, text)?;
     let mut errors = diagnostics
         .iter()
         .filter(|d| d.code == codes::SYNTAX_ERROR && d.severity == Severity::Error);
@@ -38,10 +40,10 @@ pub fn refuse_syntax_errors(
 }
 
 /// `Err` when `text` is MLIR (a `.mlir` file, or MLIR content), which the commands
-/// on XLA's compiled modules (`cost`, `graph`, `fusion`, `profile`) do not read: read
-/// as HLO it gives only syntax errors, or empty answers. One line says what to run
-/// instead.
-pub fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
+/// that read XLA's HLO do not read (`maps` and `memory` read MLIR themselves, before
+/// they come here): read as HLO it gives only syntax errors, or empty answers. One
+/// line says what to run instead.
+fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
     let language = crate::language::detect(&path.to_string_lossy(), None, text);
     if language != crate::language::Language::Mlir {
         return Ok(());
@@ -52,7 +54,7 @@ pub fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
         "MLIR"
     };
     Err(format!(
-        "{}: this is {dialect}, not HLO text; this command reads XLA's HLO (a dump, or JAX's          `lower(...).as_text(dialect='hlo')`); `hlo-lsp mlir {}` lists its ops and their maps",
+        "{}: this is {dialect}, not HLO text; this command reads XLA's HLO (a dump, or JAX's `lower(...).as_text(dialect='hlo')`); `hlo-lsp mlir {}` lists its ops and their maps",
         path.display(),
         path.display()
     ))
