@@ -114,6 +114,41 @@ fn hover_on_a_collective_names_its_device_groups() {
     );
 }
 
+/// A kernel that reads a multi-output fusion through a get-tuple-element of its
+/// result: the hover weighs fusing that fusion (XLA's
+/// FusingTransposeMultiOutputFusionIntoReduceIsSlow module), as `fusion --producer` does.
+#[test]
+fn hover_weighs_a_producer_read_through_a_tuple_element() {
+    let text = r#"
+HloModule testmodule
+
+max {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT max = f32[] maximum(p0, p1)
+}
+
+transpose_fusion {
+  param0 = f32[1500,32,128] parameter(0)
+  transpose.1 = f32[1500,128,32] transpose(param0), dimensions={0,2,1}
+  ROOT res = (f32[1500,128,32]) tuple(transpose.1)
+}
+
+ENTRY fusion {
+  c = f32[] constant(-inf)
+  p0 = f32[1500,32,128] parameter(0)
+  fusion = (f32[1500,128,32]) fusion(p0), kind=kInput, calls=transpose_fusion
+  gte = f32[1500,128,32] get-tuple-element(fusion), index=0
+  ROOT $0reduce.1 = f32[1500,32] reduce(gte, c), dimensions={1}, to_apply=max
+}
+"#;
+    let hover = hover_at(text, Detail::Summary);
+    assert!(
+        hover.contains("- not fused with `%fusion`: not an array · fusing would cost"),
+        "{hover}"
+    );
+}
+
 #[test]
 fn no_hover_in_whitespace() {
     assert_eq!(hover_at("HloModule m\n$0\n", Detail::Summary), "(no hover)");

@@ -17,7 +17,7 @@ use crate::cost::step::{self, Estimate, StepOptions};
 use crate::cost::{self, report, Model};
 use crate::fusible::{self, Hlo, Instr};
 use crate::model::backend::Backend;
-use crate::model::{ComputationId, InstrId, Instruction, Module, ModuleId};
+use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module, ModuleId, Opcode};
 
 /// A kernel whose lens the editor shows; its title is computed when the editor
 /// resolves it ([`lens_title`]), since a dump has thousands and a screen shows a few.
@@ -246,6 +246,17 @@ pub fn hover_lines(
 /// short; the rest are counted.
 const HOVER_PRODUCERS: usize = 4;
 
+/// The instruction a consumer reads: a multi-output producer is read through a
+/// `get-tuple-element` of its result, which is no kernel of its own (the same step as
+/// [`fusible::explain::reads`]).
+fn through_tuple_element(computation: ComputationRef<'_>, id: InstrId) -> InstrId {
+    let read = computation.instruction(id);
+    match read.operands.first().and_then(|o| o.target) {
+        Some(tuple) if read.opcode == Opcode::GetTupleElement => tuple,
+        _ => id,
+    }
+}
+
 /// `not fused with %fusion.7: both the producer and the consumer contain a reduce ·
 /// fusing would save 3.2 µs`, for each operand of the kernel at `at` that another
 /// kernel of its computation computes (the first [`HOVER_PRODUCERS`]).
@@ -259,7 +270,12 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
     let mut seen = Vec::new();
     let mut lines = Vec::new();
     for operand in &consumer.operands {
-        let Some(id) = operand.target else { continue };
+        let Some(id) = operand
+            .target
+            .map(|id| through_tuple_element(computation, id))
+        else {
+            continue;
+        };
         let producer = computation.instruction(id);
         if seen.contains(&id) || !cost::is_kernel(producer) || producer.synthetic {
             continue;
