@@ -410,7 +410,7 @@ fn stablehlo_arguments_and_outputs_are_mains_signature() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 46);
+    assert_eq!(checked, 53);
     // MLIR that is not StableHLO is a clear error, not an empty report.
     let linalg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/mlir/linalg_ext.mlir");
     let out = cli_support::run(&["memory", linalg.to_str().unwrap()]);

@@ -355,7 +355,7 @@ fn stablehlo_ops_with_their_maps() {
     );
 }
 
-/// `cost`, `graph`, `fusion`, `coalescing`, `tiles` and `sharding` read XLA's HLO: on a
+/// `cost`, `fusion`, `coalescing`, `tiles` and `sharding` read XLA's HLO: on a
 /// StableHLO file they refuse in one line that says what to run instead, with the usage
 /// exit code and nothing on stdout (not an empty answer and 0, not a list of HLO syntax errors).
 #[test]
@@ -366,7 +366,6 @@ fn hlo_only_commands_refuse_stablehlo_in_one_line() {
     );
     for (command, options) in [
         ("cost", &[][..]),
-        ("graph", &[]),
         ("fusion", &["--simulate"]),
         ("coalescing", &[]),
         ("tiles", &[]),
@@ -387,4 +386,58 @@ fn hlo_only_commands_refuse_stablehlo_in_one_line() {
             "{command}: {stderr}"
         );
     }
+}
+
+/// The StableHLO text of the JAX program `name` of `tests/data/stablehlo/programs.jsonl`.
+fn jax_program(name: &str) -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/stablehlo/programs.jsonl"
+    );
+    let text = std::fs::read_to_string(path).expect("programs.jsonl");
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .find(|v| v["name"] == name)
+        .and_then(|v| v["stablehlo"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no program {name}"))
+}
+
+/// Ops in regions have their maps: a fori_loop's cond and body (relative to the
+/// carried values, the block arguments), a shard_map's body on per-shard shapes
+/// and the reducer of the psum in it, each saying which region it is in.
+#[test]
+fn stablehlo_ops_in_regions_with_their_maps() {
+    let fori = crate::cli_support::temp_file("mlir_cli", "fori.mlir", jax_program("fori_loop"));
+    let (code, text) = run(fori.to_str().unwrap(), false);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("%1 = stablehlo.compare (compare in @main, cond of %0 = stablehlo.while)\n  %iterArg_0: () -> ()"),
+        "{text}"
+    );
+    assert!(
+        text.contains("%2 = stablehlo.add (add in @main, body of %0 = stablehlo.while)"),
+        "{text}"
+    );
+    let path =
+        crate::cli_support::temp_file("mlir_cli", "shard_map.mlir", jax_program("shard_map"));
+    let (code, v) = json(path.to_str().unwrap());
+    assert_eq!(code, 0);
+    let ops = v["stablehlo"].as_array().expect("stablehlo ops");
+    let sine = ops
+        .iter()
+        .find(|o| o["name"] == "stablehlo.sine")
+        .expect("sine");
+    assert_eq!(
+        sine["region"],
+        "per-shard body of %0 = sdy.manual_computation"
+    );
+    assert_eq!(
+        sine["operands"][0]["maps"][0],
+        "(d0, d1) -> (d0, d1), domain: d0 in [0, 7], d1 in [0, 3]"
+    );
+    let reducer = ops
+        .iter()
+        .find(|o| o["name"] == "stablehlo.add")
+        .expect("add");
+    assert_eq!(reducer["region"], "reducer of %5 = stablehlo.all_reduce");
 }

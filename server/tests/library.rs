@@ -52,6 +52,7 @@ mod mlir_linalg_ext;
 mod mlir_seed_examples;
 mod mlir_stablehlo;
 mod mlir_stablehlo_mutations;
+mod mlir_stablehlo_oracle;
 mod model_diagnostics;
 mod model_proptest;
 mod model_samples;

@@ -96,10 +96,14 @@ fn to_text(
     let mut out = String::new();
     for o in stablehlo_ops(src, a) {
         let (line, col) = pos(o.at.start);
+        let place = match &o.region {
+            Some(region) => format!("{}, {region}", o.func),
+            None => o.func.clone(),
+        };
         let _ = writeln!(
             out,
-            "{name}:{line}:{col}: {} = {} ({} in {})",
-            o.value, o.op, o.opcode, o.func
+            "{name}:{line}:{col}: {} = {} ({} in {place})",
+            o.value, o.op, o.opcode
         );
         for r in &o.operands {
             for m in &r.maps {
@@ -265,6 +269,7 @@ fn to_json(src: &str, a: &MlirAnalysis, pos: &dyn Fn(usize) -> (usize, usize)) -
                 "opcode": o.opcode,
                 "at": at(o.at.start),
                 "func": o.func,
+                "region": o.region,
                 "operands": operands,
             })
         })

@@ -697,7 +697,13 @@ impl Reader<'_> {
         let n = self.file.tokens.len();
         let region = self.region();
         let op_name = self.file.ops[s.op].name.clone();
-        let function_like = is_function_like(&op_name);
+        // Shardy's `sdy.manual_computation(%x) ... (%arg1: tensor<8x4xf32>) {`
+        // declares its body's arguments (per-shard types) before the region.
+        let function_like = is_function_like(&op_name)
+            || matches!(
+                op_name.as_str(),
+                "sdy.manual_computation" | "sdy.named_computation"
+            );
         // `reducer(%a: t, %b: t) (%c: t, %d: t)` of a pretty `stablehlo.reduce`
         // declares its body's arguments.
         let mut reducer_params = false;

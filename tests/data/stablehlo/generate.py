@@ -4,10 +4,15 @@ differential test `server/tests/mlir_stablehlo.rs` (every StableHLO op with an H
 counterpart must have the HLO instruction's maps). Run: python3 generate.py
 (jax on CPU; written with jax 0.10.2)."""
 import json
+import os
+
+# shard_map needs a mesh of several devices: eight host devices (before jax loads).
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, shard_map
+from jax.sharding import NamedSharding, PartitionSpec
 
 f32 = jnp.float32
 x48 = jnp.ones((4, 8), f32)
@@ -106,6 +111,83 @@ PROGRAMS = {
 }
 
 
+# Programs with regions (issue 46): a while whose cond and body hold ~50 ops (a
+# Newton iteration vmapped, so the predicate is reduced over the batch), a scan,
+# a cond on several operands, a shard_map (`sdy.manual_computation`, its body on
+# per-shard shapes), a sort's comparator and a variadic reduce's reducer.
+def newton(a):
+    def cond(s):
+        x, it = s
+        return (jnp.abs(x * x * x - a) > 1e-5) & (it < 20)
+
+    def body(s):
+        x, it = s
+        return x - (x * x * x - a) / (3 * x * x), it + 1
+
+    return lax.while_loop(cond, body, (a / 3 + 1.0, 0))[0]
+
+
+def scan_rows(x):
+    def step(c, row):
+        c = jnp.tanh(c * 0.5 + row)
+        return c, c.sum()
+
+    return lax.scan(step, jnp.zeros((8,), f32), x)
+
+
+MESH = jax.make_mesh((8,), ("i",))
+
+
+def sharded_sum(x):
+    body = lambda b: lax.psum(jnp.sin(b).sum(0) * 2, "i")
+    spec = PartitionSpec("i")
+    return shard_map(body, mesh=MESH, in_specs=spec, out_specs=PartitionSpec())(x)
+
+
+def sharded(shape):
+    return jax.ShapeDtypeStruct(shape, f32, sharding=NamedSharding(MESH, PartitionSpec("i")))
+
+
+PROGRAMS.update(
+    {
+        "newton_vmap": (jax.vmap(newton), (jnp.ones((16,), f32),)),
+        "scan": (scan_rows, (jnp.ones((5, 8), f32),)),
+        "cond_two_operands": (
+            lambda p, x, y: lax.cond(p, lambda x, y: x @ y, lambda x, y: x @ y.T @ y.T @ y, x, y),
+            (True, jnp.ones((4, 8), f32), jnp.ones((8, 8), f32)),
+        ),
+        "switch_reduce": (
+            lambda i, x: lax.switch(i, [lambda x: x.sum(0), lambda x: x.max(0) * 2], x),
+            (jnp.int32(0), x48),
+        ),
+        "shard_map": (sharded_sum, (sharded((64, 4)),)),
+        "sort_two_keys": (lambda a, b: lax.sort((a, b), dimension=1, num_keys=2), (x48, x48)),
+        "argmin_rows": (lambda x: jnp.argmin(x, axis=0) + 1, (x48,)),
+    }
+)
+
+
+def scoped_mlp(x, w1, w2):
+    with jax.named_scope("layer1"):
+        h = jax.nn.relu(x @ w1)
+    with jax.named_scope("layer2"):
+        y = h @ w2
+        with jax.named_scope("norm"):
+            y = y / jnp.sum(y, axis=-1, keepdims=True)
+    return y
+
+
+def write_scopes():
+    """scopes.mlir: an MLP under `jax.named_scope`s, with its locations (the name
+    scopes `graph` groups ops by); this script's folder is written as
+    /home/user/project."""
+    args = (x48, jnp.ones((8, 16), f32), jnp.ones((16, 2), f32))
+    text = jax.jit(scoped_mlp).lower(*args).as_text(debug_info=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open("scopes.mlir", "w") as out:
+        out.write(text.replace(here, "/home/user/project"))
+
+
 def main():
     with open("programs.jsonl", "w") as out:
         for name, (f, args) in PROGRAMS.items():
@@ -117,6 +199,7 @@ def main():
             }
             out.write(json.dumps(record) + "\n")
     print(len(PROGRAMS), "programs")
+    write_scopes()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 //! regions, an instruction per op (see [`super`]), the ranges back to the MLIR text.
 
 mod control;
+mod manual;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -344,7 +345,7 @@ impl<'a> Emitter<'a> {
             .collect();
         let is_return = matches!(v.base.as_str(), "return")
             && (v.dialect.is_empty()
-                || matches!(v.dialect.as_str(), "func" | "stablehlo" | "mhlo"));
+                || matches!(v.dialect.as_str(), "func" | "stablehlo" | "mhlo" | "sdy"));
         if is_return {
             self.root(scope, operands, o);
             return;
@@ -384,8 +385,11 @@ impl<'a> Emitter<'a> {
             mlir_name: mlir_name.clone(),
             mlir_op,
         };
-        let known =
-            view::is_hlo_dialect(&op.name) || matches!(op.name.as_str(), "func.call" | "call");
+        let known = view::is_hlo_dialect(&op.name)
+            || matches!(
+                op.name.as_str(),
+                "func.call" | "call" | "sdy.manual_computation"
+            );
         if !(known && self.convert(o, &v, &mut instr, scope)) {
             // CHLO ops are expanded by XLA into several HLO ops; most are elementwise.
             let note = if v.dialect == "chlo" {
@@ -847,6 +851,25 @@ impl<'a> Emitter<'a> {
                     instr.attrs.push(format!("replica_groups={groups}"));
                 }
             }
+            // A psum inside a shard_map: the collective over its replica groups,
+            // combining with its region (`to_apply`).
+            "all_reduce" | "reduce_scatter" => {
+                instr.opcode = base.replace('_', "-");
+                if base == "reduce_scatter" {
+                    let d = dims(&["scatter_dimension"]).unwrap_or_default();
+                    instr.attrs.push(format!("dimensions={}", list(&d)));
+                }
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+                if v.attr("use_global_device_ids").is_some()
+                    || v.words.iter().any(|w| w == "use_global_device_ids")
+                {
+                    instr.attrs.push("use_global_device_ids=true".into());
+                }
+                let to_apply = self.body(o, 0, scope, None);
+                instr.attrs.push(format!("to_apply={to_apply}"));
+            }
             "convolution" => {
                 let Some(attrs) = super::conv::attributes(v) else {
                     return false;
@@ -856,6 +879,7 @@ impl<'a> Emitter<'a> {
             }
             "while" => return self.while_loop(o, v, instr, scope),
             "case" | "if" => return self.conditional(o, instr, scope),
+            "manual_computation" => return self.manual_computation(o, instr, scope),
             "fusion" => {
                 instr.opcode = "fusion".into();
                 instr.attrs.push("kind=kLoop".into());

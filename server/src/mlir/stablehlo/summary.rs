@@ -2,6 +2,13 @@
 //! it is: what `hlo-lsp mlir FILE.mlir` prints for StableHLO (the linalg summary's
 //! counterpart), one record per op in text order, each operand's output-to-input
 //! maps (or why they are unknown).
+//!
+//! Ops inside regions are there too: a while's `cond` and `body`, a case's
+//! branches, a shard_map's body, a reducer or comparator. Each region is a
+//! computation of the translation, so an op's maps are relative to its region's
+//! block arguments (a while body's carried values, as an HLO while body reads its
+//! tuple parameter; a shard_map body's per-shard arrays). [`region_coverage`] says,
+//! for every op in a region, its maps or why it has none.
 
 use std::ops::Range;
 
@@ -23,6 +30,13 @@ pub struct OpMaps {
     pub opcode: String,
     /// The function it is in (`@main`).
     pub func: String,
+    /// The region it is in when not directly in the function's body
+    /// (`body of %5 = stablehlo.while`).
+    pub region: Option<String>,
+    /// Its index in [`MlirFile::ops`].
+    pub index: usize,
+    /// The extents of its (first) result; `None` for a tuple.
+    pub dims: Option<Vec<i64>>,
     pub operands: Vec<OperandMaps>,
 }
 
@@ -30,14 +44,16 @@ pub struct OpMaps {
 #[derive(Clone, Debug)]
 pub struct OperandMaps {
     pub name: String,
+    /// Its extents; `None` for a tuple.
+    pub dims: Option<Vec<i64>>,
     /// One line each: `(d0, d1) -> (d1), domain: ...`.
     pub maps: Vec<String>,
     /// Why the maps are not all known.
     pub unknown: Option<String>,
 }
 
-/// The ops of `file`'s functions (not of region bodies such as a reduce's
-/// combiner) that have an HLO counterpart other than a parameter or constant.
+/// The ops of `file`'s functions, those in regions included, that have an HLO
+/// counterpart other than a parameter or constant.
 pub fn ops(src: &str, file: &MlirFile) -> Vec<OpMaps> {
     let t = translate(src, file);
     let (_, modules) = view::parse(&t.hlo);
@@ -54,7 +70,7 @@ pub fn ops(src: &str, file: &MlirFile) -> Vec<OpMaps> {
         for (ni, node) in c.nodes.iter().enumerate() {
             // The instructions are written in the order of their lines.
             let Some(line) = lines.next() else {
-                return out;
+                break;
             };
             let skip = matches!(node.op.opcode.as_str(), "parameter" | "constant");
             if skip || !line.primary {
@@ -66,11 +82,13 @@ pub fn ops(src: &str, file: &MlirFile) -> Vec<OpMaps> {
             out.push(record);
         }
     }
+    // Computations are written regions first; the records follow the text.
+    out.sort_by_key(|r| r.at.start);
     out
 }
 
 /// The record of the instruction at `(computation, node)`, whose line is `line`;
-/// `None` when its op is not directly in a function.
+/// `None` when its op is in no function.
 fn op_record(
     src: &str,
     file: &MlirFile,
@@ -80,12 +98,11 @@ fn op_record(
     (ci, ni): (usize, usize),
     options: &PrintOptions,
 ) -> Option<OpMaps> {
-    let op = file.ops.iter().find(|o| o.range == line.mlir_op)?;
+    let index = file.ops.iter().position(|o| o.range == line.mlir_op)?;
+    let op = &file.ops[index];
     let func = file.funcs.get(op.func?)?;
     let in_body = file.ops[func.op].regions.first() == Some(&op.region);
-    if !in_body {
-        return None;
-    }
+    let region = (!in_body).then(|| region_name(src, file, op.region));
     let c = module.computation(ci);
     let node = &c.nodes[ni];
     let query = Query {
@@ -106,13 +123,15 @@ fn op_record(
                 // A use of a value no instruction defines (`check` says where).
                 return OperandMaps {
                     name: "?".into(),
+                    dims: None,
                     maps: vec![],
                     unknown: Some("the operand is not defined".into()),
                 };
             }
-            let (name, maps) = through_helper(t, line, module, ci, o, entry);
+            let (read, maps) = through_helper(t, line, module, ci, o, entry);
             OperandMaps {
-                name: mlir_name(src, t, &name),
+                name: mlir_name(src, t, &c.nodes[read].name),
+                dims: dims(&c.nodes[read].op.shape),
                 maps: maps.iter().map(|m| m.print(options)).collect(),
                 unknown: entry.unknown.as_ref().map(ToString::to_string),
             }
@@ -124,11 +143,116 @@ fn op_record(
         value: src[line.mlir_name.clone()].to_string(),
         opcode: node.op.opcode.clone(),
         func: func.name.clone(),
+        region,
+        index,
+        dims: dims(&node.op.shape),
         operands,
     })
 }
 
-/// An operand's name and maps, read through a helper instruction the op was
+fn dims(shape: &analysis::Shape) -> Option<Vec<i64>> {
+    shape.as_array().map(|a| a.dims.clone())
+}
+
+/// What a region is to the op that holds it: `body of %5 = stablehlo.while`.
+pub fn region_name(src: &str, file: &MlirFile, region: usize) -> String {
+    let Some(owner) = file.regions.get(region).and_then(|r| r.op) else {
+        return "a region".into();
+    };
+    let op = &file.ops[owner];
+    let k = op.regions.iter().position(|&r| r == region).unwrap_or(0);
+    let base = op.name.rsplit('.').next().unwrap_or(&op.name);
+    let role = match (base, k) {
+        ("while", 0) => "cond".to_string(),
+        ("while", _) => "body".to_string(),
+        ("if", 0) => "true branch".to_string(),
+        ("if", _) => "false branch".to_string(),
+        ("case", k) => format!("branch {k}"),
+        ("sort", _) => "comparator".to_string(),
+        ("select_and_scatter", 0) => "select".to_string(),
+        ("select_and_scatter", _) => "scatter".to_string(),
+        ("manual_computation", _) => "per-shard body".to_string(),
+        ("reduce" | "reduce_window" | "scatter" | "all_reduce" | "reduce_scatter", _) => {
+            "reducer".to_string()
+        }
+        (_, k) => format!("region {k}"),
+    };
+    let value = op
+        .results
+        .first()
+        .map(|&r| format!("{} = ", src.get(file.values[r].range.clone()).unwrap_or("")))
+        .unwrap_or_default();
+    format!("{role} of {value}{}", op.name)
+}
+
+/// An op in a region and what is known of it: its maps, or why it has none.
+#[derive(Clone, Debug)]
+pub struct RegionOp {
+    /// Its index in [`MlirFile::ops`].
+    pub index: usize,
+    /// The region it is in, as [`region_name`] says it.
+    pub region: String,
+    pub coverage: Coverage,
+}
+
+#[derive(Clone, Debug)]
+pub enum Coverage {
+    /// Its record, with each operand's maps or why they are unknown.
+    Maps(OpMaps),
+    /// Why it has no maps of its own (a constant, the region's return).
+    Reason(String),
+    /// Nothing: an op the translation lost (a bug, which the tests count).
+    Missing,
+}
+
+/// Every op inside a region of a StableHLO op (not those directly in a function's
+/// body), in text order, with its maps or the reason it has none.
+pub fn region_coverage(src: &str, file: &MlirFile) -> Vec<RegionOp> {
+    region_coverage_of(src, file, ops(src, file))
+}
+
+/// [`region_coverage`] from the records [`ops`] made.
+pub fn region_coverage_of(src: &str, file: &MlirFile, records: Vec<OpMaps>) -> Vec<RegionOp> {
+    let mut by_op: std::collections::HashMap<usize, OpMaps> =
+        records.into_iter().map(|r| (r.index, r)).collect();
+    // A region of an op, not a function's body nor a module's.
+    let in_function_body = |o: &crate::mlir::reader::Op| {
+        let owner = file.regions.get(o.region).and_then(|r| r.op);
+        owner.is_none_or(|k| {
+            let name = file.ops[k].name.as_str();
+            file.funcs.iter().any(|f| f.op == k) || matches!(name, "module" | "builtin.module")
+        })
+    };
+    (0..file.ops.len())
+        .filter(|&k| !in_function_body(&file.ops[k]) && file.ops[k].func.is_some())
+        .map(|k| {
+            let op = &file.ops[k];
+            let coverage = match by_op.remove(&k) {
+                Some(r) => Coverage::Maps(r),
+                None => reason(&op.name).map_or(Coverage::Missing, |r| Coverage::Reason(r.into())),
+            };
+            RegionOp {
+                index: k,
+                region: region_name(src, file, op.region),
+                coverage,
+            }
+        })
+        .collect()
+}
+
+/// Why an op has no maps of its own.
+fn reason(name: &str) -> Option<&'static str> {
+    let base = name.rsplit('.').next().unwrap_or(name);
+    match base {
+        "constant" => Some("a constant reads no operand"),
+        "return" | "yield" => Some(
+            "the region's result: the values it returns are its computation's root, read by the op that holds the region",
+        ),
+        _ => None,
+    }
+}
+
+/// An operand (its node) and maps, read through a helper instruction the op was
 /// written with (the reshape before a broadcast that stretches size-1
 /// dimensions): the op's own operand, the maps composed.
 fn through_helper(
@@ -138,7 +262,7 @@ fn through_helper(
     ci: usize,
     operand: usize,
     entry: &analysis::OperandIndexing,
-) -> (String, Vec<crate::algebra::IndexingMap>) {
+) -> (usize, Vec<crate::algebra::IndexingMap>) {
     let c = module.computation(ci);
     let helper = &c.nodes[operand];
     let own = entry.maps.iter().map(|m| m.map.clone()).collect();
@@ -146,10 +270,10 @@ fn through_helper(
         .line_named(&format!("%{}", helper.name))
         .is_some_and(|l| !l.primary && l.mlir_op == line.mlir_op);
     let [inner] = helper.operands.as_slice() else {
-        return (helper.name.clone(), own);
+        return (operand, own);
     };
     if !of_op {
-        return (helper.name.clone(), own);
+        return (operand, own);
     }
     let query = Query {
         computation: ci,
@@ -161,7 +285,7 @@ fn through_helper(
     };
     let producer = analysis::analyze(module, &query);
     let Some(first) = producer.entries.first().filter(|e| e.unknown.is_none()) else {
-        return (helper.name.clone(), own);
+        return (operand, own);
     };
     let maps = entry
         .maps
@@ -174,7 +298,7 @@ fn through_helper(
             })
         })
         .collect();
-    (c.nodes[*inner].name.clone(), maps)
+    (*inner, maps)
 }
 
 /// The MLIR value an HLO operand stands for (`%4` for the helper `%4.reshape`).
