@@ -180,3 +180,60 @@ fn a_cpu_dump_is_timed_only_on_a_chosen_gpu() {
     let svg = stdout(&o);
     assert!(svg.contains("≈ ") && svg.contains(" · 8.0 MiB"), "{svg}");
 }
+
+/// A StableHLO file: `@main`'s ops named by their SSA values, at their lines of
+/// the `.mlir` text, grouped by the name scopes of their locations (JAX's
+/// `jax.named_scope`s); folded, one node per scope with the maps on the edges
+/// between them; DOT and SVG draw the same; `--computation` is refused in one line.
+#[test]
+fn stablehlo_ops_are_grouped_by_name_scope() {
+    let file = data("stablehlo/scopes.mlir").to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let o = run(&["graph", &file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let nodes = v["nodes"].as_array().expect("nodes");
+    let node = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["name"] == name && n["kind"] != "parameter")
+            .unwrap_or_else(|| panic!("no node {name}: {nodes:?}"))
+    };
+    let divide = node("%6");
+    assert_eq!(divide["group"], "ns:jit(scoped_mlp)/layer2/norm");
+    let line = divide["range"]["line"].as_u64().expect("a line") as usize;
+    assert!(
+        text.lines()
+            .nth(line - 1)
+            .unwrap()
+            .contains("%6 = stablehlo.divide"),
+        "line {line}"
+    );
+    let scope = node("jit(scoped_mlp)/layer1");
+    assert_eq!(
+        (scope["kind"].as_str(), scope["open"].as_bool()),
+        (Some("namespace"), Some(true))
+    );
+    let o = run(&["graph", &file, "--namespaces", "folded"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let edges = v["edges"].as_array().expect("edges");
+    let between = edges
+        .iter()
+        .find(|e| {
+            e["from"] == "ns:jit(scoped_mlp)/layer1" && e["to"] == "ns:jit(scoped_mlp)/layer2"
+        })
+        .unwrap_or_else(|| panic!("no edge between the layers: {edges:?}"));
+    assert_eq!(between["map"], "(d0, d1)[s0] -> (d0, s0)");
+    for format in ["dot", "svg"] {
+        let o = run(&["graph", &file, "--format", format]);
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("jit(scoped_mlp)/layer2/norm"),
+            "{format}"
+        );
+    }
+    let o = run(&["graph", &file, "--computation", "main"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}

@@ -135,7 +135,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "coalescing", "model"],
     ),
     // The dataflow around an instruction, to draw: maps and coalescing on edges,
-    // kernel times, measured times and output sizes on nodes.
+    // kernel times, measured times and output sizes on nodes; a StableHLO file's
+    // through its translation (mlir).
     (
         "graph",
         &[
@@ -147,6 +148,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "device",
             "hover",
             "memory",
+            "mlir",
             "model",
             "profile",
             "syntax",

@@ -5,6 +5,10 @@
 //! kernels carry XLA's coalescing verdict (not on a CPU dump unless `--device`
 //! is given). With `--profile`, each node has the time an XProf profile measured
 //! (`measured_us`) and is coloured by its share of the step ([`graph::heat`]).
+//! On a StableHLO `.mlir` file: the graph of `@main` (or around `--instruction %3`)
+//! translated as XLA's converter does, nodes named by their SSA values, the ops
+//! grouped by the name scopes of their locations (`--namespaces open|folded`,
+//! [`graph::stablehlo`]).
 //! Exit 0 with the graph, 2 on bad input.
 
 use std::path::PathBuf;
@@ -22,6 +26,14 @@ pub enum Format {
     Json,
     Dot,
     Svg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NamespacesArg {
+    /// A cluster around the ops of each name scope.
+    Open,
+    /// One node per name scope, one level below the scope all ops share.
+    Folded,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -61,6 +73,10 @@ pub struct Args {
     /// `*.trace.json[.gz]`.
     #[arg(long, value_name = "PROFILE")]
     pub profile: Option<PathBuf>,
+    /// On StableHLO: the ops' name scopes (their locations' names) as clusters or
+    /// folded into one node each.
+    #[arg(long, value_enum, default_value = "open")]
+    pub namespaces: NamespacesArg,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -68,6 +84,11 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
+    let text = super::read_text(&args.file)?;
+    let language = crate::language::detect(&args.file.to_string_lossy(), None, &text);
+    if language == crate::language::Language::Mlir {
+        return stablehlo(args, &text);
+    }
     let (text, file) = gpu::parse(&args.file)?;
     let (module, scope) = scope(&file.modules, args)?;
     let chosen = gpu::device(args.device.as_deref(), &args.file)?;
@@ -92,21 +113,52 @@ fn run_inner(args: &Args) -> Result<String, String> {
     };
     let view = analysis::view::borrowed(module);
     let g = graph::build(module, &view, &scope, &options);
-    let out = match args.format {
+    let out = render(&g, args.format, &text);
+    // The process ends right after: freeing the model would only cost time.
+    std::mem::forget(view);
+    Ok(out)
+}
+
+/// The graph of a StableHLO file (no device, no profile: the translation is not
+/// what XLA compiles for a GPU, and a profile names compiled instructions).
+fn stablehlo(args: &Args, text: &str) -> Result<String, String> {
+    if args.computation.is_some() || args.profile.is_some() || args.device.is_some() {
+        return Err(format!(
+            "{}: --computation, --profile and --device are for HLO text; on StableHLO: --instruction %VALUE, --namespaces",
+            args.file.display()
+        ));
+    }
+    let request = graph::stablehlo::Request {
+        value: args.instruction.as_deref(),
+        radius: args.radius,
+        namespaces: match args.namespaces {
+            NamespacesArg::Open => graph::stablehlo::Namespaces::Open,
+            NamespacesArg::Folded => graph::stablehlo::Namespaces::Folded,
+        },
+    };
+    let options = Options {
+        max_nodes: args.max_nodes.max(1),
+        ..Options::default()
+    };
+    let g = graph::stablehlo::graph(text, &request, &options)
+        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    Ok(render(&g, args.format, text))
+}
+
+/// The graph in the format asked, positions as lines and columns of `text`.
+fn render(g: &graph::Graph, format: Format, text: &str) -> String {
+    match format {
         Format::Json => {
-            let lines = crate::syntax::LineIndex::new(&text);
-            let v = graph::json::to_json(&g, |r| {
-                let (line, column) = lines.line_col(&text, r.start);
+            let lines = crate::syntax::LineIndex::new(text);
+            let v = graph::json::to_json(g, |r| {
+                let (line, column) = lines.line_col(text, r.start);
                 json!({ "line": line, "column": column })
             });
             format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
         }
-        Format::Dot => graph::dot::to_dot(&g),
-        Format::Svg => graph::svg::to_svg(&g),
-    };
-    // The process ends right after: freeing the model would only cost time.
-    std::mem::forget(view);
-    Ok(out)
+        Format::Dot => graph::dot::to_dot(g),
+        Format::Svg => graph::svg::to_svg(g),
+    }
 }
 
 /// The module and scope the arguments name.

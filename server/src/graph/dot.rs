@@ -83,6 +83,9 @@ fn node_line(out: &mut String, b: &Box<'_>, indent: &str) {
             attrs.push("shape=ellipse, fontsize=8, fillcolor=\"#f4f6f6\"".into())
         }
         NodeKind::Fusion { .. } => attrs.push("peripheries=2, fillcolor=\"#eaf2f8\"".into()),
+        NodeKind::Namespace { .. } => {
+            attrs.push("style=\"rounded,filled\", fillcolor=\"#fef9e7\"".into())
+        }
         NodeKind::More { .. } => {
             attrs.push("shape=note, style=dashed, fontsize=8, fontcolor=\"#777777\"".into())
         }

@@ -50,7 +50,10 @@ pub struct Drawing<'g> {
 }
 
 fn is_open(n: &Node) -> bool {
-    matches!(n.kind, NodeKind::Fusion { open: true })
+    matches!(
+        n.kind,
+        NodeKind::Fusion { open: true } | NodeKind::Namespace { open: true }
+    )
 }
 
 /// Where an open fusion's operands enter (parameter number to member id) and its

@@ -94,13 +94,14 @@ pub fn legend() -> Value {
         .collect()
 }
 
-/// `instruction`, `parameter`, `constant`, `fusion`, `more`.
+/// `instruction`, `parameter`, `constant`, `fusion`, `namespace`, `more`.
 pub fn kind_name(kind: &NodeKind) -> &'static str {
     match kind {
         NodeKind::Instruction => "instruction",
         NodeKind::Parameter => "parameter",
         NodeKind::Constant => "constant",
         NodeKind::Fusion { .. } => "fusion",
+        NodeKind::Namespace { .. } => "namespace",
         NodeKind::More { .. } => "more",
     }
 }
@@ -108,7 +109,7 @@ pub fn kind_name(kind: &NodeKind) -> &'static str {
 /// The fields only some kinds have.
 fn extra(o: &mut Map<String, Value>, kind: &NodeKind) {
     match kind {
-        NodeKind::Fusion { open } => {
+        NodeKind::Fusion { open } | NodeKind::Namespace { open } => {
             o.insert("open".into(), json!(open));
         }
         NodeKind::More {

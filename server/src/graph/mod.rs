@@ -18,6 +18,7 @@
 //! * [`drawing`]: boxes, clusters and arrows, decided once for every renderer.
 //! * [`heat`]: the colour of a measured node, by its share of the step.
 //! * [`json`], [`dot`], [`svg`] (laid out by [`layout`]): what the front ends print.
+//! * [`stablehlo`]: the graph of a `.mlir` file, its ops grouped by name scope.
 
 pub mod build;
 pub mod class;
@@ -27,6 +28,7 @@ pub mod heat;
 pub mod json;
 pub mod layout;
 pub mod select;
+pub mod stablehlo;
 pub mod svg;
 
 use std::ops::Range;
@@ -65,6 +67,12 @@ pub enum NodeKind {
     /// A fusion; `open` when its fused computation's instructions are in the graph
     /// as members (their `group` is this node's id).
     Fusion {
+        open: bool,
+    },
+    /// A name scope of a StableHLO file's ops (`jit(f)/layer1`, [`stablehlo`]):
+    /// `open`, a cluster around its ops (their `group` is this node's id);
+    /// folded, one box standing for them.
+    Namespace {
         open: bool,
     },
     /// Neighbours of `of` the cap (or the radius) left out.

@@ -147,6 +147,7 @@ fn boxes(out: &mut String, d: &Drawing<'_>, l: &Layout) {
         let (mut fill, stroke, width) = match (&n.kind, b.focus) {
             (_, true) => ("#fff3c4", "#333333", 2.5),
             (NodeKind::Fusion { .. }, _) => ("#eaf2f8", "#34495e", 1.5),
+            (NodeKind::Namespace { .. }, _) => ("#fef9e7", "#7d6608", 1.5),
             (NodeKind::Parameter | NodeKind::Constant, _) => ("#f4f6f6", "#95a5a6", 1.0),
             (NodeKind::More { .. }, _) => ("#ffffff", "#aaaaaa", 1.0),
             (NodeKind::Instruction, _) => ("#ffffff", "#34495e", 1.0),

@@ -41,6 +41,44 @@ pub fn frames(src: &str, file: &MlirFile, text: &str) -> Vec<Frame> {
     out.into_iter().filter(|f| f.file.is_some()).collect()
 }
 
+/// The name of the location whose text is `text` (inside `loc(...)`, or an alias):
+/// `"jit(f)/layer1/dot_general"` of `loc("jit(f)/layer1/dot_general"(#loc19))`, the
+/// callee's name of a call site, the first name of a fused location. JAX writes
+/// the name scopes of an op there (`jax.named_scope`, the jitted function), as
+/// XLA's `op_name` metadata: `None` for a location with no name.
+pub fn name(src: &str, file: &MlirFile, text: &str) -> Option<String> {
+    let aliases = alias_values(src, file);
+    let mut text = text;
+    for _ in 0..MAX_DEPTH {
+        let t = text.trim_start();
+        let t = t.strip_prefix("loc(").map_or(t, str::trim_start);
+        if let Some(alias) = t.strip_prefix('#') {
+            let end = alias
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(alias.len());
+            text = aliases.get(&t[..end + 1])?;
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("callsite(") {
+            text = rest;
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("fused") {
+            text = rest.trim_start().trim_start_matches('[');
+            continue;
+        }
+        let mut reader = Reader {
+            text: t,
+            at: 0,
+            base: 0,
+        };
+        let (value, _) = reader.string()?;
+        // `"file":3:4` is a place, `"name"(...)` or a bare `"name"` a name.
+        return (!reader.rest().starts_with(':')).then_some(value);
+    }
+    None
+}
+
 /// Every `"file":line[:col]` inside a `loc(...)` of the document (op locations,
 /// arguments' and aliases'), in text order.
 pub fn file_lines(src: &str, file: &MlirFile) -> Vec<FileLine> {
