@@ -223,6 +223,7 @@ fn build_single_instruction<'t>(text: &str, node: Node<'t>) -> (Computation, Vec
             b.roots.push(id);
         }
     }
+    unnamed_operands_inline(text, node, &mut b.diagnostics);
     let mut next = node.next_named_sibling();
     while let Some(extra) = next {
         if extra.kind() != "comment" {
@@ -240,6 +241,93 @@ fn build_single_instruction<'t>(text: &str, node: Node<'t>) -> (Computation, Vec
     b.check_shapes();
     b.computation.shrink_to_fit();
     (b.computation, b.diagnostics)
+}
+
+/// Inside a computation written inline (`to_apply={ r = f32[] add(f32[], f32[]) }`)
+/// every operand names an instruction: only the single instruction's own operands
+/// may be bare shapes. XLA's parser says "expects name" there
+/// (`HloParserSingleOpTest.SingleOpWithNested_NoOperandName`). The grammar keeps an
+/// inline computation as one token, so its operand lists are read from its text.
+fn unnamed_operands_inline(text: &str, node: Node, diagnostics: &mut Vec<Diagnostic>) {
+    if node.kind() == "inline_computation" {
+        let range = node.byte_range();
+        let body = text.get(range.clone()).unwrap_or("");
+        for at in bare_shape_operands(body) {
+            let at = range.start + at.start..range.start + at.end;
+            diagnostics.push(Diagnostic::error(
+                at,
+                codes::SYNTAX_ERROR,
+                "expects name: inside a computation written inline, an operand names an \
+                 instruction (only the single instruction's own operands may be bare shapes)",
+            ));
+        }
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        unnamed_operands_inline(text, child, diagnostics);
+    }
+}
+
+/// The byte ranges of operands of `body`'s instructions that are a shape and
+/// nothing else (`add(f32[], f32[])`): after each `= shape opcode(`, the list's
+/// top-level items.
+fn bare_shape_operands(body: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for (line_start, line) in body.split_inclusive('\n').scan(0, |at, l| {
+        let start = *at;
+        *at += l.len();
+        Some((start, l))
+    }) {
+        let Some(eq) = line.find(" = ") else {
+            continue;
+        };
+        let Some(open) = line[eq..].find('(').map(|k| eq + k) else {
+            continue;
+        };
+        let mut depth = 0usize;
+        let mut item = open + 1;
+        for (k, c) in line.char_indices().skip_while(|(k, _)| *k <= open) {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' if depth > 0 => depth -= 1,
+                ',' | ')' if depth == 0 => {
+                    let piece = &line[item..k];
+                    let trimmed = piece.trim();
+                    if is_bare_shape(trimmed) {
+                        let lead = piece.len() - piece.trim_start().len();
+                        let start = line_start + item + lead;
+                        out.push(start..start + trimmed.len());
+                    }
+                    item = k + 1;
+                    if c == ')' {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `f32[]`, `f32[10]{0}`, `s32[2,3]`: an element type and extents, no name after.
+fn is_bare_shape(item: &str) -> bool {
+    let Some((element, rest)) = item.split_once('[') else {
+        return false;
+    };
+    let element_ok = !element.is_empty()
+        && element.starts_with(|c: char| c.is_ascii_lowercase())
+        && element.chars().all(|c| c.is_ascii_alphanumeric());
+    let Some((dims, tail)) = rest.split_once(']') else {
+        return false;
+    };
+    let dims_ok = dims
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, ',' | '?' | '<' | '=' | ' '));
+    let tail = tail.trim();
+    let layout_ok = tail.is_empty() || (tail.starts_with('{') && tail.ends_with('}'));
+    element_ok && dims_ok && layout_ok
 }
 
 fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
@@ -958,5 +1046,20 @@ fn infer_missing_shapes(c: &mut Computation) {
         if let Some(shape) = inferred {
             c.instructions[i].shape = shape;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bare_shape_operands_of_an_inline_computation() {
+        let body = "{\n  result = f32[] add(f32[], f32[])\n}";
+        let found: Vec<&str> = super::bare_shape_operands(body)
+            .into_iter()
+            .map(|r| &body[r])
+            .collect();
+        assert_eq!(found, ["f32[]", "f32[]"]);
+        let named = "{\n  x = f32[] parameter(0)\n  r = f32[] add(f32[] x, y)\n}";
+        assert!(super::bare_shape_operands(named).is_empty());
     }
 }
