@@ -1,8 +1,11 @@
 //! The StableHLO reader on mutated JAX programs: 2,000 variants of the shipped
-//! `.mlir` texts (the 46 JAX programs, softmax, XLA's analysis vectors converted to
+//! `.mlir` texts (the 53 JAX programs, with regions among them, softmax, the
+//! name-scoped MLP, XLA's analysis vectors converted to
 //! StableHLO), each cut, spliced, renumbered or salted with MLIR punctuation, go
-//! through everything `check`, `mlir` and the server do with a `.mlir` file
-//! (read, translation to HLO, its checks, the per-op maps). None may panic; a
+//! through everything `check`, `mlir`, `graph` and the server do with a `.mlir`
+//! file (read, translation to HLO, its checks, the per-op maps, those of ops in
+//! regions with their reasons, the graph with namespaces open and folded: the
+//! `stablehlo` fuzz target's body, `fuzz_support::stablehlo`). None may panic; a
 //! failing variant is printed whole. Deterministic (a fixed seed), so a failure
 //! is reproduced by running the test again; `MUTATION_SEED` and
 //! `MUTATION_VARIANTS` run other and more variants.
@@ -79,6 +82,7 @@ fn corpus() -> Vec<String> {
     let mut out = vec![
         std::fs::read_to_string(format!("{DATA}/stablehlo/softmax.mlir")).expect("softmax"),
         std::fs::read_to_string(format!("{DATA}/stablehlo/softmax_debug.mlir")).expect("debug"),
+        std::fs::read_to_string(format!("{DATA}/stablehlo/scopes.mlir")).expect("scopes"),
     ];
     for (file, key) in [("programs.jsonl", "stablehlo"), ("analysis.jsonl", "mlir")] {
         let text = std::fs::read_to_string(format!("{DATA}/stablehlo/{file}")).expect(file);
@@ -155,6 +159,8 @@ fn exercise(src: &str) {
     let _ = stablehlo::summary::ops(src, &file);
     let _ = hlo_lsp::checks::mlir(src);
     let _ = mlir::analyze(src);
+    // The `stablehlo` fuzz target's body: regions' coverage, `graph`.
+    crate::fuzz_support::stablehlo(src.as_bytes());
 }
 
 #[test]

@@ -26,6 +26,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("maps", maps),
     ("tiles", tiles),
     ("mlir", mlir),
+    ("stablehlo", stablehlo),
     ("map_text", map_text),
     ("framing", framing),
 ];
@@ -100,6 +101,44 @@ pub fn tiles(data: &[u8]) {
 /// The MLIR reader and the analysis of its affine maps and linalg ops.
 pub fn mlir(data: &[u8]) {
     hlo_lsp::mlir::analyze_with_budget(&String::from_utf8_lossy(data), MLIR_UTILIZATION_BUDGET);
+}
+
+/// The StableHLO reader and everything a `.mlir` file of StableHLO goes through:
+/// the translation to HLO (regions, shard_map bodies, multi-result ops), its
+/// checks, every op's maps (those in regions too, each with maps or a reason),
+/// and `graph` with namespaces open and folded. Oracle: every range the
+/// translation maps back to lies on character boundaries of the input, and every
+/// op in a region is counted once.
+pub fn stablehlo(data: &[u8]) {
+    use hlo_lsp::graph::{self, stablehlo::Namespaces};
+    use hlo_lsp::mlir::stablehlo as shlo;
+    let src = String::from_utf8_lossy(data);
+    let file = hlo_lsp::mlir::read(&src);
+    let t = shlo::translate(&src, &file);
+    for line in &t.lines {
+        for r in [&line.mlir_name, &line.mlir_op] {
+            assert!(
+                src.get(r.clone()).is_some(),
+                "range {r:?} is not a piece of the input"
+            );
+        }
+        let _ = t.to_hlo(line.mlir_op.start);
+    }
+    let ops = shlo::summary::ops(&src, &file);
+    let coverage = shlo::summary::region_coverage_of(&src, &file, ops);
+    let mut seen = BTreeSet::new();
+    for op in &coverage {
+        assert!(seen.insert(op.index), "op {} counted twice", op.index);
+    }
+    let _ = checks::mlir(&src);
+    for namespaces in [Namespaces::Open, Namespaces::Folded] {
+        let request = graph::stablehlo::Request {
+            value: None,
+            radius: 2,
+            namespaces,
+        };
+        let _ = graph::stablehlo::graph(&src, &request, &graph::Options::default());
+    }
 }
 
 /// Domain points the `mlir` target counts per operand before it bounds instead. Under

@@ -1,0 +1,20 @@
+module @jit_sharded_sum attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["i"=8]> {stablehlo.mesh = {axes = [{name = "i", size = 8 : i64}]}}
+  func.func public @main(%arg0: tensor<64x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"i"}, {}]>}) -> (tensor<4xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"i"}, {}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"i"} (%arg1: tensor<8x4xf32>) {
+      %1 = stablehlo.sine %arg1 : tensor<8x4xf32>
+      %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+      %2 = stablehlo.reduce(%1 init: %cst) applies stablehlo.add across dimensions = [0] : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+      %cst_0 = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+      %3 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<4xf32>
+      %4 = stablehlo.multiply %2, %3 : tensor<4xf32>
+      %5 = "stablehlo.all_reduce"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>, use_global_device_ids}> ({
+      ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+        %6 = stablehlo.add %arg2, %arg3 : tensor<f32>
+        stablehlo.return %6 : tensor<f32>
+      }) : (tensor<4xf32>) -> tensor<4xf32>
+      sdy.return %5 : tensor<4xf32>
+    } : (tensor<64x4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
