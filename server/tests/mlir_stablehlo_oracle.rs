@@ -329,8 +329,9 @@ fn hover_in_a_while_body() {
     let hover = ide::mlir::hover(&snapshot, at, &config).expect("a hover on %29");
     assert_eq!(&src[hover.range.clone()], "%29");
     assert!(hover.markdown.contains("select"), "{}", hover.markdown);
+    // It reads the carried value `%iterArg_2` elementwise.
     assert!(
-        hover.markdown.contains("(d0) -> (d0)"),
+        hover.markdown.contains("`%iterArg_2`: identity"),
         "{}",
         hover.markdown
     );
