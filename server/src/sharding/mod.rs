@@ -14,7 +14,10 @@
 //! Reading never panics: bad text gives a [`ParseError`] with its byte offset.
 
 mod build;
+pub mod collective;
 mod describe;
+pub mod grid;
+pub mod mesh;
 pub mod module;
 pub mod named;
 mod parse;
