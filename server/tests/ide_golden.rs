@@ -117,8 +117,14 @@ fn hover_on_a_collective_names_its_device_groups() {
         ),
         "{hover}"
     );
-    assert!(hover.contains("each device sends 48 B and receives 48 B"), "{hover}");
-    assert!(hover.contains("Why: %param.1 splits dim 1 4 ways"), "{hover}");
+    assert!(
+        hover.contains("each device sends 48 B and receives 48 B"),
+        "{hover}"
+    );
+    assert!(
+        hover.contains("Why: %param.1 splits dim 1 4 ways"),
+        "{hover}"
+    );
     insta::assert_snapshot!(hover);
 }
 

@@ -3,6 +3,8 @@
 //! ([`crate::sharding`]), and every collective's replica groups as device
 //! sets. Whether the written shapes are global or per device is guessed
 //! ([`crate::sharding::written_shapes`]) and said; `--as` overrides it.
+//! A StableHLO file is read as the HLO XLA's importer makes of it, its
+//! `mhlo.sharding` strings and Shardy attributes as shardings.
 //! Exit 0 with the report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -54,6 +56,32 @@ pub fn run(args: Args) -> ExitCode {
     super::print_or_fail(run_inner(&args))
 }
 
+/// The HLO text of the file and its model: StableHLO (a `.mlir` file, as
+/// `jax.jit(f).lower(x).as_text()` prints it) read as the HLO XLA's importer
+/// makes of it, its `mhlo.sharding` and Shardy attributes as `sharding=`
+/// ([`crate::mlir::stablehlo::sharding`]).
+fn parse(path: &std::path::Path) -> Result<(String, crate::model::HloFile), String> {
+    let text = super::read_text(path)?;
+    if crate::language::detect(&path.to_string_lossy(), None, &text)
+        != crate::language::Language::Mlir
+    {
+        return gpu::parse(path);
+    }
+    let mlir = crate::mlir::read(&text);
+    if !crate::mlir::stablehlo::is_stablehlo(&mlir) {
+        return Err(format!(
+            "{}: no StableHLO op found (sharding reads HLO and StableHLO)",
+            path.display()
+        ));
+    }
+    let hlo = crate::mlir::stablehlo::translate(&text, &mlir).hlo;
+    let parsed = crate::model::parse_hlo(&hlo);
+    if parsed.modules.is_empty() {
+        return Err(format!("{}: no function with a body", path.display()));
+    }
+    Ok((hlo, parsed))
+}
+
 /// The devices an untiled sharding spans: the module's partitions, or the
 /// highest device any tiling names.
 fn device_count(module: &Module, layouts: &[ElementLayout]) -> i64 {
@@ -85,7 +113,7 @@ fn ranges_text(start: &[i64], limit: &[i64]) -> String {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
-    let (source, file) = gpu::parse(&args.file)?;
+    let (source, file) = parse(&args.file)?;
     let module =
         super::input::pick_module(&args.file, &source, &file.modules, args.module.as_deref())?;
     let path = args.file.to_string_lossy();

@@ -422,6 +422,18 @@ fn cause(
             }
         }
     }
+    if out.is_empty() && op == Op::AllToAll {
+        // The tuple form (no `dimensions=`): each operand is the block for one peer.
+        for source in sources {
+            for (j, ways) in varying_dims(&source.leaf, group) {
+                out.push(format!(
+                    "%{} splits dim {j} {ways} ways {over} and reaches this all-to-all {}, which sends each peer its block: the split moves to another dimension (a reshard)",
+                    source.instruction.name,
+                    path_text(&source.path)
+                ));
+            }
+        }
+    }
     if out.is_empty() && !sources.is_empty() && matches!(op, Op::AllReduce | Op::ReduceScatter) {
         let names: Vec<String> = sources
             .iter()

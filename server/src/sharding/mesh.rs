@@ -11,11 +11,15 @@
 use crate::model::Module;
 
 use super::Sharding;
+use crate::cost::collective::groups::DeviceList;
 
 /// A mesh: axis names and sizes, devices numbered row-major.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mesh {
     pub axes: Vec<(String, i64)>,
+    /// The device at each position, row-major over the axes, when the mesh
+    /// has its own order (`device_ids=`); `None` for `0..n`.
+    pub devices: Option<Vec<i64>>,
     /// Where the mesh was read, for a report: "xla.sdy.meshes", "replica groups",
     /// "tile assignments".
     pub source: &'static str,
@@ -34,7 +38,13 @@ impl Mesh {
 
     /// The position of `device` along each axis.
     pub fn coordinates(&self, device: i64) -> Vec<i64> {
-        let mut rest = device;
+        let mut rest = match &self.devices {
+            Some(ids) => ids
+                .iter()
+                .position(|&d| d == device)
+                .map_or(device, |p| p as i64),
+            None => device,
+        };
         let mut out = vec![0; self.axes.len()];
         for (k, (_, n)) in self.axes.iter().enumerate().rev() {
             out[k] = rest % n.max(&1);
@@ -133,17 +143,31 @@ fn sdy_mesh(header: &str) -> Option<Vec<(String, i64)>> {
     axis_list(mesh)
 }
 
-/// The mesh of the first replica groups written in mesh form.
-fn replica_group_mesh(module: &Module) -> Option<Vec<(String, i64)>> {
+/// A mesh's axes: names and sizes.
+type Axes = Vec<(String, i64)>;
+
+/// The mesh of the first replica groups written in mesh form, with its
+/// device order when it lists one (`device_ids=`).
+fn replica_group_mesh(module: &Module) -> Option<(Axes, Option<Vec<i64>>)> {
     module.computations().find_map(|c| {
         c.model().instructions.iter().find_map(|i| {
-            let text = c.src(i.attribute("replica_groups")?.value_range);
-            axis_list(text.trim().strip_prefix("mesh")?)
+            let text = c.src(i.attribute("replica_groups")?.value_range).trim();
+            let axes = axis_list(text.strip_prefix("mesh")?)?;
+            if !text.contains("device_ids") {
+                return Some((axes, None));
+            }
+            // The devices of the mesh's positions: the groups along every axis.
+            let all: Vec<String> = axes.iter().map(|(n, _)| format!("'{n}'")).collect();
+            let close = text.rfind('{')?;
+            let every = format!("{} {{{}}}", &text[..close].trim_end(), all.join(","));
+            let devices = DeviceList::parse(&every).ok()?.groups().concat();
+            Some((axes, Some(devices)))
         })
     })
 }
 
-/// The longest iota layout of a tile assignment that lays out all `devices`.
+/// The longest iota layout of a tile assignment that lays out all `devices`
+/// (the tiles' dimensions when the devices are in order).
 fn tile_assignment_mesh(module: &Module, devices: i64) -> Option<Vec<(String, i64)>> {
     let mut best: Option<Vec<i64>> = None;
     for s in super::sharded_instructions(module) {
@@ -155,9 +179,17 @@ fn tile_assignment_mesh(module: &Module, devices: i64) -> Option<Vec<(String, i6
                 continue;
             };
             let Some(iota) = &tiles.iota else { continue };
-            let product: i64 = iota.reshape.iter().product();
-            if product == devices && best.as_ref().is_none_or(|b| b.len() < iota.reshape.len()) {
-                best = Some(iota.reshape.clone());
+            // `<=[8]` over `[2,4]` tiles is the 2x4 mesh in order: the tiles' own
+            // dimensions (but those of one tile) say its axes.
+            let in_order = iota.reshape.len() == 1;
+            let layout: Vec<i64> = if in_order {
+                tiles.dims.iter().copied().filter(|&n| n > 1).collect()
+            } else {
+                iota.reshape.clone()
+            };
+            let product: i64 = layout.iter().product();
+            if product == devices && best.as_ref().is_none_or(|b| b.len() < layout.len()) {
+                best = Some(layout);
             }
         }
     }
@@ -179,30 +211,41 @@ fn collect_leaves(sharding: &Sharding, out: &mut Vec<super::Leaf>) {
 }
 
 /// The mesh of `module`: Shardy's named mesh, else the mesh of mesh-form
-/// replica groups, else the longest iota layout of its tile assignments over
-/// all its devices. `None` when nothing says more than a flat list of devices.
+/// replica groups written in device order, else the longest iota layout of
+/// its tile assignments over all its devices, else the mesh of replica groups
+/// with their own device order (`device_ids=`: the compiled module's view of
+/// the mesh, reshaped). `None` when nothing says more than a list of devices.
 pub fn of_module(module: &Module) -> Option<Mesh> {
-    let devices = module.num_partitions();
     if let Some(axes) = module.header_text().and_then(sdy_mesh) {
         return Some(Mesh {
             axes,
+            devices: None,
             source: "xla.sdy.meshes",
         });
     }
-    if let Some(axes) = replica_group_mesh(module) {
+    let from_groups = replica_group_mesh(module);
+    if let Some((axes, None)) = &from_groups {
         return Some(Mesh {
-            axes,
+            axes: axes.clone(),
+            devices: None,
             source: "replica groups",
         });
     }
-    let devices = if devices > 1 {
-        devices
-    } else {
-        largest_device(module) + 1
+    let devices = match module.num_partitions() {
+        n if n > 1 => n,
+        _ => largest_device(module) + 1,
     };
-    tile_assignment_mesh(module, devices).map(|axes| Mesh {
+    if let Some(axes) = tile_assignment_mesh(module, devices) {
+        return Some(Mesh {
+            axes,
+            devices: None,
+            source: "tile assignments",
+        });
+    }
+    from_groups.map(|(axes, devices)| Mesh {
         axes,
-        source: "tile assignments",
+        devices,
+        source: "replica groups",
     })
 }
 
@@ -229,6 +272,7 @@ mod tests {
     fn mesh(axes: &[(&str, i64)]) -> Mesh {
         Mesh {
             axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+            devices: None,
             source: "test",
         }
     }

@@ -64,6 +64,12 @@ pub fn sharded_instructions(module: &Module) -> Vec<Sharded<'_>> {
 /// partitioned.
 pub fn written_shapes(module: &Module, path: Option<&str>) -> (Written, String) {
     let partitions = module.num_partitions();
+    if path.is_some_and(|p| p.ends_with(".mlir")) {
+        return (
+            Written::Global,
+            "StableHLO is what XLA's SPMD partitioner reads: its shapes are global (a shard_map body's are each device's)".into(),
+        );
+    }
     if path.is_some_and(|p| p.contains("after_optimizations")) {
         return (
             Written::PerDevice,
