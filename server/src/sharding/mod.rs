@@ -26,8 +26,8 @@ pub mod tiles;
 
 pub use describe::{describe, Written};
 pub use module::{
-    layouts, replica_groups, sharded_instructions, written_shapes, ElementLayout, ReplicaGroups,
-    Sharded,
+    layouts, per_device, replica_groups, sharded_instructions, written_shapes, ElementLayout,
+    ReplicaGroups, Sharded,
 };
 pub use named::NamedSharding;
 pub use parse::{parse, ParseError};

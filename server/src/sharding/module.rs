@@ -107,6 +107,15 @@ pub fn written_shapes(module: &Module, path: Option<&str>) -> (Written, String) 
     )
 }
 
+/// The devices a partitioned module runs on, each its own copy of the
+/// program: `Some(8)` when the written shapes are per device
+/// ([`written_shapes`]) over more than one partition, so a total of its
+/// buffers or its time is one device's. `None` for a global module.
+pub fn per_device(module: &Module, path: Option<&str>) -> Option<i64> {
+    let partitions = module.num_partitions();
+    (partitions > 1 && written_shapes(module, path).0 == Written::PerDevice).then_some(partitions)
+}
+
 /// The arrays of a sharded instruction laid out, the written shapes read as
 /// `written`. `num_devices` names the devices of an untiled sharding.
 pub fn layouts(
