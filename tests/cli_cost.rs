@@ -107,6 +107,7 @@ fn cost_ranks_kernels_costliest_first_with_exactly_the_documented_keys() {
             "total_is_lower_bound",
             "launch_overhead_us",
             "unfused",
+            "per_device_of",
             "loops",
             "kernels",
         ])

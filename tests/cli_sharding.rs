@@ -148,3 +148,116 @@ fn a_tuple_sharding_on_an_array_is_reported() {
     let error = v["instructions"][0]["error"].as_str().unwrap_or("");
     assert!(error.contains("does not fit"), "{v}");
 }
+
+/// The compiled all-reduce: the mesh axis its groups run along, the bytes each
+/// device sends in XLA's ring (2·3/4 of 32 B), why it is there, and on a GPU
+/// the collective model's time, the number `hlo-lsp cost` prints for it.
+#[test]
+fn a_collective_says_its_axis_bytes_cause_and_time() {
+    let v = json(&["sharding", &data("jax/sharded_mlp.after.hlo"), "--json"]);
+    let c = &v["collectives"][0];
+    assert_eq!(c["mesh_axes"], serde_json::json!([1]), "{c}");
+    assert_eq!(c["sends_bytes"], 48, "{c}");
+    assert_eq!(c["receives_bytes"], 48, "{c}");
+    assert!(
+        c["why"][0]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("%param.1 splits dim 1 4 ways over axis 1 of the 2x4 mesh"),
+        "{c}"
+    );
+    assert!(
+        c.get("estimate_us").is_none(),
+        "a CPU dump is not timed: {c}"
+    );
+    let on_gpu = json(&[
+        "sharding",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--json",
+        "--gpu",
+        "h100",
+    ]);
+    let cost = json(&[
+        "cost",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--json",
+        "--device",
+        "h100",
+    ]);
+    let kernel = cost["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "all-reduce")
+        .cloned()
+        .unwrap_or_else(|| panic!("{cost}"));
+    let ours = on_gpu["collectives"][0]["estimate_us"].as_f64().unwrap();
+    let theirs = kernel["exec_time_us"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{kernel}"));
+    // `cost --json` rounds to the nanosecond.
+    assert!((ours - theirs).abs() < 1e-3, "{ours} vs {theirs}");
+}
+
+/// StableHLO as JAX lowers it, with Shardy's attributes and with GSPMD's
+/// strings: the same tiles as the compiled module's parameters.
+#[test]
+fn stablehlo_shardings_are_read_in_both_spellings() {
+    let after = json(&[
+        "sharding",
+        &data("jax/spmd/partial_sums.after.hlo"),
+        "--json",
+    ]);
+    for flavour in ["sdy", "gspmd"] {
+        let v = json(&[
+            "sharding",
+            &data(&format!("jax/spmd/partial_sums.{flavour}.mlir")),
+            "--json",
+        ]);
+        assert_eq!(v["assumed"], "global", "{v}");
+        for (ours, compiled) in [("arg0", "param"), ("arg1", "param.1")] {
+            assert_eq!(
+                entry(&v, ours)["tiles"],
+                entry(&after, compiled)["tiles"],
+                "{flavour}: {ours}"
+            );
+        }
+    }
+    // A shard_map body over both axes: its values are each device's own.
+    let v = json(&["sharding", &data("jax/spmd/permute.sdy.mlir"), "--json"]);
+    assert!(
+        v["instructions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["global_shape"] == serde_json::json!([16, 32])
+                && e["shard_shape"] == serde_json::json!([8, 8])),
+        "{v}"
+    );
+}
+
+/// On a partitioned module, memory and cost say their totals are one device's.
+#[test]
+fn memory_and_cost_say_per_device_on_a_partitioned_module() {
+    let o = run(&["memory", &data("jax/sharded_mlp.after.hlo")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("per device (XLA partitioned the module over 8 devices"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&[
+        "cost",
+        &data("jax/sharded_mlp.after.hlo"),
+        "--device",
+        "h100",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("per device: XLA partitioned the module over 8 devices"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["memory", &data("jax/sharded_mlp.before.hlo")]);
+    assert!(!stdout(&o).contains("per device"), "{}", stdout(&o));
+}

@@ -355,9 +355,10 @@ fn stablehlo_ops_with_their_maps() {
     );
 }
 
-/// `cost`, `fusion`, `coalescing`, `tiles` and `sharding` read XLA's HLO: on a
-/// StableHLO file they refuse in one line that says what to run instead, with the usage
-/// exit code and nothing on stdout (not an empty answer and 0, not a list of HLO syntax errors).
+/// `cost`, `fusion`, `coalescing` and `tiles` read XLA's HLO: on a StableHLO
+/// file they refuse in one line that says what to run instead, with the usage exit code
+/// and nothing on stdout (not an empty answer and 0, not a list of HLO syntax errors).
+/// (`sharding` reads StableHLO's shardings: `tests/cli_sharding.rs`.)
 #[test]
 fn hlo_only_commands_refuse_stablehlo_in_one_line() {
     let path = concat!(
@@ -369,7 +370,6 @@ fn hlo_only_commands_refuse_stablehlo_in_one_line() {
         ("fusion", &["--simulate"]),
         ("coalescing", &[]),
         ("tiles", &[]),
-        ("sharding", &[]),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
             .arg(command)

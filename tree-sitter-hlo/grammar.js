@@ -181,7 +181,8 @@ module.exports = grammar({
         field('key', $.attribute_name),
         '=',
         field('value', choice(
-          $.brace_block, $.string, $.shape, $.tuple_shape, $.attribute_atom, $.typed_literal,
+          $.brace_block, $.string, $.shape, $.tuple_shape, $.attribute_atom,
+          alias($.mesh_groups, $.attribute_atom), $.typed_literal,
         )),
       ),
     ),
@@ -201,13 +202,20 @@ module.exports = grammar({
 
     // `kLoop`, `b01f_01io->b01f`, `1_4_1x4_8_0`, `true`, `-1`, `[2,4]<=[8]T(1,0)`.
     // Also mesh-axes replica groups as JAX prints them, one token:
-    // `mesh['axis_0'=1,'axis_1'=8] {'axis_1'}`.
+    // `mesh['axis_0'=1,'axis_1'=8] {'axis_1'}` (with `device_ids=`: `mesh_groups`).
     attribute_atom: _ => token(choice(
       seq(
         choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/),
         repeat(choice(/[^\s,{}()\[\]"]/, /\[[^\]\n]*\]/, /\([^)\n]*\)/)),
       ),
       /[A-Za-z_][A-Za-z0-9_]*\[[^\]\n]*\][ \t]*\{[^{}\n]*\}/,
+    )),
+
+    // Mesh replica groups in the mesh's own device order, one token:
+    // `mesh['axis_0'=4,'axis_1'=2], device_ids=([2,4]T(1,0)) {'axis_0'}`. Above a
+    // shape's precedence, which would otherwise end the token at `]`.
+    mesh_groups: _ => token(prec(2,
+      /[A-Za-z_][A-Za-z0-9_]*\[[^\]\n]*\],[ \t]*device_ids=\([^{}\n]*\)[ \t]*\{[^{}\n]*\}/,
     )),
   },
 });

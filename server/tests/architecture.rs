@@ -103,8 +103,12 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
     // What a sharding means device by device; a collective's replica groups
-    // are read as the collective model reads them.
-    ("sharding", &["cost", "model", "units"]),
+    // are read as the collective model reads them, and the sharding that calls
+    // for it is traced back on the indexing maps.
+    (
+        "sharding",
+        &["algebra", "analysis", "cost", "model", "units"],
+    ),
     // Measured time per instruction from a profile (XProf), joined to the module;
     // the cost model's estimate beside it.
     ("profile", &["cost", "device", "dump", "model"]),

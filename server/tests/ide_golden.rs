@@ -102,14 +102,50 @@ fn hover_on_a_sharded_parameter() {
     insta::assert_snapshot!(hover_at(&marked, Detail::Summary));
 }
 
-/// The all-reduce of that program: the devices its mesh-form replica groups join.
+/// The all-reduce of that program: the devices its mesh-form replica groups join
+/// and the mesh axis they run along, the bytes each device sends (a ring of 4
+/// over 32 B: 2·3/4·32 = 48 B), and the sharding that calls for it (w's columns
+/// are split over axis 1 and summed by the reduce).
 #[test]
 fn hover_on_a_collective_names_its_device_groups() {
     let at = SHARDED_MLP.find("ROOT %all-reduce = ").expect("all-reduce") + 6;
     let marked = format!("{}$0{}", &SHARDED_MLP[..at], &SHARDED_MLP[at..]);
     let hover = hover_at(&marked, Detail::Summary);
     assert!(
-        hover.contains("Replica groups: 2 groups of 4 devices: {0,1,2,3} {4,5,6,7}"),
+        hover.contains(
+            "Replica groups: 2 groups of 4 devices over axis 1 of the 2x4 mesh: {0,1,2,3} {4,5,6,7}"
+        ),
+        "{hover}"
+    );
+    assert!(
+        hover.contains("each device sends 48 B and receives 48 B"),
+        "{hover}"
+    );
+    assert!(
+        hover.contains("Why: %param.1 splits dim 1 4 ways"),
+        "{hover}"
+    );
+    insta::assert_snapshot!(hover);
+}
+
+/// On a GPU chosen for the CPU dump, the collective's hover carries the
+/// collective model's time, the number `hlo-lsp cost --device h100` prints.
+#[test]
+fn hover_on_a_collective_on_a_chosen_gpu_shows_the_model_time() {
+    let at = SHARDED_MLP.find("ROOT %all-reduce = ").expect("all-reduce") + 6;
+    let marked = format!("{}$0{}", &SHARDED_MLP[..at], &SHARDED_MLP[at..]);
+    let (text, at) = fixture(&marked);
+    let snapshot = hlo(&text);
+    let config = Config {
+        device: hlo_lsp::device::Device::h100(),
+        device_chosen: true,
+        ..Config::default()
+    };
+    let hover = ide::hover::hover(&snapshot, at, &config, Detail::Summary)
+        .expect("hover")
+        .text();
+    assert!(
+        hover.contains("**Cost** ≈ 2.32 µs · all-reduce of 4 devices in one node"),
         "{hover}"
     );
 }

@@ -62,6 +62,7 @@ mod profile_xprof;
 mod refactor_props;
 mod refactor_samples;
 mod sharding_conformance;
+mod sharding_programs;
 mod syntax_corpus;
 mod syntax_errors;
 mod syntax_fuzz;

@@ -8,7 +8,7 @@ use hlo_lsp::syntax::{Chunk, ChunkKind, SyntaxDocument};
 fn hlo_files() -> Vec<PathBuf> {
     let data = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data"));
     let mut files = Vec::new();
-    for dir in ["samples/xla", "jax"] {
+    for dir in ["samples/xla", "jax", "jax/spmd"] {
         for entry in std::fs::read_dir(data.join(dir)).expect("test data folder exists") {
             let path = entry.expect("readable entry").path();
             if path.extension().is_some_and(|e| e == "hlo") {

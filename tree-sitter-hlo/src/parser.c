@@ -17,9 +17,9 @@
 #define LANGUAGE_VERSION 14
 #define STATE_COUNT 190
 #define LARGE_STATE_COUNT 2
-#define SYMBOL_COUNT 72
+#define SYMBOL_COUNT 73
 #define ALIAS_COUNT 0
-#define TOKEN_COUNT 43
+#define TOKEN_COUNT 44
 #define EXTERNAL_TOKEN_COUNT 3
 #define FIELD_COUNT 15
 #define MAX_ALIAS_SEQUENCE_LENGTH 7
@@ -67,38 +67,39 @@ enum ts_symbol_identifiers {
   anon_sym_async_wrapped_computation = 37,
   sym_attribute_name = 38,
   sym_attribute_atom = 39,
-  sym_brace_block = 40,
-  sym_inline_computation = 41,
-  sym__error_sentinel = 42,
-  sym_source_file = 43,
-  sym_single_instruction = 44,
-  sym_module_header = 45,
-  sym_table = 46,
-  sym_computation = 47,
-  sym_computation_signature = 48,
-  sym_parameter = 49,
-  sym_computation_body = 50,
-  sym_instruction = 51,
-  sym__any_shape = 52,
-  sym_tuple_shape = 53,
-  sym_operand_list = 54,
-  sym_operand = 55,
-  sym_nested_instruction = 56,
-  sym_literal = 57,
-  sym_tuple_literal = 58,
-  sym_attribute = 59,
-  sym_typed_literal = 60,
-  sym_computation_ref = 61,
-  sym_computation_list = 62,
-  aux_sym_source_file_repeat1 = 63,
-  aux_sym_single_instruction_repeat1 = 64,
-  aux_sym_computation_signature_repeat1 = 65,
-  aux_sym_computation_body_repeat1 = 66,
-  aux_sym_tuple_shape_repeat1 = 67,
-  aux_sym_operand_list_repeat1 = 68,
-  aux_sym_tuple_literal_repeat1 = 69,
-  aux_sym_typed_literal_repeat1 = 70,
-  aux_sym_computation_list_repeat1 = 71,
+  sym_mesh_groups = 40,
+  sym_brace_block = 41,
+  sym_inline_computation = 42,
+  sym__error_sentinel = 43,
+  sym_source_file = 44,
+  sym_single_instruction = 45,
+  sym_module_header = 46,
+  sym_table = 47,
+  sym_computation = 48,
+  sym_computation_signature = 49,
+  sym_parameter = 50,
+  sym_computation_body = 51,
+  sym_instruction = 52,
+  sym__any_shape = 53,
+  sym_tuple_shape = 54,
+  sym_operand_list = 55,
+  sym_operand = 56,
+  sym_nested_instruction = 57,
+  sym_literal = 58,
+  sym_tuple_literal = 59,
+  sym_attribute = 60,
+  sym_typed_literal = 61,
+  sym_computation_ref = 62,
+  sym_computation_list = 63,
+  aux_sym_source_file_repeat1 = 64,
+  aux_sym_single_instruction_repeat1 = 65,
+  aux_sym_computation_signature_repeat1 = 66,
+  aux_sym_computation_body_repeat1 = 67,
+  aux_sym_tuple_shape_repeat1 = 68,
+  aux_sym_operand_list_repeat1 = 69,
+  aux_sym_tuple_literal_repeat1 = 70,
+  aux_sym_typed_literal_repeat1 = 71,
+  aux_sym_computation_list_repeat1 = 72,
 };
 
 static const char * const ts_symbol_names[] = {
@@ -142,6 +143,7 @@ static const char * const ts_symbol_names[] = {
   [anon_sym_async_wrapped_computation] = "attribute_name",
   [sym_attribute_name] = "attribute_name",
   [sym_attribute_atom] = "attribute_atom",
+  [sym_mesh_groups] = "attribute_atom",
   [sym_brace_block] = "brace_block",
   [sym_inline_computation] = "inline_computation",
   [sym__error_sentinel] = "_error_sentinel",
@@ -217,6 +219,7 @@ static const TSSymbol ts_symbol_map[] = {
   [anon_sym_async_wrapped_computation] = sym_attribute_name,
   [sym_attribute_name] = sym_attribute_name,
   [sym_attribute_atom] = sym_attribute_atom,
+  [sym_mesh_groups] = sym_attribute_atom,
   [sym_brace_block] = sym_brace_block,
   [sym_inline_computation] = sym_inline_computation,
   [sym__error_sentinel] = sym__error_sentinel,
@@ -409,6 +412,10 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .named = true,
   },
   [sym_attribute_atom] = {
+    .visible = true,
+    .named = true,
+  },
+  [sym_mesh_groups] = {
     .visible = true,
     .named = true,
   },
@@ -822,9 +829,9 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [49] = 49,
   [50] = 50,
   [51] = 51,
-  [52] = 4,
-  [53] = 53,
-  [54] = 53,
+  [52] = 52,
+  [53] = 4,
+  [54] = 52,
   [55] = 55,
   [56] = 56,
   [57] = 57,
@@ -972,1950 +979,1981 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
   eof = lexer->eof(lexer);
   switch (state) {
     case 0:
-      if (eof) ADVANCE(71);
+      if (eof) ADVANCE(86);
       ADVANCE_MAP(
         '"', 9,
-        '%', 65,
-        '(', 99,
-        ')', 100,
-        '+', 21,
-        ',', 73,
-        '-', 20,
-        '.', 63,
-        '/', 16,
-        ':', 91,
-        '=', 72,
-        'E', 108,
-        'F', 196,
-        'H', 203,
-        'R', 110,
-        'S', 250,
-        'a', 156,
-        'b', 151,
-        'c', 120,
-        'f', 122,
-        'i', 145,
-        'n', 123,
-        's', 127,
-        't', 152,
-        '{', 102,
-        '}', 103,
+        '%', 80,
+        '(', 114,
+        ')', 115,
+        '+', 24,
+        ',', 88,
+        '-', 23,
+        '.', 78,
+        '/', 19,
+        ':', 106,
+        '=', 87,
+        'E', 123,
+        'F', 211,
+        'H', 218,
+        'R', 125,
+        'S', 265,
+        'a', 171,
+        'b', 166,
+        'c', 135,
+        'f', 137,
+        'i', 160,
+        'n', 138,
+        's', 142,
+        't', 167,
+        '{', 117,
+        '}', 118,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(0);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
-      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(299);
+      if (('d' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       END_STATE();
     case 1:
-      if (lookahead == '\n') ADVANCE(19);
-      if (lookahead == ')') ADVANCE(433);
+      if (lookahead == '\n') ADVANCE(22);
+      if (lookahead == ')') ADVANCE(448);
       if (lookahead == '*') ADVANCE(1);
-      if (lookahead == '/') ADVANCE(82);
+      if (lookahead == '/') ADVANCE(97);
       if (lookahead != 0) ADVANCE(2);
       END_STATE();
     case 2:
-      if (lookahead == '\n') ADVANCE(19);
-      if (lookahead == ')') ADVANCE(433);
+      if (lookahead == '\n') ADVANCE(22);
+      if (lookahead == ')') ADVANCE(448);
       if (lookahead == '*') ADVANCE(1);
       if (lookahead != 0) ADVANCE(2);
       END_STATE();
     case 3:
-      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == '\n') ADVANCE(22);
       if (lookahead == '*') ADVANCE(3);
-      if (lookahead == '/') ADVANCE(88);
-      if (lookahead == ']') ADVANCE(433);
+      if (lookahead == '/') ADVANCE(103);
+      if (lookahead == ']') ADVANCE(448);
       if (lookahead != 0) ADVANCE(4);
       END_STATE();
     case 4:
-      if (lookahead == '\n') ADVANCE(19);
+      if (lookahead == '\n') ADVANCE(22);
       if (lookahead == '*') ADVANCE(3);
-      if (lookahead == ']') ADVANCE(433);
+      if (lookahead == ']') ADVANCE(448);
       if (lookahead != 0) ADVANCE(4);
       END_STATE();
     case 5:
       if (lookahead == '"') ADVANCE(9);
-      if (lookahead == '%') ADVANCE(65);
-      if (lookahead == ')') ADVANCE(100);
-      if (lookahead == ',') ADVANCE(73);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == '{') ADVANCE(102);
-      if (lookahead == '}') ADVANCE(103);
+      if (lookahead == '%') ADVANCE(80);
+      if (lookahead == ')') ADVANCE(115);
+      if (lookahead == ',') ADVANCE(88);
+      if (lookahead == '/') ADVANCE(20);
+      if (lookahead == '{') ADVANCE(117);
+      if (lookahead == '}') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(5);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 6:
       ADVANCE_MAP(
         '"', 9,
-        '(', 99,
-        ')', 100,
-        ',', 73,
-        '.', 63,
-        '/', 17,
-        'f', 42,
-        'i', 48,
-        'n', 43,
-        't', 50,
-        '+', 21,
-        '-', 21,
+        '(', 114,
+        ')', 115,
+        ',', 88,
+        '.', 78,
+        '/', 20,
+        'f', 47,
+        'i', 60,
+        'n', 48,
+        't', 62,
+        '+', 24,
+        '-', 24,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(6);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
       END_STATE();
     case 7:
       ADVANCE_MAP(
         '"', 9,
-        '(', 99,
-        ')', 100,
-        '.', 63,
-        '/', 17,
-        'f', 26,
-        'i', 32,
-        'n', 27,
-        't', 34,
-        '+', 21,
-        '-', 21,
+        '(', 114,
+        ')', 115,
+        '.', 78,
+        '/', 20,
+        'f', 30,
+        'i', 36,
+        'n', 31,
+        't', 38,
+        '+', 24,
+        '-', 24,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(7);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 8:
       if (lookahead == '"') ADVANCE(9);
-      if (lookahead == '(') ADVANCE(99);
-      if (lookahead == '/') ADVANCE(427);
-      if (lookahead == '[') ADVANCE(39);
+      if (lookahead == '(') ADVANCE(114);
+      if (lookahead == '/') ADVANCE(442);
+      if (lookahead == '[') ADVANCE(43);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(8);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(445);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(430);
+          lookahead == '_') ADVANCE(446);
       if (lookahead != 0 &&
           lookahead != '(' &&
           lookahead != ')' &&
           lookahead != ',' &&
           lookahead != ']' &&
           (lookahead < 'a' || '{' < lookahead) &&
-          lookahead != '}') ADVANCE(429);
+          lookahead != '}') ADVANCE(444);
       END_STATE();
     case 9:
-      if (lookahead == '"') ADVANCE(288);
-      if (lookahead == '\\') ADVANCE(66);
+      if (lookahead == '"') ADVANCE(303);
+      if (lookahead == '\\') ADVANCE(81);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(9);
       END_STATE();
     case 10:
-      if (lookahead == '"') ADVANCE(97);
-      if (lookahead == '\\') ADVANCE(67);
+      if (lookahead == '"') ADVANCE(112);
+      if (lookahead == '\\') ADVANCE(82);
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(10);
       END_STATE();
     case 11:
       if (lookahead == '"') ADVANCE(10);
-      if (lookahead == '{') ADVANCE(58);
+      if (lookahead == '{') ADVANCE(72);
       if (lookahead == '\t' ||
           lookahead == ' ') ADVANCE(11);
       END_STATE();
     case 12:
-      if (lookahead == '%') ADVANCE(65);
-      if (lookahead == ')') ADVANCE(100);
-      if (lookahead == ',') ADVANCE(73);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == 'R') ADVANCE(110);
-      if (lookahead == '}') ADVANCE(103);
+      if (lookahead == '%') ADVANCE(80);
+      if (lookahead == ')') ADVANCE(115);
+      if (lookahead == ',') ADVANCE(88);
+      if (lookahead == '/') ADVANCE(20);
+      if (lookahead == 'R') ADVANCE(125);
+      if (lookahead == '}') ADVANCE(118);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(12);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 13:
       ADVANCE_MAP(
-        '%', 65,
-        ',', 73,
-        '.', 63,
-        '/', 17,
-        'R', 110,
-        'f', 170,
-        'i', 217,
-        'n', 171,
-        't', 240,
-        '}', 103,
-        '+', 21,
-        '-', 21,
+        '%', 80,
+        ',', 88,
+        '.', 78,
+        '/', 20,
+        'R', 125,
+        'f', 185,
+        'i', 232,
+        'n', 186,
+        't', 255,
+        '}', 118,
+        '+', 24,
+        '-', 24,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(13);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 14:
-      if (lookahead == '(') ADVANCE(99);
-      if (lookahead == ')') ADVANCE(100);
-      if (lookahead == ',') ADVANCE(73);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == '{') ADVANCE(102);
+      if (lookahead == '(') ADVANCE(114);
+      if (lookahead == ')') ADVANCE(115);
+      if (lookahead == ',') ADVANCE(88);
+      if (lookahead == '/') ADVANCE(20);
+      if (lookahead == '{') ADVANCE(117);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ') SKIP(14);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(282);
       END_STATE();
     case 15:
-      if (lookahead == ')') ADVANCE(429);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(15);
+      if (lookahead == '(') ADVANCE(18);
       END_STATE();
     case 16:
-      if (lookahead == '*') ADVANCE(19);
-      if (lookahead == '/') ADVANCE(79);
+      if (lookahead == ')') ADVANCE(444);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(16);
       END_STATE();
     case 17:
-      if (lookahead == '*') ADVANCE(19);
-      if (lookahead == '/') ADVANCE(89);
+      if (lookahead == ')') ADVANCE(17);
+      if (lookahead == '{') ADVANCE(74);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(17);
+      if (lookahead != 0 &&
+          lookahead != '\t' &&
+          lookahead != '\n' &&
+          lookahead != '}') ADVANCE(18);
       END_STATE();
     case 18:
-      if (lookahead == '*') ADVANCE(18);
-      if (lookahead == '/') ADVANCE(76);
-      if (lookahead != 0) ADVANCE(19);
+      if (lookahead == ')') ADVANCE(17);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{' &&
+          lookahead != '}') ADVANCE(18);
       END_STATE();
     case 19:
-      if (lookahead == '*') ADVANCE(18);
-      if (lookahead != 0) ADVANCE(19);
+      if (lookahead == '*') ADVANCE(22);
+      if (lookahead == '/') ADVANCE(94);
       END_STATE();
     case 20:
-      if (lookahead == '.') ADVANCE(63);
-      if (lookahead == '>') ADVANCE(101);
-      if (lookahead == 'i') ADVANCE(48);
-      if (lookahead == 'n') ADVANCE(43);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (lookahead == '*') ADVANCE(22);
+      if (lookahead == '/') ADVANCE(104);
       END_STATE();
     case 21:
-      if (lookahead == '.') ADVANCE(63);
-      if (lookahead == 'i') ADVANCE(48);
-      if (lookahead == 'n') ADVANCE(43);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
+      if (lookahead == '*') ADVANCE(21);
+      if (lookahead == '/') ADVANCE(91);
+      if (lookahead != 0) ADVANCE(22);
       END_STATE();
     case 22:
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == 'a') ADVANCE(397);
-      if (lookahead == 'b') ADVANCE(373);
-      if (lookahead == 'c') ADVANCE(316);
-      if (lookahead == 'f') ADVANCE(319);
-      if (lookahead == 's') ADVANCE(329);
-      if (lookahead == 't') ADVANCE(374);
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(22);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+      if (lookahead == '*') ADVANCE(21);
+      if (lookahead != 0) ADVANCE(22);
       END_STATE();
     case 23:
-      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '.') ADVANCE(78);
+      if (lookahead == '>') ADVANCE(116);
+      if (lookahead == 'i') ADVANCE(60);
+      if (lookahead == 'n') ADVANCE(48);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
+      END_STATE();
+    case 24:
+      if (lookahead == '.') ADVANCE(78);
+      if (lookahead == 'i') ADVANCE(60);
+      if (lookahead == 'n') ADVANCE(48);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
+      END_STATE();
+    case 25:
+      if (lookahead == '/') ADVANCE(20);
+      if (lookahead == 'a') ADVANCE(412);
+      if (lookahead == 'b') ADVANCE(388);
+      if (lookahead == 'c') ADVANCE(331);
+      if (lookahead == 'f') ADVANCE(334);
+      if (lookahead == 's') ADVANCE(344);
+      if (lookahead == 't') ADVANCE(389);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(23);
+          lookahead == ' ') SKIP(25);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('d' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 26:
+      if (lookahead == '/') ADVANCE(20);
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(26);
       if (lookahead == '%' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(107);
       END_STATE();
-    case 24:
-      if (lookahead == ':') ADVANCE(57);
-      if (lookahead == '}') ADVANCE(269);
+    case 27:
+      if (lookahead == ':') ADVANCE(71);
+      if (lookahead == '}') ADVANCE(284);
       if (lookahead != 0 &&
           lookahead != '\n' &&
           lookahead != '"' &&
           lookahead != '%' &&
           lookahead != '=' &&
-          (lookahead < 'a' || '{' < lookahead)) ADVANCE(24);
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(27);
       END_STATE();
-    case 25:
-      if (lookahead == ':') ADVANCE(56);
-      if (lookahead == '}') ADVANCE(269);
+    case 28:
+      if (lookahead == ':') ADVANCE(70);
+      if (lookahead == '}') ADVANCE(284);
       if (lookahead == '"' ||
           lookahead == '%' ||
           lookahead == '=' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(59);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(73);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          (lookahead < 'a' || '{' < lookahead)) ADVANCE(25);
-      END_STATE();
-    case 26:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(31);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
-      END_STATE();
-    case 27:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(33);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(37);
-      END_STATE();
-    case 28:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(274);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          (lookahead < 'a' || '{' < lookahead)) ADVANCE(28);
       END_STATE();
     case 29:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(278);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+      if (lookahead == '=') ADVANCE(15);
       END_STATE();
     case 30:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'f') ADVANCE(282);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(35);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 31:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'l') ADVANCE(35);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(37);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 32:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(30);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(289);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 33:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(282);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(293);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 34:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'r') ADVANCE(36);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'f') ADVANCE(297);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 35:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 's') ADVANCE(29);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'l') ADVANCE(39);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 36:
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'u') ADVANCE(28);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(34);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 37:
-      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(297);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 38:
-      if (lookahead == ']') ADVANCE(270);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(38);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'r') ADVANCE(40);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 39:
-      if (lookahead == ']') ADVANCE(429);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(39);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 's') ADVANCE(33);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 40:
-      if (lookahead == ']') ADVANCE(428);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(40);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'u') ADVANCE(32);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 41:
-      if (lookahead == ']') ADVANCE(271);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(41);
+      if (lookahead == '[') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
       END_STATE();
     case 42:
-      if (lookahead == 'a') ADVANCE(47);
+      if (lookahead == ']') ADVANCE(286);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(42);
       END_STATE();
     case 43:
-      if (lookahead == 'a') ADVANCE(49);
+      if (lookahead == ']') ADVANCE(444);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(43);
       END_STATE();
     case 44:
-      if (lookahead == 'e') ADVANCE(272);
+      if (lookahead == ']') ADVANCE(285);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(44);
       END_STATE();
     case 45:
-      if (lookahead == 'e') ADVANCE(276);
+      if (lookahead == ']') ADVANCE(443);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(45);
       END_STATE();
     case 46:
-      if (lookahead == 'f') ADVANCE(280);
+      if (lookahead == '_') ADVANCE(58);
       END_STATE();
     case 47:
-      if (lookahead == 'l') ADVANCE(51);
+      if (lookahead == 'a') ADVANCE(59);
       END_STATE();
     case 48:
-      if (lookahead == 'n') ADVANCE(46);
+      if (lookahead == 'a') ADVANCE(61);
       END_STATE();
     case 49:
-      if (lookahead == 'n') ADVANCE(280);
+      if (lookahead == 'c') ADVANCE(55);
       END_STATE();
     case 50:
-      if (lookahead == 'r') ADVANCE(52);
+      if (lookahead == 'd') ADVANCE(63);
       END_STATE();
     case 51:
-      if (lookahead == 's') ADVANCE(45);
+      if (lookahead == 'd') ADVANCE(54);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(51);
       END_STATE();
     case 52:
-      if (lookahead == 'u') ADVANCE(44);
+      if (lookahead == 'e') ADVANCE(287);
       END_STATE();
     case 53:
-      if (lookahead == '{') ADVANCE(24);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(53);
+      if (lookahead == 'e') ADVANCE(291);
       END_STATE();
     case 54:
-      if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(54);
+      if (lookahead == 'e') ADVANCE(66);
       END_STATE();
     case 55:
-      if (lookahead == '{') ADVANCE(59);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(55);
+      if (lookahead == 'e') ADVANCE(46);
       END_STATE();
     case 56:
-      if (lookahead == '}') ADVANCE(269);
-      if (lookahead == '"' ||
-          lookahead == '%' ||
-          lookahead == '=') ADVANCE(59);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '{') ADVANCE(56);
+      if (lookahead == 'f') ADVANCE(295);
       END_STATE();
     case 57:
-      if (lookahead == '}') ADVANCE(269);
+      if (lookahead == 'i') ADVANCE(49);
+      END_STATE();
+    case 58:
+      if (lookahead == 'i') ADVANCE(50);
+      END_STATE();
+    case 59:
+      if (lookahead == 'l') ADVANCE(64);
+      END_STATE();
+    case 60:
+      if (lookahead == 'n') ADVANCE(56);
+      END_STATE();
+    case 61:
+      if (lookahead == 'n') ADVANCE(295);
+      END_STATE();
+    case 62:
+      if (lookahead == 'r') ADVANCE(65);
+      END_STATE();
+    case 63:
+      if (lookahead == 's') ADVANCE(29);
+      END_STATE();
+    case 64:
+      if (lookahead == 's') ADVANCE(53);
+      END_STATE();
+    case 65:
+      if (lookahead == 'u') ADVANCE(52);
+      END_STATE();
+    case 66:
+      if (lookahead == 'v') ADVANCE(57);
+      END_STATE();
+    case 67:
+      if (lookahead == '{') ADVANCE(27);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(67);
+      END_STATE();
+    case 68:
+      if (lookahead == '{') ADVANCE(28);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(68);
+      END_STATE();
+    case 69:
+      if (lookahead == '{') ADVANCE(73);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(69);
+      END_STATE();
+    case 70:
+      if (lookahead == '}') ADVANCE(284);
+      if (lookahead == '"' ||
+          lookahead == '%' ||
+          lookahead == '=') ADVANCE(73);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(70);
+      END_STATE();
+    case 71:
+      if (lookahead == '}') ADVANCE(284);
       if (lookahead != 0 &&
           lookahead != '\n' &&
           lookahead != '"' &&
           lookahead != '%' &&
           lookahead != '=' &&
-          lookahead != '{') ADVANCE(57);
+          lookahead != '{') ADVANCE(71);
       END_STATE();
-    case 58:
-      if (lookahead == '}') ADVANCE(97);
+    case 72:
+      if (lookahead == '}') ADVANCE(112);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '{') ADVANCE(58);
+          lookahead != '{') ADVANCE(72);
       END_STATE();
-    case 59:
-      if (lookahead == '}') ADVANCE(426);
+    case 73:
+      if (lookahead == '}') ADVANCE(441);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '{') ADVANCE(59);
+          lookahead != '{') ADVANCE(73);
       END_STATE();
-    case 60:
+    case 74:
+      if (lookahead == '}') ADVANCE(449);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '{') ADVANCE(74);
+      END_STATE();
+    case 75:
       if (lookahead == '\t' ||
           lookahead == ' ') ADVANCE(11);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(75);
       END_STATE();
-    case 61:
+    case 76:
       if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(64);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+          lookahead == '-') ADVANCE(79);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(302);
       END_STATE();
-    case 62:
+    case 77:
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(62);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
+          lookahead == ' ') ADVANCE(77);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(75);
       END_STATE();
-    case 63:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
+    case 78:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(301);
       END_STATE();
-    case 64:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
+    case 79:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(302);
       END_STATE();
-    case 65:
+    case 80:
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 66:
+    case 81:
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(9);
       END_STATE();
-    case 67:
+    case 82:
       if (lookahead != 0 &&
           lookahead != '\n') ADVANCE(10);
       END_STATE();
-    case 68:
-      if (eof) ADVANCE(71);
+    case 83:
+      if (eof) ADVANCE(86);
       ADVANCE_MAP(
         '"', 9,
-        '%', 65,
-        '(', 99,
-        ')', 100,
-        '+', 21,
-        ',', 73,
-        '-', 20,
-        '.', 63,
-        '/', 17,
-        ':', 91,
-        '=', 72,
-        'f', 122,
-        'i', 145,
-        'n', 123,
-        't', 154,
-        '{', 102,
-        '}', 103,
+        '%', 80,
+        '(', 114,
+        ')', 115,
+        '+', 24,
+        ',', 88,
+        '-', 23,
+        '.', 78,
+        '/', 20,
+        ':', 106,
+        '=', 87,
+        'f', 137,
+        'i', 160,
+        'n', 138,
+        't', 169,
+        '{', 117,
+        '}', 118,
       );
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(68);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == ' ') SKIP(83);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      END_STATE();
-    case 69:
-      if (eof) ADVANCE(71);
-      ADVANCE_MAP(
-        '%', 65,
-        '(', 99,
-        ',', 73,
-        '.', 63,
-        '/', 16,
-        'E', 108,
-        'F', 196,
-        'H', 203,
-        'S', 250,
-        'f', 122,
-        'i', 145,
-        'n', 123,
-        't', 154,
-        '+', 21,
-        '-', 21,
-      );
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(69);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(285);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      END_STATE();
-    case 70:
-      if (eof) ADVANCE(71);
-      ADVANCE_MAP(
-        '%', 65,
-        '(', 99,
-        ',', 73,
-        '/', 16,
-        ':', 91,
-        'E', 108,
-        'F', 196,
-        'H', 203,
-        'S', 250,
-      );
-      if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') SKIP(70);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(60);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 71:
-      ACCEPT_TOKEN(ts_builtin_sym_end);
-      END_STATE();
-    case 72:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      END_STATE();
-    case 73:
-      ACCEPT_TOKEN(anon_sym_COMMA);
-      END_STATE();
-    case 74:
-      ACCEPT_TOKEN(sym_module_separator);
-      if (lookahead == '\r') ADVANCE(75);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(74);
-      END_STATE();
-    case 75:
-      ACCEPT_TOKEN(sym_module_separator);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(75);
-      END_STATE();
-    case 76:
-      ACCEPT_TOKEN(sym_comment);
-      END_STATE();
-    case 77:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '\r') ADVANCE(15);
-      if (lookahead == ')') ADVANCE(81);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(77);
-      END_STATE();
-    case 78:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '\r') ADVANCE(39);
-      if (lookahead == ']') ADVANCE(81);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(78);
-      END_STATE();
-    case 79:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ' ') ADVANCE(87);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
-      END_STATE();
-    case 80:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '[') ADVANCE(39);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
-      END_STATE();
-    case 81:
-      ACCEPT_TOKEN(sym_comment);
-      ADVANCE_MAP(
-        '(', 77,
-        '[', 78,
-        '\t', 89,
-        0x0b, 89,
-        '\f', 89,
-        ' ', 89,
-        '"', 89,
-        ')', 89,
-        ',', 89,
-        ']', 89,
-        '{', 89,
-        '}', 89,
-      );
-      if (lookahead != 0 &&
-          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(81);
-      END_STATE();
-    case 82:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ')') ADVANCE(429);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(15);
-      END_STATE();
-    case 83:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(74);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+          lookahead == '_') ADVANCE(281);
       END_STATE();
     case 84:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(83);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+      if (eof) ADVANCE(86);
+      ADVANCE_MAP(
+        '%', 80,
+        '(', 114,
+        ',', 88,
+        '.', 78,
+        '/', 19,
+        'E', 123,
+        'F', 211,
+        'H', 218,
+        'S', 265,
+        'f', 137,
+        'i', 160,
+        'n', 138,
+        't', 169,
+        '+', 24,
+        '-', 24,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(84);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(300);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
       END_STATE();
     case 85:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(84);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+      if (eof) ADVANCE(86);
+      ADVANCE_MAP(
+        '%', 80,
+        '(', 114,
+        ',', 88,
+        '/', 19,
+        ':', 106,
+        'E', 123,
+        'F', 211,
+        'H', 218,
+        'S', 265,
+      );
+      if (('\t' <= lookahead && lookahead <= '\r') ||
+          lookahead == ' ') SKIP(85);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(75);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 86:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(85);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+      ACCEPT_TOKEN(ts_builtin_sym_end);
       END_STATE();
     case 87:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '-') ADVANCE(86);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+      ACCEPT_TOKEN(anon_sym_EQ);
       END_STATE();
     case 88:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == ']') ADVANCE(429);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(39);
+      ACCEPT_TOKEN(anon_sym_COMMA);
       END_STATE();
     case 89:
+      ACCEPT_TOKEN(sym_module_separator);
+      if (lookahead == '\r') ADVANCE(90);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(89);
+      END_STATE();
+    case 90:
+      ACCEPT_TOKEN(sym_module_separator);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(90);
+      END_STATE();
+    case 91:
+      ACCEPT_TOKEN(sym_comment);
+      END_STATE();
+    case 92:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '\r') ADVANCE(16);
+      if (lookahead == ')') ADVANCE(96);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(92);
+      END_STATE();
+    case 93:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '\r') ADVANCE(43);
+      if (lookahead == ']') ADVANCE(96);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(93);
+      END_STATE();
+    case 94:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == ' ') ADVANCE(102);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 95:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == '[') ADVANCE(43);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(444);
+      END_STATE();
+    case 96:
+      ACCEPT_TOKEN(sym_comment);
+      ADVANCE_MAP(
+        '(', 92,
+        '[', 93,
+        '\t', 104,
+        0x0b, 104,
+        '\f', 104,
+        ' ', 104,
+        '"', 104,
+        ')', 104,
+        ',', 104,
+        ']', 104,
+        '{', 104,
+        '}', 104,
+      );
+      if (lookahead != 0 &&
+          (lookahead < '\t' || '\r' < lookahead)) ADVANCE(96);
+      END_STATE();
+    case 97:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == ')') ADVANCE(444);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(16);
+      END_STATE();
+    case 98:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '-') ADVANCE(89);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 99:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '-') ADVANCE(98);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 100:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '-') ADVANCE(99);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 101:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '-') ADVANCE(100);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 102:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '-') ADVANCE(101);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '\r') ADVANCE(104);
+      END_STATE();
+    case 103:
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == ']') ADVANCE(444);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(43);
+      END_STATE();
+    case 104:
       ACCEPT_TOKEN(sym_comment);
       if (lookahead != 0 &&
           lookahead != '\n' &&
-          lookahead != '\r') ADVANCE(89);
+          lookahead != '\r') ADVANCE(104);
       END_STATE();
-    case 90:
+    case 105:
       ACCEPT_TOKEN(anon_sym_HloModule);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 91:
+    case 106:
       ACCEPT_TOKEN(anon_sym_COLON);
       END_STATE();
-    case 92:
+    case 107:
       ACCEPT_TOKEN(sym_identifier);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(92);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(107);
       END_STATE();
-    case 93:
+    case 108:
       ACCEPT_TOKEN(anon_sym_FileNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 94:
+    case 109:
       ACCEPT_TOKEN(anon_sym_FunctionNames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 95:
+    case 110:
       ACCEPT_TOKEN(anon_sym_FileLocations);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 96:
+    case 111:
       ACCEPT_TOKEN(anon_sym_StackFrames);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 97:
+    case 112:
       ACCEPT_TOKEN(sym_table_body);
       if (('\t' <= lookahead && lookahead <= '\r') ||
-          lookahead == ' ') ADVANCE(62);
+          lookahead == ' ') ADVANCE(77);
       END_STATE();
-    case 98:
+    case 113:
       ACCEPT_TOKEN(anon_sym_ENTRY);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 99:
+    case 114:
       ACCEPT_TOKEN(anon_sym_LPAREN);
       END_STATE();
-    case 100:
+    case 115:
       ACCEPT_TOKEN(anon_sym_RPAREN);
       END_STATE();
-    case 101:
+    case 116:
       ACCEPT_TOKEN(anon_sym_DASH_GT);
       END_STATE();
-    case 102:
+    case 117:
       ACCEPT_TOKEN(anon_sym_LBRACE);
       END_STATE();
-    case 103:
+    case 118:
       ACCEPT_TOKEN(anon_sym_RBRACE);
       END_STATE();
-    case 104:
+    case 119:
       ACCEPT_TOKEN(anon_sym_ROOT);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 105:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'F') ADVANCE(242);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 106:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'L') ADVANCE(227);
-      if (lookahead == 'N') ADVANCE(168);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 107:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'M') ADVANCE(223);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 108:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(113);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 109:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'N') ADVANCE(175);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 110:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(111);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 111:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'O') ADVANCE(114);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 112:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'R') ADVANCE(115);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 113:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(112);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 114:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'T') ADVANCE(104);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 115:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'Y') ADVANCE(98);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 116:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '_') ADVANCE(264);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 117:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '_') ADVANCE(167);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 118:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '_') ADVANCE(182);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 119:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '_') ADVANCE(183);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 120:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(144);
-      if (lookahead == 'o') ADVANCE(149);
+      if (lookahead == 'F') ADVANCE(257);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 121:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(159);
+      if (lookahead == 'L') ADVANCE(242);
+      if (lookahead == 'N') ADVANCE(183);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 122:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(143);
+      if (lookahead == 'M') ADVANCE(238);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 123:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(146);
+      if (lookahead == 'N') ADVANCE(128);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 124:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'a') ADVANCE(150);
+      if (lookahead == 'N') ADVANCE(190);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 125:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'c') ADVANCE(138);
+      if (lookahead == 'O') ADVANCE(126);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 126:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'c') ADVANCE(116);
+      if (lookahead == 'O') ADVANCE(129);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 127:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'c') ADVANCE(121);
-      if (lookahead == 'e') ADVANCE(141);
+      if (lookahead == 'R') ADVANCE(130);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 128:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'c') ADVANCE(158);
+      if (lookahead == 'T') ADVANCE(127);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 129:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'd') ADVANCE(140);
+      if (lookahead == 'T') ADVANCE(119);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 130:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'd') ADVANCE(163);
+      if (lookahead == 'Y') ADVANCE(113);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 131:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'd') ADVANCE(119);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '_') ADVANCE(279);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 132:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(273);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '_') ADVANCE(182);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 133:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(277);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '_') ADVANCE(197);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 134:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(155);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '_') ADVANCE(198);
       if (lookahead == '-' ||
           lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          ('A' <= lookahead && lookahead <= 'Z')) ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 135:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(131);
-      if (lookahead == 's') ADVANCE(289);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(159);
+      if (lookahead == 'o') ADVANCE(164);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 136:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'e') ADVANCE(128);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(174);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 137:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'f') ADVANCE(281);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(158);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 138:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'h') ADVANCE(118);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(161);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 139:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'i') ADVANCE(153);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'a') ADVANCE(165);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 140:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'i') ADVANCE(160);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'c') ADVANCE(153);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 141:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'l') ADVANCE(136);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'c') ADVANCE(131);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 142:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'l') ADVANCE(135);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'c') ADVANCE(136);
+      if (lookahead == 'e') ADVANCE(156);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 143:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'c') ADVANCE(173);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 144:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'd') ADVANCE(155);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 145:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'd') ADVANCE(178);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 146:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'd') ADVANCE(134);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 147:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(288);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 148:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(292);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 149:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(170);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 150:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(146);
+      if (lookahead == 's') ADVANCE(304);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 151:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'e') ADVANCE(143);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 152:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'f') ADVANCE(296);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 153:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'h') ADVANCE(133);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 154:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'i') ADVANCE(168);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 155:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'i') ADVANCE(175);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 156:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'l') ADVANCE(151);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 157:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'l') ADVANCE(150);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 158:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'l') ADVANCE(172);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 159:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
       if (lookahead == 'l') ADVANCE(157);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 144:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'l') ADVANCE(142);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 145:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(137);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 146:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(281);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 147:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(126);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 148:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(293);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 149:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(129);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 150:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'n') ADVANCE(125);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 151:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'o') ADVANCE(130);
-      if (lookahead == 'r') ADVANCE(124);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 152:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'o') ADVANCE(117);
-      if (lookahead == 'r') ADVANCE(162);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 153:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'o') ADVANCE(148);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 154:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'r') ADVANCE(162);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 155:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'r') ADVANCE(299);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 156:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 's') ADVANCE(164);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 157:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 's') ADVANCE(133);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 158:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 't') ADVANCE(297);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 159:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 't') ADVANCE(161);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 160:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 't') ADVANCE(139);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(152);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 161:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 't') ADVANCE(134);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(296);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 162:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'u') ADVANCE(132);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(141);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
+          lookahead == '_') ADVANCE(281);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
       END_STATE();
     case 163:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'y') ADVANCE(295);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 164:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == 'y') ADVANCE(147);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 165:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 166:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == '_') ADVANCE(184);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 167:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(233);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 168:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(208);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 169:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(179);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 170:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(207);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 171:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(215);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 172:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(236);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 173:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(209);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 174:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(252);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 175:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(211);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 176:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(253);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 177:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(254);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 178:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'a') ADVANCE(255);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 179:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(202);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 180:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(251);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 181:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(174);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 182:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(225);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 183:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(231);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 184:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'c') ADVANCE(232);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 185:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(259);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 186:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'd') ADVANCE(166);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 187:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(106);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 188:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(243);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 189:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(90);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 190:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(275);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 191:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(279);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 192:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(186);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 193:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(244);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 194:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'e') ADVANCE(246);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 195:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'f') ADVANCE(280);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 196:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(204);
-      if (lookahead == 'u') ADVANCE(214);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 197:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(224);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 198:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(226);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 199:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(228);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 200:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(229);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 201:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'i') ADVANCE(230);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 202:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'k') ADVANCE(105);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 203:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(222);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 204:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(187);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 205:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(265);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 206:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(189);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 207:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'l') ADVANCE(249);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 208:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(188);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 209:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(193);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 210:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(234);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 211:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(194);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 212:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(238);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 213:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'm') ADVANCE(239);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 214:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(180);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 215:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(280);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 216:
-      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
       if (lookahead == 'n') ADVANCE(308);
       if (lookahead == '-' ||
           lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 164:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(144);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 165:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'n') ADVANCE(140);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 166:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'o') ADVANCE(145);
+      if (lookahead == 'r') ADVANCE(139);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 167:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'o') ADVANCE(132);
+      if (lookahead == 'r') ADVANCE(177);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 168:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'o') ADVANCE(163);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 169:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'r') ADVANCE(177);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 170:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'r') ADVANCE(314);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 171:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 's') ADVANCE(179);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 172:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 's') ADVANCE(148);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 173:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 't') ADVANCE(312);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 174:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 't') ADVANCE(176);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 175:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 't') ADVANCE(154);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 176:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 't') ADVANCE(149);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 177:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'u') ADVANCE(147);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 178:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'y') ADVANCE(310);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 179:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == 'y') ADVANCE(162);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 180:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 181:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == '_') ADVANCE(199);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 182:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(248);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 183:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(223);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 184:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(194);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 185:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(222);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 186:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(230);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 187:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(251);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 188:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(224);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 189:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(267);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 190:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(226);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 191:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(268);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 192:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(269);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 193:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'a') ADVANCE(270);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 194:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(217);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 195:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(266);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 196:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(189);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 197:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(240);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 198:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(246);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 199:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'c') ADVANCE(247);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 200:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'd') ADVANCE(274);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 201:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'd') ADVANCE(181);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 202:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(121);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 203:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(258);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 204:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(105);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 205:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(290);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 206:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(294);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 207:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(201);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 208:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(259);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 209:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'e') ADVANCE(261);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 210:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'f') ADVANCE(295);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 211:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(219);
+      if (lookahead == 'u') ADVANCE(229);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 212:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(239);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 213:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(241);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 214:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(243);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 215:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(244);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 216:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'i') ADVANCE(245);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 217:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'k') ADVANCE(120);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 218:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'l') ADVANCE(237);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 219:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'l') ADVANCE(202);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 220:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'l') ADVANCE(280);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 221:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'l') ADVANCE(204);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 222:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'l') ADVANCE(264);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 223:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(203);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 224:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(208);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 225:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(249);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 226:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(209);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 227:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(253);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 228:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'm') ADVANCE(254);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 229:
       ACCEPT_TOKEN(sym_name);
       if (lookahead == 'n') ADVANCE(195);
       if (lookahead == '-' ||
@@ -2923,1925 +2961,1956 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 218:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(109);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 219:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(245);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 220:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(247);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 221:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'n') ADVANCE(248);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 222:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(107);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 223:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(185);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 224:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(218);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 225:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(210);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 226:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(219);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 227:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(181);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 228:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(216);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 229:
-      ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(220);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 230:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(221);
+      if (lookahead == 'n') ADVANCE(295);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 231:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(212);
+      if (lookahead == 'n') ADVANCE(323);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 232:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'o') ADVANCE(213);
+      if (lookahead == 'n') ADVANCE(210);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 233:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(235);
+      if (lookahead == 'n') ADVANCE(124);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 234:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(261);
+      if (lookahead == 'n') ADVANCE(260);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 235:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(205);
+      if (lookahead == 'n') ADVANCE(262);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 236:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(237);
+      if (lookahead == 'n') ADVANCE(263);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 237:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(192);
+      if (lookahead == 'o') ADVANCE(122);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 238:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(262);
+      if (lookahead == 'o') ADVANCE(200);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 239:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'p') ADVANCE(263);
+      if (lookahead == 'o') ADVANCE(233);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 240:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(260);
+      if (lookahead == 'o') ADVANCE(225);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 241:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(172);
+      if (lookahead == 'o') ADVANCE(234);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 242:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'r') ADVANCE(173);
+      if (lookahead == 'o') ADVANCE(196);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 243:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(93);
+      if (lookahead == 'o') ADVANCE(231);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 244:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(96);
+      if (lookahead == 'o') ADVANCE(235);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 245:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(95);
+      if (lookahead == 'o') ADVANCE(236);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 246:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(94);
+      if (lookahead == 'o') ADVANCE(227);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 247:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(304);
+      if (lookahead == 'o') ADVANCE(228);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 248:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(306);
+      if (lookahead == 'p') ADVANCE(250);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 249:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 's') ADVANCE(191);
+      if (lookahead == 'p') ADVANCE(276);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 250:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(169);
+      if (lookahead == 'p') ADVANCE(220);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 251:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(197);
+      if (lookahead == 'p') ADVANCE(252);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 252:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(198);
+      if (lookahead == 'p') ADVANCE(207);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 253:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(200);
+      if (lookahead == 'p') ADVANCE(277);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 254:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(201);
+      if (lookahead == 'p') ADVANCE(278);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 255:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(199);
+      if (lookahead == 'r') ADVANCE(275);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 256:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(176);
+      if (lookahead == 'r') ADVANCE(187);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 257:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(177);
+      if (lookahead == 'r') ADVANCE(188);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 258:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 't') ADVANCE(178);
+      if (lookahead == 's') ADVANCE(108);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 259:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(206);
+      if (lookahead == 's') ADVANCE(111);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 260:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(190);
+      if (lookahead == 's') ADVANCE(110);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 261:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(256);
+      if (lookahead == 's') ADVANCE(109);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 262:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(257);
+      if (lookahead == 's') ADVANCE(319);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 263:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'u') ADVANCE(258);
+      if (lookahead == 's') ADVANCE(321);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 264:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'w') ADVANCE(241);
+      if (lookahead == 's') ADVANCE(206);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 265:
       ACCEPT_TOKEN(sym_name);
-      if (lookahead == 'y') ADVANCE(292);
+      if (lookahead == 't') ADVANCE(184);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 266:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(212);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 267:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(213);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 268:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(215);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 269:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(216);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 270:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(214);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 271:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(191);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 272:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(192);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 273:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 't') ADVANCE(193);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 274:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(221);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 275:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(205);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 276:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(271);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 277:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(272);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 278:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'u') ADVANCE(273);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 279:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'w') ADVANCE(256);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 280:
+      ACCEPT_TOKEN(sym_name);
+      if (lookahead == 'y') ADVANCE(307);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 281:
       ACCEPT_TOKEN(sym_name);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 267:
-      ACCEPT_TOKEN(sym_opcode);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '_') ADVANCE(268);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(267);
-      END_STATE();
-    case 268:
-      ACCEPT_TOKEN(sym_opcode);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(268);
-      END_STATE();
-    case 269:
-      ACCEPT_TOKEN(sym_shape);
-      END_STATE();
-    case 270:
-      ACCEPT_TOKEN(sym_shape);
-      if (lookahead == '{') ADVANCE(24);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(53);
-      END_STATE();
-    case 271:
-      ACCEPT_TOKEN(sym_shape);
-      if (lookahead == '{') ADVANCE(25);
-      if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(54);
-      END_STATE();
-    case 272:
-      ACCEPT_TOKEN(anon_sym_true);
-      END_STATE();
-    case 273:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 274:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '[') ADVANCE(38);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
-      END_STATE();
-    case 275:
-      ACCEPT_TOKEN(anon_sym_true);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 276:
-      ACCEPT_TOKEN(anon_sym_false);
-      END_STATE();
-    case 277:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 278:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '[') ADVANCE(38);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
-      END_STATE();
-    case 279:
-      ACCEPT_TOKEN(anon_sym_false);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 280:
-      ACCEPT_TOKEN(sym_number);
-      END_STATE();
-    case 281:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(38);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
     case 282:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '[') ADVANCE(38);
+      ACCEPT_TOKEN(sym_opcode);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '_') ADVANCE(283);
       if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(37);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(282);
       END_STATE();
     case 283:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(64);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(283);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
+      ACCEPT_TOKEN(sym_opcode);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(283);
       END_STATE();
     case 284:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(283);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(284);
-      if (lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
+      ACCEPT_TOKEN(sym_shape);
       END_STATE();
     case 285:
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == ',') ADVANCE(51);
+      if (lookahead == '{') ADVANCE(28);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(68);
+      END_STATE();
+    case 286:
+      ACCEPT_TOKEN(sym_shape);
+      if (lookahead == '{') ADVANCE(27);
+      if (lookahead == '\t' ||
+          lookahead == ' ') ADVANCE(67);
+      END_STATE();
+    case 287:
+      ACCEPT_TOKEN(anon_sym_true);
+      END_STATE();
+    case 288:
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 289:
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '[') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
+      END_STATE();
+    case 290:
+      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 291:
+      ACCEPT_TOKEN(anon_sym_false);
+      END_STATE();
+    case 292:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 293:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '[') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
+      END_STATE();
+    case 294:
+      ACCEPT_TOKEN(anon_sym_false);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 295:
+      ACCEPT_TOKEN(sym_number);
+      END_STATE();
+    case 296:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '[') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 297:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '[') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(41);
+      END_STATE();
+    case 298:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(79);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(298);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(299);
+      if (lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(300);
+      END_STATE();
+    case 299:
       ACCEPT_TOKEN(sym_number);
       if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(283);
+          lookahead == 'e') ADVANCE(298);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(299);
+      if (lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(300);
+      END_STATE();
+    case 300:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(298);
       if (lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(285);
-      END_STATE();
-    case 286:
-      ACCEPT_TOKEN(sym_number);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(61);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(286);
-      END_STATE();
-    case 287:
-      ACCEPT_TOKEN(sym_number);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(287);
-      END_STATE();
-    case 288:
-      ACCEPT_TOKEN(sym_string);
-      END_STATE();
-    case 289:
-      ACCEPT_TOKEN(anon_sym_calls);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 290:
-      ACCEPT_TOKEN(anon_sym_calls);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 291:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 292:
-      ACCEPT_TOKEN(anon_sym_to_apply);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
-      END_STATE();
-    case 293:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 294:
-      ACCEPT_TOKEN(anon_sym_condition);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 295:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 296:
-      ACCEPT_TOKEN(anon_sym_body);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 297:
-      ACCEPT_TOKEN(anon_sym_select);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 298:
-      ACCEPT_TOKEN(anon_sym_select);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 299:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '[') ADVANCE(38);
-      if (lookahead == '-' ||
-          lookahead == '.' ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(266);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(165);
-      END_STATE();
-    case 300:
-      ACCEPT_TOKEN(anon_sym_scatter);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(300);
       END_STATE();
     case 301:
+      ACCEPT_TOKEN(sym_number);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(76);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(301);
+      END_STATE();
+    case 302:
+      ACCEPT_TOKEN(sym_number);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(302);
+      END_STATE();
+    case 303:
+      ACCEPT_TOKEN(sym_string);
+      END_STATE();
+    case 304:
+      ACCEPT_TOKEN(anon_sym_calls);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 305:
+      ACCEPT_TOKEN(anon_sym_calls);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 306:
+      ACCEPT_TOKEN(anon_sym_to_apply);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 307:
+      ACCEPT_TOKEN(anon_sym_to_apply);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
+      END_STATE();
+    case 308:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 309:
+      ACCEPT_TOKEN(anon_sym_condition);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 310:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 311:
+      ACCEPT_TOKEN(anon_sym_body);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 312:
+      ACCEPT_TOKEN(anon_sym_select);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 313:
+      ACCEPT_TOKEN(anon_sym_select);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 314:
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '[') ADVANCE(42);
+      if (lookahead == '-' ||
+          lookahead == '.' ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(281);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(180);
+      END_STATE();
+    case 315:
+      ACCEPT_TOKEN(anon_sym_scatter);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 316:
       ACCEPT_TOKEN(anon_sym_true_computation);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 302:
+    case 317:
       ACCEPT_TOKEN(anon_sym_false_computation);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 303:
+    case 318:
       ACCEPT_TOKEN(anon_sym_branch_computations);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 304:
+    case 319:
       ACCEPT_TOKEN(anon_sym_branch_computations);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 305:
+    case 320:
       ACCEPT_TOKEN(anon_sym_called_computations);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 306:
+    case 321:
       ACCEPT_TOKEN(anon_sym_called_computations);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 307:
+    case 322:
       ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 308:
+    case 323:
       ACCEPT_TOKEN(anon_sym_async_wrapped_computation);
       if (lookahead == '-' ||
           lookahead == '.' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(266);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(281);
       END_STATE();
-    case 309:
+    case 324:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(421);
+      if (lookahead == '_') ADVANCE(436);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 310:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(318);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 311:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(328);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 312:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(332);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 313:
+    case 325:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == '_') ADVANCE(333);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 314:
+    case 326:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(334);
+      if (lookahead == '_') ADVANCE(343);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 315:
+    case 327:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == '_') ADVANCE(335);
+      if (lookahead == '_') ADVANCE(347);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 316:
+    case 328:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(358);
-      if (lookahead == 'o') ADVANCE(369);
+      if (lookahead == '_') ADVANCE(348);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 329:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == '_') ADVANCE(349);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 330:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == '_') ADVANCE(350);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 331:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'a') ADVANCE(373);
+      if (lookahead == 'o') ADVANCE(384);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 317:
+    case 332:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'a') ADVANCE(417);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 333:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 'a') ADVANCE(402);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 318:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(387);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 319:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(356);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 320:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(370);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 321:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(389);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 322:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(406);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 323:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(407);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 324:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(408);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 325:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(409);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 326:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'a') ADVANCE(410);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 327:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(346);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 328:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(375);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 329:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(317);
-      if (lookahead == 'e') ADVANCE(354);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 330:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(309);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 331:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(401);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 332:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(382);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 333:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(383);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 334:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(384);
+      if (lookahead == 'a') ADVANCE(371);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 335:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'c') ADVANCE(385);
+      if (lookahead == 'a') ADVANCE(385);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 336:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(348);
+      if (lookahead == 'a') ADVANCE(404);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 337:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(422);
+      if (lookahead == 'a') ADVANCE(421);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 338:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(314);
+      if (lookahead == 'a') ADVANCE(422);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 339:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'd') ADVANCE(315);
+      if (lookahead == 'a') ADVANCE(423);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 340:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(395);
+      if (lookahead == 'a') ADVANCE(424);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 341:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(311);
+      if (lookahead == 'a') ADVANCE(425);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('b' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 342:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(338);
-      if (lookahead == 's') ADVANCE(290);
+      if (lookahead == 'c') ADVANCE(361);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 343:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(331);
+      if (lookahead == 'c') ADVANCE(390);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 344:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(312);
+      if (lookahead == 'c') ADVANCE(332);
+      if (lookahead == 'e') ADVANCE(369);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 345:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'e') ADVANCE(339);
+      if (lookahead == 'c') ADVANCE(324);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 346:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'h') ADVANCE(313);
+      if (lookahead == 'c') ADVANCE(416);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 347:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(376);
+      if (lookahead == 'c') ADVANCE(397);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 348:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(403);
+      if (lookahead == 'c') ADVANCE(398);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 349:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(377);
+      if (lookahead == 'c') ADVANCE(399);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 350:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(378);
+      if (lookahead == 'c') ADVANCE(400);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 351:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(379);
+      if (lookahead == 'd') ADVANCE(363);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 352:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(380);
+      if (lookahead == 'd') ADVANCE(437);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 353:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'i') ADVANCE(381);
+      if (lookahead == 'd') ADVANCE(329);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 354:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(343);
+      if (lookahead == 'd') ADVANCE(330);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 355:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(342);
+      if (lookahead == 'e') ADVANCE(410);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 356:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(400);
+      if (lookahead == 'e') ADVANCE(326);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 357:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(423);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 358:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'l') ADVANCE(355);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 359:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(386);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 360:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(391);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 361:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(392);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 362:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(393);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 363:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'm') ADVANCE(394);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 364:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(330);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 365:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(294);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 366:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(301);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 367:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(302);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 368:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(307);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 369:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(336);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 370:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(327);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 371:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(398);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 372:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'n') ADVANCE(399);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 373:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(337);
-      if (lookahead == 'r') ADVANCE(320);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 374:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(310);
-      if (lookahead == 'r') ADVANCE(415);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 375:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(359);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 376:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(365);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 377:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(366);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 378:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(367);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 379:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(371);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 380:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(372);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 381:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(368);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 382:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(360);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 383:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(361);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 384:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(362);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 385:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'o') ADVANCE(363);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 386:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(416);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 387:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(390);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 388:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(345);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 389:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(388);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 390:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(357);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 391:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(417);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 392:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(418);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 393:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(419);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 394:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'p') ADVANCE(420);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 395:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(300);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 396:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'r') ADVANCE(321);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 397:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(424);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 398:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(303);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 399:
-      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'e') ADVANCE(353);
       if (lookahead == 's') ADVANCE(305);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 358:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'e') ADVANCE(346);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 359:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'e') ADVANCE(327);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 360:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'e') ADVANCE(354);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 361:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'h') ADVANCE(328);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 362:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(391);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 363:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(418);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 364:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(392);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 365:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(393);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 366:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(394);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 367:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(395);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 368:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'i') ADVANCE(396);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 369:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'l') ADVANCE(358);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 370:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'l') ADVANCE(357);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 371:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'l') ADVANCE(415);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 372:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'l') ADVANCE(438);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 373:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'l') ADVANCE(370);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 374:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'm') ADVANCE(401);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 375:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'm') ADVANCE(406);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 376:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'm') ADVANCE(407);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 377:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'm') ADVANCE(408);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 378:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'm') ADVANCE(409);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 379:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(345);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 380:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(309);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 381:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(316);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 382:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(317);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 383:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(322);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 384:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(351);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 385:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(342);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 386:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(413);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 387:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'n') ADVANCE(414);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 388:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(352);
+      if (lookahead == 'r') ADVANCE(335);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 389:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(325);
+      if (lookahead == 'r') ADVANCE(430);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 390:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(374);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 391:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(380);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 392:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(381);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 393:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(382);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 394:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(386);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 395:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(387);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 396:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(383);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 397:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(375);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 398:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(376);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 399:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'o') ADVANCE(377);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 400:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 's') ADVANCE(344);
+      if (lookahead == 'o') ADVANCE(378);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 401:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(298);
+      if (lookahead == 'p') ADVANCE(431);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 402:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(404);
+      if (lookahead == 'p') ADVANCE(405);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 403:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(347);
+      if (lookahead == 'p') ADVANCE(360);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
     case 404:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(403);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 405:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(372);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 406:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(432);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 407:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(433);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 408:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(434);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 409:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'p') ADVANCE(435);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 410:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'r') ADVANCE(315);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 411:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 'r') ADVANCE(336);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 412:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(439);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 413:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(318);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 414:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(320);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 415:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 's') ADVANCE(359);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 416:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(313);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 417:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(419);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 418:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(362);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 419:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(355);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 420:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(337);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 421:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(364);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 422:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(365);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 423:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(366);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 424:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(367);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 425:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(368);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 426:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(338);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 427:
+      ACCEPT_TOKEN(sym_attribute_name);
+      if (lookahead == 't') ADVANCE(339);
+      if (lookahead == '-' ||
+          ('0' <= lookahead && lookahead <= '9') ||
+          ('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
+      END_STATE();
+    case 428:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == 't') ADVANCE(340);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 405:
+    case 429:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(322);
+      if (lookahead == 't') ADVANCE(341);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 406:
+    case 430:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(349);
+      if (lookahead == 'u') ADVANCE(356);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 407:
+    case 431:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(350);
+      if (lookahead == 'u') ADVANCE(420);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 408:
+    case 432:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(351);
+      if (lookahead == 'u') ADVANCE(426);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 409:
+    case 433:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(352);
+      if (lookahead == 'u') ADVANCE(427);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 410:
+    case 434:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(353);
+      if (lookahead == 'u') ADVANCE(428);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 411:
+    case 435:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(323);
+      if (lookahead == 'u') ADVANCE(429);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 412:
+    case 436:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(324);
+      if (lookahead == 'w') ADVANCE(411);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 413:
+    case 437:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(325);
+      if (lookahead == 'y') ADVANCE(311);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 414:
+    case 438:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 't') ADVANCE(326);
+      if (lookahead == 'y') ADVANCE(306);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 415:
+    case 439:
       ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(341);
+      if (lookahead == 'y') ADVANCE(379);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 416:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(405);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 417:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(411);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 418:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(412);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 419:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(413);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 420:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'u') ADVANCE(414);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 421:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'w') ADVANCE(396);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 422:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(296);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 423:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(291);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 424:
-      ACCEPT_TOKEN(sym_attribute_name);
-      if (lookahead == 'y') ADVANCE(364);
-      if (lookahead == '-' ||
-          ('0' <= lookahead && lookahead <= '9') ||
-          ('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
-      END_STATE();
-    case 425:
+    case 440:
       ACCEPT_TOKEN(sym_attribute_name);
       if (lookahead == '-' ||
           ('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(425);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(440);
       END_STATE();
-    case 426:
+    case 441:
       ACCEPT_TOKEN(sym_attribute_atom);
       END_STATE();
-    case 427:
+    case 442:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '*') ADVANCE(433);
-      if (lookahead == '/') ADVANCE(81);
-      if (lookahead == '[') ADVANCE(39);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == '*') ADVANCE(448);
+      if (lookahead == '/') ADVANCE(96);
+      if (lookahead == '[') ADVANCE(43);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(444);
       END_STATE();
-    case 428:
+    case 443:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '[') ADVANCE(39);
-      if (lookahead == '{') ADVANCE(59);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == ',') ADVANCE(51);
+      if (lookahead == '[') ADVANCE(43);
+      if (lookahead == '{') ADVANCE(73);
       if (lookahead == '\t' ||
-          lookahead == ' ') ADVANCE(55);
+          lookahead == ' ') ADVANCE(69);
       if (lookahead != 0 &&
           (lookahead < '\t' || '\r' < lookahead) &&
           lookahead != '"' &&
           lookahead != '(' &&
           lookahead != ')' &&
-          lookahead != ',' &&
           lookahead != ']' &&
-          lookahead != '}') ADVANCE(429);
+          lookahead != '}') ADVANCE(444);
       END_STATE();
-    case 429:
+    case 444:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '[') ADVANCE(39);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == '[') ADVANCE(43);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(444);
       END_STATE();
-    case 430:
+    case 445:
       ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '[') ADVANCE(40);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == '[') ADVANCE(44);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_') ADVANCE(446);
+      if (('0' <= lookahead && lookahead <= '9') ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(445);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(444);
+      END_STATE();
+    case 446:
+      ACCEPT_TOKEN(sym_attribute_atom);
+      if (lookahead == '(') ADVANCE(16);
+      if (lookahead == '[') ADVANCE(45);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(430);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(446);
+      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(444);
       END_STATE();
-    case 431:
-      ACCEPT_TOKEN(sym_attribute_atom);
-      if (lookahead == '(') ADVANCE(15);
-      if (lookahead == '[') ADVANCE(41);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_') ADVANCE(430);
-      if (('0' <= lookahead && lookahead <= '9') ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(431);
-      if ((!eof && set_contains(sym_attribute_atom_character_set_2, 9, lookahead))) ADVANCE(429);
-      END_STATE();
-    case 432:
+    case 447:
       ACCEPT_TOKEN(sym_attribute_atom);
       if (lookahead == '(') ADVANCE(2);
-      if (lookahead == '*') ADVANCE(432);
-      if (lookahead == '/') ADVANCE(80);
+      if (lookahead == '*') ADVANCE(447);
+      if (lookahead == '/') ADVANCE(95);
       if (lookahead == '[') ADVANCE(4);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
@@ -4850,13 +4919,13 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == ',' ||
           lookahead == ']' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(19);
-      if (lookahead != 0) ADVANCE(433);
+          lookahead == '}') ADVANCE(22);
+      if (lookahead != 0) ADVANCE(448);
       END_STATE();
-    case 433:
+    case 448:
       ACCEPT_TOKEN(sym_attribute_atom);
       if (lookahead == '(') ADVANCE(2);
-      if (lookahead == '*') ADVANCE(432);
+      if (lookahead == '*') ADVANCE(447);
       if (lookahead == '[') ADVANCE(4);
       if (('\t' <= lookahead && lookahead <= '\r') ||
           lookahead == ' ' ||
@@ -4865,8 +4934,11 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == ',' ||
           lookahead == ']' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(19);
-      if (lookahead != 0) ADVANCE(433);
+          lookahead == '}') ADVANCE(22);
+      if (lookahead != 0) ADVANCE(448);
+      END_STATE();
+    case 449:
+      ACCEPT_TOKEN(sym_mesh_groups);
       END_STATE();
     default:
       return false;
@@ -4875,68 +4947,68 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
 
 static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0, .external_lex_state = 1},
-  [1] = {.lex_state = 70},
-  [2] = {.lex_state = 70},
-  [3] = {.lex_state = 70},
-  [4] = {.lex_state = 69, .external_lex_state = 2},
-  [5] = {.lex_state = 68, .external_lex_state = 2},
-  [6] = {.lex_state = 68, .external_lex_state = 2},
-  [7] = {.lex_state = 70},
-  [8] = {.lex_state = 68, .external_lex_state = 2},
-  [9] = {.lex_state = 70},
-  [10] = {.lex_state = 70},
-  [11] = {.lex_state = 70},
-  [12] = {.lex_state = 70},
-  [13] = {.lex_state = 70},
-  [14] = {.lex_state = 70},
-  [15] = {.lex_state = 22},
-  [16] = {.lex_state = 70},
-  [17] = {.lex_state = 70},
-  [18] = {.lex_state = 70},
-  [19] = {.lex_state = 70},
-  [20] = {.lex_state = 70},
-  [21] = {.lex_state = 70},
-  [22] = {.lex_state = 70},
-  [23] = {.lex_state = 70},
-  [24] = {.lex_state = 70},
-  [25] = {.lex_state = 70},
-  [26] = {.lex_state = 70},
-  [27] = {.lex_state = 70},
-  [28] = {.lex_state = 22},
+  [1] = {.lex_state = 85},
+  [2] = {.lex_state = 85},
+  [3] = {.lex_state = 85},
+  [4] = {.lex_state = 84, .external_lex_state = 2},
+  [5] = {.lex_state = 83, .external_lex_state = 2},
+  [6] = {.lex_state = 83, .external_lex_state = 2},
+  [7] = {.lex_state = 85},
+  [8] = {.lex_state = 83, .external_lex_state = 2},
+  [9] = {.lex_state = 85},
+  [10] = {.lex_state = 85},
+  [11] = {.lex_state = 85},
+  [12] = {.lex_state = 85},
+  [13] = {.lex_state = 85},
+  [14] = {.lex_state = 85},
+  [15] = {.lex_state = 25},
+  [16] = {.lex_state = 85},
+  [17] = {.lex_state = 85},
+  [18] = {.lex_state = 85},
+  [19] = {.lex_state = 85},
+  [20] = {.lex_state = 85},
+  [21] = {.lex_state = 85},
+  [22] = {.lex_state = 85},
+  [23] = {.lex_state = 85},
+  [24] = {.lex_state = 85},
+  [25] = {.lex_state = 85},
+  [26] = {.lex_state = 85},
+  [27] = {.lex_state = 85},
+  [28] = {.lex_state = 25},
   [29] = {.lex_state = 7, .external_lex_state = 2},
-  [30] = {.lex_state = 70},
-  [31] = {.lex_state = 70},
+  [30] = {.lex_state = 85},
+  [31] = {.lex_state = 85},
   [32] = {.lex_state = 7, .external_lex_state = 2},
-  [33] = {.lex_state = 70},
-  [34] = {.lex_state = 70},
-  [35] = {.lex_state = 70},
-  [36] = {.lex_state = 70},
-  [37] = {.lex_state = 70},
-  [38] = {.lex_state = 70},
-  [39] = {.lex_state = 70},
-  [40] = {.lex_state = 70},
-  [41] = {.lex_state = 70},
-  [42] = {.lex_state = 70},
-  [43] = {.lex_state = 70},
-  [44] = {.lex_state = 70},
-  [45] = {.lex_state = 70},
-  [46] = {.lex_state = 70},
-  [47] = {.lex_state = 70},
-  [48] = {.lex_state = 70},
-  [49] = {.lex_state = 70},
+  [33] = {.lex_state = 85},
+  [34] = {.lex_state = 85},
+  [35] = {.lex_state = 85},
+  [36] = {.lex_state = 85},
+  [37] = {.lex_state = 85},
+  [38] = {.lex_state = 85},
+  [39] = {.lex_state = 85},
+  [40] = {.lex_state = 85},
+  [41] = {.lex_state = 85},
+  [42] = {.lex_state = 85},
+  [43] = {.lex_state = 85},
+  [44] = {.lex_state = 85},
+  [45] = {.lex_state = 85},
+  [46] = {.lex_state = 85},
+  [47] = {.lex_state = 85},
+  [48] = {.lex_state = 85},
+  [49] = {.lex_state = 85},
   [50] = {.lex_state = 6, .external_lex_state = 2},
   [51] = {.lex_state = 6, .external_lex_state = 2},
-  [52] = {.lex_state = 13, .external_lex_state = 2},
-  [53] = {.lex_state = 8, .external_lex_state = 2},
+  [52] = {.lex_state = 8, .external_lex_state = 2},
+  [53] = {.lex_state = 13, .external_lex_state = 2},
   [54] = {.lex_state = 8, .external_lex_state = 2},
-  [55] = {.lex_state = 68},
+  [55] = {.lex_state = 83},
   [56] = {.lex_state = 6, .external_lex_state = 2},
   [57] = {.lex_state = 5, .external_lex_state = 3},
-  [58] = {.lex_state = 68},
+  [58] = {.lex_state = 83},
   [59] = {.lex_state = 5, .external_lex_state = 3},
-  [60] = {.lex_state = 68},
+  [60] = {.lex_state = 83},
   [61] = {.lex_state = 12},
-  [62] = {.lex_state = 68},
+  [62] = {.lex_state = 83},
   [63] = {.lex_state = 14},
   [64] = {.lex_state = 12},
   [65] = {.lex_state = 12},
@@ -4945,7 +5017,7 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [68] = {.lex_state = 12},
   [69] = {.lex_state = 12},
   [70] = {.lex_state = 12},
-  [71] = {.lex_state = 68},
+  [71] = {.lex_state = 83},
   [72] = {.lex_state = 12},
   [73] = {.lex_state = 12},
   [74] = {.lex_state = 12},
@@ -4959,111 +5031,111 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [82] = {.lex_state = 14},
   [83] = {.lex_state = 12},
   [84] = {.lex_state = 6, .external_lex_state = 2},
-  [85] = {.lex_state = 68},
+  [85] = {.lex_state = 83},
   [86] = {.lex_state = 12},
-  [87] = {.lex_state = 68},
-  [88] = {.lex_state = 68},
-  [89] = {.lex_state = 68},
+  [87] = {.lex_state = 83},
+  [88] = {.lex_state = 83},
+  [89] = {.lex_state = 83},
   [90] = {.lex_state = 12},
   [91] = {.lex_state = 12},
   [92] = {.lex_state = 14},
   [93] = {.lex_state = 14},
   [94] = {.lex_state = 12},
-  [95] = {.lex_state = 68},
+  [95] = {.lex_state = 83},
   [96] = {.lex_state = 12},
   [97] = {.lex_state = 12},
   [98] = {.lex_state = 14},
-  [99] = {.lex_state = 68},
-  [100] = {.lex_state = 68},
+  [99] = {.lex_state = 83},
+  [100] = {.lex_state = 83},
   [101] = {.lex_state = 12},
   [102] = {.lex_state = 12},
   [103] = {.lex_state = 12},
-  [104] = {.lex_state = 68},
-  [105] = {.lex_state = 68},
-  [106] = {.lex_state = 68},
-  [107] = {.lex_state = 68},
-  [108] = {.lex_state = 68},
+  [104] = {.lex_state = 83},
+  [105] = {.lex_state = 83},
+  [106] = {.lex_state = 83},
+  [107] = {.lex_state = 83},
+  [108] = {.lex_state = 83},
   [109] = {.lex_state = 5},
-  [110] = {.lex_state = 68},
-  [111] = {.lex_state = 68},
-  [112] = {.lex_state = 68},
-  [113] = {.lex_state = 68},
-  [114] = {.lex_state = 68},
-  [115] = {.lex_state = 68},
-  [116] = {.lex_state = 68},
-  [117] = {.lex_state = 68},
-  [118] = {.lex_state = 68},
+  [110] = {.lex_state = 83},
+  [111] = {.lex_state = 83},
+  [112] = {.lex_state = 83},
+  [113] = {.lex_state = 83},
+  [114] = {.lex_state = 83},
+  [115] = {.lex_state = 83},
+  [116] = {.lex_state = 83},
+  [117] = {.lex_state = 83},
+  [118] = {.lex_state = 83},
   [119] = {.lex_state = 5},
-  [120] = {.lex_state = 68},
+  [120] = {.lex_state = 83},
   [121] = {.lex_state = 5},
   [122] = {.lex_state = 5},
-  [123] = {.lex_state = 68},
+  [123] = {.lex_state = 83},
   [124] = {.lex_state = 5},
-  [125] = {.lex_state = 68},
-  [126] = {.lex_state = 68},
-  [127] = {.lex_state = 68},
-  [128] = {.lex_state = 68},
-  [129] = {.lex_state = 68},
-  [130] = {.lex_state = 68},
-  [131] = {.lex_state = 68},
-  [132] = {.lex_state = 68},
-  [133] = {.lex_state = 68},
-  [134] = {.lex_state = 68},
-  [135] = {.lex_state = 68},
-  [136] = {.lex_state = 68},
-  [137] = {.lex_state = 68},
-  [138] = {.lex_state = 68},
-  [139] = {.lex_state = 68},
-  [140] = {.lex_state = 68},
-  [141] = {.lex_state = 68},
-  [142] = {.lex_state = 68},
-  [143] = {.lex_state = 68},
-  [144] = {.lex_state = 68},
-  [145] = {.lex_state = 68},
-  [146] = {.lex_state = 68},
-  [147] = {.lex_state = 68},
-  [148] = {.lex_state = 68},
-  [149] = {.lex_state = 68},
-  [150] = {.lex_state = 68},
-  [151] = {.lex_state = 68},
-  [152] = {.lex_state = 68},
+  [125] = {.lex_state = 83},
+  [126] = {.lex_state = 83},
+  [127] = {.lex_state = 83},
+  [128] = {.lex_state = 83},
+  [129] = {.lex_state = 83},
+  [130] = {.lex_state = 83},
+  [131] = {.lex_state = 83},
+  [132] = {.lex_state = 83},
+  [133] = {.lex_state = 83},
+  [134] = {.lex_state = 83},
+  [135] = {.lex_state = 83},
+  [136] = {.lex_state = 83},
+  [137] = {.lex_state = 83},
+  [138] = {.lex_state = 83},
+  [139] = {.lex_state = 83},
+  [140] = {.lex_state = 83},
+  [141] = {.lex_state = 83},
+  [142] = {.lex_state = 83},
+  [143] = {.lex_state = 83},
+  [144] = {.lex_state = 83},
+  [145] = {.lex_state = 83},
+  [146] = {.lex_state = 83},
+  [147] = {.lex_state = 83},
+  [148] = {.lex_state = 83},
+  [149] = {.lex_state = 83},
+  [150] = {.lex_state = 83},
+  [151] = {.lex_state = 83},
+  [152] = {.lex_state = 83},
   [153] = {.lex_state = 5},
-  [154] = {.lex_state = 68},
-  [155] = {.lex_state = 68},
-  [156] = {.lex_state = 68},
-  [157] = {.lex_state = 68},
-  [158] = {.lex_state = 68},
+  [154] = {.lex_state = 83},
+  [155] = {.lex_state = 83},
+  [156] = {.lex_state = 83},
+  [157] = {.lex_state = 83},
+  [158] = {.lex_state = 83},
   [159] = {.lex_state = 5},
-  [160] = {.lex_state = 68},
-  [161] = {.lex_state = 68},
+  [160] = {.lex_state = 83},
+  [161] = {.lex_state = 83},
   [162] = {.lex_state = 5},
-  [163] = {.lex_state = 68},
-  [164] = {.lex_state = 68},
-  [165] = {.lex_state = 68},
-  [166] = {.lex_state = 68},
-  [167] = {.lex_state = 68},
+  [163] = {.lex_state = 83},
+  [164] = {.lex_state = 83},
+  [165] = {.lex_state = 83},
+  [166] = {.lex_state = 83},
+  [167] = {.lex_state = 83},
   [168] = {.lex_state = 14},
-  [169] = {.lex_state = 68},
+  [169] = {.lex_state = 83},
   [170] = {.lex_state = 5},
-  [171] = {.lex_state = 68},
+  [171] = {.lex_state = 83},
   [172] = {.lex_state = 14},
-  [173] = {.lex_state = 68},
-  [174] = {.lex_state = 23},
+  [173] = {.lex_state = 83},
+  [174] = {.lex_state = 26},
   [175] = {.lex_state = 14},
-  [176] = {.lex_state = 68},
-  [177] = {.lex_state = 68},
-  [178] = {.lex_state = 68},
-  [179] = {.lex_state = 68},
-  [180] = {.lex_state = 68},
-  [181] = {.lex_state = 68},
+  [176] = {.lex_state = 83},
+  [177] = {.lex_state = 83},
+  [178] = {.lex_state = 83},
+  [179] = {.lex_state = 83},
+  [180] = {.lex_state = 83},
+  [181] = {.lex_state = 83},
   [182] = {.lex_state = 5},
-  [183] = {.lex_state = 68},
+  [183] = {.lex_state = 83},
   [184] = {.lex_state = 5},
   [185] = {.lex_state = 14},
-  [186] = {.lex_state = 68},
-  [187] = {.lex_state = 68},
-  [188] = {.lex_state = 68},
-  [189] = {.lex_state = 68},
+  [186] = {.lex_state = 83},
+  [187] = {.lex_state = 83},
+  [188] = {.lex_state = 83},
+  [189] = {.lex_state = 83},
 };
 
 static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
@@ -6120,7 +6192,23 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_false,
       sym_number,
       sym_string,
-  [1241] = 5,
+  [1241] = 6,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(249), 1,
+      anon_sym_LPAREN,
+    ACTIONS(251), 1,
+      sym_shape,
+    ACTIONS(255), 1,
+      sym_attribute_atom,
+    STATE(34), 2,
+      sym_tuple_shape,
+      sym_typed_literal,
+    ACTIONS(253), 3,
+      sym_brace_block,
+      sym_string,
+      sym_mesh_groups,
+  [1263] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(48), 2,
@@ -6129,28 +6217,13 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(50), 2,
       anon_sym_ROOT,
       sym_name,
-    ACTIONS(249), 2,
+    ACTIONS(257), 2,
       anon_sym_true,
       anon_sym_false,
-    ACTIONS(251), 2,
+    ACTIONS(259), 2,
       sym_brace_block,
       sym_number,
-  [1261] = 6,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(253), 1,
-      anon_sym_LPAREN,
-    ACTIONS(255), 1,
-      sym_shape,
-    ACTIONS(259), 1,
-      sym_attribute_atom,
-    ACTIONS(257), 2,
-      sym_brace_block,
-      sym_string,
-    STATE(34), 2,
-      sym_tuple_shape,
-      sym_typed_literal,
-  [1282] = 6,
+  [1283] = 6,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(261), 1,
@@ -6159,13 +6232,14 @@ static const uint16_t ts_small_parse_table[] = {
       sym_shape,
     ACTIONS(267), 1,
       sym_attribute_atom,
-    ACTIONS(265), 2,
-      sym_brace_block,
-      sym_string,
     STATE(90), 2,
       sym_tuple_shape,
       sym_typed_literal,
-  [1303] = 6,
+    ACTIONS(265), 3,
+      sym_brace_block,
+      sym_string,
+      sym_mesh_groups,
+  [1305] = 6,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(269), 1,
@@ -6179,31 +6253,31 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(138), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1323] = 3,
+  [1325] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(275), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-    ACTIONS(251), 4,
+    ACTIONS(259), 4,
       sym_brace_block,
       anon_sym_true,
       anon_sym_false,
       sym_number,
-  [1337] = 5,
+  [1339] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(277), 1,
       anon_sym_LBRACE,
     ACTIONS(279), 1,
       sym_name,
-    ACTIONS(257), 2,
+    ACTIONS(253), 2,
       sym_inline_computation,
       sym_string,
     STATE(34), 2,
       sym_computation_ref,
       sym_computation_list,
-  [1355] = 6,
+  [1357] = 6,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(165), 1,
@@ -6217,7 +6291,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(141), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1375] = 5,
+  [1377] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(281), 1,
@@ -6230,7 +6304,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(90), 2,
       sym_computation_ref,
       sym_computation_list,
-  [1393] = 6,
+  [1395] = 6,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(269), 1,
@@ -6244,7 +6318,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(140), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1413] = 3,
+  [1415] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(213), 2,
@@ -6254,7 +6328,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1426] = 5,
+  [1428] = 5,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6266,7 +6340,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(141), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1443] = 5,
+  [1445] = 5,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6278,7 +6352,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(185), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1460] = 5,
+  [1462] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(291), 1,
@@ -6290,7 +6364,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(83), 2,
       sym_instruction,
       aux_sym_computation_body_repeat1,
-  [1477] = 5,
+  [1479] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6302,7 +6376,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(301), 2,
       anon_sym_ROOT,
       sym_name,
-  [1494] = 5,
+  [1496] = 5,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6314,7 +6388,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(168), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1511] = 5,
+  [1513] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6326,7 +6400,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(309), 2,
       anon_sym_ROOT,
       sym_name,
-  [1528] = 5,
+  [1530] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6338,7 +6412,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(313), 2,
       anon_sym_ROOT,
       sym_name,
-  [1545] = 5,
+  [1547] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6350,7 +6424,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(317), 2,
       anon_sym_ROOT,
       sym_name,
-  [1562] = 5,
+  [1564] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(293), 1,
@@ -6362,7 +6436,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(64), 2,
       sym_instruction,
       aux_sym_computation_body_repeat1,
-  [1579] = 6,
+  [1581] = 6,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(321), 1,
@@ -6375,7 +6449,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_computation_body,
     STATE(150), 1,
       sym_computation_signature,
-  [1598] = 5,
+  [1600] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6387,7 +6461,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(329), 2,
       anon_sym_ROOT,
       sym_name,
-  [1615] = 5,
+  [1617] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6399,7 +6473,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(333), 2,
       anon_sym_ROOT,
       sym_name,
-  [1632] = 5,
+  [1634] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6411,7 +6485,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(337), 2,
       anon_sym_ROOT,
       sym_name,
-  [1649] = 5,
+  [1651] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(297), 1,
@@ -6423,7 +6497,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(341), 2,
       anon_sym_ROOT,
       sym_name,
-  [1666] = 5,
+  [1668] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(152), 1,
@@ -6435,7 +6509,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(157), 2,
       anon_sym_ROOT,
       sym_name,
-  [1683] = 3,
+  [1685] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(197), 2,
@@ -6445,7 +6519,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1696] = 3,
+  [1698] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(185), 2,
@@ -6455,7 +6529,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1709] = 3,
+  [1711] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(201), 2,
@@ -6465,7 +6539,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1722] = 3,
+  [1724] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(205), 2,
@@ -6475,7 +6549,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1735] = 3,
+  [1737] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(221), 2,
@@ -6485,7 +6559,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_COMMA,
       anon_sym_RPAREN,
       anon_sym_RBRACE,
-  [1748] = 5,
+  [1750] = 5,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6497,7 +6571,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(175), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1765] = 5,
+  [1767] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(350), 1,
@@ -6509,15 +6583,15 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(83), 2,
       sym_instruction,
       aux_sym_computation_body_repeat1,
-  [1782] = 2,
+  [1784] = 2,
     ACTIONS(56), 1,
       sym_comment,
-    ACTIONS(251), 4,
+    ACTIONS(259), 4,
       sym_brace_block,
       anon_sym_true,
       anon_sym_false,
       sym_number,
-  [1792] = 4,
+  [1794] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
@@ -6527,7 +6601,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(358), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [1806] = 3,
+  [1808] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(175), 2,
@@ -6536,7 +6610,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(177), 2,
       anon_sym_ROOT,
       sym_name,
-  [1818] = 4,
+  [1820] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
@@ -6546,7 +6620,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(362), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [1832] = 5,
+  [1834] = 5,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(323), 1,
@@ -6557,7 +6631,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_computation_body,
     STATE(155), 1,
       sym_computation_signature,
-  [1848] = 4,
+  [1850] = 4,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6567,7 +6641,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(147), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1862] = 3,
+  [1864] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(48), 2,
@@ -6576,7 +6650,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(50), 2,
       anon_sym_ROOT,
       sym_name,
-  [1874] = 3,
+  [1876] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(187), 2,
@@ -6585,7 +6659,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(189), 2,
       anon_sym_ROOT,
       sym_name,
-  [1886] = 2,
+  [1888] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(239), 4,
@@ -6593,7 +6667,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_LBRACE,
       sym_opcode,
-  [1896] = 2,
+  [1898] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(223), 4,
@@ -6601,7 +6675,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_LBRACE,
       sym_opcode,
-  [1906] = 3,
+  [1908] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(191), 2,
@@ -6610,7 +6684,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(193), 2,
       anon_sym_ROOT,
       sym_name,
-  [1918] = 4,
+  [1920] = 4,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6620,7 +6694,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(183), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1932] = 3,
+  [1934] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(207), 2,
@@ -6629,7 +6703,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(209), 2,
       anon_sym_ROOT,
       sym_name,
-  [1944] = 3,
+  [1946] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(215), 2,
@@ -6638,7 +6712,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(217), 2,
       anon_sym_ROOT,
       sym_name,
-  [1956] = 2,
+  [1958] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(235), 4,
@@ -6646,7 +6720,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_LBRACE,
       sym_opcode,
-  [1966] = 4,
+  [1968] = 4,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6656,7 +6730,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(178), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1980] = 4,
+  [1982] = 4,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6666,7 +6740,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(144), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [1994] = 3,
+  [1996] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(223), 2,
@@ -6675,7 +6749,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(225), 2,
       anon_sym_ROOT,
       sym_name,
-  [2006] = 3,
+  [2008] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(235), 2,
@@ -6684,7 +6758,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(237), 2,
       anon_sym_ROOT,
       sym_name,
-  [2018] = 3,
+  [2020] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(239), 2,
@@ -6693,7 +6767,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(241), 2,
       anon_sym_ROOT,
       sym_name,
-  [2030] = 4,
+  [2032] = 4,
     ACTIONS(15), 1,
       anon_sym_LPAREN,
     ACTIONS(56), 1,
@@ -6703,7 +6777,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(181), 2,
       sym__any_shape,
       sym_tuple_shape,
-  [2044] = 4,
+  [2046] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(374), 1,
@@ -6712,7 +6786,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(133), 1,
       aux_sym_operand_list_repeat1,
-  [2057] = 4,
+  [2059] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -6721,7 +6795,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [2070] = 4,
+  [2072] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(382), 1,
@@ -6730,7 +6804,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(112), 1,
       aux_sym_tuple_literal_repeat1,
-  [2083] = 4,
+  [2085] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(386), 1,
@@ -6739,7 +6813,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(108), 1,
       aux_sym_operand_list_repeat1,
-  [2096] = 4,
+  [2098] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(391), 1,
@@ -6748,7 +6822,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_name,
     STATE(126), 1,
       sym_parameter,
-  [2109] = 4,
+  [2111] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(395), 1,
@@ -6757,7 +6831,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RBRACE,
     STATE(113), 1,
       aux_sym_computation_list_repeat1,
-  [2122] = 4,
+  [2124] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(399), 1,
@@ -6766,7 +6840,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(115), 1,
       aux_sym_typed_literal_repeat1,
-  [2135] = 4,
+  [2137] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(403), 1,
@@ -6775,7 +6849,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(112), 1,
       aux_sym_tuple_literal_repeat1,
-  [2148] = 4,
+  [2150] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(395), 1,
@@ -6784,7 +6858,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RBRACE,
     STATE(117), 1,
       aux_sym_computation_list_repeat1,
-  [2161] = 4,
+  [2163] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(410), 1,
@@ -6793,7 +6867,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_shape,
     STATE(142), 1,
       sym_typed_literal,
-  [2174] = 4,
+  [2176] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(399), 1,
@@ -6802,7 +6876,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(120), 1,
       aux_sym_typed_literal_repeat1,
-  [2187] = 4,
+  [2189] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(416), 1,
@@ -6811,7 +6885,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(116), 1,
       aux_sym_computation_signature_repeat1,
-  [2200] = 4,
+  [2202] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(421), 1,
@@ -6820,7 +6894,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RBRACE,
     STATE(117), 1,
       aux_sym_computation_list_repeat1,
-  [2213] = 4,
+  [2215] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(410), 1,
@@ -6829,7 +6903,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_shape,
     STATE(135), 1,
       sym_typed_literal,
-  [2226] = 3,
+  [2228] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(428), 1,
@@ -6837,7 +6911,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(426), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2237] = 4,
+  [2239] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(430), 1,
@@ -6846,21 +6920,21 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(120), 1,
       aux_sym_typed_literal_repeat1,
-  [2250] = 2,
+  [2252] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(223), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
       sym_name,
-  [2259] = 2,
+  [2261] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(235), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
       sym_name,
-  [2268] = 4,
+  [2270] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(382), 1,
@@ -6869,14 +6943,14 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(107), 1,
       aux_sym_tuple_literal_repeat1,
-  [2281] = 2,
+  [2283] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(239), 3,
       anon_sym_COMMA,
       anon_sym_RPAREN,
       sym_name,
-  [2290] = 4,
+  [2292] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(374), 1,
@@ -6885,7 +6959,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(127), 1,
       aux_sym_operand_list_repeat1,
-  [2303] = 4,
+  [2305] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(439), 1,
@@ -6894,7 +6968,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(132), 1,
       aux_sym_computation_signature_repeat1,
-  [2316] = 4,
+  [2318] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(374), 1,
@@ -6903,7 +6977,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(108), 1,
       aux_sym_operand_list_repeat1,
-  [2329] = 4,
+  [2331] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(445), 1,
@@ -6912,7 +6986,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [2342] = 4,
+  [2344] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -6921,7 +6995,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [2355] = 4,
+  [2357] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -6930,7 +7004,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(131), 1,
       aux_sym_tuple_shape_repeat1,
-  [2368] = 4,
+  [2370] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -6939,7 +7013,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [2381] = 4,
+  [2383] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(439), 1,
@@ -6948,7 +7022,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(116), 1,
       aux_sym_computation_signature_repeat1,
-  [2394] = 4,
+  [2396] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(374), 1,
@@ -6957,7 +7031,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(108), 1,
       aux_sym_operand_list_repeat1,
-  [2407] = 4,
+  [2409] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(395), 1,
@@ -6966,7 +7040,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RBRACE,
     STATE(136), 1,
       aux_sym_computation_list_repeat1,
-  [2420] = 4,
+  [2422] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(399), 1,
@@ -6975,7 +7049,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(137), 1,
       aux_sym_typed_literal_repeat1,
-  [2433] = 4,
+  [2435] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(395), 1,
@@ -6984,7 +7058,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RBRACE,
     STATE(117), 1,
       aux_sym_computation_list_repeat1,
-  [2446] = 4,
+  [2448] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(399), 1,
@@ -6993,7 +7067,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(120), 1,
       aux_sym_typed_literal_repeat1,
-  [2459] = 4,
+  [2461] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -7002,7 +7076,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(139), 1,
       aux_sym_tuple_shape_repeat1,
-  [2472] = 4,
+  [2474] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -7011,7 +7085,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(128), 1,
       aux_sym_tuple_shape_repeat1,
-  [2485] = 4,
+  [2487] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -7020,7 +7094,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(106), 1,
       aux_sym_tuple_shape_repeat1,
-  [2498] = 4,
+  [2500] = 4,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(378), 1,
@@ -7029,280 +7103,280 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
     STATE(129), 1,
       aux_sym_tuple_shape_repeat1,
-  [2511] = 2,
+  [2513] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(433), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2519] = 3,
+  [2521] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
       anon_sym_LPAREN,
     STATE(65), 1,
       sym_operand_list,
-  [2529] = 2,
+  [2531] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(476), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2537] = 2,
+  [2539] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(406), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2545] = 2,
+  [2547] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(478), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2553] = 2,
+  [2555] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(448), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2561] = 2,
+  [2563] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(480), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2569] = 2,
+  [2571] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(389), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2577] = 3,
+  [2579] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(325), 1,
       anon_sym_LBRACE,
     STATE(13), 1,
       sym_computation_body,
-  [2587] = 3,
+  [2589] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(482), 1,
       anon_sym_LPAREN,
     STATE(18), 1,
       sym_operand_list,
-  [2597] = 2,
+  [2599] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(484), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2605] = 3,
+  [2607] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(486), 1,
       anon_sym_RBRACE,
     ACTIONS(488), 1,
       sym_name,
-  [2615] = 2,
+  [2617] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(490), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2623] = 3,
+  [2625] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(325), 1,
       anon_sym_LBRACE,
     STATE(25), 1,
       sym_computation_body,
-  [2633] = 3,
+  [2635] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(482), 1,
       anon_sym_LPAREN,
     STATE(23), 1,
       sym_operand_list,
-  [2643] = 3,
+  [2645] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
       anon_sym_LPAREN,
     STATE(67), 1,
       sym_operand_list,
-  [2653] = 2,
+  [2655] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(419), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2661] = 3,
+  [2663] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(393), 1,
       sym_name,
     STATE(158), 1,
       sym_parameter,
-  [2671] = 2,
+  [2673] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(492), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2679] = 2,
+  [2681] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(494), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2687] = 3,
+  [2689] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(496), 1,
       anon_sym_RBRACE,
     ACTIONS(498), 1,
       sym_name,
-  [2697] = 3,
+  [2699] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
       anon_sym_LPAREN,
     STATE(69), 1,
       sym_operand_list,
-  [2707] = 2,
+  [2709] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(424), 2,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-  [2715] = 3,
+  [2717] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(482), 1,
       anon_sym_LPAREN,
     STATE(16), 1,
       sym_operand_list,
-  [2725] = 2,
+  [2727] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(500), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [2733] = 3,
+  [2735] = 3,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(360), 1,
       anon_sym_LPAREN,
     STATE(73), 1,
       sym_operand_list,
-  [2743] = 2,
+  [2745] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(502), 1,
       sym_opcode,
-  [2750] = 2,
+  [2752] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(504), 1,
       anon_sym_DASH_GT,
-  [2757] = 2,
+  [2759] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(506), 1,
       sym_name,
-  [2764] = 2,
+  [2766] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(508), 1,
       anon_sym_EQ,
-  [2771] = 2,
+  [2773] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(510), 1,
       sym_opcode,
-  [2778] = 2,
+  [2780] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(512), 1,
       anon_sym_DASH_GT,
-  [2785] = 2,
+  [2787] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(514), 1,
       sym_identifier,
-  [2792] = 2,
+  [2794] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(516), 1,
       sym_opcode,
-  [2799] = 2,
+  [2801] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(518), 1,
       anon_sym_EQ,
-  [2806] = 2,
+  [2808] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(520), 1,
       anon_sym_DASH_GT,
-  [2813] = 2,
+  [2815] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(522), 1,
       anon_sym_LBRACE,
-  [2820] = 2,
+  [2822] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(524), 1,
       anon_sym_COLON,
-  [2827] = 2,
+  [2829] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(526), 1,
       anon_sym_EQ,
-  [2834] = 2,
+  [2836] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(528), 1,
       anon_sym_LBRACE,
-  [2841] = 2,
+  [2843] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(530), 1,
       sym_name,
-  [2848] = 2,
+  [2850] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(532), 1,
       anon_sym_LBRACE,
-  [2855] = 2,
+  [2857] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(534), 1,
       sym_name,
-  [2862] = 2,
+  [2864] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(536), 1,
       sym_opcode,
-  [2869] = 2,
+  [2871] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(538), 1,
       anon_sym_EQ,
-  [2876] = 2,
+  [2878] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(540), 1,
       ts_builtin_sym_end,
-  [2883] = 2,
+  [2885] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(542), 1,
       anon_sym_EQ,
-  [2890] = 2,
+  [2892] = 2,
     ACTIONS(56), 1,
       sym_comment,
     ACTIONS(544), 1,
@@ -7361,143 +7435,143 @@ static const uint32_t ts_small_parse_table_map[] = {
   [SMALL_STATE(50)] = 1201,
   [SMALL_STATE(51)] = 1221,
   [SMALL_STATE(52)] = 1241,
-  [SMALL_STATE(53)] = 1261,
-  [SMALL_STATE(54)] = 1282,
-  [SMALL_STATE(55)] = 1303,
-  [SMALL_STATE(56)] = 1323,
-  [SMALL_STATE(57)] = 1337,
-  [SMALL_STATE(58)] = 1355,
-  [SMALL_STATE(59)] = 1375,
-  [SMALL_STATE(60)] = 1393,
-  [SMALL_STATE(61)] = 1413,
-  [SMALL_STATE(62)] = 1426,
-  [SMALL_STATE(63)] = 1443,
-  [SMALL_STATE(64)] = 1460,
-  [SMALL_STATE(65)] = 1477,
-  [SMALL_STATE(66)] = 1494,
-  [SMALL_STATE(67)] = 1511,
-  [SMALL_STATE(68)] = 1528,
-  [SMALL_STATE(69)] = 1545,
-  [SMALL_STATE(70)] = 1562,
-  [SMALL_STATE(71)] = 1579,
-  [SMALL_STATE(72)] = 1598,
-  [SMALL_STATE(73)] = 1615,
-  [SMALL_STATE(74)] = 1632,
-  [SMALL_STATE(75)] = 1649,
-  [SMALL_STATE(76)] = 1666,
-  [SMALL_STATE(77)] = 1683,
-  [SMALL_STATE(78)] = 1696,
-  [SMALL_STATE(79)] = 1709,
-  [SMALL_STATE(80)] = 1722,
-  [SMALL_STATE(81)] = 1735,
-  [SMALL_STATE(82)] = 1748,
-  [SMALL_STATE(83)] = 1765,
-  [SMALL_STATE(84)] = 1782,
-  [SMALL_STATE(85)] = 1792,
-  [SMALL_STATE(86)] = 1806,
-  [SMALL_STATE(87)] = 1818,
-  [SMALL_STATE(88)] = 1832,
-  [SMALL_STATE(89)] = 1848,
-  [SMALL_STATE(90)] = 1862,
-  [SMALL_STATE(91)] = 1874,
-  [SMALL_STATE(92)] = 1886,
-  [SMALL_STATE(93)] = 1896,
-  [SMALL_STATE(94)] = 1906,
-  [SMALL_STATE(95)] = 1918,
-  [SMALL_STATE(96)] = 1932,
-  [SMALL_STATE(97)] = 1944,
-  [SMALL_STATE(98)] = 1956,
-  [SMALL_STATE(99)] = 1966,
-  [SMALL_STATE(100)] = 1980,
-  [SMALL_STATE(101)] = 1994,
-  [SMALL_STATE(102)] = 2006,
-  [SMALL_STATE(103)] = 2018,
-  [SMALL_STATE(104)] = 2030,
-  [SMALL_STATE(105)] = 2044,
-  [SMALL_STATE(106)] = 2057,
-  [SMALL_STATE(107)] = 2070,
-  [SMALL_STATE(108)] = 2083,
-  [SMALL_STATE(109)] = 2096,
-  [SMALL_STATE(110)] = 2109,
-  [SMALL_STATE(111)] = 2122,
-  [SMALL_STATE(112)] = 2135,
-  [SMALL_STATE(113)] = 2148,
-  [SMALL_STATE(114)] = 2161,
-  [SMALL_STATE(115)] = 2174,
-  [SMALL_STATE(116)] = 2187,
-  [SMALL_STATE(117)] = 2200,
-  [SMALL_STATE(118)] = 2213,
-  [SMALL_STATE(119)] = 2226,
-  [SMALL_STATE(120)] = 2237,
-  [SMALL_STATE(121)] = 2250,
-  [SMALL_STATE(122)] = 2259,
-  [SMALL_STATE(123)] = 2268,
-  [SMALL_STATE(124)] = 2281,
-  [SMALL_STATE(125)] = 2290,
-  [SMALL_STATE(126)] = 2303,
-  [SMALL_STATE(127)] = 2316,
-  [SMALL_STATE(128)] = 2329,
-  [SMALL_STATE(129)] = 2342,
-  [SMALL_STATE(130)] = 2355,
-  [SMALL_STATE(131)] = 2368,
-  [SMALL_STATE(132)] = 2381,
-  [SMALL_STATE(133)] = 2394,
-  [SMALL_STATE(134)] = 2407,
-  [SMALL_STATE(135)] = 2420,
-  [SMALL_STATE(136)] = 2433,
-  [SMALL_STATE(137)] = 2446,
-  [SMALL_STATE(138)] = 2459,
-  [SMALL_STATE(139)] = 2472,
-  [SMALL_STATE(140)] = 2485,
-  [SMALL_STATE(141)] = 2498,
-  [SMALL_STATE(142)] = 2511,
-  [SMALL_STATE(143)] = 2519,
-  [SMALL_STATE(144)] = 2529,
-  [SMALL_STATE(145)] = 2537,
-  [SMALL_STATE(146)] = 2545,
-  [SMALL_STATE(147)] = 2553,
-  [SMALL_STATE(148)] = 2561,
-  [SMALL_STATE(149)] = 2569,
-  [SMALL_STATE(150)] = 2577,
-  [SMALL_STATE(151)] = 2587,
-  [SMALL_STATE(152)] = 2597,
-  [SMALL_STATE(153)] = 2605,
-  [SMALL_STATE(154)] = 2615,
-  [SMALL_STATE(155)] = 2623,
-  [SMALL_STATE(156)] = 2633,
-  [SMALL_STATE(157)] = 2643,
-  [SMALL_STATE(158)] = 2653,
-  [SMALL_STATE(159)] = 2661,
-  [SMALL_STATE(160)] = 2671,
-  [SMALL_STATE(161)] = 2679,
-  [SMALL_STATE(162)] = 2687,
-  [SMALL_STATE(163)] = 2697,
-  [SMALL_STATE(164)] = 2707,
-  [SMALL_STATE(165)] = 2715,
-  [SMALL_STATE(166)] = 2725,
-  [SMALL_STATE(167)] = 2733,
-  [SMALL_STATE(168)] = 2743,
-  [SMALL_STATE(169)] = 2750,
-  [SMALL_STATE(170)] = 2757,
-  [SMALL_STATE(171)] = 2764,
-  [SMALL_STATE(172)] = 2771,
-  [SMALL_STATE(173)] = 2778,
-  [SMALL_STATE(174)] = 2785,
-  [SMALL_STATE(175)] = 2792,
-  [SMALL_STATE(176)] = 2799,
-  [SMALL_STATE(177)] = 2806,
-  [SMALL_STATE(178)] = 2813,
-  [SMALL_STATE(179)] = 2820,
-  [SMALL_STATE(180)] = 2827,
-  [SMALL_STATE(181)] = 2834,
-  [SMALL_STATE(182)] = 2841,
-  [SMALL_STATE(183)] = 2848,
-  [SMALL_STATE(184)] = 2855,
-  [SMALL_STATE(185)] = 2862,
-  [SMALL_STATE(186)] = 2869,
-  [SMALL_STATE(187)] = 2876,
-  [SMALL_STATE(188)] = 2883,
-  [SMALL_STATE(189)] = 2890,
+  [SMALL_STATE(53)] = 1263,
+  [SMALL_STATE(54)] = 1283,
+  [SMALL_STATE(55)] = 1305,
+  [SMALL_STATE(56)] = 1325,
+  [SMALL_STATE(57)] = 1339,
+  [SMALL_STATE(58)] = 1357,
+  [SMALL_STATE(59)] = 1377,
+  [SMALL_STATE(60)] = 1395,
+  [SMALL_STATE(61)] = 1415,
+  [SMALL_STATE(62)] = 1428,
+  [SMALL_STATE(63)] = 1445,
+  [SMALL_STATE(64)] = 1462,
+  [SMALL_STATE(65)] = 1479,
+  [SMALL_STATE(66)] = 1496,
+  [SMALL_STATE(67)] = 1513,
+  [SMALL_STATE(68)] = 1530,
+  [SMALL_STATE(69)] = 1547,
+  [SMALL_STATE(70)] = 1564,
+  [SMALL_STATE(71)] = 1581,
+  [SMALL_STATE(72)] = 1600,
+  [SMALL_STATE(73)] = 1617,
+  [SMALL_STATE(74)] = 1634,
+  [SMALL_STATE(75)] = 1651,
+  [SMALL_STATE(76)] = 1668,
+  [SMALL_STATE(77)] = 1685,
+  [SMALL_STATE(78)] = 1698,
+  [SMALL_STATE(79)] = 1711,
+  [SMALL_STATE(80)] = 1724,
+  [SMALL_STATE(81)] = 1737,
+  [SMALL_STATE(82)] = 1750,
+  [SMALL_STATE(83)] = 1767,
+  [SMALL_STATE(84)] = 1784,
+  [SMALL_STATE(85)] = 1794,
+  [SMALL_STATE(86)] = 1808,
+  [SMALL_STATE(87)] = 1820,
+  [SMALL_STATE(88)] = 1834,
+  [SMALL_STATE(89)] = 1850,
+  [SMALL_STATE(90)] = 1864,
+  [SMALL_STATE(91)] = 1876,
+  [SMALL_STATE(92)] = 1888,
+  [SMALL_STATE(93)] = 1898,
+  [SMALL_STATE(94)] = 1908,
+  [SMALL_STATE(95)] = 1920,
+  [SMALL_STATE(96)] = 1934,
+  [SMALL_STATE(97)] = 1946,
+  [SMALL_STATE(98)] = 1958,
+  [SMALL_STATE(99)] = 1968,
+  [SMALL_STATE(100)] = 1982,
+  [SMALL_STATE(101)] = 1996,
+  [SMALL_STATE(102)] = 2008,
+  [SMALL_STATE(103)] = 2020,
+  [SMALL_STATE(104)] = 2032,
+  [SMALL_STATE(105)] = 2046,
+  [SMALL_STATE(106)] = 2059,
+  [SMALL_STATE(107)] = 2072,
+  [SMALL_STATE(108)] = 2085,
+  [SMALL_STATE(109)] = 2098,
+  [SMALL_STATE(110)] = 2111,
+  [SMALL_STATE(111)] = 2124,
+  [SMALL_STATE(112)] = 2137,
+  [SMALL_STATE(113)] = 2150,
+  [SMALL_STATE(114)] = 2163,
+  [SMALL_STATE(115)] = 2176,
+  [SMALL_STATE(116)] = 2189,
+  [SMALL_STATE(117)] = 2202,
+  [SMALL_STATE(118)] = 2215,
+  [SMALL_STATE(119)] = 2228,
+  [SMALL_STATE(120)] = 2239,
+  [SMALL_STATE(121)] = 2252,
+  [SMALL_STATE(122)] = 2261,
+  [SMALL_STATE(123)] = 2270,
+  [SMALL_STATE(124)] = 2283,
+  [SMALL_STATE(125)] = 2292,
+  [SMALL_STATE(126)] = 2305,
+  [SMALL_STATE(127)] = 2318,
+  [SMALL_STATE(128)] = 2331,
+  [SMALL_STATE(129)] = 2344,
+  [SMALL_STATE(130)] = 2357,
+  [SMALL_STATE(131)] = 2370,
+  [SMALL_STATE(132)] = 2383,
+  [SMALL_STATE(133)] = 2396,
+  [SMALL_STATE(134)] = 2409,
+  [SMALL_STATE(135)] = 2422,
+  [SMALL_STATE(136)] = 2435,
+  [SMALL_STATE(137)] = 2448,
+  [SMALL_STATE(138)] = 2461,
+  [SMALL_STATE(139)] = 2474,
+  [SMALL_STATE(140)] = 2487,
+  [SMALL_STATE(141)] = 2500,
+  [SMALL_STATE(142)] = 2513,
+  [SMALL_STATE(143)] = 2521,
+  [SMALL_STATE(144)] = 2531,
+  [SMALL_STATE(145)] = 2539,
+  [SMALL_STATE(146)] = 2547,
+  [SMALL_STATE(147)] = 2555,
+  [SMALL_STATE(148)] = 2563,
+  [SMALL_STATE(149)] = 2571,
+  [SMALL_STATE(150)] = 2579,
+  [SMALL_STATE(151)] = 2589,
+  [SMALL_STATE(152)] = 2599,
+  [SMALL_STATE(153)] = 2607,
+  [SMALL_STATE(154)] = 2617,
+  [SMALL_STATE(155)] = 2625,
+  [SMALL_STATE(156)] = 2635,
+  [SMALL_STATE(157)] = 2645,
+  [SMALL_STATE(158)] = 2655,
+  [SMALL_STATE(159)] = 2663,
+  [SMALL_STATE(160)] = 2673,
+  [SMALL_STATE(161)] = 2681,
+  [SMALL_STATE(162)] = 2689,
+  [SMALL_STATE(163)] = 2699,
+  [SMALL_STATE(164)] = 2709,
+  [SMALL_STATE(165)] = 2717,
+  [SMALL_STATE(166)] = 2727,
+  [SMALL_STATE(167)] = 2735,
+  [SMALL_STATE(168)] = 2745,
+  [SMALL_STATE(169)] = 2752,
+  [SMALL_STATE(170)] = 2759,
+  [SMALL_STATE(171)] = 2766,
+  [SMALL_STATE(172)] = 2773,
+  [SMALL_STATE(173)] = 2780,
+  [SMALL_STATE(174)] = 2787,
+  [SMALL_STATE(175)] = 2794,
+  [SMALL_STATE(176)] = 2801,
+  [SMALL_STATE(177)] = 2808,
+  [SMALL_STATE(178)] = 2815,
+  [SMALL_STATE(179)] = 2822,
+  [SMALL_STATE(180)] = 2829,
+  [SMALL_STATE(181)] = 2836,
+  [SMALL_STATE(182)] = 2843,
+  [SMALL_STATE(183)] = 2850,
+  [SMALL_STATE(184)] = 2857,
+  [SMALL_STATE(185)] = 2864,
+  [SMALL_STATE(186)] = 2871,
+  [SMALL_STATE(187)] = 2878,
+  [SMALL_STATE(188)] = 2885,
+  [SMALL_STATE(189)] = 2892,
 };
 
 static const TSParseActionEntry ts_parse_actions[] = {
@@ -7622,14 +7696,14 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [243] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_table, 2, 0, 3),
   [245] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_table, 2, 0, 3),
   [247] = {.entry = {.count = 1, .reusable = true}}, SHIFT(51),
-  [249] = {.entry = {.count = 1, .reusable = false}}, SHIFT(80),
-  [251] = {.entry = {.count = 1, .reusable = true}}, SHIFT(80),
-  [253] = {.entry = {.count = 1, .reusable = true}}, SHIFT(55),
-  [255] = {.entry = {.count = 1, .reusable = true}}, SHIFT(4),
-  [257] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
-  [259] = {.entry = {.count = 1, .reusable = false}}, SHIFT(34),
+  [249] = {.entry = {.count = 1, .reusable = true}}, SHIFT(55),
+  [251] = {.entry = {.count = 1, .reusable = false}}, SHIFT(4),
+  [253] = {.entry = {.count = 1, .reusable = true}}, SHIFT(34),
+  [255] = {.entry = {.count = 1, .reusable = false}}, SHIFT(34),
+  [257] = {.entry = {.count = 1, .reusable = false}}, SHIFT(80),
+  [259] = {.entry = {.count = 1, .reusable = true}}, SHIFT(80),
   [261] = {.entry = {.count = 1, .reusable = true}}, SHIFT(60),
-  [263] = {.entry = {.count = 1, .reusable = true}}, SHIFT(52),
+  [263] = {.entry = {.count = 1, .reusable = false}}, SHIFT(53),
   [265] = {.entry = {.count = 1, .reusable = true}}, SHIFT(90),
   [267] = {.entry = {.count = 1, .reusable = false}}, SHIFT(90),
   [269] = {.entry = {.count = 1, .reusable = true}}, SHIFT(58),
@@ -7756,7 +7830,7 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [520] = {.entry = {.count = 1, .reusable = true}}, SHIFT(95),
   [522] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 4, 0, 25),
   [524] = {.entry = {.count = 1, .reusable = true}}, SHIFT(100),
-  [526] = {.entry = {.count = 1, .reusable = true}}, SHIFT(53),
+  [526] = {.entry = {.count = 1, .reusable = true}}, SHIFT(52),
   [528] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 5, 0, 31),
   [530] = {.entry = {.count = 1, .reusable = true}}, SHIFT(88),
   [532] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_computation_signature, 6, 0, 33),

@@ -707,6 +707,32 @@ local ok = xpcall(function()
     out('# measured hover: ' .. text:match('%*%*Measured%*%*[^\n]*'))
   end)
 
+  -- A program JAX partitioned over a 2x4 mesh: the hover on a sharded parameter says
+  -- what each device holds and draws the tiles' devices; the one on the all-reduce names
+  -- its mesh axis, the bytes each device sends and the sharding that calls for it.
+  vim.cmd('edit ' .. vim.fn.fnameescape(data .. '/jax/sharded_mlp.after.hlo'))
+  local sharded = vim.api.nvim_get_current_buf()
+  local sharded_client = wait_client(sharded)
+  check_with('hoverProvider', 'hover: a sharded parameter and a collective of a partitioned JAX program', function()
+    assert(sharded_client, 'no client on the sharded dump')
+    local param = hover_at(sharded_client, sharded, '%param.1 = ')
+    for _, want in ipairs({
+      'Sharding: dim 1 split 4 ways, each tile on 2 devices (replicated); per device f32[64,32] of global f32[64,128]',
+      '│ 0,4 │ 1,5 │ 2,6 │ 3,7 │',
+    }) do
+      assert(param:find(want, 1, true), 'hover lacks ' .. want .. ':\n' .. param)
+    end
+    local reduce = hover_at(sharded_client, sharded, '%all-reduce = f32')
+    for _, want in ipairs({
+      'Replica groups: 2 groups of 4 devices over axis 1 of the 2x4 mesh: {0,1,2,3} {4,5,6,7}',
+      'Moves: each device sends 48 B and receives 48 B',
+      'Why: %param.1 splits dim 1 4 ways over axis 1 of the 2x4 mesh',
+    }) do
+      assert(reduce:find(want, 1, true), 'hover lacks ' .. want .. ':\n' .. reduce)
+    end
+    out('# sharded hover: ' .. reduce:match('Replica groups:[^\n]*'))
+  end)
+
   check('quickfix: :HloHottest lists the instructions by measured time, at their names', function()
     assert(prof_client, 'no client on the profiled dump')
     vim.cmd('buffer ' .. prof)

@@ -187,6 +187,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         reports.push(ModuleReport {
             label: label.clone(),
             unfused: is_unfused(module),
+            per_device: crate::sharding::per_device(module, Some(&args.file.to_string_lossy())),
             step,
             measured: profile.as_ref().and_then(|p| p.joined[k].clone()),
             source: profile.as_ref().map(|p| p.read.clone()),
@@ -218,6 +219,8 @@ fn run_inner(args: &Args) -> Result<String, String> {
 struct ModuleReport {
     label: String,
     unfused: bool,
+    /// The devices a partitioned module runs on: its step is one device's.
+    per_device: Option<i64>,
     step: Step,
     /// The profile joined to the module (`--profile`, when it measured this one).
     measured: Option<std::sync::Arc<ModuleProfile>>,
@@ -375,6 +378,12 @@ fn module_text(r: &ModuleReport, args: &Args, device: &Device, cpu: bool, severa
         ),
         step.launch_overhead
     );
+    if let Some(n) = r.per_device {
+        let _ = writeln!(
+            out,
+            "  per device: XLA partitioned the module over {n} devices, each runs this step on its own shard (the collectives join them)"
+        );
+    }
     for l in &step.loops {
         let _ = match l.trip_count {
             Some(n) => writeln!(
@@ -558,6 +567,7 @@ fn module_json(r: &ModuleReport, args: &Args, device: &Device, cpu: bool) -> Val
         "total_is_lower_bound": step.lower_bound,
         "launch_overhead_us": micros(step.launch_overhead),
         "unfused": r.unfused,
+        "per_device_of": r.per_device,
         "loops": step.loops.iter().map(|l| json!({
             "name": l.name,
             "trip_count": l.trip_count,

@@ -69,6 +69,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     super::input::refuse_syntax_errors(&args.file, &text, &document.syntax_errors())?;
     let module =
         super::input::pick_module(&args.file, &text, &file.modules, args.module.as_deref())?;
+    let per_device = crate::sharding::per_device(module, Some(&args.file.to_string_lossy()));
     let report = memory::analyze(Some(&args.file), module, args.estimate)
         .ok_or_else(|| format!("{}: no ENTRY computation", args.file.display()))?;
     for note in &report.notes {
@@ -97,6 +98,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
         .unwrap_or_default();
     Ok(if args.json {
         let mut json = to_json(&report, &top);
+        if let Some(n) = per_device {
+            json["per_device_of"] = json!(n);
+        }
         json["timeline"] = timeline_json(&report, module, &frames);
         json["live_by_source"] = groups
             .iter()
@@ -107,7 +111,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
             serde_json::to_string_pretty(&json).unwrap_or_default()
         )
     } else {
-        let mut text = to_text(args, &report, &top);
+        let mut text = to_text(args, &report, &top, per_device);
         if !groups.is_empty() {
             text.push_str("  live at the peak by source line:\n");
             for line in group_lines(&groups, args.top.unwrap_or(DEFAULT_TOP)) {
@@ -251,12 +255,13 @@ fn to_json(report: &Report, top: &[Top]) -> Value {
     })
 }
 
-fn to_text(args: &Args, report: &Report, top: &[Top]) -> String {
+fn to_text(args: &Args, report: &Report, top: &[Top], per_device: Option<i64>) -> String {
     let t = report.totals;
     let mut out = format!(
-        "{}: memory {}\n  arguments {} · outputs {} · aliased {} · temps {}\n",
+        "{}: memory {}{}\n  arguments {} · outputs {} · aliased {} · temps {}\n",
         args.file.display(),
         report.source.describe(),
+        per_device_text(per_device),
         human_bytes(t.argument),
         human_bytes(t.output),
         human_bytes(t.alias),
@@ -299,4 +304,11 @@ fn to_text(args: &Args, report: &Report, top: &[Top]) -> String {
         ));
     }
     out
+}
+
+/// `, per device (XLA partitioned the module over 8 devices; each holds this)`.
+pub fn per_device_text(per_device: Option<i64>) -> String {
+    per_device.map_or(String::new(), |n| {
+        format!(", per device (XLA partitioned the module over {n} devices; each holds this)")
+    })
 }

@@ -3,6 +3,8 @@
 //! ([`crate::sharding`]), and every collective's replica groups as device
 //! sets. Whether the written shapes are global or per device is guessed
 //! ([`crate::sharding::written_shapes`]) and said; `--as` overrides it.
+//! A StableHLO file is read as the HLO XLA's importer makes of it, its
+//! `mhlo.sharding` strings and Shardy attributes as shardings.
 //! Exit 0 with the report, 2 on bad input.
 
 use std::path::PathBuf;
@@ -11,8 +13,11 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use super::gpu;
+use crate::cost::step::{self, StepOptions};
+use crate::cost::{report, Model};
+use crate::device::Device;
 use crate::model::{Module, Shape};
-use crate::sharding::{self, ElementLayout, Written};
+use crate::sharding::{self, collective, ElementLayout, Written};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AsArg {
@@ -37,6 +42,11 @@ pub struct Args {
     pub as_: Option<AsArg>,
     #[arg(long)]
     pub json: bool,
+    /// Estimate each collective's time on this GPU (a preset or a GPU target
+    /// config file), as `hlo-lsp cost --device` does; a GPU dump is estimated
+    /// on its own device without it, a CPU dump not at all.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub gpu: Option<String>,
     /// Which module of a file that holds several (name or index).
     #[arg(long, value_name = "NAME|INDEX")]
     pub module: Option<String>,
@@ -44,6 +54,32 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     super::print_or_fail(run_inner(&args))
+}
+
+/// The HLO text of the file and its model: StableHLO (a `.mlir` file, as
+/// `jax.jit(f).lower(x).as_text()` prints it) read as the HLO XLA's importer
+/// makes of it, its `mhlo.sharding` and Shardy attributes as `sharding=`
+/// ([`crate::mlir::stablehlo::sharding`]).
+fn parse(path: &std::path::Path) -> Result<(String, crate::model::HloFile), String> {
+    let text = super::read_text(path)?;
+    if crate::language::detect(&path.to_string_lossy(), None, &text)
+        != crate::language::Language::Mlir
+    {
+        return gpu::parse(path);
+    }
+    let mlir = crate::mlir::read(&text);
+    if !crate::mlir::stablehlo::is_stablehlo(&mlir) {
+        return Err(format!(
+            "{}: no StableHLO op found (sharding reads HLO and StableHLO)",
+            path.display()
+        ));
+    }
+    let hlo = crate::mlir::stablehlo::translate(&text, &mlir).hlo;
+    let parsed = crate::model::parse_hlo(&hlo);
+    if parsed.modules.is_empty() {
+        return Err(format!("{}: no function with a body", path.display()));
+    }
+    Ok((hlo, parsed))
 }
 
 /// The devices an untiled sharding spans: the module's partitions, or the
@@ -77,7 +113,7 @@ fn ranges_text(start: &[i64], limit: &[i64]) -> String {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
-    let (source, file) = gpu::parse(&args.file)?;
+    let (source, file) = parse(&args.file)?;
     let module =
         super::input::pick_module(&args.file, &source, &file.modules, args.module.as_deref())?;
     let path = args.file.to_string_lossy();
@@ -139,30 +175,21 @@ fn run_inner(args: &Args) -> Result<String, String> {
             };
             entries.push(entry(&label, name, &layout, args.device));
             text.push_str(&line(&label, &layout, args.device));
+            if let (None, Ok(tiles)) = (args.device, &layout.tiles) {
+                if let Some(grid) = sharding::grid::draw(tiles) {
+                    for row in grid.lines() {
+                        text.push_str(&format!("  {row}\n"));
+                    }
+                }
+            }
         }
     }
-    let groups: Vec<Value> = if args.instruction.is_some() {
-        vec![]
+    let (groups, collectives_text) = if args.instruction.is_some() {
+        (vec![], String::new())
     } else {
-        sharding::replica_groups(module)
-            .iter()
-            .map(|g| match &g.groups {
-                Ok(groups) => json!({"name": &*g.instruction.name, "replica_groups": g.text, "groups": groups}),
-                Err(e) => json!({"name": &*g.instruction.name, "replica_groups": g.text, "error": e}),
-            })
-            .collect()
+        collectives(module, args)?
     };
-    for g in &groups {
-        let groups = match g.get("groups") {
-            Some(v) => v.to_string(),
-            None => format!("cannot read: {}", g["error"].as_str().unwrap_or("")),
-        };
-        text.push_str(&format!(
-            "{}: replica_groups={} = {groups}\n",
-            g["name"].as_str().unwrap_or(""),
-            g["replica_groups"].as_str().unwrap_or("")
-        ));
-    }
+    text.push_str(&collectives_text);
     if args.json {
         let mut out = json!({
             "assumed": written.name(),
@@ -248,4 +275,95 @@ fn line(label: &str, layout: &ElementLayout, device: Option<i64>) -> String {
         }
     }
     out
+}
+
+/// Every collective of the module (replica groups, mesh axes, bytes per
+/// device, the sharding that calls for it, and the collective model's time on
+/// a GPU), as JSON entries and text.
+fn collectives(module: &Module, args: &Args) -> Result<(Vec<Value>, String), String> {
+    let view = crate::analysis::view::borrowed(module);
+    let gpu = collective_gpu(module, args)?;
+    let models = gpu
+        .as_ref()
+        .map(|d| step::Models::new(module, d, StepOptions::default()));
+    let mut entries = vec![];
+    let mut text = String::new();
+    for computation in module.computations() {
+        for instruction in &computation.model().instructions {
+            let Some(explained) = collective::explain(module, &view, computation, instruction)
+            else {
+                continue;
+            };
+            let name = &*instruction.name;
+            let written = instruction
+                .attribute("replica_groups")
+                .or_else(|| instruction.attribute("source_target_pairs"))
+                .map(|a| computation.src(a.value_range));
+            let mut v = json!({"name": name, "opcode": instruction.opcode.name()});
+            if let Some(w) = written {
+                v["replica_groups"] = json!(w);
+            }
+            let report = match explained {
+                Ok(report) => report,
+                Err(e) => {
+                    text.push_str(&format!("{name}: cannot read its devices: {e}\n"));
+                    v["error"] = json!(e);
+                    entries.push(v);
+                    continue;
+                }
+            };
+            v["groups"] = json!(report.groups);
+            text.push_str(&format!(
+                "{name} {}: {} = {}\n",
+                report.op.name(),
+                collective::groups_text(&report),
+                serde_json::to_string(&report.groups).unwrap_or_default()
+            ));
+            if let (Some(mesh), Some(axes)) = (&report.mesh, &report.axes) {
+                v["mesh"] = json!({
+                    "axes": mesh.axes.iter().map(|(n, s)| json!({"name": n, "size": s})).collect::<Vec<_>>(),
+                    "from": mesh.source,
+                });
+                v["mesh_axes"] = json!(axes);
+            }
+            if let Some(t) = &report.traffic {
+                v["sends_bytes"] = json!(t.sends);
+                v["receives_bytes"] = json!(t.receives);
+                v["traffic_rule"] = json!(t.rule);
+                text.push_str(&format!("  {}\n", collective::traffic_text(t)));
+            }
+            if let (Some(models), Some(device)) = (&models, &gpu) {
+                let model = Model::new(&view, module, computation, device);
+                match step::estimate_kernel(&model, models, instruction) {
+                    Some(Ok(e)) => {
+                        v["estimate_us"] = json!(e.cost.exec_time.as_micros_f64());
+                        let summary = report::estimate_summary(&e);
+                        text.push_str(&format!("  cost {summary} ({})\n", device.name));
+                        v["estimate"] = json!(summary);
+                    }
+                    Some(Err(why)) => {
+                        text.push_str(&format!("  cost not modelled: {why}\n"));
+                        v["estimate_error"] = json!(why);
+                    }
+                    None => {}
+                }
+            }
+            for why in &report.why {
+                text.push_str(&format!("  why: {why}\n"));
+            }
+            v["why"] = json!(report.why);
+            entries.push(v);
+        }
+    }
+    Ok((entries, text))
+}
+
+/// The GPU a collective's time is estimated on: `--gpu`, else the device of a
+/// GPU dump (as `hlo-lsp cost` picks it); `None` for a CPU dump without `--gpu`.
+fn collective_gpu(module: &Module, args: &Args) -> Result<Option<Device>, String> {
+    let chosen = gpu::device(args.gpu.as_deref(), &args.file)?;
+    if !chosen.explicit && gpu::is_cpu_dump(&args.file, module) {
+        return Ok(None);
+    }
+    Ok(Some(chosen.device))
 }

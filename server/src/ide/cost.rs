@@ -165,9 +165,11 @@ fn runs(snapshot: &HloSnapshot, at: &KernelAt) -> String {
 /// GPU; or why no model covers it.
 pub fn lens_title(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> String {
     let module = snapshot.model().module(at.module);
+    let per_device = crate::sharding::per_device(module, Some(snapshot.file_name()))
+        .map_or("", |_| ", per device");
     let on = match as_if(snapshot, module, config) {
-        Some(as_if) => format!(" ({as_if})"),
-        None => format!(" ({})", config.device.name),
+        Some(as_if) => format!(" ({as_if}{per_device})"),
+        None => format!(" ({}{per_device})", config.device.name),
     };
     match estimate(snapshot, at, config) {
         Some(Ok(e)) => format!("{}{}{on}", report::estimate_summary(&e), runs(snapshot, at)),
@@ -210,7 +212,10 @@ pub fn hover_lines(
     let Some(at) = kernel_at(snapshot, module, computation, instruction, config) else {
         return Vec::new();
     };
-    let on = as_if(snapshot, module, config).unwrap_or_else(|| config.device.name.clone());
+    let mut on = as_if(snapshot, module, config).unwrap_or_else(|| config.device.name.clone());
+    if crate::sharding::per_device(module, Some(snapshot.file_name())).is_some() {
+        on.push_str(", per device");
+    }
     let first = match estimate(snapshot, &at, config) {
         Some(Ok(e)) => {
             let mut line = format!(

@@ -351,9 +351,16 @@ pub fn instruction_hover(
     {
         hover.notes.push(format!("{line}\n"));
     }
-    // Which devices a collective joins.
-    if let Some(line) = super::sharding::replica_groups_line(computation, instruction) {
-        hover.notes.push(format!("{line}\n"));
+    // Which devices a collective joins, what each sends and why.
+    if let Some(lines) = module_id.and_then(|m| {
+        super::sharding::collective_lines(
+            module,
+            snapshot.analysis_module(m),
+            computation,
+            instruction,
+        )
+    }) {
+        hover.notes.push(format!("{}\n", lines.join("\n\n")));
     }
     if let Some(k) = instruction.parameter_number {
         hover

@@ -43,14 +43,22 @@ fn peak_name<'a>(report: &'a Report, peak: &'a Peak) -> &'a str {
 
 /// `peak 1.5 MiB at %fusion.3 · 12 buffers live (estimated)`: the heap's peak as
 /// XProf's memory viewer counts it, the same number the hover and the panel show.
-fn title(report: &Report, peak: &crate::memory::Peak) -> String {
+fn title(report: &Report, peak: &crate::memory::Peak, per_device: bool) -> String {
     format!(
-        "peak {} at %{} · {} buffers live ({})",
+        "peak {} at %{} · {} buffers live ({}{})",
         human_bytes(peak.bytes),
         peak_name(report, peak),
         peak.live.len(),
         report.source.tag(),
+        if per_device { ", per device" } else { "" },
     )
+}
+
+/// Whether `module` of the snapshot is partitioned: its buffers are one
+/// device's ([`crate::sharding::per_device`]).
+fn per_device(snapshot: &HloSnapshot, module: ModuleId) -> bool {
+    crate::sharding::per_device(snapshot.model().module(module), Some(snapshot.file_name()))
+        .is_some()
 }
 
 /// The peak a lens shows on computation `c`: the module's on ENTRY, its own on a
@@ -82,7 +90,7 @@ pub fn lenses(snapshot: &HloSnapshot) -> Vec<MemoryLens> {
             if let Some(peak) = peak_of(module, &report, c) {
                 out.push(MemoryLens {
                     range: c.abs(c.model().name_range),
-                    title: title(&report, &peak),
+                    title: title(&report, &peak, per_device(snapshot, id)),
                 });
             }
         }
@@ -117,9 +125,14 @@ pub fn computation_hover(
         })
         .unwrap_or_default();
     Some(format!(
-        "**Memory** ({}): peak {} at `%{}`, step {} of {} · {} buffers live{xla}\n\n\
+        "**Memory** ({}{}): peak {} at `%{}`, step {} of {} · {} buffers live{xla}\n\n\
          Live at the peak, by source line:\n```text\n{}\n```",
         report.source.tag(),
+        if per_device(snapshot, module) {
+            ", per device"
+        } else {
+            ""
+        },
         human_bytes(peak.bytes),
         peak_name(&report, &peak),
         peak.time,
@@ -149,8 +162,13 @@ pub fn hover_line(
             .any(|&i| report.buffers[i].instruction == name)
     });
     Some(format!(
-        "Memory ({}): {place}{}, live {} → {} of {}{}",
+        "Memory ({}{}): {place}{}, live {} → {} of {}{}",
         report.source.tag(),
+        if per_device(snapshot, module) {
+            ", per device"
+        } else {
+            ""
+        },
         human_bytes(b.bytes),
         b.start,
         b.end,

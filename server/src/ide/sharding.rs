@@ -2,13 +2,13 @@
 //! in words ([`crate::sharding::describe`]), per device beside global, and
 //! whether the written shapes were read as global or per device.
 
-use crate::cost::collective::groups::DeviceList;
 use crate::model::{ComputationRef, Instruction, Module};
 use crate::sharding;
 
 /// "Sharding: dim 1 split 4 ways, each tile on 2 devices (replicated); per
-/// device f32[64,32] of global f32[64,128] (shapes read as partitioned)", or
-/// why the sharding cannot be read; `None` without a sharding.
+/// device f32[64,32] of global f32[64,128] (shapes read as partitioned)" and
+/// the grid of devices per tile ([`sharding::grid`]), or why the sharding
+/// cannot be read; `None` without a sharding.
 pub fn hover_line(
     module: &Module,
     computation: ComputationRef<'_>,
@@ -22,7 +22,8 @@ pub fn hover_line(
     };
     let (written, _) = sharding::written_shapes(module, file_name);
     let devices = (module.num_partitions() > 1).then(|| module.num_partitions());
-    let words: Vec<String> = sharding::layouts(&instruction.shape, &parsed, written, devices)
+    let layouts = sharding::layouts(&instruction.shape, &parsed, written, devices);
+    let words: Vec<String> = layouts
         .iter()
         .map(|l| match l.index {
             Some(k) => format!("{{{k}}} {}", l.words()),
@@ -32,53 +33,59 @@ pub fn hover_line(
     if words.is_empty() {
         return None;
     }
-    Some(format!(
+    let mut out = format!(
         "Sharding: {} (shapes read as {})",
         words.join("; "),
         written.name()
-    ))
+    );
+    // The devices of each tile, for an array (a tuple's grids would crowd it).
+    if let [layout] = &layouts[..] {
+        if let Some(grid) = layout.tiles.as_ref().ok().and_then(sharding::grid::draw) {
+            out.push_str(&format!("\n\n```text\n{grid}\n```"));
+        }
+    }
+    Some(out)
 }
 
-/// The devices a collective's `replica_groups=` names, in every form XLA writes
-/// (explicit lists, iota `[2,4]<=[8]`, JAX's mesh form): "Replica groups: 2 groups
-/// of 4 devices: {0,1,2,3} {4,5,6,7}" (the first 4 groups), or why they cannot be
-/// read; `None` without the attribute.
-pub fn replica_groups_line(
+/// What a collective joins, moves and why, as hover lines: "Replica groups: 2
+/// groups of 4 devices over axis 1 of the 2x4 mesh: {0,1,2,3} {4,5,6,7}", the
+/// bytes each device sends and receives, and the sharding that calls for it
+/// ([`sharding::collective::explain`]); `None` when it is not a collective.
+pub fn collective_lines(
+    module: &Module,
+    view: &crate::analysis::Module<'_>,
     computation: ComputationRef<'_>,
     instruction: &Instruction,
-) -> Option<String> {
-    let attribute = instruction.attribute("replica_groups")?;
-    let text = computation.src(attribute.value_range);
-    let groups = match DeviceList::parse(text) {
-        Ok(list) => list.groups(),
-        Err(e) => return Some(format!("Replica groups: cannot be read ({e})")),
+) -> Option<Vec<String>> {
+    let report = match sharding::collective::explain(module, view, computation, instruction)? {
+        Ok(report) => report,
+        Err(e) => return Some(vec![format!("Replica groups: cannot be read ({e})")]),
     };
-    if groups.is_empty() {
-        return Some("Replica groups: none written, every device in one group".into());
-    }
     const SHOWN: usize = 4;
     let list = |g: &Vec<i64>| {
         let ids: Vec<String> = g.iter().map(i64::to_string).collect();
         format!("{{{}}}", ids.join(","))
     };
-    let mut shown: Vec<String> = groups.iter().take(SHOWN).map(list).collect();
-    if groups.len() > SHOWN {
-        shown.push(format!("… {} more", groups.len() - SHOWN));
+    let mut shown: Vec<String> = report.groups.iter().take(SHOWN).map(list).collect();
+    if report.groups.len() > SHOWN {
+        shown.push(format!("… {} more", report.groups.len() - SHOWN));
     }
-    let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
-    let size = if sizes.iter().all(|&s| s == sizes[0]) {
-        format!(
-            "of {} device{}",
-            sizes[0],
-            if sizes[0] == 1 { "" } else { "s" }
-        )
+    let title = if report.op.is_permute() {
+        "Source-target pairs"
     } else {
-        "of different sizes".to_string()
+        "Replica groups"
     };
-    Some(format!(
-        "Replica groups: {} group{} {size}: {}",
-        groups.len(),
-        if groups.len() == 1 { "" } else { "s" },
+    let mut lines = vec![format!(
+        "{title}: {}: {}",
+        sharding::collective::groups_text(&report),
         shown.join(" ")
-    ))
+    )];
+    if let Some(traffic) = &report.traffic {
+        lines.push(format!(
+            "Moves: {}",
+            sharding::collective::traffic_text(traffic)
+        ));
+    }
+    lines.extend(report.why.iter().map(|w| format!("Why: {w}")));
+    Some(lines)
 }

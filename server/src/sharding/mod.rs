@@ -14,7 +14,10 @@
 //! Reading never panics: bad text gives a [`ParseError`] with its byte offset.
 
 mod build;
+pub mod collective;
 mod describe;
+pub mod grid;
+pub mod mesh;
 pub mod module;
 pub mod named;
 mod parse;
@@ -23,8 +26,8 @@ pub mod tiles;
 
 pub use describe::{describe, Written};
 pub use module::{
-    layouts, replica_groups, sharded_instructions, written_shapes, ElementLayout, ReplicaGroups,
-    Sharded,
+    layouts, per_device, replica_groups, sharded_instructions, written_shapes, ElementLayout,
+    ReplicaGroups, Sharded,
 };
 pub use named::NamedSharding;
 pub use parse::{parse, ParseError};

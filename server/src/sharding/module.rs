@@ -64,6 +64,12 @@ pub fn sharded_instructions(module: &Module) -> Vec<Sharded<'_>> {
 /// partitioned.
 pub fn written_shapes(module: &Module, path: Option<&str>) -> (Written, String) {
     let partitions = module.num_partitions();
+    if path.is_some_and(|p| p.ends_with(".mlir")) {
+        return (
+            Written::Global,
+            "StableHLO is what XLA's SPMD partitioner reads: its shapes are global (a shard_map body's are each device's)".into(),
+        );
+    }
     if path.is_some_and(|p| p.contains("after_optimizations")) {
         return (
             Written::PerDevice,
@@ -99,6 +105,15 @@ pub fn written_shapes(module: &Module, path: Option<&str>) -> (Written, String) 
         Written::Global,
         "no sign that XLA's SPMD partitioner ran (no collectives beside the shardings, not compiled)".into(),
     )
+}
+
+/// The devices a partitioned module runs on, each its own copy of the
+/// program: `Some(8)` when the written shapes are per device
+/// ([`written_shapes`]) over more than one partition, so a total of its
+/// buffers or its time is one device's. `None` for a global module.
+pub fn per_device(module: &Module, path: Option<&str>) -> Option<i64> {
+    let partitions = module.num_partitions();
+    (partitions > 1 && written_shapes(module, path).0 == Written::PerDevice).then_some(partitions)
 }
 
 /// The arrays of a sharded instruction laid out, the written shapes read as

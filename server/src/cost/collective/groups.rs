@@ -19,6 +19,9 @@ pub struct IotaList {
     pub size: i64,
     pub reshape: Vec<i64>,
     pub transpose: Vec<usize>,
+    /// A mesh's own device order (`device_ids=(...)` of mesh-form groups):
+    /// the device at each position of the laid-out mesh; `None` for `0..n`.
+    pub device_ids: Option<Vec<i64>>,
 }
 
 /// A collective's replica groups (`CollectiveDeviceListBase`).
@@ -37,7 +40,16 @@ pub enum DeviceList {
 impl IotaList {
     /// The groups, expanded.
     pub fn expand(&self) -> Vec<Vec<i64>> {
-        let flat = crate::model::iota::devices(&self.reshape, &self.transpose);
+        let mut flat = crate::model::iota::devices(&self.reshape, &self.transpose);
+        if let Some(ids) = &self.device_ids {
+            for d in &mut flat {
+                *d = usize::try_from(*d)
+                    .ok()
+                    .and_then(|p| ids.get(p))
+                    .copied()
+                    .unwrap_or(*d);
+            }
+        }
         flat.chunks(self.size.max(1) as usize)
             .map(<[i64]>::to_vec)
             .collect()
@@ -129,7 +141,10 @@ impl std::fmt::Display for DeviceList {
             Ok(())
         };
         match self {
-            DeviceList::Iota(i) | DeviceList::Mesh(i) => iota(f, i),
+            DeviceList::Iota(i) | DeviceList::Mesh(i) if i.device_ids.is_none() => iota(f, i),
+            DeviceList::Iota(_) | DeviceList::Mesh(_) => {
+                write!(f, "{}", DeviceList::Explicit(self.groups()))
+            }
             DeviceList::Explicit(groups) => {
                 let inner: Vec<String> = groups
                     .iter()
@@ -198,6 +213,7 @@ fn parse_iota(text: &str) -> Result<IotaList, String> {
         size,
         reshape,
         transpose,
+        device_ids: None,
     }
     .validate()
 }
@@ -232,7 +248,9 @@ fn parse_lists(text: &str) -> Result<Vec<Vec<i64>>, String> {
 /// axes, which XLA turns into an iota list
 /// (`MeshAxesReplicaGroupList::ToIotaReplicaGroupList`): the mesh laid out in
 /// its axes' order, the other axes moved first, the grouped ones last in the
-/// order listed. Sub-axes (`'b':(2)2`) and explicit `device_ids` are not read.
+/// order listed; `device_ids=(...)` (the mesh's own device order, as JAX's
+/// compiled modules write it) names the device at each position. Sub-axes
+/// (`'b':(2)2`) are not read.
 fn parse_mesh(text: &str) -> Result<IotaList, String> {
     let unread = |why: &str| format!("not modelled: mesh replica groups {why} (`{text}`)");
     let body = text
@@ -241,9 +259,17 @@ fn parse_mesh(text: &str) -> Result<IotaList, String> {
     let close = body
         .find(']')
         .ok_or_else(|| unread("without their closing `]`"))?;
-    let (axes_text, rest) = (&body[..close], body[close + 1..].trim());
-    if rest.starts_with(',') || rest.contains("device_ids") {
-        return Err(unread("with explicit device ids"));
+    let (axes_text, mut rest) = (&body[..close], body[close + 1..].trim());
+    let mut device_ids = None;
+    if let Some(ids) = rest.strip_prefix(',') {
+        let ids = ids
+            .trim_start()
+            .strip_prefix("device_ids=(")
+            .ok_or_else(|| unread("with an unknown field after the axes"))?;
+        let (list, after) =
+            split_device_ids(ids).ok_or_else(|| unread("with unclosed device_ids"))?;
+        device_ids = Some(mesh_device_ids(list).map_err(|why| unread(&why))?);
+        rest = after.trim();
     }
     let mut names = vec![];
     let mut sizes = vec![];
@@ -281,13 +307,73 @@ fn parse_mesh(text: &str) -> Result<IotaList, String> {
     transpose.extend(&grouped);
     let size: i64 = grouped.iter().map(|&k| sizes[k]).product();
     let total: i64 = sizes.iter().product();
+    if device_ids
+        .as_ref()
+        .is_some_and(|ids: &Vec<i64>| ids.len() as i64 != total)
+    {
+        return Err(unread("whose device_ids do not list the mesh's devices"));
+    }
     IotaList {
         groups: if size > 0 { total / size } else { 0 },
         size,
         reshape: sizes,
         transpose,
+        device_ids,
     }
     .validate()
+}
+
+/// The text of `device_ids=(...)` (after its `(`) up to its closing `)`, and
+/// what follows; an iota form's `T(...)` nests one level.
+fn split_device_ids(text: &str) -> Option<(&str, &str)> {
+    let mut depth = 0usize;
+    for (k, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some((&text[..k], &text[k + 1..])),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A mesh's devices in row-major order of its axes: `[2,4]T(1,0)` (the iota
+/// form: `0..n` laid out, transposed) or an explicit `0,4,1,5,...`.
+fn mesh_device_ids(text: &str) -> Result<Vec<i64>, String> {
+    let text = text.trim();
+    let Some(iota) = text.strip_prefix('[') else {
+        return integers(text, "device_ids");
+    };
+    let close = iota.find(']').ok_or("device_ids: no closing `]`")?;
+    let reshape = integers(&iota[..close], "device_ids")?;
+    let tail = iota[close + 1..].trim();
+    let transpose: Vec<usize> = if tail.is_empty() {
+        (0..reshape.len()).collect()
+    } else {
+        let perm = tail
+            .strip_prefix("T(")
+            .and_then(|t| t.strip_suffix(')'))
+            .ok_or("device_ids: cannot read the transpose")?;
+        integers(perm, "device_ids")?
+            .into_iter()
+            .map(|p| usize::try_from(p).map_err(|_| "device_ids: a negative axis".to_string()))
+            .collect::<Result<_, _>>()?
+    };
+    let total = reshape
+        .iter()
+        .try_fold(1i64, |t, &d| (d > 0).then(|| t.saturating_mul(d)))
+        .ok_or("device_ids: a dimension is not positive")?;
+    let mut seen = vec![false; reshape.len()];
+    if total > MAX_DEVICES
+        || transpose.len() != reshape.len()
+        || transpose
+            .iter()
+            .any(|&p| p >= seen.len() || std::mem::replace(&mut seen[p], true))
+    {
+        return Err("device_ids: the transpose is not a permutation of a small layout".into());
+    }
+    Ok(crate::model::iota::devices(&reshape, &transpose))
 }
 
 /// `source_target_pairs={{0,1},{1,2}}`.
@@ -501,6 +587,15 @@ mod tests {
         let major = DeviceList::parse("mesh['a'=2,'b'=4] {'a'}").unwrap();
         assert_eq!(major.groups()[0], vec![0, 4]);
         assert_eq!(major.to_string(), "[4,2]<=[2,4]T(1,0)");
+        // JAX 0.10's compiled modules: the mesh laid out in its own device order.
+        let ordered = DeviceList::parse(
+            "mesh['axis_0'=4,'axis_1'=1,'axis_2'=2], device_ids=([2,4]T(1,0)) {'axis_0'}",
+        )
+        .unwrap();
+        assert_eq!(ordered.groups(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        let listed = DeviceList::parse("mesh['a'=2,'b'=2], device_ids=(0,3,2,1) {'b'}").unwrap();
+        assert_eq!(listed.groups(), vec![vec![0, 3], vec![2, 1]]);
+        assert!(DeviceList::parse("mesh['a'=2,'b'=2], device_ids=(0,1) {'b'}").is_err());
         let sub = DeviceList::parse("mesh['a'=2,'b'=4] {'b':(2)2}").unwrap_err();
         assert!(sub.starts_with("not modelled"), "{sub}");
     }

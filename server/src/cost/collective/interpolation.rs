@@ -128,6 +128,7 @@ fn canonical_groups(op: &CollectiveOp) -> Option<Vec<Vec<i64>>> {
             size,
             reshape: vec![count * size],
             transpose: vec![0],
+            device_ids: None,
         }
         .expand()
     })

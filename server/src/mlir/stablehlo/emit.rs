@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use super::sharding::{self, Meshes};
 use super::types::{self, split_top};
 use super::view::{self, field, ints, pair, OpView};
 use super::{Line, Translation};
@@ -48,6 +49,8 @@ pub struct Emitter<'a> {
     comps: Vec<Comp>,
     diagnostics: Vec<Diagnostic>,
     taken: HashMap<String, usize>,
+    /// Shardy's meshes, for the shardings written over them.
+    meshes: Meshes,
 }
 
 /// The scope of one computation: values by MLIR name, the instructions so far.
@@ -146,6 +149,7 @@ impl<'a> Emitter<'a> {
             comps: vec![],
             diagnostics: vec![],
             taken: HashMap::new(),
+            meshes: Meshes::of(src),
         }
     }
 
@@ -167,6 +171,7 @@ impl<'a> Emitter<'a> {
             let params = self.region_args(region);
             self.emit_region(region, &params, name.clone(), None);
             self.parameter_layouts(func.op);
+            self.parameter_shardings(f);
             if Some(f) == entry_func {
                 entry_name = Some(name);
             }
@@ -189,6 +194,33 @@ impl<'a> Emitter<'a> {
         let params = comp.instrs.iter_mut().filter(|i| i.opcode == "parameter");
         for (instr, layout) in params.zip(split_top(inner)) {
             instr.shape = types::with_layout(&instr.shape, &ints(layout));
+        }
+    }
+
+    /// A function argument's `mhlo.sharding` or `sdy.sharding` is the sharding of
+    /// its parameter, as XLA's importer writes it.
+    fn parameter_shardings(&mut self, f: usize) {
+        let func = &self.file.funcs[f];
+        let op = &self.file.ops[func.op];
+        let Some(body) = op.regions.first().and_then(|&r| self.file.regions.get(r)) else {
+            return;
+        };
+        let Some(header) = self.src.get(func.name_range.end..body.range.start) else {
+            return;
+        };
+        let (args, _) = super::signature::split_header(header);
+        let shardings: Vec<Option<String>> = sharding::split_outside_strings(args)
+            .into_iter()
+            .map(|a| sharding::from_dictionary(a, &self.meshes))
+            .collect();
+        let Some(comp) = self.comps.last_mut() else {
+            return;
+        };
+        let params = comp.instrs.iter_mut().filter(|i| i.opcode == "parameter");
+        for (instr, sharding) in params.zip(shardings) {
+            if let Some(s) = sharding {
+                instr.attrs.push(format!("sharding={s}"));
+            }
         }
     }
 
@@ -388,7 +420,7 @@ impl<'a> Emitter<'a> {
         let known = view::is_hlo_dialect(&op.name)
             || matches!(
                 op.name.as_str(),
-                "func.call" | "call" | "sdy.manual_computation"
+                "func.call" | "call" | "sdy.sharding_constraint" | "sdy.manual_computation"
             );
         if !(known && self.convert(o, &v, &mut instr, scope)) {
             // CHLO ops are expanded by XLA into several HLO ops; most are elementwise.
@@ -410,6 +442,12 @@ impl<'a> Emitter<'a> {
             ));
             instr.opcode = "custom-call".into();
             instr.attrs = vec![format!("custom_call_target=\"{}\"", op.name)];
+        }
+        if !instr.attrs.iter().any(|a| a.starts_with("sharding=")) {
+            let written = v.attr("mhlo.sharding").or_else(|| v.attr("sdy.sharding"));
+            if let Some(s) = written.and_then(|w| sharding::from_value(w, &self.meshes)) {
+                instr.attrs.push(format!("sharding={s}"));
+            }
         }
         scope.comp.instrs.push(instr);
         let mut value = Value {
@@ -815,6 +853,15 @@ impl<'a> Emitter<'a> {
                     .unwrap_or_default();
                 instr.attrs.push(format!("custom_call_target=\"{target}\""));
             }
+            // Shardy's constraint is XLA's `Sharding` custom-call.
+            "sharding_constraint" if v.dialect == "sdy" => {
+                let text = &self.src[self.file.ops[o].range.clone()];
+                instr.opcode = "custom-call".into();
+                instr.attrs.push("custom_call_target=\"Sharding\"".into());
+                if let Some(s) = sharding::inline(text, &self.meshes) {
+                    instr.attrs.push(format!("sharding={s}"));
+                }
+            }
             "call" => {
                 let callee = v
                     .symbol
@@ -1112,7 +1159,14 @@ impl<'a> Emitter<'a> {
 
     /// Writes the module.
     fn write(self, entry: Option<&str>) -> Translation {
-        let mut out = String::from("HloModule stablehlo\n\n");
+        let mut out = String::from("HloModule stablehlo");
+        if let Some(n) = sharding::num_partitions(self.src) {
+            let _ = write!(out, ", num_partitions={n}");
+        }
+        if let Some(meshes) = self.meshes.frontend_attributes() {
+            let _ = write!(out, ", frontend_attributes={meshes}");
+        }
+        out.push_str("\n\n");
         let mut lines = Vec::new();
         for comp in &self.comps {
             let is_entry = entry == Some(comp.name.as_str());

@@ -12,6 +12,7 @@
 
 pub mod conv;
 pub mod emit;
+pub mod sharding;
 pub mod signature;
 pub mod summary;
 pub mod types;

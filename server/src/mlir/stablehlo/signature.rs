@@ -82,7 +82,7 @@ pub fn entry(src: &str, file: &MlirFile) -> Option<Signature> {
 
 /// `(%arg0: T {attrs}, ...) -> (R {attrs}, ...) attributes {...}` as its argument
 /// list and its result list (without their parentheses).
-fn split_header(header: &str) -> (&str, &str) {
+pub(super) fn split_header(header: &str) -> (&str, &str) {
     let Some(open) = header.find('(') else {
         return ("", "");
     };
@@ -109,11 +109,23 @@ fn split_header(header: &str) -> (&str, &str) {
     (args, results)
 }
 
-/// The index of the bracket closing the one at `open`.
+/// The index of the bracket closing the one at `open`; strings are skipped (an
+/// `mhlo.sharding` string holds `<=`, which is no bracket).
 fn matching(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0i32;
+    let (mut quoted, mut escaped) = (false, false);
     for (i, c) in text.bytes().enumerate().skip(open) {
+        if quoted {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
         match c {
+            b'"' => quoted = true,
             b'(' | b'<' | b'[' | b'{' => depth += 1,
             b'>' if i > 0 && text.as_bytes()[i - 1] == b'-' => {}
             b')' | b'>' | b']' | b'}' => {

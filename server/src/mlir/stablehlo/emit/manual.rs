@@ -9,7 +9,7 @@
 //! maps (which shard a device holds is the device's id).
 
 use super::{Emitter, Instr, Scope};
-use crate::mlir::stablehlo::types;
+use crate::mlir::stablehlo::{sharding, types};
 
 impl Emitter<'_> {
     /// Fills `instr` as the `LocalToGlobalShape` custom-call of the manual
@@ -69,6 +69,14 @@ impl Emitter<'_> {
         instr
             .attrs
             .push("custom_call_target=\"xla.sdy.LocalToGlobalShape\"".into());
+        // The global results' shardings (`out_shardings`) are the op's own.
+        let text = &self.src[self.file.ops[o].range.clone()];
+        let header = text.split(") {").next().unwrap_or(text);
+        match &sharding::listed(header, "out_shardings", &self.meshes)[..] {
+            [] => {}
+            [one] => instr.attrs.push(format!("sharding={one}")),
+            many => instr.attrs.push(format!("sharding={{{}}}", many.join(", "))),
+        }
         true
     }
 }

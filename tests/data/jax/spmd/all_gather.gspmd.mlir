@@ -1,0 +1,9 @@
+module @jit__lambda attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<32x16xf32> {mhlo.sharding = "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}"}) -> (tensor<32x16xf32> {jax.result_info = "result", mhlo.sharding = "{replicated}"}) {
+    %0 = stablehlo.sine %arg0 : tensor<32x16xf32>
+    %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<32x16xf32>
+    %2 = stablehlo.multiply %0, %1 : tensor<32x16xf32>
+    return %2 : tensor<32x16xf32>
+  }
+}
