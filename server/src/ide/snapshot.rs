@@ -126,9 +126,10 @@ pub enum ModuleAnswers {
     Background,
 }
 
-/// Up to this many bytes of text a document's module-wide answers are computed when a
-/// request needs them, whatever [`ModuleAnswers`] says: on a dump of a few MB they
-/// take milliseconds, and a hover without its `Source:` line would be a worse answer.
+/// Up to this many bytes of text the server's snapshots compute the module-wide answers
+/// a request needs at once ([`HloSnapshot::with_answers_now_below`]): on a dump of a
+/// few MB the stack-frame tables take milliseconds, and a first hover without its
+/// `Source:` line would be a worse answer.
 pub const SMALL_DOCUMENT_BYTES: usize = 4 << 20;
 
 /// How many utilizations a snapshot keeps ([`HloSnapshot::utilization`]).
@@ -182,10 +183,13 @@ impl Snapshot {
     }
 
     /// Shares the document's module-wide answers across its versions
-    /// ([`super::module_wide`]).
-    pub fn with_module_memo(self, memo: Arc<ModuleMemo>) -> Snapshot {
+    /// ([`super::module_wide`]), and computes them at once for a request on a
+    /// document of at most `small` bytes ([`HloSnapshot::with_answers_now_below`]).
+    pub fn with_module_memo(self, memo: Arc<ModuleMemo>, small: usize) -> Snapshot {
         match self {
-            Snapshot::Hlo(hlo) => Snapshot::Hlo(hlo.with_module_memo(memo)),
+            Snapshot::Hlo(hlo) => {
+                Snapshot::Hlo(hlo.with_module_memo(memo).with_answers_now_below(small))
+            }
             mlir => mlir,
         }
     }
@@ -327,6 +331,9 @@ pub struct HloSnapshot {
     /// The document's module-wide answers across versions, when it has versions (the
     /// server's documents).
     module_memo: Option<Arc<ModuleMemo>>,
+    /// Up to this many bytes of text a request computes the module-wide answers it
+    /// needs even in [`ModuleAnswers::Background`] ([`Self::with_answers_now_below`]).
+    answers_now_below: usize,
     /// How many times each computation runs per step, per module (`ide::cost`'s
     /// lenses say "× 32"), made on first use: it walks only ENTRY and the
     /// computations it calls as control flow. Boxed: rarely used, and the snapshot
@@ -370,6 +377,7 @@ impl HloSnapshot {
             findings: OnceLock::new(),
             key: OnceLock::new(),
             module_memo: None,
+            answers_now_below: 0,
             executions: Box::default(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
@@ -433,6 +441,14 @@ impl HloSnapshot {
     /// See [`Snapshot::with_module_memo`].
     pub fn with_module_memo(mut self, memo: Arc<ModuleMemo>) -> Self {
         self.module_memo = Some(memo);
+        self
+    }
+
+    /// A request on a document of at most `bytes` computes the module-wide answers it
+    /// needs at once, in [`ModuleAnswers::Background`] too (the server: see
+    /// [`SMALL_DOCUMENT_BYTES`]).
+    pub fn with_answers_now_below(mut self, bytes: usize) -> Self {
+        self.answers_now_below = bytes;
         self
     }
 
@@ -622,7 +638,7 @@ impl HloSnapshot {
     /// opening a small dump has every section).
     fn answers_now(&self) -> bool {
         self.module_answers == ModuleAnswers::OnDemand
-            || self.document.syntax().len() <= SMALL_DOCUMENT_BYTES
+            || self.document.syntax().len() <= self.answers_now_below
     }
 
     /// How many times each computation of `module` runs per step.

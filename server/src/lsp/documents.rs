@@ -123,7 +123,10 @@ impl Document {
         )
         // Computed after the diagnostics (`super::diagnostics`): no hover waits for them.
         .with_module_answers(crate::ide::ModuleAnswers::Background)
-        .with_module_memo(self.module_memo.clone());
+        .with_module_memo(
+            self.module_memo.clone(),
+            crate::ide::snapshot::SMALL_DOCUMENT_BYTES,
+        );
         Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }
 }
