@@ -325,9 +325,9 @@ pub struct HloSnapshot {
     /// The memory estimate of each module (`ide::memory`), made on first use.
     memory: OnceLock<Reports>,
     /// The memory findings ([`super::module_wide::findings`]), made on first use.
-    findings: OnceLock<Findings>,
+    findings: Box<OnceLock<Findings>>,
     /// This version's key among the document's versions ([`super::module_wide::key`]).
-    key: OnceLock<u64>,
+    key: Box<OnceLock<u64>>,
     /// The document's module-wide answers across versions, when it has versions (the
     /// server's documents).
     module_memo: Option<Arc<ModuleMemo>>,
@@ -374,8 +374,8 @@ impl HloSnapshot {
             fused: Mutex::default(),
             frames: OnceLock::new(),
             memory: OnceLock::new(),
-            findings: OnceLock::new(),
-            key: OnceLock::new(),
+            findings: Box::default(),
+            key: Box::default(),
             module_memo: None,
             answers_now_below: 0,
             executions: Box::default(),
