@@ -104,6 +104,9 @@ fn batch_mode_answers_every_line_and_continues_after_errors() {
     );
     assert!(answers[0]["error"].is_null());
     assert!(answers[0]["micros"].as_f64().unwrap() >= 0.0);
+    // The simplification alone, after parsing: part of the whole.
+    let simplify = answers[0]["simplify_micros"].as_f64().unwrap();
+    assert!(simplify >= 0.0 && simplify <= answers[0]["micros"].as_f64().unwrap());
     assert!(answers[1]["error"]
         .as_str()
         .unwrap()

@@ -190,6 +190,26 @@ fn hover_shows_the_python_stack_of_an_instruction() {
     assert!(!shown.contains("Source:"), "{shown}");
 }
 
+/// The first hover after opening a small dump, sent at once, has every section: on a
+/// file of a few MB the server reads the stack-frame tables and the memory estimate
+/// for it (milliseconds) rather than leave them to the background.
+#[test]
+fn the_first_hover_on_a_small_dump_has_its_source_line() {
+    let mut client = Client::start();
+    let text = dump(AFTER);
+    let document = uri(AFTER);
+    client.open(&document, &text);
+    let shown = hover(&mut client, &document, &text, "%broadcast_add_fusion = ");
+    assert!(
+        shown.contains("Source: make_dumps.py:39 in step.body.<lambda>"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("computing…") && !shown.contains("reading"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn hover_reads_old_metadata_and_tolerates_missing_tables() {
     let mut client = Client::start();

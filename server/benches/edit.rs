@@ -42,13 +42,13 @@ fn edit_offset(text: &str) -> usize {
 fn prepared(text: &str) -> (Document, Checked, usize, String) {
     let opened = Document::parse(text);
     let checked = Checked::new(&opened);
-    black_box(checked.diagnostics(&opened));
+    black_box(checked.diagnostics(&opened, &[]));
     let at = edit_offset(text);
     let before = text[at..at + 1].to_string();
     let once = if before == "x" { "y" } else { "x" };
     let (document, change) = opened.edited(at, at + 1, once);
     let checked = checked.after(&document, &change);
-    black_box(checked.diagnostics(&document));
+    black_box(checked.diagnostics(&document, &[]));
     (document, checked, at, before)
 }
 
@@ -79,7 +79,7 @@ fn bench(c: &mut Criterion) {
                     let after = checked.after(&next, &change);
                     (next, after)
                 },
-                |(next, after)| after.diagnostics(&next),
+                |(next, after)| after.diagnostics(&next, &[]),
                 BatchSize::LargeInput,
             )
         });

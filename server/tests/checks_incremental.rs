@@ -204,7 +204,7 @@ fn run(base: &str, kinds: &[EditKind], check_every: bool) -> Result<(), TestCase
     let mut doc = Document::parse(&text);
     let mut checked = Checked::new(&doc);
     // The first version's findings are computed, so later versions reuse them.
-    checked.diagnostics(&doc);
+    checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
     for kind in kinds {
         for (range, new_text) in byte_edits(&doc, &text, kind) {
             let (next, change) = doc.edited(range.start, range.end, &new_text);
@@ -214,12 +214,13 @@ fn run(base: &str, kinds: &[EditKind], check_every: bool) -> Result<(), TestCase
         }
         prop_assert_eq!(doc.syntax().text(), text.clone());
         if check_every {
-            let incremental = sorted(checked.diagnostics(&doc));
+            let incremental =
+                sorted(checked.diagnostics(&doc, &checks::module_wide_of(&doc, None)));
             let fresh = sorted(checks::all(&Document::parse(&text)));
             prop_assert_eq!(incremental, fresh, "after {:?} the text is\n{}", kind, text);
         }
     }
-    let incremental = sorted(checked.diagnostics(&doc));
+    let incremental = sorted(checked.diagnostics(&doc, &checks::module_wide_of(&doc, None)));
     let fresh = sorted(checks::all(&Document::parse(&text)));
     prop_assert_eq!(incremental, fresh, "final text\n{}", text);
     Ok(())
@@ -383,7 +384,7 @@ fn storm(seed: u8, base: &str) {
             doc = next;
             text.replace_range(range, &new_text);
         }
-        let incremental = sorted(checked.diagnostics(&doc));
+        let incremental = sorted(checked.diagnostics(&doc, &checks::module_wide_of(&doc, None)));
         if step % 5 == 0 {
             assert_eq!(doc.syntax().text(), text, "seed {seed} step {step}");
             let fresh = Document::parse(&text);
@@ -441,9 +442,13 @@ fn a_name_defined_by_an_edit_reaches_a_caller_only_the_parser_sees() {
         .expect("test data");
     let doc = Document::parse(&text);
     let checked = Checked::new(&doc);
-    checked.diagnostics(&doc);
+    checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
     let (next, change) = doc.edited(1081, 1082, ")");
-    let incremental = sorted(checked.after(&next, &change).diagnostics(&next));
+    let incremental = sorted(
+        checked
+            .after(&next, &change)
+            .diagnostics(&next, &checks::module_wide_of(&next, None)),
+    );
     let mut edited = text.clone();
     edited.replace_range(1081..1082, ")");
     let fresh = sorted(checks::all(&Document::parse(&edited)));
@@ -458,7 +463,7 @@ fn a_finding_pointing_at_a_computation_that_touches_the_previous_one_moves_with_
     let text = "ENTRY e {\n  x = f32[] parameter(0)\n  )r {\n  a = f32[] parameter(0)\n}\n\nr {\n  b = f32[] parameter(0)\n}\n";
     let doc = Document::parse(text);
     let mut checked = Checked::new(&doc);
-    let before = checked.diagnostics(&doc);
+    let before = checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
     assert!(
         before.iter().any(|d| d.code == "duplicate-name"),
         "{before:?}"
@@ -469,7 +474,7 @@ fn a_finding_pointing_at_a_computation_that_touches_the_previous_one_moves_with_
     let mut edited = text.to_string();
     edited.insert(at, 'é');
     assert_eq!(
-        sorted(checked.diagnostics(&next)),
+        sorted(checked.diagnostics(&next, &checks::module_wide_of(&next, None))),
         sorted(checks::all(&Document::parse(&edited)))
     );
 }
@@ -492,7 +497,7 @@ fn renaming_a_computation_moves_the_rank_of_its_namesakes() {
         .join("\n");
     let doc = Document::parse(&text);
     let checked = Checked::new(&doc);
-    let before = checked.diagnostics(&doc);
+    let before = checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
     assert!(
         before
             .iter()
@@ -501,7 +506,11 @@ fn renaming_a_computation_moves_the_rank_of_its_namesakes() {
     );
     let at = text.find("ENTRY %main").expect("the first main") + "ENTRY %mai".len();
     let (next, change) = doc.edited(at, at, "\n");
-    let incremental = sorted(checked.after(&next, &change).diagnostics(&next));
+    let incremental = sorted(
+        checked
+            .after(&next, &change)
+            .diagnostics(&next, &checks::module_wide_of(&next, None)),
+    );
     let mut edited = text.clone();
     edited.insert(at, '\n');
     assert_eq!(incremental, sorted(checks::all(&Document::parse(&edited))));

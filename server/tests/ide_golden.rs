@@ -503,9 +503,15 @@ fn a_hover_before_the_module_answers_are_ready_leaves_their_sections_out() {
     let early = hover(&background, at);
     assert!(early.starts_with("```hlo\n%copy.5 = "), "{early}");
     assert!(early.contains("**Operands**"), "{early}");
-    for section in ["Source:", "Memory (", "› %copy.5"] {
+    for section in ["Memory (", "› %copy.5"] {
         assert!(!early.contains(section), "{section} in {early}");
     }
+    // What is being computed says so.
+    assert!(early.contains("Memory: computing…"), "{early}");
+    assert!(
+        !early.contains("Source:") || early.contains("Source: reading the module's stack frames…"),
+        "{early}"
+    );
     assert!(!hover(&background, entry).contains("Live at the peak"));
     assert!(ide::memory::lenses(&background).is_empty());
 

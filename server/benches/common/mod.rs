@@ -7,7 +7,8 @@
 //!   broadcasts, transposes, slices, reduces, with metadata and backend configs) and
 //!   an entry that calls each one: for the model, the analysis and the server.
 //! * [`transformer_module`]: renamed copies of a real JAX dump (an 8-layer transformer
-//!   training step, 1.77 MB, `tests/data/bench`) in one module: the scale benchmark.
+//!   training step, 1.77 MB, `tests/data/bench`) in one module, every copy live: the
+//!   scale benchmark.
 
 #![allow(dead_code)]
 
@@ -158,13 +159,17 @@ pub fn transformer_dump() -> String {
         .expect("tests/data/bench/transformer.after.hlo")
 }
 
-/// `copies` renamed copies of the transformer dump in one valid module: the first copy
-/// keeps the `HloModule` line and the stack-frame tables, and only the last keeps
-/// `ENTRY` (XLA's parser accepts the result, so both parsers read the same text).
+/// `copies` renamed copies of the transformer dump in one valid module in which every
+/// copy is live: the first copy keeps the `HloModule` line and the stack-frame tables,
+/// each copy's ENTRY becomes a plain computation, and a new ENTRY with the dump's
+/// signature calls every copy ([`live_entry`]), as `../shared/bench/make_live_module.py`
+/// writes it. (Keeping only the last copy's ENTRY left the others dead: analyses that
+/// start at ENTRY, the memory estimate, costs and the peak lens, saw 1/copies of the
+/// module, which no real dump of that size does.) XLA's parser accepts the result, so
+/// both parsers read the same text.
 pub fn transformer_module(copies: usize) -> String {
     let dump = transformer_dump();
-    let doc = SyntaxDocument::parse(&dump);
-    let mut out = String::with_capacity(dump.len() * copies + 64);
+    let mut out = String::with_capacity(dump.len() * copies + 64 * copies + 4096);
     for copy in 0..copies {
         let renamed = renamed(&dump, copy);
         let doc_copy = SyntaxDocument::parse(&renamed);
@@ -173,14 +178,66 @@ pub fn transformer_module(copies: usize) -> String {
             match chunk.kind() {
                 ChunkKind::Header | ChunkKind::Table if copy > 0 => continue,
                 ChunkKind::Header => out.push_str(&text.replace(".c0", "")),
-                ChunkKind::Computation if copy + 1 < copies => {
-                    out.push_str(text.strip_prefix("ENTRY ").unwrap_or(text))
-                }
+                ChunkKind::Computation => out.push_str(text.strip_prefix("ENTRY ").unwrap_or(text)),
                 _ => out.push_str(text),
             }
         }
     }
-    debug_assert!(!doc.chunks().is_empty());
+    out.push_str(&live_entry(&dump, copies));
+    out
+}
+
+/// The ENTRY of [`transformer_module`]: the dump's ENTRY signature and parameters
+/// (their names are the dump's own, which no copy uses), and a `call` of each copy's
+/// former ENTRY, the last one the root.
+fn live_entry(dump: &str, copies: usize) -> String {
+    let doc = SyntaxDocument::parse(dump);
+    let entry = doc
+        .chunks()
+        .iter()
+        .find(|c| c.kind() == ChunkKind::Computation && c.outline().is_entry)
+        .expect("the dump has an ENTRY");
+    let name = entry
+        .outline()
+        .name
+        .as_ref()
+        .expect("a named ENTRY")
+        .name
+        .to_string();
+    let text = entry.text();
+    let header = text.lines().next().expect("a header line");
+    let header = header.replacen(&format!("%{name} "), "%main_all ", 1);
+    let result = header
+        .rsplit_once("->")
+        .map(|(_, r)| r.trim().trim_end_matches('{').trim().to_string())
+        .expect("a signature with a result");
+    let mut parameters: Vec<(usize, String, String)> = text
+        .lines()
+        .filter_map(|line| {
+            let (def, rest) = line.trim_start().split_once(" parameter(")?;
+            let (name, shape) = def.split_once(" = ")?;
+            let number = rest.split(')').next()?.parse().ok()?;
+            Some((
+                number,
+                name.trim_start_matches('%').to_string(),
+                shape.to_string(),
+            ))
+        })
+        .collect();
+    parameters.sort();
+    let mut out = format!("\n{header}\n");
+    for (k, name, shape) in &parameters {
+        out.push_str(&format!("  %{name} = {shape} parameter({k})\n"));
+    }
+    let operands: Vec<String> = parameters.iter().map(|(_, n, _)| format!("%{n}")).collect();
+    let operands = operands.join(", ");
+    for copy in 0..copies {
+        let root = if copy + 1 == copies { "ROOT " } else { "" };
+        out.push_str(&format!(
+            "  {root}%call.c{copy} = {result} call({operands}), to_apply=%{name}.c{copy}\n"
+        ));
+    }
+    out.push_str("}\n");
     out
 }
 

@@ -35,6 +35,11 @@ use crate::model::{
 };
 use crate::syntax::{Chunk, ChunkKind, Splice};
 
+/// Findings that need a whole module, placed in a version, by the chunk they are
+/// shown in (in chunk order): they are not kept per cell, since every edit of a
+/// computation the module reaches may change them.
+pub type ModuleWide = [(usize, Vec<Diagnostic>)];
+
 /// One chunk's findings, filled on first use; shared by versions while valid.
 type Cell = Arc<OnceLock<Found>>;
 
@@ -88,9 +93,6 @@ pub struct Checked {
     /// thousands of computations has findings in a few hundred, and reading every
     /// cell made an edit cost what the file holds.
     unsettled: Vec<usize>,
-    /// Where the document is on disk: the memory findings read XLA's buffer
-    /// assignment beside it.
-    dump: Option<Arc<std::path::Path>>,
 }
 
 impl Checked {
@@ -100,14 +102,7 @@ impl Checked {
         Checked {
             cells: (0..count).map(|_| fresh()).collect(),
             unsettled: (0..count).collect(),
-            dump: None,
         }
-    }
-
-    /// Places the document on disk (see [`Checked::dump`]); its versions keep it.
-    pub fn with_dump(mut self, dump: Option<&std::path::Path>) -> Checked {
-        self.dump = dump.map(Arc::from);
-        self
     }
 
     /// Whether chunk `chunk` of `document` (the version these cells belong to) is
@@ -140,14 +135,13 @@ impl Checked {
             .iter()
             .any(|c| matches!(c.kind, ChunkKind::Header | ChunkKind::Separator))
         {
-            return Checked::new(document).with_dump(self.dump.as_deref());
+            return Checked::new(document);
         }
         let mut cells = self.cells.clone();
         cells.splice(splice.old.clone(), (0..splice.new_len).map(|_| fresh()));
         let mut next = Checked {
             cells,
             unsettled: vec![],
-            dump: self.dump.clone(),
         };
         // Chunks that settled since this version was made leave the list.
         next.unsettled = self
@@ -192,20 +186,31 @@ impl Checked {
     }
 
     /// Every diagnostic of `document` (the version these cells belong to), sorted:
-    /// computes the missing cells, in parallel.
-    pub fn diagnostics(&self, document: &Document) -> Vec<Diagnostic> {
+    /// computes the missing cells, in parallel. `module_wide` are findings that need a
+    /// whole module (the memory findings, see [`ModuleWide`]), by chunk, in chunk order.
+    pub fn diagnostics(&self, document: &Document, module_wide: &ModuleWide) -> Vec<Diagnostic> {
         self.fill(document);
         let file = document.file();
         let mut out = Vec::new();
+        let mut extra = module_wide.iter().peekable();
         for part in self.parts(document) {
-            let start = out.len();
-            out.extend(document.own_diagnostics(part.chunk));
+            // Module-wide findings of chunks that have nothing else to show.
+            while let Some((_, found)) = extra.next_if(|(at, _)| *at < part.chunk) {
+                sorted_onto(&mut out, found.iter().cloned());
+            }
+            let mut here: Vec<Diagnostic> = document.own_diagnostics(part.chunk).collect();
             if let Some((mi, ci)) = part.computation {
                 let m = file.module(mi);
                 let c = m.computation(ci);
-                out.extend(part.found.iter().map(|a| a.place(m, c)));
+                here.extend(part.found.iter().map(|a| a.place(m, c)));
             }
-            super::sort(&mut out[start..]);
+            if let Some((_, found)) = extra.next_if(|(at, _)| *at == part.chunk) {
+                here.extend(found.iter().cloned());
+            }
+            sorted_onto(&mut out, here);
+        }
+        for (_, found) in extra {
+            sorted_onto(&mut out, found.iter().cloned());
         }
         out
     }
@@ -225,7 +230,7 @@ impl Checked {
         missing.into_par_iter().for_each(|(mi, ci)| {
             let m = file.module(mi);
             let c = m.computation(ci);
-            if let Some(found) = checked_within(&budget, (file, mi, c), self.dump.as_deref()) {
+            if let Some(found) = checked_within(&budget, (file, mi, c)) {
                 let anchored = found.into_iter().map(|d| Anchored::new(d, m, c)).collect();
                 let _ = self.cells[m.chunk_of(ci)].set(Found::new(anchored));
             }
@@ -251,6 +256,13 @@ impl Checked {
             })
             .collect()
     }
+}
+
+/// Appends `found`, sorted, to `out`.
+fn sorted_onto(out: &mut Vec<Diagnostic>, found: impl IntoIterator<Item = Diagnostic>) {
+    let start = out.len();
+    out.extend(found);
+    super::sort(&mut out[start..]);
 }
 
 /// One chunk's share of a version's diagnostics (see [`Checked::parts`]).
@@ -295,17 +307,16 @@ pub const COMPUTATION_BUDGET: Duration = Duration::from_secs(10);
 fn checked_within(
     budget: &Budget,
     (file, mi, c): (&HloFile, ModuleId, ComputationRef<'_>),
-    dump: Option<&std::path::Path>,
 ) -> Option<Vec<Diagnostic>> {
     if budget.is_unlimited() {
-        return Some(super::of_computation(file, mi, c, dump));
+        return Some(super::of_computation_alone(file, mi, c));
     }
     if budget.is_exhausted() {
         return None;
     }
     let limit = budget.part_limit().unwrap_or(COMPUTATION_BUDGET);
     let part = budget.child(limit);
-    let mut found = part.run(|| super::of_computation(file, mi, c, dump));
+    let mut found = part.run(|| super::of_computation_alone(file, mi, c));
     match part.cut() {
         None => Some(found),
         Some(Cut::Deadline) if budget.cut().is_none() => {

@@ -59,13 +59,62 @@ pub fn of_computation(
     c: ComputationRef,
     dump: Option<&Path>,
 ) -> Vec<Diagnostic> {
+    let mut found = of_computation_alone(file, module, c);
+    found.extend(crate::memory::diagnostics::computation_diagnostics(
+        file, module, c, dump,
+    ));
+    found
+}
+
+/// What the [`SOURCES`] find in computation `c`: [`of_computation`] without the memory
+/// findings, which need the whole module's estimate. The server keeps these per
+/// computation ([`incremental`]) and adds the memory findings once the version's
+/// module-wide answers are ready, so that an edit's diagnostics never wait for them.
+pub fn of_computation_alone(
+    file: &HloFile,
+    module: ModuleId,
+    c: ComputationRef,
+) -> Vec<Diagnostic> {
     SOURCES
         .iter()
         .flat_map(|source| source(file, module, c))
-        .chain(crate::memory::diagnostics::computation_diagnostics(
-            file, module, c, dump,
-        ))
         .collect()
+}
+
+/// The memory findings of `file`'s modules from their memory answers `reports` (one
+/// per module, `None` where there is none), by the chunk they are shown in, in chunk
+/// order: what the server adds to the per-computation checks ([`incremental`]) once
+/// a version's module-wide answers are ready.
+pub fn module_wide(
+    file: &HloFile,
+    reports: &[Option<std::sync::Arc<crate::memory::Report>>],
+) -> Vec<(usize, Vec<Diagnostic>)> {
+    let mut by_chunk: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    for (mi, report) in reports.iter().enumerate() {
+        let Some(report) = report else { continue };
+        let m = file.module(ModuleId(mi as u32));
+        for (ci, d) in crate::memory::diagnostics::peak_findings(m, report) {
+            let chunk = m.chunk_of(ci);
+            match by_chunk.iter_mut().find(|(c, _)| *c == chunk) {
+                Some((_, found)) => found.push(d),
+                None => by_chunk.push((chunk, vec![d])),
+            }
+        }
+    }
+    by_chunk.sort_by_key(|(chunk, _)| *chunk);
+    for (_, found) in &mut by_chunk {
+        sort(found);
+    }
+    by_chunk
+}
+
+/// [`module_wide`] of `document` (at `dump` on disk), its memory answers computed here.
+pub fn module_wide_of(document: &Document, dump: Option<&Path>) -> Vec<(usize, Vec<Diagnostic>)> {
+    let file = document.file();
+    let reports: Vec<_> = (0..file.modules.len())
+        .map(|m| crate::memory::analyze_in(file, ModuleId(m as u32), dump).map(std::sync::Arc::new))
+        .collect();
+    module_wide(file, &reports)
 }
 
 /// Every diagnostic of `document`, sorted by position: what `hlo-lsp check` prints and

@@ -67,6 +67,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let document = Document::parse(&text);
     let file = document.file();
     super::input::refuse_syntax_errors(&args.file, &text, &document.syntax_errors())?;
+    // The estimate walks every computation of the module: built in parallel first,
+    // not one by one as the walk reaches them.
+    document.build_all();
     let module =
         super::input::pick_module(&args.file, &text, &file.modules, args.module.as_deref())?;
     let per_device = crate::sharding::per_device(module, Some(&args.file.to_string_lossy()));

@@ -70,6 +70,9 @@ impl Default for Options {
 /// 40 outputs reads its operands alike through most of them).
 const MAX_OUTPUTS: usize = 16;
 
+/// How long the maps on a graph's edges may take together (see [`with_maps`]).
+pub const MAPS_BUDGET: std::time::Duration = std::time::Duration::from_millis(120);
+
 /// One output's answer: the output and the maps from it to every operand.
 type Answer = (usize, std::sync::Arc<analysis::InstructionIndexing>);
 
@@ -452,14 +455,20 @@ fn with_maps(
     }
     // Each query on its own, in parallel: `analyze_many` would first class every
     // computation of the module to share answers (746 ms on a 60 MB module for a
-    // graph of four nodes), and a graph asks about a few consumers.
+    // graph of four nodes), and a graph asks about a few consumers. A consumer that
+    // calls a computation (a `call` of a whole layer) composes through all of it: the
+    // maps share one time budget, so that the graph costs what its radius holds, not
+    // what its consumers call; what it cuts short reads as unknown, and the graph
+    // says it is partial.
+    let maps_budget = crate::budget::current().child(MAPS_BUDGET);
     let answers: Vec<std::sync::Arc<analysis::InstructionIndexing>> = {
         use rayon::prelude::*;
         queries
             .par_iter()
-            .map(|q| std::sync::Arc::new(analysis::analyze(view, q)))
+            .map(|q| std::sync::Arc::new(maps_budget.run(|| analysis::analyze(view, q))))
             .collect()
     };
+    *partial |= maps_budget.cut().is_some();
     let mut per_consumer: FxHashMap<(ComputationId, InstrId), Vec<Answer>> = FxHashMap::default();
     for ((q, answer), k) in queries.iter().zip(answers).zip(owner) {
         per_consumer

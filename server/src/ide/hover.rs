@@ -334,7 +334,11 @@ pub fn instruction_hover(
         hover.notes.insert(at + k, line);
     }
     // Where its buffer lives and when (one line, a paragraph of its own).
-    if let Some(line) = module_id
+    if let Some(line) =
+        module_id.and_then(|m| super::memory::pending_line(snapshot, m, computation))
+    {
+        hover.notes.push(format!("{line}\n"));
+    } else if let Some(line) = module_id
         .and_then(|m| super::memory::hover_line(snapshot, m, &computation.name, &instruction.name))
     {
         hover.notes.push(format!("{line}\n"));

@@ -142,6 +142,38 @@ pub fn computation_hover(
     ))
 }
 
+/// What a hover says in place of [`hover_line`] while the module's memory answer is
+/// computed in the background ([`HloSnapshot::memory_pending`]), for an instruction
+/// that may have a buffer of its own: one of a compiled module's computation that no
+/// fusion calls.
+pub fn pending_line(
+    snapshot: &HloSnapshot,
+    module: ModuleId,
+    computation: crate::model::ComputationRef,
+) -> Option<String> {
+    if !snapshot.memory_pending() {
+        return None;
+    }
+    may_hold_buffers(snapshot, module, &computation.name).then(|| {
+        "Memory: computing… (the whole module's estimate; shown once it is ready)".to_string()
+    })
+}
+
+/// Whether instructions of `computation` may have buffers of their own: it belongs to
+/// a compiled module (the others have no memory answer) and no fusion calls it (a
+/// fused computation's values live in registers). Asked before the memory answer,
+/// which a hover on a fused instruction then never waits for.
+fn may_hold_buffers(snapshot: &HloSnapshot, module: ModuleId, computation: &str) -> bool {
+    let m = snapshot.model().module(module);
+    let fused = m.callers_of_name(computation).iter().any(|site| {
+        let calls = &m.outline(site.computation).calls;
+        calls
+            .get(site.call as usize)
+            .is_some_and(|call| call.attribute() == "calls")
+    });
+    m.compiled && !fused
+}
+
 /// `Memory (estimated): allocation 3, offset 64, 2.0 KiB, live 20 → 23 of 31`.
 pub fn hover_line(
     snapshot: &HloSnapshot,
@@ -149,6 +181,7 @@ pub fn hover_line(
     computation: &str,
     name: &str,
 ) -> Option<String> {
+    may_hold_buffers(snapshot, module, computation).then_some(())?;
     let report = snapshot.ready_memory(module)?;
     scheduled(&report, computation).then_some(())?;
     let b = report.buffers_of(name).max_by_key(|b| b.bytes)?;
@@ -189,6 +222,7 @@ pub fn live_strip(
     computation: &str,
     name: &str,
 ) -> Option<String> {
+    may_hold_buffers(snapshot, module, computation).then_some(())?;
     let report = snapshot.ready_memory(module)?;
     scheduled(&report, computation).then_some(())?;
     let at = report.schedule.iter().position(|n| n == name)?;

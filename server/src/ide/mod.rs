@@ -31,6 +31,7 @@ pub mod maps;
 pub mod memo;
 pub mod memory;
 pub mod mlir;
+pub mod module_wide;
 pub mod navigation;
 pub mod pool;
 pub mod profile;

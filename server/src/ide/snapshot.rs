@@ -10,6 +10,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::memo::{lock, Memo};
+use super::module_wide::{Findings, Frames, ModuleMemo, Reports};
 use crate::checks::incremental::{Checked, Part};
 use crate::language::Language;
 use crate::model::{self, ComputationId, HloFile, ModuleId};
@@ -125,6 +126,12 @@ pub enum ModuleAnswers {
     Background,
 }
 
+/// Up to this many bytes of text the server's snapshots compute the module-wide answers
+/// a request needs at once ([`HloSnapshot::with_answers_now_below`]): on a dump of a
+/// few MB the stack-frame tables take milliseconds, and a first hover without its
+/// `Source:` line would be a worse answer.
+pub const SMALL_DOCUMENT_BYTES: usize = 4 << 20;
+
 /// How many utilizations a snapshot keeps ([`HloSnapshot::utilization`]).
 pub const UTILIZATION_KEPT: usize = 256;
 
@@ -171,6 +178,18 @@ impl Snapshot {
     pub fn with_module_answers(self, when: ModuleAnswers) -> Snapshot {
         match self {
             Snapshot::Hlo(hlo) => Snapshot::Hlo(hlo.with_module_answers(when)),
+            mlir => mlir,
+        }
+    }
+
+    /// Shares the document's module-wide answers across its versions
+    /// ([`super::module_wide`]), and computes them at once for a request on a
+    /// document of at most `small` bytes ([`HloSnapshot::with_answers_now_below`]).
+    pub fn with_module_memo(self, memo: Arc<ModuleMemo>, small: usize) -> Snapshot {
+        match self {
+            Snapshot::Hlo(hlo) => {
+                Snapshot::Hlo(hlo.with_module_memo(memo).with_answers_now_below(small))
+            }
             mlir => mlir,
         }
     }
@@ -302,9 +321,19 @@ pub struct HloSnapshot {
     /// Set once every computation's checks are in `checked`.
     checks_filled: Memo<()>,
     /// The stack-frame tables of each module (JAX dumps), read on first use.
-    frames: OnceLock<Vec<Arc<crate::model::stack_frames::StackFrameIndex>>>,
+    frames: OnceLock<Frames>,
     /// The memory estimate of each module (`ide::memory`), made on first use.
-    memory: OnceLock<Vec<Option<Arc<crate::memory::Report>>>>,
+    memory: OnceLock<Reports>,
+    /// The memory findings ([`super::module_wide::findings`]), made on first use.
+    findings: Box<OnceLock<Findings>>,
+    /// This version's key among the document's versions ([`super::module_wide::key`]).
+    key: Box<OnceLock<u64>>,
+    /// The document's module-wide answers across versions, when it has versions (the
+    /// server's documents).
+    module_memo: Option<Arc<ModuleMemo>>,
+    /// Up to this many bytes of text a request computes the module-wide answers it
+    /// needs even in [`ModuleAnswers::Background`] ([`Self::with_answers_now_below`]).
+    answers_now_below: usize,
     /// How many times each computation runs per step, per module (`ide::cost`'s
     /// lenses say "× 32"), made on first use: it walks only ENTRY and the
     /// computations it calls as control flow. Boxed: rarely used, and the snapshot
@@ -345,6 +374,10 @@ impl HloSnapshot {
             fused: Mutex::default(),
             frames: OnceLock::new(),
             memory: OnceLock::new(),
+            findings: Box::default(),
+            key: Box::default(),
+            module_memo: None,
+            answers_now_below: 0,
             executions: Box::default(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
@@ -403,6 +436,27 @@ impl HloSnapshot {
     pub fn with_module_answers(mut self, when: ModuleAnswers) -> Self {
         self.module_answers = when;
         self
+    }
+
+    /// See [`Snapshot::with_module_memo`].
+    pub fn with_module_memo(mut self, memo: Arc<ModuleMemo>) -> Self {
+        self.module_memo = Some(memo);
+        self
+    }
+
+    /// A request on a document of at most `bytes` computes the module-wide answers it
+    /// needs at once, in [`ModuleAnswers::Background`] too (the server: see
+    /// [`SMALL_DOCUMENT_BYTES`]).
+    pub fn with_answers_now_below(mut self, bytes: usize) -> Self {
+        self.answers_now_below = bytes;
+        self
+    }
+
+    /// This version's key for [`ModuleMemo`].
+    fn key(&self) -> u64 {
+        *self
+            .key
+            .get_or_init(|| super::module_wide::key(&self.document))
     }
 
     /// The snapshot of a conversion (StableHLO): its functions are what the user
@@ -508,14 +562,83 @@ impl HloSnapshot {
     /// and for a module XLA has not compiled).
     pub fn memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
         let all = self.memory.get_or_init(|| {
-            (0..self.model().modules.len())
-                .map(|m| {
-                    crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
-                        .map(Arc::new)
-                })
-                .collect()
+            let memo = self.module_memo.as_ref();
+            if let Some(kept) = memo.and_then(|memo| memo.reports(self.key())) {
+                return kept;
+            }
+            // Every computation is read: built in parallel first.
+            self.document.build_all();
+            let reports: Reports = Arc::new(
+                (0..self.model().modules.len())
+                    .map(|m| {
+                        crate::memory::analyze_in(self.model(), ModuleId(m as u32), self.path())
+                            .map(Arc::new)
+                    })
+                    .collect(),
+            );
+            // A version given up (a newer one arrived) has no complete answers to keep.
+            let complete = crate::budget::current().cut().is_none();
+            if let Some(memo) = memo.filter(|_| complete) {
+                memo.keep_reports(self.key(), reports.clone());
+            }
+            reports
         });
         all.get(module.index()).cloned().flatten()
+    }
+
+    /// The memory findings of this version (the copies live at each module's peak,
+    /// [`crate::memory::diagnostics`]), by the chunk they are shown in.
+    pub fn module_findings(&self) -> Findings {
+        self.findings
+            .get_or_init(|| {
+                self.memory(ModuleId(0));
+                let reports = self.memory.get().cloned().unwrap_or_default();
+                let found: Findings =
+                    Arc::new(super::module_wide::findings(self.model(), &reports));
+                if let Some(memo) = &self.module_memo {
+                    memo.keep_findings(self.key(), &self.document, &found);
+                }
+                found
+            })
+            .clone()
+    }
+
+    /// [`Self::module_findings`] as far as they are known now: computed on demand, or
+    /// in the background once ready; until then the last version's, where the
+    /// computations they are shown in are unchanged ([`ModuleMemo::carried`]).
+    pub fn ready_module_findings(&self) -> Findings {
+        if let Some(found) = self.findings.get() {
+            return found.clone();
+        }
+        // Not for a small document either: the diagnostics never wait for them.
+        if self.module_answers == ModuleAnswers::OnDemand {
+            return self.module_findings();
+        }
+        match &self.module_memo {
+            Some(memo) => Arc::new(memo.carried(&self.document, Some(self.key()))),
+            None => Findings::default(),
+        }
+    }
+
+    /// Whether the memory answer is being computed in the background and a hover
+    /// or lens must do without it for now (it says so, and the server asks the
+    /// editor to refresh once it is ready).
+    pub fn memory_pending(&self) -> bool {
+        !self.answers_now() && self.memory.get().is_none()
+    }
+
+    /// Whether the stack-frame tables are being read in the background (see
+    /// [`Self::memory_pending`]).
+    pub fn stack_frames_pending(&self) -> bool {
+        !self.answers_now() && self.frames.get().is_none()
+    }
+
+    /// Whether a request computes the module-wide answers it needs: on demand, and
+    /// for a document small enough that they take milliseconds (the first hover after
+    /// opening a small dump has every section).
+    fn answers_now(&self) -> bool {
+        self.module_answers == ModuleAnswers::OnDemand
+            || self.document.syntax().len() <= self.answers_now_below
     }
 
     /// How many times each computation of `module` runs per step.
@@ -533,10 +656,10 @@ impl HloSnapshot {
     /// [`Self::memory`] when a hover or a lens may show it: at once on demand, else
     /// once [`Self::prepare_module_answers`] has computed it (`None` until then).
     pub fn ready_memory(&self, module: ModuleId) -> Option<Arc<crate::memory::Report>> {
-        match self.module_answers {
-            ModuleAnswers::OnDemand => self.memory(module),
-            ModuleAnswers::Background => self.memory.get()?.get(module.index()).cloned()?,
+        if self.answers_now() {
+            return self.memory(module);
         }
+        self.memory.get()?.get(module.index()).cloned()?
     }
 
     /// [`Self::stack_frames`] when a hover may show them (see [`Self::ready_memory`]).
@@ -544,10 +667,10 @@ impl HloSnapshot {
         &self,
         module: ModuleId,
     ) -> Option<Arc<crate::model::stack_frames::StackFrameIndex>> {
-        match self.module_answers {
-            ModuleAnswers::OnDemand => Some(self.stack_frames(module)),
-            ModuleAnswers::Background => self.frames.get()?.get(module.index()).cloned(),
+        if self.answers_now() {
+            return Some(self.stack_frames(module));
         }
+        self.frames.get()?.get(module.index()).cloned()
     }
 
     /// Computes the answers that need a whole module ([`ModuleAnswers`]) of every
@@ -557,11 +680,12 @@ impl HloSnapshot {
         // Each computes every module's at once.
         self.stack_frames(ModuleId(0));
         self.memory(ModuleId(0));
+        self.module_findings();
     }
 
     /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.
     pub fn module_answers_ready(&self) -> bool {
-        self.memory.get().is_some() && self.frames.get().is_some()
+        self.memory.get().is_some() && self.frames.get().is_some() && self.findings.get().is_some()
     }
 
     /// The stack-frame tables of module `module` (empty when it has none).
@@ -570,9 +694,19 @@ impl HloSnapshot {
         module: ModuleId,
     ) -> Arc<crate::model::stack_frames::StackFrameIndex> {
         let all = self.frames.get_or_init(|| {
-            (0..self.model().modules.len())
-                .map(|m| Arc::new(super::source::tables(self, ModuleId(m as u32))))
-                .collect()
+            let memo = self.module_memo.as_ref();
+            if let Some(kept) = memo.and_then(|memo| memo.frames(self.key())) {
+                return kept;
+            }
+            let frames: Frames = Arc::new(
+                (0..self.model().modules.len())
+                    .map(|m| Arc::new(super::source::tables(self, ModuleId(m as u32))))
+                    .collect(),
+            );
+            if let Some(memo) = memo {
+                memo.keep_frames(self.key(), frames.clone());
+            }
+            frames
         });
         all.get(module.index()).cloned().unwrap_or_default()
     }
@@ -584,7 +718,8 @@ impl HloSnapshot {
     pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
         self.diagnostics.get_or_compute(|| {
             self.check_parts();
-            self.checked.diagnostics(&self.document)
+            self.checked
+                .diagnostics(&self.document, &self.ready_module_findings())
         })
     }
 

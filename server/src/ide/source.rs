@@ -54,6 +54,9 @@ pub fn hover_line(
     let metadata = OpMetadata::parse(computation.src(attribute.value_range));
     // Left out until the tables are read ([`HloSnapshot::ready_stack_frames`]).
     let stack = match metadata.stack_frame_id {
+        Some(_) if snapshot.stack_frames_pending() => {
+            return Some("Source: reading the module's stack frames…".to_string());
+        }
         Some(id) => snapshot.ready_stack_frames(module)?.stack(id),
         None => Vec::new(),
     };

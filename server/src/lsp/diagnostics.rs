@@ -204,6 +204,7 @@ async fn publish(
     let computed = {
         let snapshot = snapshot.clone();
         let budget = budget.clone();
+        let renderings = renderings.clone();
         guarded_within("diagnostics", budget, move || {
             renderings.notification(&snapshot, style)
         })
@@ -215,24 +216,64 @@ async fn publish(
     };
     let stale = workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled);
     if !stale {
+        let sent = hash_of(&notification);
         outbox.post(Outgoing::Rendered(notification));
-        prepare_module_answers(&workspace, &outbox, snapshot.clone(), budget).await;
+        let prepared = (snapshot.clone(), budget.clone());
+        if prepare_module_answers(&workspace, &outbox, prepared).await {
+            republish(
+                &workspace,
+                &outbox,
+                (snapshot.clone(), budget),
+                renderings,
+                (style, sent),
+            )
+            .await;
+        }
     }
     crate::ide::reaper::release(snapshot);
 }
 
+fn hash_of(bytes: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(bytes)
+}
+
+/// Publishes the version's diagnostics again once its module-wide answers are ready,
+/// when they change what was sent (`sent`: the hash of the first notification): the
+/// memory findings of a version whose edit changed a shape.
+async fn republish(
+    workspace: &Workspace,
+    outbox: &Outbox,
+    (snapshot, budget): (Arc<Snapshot>, Budget),
+    renderings: Arc<Renderings>,
+    (style, sent): (Style, u64),
+) {
+    let computed = {
+        let snapshot = snapshot.clone();
+        guarded_within("diagnostics", budget.clone(), move || {
+            renderings.notification(&snapshot, style)
+        })
+        .await
+    };
+    let Ok(notification) = computed else { return };
+    let current = !workspace.is_stale(&snapshot) && budget.cut() != Some(Cut::Cancelled);
+    if current && hash_of(&notification) != sent {
+        outbox.post(Outgoing::Rendered(notification));
+    }
+}
+
 /// Computes the version's answers that need a whole module ([`crate::ide::ModuleAnswers`]:
-/// the memory estimate, the stack-frame tables) once its diagnostics are out, the
-/// checks having built every computation, and asks the client for its lenses again
-/// (the memory lenses appear). Hovers show them from then on.
+/// the memory estimate and findings, the stack-frame tables) once its diagnostics are
+/// out, the checks having built every computation, and asks the client for its lenses
+/// again (the memory lenses appear). Hovers show them from then on. Whether they were
+/// computed for the current version.
 async fn prepare_module_answers(
     workspace: &Workspace,
     outbox: &Outbox,
-    snapshot: Arc<Snapshot>,
-    budget: Budget,
-) {
+    (snapshot, budget): (Arc<Snapshot>, Budget),
+) -> bool {
     if !matches!(snapshot.ide, crate::ide::Snapshot::Hlo(_)) {
-        return;
+        return false;
     }
     let prepared = {
         let snapshot = snapshot.clone();
@@ -245,7 +286,7 @@ async fn prepare_module_answers(
         })
         .await
     };
-    let Ok(took) = prepared else { return };
+    let Ok(took) = prepared else { return false };
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
         "module answers of {} version {} ready in {took:?}",
@@ -260,6 +301,7 @@ async fn prepare_module_answers(
     {
         outbox.post(Outgoing::RefreshCodeLenses);
     }
+    current
 }
 
 /// One library diagnostic as an LSP diagnostic (related locations in the same file).

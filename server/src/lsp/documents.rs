@@ -35,18 +35,21 @@ pub struct Document {
     pub checked: Arc<Checked>,
     /// HLO or MLIR: which library snapshot its versions make ([`crate::ide::Snapshot`]).
     pub language: Language,
+    /// The module-wide answers its versions share ([`crate::ide::module_wide`]).
+    pub module_memo: Arc<crate::ide::module_wide::ModuleMemo>,
 }
 
 impl Document {
     pub fn new(uri: Uri, version: i32, text: &str) -> Self {
         let model = model::Document::parse(text);
-        let checked = Checked::new(&model).with_dump(uri.to_file_path().as_deref());
+        let checked = Checked::new(&model);
         Self {
             language: Language::Hlo,
             uri,
             version,
             model: Arc::new(model),
             checked: Arc::new(checked),
+            module_memo: Arc::default(),
         }
         .with_language(None)
     }
@@ -96,7 +99,7 @@ impl Document {
     fn apply_edit(&mut self, range: &std::ops::Range<usize>, text: &str) {
         let (model, checked) = if range.start == 0 && range.end == self.model.syntax().len() {
             let model = model::Document::parse(text);
-            let checked = Checked::new(&model).with_dump(self.uri.to_file_path().as_deref());
+            let checked = Checked::new(&model);
             (model, checked)
         } else {
             let (model, change) = self.model.edited(range.start, range.end, text);
@@ -119,7 +122,11 @@ impl Document {
             self.uri.to_file_path().as_deref(),
         )
         // Computed after the diagnostics (`super::diagnostics`): no hover waits for them.
-        .with_module_answers(crate::ide::ModuleAnswers::Background);
+        .with_module_answers(crate::ide::ModuleAnswers::Background)
+        .with_module_memo(
+            self.module_memo.clone(),
+            crate::ide::snapshot::SMALL_DOCUMENT_BYTES,
+        );
         Arc::new(Snapshot::new(self.uri.clone(), self.version, sequence, ide))
     }
 }

@@ -242,8 +242,21 @@ impl Renderings {
             ide::Snapshot::Hlo(hlo) => {
                 let mut kept = std::mem::take(&mut *super::workspace::lock(&self.kept));
                 let mut now = Kept::with_capacity_and_hasher(kept.len(), Default::default());
+                // The memory findings known so far: they never hold up the rest.
+                let module_wide = hlo.ready_module_findings();
+                let mut extra = module_wide.iter().peekable();
                 for part in hlo.check_parts() {
-                    self.write_part(&mut list, snapshot, style, part, &mut kept, &mut now);
+                    while let Some((_, found)) = extra.next_if(|(at, _)| *at < part.chunk) {
+                        separated(&mut list, |list| write_list(list, snapshot, style, found));
+                    }
+                    let also = extra
+                        .next_if(|(at, _)| *at == part.chunk)
+                        .map(|(_, found)| found.as_slice());
+                    let context = (&mut kept, &mut now);
+                    self.write_part(&mut list, snapshot, style, (part, also), context);
+                }
+                for (_, found) in extra {
+                    separated(&mut list, |list| write_list(list, snapshot, style, found));
                 }
                 *super::workspace::lock(&self.kept) = now;
             }
@@ -254,18 +267,19 @@ impl Renderings {
     }
 
     /// Appends the findings of one chunk (after a comma when `list` has some), moving
-    /// its rendering from `kept` to `now`.
+    /// its rendering from `kept` to `now`. `also` are module-wide findings shown in the
+    /// chunk (rendered each time, with the chunk's own diagnostics).
     fn write_part(
         &self,
         list: &mut Vec<u8>,
         snapshot: &Snapshot,
         style: Style,
-        part: Part,
-        kept: &mut Kept,
-        now: &mut Kept,
+        (part, also): (Part, Option<&[model::Diagnostic]>),
+        (kept, now): (&mut Kept, &mut Kept),
     ) {
         let document = snapshot.ide.document();
-        let own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
+        let mut own: Vec<model::Diagnostic> = document.own_diagnostics(part.chunk).collect();
+        own.extend(also.into_iter().flatten().cloned());
         let Some((mi, ci)) = part.computation else {
             separated(list, |list| write_list(list, snapshot, style, &own));
             return;

@@ -14,7 +14,9 @@ use std::path::Path;
 
 use super::{human_bytes, Report};
 use crate::model::Severity;
-use crate::model::{ComputationRef, Diagnostic, HloFile, Instruction, Module, ModuleId, Opcode};
+use crate::model::{
+    ComputationId, ComputationRef, Diagnostic, HloFile, Instruction, Module, ModuleId, Opcode,
+};
 
 /// The code of the finding.
 pub const COPY_AT_PEAK: &str = "copy-at-memory-peak";
@@ -177,7 +179,17 @@ pub fn computation_diagnostics(
     let Some(report) = super::analyze_in(file, module, dump) else {
         return Vec::new();
     };
-    peak_copies(m, &report)
+    peak_findings(m, &report)
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect()
+}
+
+/// The findings of module `m` whose memory answer is `report`, in document bytes of
+/// the version `m` belongs to, each with the computation it is shown in (the one
+/// holding the copy: the ENTRY, or a computation it calls).
+pub fn peak_findings(m: &Module, report: &Report) -> Vec<(ComputationId, Diagnostic)> {
+    peak_copies(m, report)
         .iter()
         .filter_map(|copy| {
             let (ci, id) = m.find_instruction(&copy.instruction)?;
@@ -187,7 +199,7 @@ pub fn computation_diagnostics(
                 at.abs(instruction.name_range),
                 Severity::Information,
                 COPY_AT_PEAK,
-                message(copy, &report),
+                message(copy, report),
             );
             if let Some(operand) = copy
                 .operand_live
@@ -199,7 +211,7 @@ pub fn computation_diagnostics(
                     "the operand, live at the peak too",
                 );
             }
-            Some(d)
+            Some((ci, d))
         })
         .collect()
 }

@@ -81,8 +81,10 @@ struct Flow {
 /// calls must not overflow the stack.
 const MAX_CALL_DEPTH: usize = 64;
 
-/// The estimate for `module`; `None` when it has no entry computation. A module that
-/// is not scheduled is estimated in text order and says so in a note.
+/// The estimate for `module`; `None` when it has no entry computation, or when the
+/// caller's budget ran out ([`crate::budget`]: the server gives up a version's
+/// estimate when a newer version arrives). A module that is not scheduled is
+/// estimated in text order and says so in a note.
 pub fn estimate(module: &Module) -> Option<Report> {
     let entry = module.entry_computation()?;
     let mut flow = Flow::default();
@@ -92,8 +94,14 @@ pub fn estimate(module: &Module) -> Option<Report> {
         ));
     }
     flow.flatten(module, entry.id, None);
+    if crate::budget::exhausted() {
+        return None;
+    }
     flow.liveness(module, entry.id);
-    Some(flow.assign(module, entry.id))
+    if crate::budget::exhausted() {
+        return None;
+    }
+    flow.assign(module, entry.id)
 }
 
 fn note(message: &str) -> Note {
@@ -740,7 +748,7 @@ impl Flow {
         out
     }
 
-    fn assign(mut self, module: &Module, entry: ComputationId) -> Report {
+    fn assign(mut self, module: &Module, entry: ComputationId) -> Option<Report> {
         let groups = self.groups();
         let mut allocations: Vec<Building> = Vec::new();
         let mut reusable: Vec<usize> = Vec::new();
@@ -753,6 +761,9 @@ impl Flow {
             .and_then(|r| self.positions.get(&(entry, r)))
             .and_then(|p| p.iter().find(|(i, _)| i.is_empty()).map(|&(_, v)| v));
         for group in groups {
+            if crate::budget::exhausted() {
+                return None;
+            }
             let size = self.size(&group);
             let live_out = group.iter().any(|&v| self.values[v].live_out);
             let parameter = group.iter().find_map(|&v| {
@@ -827,7 +838,7 @@ impl Flow {
             }
         }
         self.heap(module, &mut allocations, &temps);
-        self.report(module, allocations)
+        Some(self.report(module, allocations))
     }
 
     /// Packs the temps into one preallocated-temp allocation.

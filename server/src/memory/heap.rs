@@ -54,23 +54,88 @@ fn place<K: Ord>(
     let mut order: Vec<usize> = (0..intervals.len()).collect();
     order.sort_by(|&a, &b| key(&intervals[a]).cmp(&key(&intervals[b])).then(a.cmp(&b)));
     let mut offsets = vec![0u64; intervals.len()];
-    let mut placed: Vec<usize> = Vec::with_capacity(intervals.len());
+    let mut placed = vec![false; intervals.len()];
+    let by_time = ByTime::new(intervals);
     let mut heap_size = 0;
+    let mut busy: Vec<(u64, u64)> = Vec::new();
+    let mut meeting: Vec<usize> = Vec::new();
     for i in order {
         let me = intervals[i];
-        let mut busy: Vec<(u64, u64)> = placed
-            .iter()
-            .map(|&j| (j, intervals[j]))
-            .filter(|(_, o)| o.start <= me.end && me.start <= o.end)
-            .map(|(j, o)| (offsets[j], offsets[j] + o.size))
-            .collect();
+        meeting.clear();
+        by_time.meeting(me.start, me.end, &mut meeting);
+        busy.clear();
+        busy.extend(
+            meeting
+                .iter()
+                .filter(|&&j| placed[j])
+                .map(|&j| (offsets[j], offsets[j] + intervals[j].size)),
+        );
         busy.sort_unstable();
         let offset = best_gap(&busy, me.size, alignment);
         offsets[i] = offset;
         heap_size = heap_size.max(offset + me.size);
-        placed.push(i);
+        placed[i] = true;
     }
     Placement { offsets, heap_size }
+}
+
+/// The intervals by start time, with the latest end under each node of a segment tree
+/// over that order: the intervals that meet a time range are found by descending only
+/// into nodes whose latest end reaches it, so each query costs what it reports times
+/// log n. (Asking every interval placed so far made a module of tens of thousands of
+/// temps quadratic.)
+struct ByTime {
+    /// Interval indices, by start.
+    order: Vec<usize>,
+    starts: Vec<u64>,
+    /// Leaves at `size..size + order.len()`: each leaf's end; inner nodes the
+    /// latest end below them.
+    latest_end: Vec<u64>,
+    size: usize,
+}
+
+impl ByTime {
+    fn new(intervals: &[Interval]) -> ByTime {
+        let mut order: Vec<usize> = (0..intervals.len()).collect();
+        order.sort_by_key(|&i| intervals[i].start);
+        let size = order.len().next_power_of_two().max(1);
+        let mut latest_end = vec![0u64; 2 * size];
+        for (k, &i) in order.iter().enumerate() {
+            latest_end[size + k] = intervals[i].end;
+        }
+        for node in (1..size).rev() {
+            latest_end[node] = latest_end[2 * node].max(latest_end[2 * node + 1]);
+        }
+        ByTime {
+            starts: order.iter().map(|&i| intervals[i].start).collect(),
+            order,
+            latest_end,
+            size,
+        }
+    }
+
+    /// Appends to `out` every interval live at some time in `start..=end`.
+    fn meeting(&self, start: u64, end: u64, out: &mut Vec<usize>) {
+        // Those starting by `end` are a prefix; among them, those ending at `start`
+        // or later.
+        let prefix = self.starts.partition_point(|&s| s <= end);
+        if prefix == 0 {
+            return;
+        }
+        let mut stack = vec![(1usize, 0usize, self.size)];
+        while let Some((node, from, to)) = stack.pop() {
+            if from >= prefix || self.latest_end[node] < start {
+                continue;
+            }
+            if to - from == 1 {
+                out.push(self.order[from]);
+                continue;
+            }
+            let middle = (from + to) / 2;
+            stack.push((2 * node + 1, middle, to));
+            stack.push((2 * node, from, middle));
+        }
+    }
 }
 
 /// The offset of the smallest free gap between `busy` chunks (sorted) that holds
@@ -95,6 +160,42 @@ fn best_gap(busy: &[(u64, u64)], size: u64, alignment: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The segment tree's answer is the plain scan's, on random intervals.
+    #[test]
+    fn meeting_is_every_interval_that_meets_the_range() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for count in [0usize, 1, 2, 3, 17, 100] {
+            let intervals: Vec<Interval> = (0..count)
+                .map(|_| {
+                    let start = next(50);
+                    Interval {
+                        start,
+                        end: start + next(20),
+                        size: 1,
+                    }
+                })
+                .collect();
+            let by_time = ByTime::new(&intervals);
+            for _ in 0..50 {
+                let start = next(70);
+                let end = start + next(10);
+                let mut found = Vec::new();
+                by_time.meeting(start, end, &mut found);
+                found.sort_unstable();
+                let expected: Vec<usize> = (0..count)
+                    .filter(|&i| intervals[i].start <= end && start <= intervals[i].end)
+                    .collect();
+                assert_eq!(found, expected);
+            }
+        }
+    }
 
     #[test]
     fn disjoint_lifetimes_share_and_overlapping_ones_stack() {

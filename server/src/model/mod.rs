@@ -18,6 +18,7 @@ pub mod callgraph;
 pub mod crossref;
 pub mod diagnostics;
 pub mod document;
+pub mod fingerprint;
 pub mod header;
 pub mod instruction_checks;
 pub mod iota;

@@ -133,6 +133,47 @@ pub struct Module {
     /// computation `i`'s.
     pub(crate) units: Units,
     pub(crate) refs: Arc<Crossrefs>,
+    /// Every instruction of the module by name, made on first use by
+    /// [`Module::find_instruction`].
+    pub(crate) instruction_index: OnceLock<InstructionIndex>,
+}
+
+/// The first instruction of each name across a module's computations, in text order:
+/// the memory report looks up each of its buffers' instructions by name, and scanning
+/// every computation's own index per look-up made a report of a module of 25,000
+/// computations quadratic. Hashes with ids, sorted (16 bytes an instruction, no copy
+/// of the names); equal hashes are told apart by the names the instructions hold.
+#[derive(Debug, Clone, Default)]
+pub struct InstructionIndex {
+    /// `(hash of the name, computation, instruction)`, by hash, then text order.
+    entries: Vec<(u64, ComputationId, InstrId)>,
+}
+
+impl InstructionIndex {
+    fn of(module: &Module) -> InstructionIndex {
+        let mut entries: Vec<(u64, ComputationId, InstrId)> = module
+            .computations()
+            .flat_map(|c| {
+                c.model()
+                    .instructions
+                    .iter()
+                    .map(move |i| (super::names::hash(&i.name), c.id, i.id))
+            })
+            .collect();
+        // Stable: among equal hashes the first in text order stays first.
+        entries.sort_by_key(|&(h, _, _)| h);
+        InstructionIndex { entries }
+    }
+
+    fn get(&self, module: &Module, name: &str) -> Option<(ComputationId, InstrId)> {
+        let h = super::names::hash(name);
+        let from = self.entries.partition_point(|&(e, _, _)| e < h);
+        self.entries[from..]
+            .iter()
+            .take_while(|&&(e, _, _)| e == h)
+            .find(|&&(_, c, i)| *module.computation(c).instruction(i).name == *name)
+            .map(|&(_, c, i)| (c, i))
+    }
 }
 
 impl std::ops::Deref for Module {
@@ -174,6 +215,8 @@ pub struct Crossrefs {
 pub struct Unit {
     pub chunk: Arc<Chunk>,
     built: OnceLock<Built>,
+    /// [`Unit::fingerprint`], made on first use.
+    fingerprint: OnceLock<u64>,
 }
 
 /// What a chunk yields on its own.
@@ -192,7 +235,19 @@ impl Unit {
         Unit {
             chunk,
             built: OnceLock::new(),
+            fingerprint: OnceLock::new(),
         }
+    }
+
+    /// A hash of the chunk's text without its instructions' `metadata={...}`: equal
+    /// for two chunks that differ only in what the metadata says (an `op_name`, a
+    /// source line), which no shape, buffer or schedule depends on. Answers that read
+    /// no metadata (the memory estimate) are kept across versions whose units all
+    /// keep their fingerprints.
+    pub fn fingerprint(&self) -> u64 {
+        *self
+            .fingerprint
+            .get_or_init(|| super::fingerprint::without_metadata(self.chunk.text()))
     }
 
     /// The chunk's text; every [`Span`] of its computation indexes it.
@@ -734,11 +789,13 @@ impl Module {
             .and_then(|c| self.resolve(c))
     }
 
-    /// Finds an instruction by name in any computation (first match in order).
+    /// Finds an instruction by name in any computation (first match in order). The
+    /// first look-up indexes the whole module ([`InstructionIndex`]).
     pub fn find_instruction(&self, name: &str) -> Option<(ComputationId, InstrId)> {
         let name = name.strip_prefix('%').unwrap_or(name);
-        self.computations()
-            .find_map(|c| c.model().instruction_id(name).map(|id| (c.id, id)))
+        self.instruction_index
+            .get_or_init(|| InstructionIndex::of(self))
+            .get(self, name)
     }
 }
 

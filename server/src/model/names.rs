@@ -16,7 +16,7 @@ pub struct NameIndex {
     table: HashTable<InstrId>,
 }
 
-fn hash(name: &str) -> u64 {
+pub(crate) fn hash(name: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(name)
 }
 

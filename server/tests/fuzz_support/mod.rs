@@ -38,7 +38,7 @@ pub fn check(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let doc = Document::parse(&text);
     let mut checked = Checked::new(&doc);
-    checked.diagnostics(&doc);
+    checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
     // One edit, derived from the input: delete from 2/5 to 1/2 of the text.
     let (start, end) = (text.len() * 2 / 5, text.len() / 2);
     if !(text.is_char_boundary(start) && text.is_char_boundary(end)) {
@@ -46,7 +46,7 @@ pub fn check(data: &[u8]) {
     }
     let (next, change) = doc.edited(start, end, "");
     checked = checked.after(&next, &change);
-    let mut incremental = checked.diagnostics(&next);
+    let mut incremental = checked.diagnostics(&next, &checks::module_wide_of(&next, None));
     checks::sort(&mut incremental);
     let mut edited = text.to_string();
     edited.replace_range(start..end, "");
