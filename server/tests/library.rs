@@ -35,6 +35,7 @@ mod cost_conformance;
 mod device_peak_rates;
 mod dot_cost;
 mod dump_history;
+mod format_conformance;
 mod fusible_conformance;
 mod fusible_priority;
 mod fusion_run;

@@ -119,7 +119,7 @@ fn refuse_unprintable(doc: &Document) -> Result<(), Refusal> {
     }
     for placed in doc.syntax().chunks() {
         let tree = placed.tree();
-        if let Some(comment) = first_comment(tree.root_node()) {
+        if let Some(comment) = first_comment(tree.root_node(), placed.text()) {
             return Err(Refusal::at(
                 placed.range().start + comment,
                 "a comment, which XLA's printer drops; \
@@ -130,14 +130,37 @@ fn refuse_unprintable(doc: &Document) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The chunk-relative start of the first `comment` node under `node`.
-fn first_comment(node: tree_sitter::Node) -> Option<usize> {
+/// The chunk-relative start of the first comment under `node` that XLA's printer
+/// would not write back. Its own operand index annotations (`/*index=5*/`) and a
+/// literal's dimension annotations (`/*i0=1*/`) it does write: they are kept.
+fn first_comment(node: tree_sitter::Node, text: &str) -> Option<usize> {
     if node.kind() == "comment" {
-        return Some(node.start_byte());
+        let comment = text.get(node.byte_range()).unwrap_or("");
+        return (!is_xla_annotation(comment)).then_some(node.start_byte());
     }
     let mut cursor = node.walk();
-    let found = node.children(&mut cursor).find_map(first_comment);
+    let found = node
+        .children(&mut cursor)
+        .find_map(|child| first_comment(child, text));
     found
+}
+
+/// `/*index=5*/` or `/*i0=1*/`: what XLA's printer writes as a comment.
+fn is_xla_annotation(comment: &str) -> bool {
+    let Some(inner) = comment
+        .strip_prefix("/*")
+        .and_then(|c| c.strip_suffix("*/"))
+    else {
+        return false;
+    };
+    let Some((key, number)) = inner.split_once('=') else {
+        return false;
+    };
+    let key_ok = key == "index"
+        || key
+            .strip_prefix('i')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    key_ok && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]

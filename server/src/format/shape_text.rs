@@ -40,13 +40,25 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Skips spaces and comments: the `/*index=5*/` XLA writes in a long tuple is
+    /// written again where it belongs ([`Reader::tuple`]).
     fn skip_space(&mut self) {
-        while self
-            .text
-            .get(self.at)
-            .is_some_and(|b| b.is_ascii_whitespace())
-        {
-            self.at += 1;
+        loop {
+            while self
+                .text
+                .get(self.at)
+                .is_some_and(|b| b.is_ascii_whitespace())
+            {
+                self.at += 1;
+            }
+            let rest = self.text.get(self.at..).unwrap_or_default();
+            if !rest.starts_with(b"/*") {
+                return;
+            }
+            match rest.windows(2).skip(2).position(|w| w == b"*/") {
+                Some(end) => self.at += end + 4,
+                None => return,
+            }
         }
     }
 
@@ -70,12 +82,18 @@ impl Reader<'_> {
             out.push(')');
             return Some(());
         }
+        let mut index = 0;
         loop {
             self.shape(out, with_layout)?;
+            index += 1;
             match self.peek()? {
                 b',' => {
                     self.at += 1;
                     out.push_str(", ");
+                    // XLA's `PrintTupleShapes`: every fifth element's index.
+                    if index % 5 == 0 {
+                        out.push_str(&format!("/*index={index}*/"));
+                    }
                 }
                 b')' => {
                     self.at += 1;
@@ -188,5 +206,9 @@ mod tests {
             Some("f32[<=4,2]{1,0}")
         );
         assert_eq!(canonical("f32[2", true), None);
+        assert_eq!(
+            canonical("(s8[], s8[], s8[], s8[], s8[], s8[])", false).as_deref(),
+            Some("(s8[], s8[], s8[], s8[], s8[], /*index=5*/s8[])")
+        );
     }
 }

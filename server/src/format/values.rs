@@ -55,10 +55,11 @@ fn window(value: &str) -> Option<String> {
     Some(format!("{{{}}}", kept.join(" ")))
 }
 
-/// `{[0:3], [0:4:2]}` as `{[0:3:1], [0:4:2]}`.
+/// `{[0:3], [0:4:2]}` as `{[0:3:1], [0:4:2]}`: XLA writes every stride when one is
+/// not 1, and none otherwise (`HloSliceInstruction`'s printer).
 fn slice(value: &str) -> Option<String> {
     let inner = value.strip_prefix('{')?.strip_suffix('}')?;
-    let mut dims = Vec::new();
+    let mut dims: Vec<(String, String, String)> = Vec::new();
     for part in inner.split(']') {
         let part = part.trim().trim_start_matches(',').trim();
         if part.is_empty() {
@@ -66,13 +67,22 @@ fn slice(value: &str) -> Option<String> {
         }
         let body: String = part.strip_prefix('[')?.split_whitespace().collect();
         let fields: Vec<&str> = body.split(':').collect();
-        match fields.len() {
-            2 => dims.push(format!("[{body}:1]")),
-            3 => dims.push(format!("[{body}]")),
+        let stride = match fields.len() {
+            2 => "1",
+            3 => fields[2],
             _ => return None,
-        }
+        };
+        dims.push((fields[0].into(), fields[1].into(), stride.into()));
     }
-    Some(format!("{{{}}}", dims.join(", ")))
+    let strided = dims.iter().any(|(_, _, stride)| stride != "1");
+    let printed: Vec<String> = dims
+        .into_iter()
+        .map(|(start, limit, stride)| match strided {
+            true => format!("[{start}:{limit}:{stride}]"),
+            false => format!("[{start}:{limit}]"),
+        })
+        .collect();
+    Some(format!("{{{}}}", printed.join(", ")))
 }
 
 /// The order XLA prints the attributes of one group in, where a group's members may
@@ -152,6 +162,7 @@ mod tests {
             slice("{[0:3], [0:4:2]}").as_deref(),
             Some("{[0:3:1], [0:4:2]}")
         );
+        assert_eq!(slice("{[0:3:1], [0:4]}").as_deref(), Some("{[0:3], [0:4]}"));
         assert_eq!(
             entry_layout("{(f32[8,16]) -> f32[8]}").as_deref(),
             Some("{(f32[8,16]{1,0})->f32[8]{0}}")
