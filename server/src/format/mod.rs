@@ -15,6 +15,7 @@
 
 pub mod edits;
 mod order;
+mod post_order;
 mod printer;
 pub mod shape_text;
 mod values;

@@ -9,10 +9,11 @@
 use tree_sitter::Node;
 
 use super::order;
+use super::post_order;
 use super::shape_text;
 use super::values;
 use super::{Refusal, Style};
-use crate::model::{AttributeValueKind, ComputationRef, Document, Instruction, Module};
+use crate::model::{AttributeValueKind, ComputationRef, Document, InstrId, Instruction, Module};
 use crate::syntax::{ChunkKind, Placed};
 
 /// The whole document printed in `style`, or why it cannot be.
@@ -35,7 +36,17 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
     for (index, placed) in syntax.chunks().iter().enumerate() {
         match placed.kind() {
             ChunkKind::Header => header = Some(placed),
-            ChunkKind::Table => tables.push(placed.text().trim_end()),
+            // XLA writes a table's rows again from what it read: the rows as
+            // written, without spaces at their ends.
+            ChunkKind::Table => tables.push(
+                placed
+                    .text()
+                    .trim_end()
+                    .lines()
+                    .map(str::trim_end)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
             ChunkKind::Computation => {
                 let (_, id) = file.computation_in_chunk(index).ok_or_else(|| {
                     Refusal::at(
@@ -64,8 +75,12 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
         out.push('\n');
     }
     out.push_str("\n\n");
+    let scheduled = module.header_text().is_some_and(|h| {
+        h.split_whitespace()
+            .any(|w| w.starts_with("is_scheduled=true"))
+    });
     for (placed, c) in &computations {
-        computation(&mut out, module, placed, c, style)?;
+        computation(&mut out, module, placed, c, style, scheduled)?;
         out.push_str("\n\n");
     }
     Ok(out)
@@ -200,12 +215,18 @@ fn computation(
     placed: &Placed,
     c: &ComputationRef,
     style: Style,
+    scheduled: bool,
 ) -> Result<(), Refusal> {
     if module.entry == Some(c.id) {
         out.push_str("ENTRY ");
     }
     out.push_str(&format!("%{} {} {{\n", c.name, program_shape(c, false)?));
-    for (k, i) in c.instructions.iter().enumerate() {
+    let order = match scheduled {
+        true => (0..c.instructions.len() as u32).map(InstrId).collect(),
+        false => post_order::instruction_order(c),
+    };
+    for id in order {
+        let (k, i) = (id.index(), c.instruction(id));
         if i.synthetic {
             return Err(Refusal::at(
                 c.abs(i.name_range).start,
