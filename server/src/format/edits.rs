@@ -8,8 +8,12 @@ use std::ops::Range;
 use crate::model::{HloFile, TextEdit};
 
 /// Differences beyond this many lines are sent as one edit of the span between the
-/// common head and tail: the diff's cost grows with the square of the differences.
-const MAX_DIFFERENCES: usize = 4000;
+/// common head and tail: the diff's memory grows with the square of the differences.
+const MAX_DIFFERENCES: usize = 1000;
+
+/// Longer spans of changed lines (that do not pair up one to one) are not diffed
+/// either: the diff's time grows with their length times the differences.
+const MAX_DIFF_LINES: usize = 20_000;
 
 /// Lines of `text` with their byte ranges, line breaks included.
 fn lines(text: &str) -> Vec<Range<usize>> {
@@ -46,7 +50,17 @@ pub fn line_edits(old: &str, new: &str) -> Vec<TextEdit> {
         .take_while(|(x, y)| x == y)
         .count();
     let (ma, mb) = (&la[head..la.len() - tail], &lb[head..lb.len() - tail]);
-    let middle = common_lines(ma, mb).unwrap_or_default();
+    let middle = if ma.len() == mb.len() {
+        // Formatting mostly rewrites lines in place: pair them one to one.
+        (0..ma.len())
+            .filter(|&k| ma[k] == mb[k])
+            .map(|k| (k, k))
+            .collect()
+    } else if ma.len() + mb.len() <= MAX_DIFF_LINES {
+        common_lines(ma, mb).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let matches = (0..head)
         .map(|k| (k, k))
         .chain(middle.into_iter().map(|(x, y)| (x + head, y + head)))
@@ -75,7 +89,22 @@ pub fn line_edits(old: &str, new: &str) -> Vec<TextEdit> {
         j = mj + 1;
     }
     gap(i, la.len(), j, lb.len(), &mut edits);
+    for edit in &mut edits {
+        inside_last_line(old, edit);
+    }
     edits
+}
+
+/// Lines added after the last one are inserted before the text's final line break
+/// instead (the same text): a position past the last line is where editors differ
+/// (Neovim 0.12 added a line there), one inside a line is not.
+fn inside_last_line(old: &str, edit: &mut TextEdit) {
+    let end = old.len();
+    if edit.range == (end..end) && old.ends_with('\n') && edit.new_text.ends_with('\n') {
+        let lines = &edit.new_text[..edit.new_text.len() - 1];
+        edit.new_text = format!("\n{lines}");
+        edit.range = end - 1..end - 1;
+    }
 }
 
 /// The pairs of equal lines of a longest common subsequence, in order; `None` when
@@ -88,7 +117,10 @@ fn common_lines(a: &[&str], b: &[&str]) -> Option<Vec<(usize, usize)>> {
     let mut v = vec![0isize; 2 * max + 3];
     let mut trace: Vec<Vec<isize>> = Vec::new();
     for d in 0..=limit as isize {
-        trace.push(v.clone());
+        // Only the diagonals step `d` can read: -d-1 ..= d+1.
+        let lo = (offset - d - 1).max(0) as usize;
+        let hi = ((offset + d + 1) as usize).min(v.len() - 1);
+        trace.push(v[lo..=hi].to_vec());
         let mut k = -d;
         while k <= d {
             let idx = (k + offset) as usize;
@@ -125,17 +157,18 @@ fn backtrack(
     let mut pairs = Vec::new();
     let mut k = k_end;
     for d in (0..=d_end).rev() {
-        let v = &trace[d as usize];
+        let saved = &trace[d as usize];
+        let base = (offset - d - 1).max(0);
+        let v = |k: isize| saved[(k + offset - base) as usize];
         let (prev_k, prev_x) = if d == 0 {
             (0, 0)
         } else {
-            let idx = (k + offset) as usize;
-            let pk = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) {
+            let pk = if k == -d || (k != d && v(k - 1) < v(k + 1)) {
                 k + 1
             } else {
                 k - 1
             };
-            (pk, v[(pk + offset) as usize])
+            (pk, v(pk))
         };
         let prev_y = prev_x - prev_k;
         let (start_x, start_y) = if d == 0 {
@@ -201,6 +234,7 @@ pub fn within(
         .collect()
 }
 
+/// The start of the line holding `offset`.
 fn line_start(text: &str, offset: usize) -> usize {
     text.get(..offset)
         .and_then(|t| t.rfind('\n'))

@@ -68,7 +68,7 @@ pub fn format(text: &str, style: Option<Style>) -> Result<String, Refusal> {
 /// [`format`] of a document already parsed (the editor's snapshot).
 pub fn format_document(doc: &Document, style: Option<Style>) -> Result<String, Refusal> {
     refuse_unprintable(doc)?;
-    let style = style.unwrap_or_else(|| written_style(doc.file(), &doc.syntax().text()));
+    let style = style.unwrap_or_else(|| written_style(doc.file()));
     printer::print(doc, style)
 }
 
@@ -91,7 +91,7 @@ pub fn edits(
 
 /// The form the file is written in: long when most named operands carry their
 /// shape, short otherwise (also when there are no operands at all).
-pub fn written_style(file: &HloFile, _text: &str) -> Style {
+pub fn written_style(file: &HloFile) -> Style {
     let (mut named, mut shaped) = (0usize, 0usize);
     for (_, c) in file.all_computations() {
         for i in &c.instructions {

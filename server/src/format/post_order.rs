@@ -4,7 +4,7 @@
 //! its operands (first operand first) and its control predecessors. A scheduled module
 //! (`is_scheduled=true`) is printed in its schedule's order, which is the written one.
 
-use crate::model::{ComputationRef, InstrId};
+use crate::model::{ComputationId, ComputationRef, InstrId, Module};
 
 /// The instructions of `c` in XLA's post order.
 pub fn instruction_order(c: &ComputationRef) -> Vec<InstrId> {
@@ -87,4 +87,53 @@ fn control_names(value: &str) -> Vec<&str> {
         .map(|n| n.trim().trim_start_matches('%'))
         .filter(|n| !n.is_empty())
         .collect()
+}
+
+/// The computations of `module` in the order XLA prints them:
+/// `HloModule::MakeComputationPostOrder` with `dfs_postorder`. Each computation no
+/// instruction calls (ENTRY, and any unused one), in written order, comes after
+/// the computations it calls, depth first in the order its instructions call them.
+pub fn computation_order(module: &Module) -> Vec<ComputationId> {
+    let count = module.computation_count();
+    let mut called = vec![false; count];
+    for c in module.computations() {
+        for i in &c.instructions {
+            for callee in &i.called {
+                if let Some(target) = module.resolve(callee) {
+                    called[target.id.index()] = true;
+                }
+            }
+        }
+    }
+    let mut added = vec![false; count];
+    let mut order = Vec::with_capacity(count);
+    for root in (0..count).filter(|&k| !called[k]) {
+        embed(module, ComputationId(root as u32), &mut added, &mut order);
+    }
+    // Computations that call each other in a cycle and that nothing else calls
+    // (the model reports the cycle) keep their written place at the end.
+    for (k, done) in added.iter().enumerate() {
+        if !done {
+            order.push(ComputationId(k as u32));
+        }
+    }
+    order
+}
+
+/// Adds what `id` calls (depth first), then `id`, unless already added.
+fn embed(module: &Module, id: ComputationId, added: &mut [bool], order: &mut Vec<ComputationId>) {
+    if added[id.index()] {
+        return;
+    }
+    // Marked before its callees: a recursive call does not loop.
+    added[id.index()] = true;
+    let c = module.computation(id);
+    for i in &c.instructions {
+        for callee in &i.called {
+            if let Some(target) = module.resolve(callee) {
+                embed(module, target.id, added, order);
+            }
+        }
+    }
+    order.push(id);
 }

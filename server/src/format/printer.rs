@@ -68,6 +68,7 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
             }
         }
     }
+    let computations = in_xla_order(module, computations);
     let mut out = header_line(module, header, &computations)?;
     if !tables.is_empty() {
         out.push_str("\n\n");
@@ -84,6 +85,23 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
         out.push_str("\n\n");
     }
     Ok(out)
+}
+
+/// `computations` in the order XLA prints them ([`post_order::computation_order`]).
+fn in_xla_order<'m>(
+    module: &'m Module,
+    computations: Vec<(&'m Placed, ComputationRef<'m>)>,
+) -> Vec<(&'m Placed, ComputationRef<'m>)> {
+    let mut by_id: Vec<Option<(&Placed, ComputationRef)>> =
+        (0..module.computation_count()).map(|_| None).collect();
+    for (placed, c) in computations {
+        let k = c.id.index();
+        by_id[k] = Some((placed, c));
+    }
+    post_order::computation_order(module)
+        .into_iter()
+        .filter_map(|id| by_id.get_mut(id.index()).and_then(Option::take))
+        .collect()
 }
 
 /// `HloModule name, attr=value, ...`: the written attributes in XLA's order, those

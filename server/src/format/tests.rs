@@ -36,3 +36,45 @@ fn attributes_follow_xla_order() {
         "{out}"
     );
 }
+
+/// `old` with `edits` applied from the last, as an editor does.
+fn apply(old: &str, edits: &[crate::model::TextEdit]) -> String {
+    let mut out = old.to_string();
+    let mut sorted = edits.to_vec();
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    for e in sorted {
+        out.replace_range(e.range.clone(), &e.new_text);
+    }
+    out
+}
+
+#[test]
+fn line_edits_rebuild_the_new_text_and_touch_only_changed_lines() {
+    let cases = [
+        ("a\nb\nc\n", "a\nB\nc\n"),
+        ("a\nb\nc\n", "a\nb\nc\n\n"),
+        ("a\nb\n", "x\na\nb\ny\nz\n"),
+        ("a\nb\nc", "c"),
+        ("", "a\n"),
+        ("a\n", ""),
+    ];
+    for (old, new) in cases {
+        let edits = super::line_edits(old, new);
+        assert_eq!(apply(old, &edits), new, "{old:?} -> {new:?}: {edits:?}");
+    }
+    let edits = super::line_edits("a\nb\nc\n", "a\nB\nc\n");
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0].range, 2..4);
+    // Lines added at the end go before the final line break, not past the last line.
+    let edits = super::line_edits("a\n", "a\n\n");
+    assert_eq!(edits[0].range, 1..1);
+}
+
+#[test]
+fn range_edits_stay_inside_the_touched_instruction() {
+    let doc = crate::model::Document::parse(SHORT);
+    let at = SHORT.find("negate").expect("negate");
+    let edits = super::edits(&doc, None, Some(at..at)).expect("formats");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].new_text, "  ROOT %n = f32[2,3]{1,0} negate(%p)\n");
+}
