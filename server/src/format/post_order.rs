@@ -89,33 +89,17 @@ fn control_names(value: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The computations of `module` in the order XLA prints them:
-/// `HloModule::MakeComputationPostOrder` with `dfs_postorder`. Each computation no
-/// instruction calls (ENTRY, and any unused one), in written order, comes after
-/// the computations it calls, depth first in the order its instructions call them.
+/// The computations of `module` in the order XLA prints them: every computation
+/// after the computations it calls (`HloModule::MakeComputationPostOrder`). XLA walks
+/// its module's list of computations, an order the text does not record; the written
+/// order stands in for it, so a module XLA printed keeps its order and a hand-written
+/// one gets its callees moved before their callers, depth first in call order.
 pub fn computation_order(module: &Module) -> Vec<ComputationId> {
     let count = module.computation_count();
-    let mut called = vec![false; count];
-    for c in module.computations() {
-        for i in &c.instructions {
-            for callee in &i.called {
-                if let Some(target) = module.resolve(callee) {
-                    called[target.id.index()] = true;
-                }
-            }
-        }
-    }
     let mut added = vec![false; count];
     let mut order = Vec::with_capacity(count);
-    for root in (0..count).filter(|&k| !called[k]) {
-        embed(module, ComputationId(root as u32), &mut added, &mut order);
-    }
-    // Computations that call each other in a cycle and that nothing else calls
-    // (the model reports the cycle) keep their written place at the end.
-    for (k, done) in added.iter().enumerate() {
-        if !done {
-            order.push(ComputationId(k as u32));
-        }
+    for k in 0..count {
+        embed(module, ComputationId(k as u32), &mut added, &mut order);
     }
     order
 }
