@@ -10,6 +10,7 @@ mod cli_coalescing;
 mod cli_cost;
 mod cli_device;
 mod cli_diff;
+mod cli_fmt;
 mod cli_gemm;
 mod cli_golden;
 mod cli_graph;

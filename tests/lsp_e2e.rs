@@ -7,6 +7,7 @@ mod lsp_support;
 mod lsp_coalescing;
 mod lsp_cost;
 mod lsp_features;
+mod lsp_formatting;
 mod lsp_fusion_outputs;
 mod lsp_graph;
 mod lsp_history;

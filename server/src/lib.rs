@@ -16,6 +16,7 @@ pub mod coalescing;
 pub mod cost;
 pub mod device;
 pub mod dump;
+pub mod format;
 pub mod fusible;
 pub mod graph;
 pub mod hover;

@@ -18,6 +18,7 @@ const FRONT_END_USES: &[&str] = &[
     "cost",
     "device",
     "dump",
+    "format",
     "fusible",
     "graph",
     "hover",
@@ -94,6 +95,8 @@ const FLOORS: &[(&str, &[&str])] = &[
         "refactor",
         &["algebra", "analysis", "budget", "model", "syntax"],
     ),
+    // The module printed as XLA prints it (`hlo-lsp fmt`, formatting requests).
+    ("format", &["model", "syntax"]),
     (
         "mlir",
         &["algebra", "analysis", "budget", "model", "syntax", "tiling"],
@@ -172,6 +175,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "cost",
             "device",
             "dump",
+            "format",
             "fusible",
             "graph",
             "hover",

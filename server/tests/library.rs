@@ -35,6 +35,8 @@ mod cost_conformance;
 mod device_peak_rates;
 mod dot_cost;
 mod dump_history;
+mod format_conformance;
+mod format_properties;
 mod fusible_conformance;
 mod fusible_priority;
 mod fusion_run;

@@ -430,6 +430,19 @@ local ok = xpcall(function()
     assert(buffer_text(tiles) == want, 'after the fix:\n' .. buffer_text(tiles))
   end)
 
+  check_with('documentFormattingProvider', 'vim.lsp.buf.format() prints a hand-written module as XLA does (jaxlib 0.10.2)', function()
+    local hand = edit_copy(data .. '/format/hand_written.hlo')
+    assert(wait_client(hand), 'no client on the hand-written module')
+    if has('0.8') then
+      vim.lsp.buf.format({ bufnr = hand, timeout_ms = TIMEOUT })
+    else
+      vim.lsp.buf.formatting_sync(nil, TIMEOUT)
+    end
+    local want = read_file(data .. '/format/hand_written.short.hlo')
+    local got = buffer_text(hand)
+    assert(got == want, 'after formatting:\n' .. got .. '\nexpected:\n' .. want)
+  end)
+
   check('MLIR: an .mlir buffer gets the server; hover on a linalg op shows its indexing maps', function()
     vim.cmd('edit ' .. vim.fn.fnameescape(data .. '/mlir/matmul_tile_using_for.mlir'))
     local mlir = vim.api.nvim_get_current_buf()

@@ -43,7 +43,7 @@ pub fn refuse_syntax_errors(
 /// that read XLA's HLO do not read (`maps` and `memory` read MLIR themselves, before
 /// they come here): read as HLO it gives only syntax errors, or empty answers. One
 /// line says what to run instead.
-fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
+pub fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
     let language = crate::language::detect(&path.to_string_lossy(), None, text);
     if language != crate::language::Language::Mlir {
         return Ok(());

@@ -14,6 +14,7 @@ pub mod coalescing;
 pub mod cost;
 pub mod device;
 pub mod diff;
+pub mod fmt;
 pub mod fusion;
 pub mod gpu;
 pub mod graph;
@@ -76,6 +77,8 @@ pub enum Command {
     Profile(profile::Args),
     /// What each device holds of every sharded instruction, and every collective's device groups.
     Sharding(sharding::Args),
+    /// Print the module as XLA prints it (`--style long|short`); `--check` names the first line that differs.
+    Fmt(fmt::Args),
     /// Speak the Language Server Protocol over stdio (the default with no arguments).
     Serve,
 }
@@ -112,6 +115,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Graph(args)) => graph::run(args),
         Some(Command::Profile(args)) => profile::run(args),
         Some(Command::Sharding(args)) => sharding::run(args),
+        Some(Command::Fmt(args)) => fmt::run(args),
         Some(Command::Serve) | None => {
             fail("the language server is started by main, not by the CLI")
         }

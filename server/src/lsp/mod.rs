@@ -25,6 +25,7 @@ pub mod code_actions;
 pub mod commands;
 pub mod diagnostics;
 pub mod documents;
+pub mod formatting;
 pub mod framing;
 pub mod guard;
 pub mod handlers;

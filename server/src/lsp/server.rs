@@ -8,6 +8,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+use super::formatting;
 use super::guard::{guarded, guarded_within};
 use super::json_answers::Json;
 use super::position::PositionEncoding;
@@ -142,6 +143,8 @@ enum Request {
     Graph,
     MemoryTimeline,
     Hottest,
+    Formatting,
+    RangeFormatting,
 }
 
 impl Request {
@@ -173,6 +176,8 @@ impl Request {
             Request::Graph => "graph",
             Request::MemoryTimeline => "memoryTimeline",
             Request::Hottest => "hottest",
+            Request::Formatting => "formatting",
+            Request::RangeFormatting => "rangeFormatting",
         }
     }
 
@@ -501,6 +506,8 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        document_range_formatting_provider: Some(OneOf::Left(true)),
         call_hierarchy_provider: Some(CallHierarchyServerCapability::Simple(true)),
         execute_command_provider: Some(ExecuteCommandOptions {
             commands: commands::names(),
@@ -677,6 +684,35 @@ impl LanguageServer for Backend {
             },
         )
         .await
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        self.on_document(
+            Request::Formatting,
+            &params.text_document.uri,
+            |snapshot, encoding| formatting::edits(snapshot, None, encoding),
+        )
+        .await?
+    }
+
+    async fn range_formatting(
+        &self,
+        params: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let range = params.range;
+        self.on_document(
+            Request::RangeFormatting,
+            &params.text_document.uri,
+            move |snapshot, encoding| {
+                let start = snapshot.offset(range.start, encoding).unwrap_or(0);
+                let end = snapshot
+                    .offset(range.end, encoding)
+                    .unwrap_or(snapshot.syntax().len())
+                    .max(start);
+                formatting::edits(snapshot, Some(start..end), encoding)
+            },
+        )
+        .await?
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {

@@ -1,0 +1,384 @@
+//! The module printed as XLA prints it: `HloModule::Print`, `HloComputation::Print` and
+//! `HloInstruction::PrintWithCanonicalNameMap`, ported onto the model and the syntax
+//! tree of the text. What XLA would compute from its in-memory module (the
+//! `entry_computation_layout`, a computation's program shape, a result shape left out
+//! and inferred) comes from the model; everything the user wrote and XLA keeps
+//! (attribute values, literals, tables, layouts) is copied from the text, so nothing
+//! is re-derived that could come out different.
+
+use tree_sitter::Node;
+
+use super::order;
+use super::post_order;
+use super::shape_text;
+use super::values;
+use super::{Refusal, Style};
+use crate::model::{AttributeValueKind, ComputationRef, Document, InstrId, Instruction, Module};
+use crate::syntax::{ChunkKind, Placed};
+
+/// The whole document printed in `style`, or why it cannot be.
+pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
+    let file = doc.file();
+    let module = match file.modules.as_slice() {
+        [module] => module,
+        [] => return Err(Refusal::at(0, "the file holds no HLO module")),
+        [_, second, ..] => {
+            return Err(Refusal::at(
+                second.range.start,
+                "the file holds several modules (`// -----`); format them one by one",
+            ))
+        }
+    };
+    let syntax = doc.syntax();
+    let mut header = None;
+    let mut tables = Vec::new();
+    let mut computations = Vec::new();
+    for (index, placed) in syntax.chunks().iter().enumerate() {
+        match placed.kind() {
+            ChunkKind::Header => header = Some(placed),
+            // XLA writes a table's rows again from what it read: the rows as
+            // written, without spaces at their ends.
+            ChunkKind::Table => tables.push(
+                placed
+                    .text()
+                    .trim_end()
+                    .lines()
+                    .map(str::trim_end)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            ChunkKind::Computation => {
+                let (_, id) = file.computation_in_chunk(index).ok_or_else(|| {
+                    Refusal::at(
+                        placed.range().start,
+                        "a computation the model did not build",
+                    )
+                })?;
+                computations.push((placed, module.computation(id)));
+            }
+            ChunkKind::Separator => {}
+            ChunkKind::Other => {
+                if !placed.text().trim().is_empty() {
+                    return Err(Refusal::at(
+                        placed.range().start,
+                        "text outside a module header, table or computation \
+                         (a single-instruction file: XLA wraps it in a module of its own)",
+                    ));
+                }
+            }
+        }
+    }
+    let computations = in_xla_order(module, computations);
+    let mut out = header_line(module, header, &computations)?;
+    if !tables.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&tables.join("\n\n"));
+        out.push('\n');
+    }
+    out.push_str("\n\n");
+    let scheduled = module.header_text().is_some_and(|h| {
+        h.split_whitespace()
+            .any(|w| w.starts_with("is_scheduled=true"))
+    });
+    for (placed, c) in &computations {
+        computation(&mut out, module, placed, c, style, scheduled)?;
+        out.push_str("\n\n");
+    }
+    Ok(out)
+}
+
+/// `computations` in the order XLA prints them ([`post_order::computation_order`]).
+fn in_xla_order<'m>(
+    module: &'m Module,
+    computations: Vec<(&'m Placed, ComputationRef<'m>)>,
+) -> Vec<(&'m Placed, ComputationRef<'m>)> {
+    let mut by_id: Vec<Option<(&Placed, ComputationRef)>> =
+        (0..module.computation_count()).map(|_| None).collect();
+    for (placed, c) in computations {
+        let k = c.id.index();
+        by_id[k] = Some((placed, c));
+    }
+    post_order::computation_order(module)
+        .into_iter()
+        .filter_map(|id| by_id.get_mut(id.index()).and_then(Option::take))
+        .collect()
+}
+
+/// `HloModule name, attr=value, ...`: the written attributes in XLA's order, those
+/// holding XLA's default left out, and `entry_computation_layout` computed when it
+/// is not written (XLA's parser sets it from the entry computation).
+fn header_line(
+    module: &Module,
+    header: Option<&Placed>,
+    computations: &[(&Placed, ComputationRef)],
+) -> Result<String, Refusal> {
+    let mut attributes: Vec<(String, String)> = Vec::new();
+    let name = match header {
+        Some(placed) => {
+            let tree = placed.tree();
+            let item = crate::syntax::Chunk::item(&tree)
+                .filter(|n| n.kind() == "module_header")
+                .ok_or_else(|| Refusal::at(placed.range().start, "a module header in pieces"))?;
+            let text = placed.text();
+            let name = item
+                .child_by_field_name("name")
+                .map(|n| node_text(text, n).trim_start_matches('%').to_string())
+                .unwrap_or_default();
+            let mut cursor = item.walk();
+            for a in item.named_children(&mut cursor) {
+                if a.kind() == "attribute" {
+                    let (key, value) = key_value(text, a).ok_or_else(|| {
+                        Refusal::at(placed.range().start, "an attribute in pieces")
+                    })?;
+                    if !order::header_default(&key, &value) {
+                        let value = values::header(&key, &value);
+                        attributes.push((key, value));
+                    }
+                }
+            }
+            name
+        }
+        None => {
+            let entry = module.entry_computation();
+            format!(
+                "module_{}",
+                entry.map(|c| c.name.clone()).unwrap_or_default()
+            )
+        }
+    };
+    if !attributes
+        .iter()
+        .any(|(k, _)| k == "entry_computation_layout")
+    {
+        if let Some(entry) = module.entry_computation() {
+            let entry = computations
+                .iter()
+                .map(|(_, c)| c)
+                .find(|c| c.id == entry.id)
+                .unwrap_or(&entry);
+            attributes.push((
+                "entry_computation_layout".into(),
+                format!("{{{}}}", program_shape(entry, true)?),
+            ));
+        }
+    }
+    attributes.sort_by_key(|(k, _)| order::header_rank(k));
+    let mut line = format!("HloModule {name}");
+    for (k, v) in attributes {
+        line.push_str(&format!(", {k}={v}"));
+    }
+    Ok(line)
+}
+
+fn node_text<'t>(text: &'t str, node: Node) -> &'t str {
+    text.get(node.byte_range()).unwrap_or("")
+}
+
+fn key_value(text: &str, attribute: Node) -> Option<(String, String)> {
+    let key = node_text(text, attribute.child_by_field_name("key")?).to_string();
+    let value = node_text(text, attribute.child_by_field_name("value")?)
+        .trim()
+        .to_string();
+    Some((key, value))
+}
+
+/// `(p0: shape, ...) -> shape`, XLA's `ComputeProgramShape` printed: the parameters
+/// in the order of their numbers, then the root's shape.
+fn program_shape(c: &ComputationRef, with_layout: bool) -> Result<String, Refusal> {
+    let mut params = Vec::new();
+    for id in c.parameters.iter().flatten() {
+        let p = c.instruction(*id);
+        let shape = result_shape(c, p, with_layout)?;
+        params.push(if with_layout {
+            shape
+        } else {
+            format!("{}: {shape}", p.name)
+        });
+    }
+    let root = c.root.map(|r| c.instruction(r)).ok_or_else(|| {
+        Refusal::at(
+            c.offset + c.range.start as usize,
+            "a computation with no instructions",
+        )
+    })?;
+    let arrow = if with_layout { "->" } else { " -> " };
+    Ok(format!(
+        "({}){arrow}{}",
+        params.join(", "),
+        result_shape(c, root, with_layout)?
+    ))
+}
+
+/// An instruction's result shape as XLA prints it: as written, or as the model
+/// inferred it when it was left out.
+fn result_shape(c: &ComputationRef, i: &Instruction, with_layout: bool) -> Result<String, Refusal> {
+    let printed = if i.shape_range.is_empty() {
+        shape_text::of_model(&i.shape, with_layout)
+    } else {
+        shape_text::canonical(c.src(i.shape_range), with_layout)
+    };
+    printed.ok_or_else(|| {
+        Refusal::at(
+            c.abs(i.name_range).start,
+            format!("the shape of %{} is neither written nor inferable", i.name),
+        )
+    })
+}
+
+/// `[ENTRY ]%name (params) -> shape {` instructions `}` and the computation's own
+/// attributes (`execution_thread=`).
+fn computation(
+    out: &mut String,
+    module: &Module,
+    placed: &Placed,
+    c: &ComputationRef,
+    style: Style,
+    scheduled: bool,
+) -> Result<(), Refusal> {
+    if module.entry == Some(c.id) {
+        out.push_str("ENTRY ");
+    }
+    out.push_str(&format!("%{} {} {{\n", c.name, program_shape(c, false)?));
+    let order = match scheduled {
+        true => (0..c.instructions.len() as u32).map(InstrId).collect(),
+        false => post_order::instruction_order(c),
+    };
+    for id in order {
+        let (k, i) = (id.index(), c.instruction(id));
+        if i.synthetic {
+            return Err(Refusal::at(
+                c.abs(i.name_range).start,
+                "an operand written inline (a nested instruction): XLA prints it as an \
+                 instruction of its own with a name it chooses; write it out first",
+            ));
+        }
+        out.push_str("  ");
+        if c.root.map(|r| r.index()) == Some(k) {
+            out.push_str("ROOT ");
+        }
+        instruction(out, c, i, style)?;
+        out.push('\n');
+    }
+    out.push('}');
+    for (key, value) in computation_attributes(placed) {
+        out.push_str(&format!(", {key}={value}"));
+    }
+    Ok(())
+}
+
+/// The attributes written after a computation's closing brace.
+fn computation_attributes(placed: &Placed) -> Vec<(String, String)> {
+    let tree = placed.tree();
+    let Some(item) = crate::syntax::Chunk::item(&tree) else {
+        return Vec::new();
+    };
+    let mut cursor = item.walk();
+    item.named_children(&mut cursor)
+        .filter(|a| a.kind() == "attribute")
+        .filter_map(|a| key_value(placed.text(), a))
+        .collect()
+}
+
+/// `%name = shape opcode(operands), attributes`.
+fn instruction(
+    out: &mut String,
+    c: &ComputationRef,
+    i: &Instruction,
+    style: Style,
+) -> Result<(), Refusal> {
+    out.push_str(&format!(
+        "%{} = {} {}(",
+        i.name,
+        result_shape(c, i, true)?,
+        c.src(i.opcode_range)
+    ));
+    for (k, operand) in operands(c, i, style)?.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+            // XLA's `print_operand_index_annotation_interval` (5 by default).
+            if k % OPERAND_INDEX_INTERVAL == 0 {
+                out.push_str(&format!("/*index={k}*/"));
+            }
+        }
+        out.push_str(operand);
+    }
+    out.push(')');
+    let opcode = c.src(i.opcode_range);
+    let mut attributes: Vec<(String, String)> = Vec::with_capacity(i.attributes.len());
+    for a in &i.attributes {
+        let key = c.src(a.name_range);
+        let written = attribute_value(c, a.value_kind, c.src(a.value_range));
+        if !values::is_default(opcode, key, &written) {
+            attributes.push((key.to_string(), values::canonical(key, &written)));
+        }
+    }
+    attributes.sort_by_key(|(key, _)| order::instruction_rank(key));
+    values::order_groups(&mut attributes);
+    for (key, value) in attributes {
+        out.push_str(&format!(", {key}={value}"));
+    }
+    Ok(())
+}
+
+/// Every this many operands XLA writes the operand's index before it.
+const OPERAND_INDEX_INTERVAL: usize = 5;
+
+/// Named operands (`%x`, or `f32[2]{0} %x` in the long form) and literals, in
+/// written order; a parameter's number.
+fn operands(c: &ComputationRef, i: &Instruction, style: Style) -> Result<Vec<String>, Refusal> {
+    if let Some(n) = i.parameter_number {
+        return Ok(vec![n.to_string()]);
+    }
+    let mut items: Vec<(u32, String)> = Vec::new();
+    for literal in &i.literals {
+        items.push((literal.start, c.src(*literal).trim().to_string()));
+    }
+    for o in &i.operands {
+        let name_range = o
+            .name_range()
+            .ok_or_else(|| Refusal::at(c.abs(o.range).start, "an operand that is not a name"))?;
+        let name = c.src(name_range).trim_start_matches('%');
+        let text = match style {
+            Style::Short => format!("%{name}"),
+            Style::Long => {
+                let shape = match o.target {
+                    Some(t) => result_shape(c, c.instruction(t), true)?,
+                    None => o
+                        .declared_shape
+                        .as_deref()
+                        .and_then(|s| shape_text::of_model(s, true))
+                        .ok_or_else(|| {
+                            Refusal::at(
+                                c.abs(name_range).start,
+                                format!("%{name} is not defined, so its shape is unknown"),
+                            )
+                        })?,
+                };
+                format!("{shape} %{name}")
+            }
+        };
+        items.push((o.range.start, text));
+    }
+    items.sort_by_key(|(start, _)| *start);
+    Ok(items.into_iter().map(|(_, t)| t).collect())
+}
+
+/// A value as XLA prints it: computation names with `%`, the rest as written.
+fn attribute_value(_c: &ComputationRef, kind: AttributeValueKind, written: &str) -> String {
+    let written = written.trim();
+    match kind {
+        AttributeValueKind::ComputationRef => format!("%{}", written.trim_start_matches('%')),
+        AttributeValueKind::ComputationList => {
+            let inner = written
+                .trim_start_matches('{')
+                .trim_end_matches('}')
+                .split(',')
+                .map(|n| n.trim())
+                .filter(|n| !n.is_empty())
+                .map(|n| format!("%{}", n.trim_start_matches('%')))
+                .collect::<Vec<_>>();
+            format!("{{{}}}", inner.join(", "))
+        }
+        _ => written.to_string(),
+    }
+}

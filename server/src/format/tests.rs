@@ -1,0 +1,80 @@
+use super::{format, Style};
+
+const SHORT: &str =
+    "HloModule m\n\nENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] negate(p)\n}\n";
+
+#[test]
+fn a_hand_written_module_gets_xla_names_layouts_and_signature() {
+    let want = "HloModule m, entry_computation_layout={(f32[2,3]{1,0})->f32[2,3]{1,0}}\n\n\
+                ENTRY %e (p: f32[2,3]) -> f32[2,3] {\n  %p = f32[2,3]{1,0} parameter(0)\n  \
+                ROOT %n = f32[2,3]{1,0} negate(%p)\n}\n\n";
+    assert_eq!(format(SHORT, Some(Style::Short)).as_deref(), Ok(want));
+}
+
+#[test]
+fn the_long_form_prints_operand_shapes() {
+    let out = format(SHORT, Some(Style::Long)).expect("formats");
+    assert!(out.contains("negate(f32[2,3]{1,0} %p)"), "{out}");
+}
+
+#[test]
+fn comments_are_refused_not_dropped() {
+    let text = "HloModule m\n\nENTRY e {\n  // why\n  ROOT p = f32[] parameter(0)\n}\n";
+    let refusal = format(text, None).expect_err("refused");
+    assert_eq!(refusal.offset, text.find("//").expect("a comment"));
+}
+
+#[test]
+fn attributes_follow_xla_order() {
+    let text = "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  \
+                ROOT b = f32[2,4] broadcast(p), metadata={op_name=\"x\"}, sharding={replicated}, dimensions={1}\n}\n";
+    let out = format(text, None).expect("formats");
+    assert!(
+        out.contains(
+            "broadcast(%p), dimensions={1}, sharding={replicated}, metadata={op_name=\"x\"}"
+        ),
+        "{out}"
+    );
+}
+
+/// `old` with `edits` applied from the last, as an editor does.
+fn apply(old: &str, edits: &[crate::model::TextEdit]) -> String {
+    let mut out = old.to_string();
+    let mut sorted = edits.to_vec();
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    for e in sorted {
+        out.replace_range(e.range.clone(), &e.new_text);
+    }
+    out
+}
+
+#[test]
+fn line_edits_rebuild_the_new_text_and_touch_only_changed_lines() {
+    let cases = [
+        ("a\nb\nc\n", "a\nB\nc\n"),
+        ("a\nb\nc\n", "a\nb\nc\n\n"),
+        ("a\nb\n", "x\na\nb\ny\nz\n"),
+        ("a\nb\nc", "c"),
+        ("", "a\n"),
+        ("a\n", ""),
+    ];
+    for (old, new) in cases {
+        let edits = super::line_edits(old, new);
+        assert_eq!(apply(old, &edits), new, "{old:?} -> {new:?}: {edits:?}");
+    }
+    let edits = super::line_edits("a\nb\nc\n", "a\nB\nc\n");
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0].range, 2..4);
+    // Lines added at the end go before the final line break, not past the last line.
+    let edits = super::line_edits("a\n", "a\n\n");
+    assert_eq!(edits[0].range, 1..1);
+}
+
+#[test]
+fn range_edits_stay_inside_the_touched_instruction() {
+    let doc = crate::model::Document::parse(SHORT);
+    let at = SHORT.find("negate").expect("negate");
+    let edits = super::edits(&doc, None, Some(at..at)).expect("formats");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].new_text, "  ROOT %n = f32[2,3]{1,0} negate(%p)\n");
+}

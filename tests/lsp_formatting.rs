@@ -1,0 +1,91 @@
+//! Formatting through the real language server: both providers are announced,
+//! `textDocument/formatting` returns edits that, applied as an editor applies them,
+//! give exactly what `hlo-lsp fmt` prints (and nothing for a formatted dump),
+//! `rangeFormatting` changes only the instructions the range touches, and a
+//! document with a comment gets an error naming the line, not edits.
+
+use crate::lsp_support;
+
+use lsp_support::{apply_edits, position_of, read_repo_file, uri, Client};
+use serde_json::{json, Value};
+
+const HAND_WRITTEN: &str = "HloModule m\n\nENTRY e {\n  p = f32[2,3] parameter(0)\n  n = f32[2,3] negate(p)\n  ROOT a = f32[2,3] abs(n)\n}\n";
+
+fn formatting(client: &mut Client, document: &str) -> Value {
+    client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": document},
+               "options": {"tabSize": 2, "insertSpaces": true}}),
+    )
+}
+
+fn edits(response: &Value) -> Vec<Value> {
+    response["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no edits: {response}"))
+        .clone()
+}
+
+#[test]
+fn formatting_is_announced_and_gives_xla_text() {
+    let (mut client, init) = Client::start_with(json!({}), false);
+    let caps = &init["capabilities"];
+    assert_eq!(caps["documentFormattingProvider"], json!(true), "{caps}");
+    assert_eq!(
+        caps["documentRangeFormattingProvider"],
+        json!(true),
+        "{caps}"
+    );
+    let document = uri("hand.hlo");
+    client.open(&document, HAND_WRITTEN);
+    let formatted = apply_edits(HAND_WRITTEN, &edits(&formatting(&mut client, &document)));
+    let want = hlo_lsp::format::format(HAND_WRITTEN, None).expect("formats");
+    assert_eq!(formatted, want);
+    assert!(
+        formatted.contains("  ROOT %a = f32[2,3]{1,0} abs(%n)\n"),
+        "{formatted}"
+    );
+
+    let dump = read_repo_file("tests/data/jax/softmax.after.hlo");
+    let dump_uri = uri("softmax.after.hlo");
+    client.open(&dump_uri, &dump);
+    assert_eq!(
+        edits(&formatting(&mut client, &dump_uri)),
+        Vec::<Value>::new()
+    );
+}
+
+#[test]
+fn range_formatting_changes_only_the_touched_instruction() {
+    let mut client = Client::start();
+    let document = uri("range.hlo");
+    client.open(&document, HAND_WRITTEN);
+    let at = position_of(HAND_WRITTEN, "negate", 0);
+    let response = client.request(
+        "textDocument/rangeFormatting",
+        json!({"textDocument": {"uri": document}, "range": {"start": at, "end": at},
+               "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    let formatted = apply_edits(HAND_WRITTEN, &edits(&response));
+    assert_eq!(
+        formatted,
+        HAND_WRITTEN.replace(
+            "  n = f32[2,3] negate(p)",
+            "  %n = f32[2,3]{1,0} negate(%p)"
+        )
+    );
+}
+
+#[test]
+fn a_comment_gets_an_error_with_its_line() {
+    let mut client = Client::start();
+    let document = uri("comment.hlo");
+    let text = "HloModule m\n\nENTRY e {\n  // keep\n  ROOT p = f32[] parameter(0)\n}\n";
+    client.open(&document, text);
+    let response = formatting(&mut client, &document);
+    let message = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("line 4") && message.contains("comment"),
+        "{response}"
+    );
+}
