@@ -393,6 +393,62 @@ local ok = xpcall(function()
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
 
+  -- Completion while a new instruction is typed (issue 48), in a copy of the fixture.
+  local typing = edit_copy(fixtures .. '/transpose_fusion.hlo')
+  local typing_client = wait_client(typing)
+  local new_line = '  %broadcast.1 = f32[20,30]{1,0} '
+
+  check_with('completionProvider', "completion: the opcode of a line being typed comes first by the instruction's name", function()
+    assert(typing_client, 'no client on ' .. vim.api.nvim_buf_get_name(typing))
+    local line = find(typing, 'ROOT %fusion')
+    vim.api.nvim_buf_set_lines(typing, line, line, false, { new_line })
+    local result = request(typing_client, typing, 'textDocument/completion', {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = line, character = #new_line },
+    })
+    local items = result.items or result
+    assert(items[1] and items[1].label == 'broadcast', 'first item: ' .. vim.inspect(items[1]))
+  end)
+
+  check_with('signatureHelpProvider', 'signature help: the operand typed is the active parameter', function()
+    local line = find(typing, '%broadcast.1 = ')
+    local text = new_line .. 'select(%a, %a, '
+    vim.api.nvim_buf_set_lines(typing, line, line + 1, false, { text })
+    local result = request(typing_client, typing, 'textDocument/signatureHelp', {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = line, character = #text },
+    })
+    assert(result.signatures[1].label == 'select(pred, on_true, on_false)', vim.inspect(result))
+    assert(result.activeParameter == 2, 'active parameter ' .. tostring(result.activeParameter))
+  end)
+
+  if vim.lsp.completion and vim.lsp.completion.enable then
+    check_with('completionProvider', "built-in completion (vim.lsp.completion): after `%` the popup offers the instructions above", function()
+      vim.api.nvim_set_current_buf(typing)
+      vim.lsp.completion.enable(true, typing_client.id, typing, { autotrigger = false })
+      local line = find(typing, '%broadcast.1 = ')
+      local text = new_line .. 'broadcast(%'
+      vim.api.nvim_buf_set_lines(typing, line, line + 1, false, { text })
+      vim.api.nvim_win_set_cursor(0, { line + 1, #text })
+      -- Insert mode stays on ('!'), then Neovim's own trigger asks the server.
+      vim.api.nvim_feedkeys('A', 'x!', false)
+      vim.lsp.completion.get()
+      local words = {}
+      local shown = vim.wait(TIMEOUT, function()
+        words = {}
+        for _, item in ipairs(vim.fn.complete_info({ 'items' }).items or {}) do
+          table.insert(words, item.word)
+        end
+        return #words > 0
+      end, 50)
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Esc>', true, false, true), 'x', false)
+      assert(shown, 'no completion popup in mode ' .. vim.fn.mode())
+      assert(vim.tbl_contains(words, '%a') or vim.tbl_contains(words, 'a'), 'popup: ' .. vim.inspect(words))
+    end)
+  else
+    out('# not on Neovim ' .. v.major .. '.' .. v.minor .. ': built-in completion (vim.lsp.completion is 0.11+)')
+  end
+
   -- The reshape-chain sample: a fused chain with a floordiv map, and quick fixes.
   local chains = edit_copy(data .. '/refactor/chains.hlo')
   local chains_client = wait_client(chains)

@@ -86,7 +86,10 @@ pub fn signature_help(snapshot: &Snapshot, offset: usize) -> Option<SignatureHel
     let Snapshot::Hlo(hlo) = snapshot else {
         return None;
     };
-    let text = hlo.text();
+    // The chunk holding the cursor's line: the document's text is never joined.
+    let placed = hlo.syntax().chunk_at(offset.saturating_sub(1))?;
+    let text = placed.text();
+    let offset = offset.checked_sub(placed.range().start)?;
     if offset > text.len() || !text.is_char_boundary(offset) {
         return None;
     }

@@ -30,11 +30,7 @@ pub fn completion(
         return None;
     }
     let range = snapshot.range(answer.replace.clone(), encoding);
-    let typed = snapshot
-        .ide
-        .text()
-        .get(answer.replace.clone())
-        .unwrap_or("");
+    let typed = snapshot.ide.syntax().slice(answer.replace.clone());
     let items = answer
         .items
         .into_iter()
