@@ -422,32 +422,8 @@ local ok = xpcall(function()
     assert(result.activeParameter == 2, 'active parameter ' .. tostring(result.activeParameter))
   end)
 
-  if vim.lsp.completion and vim.lsp.completion.enable then
-    check_with('completionProvider', "built-in completion (vim.lsp.completion): after `%` the popup offers the instructions above", function()
-      vim.api.nvim_set_current_buf(typing)
-      vim.lsp.completion.enable(true, typing_client.id, typing, { autotrigger = false })
-      local line = find(typing, '%broadcast.1 = ')
-      local text = new_line .. 'broadcast(%'
-      vim.api.nvim_buf_set_lines(typing, line, line + 1, false, { text })
-      vim.api.nvim_win_set_cursor(0, { line + 1, #text })
-      -- Insert mode stays on ('!'), then Neovim's own trigger asks the server.
-      vim.api.nvim_feedkeys('A', 'x!', false)
-      vim.lsp.completion.get()
-      local words = {}
-      local shown = vim.wait(TIMEOUT, function()
-        words = {}
-        for _, item in ipairs(vim.fn.complete_info({ 'items' }).items or {}) do
-          table.insert(words, item.word)
-        end
-        return #words > 0
-      end, 50)
-      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Esc>', true, false, true), 'x', false)
-      assert(shown, 'no completion popup in mode ' .. vim.fn.mode())
-      assert(vim.tbl_contains(words, '%a') or vim.tbl_contains(words, 'a'), 'popup: ' .. vim.inspect(words))
-    end)
-  else
-    out('# not on Neovim ' .. v.major .. '.' .. v.minor .. ': built-in completion (vim.lsp.completion is 0.11+)')
-  end
+  -- Not checked here: the insert-mode popup of vim.lsp.completion (0.11+). Headless, keys
+  -- fed to stay in Insert mode block this script (nvim_feedkeys 'x!' waits for input).
 
   -- The reshape-chain sample: a fused chain with a floordiv map, and quick fixes.
   local chains = edit_copy(data .. '/refactor/chains.hlo')

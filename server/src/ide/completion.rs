@@ -216,7 +216,11 @@ fn hlo_completion(hlo: &HloSnapshot, offset: usize, options: Options) -> Option<
 /// At the start of an instruction: `ROOT`.
 fn names(cursor: &Cursor) -> Vec<Scored> {
     let before = &cursor.line.text[..cursor.at()];
-    if !before.trim().is_empty() || cursor.line.text.trim_start().starts_with("ROOT") {
+    let typed_percent = cursor.replace.start < cursor.word.start;
+    if typed_percent
+        || !before.trim().is_empty()
+        || cursor.line.text.trim_start().starts_with("ROOT")
+    {
         return Vec::new();
     }
     let mut root = item("ROOT", ItemKind::Keyword, "ROOT ");
