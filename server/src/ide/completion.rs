@@ -128,6 +128,8 @@ struct Cursor<'a> {
     replace: Range<usize>,
     /// Whether names are written with `%` here.
     percent: bool,
+    /// Some candidates were not scored (see [`COMPUTATION_WINDOW`]).
+    incomplete: std::cell::Cell<bool>,
     options: Options,
 }
 
@@ -199,6 +201,7 @@ fn hlo_completion(hlo: &HloSnapshot, offset: usize, options: Options) -> Option<
         word,
         replace,
         percent: typed_percent || memchr::memchr(b'%', before).is_some(),
+        incomplete: std::cell::Cell::new(false),
         options,
     };
     let scored = match cursor.line.place(cursor.at()) {
@@ -210,7 +213,9 @@ fn hlo_completion(hlo: &HloSnapshot, offset: usize, options: Options) -> Option<
         Place::AttributeValue { k } => attribute_values(&cursor, k)?,
     };
     let replace = base + cursor.replace.start..base + cursor.replace.end;
-    Some(ranked(replace, scored))
+    let mut answer = ranked(replace, scored);
+    answer.incomplete |= cursor.incomplete.get();
+    Some(answer)
 }
 
 /// At the start of an instruction: `ROOT`.
@@ -795,7 +800,11 @@ fn attribute_values(cursor: &Cursor, k: usize) -> Option<Vec<Scored>> {
         })?;
     let quoted = cursor.word.start > 0 && cursor.text.as_bytes()[cursor.word.start - 1] == b'"';
     match kind {
-        ValueKind::Computation | ValueKind::ComputationList => computations(cursor, name),
+        ValueKind::Computation | ValueKind::ComputationList => {
+            let (items, skipped) = computations(cursor, name)?;
+            cursor.incomplete.set(skipped);
+            Some(items)
+        }
         ValueKind::InstructionList => operands(cursor, usize::MAX),
         ValueKind::FusionKind => Some(words(
             signature::FUSION_KINDS.iter().map(|(k, d)| (*k, Some(*d))),
@@ -1153,7 +1162,13 @@ fn expected(cursor: &Cursor, attribute: &str) -> Expected {
 
 /// Computations of the module, those nothing calls yet and of a fitting signature
 /// first.
-fn computations(cursor: &Cursor, attribute: &str) -> Option<Vec<Scored>> {
+/// How many computations on either side of the cursor's are scored before anything
+/// is typed: a 60 MB dump has 25,000, and reading every signature took 60 ms. XLA
+/// prints a callee just before its callers, so the nearest hold the likely ones; the
+/// rest are offered by name once a prefix is typed (the answer says it is incomplete).
+const COMPUTATION_WINDOW: i64 = 1000;
+
+fn computations(cursor: &Cursor, attribute: &str) -> Option<(Vec<Scored>, bool)> {
     let file = cursor.hlo.model();
     let at = cursor.base + cursor.word.start;
     let module = file.module(file.module_at(at)?);
@@ -1176,6 +1191,8 @@ fn computations(cursor: &Cursor, attribute: &str) -> Option<Vec<Scored>> {
         .collect();
     // Scored without a string made (a large dump has 25,000 computations); only the
     // best get their items.
+    let typed = &cursor.text[cursor.word.clone()];
+    let mut skipped = false;
     let mut scored: Vec<(i64, ComputationId)> = Vec::new();
     for k in 0..module.computation_count() {
         let id = ComputationId(k as u32);
@@ -1186,7 +1203,12 @@ fn computations(cursor: &Cursor, attribute: &str) -> Option<Vec<Scored>> {
         if outline.is_entry || Some(id) == current {
             continue;
         }
-        let mut score = -(k as i64 - here).abs().min(100);
+        let distance = (k as i64 - here).abs();
+        if distance > COMPUTATION_WINDOW && (typed.is_empty() || !name.name.starts_with(typed)) {
+            skipped = true;
+            continue;
+        }
+        let mut score = -distance.min(100);
         if module.callers_of(id).is_empty() {
             score += if attribute == "to_apply" { 150 } else { 300 };
         }
@@ -1217,7 +1239,7 @@ fn computations(cursor: &Cursor, attribute: &str) -> Option<Vec<Scored>> {
             Some(Scored { score, item: it })
         })
         .collect();
-    Some(items)
+    Some((items, skipped))
 }
 
 fn signature_score(header: &Header, expected: &Expected) -> i64 {
