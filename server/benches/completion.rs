@@ -8,6 +8,9 @@
 //! `HLO_BENCH_MODULE=/tmp/live32.hlo cargo bench -p hlo-lsp --bench completion`
 //! reads the module `../shared/bench/make_live_module.py` writes; without it, 32
 //! copies of the transformer dump (`HLO_BENCH_COPIES`).
+//!
+//! Measured 2026-11-28 on the 60.6 MB live module (2 shared cores): p50 0.25 ms,
+//! p99 8.9 ms, max 9.7 ms; a computation name is the slowest kind (p50 4.8 ms).
 
 mod common;
 
