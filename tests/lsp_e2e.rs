@@ -5,6 +5,7 @@
 mod lsp_support;
 
 mod lsp_coalescing;
+mod lsp_completion;
 mod lsp_cost;
 mod lsp_features;
 mod lsp_formatting;

@@ -393,6 +393,38 @@ local ok = xpcall(function()
     end, 50), 'cursor did not move to line ' .. (def_line + 1))
   end)
 
+  -- Completion while a new instruction is typed (issue 48), in a copy of the fixture.
+  local typing = edit_copy(fixtures .. '/transpose_fusion.hlo')
+  local typing_client = wait_client(typing)
+  local new_line = '  %broadcast.1 = f32[20,30]{1,0} '
+
+  check_with('completionProvider', "completion: the opcode of a line being typed comes first by the instruction's name", function()
+    assert(typing_client, 'no client on ' .. vim.api.nvim_buf_get_name(typing))
+    local line = find(typing, 'ROOT %fusion')
+    vim.api.nvim_buf_set_lines(typing, line, line, false, { new_line })
+    local result = request(typing_client, typing, 'textDocument/completion', {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = line, character = #new_line },
+    })
+    local items = result.items or result
+    assert(items[1] and items[1].label == 'broadcast', 'first item: ' .. vim.inspect(items[1]))
+  end)
+
+  check_with('signatureHelpProvider', 'signature help: the operand typed is the active parameter', function()
+    local line = find(typing, '%broadcast.1 = ')
+    local text = new_line .. 'select(%a, %a, '
+    vim.api.nvim_buf_set_lines(typing, line, line + 1, false, { text })
+    local result = request(typing_client, typing, 'textDocument/signatureHelp', {
+      textDocument = { uri = vim.uri_from_bufnr(typing) },
+      position = { line = line, character = #text },
+    })
+    assert(result.signatures[1].label == 'select(pred, on_true, on_false)', vim.inspect(result))
+    assert(result.activeParameter == 2, 'active parameter ' .. tostring(result.activeParameter))
+  end)
+
+  -- Not checked here: the insert-mode popup of vim.lsp.completion (0.11+). Headless, keys
+  -- fed to stay in Insert mode block this script (nvim_feedkeys 'x!' waits for input).
+
   -- The reshape-chain sample: a fused chain with a floordiv map, and quick fixes.
   local chains = edit_copy(data .. '/refactor/chains.hlo')
   local chains_client = wait_client(chains)

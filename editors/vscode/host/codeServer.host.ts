@@ -444,6 +444,37 @@ test('quick fix: the reshape-chain fix applies and the saved file is the expecte
   console.log(`# applied "${offered.find((o) => o.includes(title))?.trim()}"; chains.hlo now equals chains.identity-fixed.hlo`);
 });
 
+test('completion: typing a new instruction, the suggest widget puts the opcode its name says first; after `%` the instructions above', async () => {
+  await quickOpen('transpose_fusion.hlo');
+  const at = lineOf(samples.transpose, 'ROOT %fusion');
+  await goTo(at.line, 1);
+  // insertText: no key events, so no auto-closed brackets in the shape.
+  await page.keyboard.insertText('  %broadcast.1 = f32[20,30]{1,0} ');
+  const rows = page.locator('.suggest-widget .monaco-list-row');
+  const first = async () => ((await rows.first().textContent()) ?? '').trim();
+  for (let attempt = 0; attempt < 10 && !(await first()).startsWith('broadcast'); attempt++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Space');
+    await rows.first().waitFor({ timeout: 3000 }).catch(() => undefined);
+  }
+  assert.ok((await first()).startsWith('broadcast'), `first suggestion: ${await first()}`);
+  await screenshot('completion-opcode');
+  await page.keyboard.press('Escape');
+  await page.keyboard.insertText('broadcast(%');
+  let labels: string[] = [];
+  for (let attempt = 0; attempt < 10 && !labels.some((l) => l.startsWith('a')); attempt++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Space');
+    await rows.first().waitFor({ timeout: 3000 }).catch(() => undefined);
+    labels = (await rows.allTextContents()).map((l) => l.trim());
+  }
+  assert.ok(labels.some((l) => l.startsWith('a')), `suggestions after %: ${JSON.stringify(labels)}`);
+  await screenshot('completion-operand');
+  await page.keyboard.press('Escape');
+  // Leave the file as it was for the tests after this one.
+  await runCommand('File: Revert File');
+});
+
 test('the fusion-maps panel opens beside the editor with the composed map', async () => {
   await quickOpen('transpose_fusion.hlo');
   const at = lineOf(samples.transpose, '%neg = ');

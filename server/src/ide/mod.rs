@@ -14,12 +14,17 @@
 //!   [`source`] (the `Source:` line and document links), [`mlir`] (the same for
 //!   `.mlir` documents);
 //! * [`code_actions`]: the quick fixes of the findings at a range, and MLIR refactorings;
+//! * [`completion`] (HLO; [`completion_mlir`] for StableHLO) and [`signature_help`],
+//!   both reading the instruction being typed with [`typing`] (the text as typed does
+//!   not parse);
 //! * [`cost`], [`profile`]: what a kernel is estimated to cost and what a profile
 //!   measured it to take (lenses, hover lines, rankings);
 //! * [`config`]: the user's choices the features need.
 
 pub mod call_hierarchy;
 pub mod code_actions;
+pub mod completion;
+pub mod completion_mlir;
 pub mod config;
 pub mod cost;
 pub mod folding;
@@ -38,8 +43,10 @@ pub mod profile;
 pub mod reaper;
 pub mod semantic_tokens;
 pub mod sharding;
+pub mod signature_help;
 pub mod snapshot;
 pub mod source;
+pub mod typing;
 
 pub use config::{Config, InlayHintMode};
 pub use snapshot::{HloSnapshot, MlirSnapshot, ModuleAnswers, Snapshot};

@@ -23,6 +23,7 @@ pub mod bulk;
 pub mod call_hierarchy;
 pub mod code_actions;
 pub mod commands;
+pub mod completion;
 pub mod diagnostics;
 pub mod documents;
 pub mod formatting;

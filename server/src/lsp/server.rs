@@ -145,6 +145,8 @@ enum Request {
     Hottest,
     Formatting,
     RangeFormatting,
+    Completion,
+    SignatureHelp,
 }
 
 impl Request {
@@ -178,6 +180,8 @@ impl Request {
             Request::Hottest => "hottest",
             Request::Formatting => "formatting",
             Request::RangeFormatting => "rangeFormatting",
+            Request::Completion => "completion",
+            Request::SignatureHelp => "signatureHelp",
         }
     }
 
@@ -488,6 +492,24 @@ fn capabilities(encoding: PositionEncoding) -> ServerCapabilities {
             },
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(
+                super::completion::TRIGGERS
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        signature_help_provider: Some(SignatureHelpOptions {
+            trigger_characters: Some(
+                super::completion::SIGNATURE_TRIGGERS
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
         inlay_hint_provider: Some(OneOf::Left(true)),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(true),
@@ -551,6 +573,17 @@ impl LanguageServer for Backend {
         self.workspace
             .client_supports_progress
             .store(progress, Ordering::SeqCst);
+        let snippets = params
+            .capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.snippet_support)
+            .unwrap_or(false);
+        self.workspace
+            .client_supports_snippets
+            .store(snippets, Ordering::SeqCst);
         let refresh = params
             .capabilities
             .workspace
@@ -670,6 +703,34 @@ impl LanguageServer for Backend {
             handlers::resolve_code_lens(snapshot, lens, &config, profile.as_ref())
         })
         .await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let options = crate::ide::completion::Options {
+            snippets: self
+                .workspace
+                .client_supports_snippets
+                .load(Ordering::SeqCst),
+        };
+        self.on_position(
+            Request::Completion,
+            params.text_document_position,
+            move |snapshot, offset, encoding| {
+                super::completion::completion(snapshot, offset, options, encoding)
+            },
+        )
+        .await
+        .map(Option::flatten)
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        self.on_position(
+            Request::SignatureHelp,
+            params.text_document_position_params,
+            |snapshot, offset, _| super::completion::signature_help(snapshot, offset),
+        )
+        .await
+        .map(Option::flatten)
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

@@ -40,6 +40,8 @@ pub struct Workspace {
     pub shutdown_requested: AtomicBool,
     /// The client accepts server-initiated `window/workDoneProgress/create`.
     pub client_supports_progress: AtomicBool,
+    /// The client inserts completion snippets (`dimensions={$1}`).
+    pub client_supports_snippets: AtomicBool,
     /// The workspace folders (from `initialize`): where source files and dumps are
     /// looked for.
     pub roots: RwLock<Vec<std::path::PathBuf>>,
@@ -68,6 +70,7 @@ impl Default for Workspace {
             next_work: AtomicU64::new(0),
             shutdown_requested: AtomicBool::new(false),
             client_supports_progress: AtomicBool::new(false),
+            client_supports_snippets: AtomicBool::new(false),
             roots: RwLock::default(),
             index: Default::default(),
             client_supports_code_lens_refresh: AtomicBool::new(false),

@@ -14,7 +14,7 @@ use thin_vec::ThinVec;
 use tree_sitter::{Node, TreeCursor};
 
 use super::attributes::{self, decode_attrs, AttrError, AttrName};
-use super::diagnostics::{codes, Diagnostic};
+use super::diagnostics::{codes, Diagnostic, Fix, TextEdit};
 use super::literal;
 use super::module::{
     Attribute, AttributeValueKind, Built, CalledComputation, Computation, InstrId, Instruction,
@@ -774,6 +774,10 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         c.names = names;
         for (twice, first) in duplicates {
             let instr = &c.instructions[twice.index()];
+            let free =
+                super::names::free_name(&instr.name, |n| c.names.get(&c.instructions, n).is_some());
+            let written = &self.text[instr.name_range.range()];
+            let percent = if written.starts_with('%') { "%" } else { "" };
             self.diagnostics.push(
                 Diagnostic::error(
                     instr.name_range.range(),
@@ -783,7 +787,14 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                 .with_related(
                     c.instructions[first.index()].name_range.range(),
                     "first defined here",
-                ),
+                )
+                .with_fix(Fix {
+                    title: format!("rename to `{free}`"),
+                    edits: vec![TextEdit {
+                        range: instr.name_range.range(),
+                        new_text: format!("{percent}{free}"),
+                    }],
+                }),
             );
         }
         for &(i, k, name) in &self.pending {
@@ -1003,10 +1014,55 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
                     Site::Shape => instr.shape_range.range(),
                     Site::Opcode => instr.opcode_range.range(),
                 };
-                found.push(Diagnostic::error(range, p.code, p.message));
+                let fix = quick_fix(instr, &p, &shapes);
+                let diagnostic = Diagnostic::error(range, p.code, p.message);
+                found.push(match fix {
+                    Some(fix) => diagnostic.with_fix(fix),
+                    None => diagnostic,
+                });
             }
         }
         self.diagnostics.extend(found);
+    }
+}
+
+/// The fix of a shape-inference problem: the inferred result shape written over the
+/// declared one, or a missing attribute inserted after the operands (its value read
+/// back from the shapes when that is one choice, else the template completion
+/// offers).
+fn quick_fix(
+    instr: &Instruction,
+    p: &shape_inference::Problem,
+    shapes: &[Option<&Shape>],
+) -> Option<Fix> {
+    match (&p.site, &p.expected) {
+        (Site::Shape, Some(expected)) if !instr.shape_range.is_empty() => {
+            let text = expected.to_string();
+            Some(Fix {
+                title: format!("set the result shape to {text}"),
+                edits: vec![TextEdit {
+                    range: instr.shape_range.range(),
+                    new_text: text,
+                }],
+            })
+        }
+        (Site::Attribute(name), _) if p.code == codes::MISSING_ATTRIBUTE => {
+            let value =
+                shape_inference::missing_attribute_value(&instr.opcode, name, &instr.shape, shapes)
+                    .or_else(|| {
+                        super::signature::attribute(&instr.opcode, name)
+                            .map(|a| super::signature::template(a.value, false))
+                    })?;
+            let at = instr.operands_range.end as usize;
+            Some(Fix {
+                title: format!("add `{name}={value}`"),
+                edits: vec![TextEdit {
+                    range: at..at,
+                    new_text: format!(", {name}={value}"),
+                }],
+            })
+        }
+        _ => None,
     }
 }
 

@@ -150,13 +150,27 @@ pub fn diagnostics(m: &Module, c: ComputationRef) -> Vec<Diagnostic> {
         let first = m.computation_names.get(&*name.name).copied();
         if let Some(first) = first.filter(|&f| f != c.id) {
             let first = m.computation(first);
+            let free = super::names::free_name(&name.name, |n| m.computation_names.contains_key(n));
+            let range = c.abs(c.name_range);
+            let percent = if c.src(c.name_range).starts_with('%') {
+                "%"
+            } else {
+                ""
+            };
             out.push(
                 Diagnostic::error(
-                    c.abs(c.name_range),
+                    range.clone(),
                     codes::DUPLICATE_NAME,
                     format!("computation `{}` is defined twice", name.name),
                 )
-                .with_related(first.abs(first.name_range), "first defined here"),
+                .with_related(first.abs(first.name_range), "first defined here")
+                .with_fix(crate::model::Fix {
+                    title: format!("rename to `{free}`"),
+                    edits: vec![crate::model::TextEdit {
+                        range,
+                        new_text: format!("{percent}{free}"),
+                    }],
+                }),
             );
         }
     }

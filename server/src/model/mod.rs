@@ -7,7 +7,7 @@
 //! [`crossref`] (names and calls across computations), [`callgraph`] (who calls whom, in
 //! which role), [`document`] (a version of a
 //! document, built lazily per computation), [`shape_inference`] (XLA-style shape
-//! checks), [`async_ops`] (an async chain's structure), [`header`] (the module header's aliasing attributes), [`literal`] (a constant's literal against its shape), [`instruction_checks`] (attributes kept as text, checked as XLA's parser does), [`diagnostics`], [`metadata`] (an instruction's `metadata={...}`), [`stack_frames`]
+//! checks), [`signature`] (the operands and attributes XLA's text takes per opcode), [`async_ops`] (an async chain's structure), [`header`] (the module header's aliasing attributes), [`literal`] (a constant's literal against its shape), [`instruction_checks`] (attributes kept as text, checked as XLA's parser does), [`diagnostics`], [`metadata`] (an instruction's `metadata={...}`), [`stack_frames`]
 //! (the Python stack of a `stack_frame_id`).
 
 pub mod async_ops;
@@ -30,6 +30,7 @@ pub mod names;
 pub mod opcode;
 pub mod shape;
 pub mod shape_inference;
+pub mod signature;
 pub mod stack_frames;
 
 pub use attributes::{

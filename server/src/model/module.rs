@@ -661,6 +661,12 @@ impl Module {
         }
     }
 
+    /// The text of computation `id`'s chunk, without building its computation
+    /// (completion reads every signature of a large module this way).
+    pub fn chunk_text(&self, id: ComputationId) -> &str {
+        self.unit(id).text()
+    }
+
     /// The unit of computation `id`.
     fn unit(&self, id: ComputationId) -> &Unit {
         &self.units[self.places[id.index()].chunk]

@@ -93,6 +93,11 @@ impl PrimitiveType {
             .unwrap_or_else(|| PrimitiveType::Unknown(name.into()))
     }
 
+    /// Every element type's spelling, in XLA's order (`pred`, `s1`, ... `opaque`).
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        PRIMITIVE_TYPES.iter().map(|(n, _, _)| *n)
+    }
+
     pub fn name(&self) -> &str {
         match self {
             PrimitiveType::Unknown(name) => name,

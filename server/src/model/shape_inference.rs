@@ -29,6 +29,9 @@ pub struct Problem {
     pub code: &'static str,
     pub message: String,
     pub site: Site,
+    /// For a declared shape that differs from the inferred one: the shape to write
+    /// instead (the declared layout kept when the rank allows, else XLA's default).
+    pub expected: Option<Box<Shape>>,
 }
 
 fn problem(code: &'static str, site: Site, message: impl Into<String>) -> Problem {
@@ -36,6 +39,7 @@ fn problem(code: &'static str, site: Site, message: impl Into<String>) -> Proble
         code,
         message: message.into(),
         site,
+        expected: None,
     }
 }
 
@@ -79,8 +83,9 @@ fn has_unbounded(s: &Shape) -> bool {
 }
 
 fn compare_declared(declared: &Shape, inferred: &Inferred) -> Option<Problem> {
-    let mismatch = |expected: String| {
-        problem(
+    let mismatch = |expected: String, shape: Option<Shape>| Problem {
+        expected: shape.map(Box::new),
+        ..problem(
             codes::SHAPE_MISMATCH,
             Site::Shape,
             format!(
@@ -90,24 +95,41 @@ fn compare_declared(declared: &Shape, inferred: &Inferred) -> Option<Problem> {
         )
     };
     match inferred {
-        Inferred::Exact(shape) => {
-            (!declared.compatible(shape)).then(|| mismatch(strip_layouts(shape).to_string()))
-        }
+        Inferred::Exact(shape) => (!declared.compatible(shape))
+            .then(|| mismatch(strip_layouts(shape).to_string(), Some(shape.clone()))),
         Inferred::Array { element, dims } => {
             let Some(d) = declared.as_array() else {
-                return Some(mismatch(format!("an array of dimensions [{}]", join(dims))));
+                return Some(mismatch(
+                    format!("an array of dimensions [{}]", join(dims)),
+                    None,
+                ));
             };
             let element_ok = element.as_ref().is_none_or(|e| *e == d.element);
             if d.dims == *dims && element_ok {
                 return None;
             }
-            let expected = match element {
-                Some(e) => ArrayShape::new(e.clone(), dims.clone()).to_string(),
-                None => format!("{}[{}]", d.element, join(dims)),
-            };
-            Some(mismatch(expected))
+            let element = element.clone().unwrap_or_else(|| d.element.clone());
+            let text = ArrayShape::new(element.clone(), dims.clone()).to_string();
+            Some(mismatch(text, Some(with_layout_of(d, element, dims))))
         }
     }
+}
+
+/// An array shape of `element` and `dims` laid out as `declared` is when the ranks
+/// agree, else in XLA's default layout (major to minor) when `declared` has a layout.
+fn with_layout_of(declared: &ArrayShape, element: PrimitiveType, dims: &[i64]) -> Shape {
+    let mut shape = ArrayShape::new(element, dims.to_vec());
+    shape.layout = declared.layout.as_ref().map(|layout| {
+        if layout.minor_to_major.len() == dims.len() {
+            layout.clone()
+        } else {
+            std::sync::Arc::new(super::shape::Layout {
+                minor_to_major: (0..dims.len() as i64).rev().collect(),
+                ..Default::default()
+            })
+        }
+    });
+    Shape::Array(shape)
 }
 
 fn strip_layouts(shape: &Shape) -> Shape {
@@ -160,10 +182,95 @@ fn required<'a, T>(
     value.as_ref().ok_or_else(|| {
         problem(
             codes::MISSING_ATTRIBUTE,
-            Site::Opcode,
+            Site::Attribute(attribute),
             format!("{opcode} needs a `{attribute}` attribute"),
         )
     })
+}
+
+/// A value for attribute `attribute` of `opcode` that makes the instruction check,
+/// read backwards from its operand shapes and declared shape where that is one
+/// choice (`broadcast`'s dimensions: each operand dimension onto the first result
+/// dimension of its size, in order); `None` when it cannot be told. The quick fix of
+/// a missing attribute inserts it.
+pub fn missing_attribute_value(
+    opcode: &Opcode,
+    attribute: &str,
+    declared: &Shape,
+    operands: &[Option<&Shape>],
+) -> Option<String> {
+    let operand = operands
+        .first()
+        .copied()
+        .flatten()
+        .and_then(Shape::as_array);
+    let result = declared.as_array();
+    let list = |v: Vec<i64>| format!("{{{}}}", join(&v));
+    match (opcode, attribute) {
+        (Opcode::Broadcast, "dimensions") => {
+            let (operand, result) = (operand?, result?);
+            let mut next = 0;
+            let mut dims = Vec::new();
+            for &size in &operand.dims {
+                let found = (next..result.rank()).find(|&d| result.dims[d] == size)?;
+                dims.push(found as i64);
+                next = found + 1;
+            }
+            Some(list(dims))
+        }
+        (Opcode::Transpose, "dimensions") => {
+            let (operand, result) = (operand?, result?);
+            let mut used = vec![false; operand.rank()];
+            let mut perm = Vec::new();
+            for &size in &result.dims {
+                let j = (0..operand.rank()).find(|&j| !used[j] && operand.dims[j] == size)?;
+                used[j] = true;
+                perm.push(j as i64);
+            }
+            (perm.len() == operand.rank()).then(|| list(perm))
+        }
+        (Opcode::Reduce, "dimensions") => {
+            let (operand, result) = (operand?, result?);
+            let mut kept = 0;
+            let mut reduced = Vec::new();
+            for (d, &size) in operand.dims.iter().enumerate() {
+                if kept < result.rank() && result.dims[kept] == size {
+                    kept += 1;
+                } else {
+                    reduced.push(d as i64);
+                }
+            }
+            (kept == result.rank()).then(|| list(reduced))
+        }
+        (Opcode::Concatenate, "dimensions") => {
+            let (operand, result) = (operand?, result?);
+            let d = (0..result.rank()).find(|&d| operand.dims.get(d) != Some(&result.dims[d]));
+            Some(list(vec![d.unwrap_or(0) as i64]))
+        }
+        (Opcode::Reverse, "dimensions") => Some("{}".into()),
+        (Opcode::Slice, "slice") => {
+            let result = result?;
+            let dims: Vec<String> = result.dims.iter().map(|d| format!("[0:{d}]")).collect();
+            Some(format!("{{{}}}", dims.join(", ")))
+        }
+        (Opcode::DynamicSlice, "dynamic_slice_sizes") => Some(list(result?.dims.clone())),
+        (Opcode::Pad, "padding") => {
+            let rank = operand?.rank();
+            Some(vec!["0_0"; rank].join("x"))
+        }
+        (Opcode::Iota, "iota_dimension") => Some("0".into()),
+        (Opcode::GetTupleElement, "index") => {
+            let Some(Shape::Tuple(elements)) = operands.first().copied().flatten() else {
+                return Some("0".into());
+            };
+            let k = elements
+                .iter()
+                .position(|e| e.compatible(declared))
+                .unwrap_or(0);
+            Some(k.to_string())
+        }
+        _ => None,
+    }
 }
 
 fn infer(
