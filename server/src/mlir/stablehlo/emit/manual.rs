@@ -75,7 +75,9 @@ impl Emitter<'_> {
         match &sharding::listed(header, "out_shardings", &self.meshes)[..] {
             [] => {}
             [one] => instr.attrs.push(format!("sharding={one}")),
-            many => instr.attrs.push(format!("sharding={{{}}}", many.join(", "))),
+            many => instr
+                .attrs
+                .push(format!("sharding={{{}}}", many.join(", "))),
         }
         true
     }
