@@ -8,7 +8,8 @@
 //! is written in ([`written_style`]).
 //!
 //! The printer never drops text silently: XLA's printer forgets comments, and an
-//! editor action must not, so a file with a comment (or anything else the printer
+//! editor action must not. The comment lines a file starts with are kept above the
+//! printed module; a file with a comment elsewhere (or anything else the printer
 //! cannot write back: syntax errors, inline operands, several modules) is refused
 //! with a one-line reason ([`Refusal`]) instead. Library code only: byte offsets and
 //! plain text edits; the front ends turn them into a command's output or LSP edits.
@@ -65,11 +66,48 @@ pub fn format(text: &str, style: Option<Style>) -> Result<String, Refusal> {
     format_document(&Document::parse(text), style)
 }
 
-/// [`format`] of a document already parsed (the editor's snapshot).
+/// [`format`] of a document already parsed (the editor's snapshot). The comment
+/// lines a file starts with (a test's `// RUN:` lines, a licence, what the module
+/// is) stand before the module, not inside it: they are kept as written and the
+/// module after them is printed.
 pub fn format_document(doc: &Document, style: Option<Style>) -> Result<String, Refusal> {
+    let text = doc.syntax().text();
+    let lead = leading_comment_lines(&text);
+    if lead == 0 {
+        return print_module(doc, style);
+    }
+    let rest = Document::parse(&text[lead..]);
+    let printed =
+        print_module(&rest, style).map_err(|r| Refusal::at(r.offset + lead, r.message))?;
+    Ok(format!("{}{printed}", &text[..lead]))
+}
+
+/// The module of `doc` printed, or why it cannot be.
+fn print_module(doc: &Document, style: Option<Style>) -> Result<String, Refusal> {
     refuse_unprintable(doc)?;
     let style = style.unwrap_or_else(|| written_style(doc.file()));
     printer::print(doc, style)
+}
+
+/// The length of the run of `//` comment lines and blank lines `text` starts with,
+/// the blank lines after the last comment included (0 when it starts with no comment).
+fn leading_comment_lines(text: &str) -> usize {
+    let mut at = 0;
+    let mut commented = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with("//") && !trimmed.starts_with("// -----") {
+            commented = true;
+        } else if !trimmed.is_empty() {
+            break;
+        }
+        at += line.len();
+    }
+    if commented {
+        at
+    } else {
+        0
+    }
 }
 
 /// The edits that format `text`, one per changed line where lines correspond, and

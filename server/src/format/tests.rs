@@ -25,6 +25,24 @@ fn comments_are_refused_not_dropped() {
 }
 
 #[test]
+fn the_comment_lines_a_file_starts_with_are_kept_above_the_module() {
+    let lead = "// RUN: hlo-opt %s\n// what this module is\n\n";
+    let out = format(&format!("{lead}{SHORT}"), Some(Style::Short)).expect("formats");
+    assert_eq!(
+        out,
+        format!(
+            "{lead}{}",
+            format(SHORT, Some(Style::Short)).expect("formats")
+        )
+    );
+    // A comment further down is still refused, at its own offset in the whole text.
+    let text =
+        format!("{lead}HloModule m\n\nENTRY e {{\n  // why\n  ROOT p = f32[] parameter(0)\n}}\n");
+    let refusal = format(&text, None).expect_err("refused");
+    assert_eq!(refusal.offset, text.find("// why").expect("a comment"));
+}
+
+#[test]
 fn attributes_follow_xla_order() {
     let text = "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  \
                 ROOT b = f32[2,4] broadcast(p), metadata={op_name=\"x\"}, sharding={replicated}, dimensions={1}\n}\n";
