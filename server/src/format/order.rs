@@ -6,10 +6,13 @@
 //! opcode (`PrintExtraAttributesImpl` of each instruction class) and text XLA printed
 //! already has it. What every instruction may carry follows in one fixed order.
 
+use crate::model::signature;
+
 /// Where an instruction attribute goes: 0 for the opcode's own ones (kept in written
 /// order), then the called computations (`PrintExtraAttributes`, in the order of
 /// its cases), `sharding`, `frontend_attributes`, `control-predecessors`,
-/// `statistics`, `result_accuracy`, `origin`, `metadata`, `backend_config`.
+/// `statistics`, `result_accuracy`, `origin`, `metadata`, `backend_config`
+/// ([`signature::GENERIC`], the table completion ranks by).
 pub fn instruction_rank(name: &str) -> u32 {
     const CALLED: &[&str] = &[
         "condition",
@@ -24,20 +27,10 @@ pub fn instruction_rank(name: &str) -> u32 {
         "called_computations",
         "calls",
     ];
-    const COMMON: &[&str] = &[
-        "sharding",
-        "frontend_attributes",
-        "control-predecessors",
-        "statistics",
-        "result_accuracy",
-        "origin",
-        "metadata",
-        "backend_config",
-    ];
     if let Some(i) = CALLED.iter().position(|n| *n == name) {
         return 1 + i as u32;
     }
-    if let Some(i) = COMMON.iter().position(|n| *n == name) {
+    if let Some(i) = signature::GENERIC.iter().position(|a| a.name == name) {
         return 100 + i as u32;
     }
     0

@@ -121,16 +121,17 @@ pub const FUSION_KINDS: &[(&str, &str)] = &[
 ];
 
 /// Attributes every instruction may carry, in XLA's print order (after the opcode's
-/// own and its computations).
-const GENERIC: &[AttributeSpec] = &[
+/// own and its computations: `PrintWithCanonicalNameMap` writes `origin` after the
+/// extra attributes and before `metadata`). The formatter sorts by this list too.
+pub const GENERIC: &[AttributeSpec] = &[
     opt!("sharding", Sharding),
     opt!("frontend_attributes", Dictionary),
     opt!("control-predecessors", InstructionList),
     opt!("statistics", Other),
     opt!("result_accuracy", Other),
+    opt!("origin", Other),
     opt!("metadata", Metadata),
     opt!("backend_config", Json),
-    opt!("origin", Other),
 ];
 
 const COLLECTIVE: &[AttributeSpec] = &[
