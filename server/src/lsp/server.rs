@@ -765,12 +765,11 @@ impl LanguageServer for Backend {
             Request::RangeFormatting,
             &params.text_document.uri,
             move |snapshot, encoding| {
-                let start = snapshot.offset(range.start, encoding).unwrap_or(0);
-                let end = snapshot
-                    .offset(range.end, encoding)
-                    .unwrap_or(snapshot.syntax().len())
-                    .max(start);
-                formatting::edits(snapshot, Some(start..end), encoding)
+                formatting::edits(
+                    snapshot,
+                    Some(snapshot.byte_range(range, encoding)),
+                    encoding,
+                )
             },
         )
         .await?
@@ -783,14 +782,9 @@ impl LanguageServer for Backend {
             Request::InlayHint,
             &params.text_document.uri,
             move |snapshot, encoding| {
-                let start = snapshot.offset(range.start, encoding).unwrap_or(0);
-                let end = snapshot
-                    .offset(range.end, encoding)
-                    .unwrap_or(snapshot.syntax().len())
-                    .max(start);
                 Some(handlers::inlay_hints(
                     snapshot,
-                    start..end,
+                    snapshot.byte_range(range, encoding),
                     &config,
                     encoding,
                 ))

@@ -46,6 +46,17 @@ impl Snapshot {
         position::to_offset(self.syntax(), position, encoding).ok()
     }
 
+    /// Byte range of an LSP range: an end past the text is the text's end, an end
+    /// before the start is the start (ranges clients send for hints and formatting).
+    pub fn byte_range(&self, range: Range, encoding: PositionEncoding) -> std::ops::Range<usize> {
+        let start = self.offset(range.start, encoding).unwrap_or(0);
+        let end = self
+            .offset(range.end, encoding)
+            .unwrap_or(self.syntax().len())
+            .max(start);
+        start..end
+    }
+
     /// LSP range of a byte range.
     pub fn range(&self, bytes: std::ops::Range<usize>, encoding: PositionEncoding) -> Range {
         position::to_range(self.syntax(), bytes, encoding)
