@@ -261,3 +261,19 @@ fn memory_and_cost_say_per_device_on_a_partitioned_module() {
     let o = run(&["memory", &data("jax/sharded_mlp.before.hlo")]);
     assert!(!stdout(&o).contains("per device"), "{}", stdout(&o));
 }
+
+/// A program with no sharding says so in a line of its own (StableHLO and HLO alike),
+/// rather than a header over an empty list.
+#[test]
+fn an_unsharded_program_says_nothing_is_sharded() {
+    for file in ["stablehlo/softmax.mlir", "jax/softmax.after.hlo"] {
+        let o = run(&["sharding", &data(file)]);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("; 1 device\n"), "{file}: {out}");
+        assert!(
+            out.contains("nothing sharded: no instruction has a sharding and no collective has replica groups"),
+            "{file}: {out}"
+        );
+    }
+}

@@ -145,8 +145,9 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let devices = device_count(module, &all);
     let mut entries = vec![];
     let mut text = format!(
-        "shapes read as {} ({why}); {devices} devices\n",
-        written.name()
+        "shapes read as {} ({why}); {devices} {}\n",
+        written.name(),
+        if devices == 1 { "device" } else { "devices" }
     );
     for s in &sharded {
         let name = &*s.instruction.name;
@@ -190,6 +191,12 @@ fn run_inner(args: &Args) -> Result<String, String> {
         collectives(module, args)?
     };
     text.push_str(&collectives_text);
+    if sharded.is_empty() && groups.is_empty() {
+        // Said, not left as an empty list under the header.
+        text.push_str(
+            "nothing sharded: no instruction has a sharding and no collective has replica groups\n",
+        );
+    }
     if args.json {
         let mut out = json!({
             "assumed": written.name(),
