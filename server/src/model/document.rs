@@ -150,6 +150,8 @@ impl Document {
     /// The syntax errors of every chunk, in document bytes and order. Cheap once the
     /// chunks are built (each keeps its own); builds the others.
     pub fn syntax_errors(&self) -> Vec<Diagnostic> {
+        // Building is what finds them: every unit in parallel first.
+        self.build_all();
         (0..self.units.len())
             .flat_map(|i| {
                 self.own_diagnostics(i)
