@@ -95,7 +95,10 @@ fn bench(c: &mut Criterion) {
                 hlo_lsp::language::Language::Hlo,
                 "bench.hlo",
                 None,
-            );
+            )
+            // As the server makes them: the memory estimate is computed after the
+            // diagnostics are out, never for them.
+            .with_module_answers(hlo_lsp::ide::ModuleAnswers::Background);
             Snapshot::new(uri, 1, 1, ide)
         };
         let renderings = Renderings::default();
