@@ -26,3 +26,46 @@ pub fn run_checks<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         }
     }
 }
+
+/// How much lower than the server's other threads the background threads run
+/// (a `nice` increment): under Linux's scheduler a thread at +10 gets about a
+/// tenth of a core that a thread at 0 also wants.
+const BACKGROUND_NICENESS: i32 = 10;
+
+/// Runs `work` on the background threads, and waits for it: answers nobody is
+/// waiting for yet (the memory estimate of a version whose diagnostics are out).
+/// They run at a lower priority, so that on a machine with few cores a hover or the
+/// next edit's checks, which someone is waiting for, take the cores first. Runs it
+/// on the calling thread when the threads cannot be started.
+pub fn run_in_background<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|k| format!("hlo-lsp-background-{k}"))
+            .start_handler(|_| lower_this_thread_priority())
+            .build()
+            .map_err(|error| tracing::warn!("background answers on the caller's thread: {error}"))
+            .ok()
+    });
+    let budget = crate::budget::current();
+    match pool {
+        Some(pool) => pool.install(|| budget.run(work)),
+        None => work(),
+    }
+}
+
+/// Lowers the calling thread's scheduling priority by [`BACKGROUND_NICENESS`]
+/// (Linux: `setpriority` applies to one thread when given its id; elsewhere
+/// nothing is done and the threads share the cores evenly).
+fn lower_this_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain system calls with no pointers; a failure leaves the
+        // priority as it was.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            libc::setpriority(libc::PRIO_PROCESS, tid, now + BACKGROUND_NICENESS);
+        }
+    }
+}

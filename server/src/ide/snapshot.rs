@@ -86,6 +86,10 @@ struct RecentFused {
     /// `(computation, its maps, when last used)`.
     entries: Vec<(FusedKey, Arc<Memo<KeptFused>>, u64)>,
     clock: u64,
+    /// The text key of each fused computation asked for in this version (`None`:
+    /// it has none), so that a hover does not print its computation again to find
+    /// its maps; forgotten with the entry it keys.
+    keys: rustc_hash::FxHashMap<(ModuleId, ComputationId), Option<Arc<[u8]>>>,
 }
 
 impl RecentFused {
@@ -100,7 +104,11 @@ impl RecentFused {
         if self.entries.len() >= FUSED_KEPT {
             let oldest = (0..self.entries.len()).min_by_key(|&k| self.entries[k].2);
             if let Some(oldest) = oldest {
-                let (_, memo, _) = self.entries.swap_remove(oldest);
+                let (key, memo, _) = self.entries.swap_remove(oldest);
+                if let FusedKey::Text(text) = key {
+                    self.keys
+                        .retain(|_, kept| kept.as_ref().is_none_or(|k| *k != text));
+                }
                 super::reaper::release(memo);
             }
         }
@@ -147,6 +155,8 @@ type KeptUtilization = (
 /// language, so that each feature is routed once (by the server's handlers) and no
 /// code asks which language it holds. The server wraps it with the client's URI and
 /// version.
+// One per version, behind an `Arc`: the variants' sizes are never copied around.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Snapshot {
     Hlo(HloSnapshot),
@@ -533,8 +543,14 @@ impl HloSnapshot {
         let m = self.model().module(module);
         let c = m.computation(computation);
         let at = (module, computation);
-        if let Some(text) = model::nameless::computation_key(m, c) {
-            let memo = lock(&self.fused).memo(FusedKey::Text(text.into()));
+        let known = lock(&self.fused).keys.get(&at).cloned();
+        let key = known.unwrap_or_else(|| {
+            let key: Option<Arc<[u8]>> = model::nameless::computation_key(m, c).map(Into::into);
+            lock(&self.fused).keys.insert(at, key.clone());
+            key
+        });
+        if let Some(text) = key {
+            let memo = lock(&self.fused).memo(FusedKey::Text(text));
             let kept = memo.get_or_compute(|| self.compute_fused(at));
             if kept.shareable || kept.owner == at {
                 return kept.maps.clone();
@@ -678,9 +694,11 @@ impl HloSnapshot {
     /// version is checked (the checks build every computation, in parallel).
     pub fn prepare_module_answers(&self) {
         // Each computes every module's at once.
-        self.stack_frames(ModuleId(0));
-        self.memory(ModuleId(0));
-        self.module_findings();
+        super::pool::run_in_background(|| {
+            self.stack_frames(ModuleId(0));
+            self.memory(ModuleId(0));
+            self.module_findings();
+        });
     }
 
     /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.
