@@ -341,6 +341,36 @@ fn hover_of_a_kernel_says_why_its_producer_is_not_fused() {
     insta::assert_snapshot!(hover);
 }
 
+const CUBLAS_AFTER_FUSION: &str = r#"HloModule cublas
+
+fused_computation {
+  p = f32[5,5]{1,0} parameter(0)
+  ROOT s = f32[5,5]{1,0} sqrt(p)
+}
+
+ENTRY main {
+  a = f32[5,5]{1,0} parameter(0)
+  fusion = f32[5,5]{1,0} fusion(a), kind=kLoop, calls=fused_computation
+  ROOT $0gemm = f32[5,5]{1,0} custom-call(fusion, fusion), custom_call_target="__cublas$lt$matmul"
+}
+"#;
+
+/// A 5x5 cuBLAS call: XLA's model gives it nanoseconds of work, less than the launch it
+/// adds to every kernel, so it is neither memory- nor compute-bound; and a rule keeps
+/// its producer apart, so no saving is offered beside the refusal.
+#[test]
+fn a_tiny_library_call_is_launch_bound_and_refused_without_a_saving() {
+    let hover = hover_at(CUBLAS_AFTER_FUSION, Detail::Summary);
+    assert!(hover.contains("· launch-bound ·"), "{hover}");
+    assert!(
+        hover.contains(
+            "not fused with `%fusion`: the consumer is not fusible (custom-call `__cublas$lt$matmul`)\n"
+        ),
+        "{hover}"
+    );
+    assert!(!hover.contains("would save"), "{hover}");
+}
+
 /// The text of `range` with its line (1-based) and column, as a reader finds it.
 fn place(text: &str, range: &std::ops::Range<usize>) -> String {
     let line = text[..range.start].matches('\n').count() + 1;

@@ -79,6 +79,7 @@ pub fn summary(cost: &KernelCost) -> String {
         return "no estimate: XLA's model cannot run this kernel".to_string();
     }
     let bound = match cost.bound {
+        _ if launch_bound(cost) => "launch-bound",
         Bound::Memory => "memory-bound",
         Bound::Compute => "compute-bound",
     };
@@ -92,6 +93,13 @@ pub fn summary(cost: &KernelCost) -> String {
         line.push_str(&format!(" ({uncoalesced} uncoalesced)"));
     }
     line
+}
+
+/// Whether the kernel's work takes less time than the launch XLA's model adds to
+/// every kernel ([`super::KERNEL_LAUNCH_OVERHEAD`]): then neither memory nor compute
+/// bounds it, and what a profile shows of it is mostly the launch.
+pub fn launch_bound(cost: &KernelCost) -> bool {
+    !cost.is_infinite() && cost.exec_time < super::KERNEL_LAUNCH_OVERHEAD
 }
 
 /// [`summary`] saying which model gave the time when it is not the generic one:
@@ -196,7 +204,12 @@ pub fn roofline(estimate: &Estimate, device: &Device) -> Option<String> {
             units::grouped(cost.flops.max(0) as f64 / bytes as f64)
         ));
     }
-    if seconds > 0.0 {
+    if launch_bound(cost) {
+        parts.push(format!(
+            "less work than the {} launch XLA's model adds to each kernel",
+            super::KERNEL_LAUNCH_OVERHEAD
+        ));
+    } else if seconds > 0.0 {
         match cost.bound {
             Bound::Compute => {
                 let (what, peak) = match &estimate.peak {

@@ -301,6 +301,27 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
             },
             &config.device,
         );
+        // A custom call (a cuBLAS gemm, a user's kernel) is opaque: no fusion with
+        // it exists, so what the cost model would say of one is beside the point.
+        let opaque = [producer, consumer]
+            .into_iter()
+            .find_map(|i| i.attrs().custom_call_target.as_deref());
+        let verdict = match (decision.is_allowed(), opaque) {
+            (true, _) => format!("`%{}` could fuse here", producer.name),
+            (false, Some(target)) => {
+                lines.push(format!(
+                    "not fused with `%{}`: {} (custom-call `{target}`)",
+                    producer.name,
+                    decision.message()
+                ));
+                continue;
+            }
+            (false, None) => format!(
+                "not fused with `%{}`: {}",
+                producer.name,
+                decision.message()
+            ),
+        };
         let times = model.run_times(producer, &[consumer]);
         let saving = if times.time_fused <= times.time_unfused {
             format!(
@@ -311,15 +332,6 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
             format!(
                 "fusing would cost {} more",
                 times.time_fused - times.time_unfused
-            )
-        };
-        let verdict = if decision.is_allowed() {
-            format!("`%{}` could fuse here", producer.name)
-        } else {
-            format!(
-                "not fused with `%{}`: {}",
-                producer.name,
-                decision.message()
             )
         };
         lines.push(format!("{verdict} · {saving}"));
