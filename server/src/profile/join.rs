@@ -108,7 +108,17 @@ pub fn join(
     module: &Module,
     module_id: Option<u64>,
 ) -> Result<ModuleProfile, ProfileError> {
-    let names = instruction_names(module);
+    // Every computation is built to list its names: not for a profile that holds no
+    // module of this name and id (a run of another program near the dump).
+    let names = if profile
+        .modules
+        .iter()
+        .any(|m| is_candidate(m, module, module_id))
+    {
+        instruction_names(module)
+    } else {
+        FxHashMap::default()
+    };
     let chosen = choose(profile, module, module_id, &names)?;
     let times = &profile.modules[chosen];
     let (executions, inferred) = executions(times, module, &names);
@@ -205,13 +215,7 @@ fn choose(
             .filter(|o| names.contains_key(o.name.as_str()))
             .count()
     };
-    let candidate = |m: &ModuleTimes| {
-        wanted.is_none_or(|w| m.name == w)
-            && match (m.program_id, module_id) {
-                (Some(p), Some(id)) => u64::try_from(p).is_ok_and(|p| p == id),
-                _ => true,
-            }
-    };
+    let candidate = |m: &ModuleTimes| is_candidate(m, module, module_id);
     let best = profile
         .modules
         .iter()
@@ -245,6 +249,16 @@ fn choose(
         ));
     }
     Err(ProfileError::NoMatch(message))
+}
+
+/// Whether the profile's module `m` may be `module`: the same name, and the same
+/// compilation where both ids are known.
+fn is_candidate(m: &ModuleTimes, module: &Module, module_id: Option<u64>) -> bool {
+    module.name.as_deref().is_none_or(|w| m.name == w)
+        && match (m.program_id, module_id) {
+            (Some(p), Some(id)) => u64::try_from(p).is_ok_and(|p| p == id),
+            _ => true,
+        }
 }
 
 /// `the profile holds jit_g, jit_h` (the most time first, at most 8 named).
