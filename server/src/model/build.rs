@@ -819,6 +819,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         self.check_control_predecessors();
         let c = &mut self.computation;
         c.users = Users::of(&c.instructions);
+        c.call_sites = super::module::call_sites(&c.instructions);
         for &extra in self.roots.iter().skip(1) {
             self.diagnostics.push(Diagnostic::error(
                 c.instructions[extra.index()].name_range.range(),

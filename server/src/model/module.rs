@@ -400,6 +400,21 @@ pub struct Computation {
     pub parameters: Vec<Option<InstrId>>,
     /// Who uses each instruction; read it with [`Computation::users`].
     pub(crate) users: Users,
+    /// Where each computation name this one's instructions call is written (its
+    /// start) and the instruction calling it, sorted by place: finding the caller of
+    /// a call site is a search, not a scan (checks ask it of each of the hundreds of
+    /// fusions a computation calls).
+    pub(crate) call_sites: Box<[(u32, InstrId)]>,
+}
+
+/// [`Computation::call_sites`] of `instructions`.
+pub(crate) fn call_sites(instructions: &[Instruction]) -> Box<[(u32, InstrId)]> {
+    let mut sites: Vec<(u32, InstrId)> = instructions
+        .iter()
+        .flat_map(|i| i.called.iter().map(move |c| (c.name_range.start, i.id)))
+        .collect();
+    sites.sort_unstable_by_key(|&(at, _)| at);
+    sites.into_boxed_slice()
 }
 
 /// The instructions that use each instruction of a computation as an operand, one
@@ -773,11 +788,16 @@ impl Module {
         let c = self.computation(site.computation);
         let at = self.call_name_range(site);
         let span = Span::new(at.start - c.offset..at.end - c.offset);
-        let instruction = c
-            .model()
-            .instructions
-            .iter()
-            .find(|i| i.called.iter().any(|called| called.name_range == span))?;
+        let calls = |i: &&Instruction| i.called.iter().any(|called| called.name_range == span);
+        let model = c.model();
+        let sites = &model.call_sites;
+        let indexed = sites
+            .get(sites.partition_point(|&(start, _)| start < span.start))
+            .filter(|&&(start, _)| start == span.start)
+            .and_then(|&(_, id)| model.instructions.get(id.index()))
+            .filter(calls);
+        // A computation made without the index (not by the builder) is scanned.
+        let instruction = indexed.or_else(|| model.instructions.iter().find(calls))?;
         Some((c, instruction))
     }
 
