@@ -77,8 +77,9 @@ struct KeptFused {
 /// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
 /// instruction from every output, up to megabytes for a large fusion, and an engineer
 /// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
-/// what is on screen (hovers and inlay hints of the computations shown).
-pub const FUSED_KEPT: usize = 32;
+/// what is on screen (hovers and inlay hints of the computations shown): a few
+/// computations (32 kept 6 MiB more over 100 hovers of a 58 MiB dump, for nothing).
+pub const FUSED_KEPT: usize = 8;
 
 /// The fused maps of the [`FUSED_KEPT`] fused computations used last.
 #[derive(Debug, Default)]
