@@ -88,12 +88,12 @@ pub fn read_computation(text: &str) -> Option<QuickComputation> {
     r.skip()?;
     let start = r.pos;
     let mut name = r.name()?;
-    let entry = &text[name.clone()] == "ENTRY";
+    let entry = &r.b[name.clone()] == b"ENTRY";
     if entry {
         r.skip()?;
         name = r.name()?;
     }
-    if is_keyword(&text[name.clone()]) {
+    if is_keyword(&r.b[name.clone()]) {
         return None;
     }
     r.skip()?;
@@ -131,19 +131,23 @@ pub fn read_computation(text: &str) -> Option<QuickComputation> {
 }
 
 /// The grammar's keywords: written bare, they may lex as the keyword, not as a name.
-fn is_keyword(word: &str) -> bool {
+fn is_keyword(word: &[u8]) -> bool {
+    // Every keyword starts with a letter; a `%name` is never one.
+    if !word.first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
     matches!(
         word,
-        "ROOT"
-            | "ENTRY"
-            | "HloModule"
-            | "FileNames"
-            | "FunctionNames"
-            | "FileLocations"
-            | "StackFrames"
-            | "true"
-            | "false"
-    ) || COMPUTATION_KEYS.contains(&word)
+        b"ROOT"
+            | b"ENTRY"
+            | b"HloModule"
+            | b"FileNames"
+            | b"FunctionNames"
+            | b"FileLocations"
+            | b"StackFrames"
+            | b"true"
+            | b"false"
+    ) || COMPUTATION_KEYS.iter().any(|k| k.as_bytes() == word)
 }
 
 /// Attribute keys whose value names computations (`COMPUTATION_KEYS` of grammar.js).
@@ -319,7 +323,7 @@ impl Reader<'_> {
         if self.peek()? != b')' {
             loop {
                 let name = self.name()?;
-                if is_keyword(self.text(&name)) {
+                if is_keyword(&self.b[name.clone()]) {
                     return None;
                 }
                 self.skip()?;
@@ -348,20 +352,16 @@ impl Reader<'_> {
         })
     }
 
-    fn text(&self, range: &Range<usize>) -> &str {
-        std::str::from_utf8(&self.b[range.clone()]).unwrap_or("")
-    }
-
     /// `[ROOT] name = [shape] opcode(operands)[, attribute]*`.
     fn instruction(&mut self) -> Option<QuickInstruction> {
         let start = self.pos;
         let mut name = self.name()?;
-        let root = self.text(&name) == "ROOT";
+        let root = &self.b[name.clone()] == b"ROOT";
         if root {
             self.skip()?;
             name = self.name()?;
         }
-        if is_keyword(self.text(&name)) {
+        if is_keyword(&self.b[name.clone()]) {
             return None;
         }
         self.skip()?;
@@ -409,9 +409,8 @@ impl Reader<'_> {
             return None;
         }
         self.run(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-');
-        if is_keyword(self.text(&(start..self.pos)))
-            && !is_opcode_word(self.text(&(start..self.pos)))
-        {
+        let word = &self.b[start..self.pos];
+        if is_keyword(word) && !is_opcode_word(word) {
             return None;
         }
         Some(start..self.pos)
@@ -461,14 +460,14 @@ impl Reader<'_> {
             None
         };
         let name = self.name()?;
-        let word = self.text(&name);
+        let word = &self.b[name.clone()];
         // `inf`, `nan`, `true`, `false` are literals; a name that starts like one is
         // left to the grammar's precedence rules.
         if is_keyword(word)
-            || word.starts_with("inf")
-            || word.starts_with("nan")
-            || word.starts_with("true")
-            || word.starts_with("false")
+            || word.starts_with(b"inf")
+            || word.starts_with(b"nan")
+            || word.starts_with(b"true")
+            || word.starts_with(b"false")
         {
             return None;
         }
@@ -605,7 +604,10 @@ impl Reader<'_> {
         self.skip()?;
         let mut called = SmallVec::new();
         let c = self.peek()?;
-        let (value, value_kind) = if COMPUTATION_KEYS.contains(&self.text(&key)) {
+        let computation_key = COMPUTATION_KEYS
+            .iter()
+            .any(|k| k.as_bytes() == &self.b[key.clone()]);
+        let (value, value_kind) = if computation_key {
             match c {
                 b'"' => (self.string()?, "string"),
                 b'{' => {
@@ -671,8 +673,8 @@ impl Reader<'_> {
 
 /// Opcodes that are also keywords of the grammar (attribute keys): read as opcodes
 /// after a shape.
-fn is_opcode_word(word: &str) -> bool {
-    matches!(word, "select" | "scatter")
+fn is_opcode_word(word: &[u8]) -> bool {
+    matches!(word, b"select" | b"scatter")
 }
 
 #[cfg(test)]
