@@ -653,21 +653,46 @@ impl Reader<'_> {
         })
     }
 
-    /// An `attribute_atom` of the plain kind (`kLoop`, `0`, `b01f_01io->b01f`,
-    /// `true`); declines one that a shape, a bracket or a parenthesis would extend.
+    /// An `attribute_atom`: characters other than whitespace, `,`, braces,
+    /// parentheses, brackets and quotes, with `[...]` groups anywhere and `(...)`
+    /// groups after the first character (`kLoop`, `b01f_01io->b01f`, `[8,1]<=[8]`,
+    /// `[2,4]<=[8]T(1,0)`). Declines a word followed by `[` (a shape, a typed literal
+    /// or a mesh, which the grammar reads as longer tokens) and an atom the next
+    /// character would not end, and characters outside printable ASCII.
     fn atom(&mut self) -> Option<Range<usize>> {
-        if self.at_shape() {
-            return None;
-        }
         let start = self.pos;
-        self.run(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'+' | b'>'));
-        if self.pos == start {
+        let word_start = self.peek()?.is_ascii_alphabetic() || self.peek()? == b'_';
+        loop {
+            match self.peek() {
+                None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',') => break,
+                Some(b'[') => {
+                    let word = &self.b[start..self.pos];
+                    if word_start && word.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') {
+                        return None;
+                    }
+                    self.group(b']')?;
+                }
+                Some(b'(') if self.pos > start => self.group(b')')?,
+                Some(b'{' | b'}' | b'(' | b')' | b']' | b'"') => return None,
+                Some(c) if c.is_ascii_graphic() => self.pos += 1,
+                // Other whitespace, control characters, non-ASCII text: left to the
+                // grammar's notion of whitespace.
+                Some(_) => return None,
+            }
+        }
+        (self.pos > start).then_some(start..self.pos)
+    }
+
+    /// A `[...]` or `(...)` group of an atom, closed on its line.
+    fn group(&mut self, close: u8) -> Option<()> {
+        let end = self.b[self.pos + 1..]
+            .iter()
+            .position(|&c| c == close || c == b'\n')?;
+        if self.b[self.pos + 1 + end] != close {
             return None;
         }
-        match self.peek() {
-            None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',') => Some(start..self.pos),
-            _ => None,
-        }
+        self.pos += end + 2;
+        Some(())
     }
 }
 
