@@ -63,6 +63,7 @@ mod model_samples;
 mod navigation_hostile;
 mod parser_conformance;
 mod profile_xprof;
+mod quick_read;
 mod refactor_props;
 mod refactor_samples;
 mod sharding_conformance;

@@ -28,7 +28,12 @@ pub fn temp_file(suite: &str, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     let dir = std::env::temp_dir().join(format!("hlo-lsp-{suite}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
+    // Written under a name of its own, then renamed into place: tests run in parallel,
+    // and while one rewrites a file another may be reading it (a truncated module
+    // made `cost` fail with "no HLO module" once the model was built fast enough).
+    let own = dir.join(format!(".{name}.{:?}.tmp", std::thread::current().id()));
+    std::fs::write(&own, contents).unwrap();
+    std::fs::rename(&own, &path).unwrap();
     path
 }
 

@@ -642,8 +642,21 @@ impl Flow {
     /// it reads, of the same size, elementwise or updated in place): XLA's
     /// `CanShareOperandBufferWithUser` for the common cases.
     fn shares_in_place(&self, module: &Module, user: &Value, operand: &Value) -> bool {
+        // The cheap conditions first: this runs for every pair of values that meet
+        // in time while the heap is laid out.
+        if user.bytes != operand.bytes || !user.index.is_empty() {
+            return false;
+        }
         let c = module.computation(user.def.0);
         let instr = c.instruction(user.def.1);
+        let may_write_over = match &instr.opcode {
+            Opcode::Copy => false,
+            Opcode::DynamicUpdateSlice | Opcode::Scatter | Opcode::Fusion => true,
+            op => op.is_elementwise(),
+        };
+        if !may_write_over {
+            return false;
+        }
         let read = instr.operands.iter().position(|o| {
             o.target
                 .and_then(|t| self.positions.get(&(user.def.0, t)))
@@ -660,10 +673,7 @@ impl Flow {
             Opcode::Fusion => fusion_writes_over(module, instr, read),
             op => op.is_elementwise(),
         };
-        kind_fits
-            && user.bytes == operand.bytes
-            && user.index.is_empty()
-            && self.same_shape(module, user, operand)
+        kind_fits && self.same_shape(module, user, operand)
     }
 
     /// Whether two values have the same shape, dimensions and layout: XLA's

@@ -23,15 +23,38 @@ use super::module::{
 use super::opcode::{async_sugar, AsyncSugar, Opcode};
 use super::shape::{parse_shape, parse_shared_shape, PrimitiveType, Shape};
 use super::shape_inference::{self, Site};
+use crate::syntax::quick::{self, QuickComputation, QuickOperand};
 use crate::syntax::{Chunk, ChunkKind};
 
 /// Builds what one chunk yields on its own: for a computation chunk, the computation
 /// (positions relative to the chunk) and what it alone shows to be wrong; for any chunk,
 /// its syntax errors. Uses the chunk's kept tree, else parses it (and drops the tree).
 pub fn build_chunk(chunk: &Chunk) -> Built {
-    let tree = chunk.tree();
+    if let Some(built) = build_quickly(chunk) {
+        return built;
+    }
+    build_from_tree(chunk, &chunk.tree())
+}
+
+/// A computation chunk that keeps no tree, read without one when the quick reader
+/// accepts it ([`crate::syntax::quick`]: the same model, several times faster).
+fn build_quickly(chunk: &Chunk) -> Option<Built> {
+    if chunk.kind != ChunkKind::Computation || chunk.kept_tree().is_some() {
+        return None;
+    }
+    let read = quick::read_computation(chunk.text())?;
+    let (computation, diagnostics) = build_read_computation(chunk.text(), read);
+    Some(Built {
+        computation,
+        diagnostics,
+    })
+}
+
+/// [`build_chunk`] from a parse of the chunk (public for the differential test of
+/// the quick reader).
+pub fn build_from_tree(chunk: &Chunk, tree: &tree_sitter::Tree) -> Built {
     let mut diagnostics: Vec<Diagnostic> = chunk
-        .syntax_errors(&tree)
+        .syntax_errors(tree)
         .into_iter()
         .map(|e| Diagnostic::error(e.range, codes::SYNTAX_ERROR, e.message))
         .collect();
@@ -44,7 +67,7 @@ pub fn build_chunk(chunk: &Chunk) -> Built {
             ..Built::default()
         };
     }
-    let item = Chunk::item(&tree);
+    let item = Chunk::item(tree);
     let computation = match item.map(|n| (n, n.kind())) {
         Some((node, "computation")) => {
             let (computation, mut own) = build_computation(chunk.text(), node);
@@ -165,8 +188,8 @@ fn strip_percent(name: &str) -> &str {
 struct ComputationBuilder<'a, 't> {
     /// The chunk's text.
     text: &'a str,
-    /// For walking an instruction's children (see [`for_each_field`]).
-    cursor: TreeCursor<'t>,
+    /// Ties the builder to the tree its inline operands are read from.
+    tree: std::marker::PhantomData<Node<'t>>,
     computation: Computation,
     diagnostics: Vec<Diagnostic>,
     /// Operand names to resolve once every instruction is known: (instruction,
@@ -188,12 +211,12 @@ struct ComputationBuilder<'a, 't> {
 pub const MAX_INLINE_DEPTH: usize = 100;
 
 impl<'a, 't> ComputationBuilder<'a, 't> {
-    fn new(text: &'a str, node: Node<'t>) -> Self {
+    fn new(text: &'a str, range: Span) -> Self {
         ComputationBuilder {
             text,
-            cursor: node.walk(),
+            tree: std::marker::PhantomData,
             computation: Computation {
-                range: span(node),
+                range,
                 ..Computation::default()
             },
             diagnostics: Vec::new(),
@@ -210,15 +233,14 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
 /// whose undefined operands are its parameters. Anything after the instruction is an
 /// error, as in XLA ("Expected eof after parsing single instruction").
 fn build_single_instruction<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
-    let mut b = ComputationBuilder::new(text, node);
+    let mut b = ComputationBuilder::new(text, span(node));
     b.single = true;
-    let parts = Parts::of(&mut b.cursor, node);
-    let name_node = parts.name.or(parts.opcode);
-    if let Some(name) = name_node {
-        b.computation.name = strip_percent(b.node_text(name)).to_string();
-        b.computation.name_range = span(name);
+    let syntax = InstrSyntax::of(&mut node.walk(), node);
+    if let Some(name) = syntax.name.or(syntax.opcode) {
+        b.computation.name = strip_percent(b.span_text(name)).to_string();
+        b.computation.name_range = name;
         let name_text = b.computation.name.clone();
-        if let Some(id) = b.add(name_text, span(name), span(node), &parts, false) {
+        if let Some(id) = b.add(name_text, name, span(node), &syntax, false) {
             b.computation.instructions[id.index()].is_root = true;
             b.roots.push(id);
         }
@@ -332,9 +354,10 @@ fn is_bare_shape(item: &str) -> bool {
 
 fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagnostic>) {
     let f = fields();
-    let mut b = ComputationBuilder::new(text, node);
+    let mut b = ComputationBuilder::new(text, span(node));
+    let mut cursor = node.walk();
     let (mut name, mut signature, mut body) = (None, None, None);
-    for_each_field(&mut b.cursor, node, |field, child| match field {
+    for_each_field(&mut cursor, node, |field, child| match field {
         _ if field == f.name => name = Some(child),
         _ if field == f.entry => b.computation.is_entry = true,
         _ if field == f.signature => signature = Some(child),
@@ -360,84 +383,229 @@ fn build_computation<'t>(text: &str, node: Node<'t>) -> (Computation, Vec<Diagno
         b.computation
             .instructions
             .reserve(body.child_count() as usize);
-        let mut cursor = body.walk();
+        let mut children = body.walk();
         for instr in body
-            .named_children(&mut cursor)
+            .named_children(&mut children)
             .filter(|n| n.kind() == "instruction")
         {
-            b.instruction(instr);
+            let syntax = InstrSyntax::of(&mut cursor, instr);
+            b.instruction(&syntax);
         }
     }
-    b.resolve();
-    b.check_parameters();
-    b.check_shapes();
-    if let Some(result) = signature.and_then(|s| s.child_by_field_name("result")) {
-        b.check_result(result);
-    }
-    let chains = super::async_ops::check(&b.computation, text);
-    b.diagnostics.extend(chains);
-    b.computation.shrink_to_fit();
-    if b.computation.instructions.is_empty() && body.is_some_and(|n| !n.has_error()) {
-        b.diagnostics.push(Diagnostic::warning(
-            b.computation.name_range.range(),
-            codes::EMPTY_COMPUTATION,
-            format!("computation `{}` has no instructions", b.computation.name),
-        ));
-    }
-    (b.computation, b.diagnostics)
+    let result = signature.and_then(|s| s.child_by_field_name("result"));
+    let body_parsed = body.is_some_and(|n| !n.has_error());
+    b.finish(result.map(span), body_parsed)
 }
 
-/// The parts of an instruction or inline operand, found by field in one walk over
-/// its children.
+/// [`build_computation`] from what the quick reader read: the same model.
+fn build_read_computation(text: &str, read: QuickComputation) -> (Computation, Vec<Diagnostic>) {
+    let mut b = ComputationBuilder::new(text, Span::new(read.range));
+    b.computation.is_entry = read.entry;
+    b.computation.name = strip_percent(&text[read.name.clone()]).to_string();
+    b.computation.name_range = Span::new(read.name);
+    let mut result = None;
+    if let Some(signature) = read.signature {
+        b.computation.signature_range = Some(Span::new(signature.range));
+        b.computation.signature_parameters =
+            signature.parameters.into_iter().map(Span::new).collect();
+        result = Some(Span::new(signature.result));
+    }
+    b.computation.instructions.reserve(read.instructions.len());
+    for instr in read.instructions {
+        b.instruction(&InstrSyntax::read(instr));
+    }
+    b.finish(result, true)
+}
+
+/// An instruction's parts as byte ranges, read from its tree node
+/// ([`InstrSyntax::of`]) or by the quick reader ([`InstrSyntax::read`]): the
+/// builder reads one or the other the same way.
 #[derive(Default)]
-struct Parts<'t> {
+struct InstrSyntax<'t> {
+    /// The whole instruction (or inline operand).
+    range: Span,
     root: bool,
-    name: Option<Node<'t>>,
-    shape: Option<Node<'t>>,
-    opcode: Option<Node<'t>>,
-    operands: Option<Node<'t>>,
-    attributes: SmallVec<[Node<'t>; 4]>,
+    name: Option<Span>,
+    shape: Option<Span>,
+    opcode: Option<Span>,
+    /// The operand list with its parentheses, and its operands.
+    operands: Option<(Span, SmallVec<[OperandSyntax<'t>; 4]>)>,
+    attributes: SmallVec<[AttrSyntax; 4]>,
 }
 
-impl<'t> Parts<'t> {
-    fn of(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> Parts<'t> {
-        let f = fields();
-        let mut parts = Parts::default();
-        for_each_field(cursor, node, |field, child| match field {
-            _ if field == f.root => parts.root = true,
-            _ if field == f.name => parts.name = Some(child),
-            _ if field == f.shape => parts.shape = Some(child),
-            _ if field == f.opcode => parts.opcode = Some(child),
-            _ if field == f.operands => parts.operands = Some(child),
-            _ if field == f.attribute => parts.attributes.push(child),
-            _ => {}
-        });
-        parts
+/// One operand (`range` is the `operand` node's).
+enum OperandSyntax<'t> {
+    /// A name, its shape written before it or not; no name: a shape alone.
+    Named {
+        range: Span,
+        shape: Option<Span>,
+        name: Option<Span>,
+    },
+    Literal {
+        literal: Span,
+    },
+    /// An instruction written inline (only from a tree: the quick reader declines).
+    Nested {
+        range: Span,
+        node: Node<'t>,
+    },
+}
+
+/// `key=value`, and the computations a computation key's value names.
+struct AttrSyntax {
+    key: Span,
+    value: Span,
+    value_kind: AttributeValueKind,
+    called: SmallVec<[Span; 1]>,
+}
+
+/// The kind of an attribute value, by its node kind in the grammar.
+fn value_kind(kind: &str) -> AttributeValueKind {
+    match kind {
+        "computation_ref" => AttributeValueKind::ComputationRef,
+        "computation_list" => AttributeValueKind::ComputationList,
+        "brace_block" | "inline_computation" => AttributeValueKind::Braces,
+        "string" => AttributeValueKind::String,
+        _ => AttributeValueKind::Atom,
     }
 }
 
-/// The parts of an operand, found by field in one walk over its children.
-#[derive(Default)]
-struct OperandParts<'t> {
-    shape: Option<Node<'t>>,
-    name: Option<Node<'t>>,
-    nested: Option<Node<'t>>,
-    literal: Option<Node<'t>>,
-}
-
-impl<'t> OperandParts<'t> {
-    fn of(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> OperandParts<'t> {
+impl<'t> InstrSyntax<'t> {
+    /// The parts of an instruction or inline operand node, by field.
+    fn of(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> InstrSyntax<'t> {
         let f = fields();
-        let mut parts = OperandParts::default();
+        let mut syntax = InstrSyntax {
+            range: span(node),
+            ..InstrSyntax::default()
+        };
+        let mut operand_list = None;
+        let mut attributes: SmallVec<[Node<'t>; 4]> = SmallVec::new();
         for_each_field(cursor, node, |field, child| match field {
-            _ if field == f.shape => parts.shape = Some(child),
-            _ if field == f.name => parts.name = Some(child),
-            _ if field == f.nested => parts.nested = Some(child),
-            _ if field == f.literal => parts.literal = Some(child),
+            _ if field == f.root => syntax.root = true,
+            _ if field == f.name => syntax.name = Some(span(child)),
+            _ if field == f.shape => syntax.shape = Some(span(child)),
+            _ if field == f.opcode => syntax.opcode = Some(span(child)),
+            _ if field == f.operands => operand_list = Some(child),
+            _ if field == f.attribute => attributes.push(child),
             _ => {}
         });
-        parts
+        if let Some(list) = operand_list {
+            syntax.operands = Some((span(list), operands_of(cursor, list)));
+        }
+        syntax.attributes = attributes
+            .into_iter()
+            .filter_map(|a| attribute_of(cursor, a))
+            .collect();
+        syntax
     }
+
+    /// What the quick reader read.
+    fn read(read: quick::QuickInstruction) -> InstrSyntax<'t> {
+        let operands = read
+            .operand_items
+            .into_iter()
+            .map(|o| match o {
+                QuickOperand::Named { range, shape, name } => OperandSyntax::Named {
+                    range: Span::new(range),
+                    shape: shape.map(Span::new),
+                    name: Some(Span::new(name)),
+                },
+                QuickOperand::Literal(literal) => OperandSyntax::Literal {
+                    literal: Span::new(literal),
+                },
+            })
+            .collect();
+        InstrSyntax {
+            range: Span::new(read.range),
+            root: read.root,
+            name: Some(Span::new(read.name)),
+            shape: read.shape.map(Span::new),
+            opcode: Some(Span::new(read.opcode)),
+            operands: Some((Span::new(read.operands), operands)),
+            attributes: read
+                .attributes
+                .into_iter()
+                .map(|a| AttrSyntax {
+                    key: Span::new(a.key),
+                    value: Span::new(a.value),
+                    value_kind: value_kind(a.value_kind),
+                    called: a.called.into_iter().map(Span::new).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The operands of an `operand_list` node.
+fn operands_of<'t>(
+    cursor: &mut TreeCursor<'t>,
+    list: Node<'t>,
+) -> SmallVec<[OperandSyntax<'t>; 4]> {
+    let operand_kind = fields().operand_kind;
+    let mut nodes: SmallVec<[Node<'t>; 4]> = SmallVec::new();
+    cursor.reset(list);
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            if child.kind_id() == operand_kind {
+                nodes.push(child);
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    let f = fields();
+    nodes
+        .into_iter()
+        .map(|node| {
+            let (mut shape, mut name, mut nested, mut literal) = (None, None, None, None);
+            for_each_field(cursor, node, |field, child| match field {
+                _ if field == f.shape => shape = Some(span(child)),
+                _ if field == f.name => name = Some(span(child)),
+                _ if field == f.nested => nested = Some(child),
+                _ if field == f.literal => literal = Some(span(child)),
+                _ => {}
+            });
+            let range = span(node);
+            match (literal, nested) {
+                (Some(literal), _) => OperandSyntax::Literal { literal },
+                (None, Some(node)) => OperandSyntax::Nested { range, node },
+                (None, None) => OperandSyntax::Named { range, shape, name },
+            }
+        })
+        .collect()
+}
+
+/// An `attribute` node's key and value; none when either is missing (a syntax error).
+fn attribute_of<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>) -> Option<AttrSyntax> {
+    let f = fields();
+    let (mut key, mut value) = (None, None);
+    for_each_field(cursor, node, |field, child| match field {
+        _ if field == f.key => key = Some(child),
+        _ if field == f.value => value = Some(child),
+        _ => {}
+    });
+    let (key, value) = (key?, value?);
+    let value_kind = value_kind(value.kind());
+    let called = match value_kind {
+        AttributeValueKind::ComputationRef | AttributeValueKind::ComputationList => {
+            let mut cursor = value.walk();
+            let names = value
+                .named_children(&mut cursor)
+                .filter(|n| n.kind() == "name")
+                .map(span)
+                .collect();
+            names
+        }
+        _ => SmallVec::new(),
+    };
+    Some(AttrSyntax {
+        key: span(key),
+        value: span(value),
+        value_kind,
+        called,
+    })
 }
 
 /// A node's span in its chunk.
@@ -446,25 +614,19 @@ fn span(node: Node) -> Span {
 }
 
 impl<'a, 't> ComputationBuilder<'a, 't> {
-    fn range(&self, node: Node) -> Span {
-        span(node)
+    fn span_text(&self, span: Span) -> &'a str {
+        &self.text[span.range()]
     }
 
-    fn node_text(&self, node: Node) -> &'a str {
-        &self.text[node.byte_range()]
-    }
-
-    fn instruction(&mut self, node: Node<'t>) {
-        let parts = Parts::of(&mut self.cursor, node);
-        let Some(name) = parts.name else {
+    fn instruction(&mut self, syntax: &InstrSyntax<'t>) {
+        let Some(name_range) = syntax.name else {
             return; // a broken instruction: the syntax layer reports it
         };
-        let name_range = self.range(name);
-        let name_text = strip_percent(self.node_text(name)).to_string();
-        let Some(id) = self.add(name_text, name_range, self.range(node), &parts, false) else {
+        let name_text = strip_percent(self.span_text(name_range)).to_string();
+        let Some(id) = self.add(name_text, name_range, syntax.range, syntax, false) else {
             return;
         };
-        if parts.root {
+        if syntax.root {
             self.computation.instructions[id.index()].is_root = true;
             self.roots.push(id);
         }
@@ -478,76 +640,63 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         name: String,
         name_range: Span,
         range: Span,
-        parts: &Parts<'t>,
+        syntax: &InstrSyntax<'t>,
         synthetic: bool,
     ) -> Option<InstrId> {
-        let (Some(opcode_node), Some(operand_list)) = (parts.opcode, parts.operands) else {
+        let (Some(opcode_range), Some((operands_range, operand_syntax))) =
+            (syntax.opcode, &syntax.operands)
+        else {
             return None;
         };
-        let opcode_text = self.node_text(opcode_node);
-        let opcode_range = self.range(opcode_node);
+        let opcode_text = self.span_text(opcode_range);
         let opcode = self.opcode(opcode_text, opcode_range);
-        let (shape, shape_range) = match parts.shape {
-            Some(s) => (self.shape(s), self.range(s)),
+        let (shape, shape_range) = match syntax.shape {
+            Some(s) => (self.shape(s), s),
             None => (Shape::invalid(), Span::at(opcode_range.start)),
         };
-        let operand_kind = fields().operand_kind;
-        self.cursor.reset(operand_list);
-        let mut operand_nodes: SmallVec<[Node<'t>; 4]> = SmallVec::new();
-        if self.cursor.goto_first_child() {
-            loop {
-                let child = self.cursor.node();
-                if child.kind_id() == operand_kind {
-                    operand_nodes.push(child);
-                }
-                if !self.cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        let mut operands = ThinVec::with_capacity(operand_nodes.len());
+        let mut operands = ThinVec::with_capacity(operand_syntax.len());
         let mut literals = ThinVec::new();
         let mut pending_names: SmallVec<[(usize, &'a str); 4]> = SmallVec::new();
-        for operand in operand_nodes {
-            let operand_range = self.range(operand);
-            let operand_parts = OperandParts::of(&mut self.cursor, operand);
-            if let Some(literal) = operand_parts.literal {
-                literals.push(self.range(literal));
-            } else if let Some(nested) = operand_parts.nested {
-                let k = operands.len();
-                let target = self.nested(&name, k, nested);
-                operands.push(Operand::inline(operand_range, target));
-            } else if operand_parts.name.is_none() {
-                // `f32[4]` alone: a parameter of a single-instruction file.
-                let declared_shape = operand_parts.shape.map(|s| self.shape(s));
-                if !self.single {
-                    self.diagnostics.push(Diagnostic::error(
-                        operand_range.range(),
-                        codes::SYNTAX_ERROR,
-                        "expects name: an operand names an instruction (only a \
-                         single-instruction file may leave it out)",
-                    ));
+        for operand in operand_syntax {
+            match *operand {
+                OperandSyntax::Literal { literal } => literals.push(literal),
+                OperandSyntax::Nested { range, node } => {
+                    let k = operands.len();
+                    let target = self.nested(&name, k, node);
+                    operands.push(Operand::inline(range, target));
                 }
-                operands.push(Operand::named(operand_range, Span::NONE, declared_shape));
-            } else if let Some(op_name) = operand_parts.name {
-                let declared_shape = operand_parts.shape.map(|s| self.shape(s));
-                pending_names.push((operands.len(), strip_percent(self.node_text(op_name))));
-                operands.push(Operand::named(
-                    operand_range,
-                    self.range(op_name),
-                    declared_shape,
-                ));
+                OperandSyntax::Named {
+                    range,
+                    shape,
+                    name: None,
+                } => {
+                    // `f32[4]` alone: a parameter of a single-instruction file.
+                    let declared_shape = shape.map(|s| self.shape(s));
+                    if !self.single {
+                        self.diagnostics.push(Diagnostic::error(
+                            range.range(),
+                            codes::SYNTAX_ERROR,
+                            "expects name: an operand names an instruction (only a \
+                             single-instruction file may leave it out)",
+                        ));
+                    }
+                    operands.push(Operand::named(range, Span::NONE, declared_shape));
+                }
+                OperandSyntax::Named {
+                    range,
+                    shape,
+                    name: Some(op_name),
+                } => {
+                    let declared_shape = shape.map(|s| self.shape(s));
+                    pending_names.push((operands.len(), strip_percent(self.span_text(op_name))));
+                    operands.push(Operand::named(range, op_name, declared_shape));
+                }
             }
         }
-        let mut values: SmallVec<[Node<'t>; 4]> = SmallVec::new();
-        let attributes: ThinVec<Attribute> = parts
+        let attributes: ThinVec<Attribute> = syntax
             .attributes
             .iter()
-            .filter_map(|&a| {
-                let (attribute, value) = self.attribute(a)?;
-                values.push(value);
-                Some(attribute)
-            })
+            .map(|a| self.attribute(a))
             .collect();
         let (attrs, errors) = decode_attrs(
             attributes
@@ -567,10 +716,17 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         if had_errors {
             self.undecoded.push(self.computation.instructions.len());
         }
-        let called = values
+        let called = syntax
+            .attributes
             .iter()
             .zip(&attributes)
-            .flat_map(|(&value, a)| self.called(value, a))
+            .flat_map(|(a, attribute)| {
+                a.called.iter().map(|&n| CalledComputation {
+                    attribute: attribute.name,
+                    name: strip_percent(self.span_text(n)).to_string(),
+                    name_range: n,
+                })
+            })
             .collect();
         let parameter_number = if opcode == Opcode::Parameter {
             literals
@@ -590,7 +746,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         }
         if !opcode.arity().accepts(operands.len()) {
             self.diagnostics.push(Diagnostic::error(
-                operand_list.byte_range(),
+                operands_range.range(),
                 codes::OPERAND_COUNT,
                 format!("{opcode} takes {}, got {}", opcode.arity(), operands.len()),
             ));
@@ -612,7 +768,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             opcode,
             opcode_range,
             operands,
-            operands_range: self.range(operand_list),
+            operands_range: *operands_range,
             literals,
             parameter_number,
             attributes,
@@ -620,6 +776,32 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             called,
         });
         Some(id)
+    }
+
+    /// What every computation ends with: names resolved, parameters and shapes
+    /// checked, the root against the signature's `result` shape, async chains, and a
+    /// warning for an empty body that parsed (`body_parsed`).
+    fn finish(mut self, result: Option<Span>, body_parsed: bool) -> (Computation, Vec<Diagnostic>) {
+        self.resolve();
+        self.check_parameters();
+        self.check_shapes();
+        if let Some(result) = result {
+            self.check_result(result);
+        }
+        let chains = super::async_ops::check(&self.computation, self.text);
+        self.diagnostics.extend(chains);
+        self.computation.shrink_to_fit();
+        if self.computation.instructions.is_empty() && body_parsed {
+            self.diagnostics.push(Diagnostic::warning(
+                self.computation.name_range.range(),
+                codes::EMPTY_COMPUTATION,
+                format!(
+                    "computation `{}` has no instructions",
+                    self.computation.name
+                ),
+            ));
+        }
+        (self.computation, self.diagnostics)
     }
 
     /// The opcode spelled `text`: a sugared async name (`dot-start`) reads as the
@@ -663,8 +845,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
 
     /// An inline operand (`add(f32[] constant(1), x)`): synthesized as an instruction.
     fn nested(&mut self, user: &str, k: usize, node: Node<'t>) -> Option<InstrId> {
-        let parts = Parts::of(&mut self.cursor, node);
-        let range = self.range(node);
+        let range = span(node);
         if self.inline_depth >= MAX_INLINE_DEPTH {
             self.diagnostics.push(Diagnostic::error(
                 range.range(),
@@ -673,14 +854,15 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             ));
             return None;
         }
+        let syntax = InstrSyntax::of(&mut node.walk(), node);
         self.inline_depth += 1;
-        let id = self.add(format!("{user}.operand{k}"), range, range, &parts, true);
+        let id = self.add(format!("{user}.operand{k}"), range, range, &syntax, true);
         self.inline_depth -= 1;
         id
     }
 
-    fn shape(&mut self, node: Node) -> Arc<Shape> {
-        let range = node.byte_range();
+    fn shape(&mut self, span: Span) -> Arc<Shape> {
+        let range = span.range();
         let text = &self.text[range.clone()];
         match parse_shared_shape(text) {
             Ok(shape) => {
@@ -709,62 +891,23 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
         }
     }
 
-    /// An attribute and its value node.
-    fn attribute(&mut self, node: Node<'t>) -> Option<(Attribute, Node<'t>)> {
-        let f = fields();
-        let (mut key, mut value) = (None, None);
-        for_each_field(&mut self.cursor, node, |field, child| match field {
-            _ if field == f.key => key = Some(child),
-            _ if field == f.value => value = Some(child),
-            _ => {}
-        });
-        let (key, value) = (key?, value?);
-        let name = self.node_text(key);
-        let value_kind = match value.kind() {
-            "computation_ref" => AttributeValueKind::ComputationRef,
-            "computation_list" => AttributeValueKind::ComputationList,
-            "brace_block" | "inline_computation" => AttributeValueKind::Braces,
-            "string" => AttributeValueKind::String,
-            _ => AttributeValueKind::Atom,
-        };
+    /// An attribute; an unknown key is a warning.
+    fn attribute(&mut self, syntax: &AttrSyntax) -> Attribute {
+        let name = self.span_text(syntax.key);
         let known = AttrName::of(name);
         if known == AttrName::UNKNOWN {
             self.diagnostics.push(Diagnostic::warning(
-                key.byte_range(),
+                syntax.key.range(),
                 codes::UNKNOWN_ATTRIBUTE,
                 format!("unknown attribute `{name}`"),
             ));
         }
-        let attribute = Attribute {
+        Attribute {
             name: known,
-            name_range: self.range(key),
-            value_range: self.range(value),
-            value_kind,
-        };
-        Some((attribute, value))
-    }
-
-    /// The computations an attribute's value names.
-    fn called(&self, value: Node, attribute: &Attribute) -> Vec<CalledComputation> {
-        if !matches!(
-            attribute.value_kind,
-            AttributeValueKind::ComputationRef | AttributeValueKind::ComputationList
-        ) {
-            return Vec::new();
+            name_range: syntax.key,
+            value_range: syntax.value,
+            value_kind: syntax.value_kind,
         }
-        let mut cursor = value.walk();
-        let names: Vec<Node> = value
-            .named_children(&mut cursor)
-            .filter(|n| n.kind() == "name")
-            .collect();
-        names
-            .into_iter()
-            .map(|n| CalledComputation {
-                attribute: attribute.name,
-                name: strip_percent(self.node_text(n)).to_string(),
-                name_range: self.range(n),
-            })
-            .collect()
     }
 
     /// Names, duplicates, operand targets, users, the root.
@@ -840,12 +983,12 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
     }
 
     /// The signature's result shape fits the root's, as XLA's parser requires.
-    fn check_result(&mut self, result: Node) {
+    fn check_result(&mut self, result: Span) {
         let c = &self.computation;
         let Some(root) = c.root.map(|r| c.instruction(r)) else {
             return;
         };
-        let Ok(declared) = parse_shape(self.node_text(result)) else {
+        let Ok(declared) = parse_shape(self.span_text(result)) else {
             return;
         };
         if matches!(*root.shape, Shape::Invalid) || declared.compatible(&root.shape) {
@@ -857,7 +1000,7 @@ impl<'a, 't> ComputationBuilder<'a, 't> {
             c.name, root.name, root.shape
         );
         self.diagnostics.push(
-            Diagnostic::error(result.byte_range(), codes::SHAPE_MISMATCH, message)
+            Diagnostic::error(result.range(), codes::SHAPE_MISMATCH, message)
                 .with_related(root.shape_range.range(), "the root's shape"),
         );
     }

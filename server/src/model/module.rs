@@ -815,6 +815,13 @@ impl Module {
             .and_then(|c| self.resolve(c))
     }
 
+    /// Indexes the module's instruction names now ([`Module::find_instruction`] would
+    /// on its first look-up): for a caller that has a thread free for it.
+    pub fn index_instructions(&self) {
+        self.instruction_index
+            .get_or_init(|| InstructionIndex::of(self));
+    }
+
     /// Finds an instruction by name in any computation (first match in order). The
     /// first look-up indexes the whole module ([`InstructionIndex`]).
     pub fn find_instruction(&self, name: &str) -> Option<(ComputationId, InstrId)> {

@@ -11,6 +11,7 @@ mod document;
 mod errors;
 mod line_index;
 pub mod outline;
+pub mod quick;
 pub mod split;
 
 pub use chunk::{Chunk, ChunkKind};
