@@ -898,6 +898,36 @@ impl<'a> Emitter<'a> {
                     instr.attrs.push(format!("replica_groups={groups}"));
                 }
             }
+            // A ppermute inside a shard_map: XLA's exporter writes the pairs
+            // (an `Nx2` dense) and the channel as HLO's `collective-permute`.
+            "collective_permute" => {
+                instr.opcode = "collective-permute".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(pairs) = v.attr("source_target_pairs").map(replica_groups) {
+                    instr.attrs.push(format!("source_target_pairs={pairs}"));
+                }
+            }
+            // The array form: one HLO all-to-all over `split_dimension` (XLA's
+            // builder surrounds it with reshapes and a transpose when the concat
+            // dimension differs; the devices and bytes are the same).
+            "all_to_all" => {
+                instr.opcode = "all-to-all".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+                let d = dims(&["split_dimension"]).unwrap_or_default();
+                if !d.is_empty() {
+                    instr.attrs.push(format!("dimensions={}", list(&d)));
+                }
+            }
+            "collective_broadcast" => {
+                instr.opcode = "collective-broadcast".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+            }
             // A psum inside a shard_map: the collective over its replica groups,
             // combining with its region (`to_apply`).
             "all_reduce" | "reduce_scatter" => {
@@ -1293,6 +1323,14 @@ fn scalar_literal(text: &str, shape: &str) -> String {
 
 /// `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` as HLO's `{{0,1},{2,3}}`: groups
 /// of the type's last extent.
+/// `channel_id=N` of `channel_handle = #stablehlo.channel_handle<handle = N, ...>`.
+fn channel_id(v: &OpView) -> Option<String> {
+    let handle = v.attr("channel_handle")?;
+    let n = handle.split("handle = ").nth(1)?;
+    let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+    (!n.is_empty()).then(|| format!("channel_id={n}"))
+}
+
 fn replica_groups(value: &str) -> String {
     let ids = ints(value);
     let size = value
