@@ -338,3 +338,45 @@ fn a_stablehlo_permute_reads_as_hlo_s() {
         "{mlir}"
     );
 }
+
+/// Before partitioning, `sharding` predicts what XLA's partitioner inserts
+/// (JAX's before-optimizations dump of a Megatron MLP: one all-reduce over y at
+/// the second dot), in text and JSON; after it, nothing is predicted.
+#[test]
+fn the_collectives_of_a_module_before_partitioning_are_predicted() {
+    let before = data("jax/predict/mlp_megatron.before.hlo");
+    let v = json(&["sharding", &before, "--json"]);
+    assert_eq!(v["assumed"], "global", "{v}");
+    let predicted = v["predicted"]["collectives"].as_array().unwrap();
+    assert_eq!(predicted.len(), 1, "{v}");
+    let p = &predicted[0];
+    assert_eq!(p["kind"], "all-reduce");
+    assert_eq!(p["instruction"], "dot_general.4");
+    assert_eq!(p["mesh_axes"], serde_json::json!([1]));
+    assert_eq!(p["groups"], serde_json::json!([[0, 1, 2, 3], [4, 5, 6, 7]]));
+    // f32[16,64] over 2 (x) rows: 8x64x4 = 2 KiB per device, a ring of 4.
+    assert_eq!(p["bytes_per_device"], 2048);
+    assert_eq!(p["sends_bytes"], 3072);
+    let text = stdout(&run(&["sharding", &before]));
+    assert!(
+        text.contains("dot_general.4: all-reduce over axis 1 ('y') of the 2x4 mesh, each device sends 3.0 KiB"),
+        "{text}"
+    );
+    // A dot whose operands split the same axis on free dimensions: XLA
+    // chooses by cost, so it is said, not guessed.
+    let conflict = json(&[
+        "sharding",
+        &data("jax/predict/dot_conflict.before.hlo"),
+        "--json",
+    ]);
+    let why = conflict["predicted"]["unpredicted"][0]["why"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("chosen by cost"), "{why}");
+    let after = json(&[
+        "sharding",
+        &data("jax/predict/mlp_megatron.after.hlo"),
+        "--json",
+    ]);
+    assert!(after.get("predicted").is_none(), "{after}");
+}

@@ -66,6 +66,7 @@ mod profile_xprof;
 mod refactor_props;
 mod refactor_samples;
 mod sharding_conformance;
+mod sharding_predict;
 mod sharding_programs;
 mod syntax_corpus;
 mod syntax_errors;

@@ -198,7 +198,8 @@ impl<'a> Emitter<'a> {
     }
 
     /// A function argument's `mhlo.sharding` or `sdy.sharding` is the sharding of
-    /// its parameter, as XLA's importer writes it.
+    /// its parameter, and a result's that of the root, as XLA's importer writes
+    /// them.
     fn parameter_shardings(&mut self, f: usize) {
         let func = &self.file.funcs[f];
         let op = &self.file.ops[func.op];
@@ -208,11 +209,14 @@ impl<'a> Emitter<'a> {
         let Some(header) = self.src.get(func.name_range.end..body.range.start) else {
             return;
         };
-        let (args, _) = super::signature::split_header(header);
-        let shardings: Vec<Option<String>> = sharding::split_outside_strings(args)
-            .into_iter()
-            .map(|a| sharding::from_dictionary(a, &self.meshes))
-            .collect();
+        let (args, results) = super::signature::split_header(header);
+        let read = |list: &str| -> Vec<Option<String>> {
+            sharding::split_outside_strings(list)
+                .into_iter()
+                .map(|a| sharding::from_dictionary(a, &self.meshes))
+                .collect()
+        };
+        let (shardings, results) = (read(args), read(results));
         let Some(comp) = self.comps.last_mut() else {
             return;
         };
@@ -221,6 +225,27 @@ impl<'a> Emitter<'a> {
             if let Some(s) = sharding {
                 instr.attrs.push(format!("sharding={s}"));
             }
+        }
+        // The results' shardings are the root's (a tuple's, element by
+        // element), as XLA's exporter writes them; a root that is a parameter
+        // keeps the parameter's.
+        let Some(root) = comp.root.and_then(|k| comp.instrs.get_mut(k)) else {
+            return;
+        };
+        let unsharded = !root.attrs.iter().any(|a| a.starts_with("sharding="));
+        if results.iter().all(Option::is_none) || !unsharded || root.opcode == "parameter" {
+            return;
+        }
+        match &results[..] {
+            [Some(one)] => root.attrs.push(format!("sharding={one}")),
+            many if root.opcode == "tuple" && many.len() == root.operands.len() => {
+                let each: Vec<&str> = many
+                    .iter()
+                    .map(|s| s.as_deref().unwrap_or("{replicated}"))
+                    .collect();
+                root.attrs.push(format!("sharding={{{}}}", each.join(", ")));
+            }
+            _ => {}
         }
     }
 
