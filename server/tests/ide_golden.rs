@@ -144,8 +144,9 @@ fn hover_before_partitioning_predicts_the_collective() {
     let Some(k) = hover.find(line) else {
         panic!("{hover}")
     };
-    // The most useful fact first: before the cost and the maps.
-    for later in ["**Cost**", "Sharding:", "```"] {
+    // The most useful fact first: right after the instruction and its source
+    // line, before the cost and the maps.
+    for later in ["**Cost**", "**Operands**"] {
         if let Some(j) = hover.find(later) {
             assert!(k < j, "{later} before the prediction:\n{hover}");
         }
