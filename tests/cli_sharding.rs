@@ -277,3 +277,106 @@ fn an_unsharded_program_says_nothing_is_sharded() {
         );
     }
 }
+
+/// Shardy's sub-axes from a real program (`jax/subaxes/make_subaxes.py`): a
+/// reshape splits a sharded dimension, and Shardy shards the halves over
+/// pieces of the axis (`"d":(1)2`, `"d":(2)4`). Each value's sharding, read from
+/// Shardy's propagated module, is the one XLA itself wrote after `shardy-xla`.
+#[test]
+fn shardy_sub_axes_read_as_xla_converts_them() {
+    let shardings = |file: &str| -> Vec<String> {
+        let v = json(&["sharding", &data(file), "--json"]);
+        v["instructions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["sharding"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for case in ["line_split", "mesh_split"] {
+        let ours = shardings(&format!("jax/subaxes/{case}.propagated.mlir"));
+        let xla = shardings(&format!("jax/subaxes/{case}.shardy_xla.hlo"));
+        // The argument, the reshape, the sine and the reduce, in that order.
+        assert_eq!(ours.len(), 4, "{case}: {ours:?}");
+        assert_eq!(ours[..], xla[..4], "{case}");
+    }
+}
+
+/// A mesh of one axis (llama3 over 8 devices, `<=[8]` tilings): every
+/// collective over all 8 names the axis.
+#[test]
+fn a_one_axis_mesh_names_its_axis() {
+    let file = data(
+        "samples/xla/xla__tools__benchmarks__hlo__hlo_llama3_8b_bf16_activation_offloading_1x8.hlo",
+    );
+    let v = json(&["sharding", &file, "--json"]);
+    let collectives = v["collectives"].as_array().unwrap();
+    assert!(collectives.len() > 60, "{}", collectives.len());
+    for c in collectives {
+        assert_eq!(c["mesh_axes"], serde_json::json!([0]), "{c}");
+    }
+    let text = stdout(&run(&["sharding", &file]));
+    assert!(
+        text.contains("1 group of 8 devices over axis 0 of the 8-device mesh"),
+        "{text}"
+    );
+}
+
+/// `stablehlo.collective_permute` (a `ppermute` in a `shard_map`) reads as
+/// HLO's collective-permute: its pairs and the shift they make.
+#[test]
+fn a_stablehlo_permute_reads_as_hlo_s() {
+    let mlir = stdout(&run(&["sharding", &data("jax/spmd/permute.sdy.mlir")]));
+    let hlo = stdout(&run(&["sharding", &data("jax/spmd/permute.after.hlo")]));
+    let pairs = "collective-permute: 8 pairs = [[0,1],[1,2],[2,3],[3,0],[4,5],[5,6],[6,7],[7,4]]";
+    assert!(mlir.contains(pairs), "{mlir}");
+    assert!(hlo.contains(pairs), "{hlo}");
+    assert!(
+        mlir.contains(
+            "each device sends to the next device along axis 1 ('y') of the 2x4 mesh (cyclic)"
+        ),
+        "{mlir}"
+    );
+}
+
+/// Before partitioning, `sharding` predicts what XLA's partitioner inserts
+/// (JAX's before-optimizations dump of a Megatron MLP: one all-reduce over y at
+/// the second dot), in text and JSON; after it, nothing is predicted.
+#[test]
+fn the_collectives_of_a_module_before_partitioning_are_predicted() {
+    let before = data("jax/predict/mlp_megatron.before.hlo");
+    let v = json(&["sharding", &before, "--json"]);
+    assert_eq!(v["assumed"], "global", "{v}");
+    let predicted = v["predicted"]["collectives"].as_array().unwrap();
+    assert_eq!(predicted.len(), 1, "{v}");
+    let p = &predicted[0];
+    assert_eq!(p["kind"], "all-reduce");
+    assert_eq!(p["instruction"], "dot_general.4");
+    assert_eq!(p["mesh_axes"], serde_json::json!([1]));
+    assert_eq!(p["groups"], serde_json::json!([[0, 1, 2, 3], [4, 5, 6, 7]]));
+    // f32[16,64] over 2 (x) rows: 8x64x4 = 2 KiB per device, a ring of 4.
+    assert_eq!(p["bytes_per_device"], 2048);
+    assert_eq!(p["sends_bytes"], 3072);
+    let text = stdout(&run(&["sharding", &before]));
+    assert!(
+        text.contains("dot_general.4: all-reduce over axis 1 ('y') of the 2x4 mesh, each device sends 3.0 KiB"),
+        "{text}"
+    );
+    // A dot whose operands split the same axis on free dimensions: XLA
+    // chooses by cost, so it is said, not guessed.
+    let conflict = json(&[
+        "sharding",
+        &data("jax/predict/dot_conflict.before.hlo"),
+        "--json",
+    ]);
+    let why = conflict["predicted"]["unpredicted"][0]["why"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("chosen by cost"), "{why}");
+    let after = json(&[
+        "sharding",
+        &data("jax/predict/mlp_megatron.after.hlo"),
+        "--json",
+    ]);
+    assert!(after.get("predicted").is_none(), "{after}");
+}

@@ -128,6 +128,35 @@ fn hover_on_a_collective_names_its_device_groups() {
     insta::assert_snapshot!(hover);
 }
 
+const MEGATRON_BEFORE: &str = include_str!("../../tests/data/jax/predict/mlp_megatron.before.hlo");
+
+/// Before partitioning (JAX's before-optimizations dump of a Megatron MLP),
+/// the hover on the second dot says first what XLA's partitioner will insert
+/// there: an all-reduce over the mesh axis its contracting dimension is split
+/// over, and the bytes each device sends (a ring of 4 over the f32[8,64] each
+/// device holds: 2·3/4·2 KiB = 3 KiB).
+#[test]
+fn hover_before_partitioning_predicts_the_collective() {
+    let at = MEGATRON_BEFORE.find("%dot_general.4 = ").expect("dot") + 1;
+    let marked = format!("{}$0{}", &MEGATRON_BEFORE[..at], &MEGATRON_BEFORE[at..]);
+    let hover = hover_at(&marked, Detail::Summary);
+    let line = "**Partitioning** inserts all-reduce over axis 1 ('y') of the 2x4 mesh, each device sends 3.0 KiB: the contracting dim (lhs 1, rhs 0) is split: each device holds a partial sum";
+    let Some(k) = hover.find(line) else {
+        panic!("{hover}")
+    };
+    // The most useful fact first: right after the instruction and its source
+    // line, before the cost and the maps.
+    for later in ["**Cost**", "**Operands**"] {
+        if let Some(j) = hover.find(later) {
+            assert!(k < j, "{later} before the prediction:\n{hover}");
+        }
+    }
+    // The first dot needs nothing: no partitioning line.
+    let at = MEGATRON_BEFORE.find("%dot_general.3 = ").expect("dot") + 1;
+    let marked = format!("{}$0{}", &MEGATRON_BEFORE[..at], &MEGATRON_BEFORE[at..]);
+    assert!(!hover_at(&marked, Detail::Summary).contains("**Partitioning**"));
+}
+
 /// On a GPU chosen for the CPU dump, the collective's hover carries the
 /// collective model's time, the number `hlo-lsp cost --device h100` prints.
 #[test]

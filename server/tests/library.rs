@@ -67,6 +67,7 @@ mod quick_read;
 mod refactor_props;
 mod refactor_samples;
 mod sharding_conformance;
+mod sharding_predict;
 mod sharding_programs;
 mod syntax_corpus;
 mod syntax_errors;

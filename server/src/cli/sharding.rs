@@ -191,6 +191,13 @@ fn run_inner(args: &Args) -> Result<String, String> {
         collectives(module, args)?
     };
     text.push_str(&collectives_text);
+    let predicted = if written == Written::Global && args.instruction.is_none() {
+        let prediction = sharding::predict::predict(module);
+        text.push_str(&prediction_text(&prediction));
+        Some(prediction_json(&prediction))
+    } else {
+        None
+    };
     if sharded.is_empty() && groups.is_empty() {
         // Said, not left as an empty list under the header.
         text.push_str(
@@ -208,11 +215,68 @@ fn run_inner(args: &Args) -> Result<String, String> {
         if let Some(d) = args.device {
             out["device"] = json!(d);
         }
+        if let Some(p) = predicted {
+            out["predicted"] = p;
+        }
         return serde_json::to_string_pretty(&out)
             .map(|s| s + "\n")
             .map_err(|e| e.to_string());
     }
     Ok(text)
+}
+
+/// The collectives XLA's partitioner will insert, one line each, and the
+/// instructions not predicted; nothing when the module has no sharding.
+fn prediction_text(p: &sharding::predict::Prediction) -> String {
+    if p.collectives.is_empty() && p.unpredicted.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "predicted before partitioning: {} collective{}\n",
+        p.collectives.len(),
+        if p.collectives.len() == 1 { "" } else { "s" }
+    );
+    for c in &p.collectives {
+        out.push_str(&format!(
+            "{}: {}\n",
+            c.instruction,
+            sharding::predict::text(c)
+        ));
+    }
+    for u in &p.unpredicted {
+        out.push_str(&format!("{}: not predicted: {}\n", u.instruction, u.why));
+    }
+    out
+}
+
+fn prediction_json(p: &sharding::predict::Prediction) -> Value {
+    json!({
+        "collectives": p.collectives.iter().map(|c| {
+            let mut v = json!({
+                "computation": c.computation,
+                "instruction": c.instruction,
+                "kind": c.op.name(),
+                "groups": c.groups,
+                "over": c.over,
+                "bytes_per_device": c.bytes,
+                "why": c.why,
+            });
+            if let Some(a) = &c.axes {
+                v["mesh_axes"] = json!(a);
+            }
+            if let Some(t) = &c.traffic {
+                v["sends_bytes"] = json!(t.sends);
+                v["receives_bytes"] = json!(t.receives);
+                v["traffic_rule"] = json!(t.rule);
+            }
+            v
+        }).collect::<Vec<_>>(),
+        "unpredicted": p.unpredicted.iter().map(|u| json!({
+            "computation": u.computation,
+            "instruction": u.instruction,
+            "why": u.why,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// The JSON of one sharded array.
@@ -332,6 +396,16 @@ fn collectives(module: &Module, args: &Args) -> Result<(Vec<Value>, String), Str
                     "from": mesh.source,
                 });
                 v["mesh_axes"] = json!(axes);
+            }
+            if let (Some(mesh), Some(pieces)) = (&report.mesh, &report.sub_axes) {
+                v["mesh"] = json!({
+                    "axes": mesh.axes.iter().map(|(n, s)| json!({"name": n, "size": s})).collect::<Vec<_>>(),
+                    "from": mesh.source,
+                });
+                v["mesh_sub_axes"] = json!(pieces
+                    .iter()
+                    .map(|&(axis, pre, size)| json!({"axis": axis, "pre": pre, "size": size}))
+                    .collect::<Vec<_>>());
             }
             if let Some(t) = &report.traffic {
                 v["sends_bytes"] = json!(t.sends);

@@ -330,7 +330,16 @@ pub fn instruction_hover(
     // What the kernel costs, before how it reads (the maps and coalescing explain it).
     let cost = super::cost::hover_lines(snapshot, module, computation_id, instruction, config);
     let at = usize::from(!hover.notes.is_empty() && hover.notes[0].starts_with("Source:"));
-    for (k, line) in cost.into_iter().enumerate() {
+    // What the partitioner will insert here (a module before partitioning):
+    // first, it is what makes a sharded step slow.
+    let mut first = super::sharding::predicted_lines(
+        module,
+        computation,
+        instruction,
+        Some(snapshot.file_name()),
+    );
+    first.extend(cost);
+    for (k, line) in first.into_iter().enumerate() {
         hover.notes.insert(at + k, line);
     }
     // Where its buffer lives and when (one line, a paragraph of its own).

@@ -89,3 +89,31 @@ pub fn collective_lines(
     lines.extend(report.why.iter().map(|w| format!("Why: {w}")));
     Some(lines)
 }
+
+/// What XLA's SPMD partitioner will insert at this instruction, on a module
+/// whose shapes are global ([`sharding::predict`]): "**Partitioning** inserts
+/// all-reduce over axis 1 ('y') of the 2x4 mesh, each device sends 48 B: …",
+/// or why it is not predicted. Empty on a partitioned module or where nothing
+/// is needed.
+pub fn predicted_lines(
+    module: &Module,
+    computation: ComputationRef<'_>,
+    instruction: &Instruction,
+    file_name: Option<&str>,
+) -> Vec<String> {
+    if module.num_partitions() <= 1
+        || sharding::written_shapes(module, file_name).0 != sharding::Written::Global
+    {
+        return vec![];
+    }
+    let prediction = sharding::predict::predict(module);
+    let (c, i) = (&*computation.model().name, &*instruction.name);
+    let mut lines: Vec<String> = prediction
+        .at(c, i)
+        .map(|p| format!("**Partitioning** inserts {}\n", sharding::predict::text(p)))
+        .collect();
+    if let Some(u) = prediction.unpredicted_at(c, i) {
+        lines.push(format!("**Partitioning** not predicted: {}\n", u.why));
+    }
+    lines
+}

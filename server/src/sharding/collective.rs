@@ -46,6 +46,9 @@ pub struct CollectiveReport {
     /// and the groups follow it.
     pub mesh: Option<Mesh>,
     pub axes: Option<Vec<usize>>,
+    /// The pieces of axes (`'d':(2)4`) the groups run along when they do not
+    /// follow whole axes: `(axis, pre, size)`.
+    pub sub_axes: Option<Vec<(usize, i64, i64)>>,
     pub traffic: Option<Traffic>,
     /// Sentences saying which sharding calls for it.
     pub why: Vec<String>,
@@ -98,6 +101,10 @@ fn report(
             m.axes_of_groups(&groups)
         }
     });
+    let sub_axes = match (&mesh, &axes) {
+        (Some(m), None) if !op.is_permute() => m.sub_axes_of_groups(&groups),
+        _ => None,
+    };
     let n = groups.first().map_or(1, |g| g.len() as i64);
     let bytes = operand_bytes(computation, instruction);
     let traffic = bytes.and_then(|b| traffic(op, b, n, &pairs));
@@ -107,14 +114,8 @@ fn report(
     } else if let Some(group) = groups.first() {
         let dims = integer_list(computation, instruction, "dimensions");
         let sources = sharded_sources(view, computation, instruction);
-        why.extend(cause(
-            op,
-            &sources,
-            group,
-            &dims,
-            mesh.as_ref(),
-            axes.as_deref(),
-        ));
+        let over = over(mesh.as_ref(), axes.as_deref(), sub_axes.as_deref());
+        why.extend(cause(op, &sources, group, &dims, &over));
         if op == Op::AllGather {
             why.extend(readers(computation, instruction));
         }
@@ -124,6 +125,7 @@ fn report(
         groups,
         mesh,
         axes,
+        sub_axes,
         traffic,
         why,
     })
@@ -365,25 +367,23 @@ fn path_text(path: &[&Instruction]) -> String {
     format!("through {}", names.join(" → "))
 }
 
-/// "over axis 1 ('y') of the 2x4 mesh" or "over each group's devices".
-fn over(mesh: Option<&Mesh>, axes: Option<&[usize]>) -> String {
-    match (mesh, axes) {
-        (Some(m), Some(a)) => format!("over {}", m.axes_text(a)),
+/// "over axis 1 ('y') of the 2x4 mesh", "over sub-axis 'd':(2)4 of the
+/// 8-device mesh" or "over the devices of each group".
+fn over(
+    mesh: Option<&Mesh>,
+    axes: Option<&[usize]>,
+    sub_axes: Option<&[(usize, i64, i64)]>,
+) -> String {
+    match (mesh, axes, sub_axes) {
+        (Some(m), Some(a), _) => format!("over {}", m.axes_text(a)),
+        (Some(m), None, Some(p)) => format!("over {}", m.sub_axes_text(p)),
         _ => "over the devices of each group".into(),
     }
 }
 
 /// The sentences saying which sharding calls for the collective.
-fn cause(
-    op: Op,
-    sources: &[Source<'_>],
-    group: &[i64],
-    dims: &[usize],
-    mesh: Option<&Mesh>,
-    axes: Option<&[usize]>,
-) -> Vec<String> {
+fn cause(op: Op, sources: &[Source<'_>], group: &[i64], dims: &[usize], over: &str) -> Vec<String> {
     let mut out = vec![];
-    let over = over(mesh, axes);
     for source in sources {
         let varying = varying_dims(&source.leaf, group);
         let name = &source.instruction.name;
@@ -520,8 +520,10 @@ pub fn groups_text(report: &CollectiveReport) -> String {
             size
         }
     );
-    if let (Some(m), Some(a)) = (&report.mesh, &report.axes) {
-        out.push_str(&format!(" over {}", m.axes_text(a)));
+    match (&report.mesh, &report.axes, &report.sub_axes) {
+        (Some(m), Some(a), _) => out.push_str(&format!(" over {}", m.axes_text(a))),
+        (Some(m), None, Some(p)) => out.push_str(&format!(" over {}", m.sub_axes_text(p))),
+        _ => {}
     }
     out
 }

@@ -92,10 +92,81 @@ impl Mesh {
         }
     }
 
+    /// `the 2x4 mesh`, or `the 8-device mesh` for a mesh of one axis.
+    pub fn name_text(&self) -> String {
+        match self.axes[..] {
+            [(_, n)] => format!("the {n}-device mesh"),
+            _ => format!("the {} mesh", self.shape_text()),
+        }
+    }
+
+    /// The pieces of axes every group runs along when they are not whole axes:
+    /// per varying axis `(axis, pre, size)`, Shardy's sub-axis `'d':(pre)size`
+    /// (the `size` positions of the axis after the first `pre` in major-to-minor
+    /// order, that is with stride `axis size / (pre × size)`). `None` when a
+    /// group's positions along an axis are not evenly spaced, or the groups
+    /// differ.
+    pub fn sub_axes_of_groups(&self, groups: &[Vec<i64>]) -> Option<Vec<(usize, i64, i64)>> {
+        let total = self.num_devices();
+        let mut spanned: Option<Vec<(usize, i64, i64)>> = None;
+        for group in groups {
+            if group.iter().any(|&d| d < 0 || d >= total) {
+                return None;
+            }
+            let coords: Vec<Vec<i64>> = group.iter().map(|&d| self.coordinates(d)).collect();
+            let mut pieces = vec![];
+            let mut count = 1i64;
+            for (k, &(_, full)) in self.axes.iter().enumerate() {
+                let mut values: Vec<i64> = coords.iter().map(|c| c[k]).collect();
+                values.sort_unstable();
+                values.dedup();
+                let [first, second, ..] = values[..] else {
+                    continue;
+                };
+                let stride = second - first;
+                let size = values.len() as i64;
+                let even = values
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == first + i as i64 * stride);
+                if !even || full % (stride * size) != 0 {
+                    return None;
+                }
+                count *= size;
+                pieces.push((k, full / (stride * size), size));
+            }
+            if count != group.len() as i64 {
+                return None;
+            }
+            match &spanned {
+                Some(p) if *p != pieces => return None,
+                _ => spanned = Some(pieces),
+            }
+        }
+        spanned
+    }
+
+    /// `sub-axis 'd':(2)4 of the 8-device mesh`; a whole axis is named as
+    /// [`Mesh::axis_text`] names it.
+    pub fn sub_axes_text(&self, pieces: &[(usize, i64, i64)]) -> String {
+        let words: Vec<String> = pieces
+            .iter()
+            .map(|&(k, pre, size)| {
+                let (name, full) = &self.axes[k];
+                if pre == 1 && size == *full {
+                    self.axis_text(k)
+                } else {
+                    format!("sub-axis '{name}':({pre}){size}")
+                }
+            })
+            .collect();
+        format!("{} of {}", words.join(" and "), self.name_text())
+    }
+
     /// `axis 1 ('y') of the 2x4 mesh`, `axes 0 and 1 of the 2x4 mesh (all 8
     /// devices)`, or `no mesh axis (each device alone)`.
     pub fn axes_text(&self, axes: &[usize]) -> String {
-        let mesh = format!("the {} mesh", self.shape_text());
+        let mesh = self.name_text();
         match axes {
             [] => "no mesh axis (each device alone)".into(),
             [k] => format!("{} of {mesh}", self.axis_text(*k)),
@@ -152,12 +223,19 @@ fn replica_group_mesh(module: &Module) -> Option<(Axes, Option<Vec<i64>>)> {
     module.computations().find_map(|c| {
         c.model().instructions.iter().find_map(|i| {
             let text = c.src(i.attribute("replica_groups")?.value_range).trim();
-            let axes = axis_list(text.strip_prefix("mesh")?)?;
+            let written = axis_list(text.strip_prefix("mesh")?)?;
+            // XLA's compiled groups write axes of one device (`'axis_1'=1`):
+            // they split nothing, and a mesh named `8x1` reads as two axes.
+            let mut axes: Vec<(String, i64)> =
+                written.iter().filter(|(_, n)| *n > 1).cloned().collect();
+            if axes.is_empty() {
+                axes = written.clone();
+            }
             if !text.contains("device_ids") {
                 return Some((axes, None));
             }
             // The devices of the mesh's positions: the groups along every axis.
-            let all: Vec<String> = axes.iter().map(|(n, _)| format!("'{n}'")).collect();
+            let all: Vec<String> = written.iter().map(|(n, _)| format!("'{n}'")).collect();
             let close = text.rfind('{')?;
             let every = format!("{} {{{}}}", &text[..close].trim_end(), all.join(","));
             let devices = DeviceList::parse(&every).ok()?.groups().concat();
@@ -193,7 +271,9 @@ fn tile_assignment_mesh(module: &Module, devices: i64) -> Option<Vec<(String, i6
             }
         }
     }
-    let sizes = best.filter(|b| b.len() > 1)?;
+    // A single axis of all the devices is a mesh too (`<=[8]` over `[8,1]`
+    // tiles: JAX's one-axis `Mesh(devices, ('d',))`).
+    let sizes = best.filter(|b| !b.is_empty())?;
     Some(
         sizes
             .into_iter()
@@ -299,6 +379,25 @@ mod tests {
     }
 
     #[test]
+    fn groups_along_a_piece_of_an_axis_name_the_sub_axis() {
+        let m = mesh(&[("d", 8)]);
+        assert_eq!(m.axes_text(&[0]), "axis 0 ('d') of the 8-device mesh");
+        // The last 4 positions of 8, major to minor: 'd':(2)4.
+        let groups = [vec![0, 1, 2, 3], vec![4, 5, 6, 7]];
+        assert_eq!(m.axes_of_groups(&groups), None);
+        let pieces = m.sub_axes_of_groups(&groups).unwrap();
+        assert_eq!(pieces, vec![(0, 2, 4)]);
+        assert_eq!(
+            m.sub_axes_text(&pieces),
+            "sub-axis 'd':(2)4 of the 8-device mesh"
+        );
+        // Stride 4: the first 2 positions, 'd':(1)2.
+        let pieces = m.sub_axes_of_groups(&[vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
+        assert_eq!(pieces, Some(vec![(0, 1, 2)]));
+        assert_eq!(m.sub_axes_of_groups(&[vec![0, 1, 4], vec![2, 3, 5]]), None);
+    }
+
+    #[test]
     fn both_spellings_of_an_axis_list_are_read() {
         assert_eq!(
             axis_list("[\"x\"=2, \"y\"=4]>"),
@@ -309,6 +408,7 @@ mod tests {
             Some(vec![("axis_0".into(), 2), ("axis_1".into(), 4)])
         );
         assert_eq!(axis_list("[x]"), None);
+        assert_eq!(axis_list("['d'=8] {'d':(2)4}"), Some(vec![("d".into(), 8)]));
         let header = "HloModule jit_f, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"x\"=2, \"y\"=4]>}}";
         assert_eq!(sdy_mesh(header).map(|a| a.len()), Some(2));
     }

@@ -21,6 +21,7 @@ pub mod mesh;
 pub mod module;
 pub mod named;
 mod parse;
+pub mod predict;
 pub mod tile_assignment;
 pub mod tiles;
 

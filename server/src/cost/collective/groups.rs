@@ -249,8 +249,8 @@ fn parse_lists(text: &str) -> Result<Vec<Vec<i64>>, String> {
 /// (`MeshAxesReplicaGroupList::ToIotaReplicaGroupList`): the mesh laid out in
 /// its axes' order, the other axes moved first, the grouped ones last in the
 /// order listed; `device_ids=(...)` (the mesh's own device order, as JAX's
-/// compiled modules write it) names the device at each position. Sub-axes
-/// (`'b':(2)2`) are not read.
+/// compiled modules write it) names the device at each position. A grouped
+/// sub-axis (`'b':(2)2`) cuts its axis into pieces first.
 fn parse_mesh(text: &str) -> Result<IotaList, String> {
     let unread = |why: &str| format!("not modelled: mesh replica groups {why} (`{text}`)");
     let body = text
@@ -292,20 +292,14 @@ fn parse_mesh(text: &str) -> Result<IotaList, String> {
         })?;
     let mut grouped = vec![];
     for axis in grouped_text.split(',').filter(|a| !a.trim().is_empty()) {
-        let axis = axis.trim();
-        if axis.contains(':') {
-            return Err(unread("over sub-axes"));
-        }
-        let name = axis.trim_matches('\'');
-        let k = names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| unread(&format!("naming the unknown axis '{name}'")))?;
-        grouped.push(k);
+        grouped.push(grouped_axis(axis.trim(), &names, &sizes).map_err(|why| unread(&why))?);
     }
-    let mut transpose: Vec<usize> = (0..sizes.len()).filter(|k| !grouped.contains(k)).collect();
+    let (reshape, grouped) = cut_at_sub_axes(&sizes, &grouped);
+    let mut transpose: Vec<usize> = (0..reshape.len())
+        .filter(|k| !grouped.contains(k))
+        .collect();
     transpose.extend(&grouped);
-    let size: i64 = grouped.iter().map(|&k| sizes[k]).product();
+    let size: i64 = grouped.iter().map(|&k| reshape[k]).product();
     let total: i64 = sizes.iter().product();
     if device_ids
         .as_ref()
@@ -316,11 +310,80 @@ fn parse_mesh(text: &str) -> Result<IotaList, String> {
     IotaList {
         groups: if size > 0 { total / size } else { 0 },
         size,
-        reshape: sizes,
+        reshape,
         transpose,
         device_ids,
     }
     .validate()
+}
+
+/// One grouped axis of mesh-form replica groups: `'b'` (the whole axis, as
+/// `(1)size`) or Shardy's sub-axis `'b':(pre)size` (the `size` devices of
+/// axis `b` after the first `pre`, major to minor), as (axis, pre, size).
+fn grouped_axis(text: &str, names: &[String], sizes: &[i64]) -> Result<(usize, i64, i64), String> {
+    let (name, sub) = match text.split_once(':') {
+        Some((name, sub)) => (name.trim(), Some(sub.trim())),
+        None => (text, None),
+    };
+    let name = name.trim_matches('\'');
+    let k = names
+        .iter()
+        .position(|n| n == name)
+        .ok_or_else(|| format!("naming the unknown axis '{name}'"))?;
+    let Some(sub) = sub else {
+        return Ok((k, 1, sizes[k]));
+    };
+    let bad = || format!("with the sub-axis `{text}` that does not divide its axis");
+    let (pre, size) = sub
+        .strip_prefix('(')
+        .and_then(|s| s.split_once(')'))
+        .ok_or_else(bad)?;
+    let (pre, size) = (
+        pre.trim().parse::<i64>().map_err(|_| bad())?,
+        size.trim().parse::<i64>().map_err(|_| bad())?,
+    );
+    if pre <= 0 || size <= 0 || sizes[k] % pre.saturating_mul(size) != 0 {
+        return Err(bad());
+    }
+    Ok((k, pre, size))
+}
+
+/// The mesh's axes cut where the grouped sub-axes cut them, and the position
+/// of each grouped piece among the cut dimensions, in the order listed
+/// (`MeshAxesReplicaGroupList::ComputeReindexedAxes`): an axis with grouped
+/// pieces becomes its pieces, sorted by where they start, with the devices
+/// before, between and after them as dimensions of their own (`'a'=8` grouped
+/// on `'a':(2)2` is `[2,2,2]`, grouping the middle one).
+fn cut_at_sub_axes(sizes: &[i64], grouped: &[(usize, i64, i64)]) -> (Vec<i64>, Vec<usize>) {
+    let mut reshape = vec![];
+    let mut position = vec![0usize; grouped.len()];
+    for (k, &full) in sizes.iter().enumerate() {
+        let mut pieces: Vec<(usize, i64, i64)> = grouped
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.0 == k)
+            .map(|(i, g)| (i, g.1, g.2))
+            .collect();
+        if pieces.is_empty() {
+            reshape.push(full);
+            continue;
+        }
+        pieces.sort_by_key(|p| p.1);
+        let mut before = 1i64;
+        for (i, pre, size) in pieces {
+            if pre > before {
+                reshape.push(pre / before);
+                before = pre;
+            }
+            position[i] = reshape.len();
+            reshape.push(size);
+            before = before.saturating_mul(size);
+        }
+        if before < full {
+            reshape.push(full / before.max(1));
+        }
+    }
+    (reshape, position)
 }
 
 /// The text of `device_ids=(...)` (after its `(`) up to its closing `)`, and
@@ -596,8 +659,41 @@ mod tests {
         let listed = DeviceList::parse("mesh['a'=2,'b'=2], device_ids=(0,3,2,1) {'b'}").unwrap();
         assert_eq!(listed.groups(), vec![vec![0, 3], vec![2, 1]]);
         assert!(DeviceList::parse("mesh['a'=2,'b'=2], device_ids=(0,1) {'b'}").is_err());
-        let sub = DeviceList::parse("mesh['a'=2,'b'=4] {'b':(2)2}").unwrap_err();
-        assert!(sub.starts_with("not modelled"), "{sub}");
+        let bad = DeviceList::parse("mesh['a'=2,'b'=4] {'b':(3)2}").unwrap_err();
+        assert!(bad.starts_with("not modelled"), "{bad}");
+    }
+
+    /// XLA's `MeshAxesReplicaGroupListTest.MaterializedReplicaGroupsMatchExpectedV2`
+    /// (replica_group_test.cc): each sub-axis grouping of `mesh['a'=8]` equals
+    /// the iota list written beside it there.
+    #[test]
+    fn sub_axes_group_as_xla_groups_them() {
+        let cases = [
+            ("{'a':(1)2}", "[4,2]<=[2,4]T(1,0)"),
+            ("{'a':(1)4}", "[2,4]<=[4,2]T(1,0)"),
+            ("{'a':(2)2}", "[4,2]<=[2,2,2]T(0,2,1)"),
+            ("{'a':(2)4}", "[2,4]<=[8]"),
+            ("{'a':(4)2}", "[4,2]<=[8]"),
+            ("{'a':(1)2,'a':(4)2}", "[2,4]<=[2,2,2]T(1,0,2)"),
+            ("{'a':(4)2,'a':(1)2}", "[2,4]<=[2,2,2]T(1,2,0)"),
+            ("{'a'}", "[1,8]<=[8]"),
+        ];
+        for (axes, iota) in cases {
+            let mesh = DeviceList::parse(&format!("mesh['a'=8] {axes}")).unwrap();
+            let expected = DeviceList::parse(iota).unwrap();
+            assert_eq!(mesh.groups(), expected.groups(), "{axes} against {iota}");
+        }
+        // `ReplicaGroupsCountAndSizeForSubaxes`: a sub-axis of the middle axis.
+        let middle =
+            DeviceList::parse("mesh['axis1'=2,'axis2'=6,'axis3'=10] {'axis2':(2)3}").unwrap();
+        let groups = middle.groups();
+        assert_eq!((groups.len(), groups[0].len()), (40, 3));
+        // `MeshAxesToString`'s list, in a device order of its own.
+        let ordered = DeviceList::parse(
+            "mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=([4,16]T(1,0)) {'a','b':(1)2,'d'}",
+        )
+        .unwrap();
+        assert_eq!(ordered.groups()[0].len(), 8);
     }
 
     #[test]

@@ -198,7 +198,8 @@ impl<'a> Emitter<'a> {
     }
 
     /// A function argument's `mhlo.sharding` or `sdy.sharding` is the sharding of
-    /// its parameter, as XLA's importer writes it.
+    /// its parameter, and a result's that of the root, as XLA's importer writes
+    /// them.
     fn parameter_shardings(&mut self, f: usize) {
         let func = &self.file.funcs[f];
         let op = &self.file.ops[func.op];
@@ -208,11 +209,14 @@ impl<'a> Emitter<'a> {
         let Some(header) = self.src.get(func.name_range.end..body.range.start) else {
             return;
         };
-        let (args, _) = super::signature::split_header(header);
-        let shardings: Vec<Option<String>> = sharding::split_outside_strings(args)
-            .into_iter()
-            .map(|a| sharding::from_dictionary(a, &self.meshes))
-            .collect();
+        let (args, results) = super::signature::split_header(header);
+        let read = |list: &str| -> Vec<Option<String>> {
+            sharding::split_outside_strings(list)
+                .into_iter()
+                .map(|a| sharding::from_dictionary(a, &self.meshes))
+                .collect()
+        };
+        let (shardings, results) = (read(args), read(results));
         let Some(comp) = self.comps.last_mut() else {
             return;
         };
@@ -221,6 +225,27 @@ impl<'a> Emitter<'a> {
             if let Some(s) = sharding {
                 instr.attrs.push(format!("sharding={s}"));
             }
+        }
+        // The results' shardings are the root's (a tuple's, element by
+        // element), as XLA's exporter writes them; a root that is a parameter
+        // keeps the parameter's.
+        let Some(root) = comp.root.and_then(|k| comp.instrs.get_mut(k)) else {
+            return;
+        };
+        let unsharded = !root.attrs.iter().any(|a| a.starts_with("sharding="));
+        if results.iter().all(Option::is_none) || !unsharded || root.opcode == "parameter" {
+            return;
+        }
+        match &results[..] {
+            [Some(one)] => root.attrs.push(format!("sharding={one}")),
+            many if root.opcode == "tuple" && many.len() == root.operands.len() => {
+                let each: Vec<&str> = many
+                    .iter()
+                    .map(|s| s.as_deref().unwrap_or("{replicated}"))
+                    .collect();
+                root.attrs.push(format!("sharding={{{}}}", each.join(", ")));
+            }
+            _ => {}
         }
     }
 
@@ -898,6 +923,36 @@ impl<'a> Emitter<'a> {
                     instr.attrs.push(format!("replica_groups={groups}"));
                 }
             }
+            // A ppermute inside a shard_map: XLA's exporter writes the pairs
+            // (an `Nx2` dense) and the channel as HLO's `collective-permute`.
+            "collective_permute" => {
+                instr.opcode = "collective-permute".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(pairs) = v.attr("source_target_pairs").map(replica_groups) {
+                    instr.attrs.push(format!("source_target_pairs={pairs}"));
+                }
+            }
+            // The array form: one HLO all-to-all over `split_dimension` (XLA's
+            // builder surrounds it with reshapes and a transpose when the concat
+            // dimension differs; the devices and bytes are the same).
+            "all_to_all" => {
+                instr.opcode = "all-to-all".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+                let d = dims(&["split_dimension"]).unwrap_or_default();
+                if !d.is_empty() {
+                    instr.attrs.push(format!("dimensions={}", list(&d)));
+                }
+            }
+            "collective_broadcast" => {
+                instr.opcode = "collective-broadcast".into();
+                instr.attrs.extend(channel_id(v));
+                if let Some(groups) = v.attr("replica_groups").map(replica_groups) {
+                    instr.attrs.push(format!("replica_groups={groups}"));
+                }
+            }
             // A psum inside a shard_map: the collective over its replica groups,
             // combining with its region (`to_apply`).
             "all_reduce" | "reduce_scatter" => {
@@ -1293,6 +1348,14 @@ fn scalar_literal(text: &str, shape: &str) -> String {
 
 /// `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` as HLO's `{{0,1},{2,3}}`: groups
 /// of the type's last extent.
+/// `channel_id=N` of `channel_handle = #stablehlo.channel_handle<handle = N, ...>`.
+fn channel_id(v: &OpView) -> Option<String> {
+    let handle = v.attr("channel_handle")?;
+    let n = handle.split("handle = ").nth(1)?;
+    let n: String = n.chars().take_while(char::is_ascii_digit).collect();
+    (!n.is_empty()).then(|| format!("channel_id={n}"))
+}
+
 fn replica_groups(value: &str) -> String {
     let ids = ints(value);
     let size = value
