@@ -332,12 +332,9 @@ pub fn instruction_hover(
     let at = usize::from(!hover.notes.is_empty() && hover.notes[0].starts_with("Source:"));
     // What the partitioner will insert here (a module before partitioning):
     // first, it is what makes a sharded step slow.
-    let mut first = super::sharding::predicted_lines(
-        module,
-        computation,
-        instruction,
-        Some(snapshot.file_name()),
-    );
+    let mut first = module_id
+        .map(|m| super::sharding::predicted_lines(snapshot, m, computation, instruction))
+        .unwrap_or_default();
     first.extend(cost);
     for (k, line) in first.into_iter().enumerate() {
         hover.notes.insert(at + k, line);

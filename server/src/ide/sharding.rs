@@ -2,7 +2,8 @@
 //! in words ([`crate::sharding::describe`]), per device beside global, and
 //! whether the written shapes were read as global or per device.
 
-use crate::model::{ComputationRef, Instruction, Module};
+use super::HloSnapshot;
+use crate::model::{ComputationRef, Instruction, Module, ModuleId};
 use crate::sharding;
 
 /// "Sharding: dim 1 split 4 ways, each tile on 2 devices (replicated); per
@@ -96,17 +97,19 @@ pub fn collective_lines(
 /// or why it is not predicted. Empty on a partitioned module or where nothing
 /// is needed.
 pub fn predicted_lines(
-    module: &Module,
+    snapshot: &HloSnapshot,
+    module: ModuleId,
     computation: ComputationRef<'_>,
     instruction: &Instruction,
-    file_name: Option<&str>,
 ) -> Vec<String> {
-    if module.num_partitions() <= 1
-        || sharding::written_shapes(module, file_name).0 != sharding::Written::Global
+    let file_name = Some(snapshot.file_name());
+    let written = snapshot.model().module(module);
+    if written.num_partitions() <= 1
+        || sharding::written_shapes(written, file_name).0 != sharding::Written::Global
     {
         return vec![];
     }
-    let prediction = sharding::predict::predict(module);
+    let prediction = snapshot.prediction(module);
     let (c, i) = (&*computation.model().name, &*instruction.name);
     let mut lines: Vec<String> = prediction
         .at(c, i)

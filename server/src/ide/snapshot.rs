@@ -350,6 +350,9 @@ pub struct HloSnapshot {
     /// computations it calls as control flow. Boxed: rarely used, and the snapshot
     /// is moved by value.
     executions: Box<OnceLock<Vec<Arc<Vec<crate::loops::Executions>>>>>,
+    /// The collectives XLA's partitioner will insert, per module ([`Self::prediction`]),
+    /// made on first use (boxed: rarely used).
+    predictions: Box<OnceLock<Vec<OnceLock<Arc<crate::sharding::predict::Prediction>>>>>,
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
@@ -390,6 +393,7 @@ impl HloSnapshot {
             module_memo: None,
             answers_now_below: 0,
             executions: Box::default(),
+            predictions: Box::default(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
             utilization: Box::default(),
@@ -668,6 +672,29 @@ impl HloSnapshot {
                 .collect()
         });
         all.get(module.index()).cloned().unwrap_or_default()
+    }
+
+    /// What XLA's SPMD partitioner will insert in module `module`
+    /// ([`crate::sharding::predict`]): a walk of the whole module, made once per
+    /// version for every hover that shows it.
+    pub fn prediction(&self, module: ModuleId) -> Arc<crate::sharding::predict::Prediction> {
+        let all = self.predictions.get_or_init(|| {
+            (0..self.model().modules.len())
+                .map(|_| OnceLock::new())
+                .collect()
+        });
+        match all.get(module.index()) {
+            Some(kept) => kept
+                .get_or_init(|| {
+                    Arc::new(crate::sharding::predict::predict(
+                        self.model().module(module),
+                    ))
+                })
+                .clone(),
+            None => Arc::new(crate::sharding::predict::predict(
+                self.model().module(module),
+            )),
+        }
     }
 
     /// [`Self::memory`] when a hover or a lens may show it: at once on demand, else
