@@ -215,3 +215,79 @@ fn fusions_that_differ_in_a_constant_are_not_shared() {
     };
     assert_ne!(answers[at(1)], answers[at(2)]);
 }
+
+/// Every shipped file, every output-to-input query of its fusions and calls asked
+/// under one memo (`analysis::memo`, as a graph asks them): each answer equals the
+/// query's own analysis without one, and the memo keeps answers to reuse.
+#[test]
+fn a_memo_answers_every_shipped_file_as_single_queries_do() {
+    use hlo_lsp::analysis::memo::Memo;
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let mut files = vec![];
+    hlo_files(&data, &mut files);
+    files.sort();
+    let mut kept = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        if text.len() > 400_000 {
+            continue;
+        }
+        let (_, modules) = view::parse(&text);
+        let module = &modules[0];
+        let memo = Memo::new();
+        let queries: Vec<Query> = queries(module)
+            .into_iter()
+            .filter(|q| q.direction == Direction::OutputToInput)
+            .collect();
+        // Twice: the second round is answered from the memo.
+        for _ in 0..2 {
+            for q in &queries {
+                let with = memo.run(|| analyze(module, q));
+                assert_eq!(with, analyze(module, q), "{}: {q:?}", file.display());
+            }
+        }
+        kept += memo.len();
+    }
+    assert!(kept > 100, "{kept} answers kept");
+}
+
+/// `structure::same` (two computations compared side by side, as a graph compares
+/// the computations its consumers call) says what the classes of the whole module
+/// say, on every pair of computations of every small shipped file and on renamed
+/// copies.
+#[test]
+fn same_agrees_with_the_classes_of_the_whole_module() {
+    use hlo_lsp::analysis::structure::{same, Classes};
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let mut files = vec![];
+    hlo_files(&data, &mut files);
+    files.sort();
+    let (mut pairs, mut equal) = (0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        if text.len() > 200_000 {
+            continue;
+        }
+        let body = text.find('\n').map_or("", |i| &text[i + 1..]);
+        let doubled = format!("{text}\n{}", renamed_copy(body).replace("ENTRY ", ""));
+        for text in [text.as_str(), doubled.as_str()] {
+            let (_, modules) = view::parse(text);
+            let module = &modules[0];
+            let classes = Classes::of(module);
+            let n = module.len().min(120);
+            for a in 0..n {
+                for b in 0..n {
+                    let by_class =
+                        classes.class(a).is_some() && classes.class(a) == classes.class(b);
+                    assert_eq!(same(module, a, b), by_class, "{}: {a} {b}", file.display());
+                    pairs += 1;
+                    equal += usize::from(by_class && a != b);
+                }
+            }
+        }
+    }
+    assert!(
+        pairs > 10_000 && equal > 100,
+        "{pairs} pairs, {equal} equal"
+    );
+}

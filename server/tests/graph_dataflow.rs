@@ -651,3 +651,104 @@ fn node_times_are_the_kernels_estimates() {
     let cpu = graph::build(m, &v, &scope, &options(150));
     assert!(cpu.nodes.iter().all(|n| n.time.is_none()));
 }
+
+/// `text` with every `%name` suffixed by `.c{k}`.
+fn suffixed(text: &str, k: usize) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            while let Some(&d) = chars.peek() {
+                if d.is_ascii_alphanumeric() || "_.-".contains(d) {
+                    out.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push_str(&format!(".c{k}"));
+        }
+    }
+    out
+}
+
+/// ENTRY calls four renamed copies of a layer (as `make_live_module.py` makes a live
+/// module): the graph around ENTRY's parameter answers the calls structurally
+/// equal to the first from its answers, and the maps on their edges are what each
+/// call's own graph draws, also where an answer names an instruction of its copy
+/// (a dynamic-slice whose offset the layer computes, never shared).
+#[test]
+fn calls_of_equal_copies_draw_the_maps_each_call_draws_alone() {
+    let layer = "%fused (p0: f32[10,8], p1: s32[]) -> f32[2,8] {
+  %p0 = f32[10,8]{1,0} parameter(0)
+  %p1 = s32[] parameter(1)
+  %zero = s32[] constant(0)
+  ROOT %ds = f32[2,8]{1,0} dynamic-slice(%p0, %p1, %zero), dynamic_slice_sizes={2,8}
+}
+%layer (x: f32[10,8], i: s32[], w: f32[8,8]) -> (f32[2,8], f32[8,8]) {
+  %x = f32[10,8]{1,0} parameter(0)
+  %i = s32[] parameter(1)
+  %w = f32[8,8]{1,0} parameter(2)
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %f = f32[2,8]{1,0} fusion(%x, %next), kind=kLoop, calls=%fused
+  %t = f32[8,8]{1,0} transpose(%w), dimensions={1,0}
+  ROOT %out = (f32[2,8]{1,0}, f32[8,8]{1,0}) tuple(%f, %t)
+}
+";
+    let copies = 4;
+    let mut text = String::from("HloModule live\n");
+    for k in 0..copies {
+        text.push_str(&suffixed(layer, k));
+    }
+    text.push_str("ENTRY %main (x: f32[10,8], i: s32[], w: f32[8,8]) -> (f32[2,8], f32[8,8]) {\n");
+    text.push_str("  %x = f32[10,8]{1,0} parameter(0)\n  %i = s32[] parameter(1)\n");
+    text.push_str("  %w = f32[8,8]{1,0} parameter(2)\n");
+    for k in 0..copies {
+        let root = if k + 1 == copies { "ROOT " } else { "" };
+        text.push_str(&format!(
+            "  {root}%call.c{k} = (f32[2,8]{{1,0}}, f32[8,8]{{1,0}}) call(%x, %i, %w), to_apply=%layer.c{k}\n"
+        ));
+    }
+    text.push_str("}\n");
+    let file = model::parse_hlo(&text);
+    let m = &file.modules[0];
+    let v = view::borrowed(m);
+    let around = |name: &str, radius| {
+        let (c, i) = m.find_instruction(name).unwrap();
+        let scope = Scope::Around {
+            computation: c,
+            instruction: i,
+            radius,
+        };
+        graph::build(m, &v, &scope, &options(150))
+    };
+    let entry = around("x", 2);
+    assert!(!entry.partial);
+    let edges_into = |g: &Graph, name: &str| {
+        let id = g.nodes.iter().find(|n| n.name == name).unwrap().id.clone();
+        let mut maps: Vec<(usize, String)> = g
+            .edges
+            .iter()
+            .filter(|e| e.to == id)
+            .map(|e| (e.operand_index, e.map.clone()))
+            .collect();
+        maps.sort();
+        maps
+    };
+    for k in 0..copies {
+        let call = format!("call.c{k}");
+        let shared = edges_into(&entry, &call);
+        assert_eq!(shared.len(), 3, "{call}: {shared:?}");
+        assert_eq!(shared, edges_into(&around(&call, 1), &call), "{call}");
+        // The offset is the copy's own `next` instruction: the answer names it.
+        let (c, i) = m.find_instruction(&call).unwrap();
+        let q = analysis::Query::output_to_input(c.index(), i.index(), 0);
+        assert!(analysis::analyze(&v, &q).names_instructions(), "{call}");
+    }
+    assert_eq!(
+        edges_into(&entry, "call.c0")[2],
+        edges_into(&entry, "call.c3")[2]
+    );
+}

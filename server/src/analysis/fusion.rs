@@ -88,10 +88,12 @@ pub fn output_to_input(
     let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
         let (called, operands) = (n.called[0], n.operands.len());
-        return super::nesting::enter(module, called, || {
-            fused_output_to_input(module, called, output_id, operands)
-        })
-        .unwrap_or_else(|reason| InstructionIndexing::all_unknown(operands, &reason));
+        return super::memo::composed(module, called, output_id, operands, || {
+            super::nesting::enter(module, called, || {
+                fused_output_to_input(module, called, output_id, operands)
+            })
+            .unwrap_or_else(|reason| InstructionIndexing::all_unknown(operands, &reason))
+        });
     }
     let mut indexing = ops::output_to_input(&n.op, output_id);
     for entry in &mut indexing.entries {

@@ -24,6 +24,7 @@ pub mod fusion;
 pub mod graph;
 pub mod input_to_output;
 pub mod layout;
+pub mod memo;
 pub mod nesting;
 pub mod op;
 pub mod operand_indexing;

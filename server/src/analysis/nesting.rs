@@ -22,6 +22,15 @@ thread_local! {
     /// The computations being composed on this thread, outermost first, each with
     /// the address of its module (views of different modules may interleave).
     static ACTIVE: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+    /// How many times [`enter`] refused on this thread ([`refusals`]).
+    static REFUSALS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many compositions [`enter`] has refused on this thread so far: an answer
+/// computed while this number grew depends on what was being composed around it
+/// ([`super::memo`] does not keep it).
+pub fn refusals() -> u64 {
+    REFUSALS.with(std::cell::Cell::get)
 }
 
 /// Runs `work` while computation `comp` of `module` is being composed; `Err` with
@@ -45,6 +54,7 @@ pub fn enter<T>(module: &Module, comp: usize, work: impl FnOnce() -> T) -> Resul
         }
     });
     if let Some(reason) = refusal {
+        REFUSALS.with(|r| r.set(r.get() + 1));
         return Err(reason);
     }
     ACTIVE.with(|active| active.borrow_mut().push(key));

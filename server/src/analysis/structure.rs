@@ -125,6 +125,76 @@ impl<'m> Interner<'m> {
     }
 }
 
+/// Whether computations `a` and `b` of `module` share a structural class, found by
+/// walking the two side by side (and what they call, pair by pair) without
+/// classing the rest of the module: what [`Classes::of`] would say of the two,
+/// at the cost of the two. Computations on a call cycle or nested deeper than
+/// the composition goes have no class, so they are equal to nothing. When the
+/// current time budget ([`crate::budget`]) runs out the answer is `false`: not
+/// known equal.
+pub fn same(module: &Module, a: usize, b: usize) -> bool {
+    Pairs {
+        module,
+        equal: FxHashMap::default(),
+    }
+    .same(a, b, 0)
+}
+
+/// Pairs of computations compared so far: `true` equal, `false` different or
+/// being compared (a pair met again while open is on a cycle).
+struct Pairs<'m> {
+    module: &'m Module<'m>,
+    equal: FxHashMap<(usize, usize), bool>,
+}
+
+impl Pairs<'_> {
+    fn same(&mut self, a: usize, b: usize, depth: usize) -> bool {
+        if let Some(&known) = self.equal.get(&(a, b)) {
+            return known;
+        }
+        if depth > MAX_DEPTH
+            || crate::budget::exhausted()
+            || self.module.get(a).is_none()
+            || self.module.get(b).is_none()
+        {
+            return false;
+        }
+        self.equal.insert((a, b), false);
+        // A computation that calls itself has no class, even paired with itself.
+        let equal = self.compare(a, b, depth);
+        self.equal.insert((a, b), equal);
+        equal
+    }
+
+    fn compare(&mut self, a: usize, b: usize, depth: usize) -> bool {
+        let module = self.module;
+        let (ca, cb) = (module.computation(a), module.computation(b));
+        if ca.root != cb.root || ca.nodes.len() != cb.nodes.len() {
+            return false;
+        }
+        for (x, y) in ca.nodes.iter().zip(&cb.nodes) {
+            let plain = x.op == y.op
+                && x.operands == y.operands
+                && x.parameter_number == y.parameter_number
+                && x.constant_scalar == y.constant_scalar
+                && x.constant_text == y.constant_text
+                && x.called.len() == y.called.len();
+            if !plain {
+                return false;
+            }
+        }
+        // Called computations last: most differences show in the nodes.
+        for (x, y) in ca.nodes.iter().zip(&cb.nodes) {
+            for (&p, &q) in x.called.iter().zip(&y.called) {
+                if !self.same(p, q, depth + 1) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

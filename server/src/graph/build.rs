@@ -70,8 +70,13 @@ impl Default for Options {
 /// 40 outputs reads its operands alike through most of them).
 const MAX_OUTPUTS: usize = 16;
 
-/// How long the maps on a graph's edges may take together (see [`with_maps`]).
-pub const MAPS_BUDGET: std::time::Duration = std::time::Duration::from_millis(120);
+/// How long the maps on a graph's edges may take together (see [`with_maps`]):
+/// most of the 200 ms a graph request may take. With consumers that call equal
+/// computations answered once and fused computations composed once per request,
+/// the radius-3 graph around ENTRY's middle instruction of a 60 MB live module (a
+/// parameter read by 32 calls of a whole step) completes in about 165 ms on two
+/// cores once the module's view is built.
+pub const MAPS_BUDGET: std::time::Duration = std::time::Duration::from_millis(170);
 
 /// One output's answer: the output and the maps from it to every operand.
 type Answer = (usize, std::sync::Arc<analysis::InstructionIndexing>);
@@ -461,13 +466,7 @@ fn with_maps(
     // what its consumers call; what it cuts short reads as unknown, and the graph
     // says it is partial.
     let maps_budget = crate::budget::current().child(MAPS_BUDGET);
-    let answers: Vec<std::sync::Arc<analysis::InstructionIndexing>> = {
-        use rayon::prelude::*;
-        queries
-            .par_iter()
-            .map(|q| std::sync::Arc::new(maps_budget.run(|| analysis::analyze(view, q))))
-            .collect()
-    };
+    let answers = answer_sharing(view, &queries, &owner, &consumers, &maps_budget);
     *partial |= maps_budget.cut().is_some();
     let mut per_consumer: FxHashMap<(ComputationId, InstrId), Vec<Answer>> = FxHashMap::default();
     for ((q, answer), k) in queries.iter().zip(answers).zip(owner) {
@@ -506,6 +505,103 @@ fn with_maps(
             }
         })
         .collect()
+}
+
+/// The answer to every query (`owner[q]`: the index of its consumer in
+/// `consumers`), each consumer's outputs in parallel, under `budget`.
+///
+/// Two kinds of work are shared. A consumer that calls a computation
+/// structurally equal to an earlier consumer's (same op, same shapes: a module's
+/// repeated layers, or ENTRY calling every copy of a step) takes that one's
+/// answers, as [`analysis::analyze_many`] shares them, unless an answer names
+/// instructions of its own computation. And the outputs of every consumer compose
+/// through the same fused computations: each is composed once
+/// ([`analysis::memo`]).
+fn answer_sharing(
+    view: &analysis::Module<'_>,
+    queries: &[Query],
+    owner: &[usize],
+    consumers: &[(ComputationId, InstrId)],
+    budget: &crate::budget::Budget,
+) -> Vec<std::sync::Arc<analysis::InstructionIndexing>> {
+    use rayon::prelude::*;
+    use std::sync::Arc;
+    let representative = representatives(view, consumers, budget);
+    let memo = analysis::memo::Memo::new();
+    let run = |q: &Query| Arc::new(memo.run(|| budget.run(|| analysis::analyze(view, q))));
+    let own: Vec<Option<Arc<analysis::InstructionIndexing>>> = queries
+        .par_iter()
+        .zip(owner)
+        .map(|(q, &k)| (representative[k] == k).then(|| run(q)))
+        .collect();
+    // A represented consumer's query: the representative's query of the same output.
+    let mut by_output: FxHashMap<(usize, usize), usize> = FxHashMap::default();
+    for (i, (q, &k)) in queries.iter().zip(owner).enumerate() {
+        if representative[k] == k {
+            by_output.insert((k, q.output_id), i);
+        }
+    }
+    queries
+        .par_iter()
+        .zip(owner)
+        .enumerate()
+        .map(|(i, (q, &k))| {
+            let shared = match &own[i] {
+                Some(answer) => return answer.clone(),
+                None => by_output
+                    .get(&(representative[k], q.output_id))
+                    .and_then(|&r| own[r].clone()),
+            };
+            match shared {
+                Some(answer) if !answer.names_instructions() => answer,
+                _ => run(q),
+            }
+        })
+        .collect()
+}
+
+/// For each consumer, the index of the first consumer whose answers it can take:
+/// itself, or an earlier composite consumer with the same op (shapes, attributes)
+/// whose called computation is structurally equal to its own
+/// ([`analysis::structure::same`]). The comparisons of one round run in parallel.
+fn representatives(
+    view: &analysis::Module<'_>,
+    consumers: &[(ComputationId, InstrId)],
+    budget: &crate::budget::Budget,
+) -> Vec<usize> {
+    use rayon::prelude::*;
+    let node = |k: usize| {
+        let (c, i) = consumers[k];
+        view.get(c.index()).and_then(|v| v.nodes.get(i.index()))
+    };
+    let mut representative: Vec<usize> = (0..consumers.len()).collect();
+    let mut open: Vec<usize> = (0..consumers.len())
+        .filter(|&k| node(k).is_some_and(|n| n.is_composite()))
+        .collect();
+    while let Some((&first, rest)) = open.split_first() {
+        if budget.is_exhausted() {
+            break;
+        }
+        let Some(a) = node(first) else { break };
+        let equal: Vec<bool> = rest
+            .par_iter()
+            .map(|&k| {
+                node(k).is_some_and(|b| {
+                    a.op == b.op
+                        && budget.run(|| analysis::structure::same(view, a.called[0], b.called[0]))
+                })
+            })
+            .collect();
+        let mut next = Vec::new();
+        for (&k, equal) in rest.iter().zip(equal) {
+            match equal {
+                true => representative[k] = first,
+                false => next.push(k),
+            }
+        }
+        open = next;
+    }
+    representative
 }
 
 /// The short text and class of operand `k`'s maps, united over the outputs.
