@@ -15,6 +15,8 @@ M.defaults = {
     divSpelling = 'floordiv',
     utilizationBudget = 1,
     physicalLayout = false,
+    -- The form vim.lsp.buf.format writes: 'auto' (the file's own), 'long' or 'short'.
+    format = { style = 'auto' },
   },
   -- Show inlay hints (the map after each fused instruction) where Neovim supports them (0.10+).
   inlay_hints = true,
