@@ -8,10 +8,14 @@
 //! `p0.1`). Both passes go in the order the parser builds things: computations in
 //! written order, instructions in the order they are created (an inline operand
 //! before its user), which is the model's order.
+//!
+//! The same module-wide view gives the result shape the parser infers for a `call`
+//! or `conditional` written without one: the root of the computation it calls
+//! ([`Names::callee_root`]), which the model of one computation does not see.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::model::{ComputationId, ComputationRef, InstrId, Module};
+use crate::model::{ComputationId, ComputationRef, InstrId, Module, Opcode, Shape};
 
 /// XLA's `NameUniquer` with its `.` separator: a name's numeric suffix is split
 /// off, and a root seen before gets the lowest suffix not yet used for it.
@@ -92,14 +96,17 @@ fn sanitized(name: &str) -> String {
 }
 
 /// The printed name of every instruction of a module.
-pub struct Names {
+pub struct Names<'m> {
     /// By computation index, then instruction index.
     names: Vec<Vec<String>>,
+    /// (computation, instruction) of a `call` or `conditional` whose shape is left
+    /// out: the computation it calls (the first branch) and that one's root.
+    callee_roots: HashMap<(usize, usize), (ComputationRef<'m>, InstrId)>,
 }
 
-impl Names {
+impl<'m> Names<'m> {
     /// The names XLA gives the instructions of `module` after parsing it.
-    pub fn of(module: &Module) -> Names {
+    pub fn of(module: &'m Module) -> Names<'m> {
         let computations: Vec<ComputationRef> = module.computations().collect();
         // The parser's pass: inline operands named, written names only registered.
         let mut parser = NameUniquer::default();
@@ -124,7 +131,34 @@ impl Names {
             .into_iter()
             .map(|names| names.iter().map(|n| module_names.unique(n)).collect())
             .collect();
-        Names { names }
+        let mut callee_roots = HashMap::new();
+        for c in &computations {
+            for i in &c.instructions {
+                let unshaped = i.shape_range.is_empty() && matches!(*i.shape, Shape::Invalid);
+                if !unshaped || !matches!(i.opcode, Opcode::Call | Opcode::Conditional) {
+                    continue;
+                }
+                let callee = i.called.iter().find_map(|k| module.resolve(k));
+                if let Some((callee, root)) = callee.and_then(|k| Some((k, k.root?))) {
+                    callee_roots.insert((c.id.index(), i.id.index()), (callee, root));
+                }
+            }
+        }
+        Names {
+            names,
+            callee_roots,
+        }
+    }
+
+    /// For a `call` or `conditional` of computation `c` written without its shape:
+    /// the computation it calls and that one's root, whose shape is its result
+    /// (`ShapeInference::InferCallShape`, `InferConditionalShape`).
+    pub fn callee_root(
+        &self,
+        c: ComputationId,
+        id: InstrId,
+    ) -> Option<(ComputationRef<'m>, InstrId)> {
+        self.callee_roots.get(&(c.index(), id.index())).copied()
     }
 
     /// The printed name of instruction `id` of computation `c`.

@@ -210,7 +210,7 @@ fn program_shape(c: &ComputationRef, with_layout: bool, names: &Names) -> Result
     let mut params = Vec::new();
     for id in c.parameters.iter().flatten() {
         let p = c.instruction(*id);
-        let shape = result_shape(c, p, with_layout)?;
+        let shape = result_shape(c, p, with_layout, names)?;
         params.push(if with_layout {
             shape
         } else {
@@ -227,15 +227,29 @@ fn program_shape(c: &ComputationRef, with_layout: bool, names: &Names) -> Result
     Ok(format!(
         "({}){arrow}{}",
         params.join(", "),
-        result_shape(c, root, with_layout)?
+        result_shape(c, root, with_layout, names)?
     ))
 }
 
 /// An instruction's result shape as XLA prints it: as written, or as the model
 /// inferred it when it was left out.
-fn result_shape(c: &ComputationRef, i: &Instruction, with_layout: bool) -> Result<String, Refusal> {
+fn result_shape(
+    c: &ComputationRef,
+    i: &Instruction,
+    with_layout: bool,
+    names: &Names,
+) -> Result<String, Refusal> {
     let printed = if i.shape_range.is_empty() {
-        shape_text::of_model(&i.shape, with_layout)
+        shape_text::of_model(&i.shape, with_layout).or_else(|| {
+            // A call or conditional has its callee's result shape (one level: a
+            // callee's root left unshaped too is not chased).
+            let (callee, root) = names.callee_root(c.id, i.id)?;
+            let root = callee.instruction(root);
+            match root.shape_range.is_empty() {
+                true => shape_text::of_model(&root.shape, with_layout),
+                false => shape_text::canonical(callee.src(root.shape_range), with_layout),
+            }
+        })
     } else {
         shape_text::canonical(c.src(i.shape_range), with_layout)
     };
@@ -312,7 +326,7 @@ fn instruction(
     out.push_str(&format!(
         "%{} = {} {}(",
         names.get(c.id, i.id),
-        result_shape(c, i, true)?,
+        result_shape(c, i, true, names)?,
         c.src(i.opcode_range)
     ));
     for (k, operand) in operands(c, i, (style, names))?.iter().enumerate() {
@@ -423,7 +437,7 @@ fn operands(
             Style::Short => format!("%{name}"),
             Style::Long => {
                 let shape = match o.target {
-                    Some(t) => result_shape(c, c.instruction(t), true)?,
+                    Some(t) => result_shape(c, c.instruction(t), true, names)?,
                     None => o
                         .declared_shape
                         .as_deref()
