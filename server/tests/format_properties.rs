@@ -22,13 +22,14 @@ fn printed() -> &'static [String] {
 }
 
 /// `text` with what XLA's printer normalizes perturbed by the choices in `seed`.
-/// The module header's lines are left alone: an `origin_recovery_table` there is
-/// copied as written (XLA reindents it; that is not ported).
+/// The lines before the first computation are left alone: an
+/// `origin_recovery_table` in the header is copied as written (XLA reindents it;
+/// that is not ported).
 fn perturb(text: &str, seed: &[u8]) -> String {
     let mut out = String::new();
     let mut header = true;
     for (k, line) in text.split_inclusive('\n').enumerate() {
-        header = header && !line.trim().is_empty();
+        header = header && !line.starts_with('%') && !line.starts_with("ENTRY");
         if header {
             out.push_str(line);
             continue;
