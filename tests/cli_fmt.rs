@@ -1,7 +1,7 @@
 //! End-to-end tests of `hlo-lsp fmt` through the built binary: a hand-written module
 //! printed as XLA prints it in both forms, `--check` naming the first line that
-//! differs (exit 1) and passing on XLA's own dump, `--write`, and a file with a
-//! comment refused with its line rather than stripped.
+//! differs (exit 1) and passing on XLA's own dump, `--write`, a comment kept beside
+//! its instruction, and a file with a syntax error refused with its line.
 
 use crate::cli_support::{run, stderr, stdout, temp_file};
 
@@ -74,15 +74,25 @@ fn write_formats_in_place_and_then_check_passes() {
 }
 
 #[test]
-fn a_comment_is_refused_with_its_line_not_dropped() {
-    let text = "HloModule m\n\nENTRY e {\n  // keep me\n  ROOT p = f32[] parameter(0)\n}\n";
+fn a_comment_is_kept_above_its_instruction() {
+    let text =
+        "HloModule m\n\nENTRY e {\n  // keep me\n  ROOT p = f32[] parameter(0) // and me\n}\n";
     let file = temp_file("cli_fmt", "comment.hlo", text);
     let out = run(&["fmt", "--write", &file.to_string_lossy()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&file).expect("written");
     assert!(
-        stderr(&out).contains("comment.hlo:4:3: not formatted: a comment"),
-        "{}",
-        stderr(&out)
+        written.contains("{\n  // keep me\n  ROOT %p = f32[] parameter(0) // and me\n}"),
+        "{written}"
     );
+}
+
+#[test]
+fn a_syntax_error_is_refused_with_its_line() {
+    let text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT = negate(p)\n}\n";
+    let file = temp_file("cli_fmt", "broken.hlo", text);
+    let out = run(&["fmt", "--write", &file.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("broken.hlo:5:"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&file).expect("kept"), text);
 }

@@ -1,8 +1,9 @@
 //! Formatting through the real language server: both providers are announced,
 //! `textDocument/formatting` returns edits that, applied as an editor applies them,
 //! give exactly what `hlo-lsp fmt` prints (and nothing for a formatted dump),
-//! `rangeFormatting` changes only the instructions the range touches, and a
-//! document with a comment gets an error naming the line, not edits.
+//! `rangeFormatting` changes only the instructions the range touches, a comment
+//! stays beside its instruction, the `format.style` setting picks the form, and a
+//! document the printer refuses gets an error naming the line, not edits.
 
 use crate::lsp_support;
 
@@ -77,15 +78,34 @@ fn range_formatting_changes_only_the_touched_instruction() {
 }
 
 #[test]
-fn a_comment_gets_an_error_with_its_line() {
+fn a_comment_stays_above_its_instruction() {
     let mut client = Client::start();
     let document = uri("comment.hlo");
     let text = "HloModule m\n\nENTRY e {\n  // keep\n  ROOT p = f32[] parameter(0)\n}\n";
     client.open(&document, text);
+    let formatted = apply_edits(text, &edits(&formatting(&mut client, &document)));
+    assert!(
+        formatted.contains("{\n  // keep\n  ROOT %p = f32[] parameter(0)\n}"),
+        "{formatted}"
+    );
+}
+
+#[test]
+fn a_syntax_error_gets_an_error_with_its_line() {
+    let mut client = Client::start();
+    let document = uri("broken.hlo");
+    let text = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT = negate(p)\n}\n";
+    client.open(&document, text);
     let response = formatting(&mut client, &document);
     let message = response["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("line 4") && message.contains("comment"),
-        "{response}"
-    );
+    assert!(message.contains("line 5"), "{response}");
+}
+
+#[test]
+fn the_format_style_setting_picks_the_form() {
+    let (mut client, _) = Client::start_with(json!({"format": {"style": "long"}}), false);
+    let document = uri("style.hlo");
+    client.open(&document, HAND_WRITTEN);
+    let formatted = apply_edits(HAND_WRITTEN, &edits(&formatting(&mut client, &document)));
+    assert!(formatted.contains("abs(f32[2,3]{1,0} %n)"), "{formatted}");
 }

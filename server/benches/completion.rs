@@ -86,7 +86,14 @@ fn main() {
         // The edited computation is built by the diagnostics of the edit.
         let _ = edited.file().computation_at(range.start);
         let start = Instant::now();
-        let answer = completion::complete(&snapshot, range.start, Options { snippets: true });
+        let answer = completion::complete(
+            &snapshot,
+            range.start,
+            Options {
+                snippets: true,
+                ..Options::default()
+            },
+        );
         times.push(start.elapsed());
         by_kind[k % 4].push(start.elapsed());
         items += answer.map_or(0, |a| a.items.len());

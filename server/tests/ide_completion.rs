@@ -57,7 +57,14 @@ fn complete_with(marked: &str, n: usize, options: Options) -> String {
 }
 
 fn complete(marked: &str, n: usize) -> String {
-    complete_with(marked, n, Options { snippets: true })
+    complete_with(
+        marked,
+        n,
+        Options {
+            snippets: true,
+            ..Options::default()
+        },
+    )
 }
 
 fn first_label(marked: &str) -> String {
@@ -104,7 +111,10 @@ fn completion_of_an_opcode_without_snippets_is_plain() {
     insta::assert_snapshot!(complete_with(
         &in_fusion("%broadcast.3 = f32[8,128]{1,0} $0"),
         3,
-        Options { snippets: false }
+        Options {
+            snippets: false,
+            ..Options::default()
+        }
     ));
 }
 
@@ -210,6 +220,27 @@ fn completion_of_custom_call_targets_seen() {
         "%g = f32[8,8]{1,0} custom-call(%x, %x), custom_call_target=\"__cublas$gemm\"\n  %h = f32[8,8]{1,0} custom-call(%x, %x), custom_call_target=\"$0",
     );
     insta::assert_snapshot!(complete(&text, 3));
+}
+
+/// Targets another open document writes come after this document's and before
+/// the ones XLA knows.
+#[test]
+fn completion_of_custom_call_targets_of_other_documents() {
+    let text = in_fusion(
+        "%g = f32[8,8]{1,0} custom-call(%x, %x), custom_call_target=\"__cublas$gemm\"\n  %h = f32[8,8]{1,0} custom-call(%x, %x), custom_call_target=\"$0",
+    );
+    let other = snapshot(&in_fusion(
+        "%k = f32[8,8]{1,0} custom-call(%x), custom_call_target=\"my_kernel\"",
+    ));
+    let options = Options {
+        snippets: true,
+        workspace_targets: completion::custom_call_targets_written(&other).into(),
+    };
+    let (text, at) = fixture(&text);
+    let labels: Vec<String> = completion::complete(&snapshot(&text), at, options)
+        .map(|c| c.items.into_iter().take(3).map(|i| i.label).collect())
+        .unwrap_or_default();
+    assert_eq!(labels[..2], ["__cublas$gemm", "my_kernel"], "{labels:?}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 export type InlayHintMode = 'off' | 'short' | 'full';
 export type DivSpelling = 'floordiv' | 'slash';
 export type CoalescingSeverity = 'information' | 'warning';
+export type FormatStyle = 'auto' | 'long' | 'short';
 /** A preset name, or custom device numbers over a `base` preset (passed through). */
 export type CoalescingDevice = 'a6000' | 'a100' | 'h100' | 'b200' | Record<string, unknown>;
 
@@ -16,6 +17,8 @@ export interface ServerSettings {
   physicalLayout: boolean;
   /** `device` is left out when the user did not set it (see `serverSettings`). */
   coalescing: { device?: CoalescingDevice; severity: CoalescingSeverity };
+  /** The form formatting writes (`hlo.format.style`). */
+  format: { style: FormatStyle };
   /** `hlo.profile`, expanded; left out when the user did not set it (`''`: cleared). */
   profile?: string;
 }
@@ -42,6 +45,7 @@ export const DEFAULTS: ServerSettings = {
   utilizationBudget: 1,
   physicalLayout: false,
   coalescing: { device: 'a6000', severity: 'information' },
+  format: { style: 'auto' },
 };
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
@@ -71,6 +75,7 @@ export function serverSettings(config: ConfigurationLike, expand: (raw: string) 
           : oneOf(device, ['a6000', 'a100', 'h100', 'b200'] as const, 'a6000'),
       severity: oneOf(config.get('coalescing.severity'), ['information', 'warning'] as const, DEFAULTS.coalescing.severity),
     },
+    format: { style: oneOf(config.get('format.style'), ['auto', 'long', 'short'] as const, DEFAULTS.format.style) },
   };
   if (!isSet(config, 'coalescing.device')) delete settings.coalescing.device;
   const profile = config.get<unknown>('profile');

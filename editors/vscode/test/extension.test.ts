@@ -51,6 +51,7 @@ test('activate starts hlo-lsp over stdio with the settings as initializationOpti
     utilizationBudget: 1,
     physicalLayout: false,
     coalescing: { device: 'a6000', severity: 'information' },
+    format: { style: 'auto' },
   });
   // Every command package.json contributes is registered.
   const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -75,6 +76,7 @@ test('a settings change is sent as workspace/didChangeConfiguration in the same 
           utilizationBudget: 4,
           physicalLayout: true,
           coalescing: { device: 'a6000', severity: 'warning' },
+          format: { style: 'auto' },
         },
       },
     },

@@ -19,6 +19,7 @@ test('every setting maps to its wire field', () => {
         'maps.physicalLayout': true,
         'coalescing.device': 'h100',
         'coalescing.severity': 'warning',
+        'format.style': 'long',
       }),
     ),
     {
@@ -27,6 +28,7 @@ test('every setting maps to its wire field', () => {
       utilizationBudget: 2.5,
       physicalLayout: true,
       coalescing: { device: 'h100', severity: 'warning' },
+      format: { style: 'long' },
     },
   );
   // Custom device numbers pass through for the server to check.
@@ -47,6 +49,7 @@ test('unset or ill-typed settings fall back to the defaults', () => {
         'maps.physicalLayout': 'yes',
         'coalescing.device': 'tpu',
         'coalescing.severity': 'error',
+        'format.style': 'wide',
       }),
     ),
     DEFAULTS,

@@ -9,16 +9,21 @@
 //!
 //! The printer never drops text silently: XLA's printer forgets comments, and an
 //! editor action must not. The comment lines a file starts with are kept above the
-//! printed module; a file with a comment elsewhere (or anything else the printer
-//! cannot write back: syntax errors, inline operands, several modules) is refused
-//! with a one-line reason ([`Refusal`]) instead. Library code only: byte offsets and
+//! printed module, and every other comment beside the instruction or computation
+//! it was written beside ([`Comments::Keep`], what `fmt` and the editor do);
+//! [`Comments::Drop`] prints exactly what XLA prints, for the comparison with it.
+//! What the printer cannot write back (syntax errors, several modules) is refused
+//! with a one-line reason ([`Refusal`]). Library code only: byte offsets and
 //! plain text edits; the front ends turn them into a command's output or LSP edits.
 
+mod comments;
 pub mod edits;
+mod names;
 mod order;
 mod post_order;
 mod printer;
 pub mod shape_text;
+mod single;
 mod values;
 
 use std::fmt;
@@ -26,6 +31,7 @@ use std::ops::Range;
 
 use crate::model::{Document, HloFile, TextEdit};
 
+pub use comments::Comments;
 pub use edits::{line_edits, within};
 
 /// Which of XLA's print forms to write.
@@ -61,9 +67,20 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// `text` printed as XLA prints it in `style` (`None`: the style it is written in).
+/// `text` printed as XLA prints it in `style` (`None`: the style it is written in),
+/// its comments kept ([`Comments::Keep`]).
 pub fn format(text: &str, style: Option<Style>) -> Result<String, Refusal> {
-    format_document(&Document::parse(text), style)
+    format_with(text, style, Comments::Keep)
+}
+
+/// [`format`] with a choice of what becomes of comments: [`Comments::Drop`] gives
+/// exactly XLA's printing (which has none).
+pub fn format_with(
+    text: &str,
+    style: Option<Style>,
+    comments: Comments,
+) -> Result<String, Refusal> {
+    format_document_with(&Document::parse(text), style, comments)
 }
 
 /// [`format`] of a document already parsed (the editor's snapshot). The comment
@@ -71,22 +88,61 @@ pub fn format(text: &str, style: Option<Style>) -> Result<String, Refusal> {
 /// is) stand before the module, not inside it: they are kept as written and the
 /// module after them is printed.
 pub fn format_document(doc: &Document, style: Option<Style>) -> Result<String, Refusal> {
+    format_document_with(doc, style, Comments::Keep)
+}
+
+/// [`format_document`] with a choice of what becomes of comments.
+pub fn format_document_with(
+    doc: &Document,
+    style: Option<Style>,
+    comments: Comments,
+) -> Result<String, Refusal> {
     let text = doc.syntax().text();
     let lead = leading_comment_lines(&text);
     if lead == 0 {
-        return print_module(doc, style);
+        return print_module(doc, style, comments);
     }
     let rest = Document::parse(&text[lead..]);
-    let printed =
-        print_module(&rest, style).map_err(|r| Refusal::at(r.offset + lead, r.message))?;
-    Ok(format!("{}{printed}", &text[..lead]))
+    let printed = print_module(&rest, style, comments)
+        .map_err(|r| Refusal::at(r.offset + lead, r.message))?;
+    Ok(match comments {
+        Comments::Keep => format!("{}{printed}", &text[..lead]),
+        Comments::Drop => printed,
+    })
 }
 
-/// The module of `doc` printed, or why it cannot be.
-fn print_module(doc: &Document, style: Option<Style>) -> Result<String, Refusal> {
-    refuse_unprintable(doc)?;
+/// The module of `doc` printed, or why it cannot be. With comments in it, the text
+/// without them is parsed and printed, and the comments are written back
+/// ([`comments::Attached`]) or left out.
+fn print_module(doc: &Document, style: Option<Style>, mode: Comments) -> Result<String, Refusal> {
     let style = style.unwrap_or_else(|| written_style(doc.file()));
-    printer::print(doc, style)
+    let text = doc.syntax().text();
+    let stripped = comments::strip(&text);
+    if stripped.comments.is_empty() {
+        refuse_unprintable(doc)?;
+        if let Some(module) = single::as_module(doc) {
+            return print_single(&module, style);
+        }
+        return printer::print(doc, style, &comments::Attached::default());
+    }
+    let bare = Document::parse(&stripped.text);
+    let back = |r: Refusal| Refusal::at(stripped.original_offset(r.offset), r.message);
+    refuse_unprintable(&bare).map_err(back)?;
+    if let Some(module) = single::as_module(&bare) {
+        if mode == Comments::Keep {
+            return Err(Refusal::at(
+                stripped.original_offset(stripped.comments[0].at),
+                "a comment in a single-instruction file: XLA makes a module of the \
+                 instruction and the comment has no place in it; remove it to format",
+            ));
+        }
+        return print_single(&module, style);
+    }
+    let attached = match (mode, bare.file().modules.first()) {
+        (Comments::Keep, Some(module)) => comments::Attached::of(module, &stripped),
+        _ => comments::Attached::default(),
+    };
+    printer::print(&bare, style, &attached).map_err(back)
 }
 
 /// The length of the run of `//` comment lines and blank lines `text` starts with,
@@ -148,7 +204,15 @@ pub fn written_style(file: &HloFile) -> Style {
     }
 }
 
-/// What XLA's printer would lose or cannot be written back from the model.
+/// The module XLA makes of a single-instruction file ([`single::as_module`]),
+/// printed; a refusal points at the instruction.
+fn print_single(module: &str, style: Style) -> Result<String, Refusal> {
+    let doc = Document::parse(module);
+    printer::print(&doc, style, &comments::Attached::default())
+        .map_err(|r| Refusal::at(0, r.message))
+}
+
+/// Text the printer cannot write back from the model: syntax errors.
 fn refuse_unprintable(doc: &Document) -> Result<(), Refusal> {
     if let Some(error) = doc.syntax().syntax_errors().first() {
         return Err(Refusal::at(
@@ -156,32 +220,7 @@ fn refuse_unprintable(doc: &Document) -> Result<(), Refusal> {
             format!("{}; formatting needs text XLA parses", error.message),
         ));
     }
-    for placed in doc.syntax().chunks() {
-        let tree = placed.tree();
-        if let Some(comment) = first_comment(tree.root_node(), placed.text()) {
-            return Err(Refusal::at(
-                placed.range().start + comment,
-                "a comment, which XLA's printer drops; \
-                 remove it to format (formatting never deletes text)",
-            ));
-        }
-    }
     Ok(())
-}
-
-/// The chunk-relative start of the first comment under `node` that XLA's printer
-/// would not write back. Its own operand index annotations (`/*index=5*/`) and a
-/// literal's dimension annotations (`/*i0=1*/`) it does write: they are kept.
-fn first_comment(node: tree_sitter::Node, text: &str) -> Option<usize> {
-    if node.kind() == "comment" {
-        let comment = text.get(node.byte_range()).unwrap_or("");
-        return (!is_xla_annotation(comment)).then_some(node.start_byte());
-    }
-    let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
-        .find_map(|child| first_comment(child, text));
-    found
 }
 
 /// `/*index=5*/` or `/*i0=1*/`: what XLA's printer writes as a comment.

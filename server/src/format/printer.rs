@@ -8,6 +8,8 @@
 
 use tree_sitter::Node;
 
+use super::comments::{Anchor, Attached};
+use super::names::Names;
 use super::order;
 use super::post_order;
 use super::shape_text;
@@ -16,8 +18,9 @@ use super::{Refusal, Style};
 use crate::model::{AttributeValueKind, ComputationRef, Document, InstrId, Instruction, Module};
 use crate::syntax::{ChunkKind, Placed};
 
-/// The whole document printed in `style`, or why it cannot be.
-pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
+/// The whole document printed in `style`, or why it cannot be; the comments in
+/// `attached` written back beside what they were written beside.
+pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String, Refusal> {
     let file = doc.file();
     let module = match file.modules.as_slice() {
         [module] => module,
@@ -69,7 +72,10 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
         }
     }
     let computations = in_xla_order(module, computations);
-    let mut out = header_line(module, header, &computations)?;
+    let names = Names::of(module);
+    let mut out = String::new();
+    Attached::lines(&mut out, attached.at(Anchor::Top), "");
+    out.push_str(&header_line(module, header, &computations, &names)?);
     if !tables.is_empty() {
         out.push_str("\n\n");
         out.push_str(&tables.join("\n\n"));
@@ -81,9 +87,20 @@ pub fn print(doc: &Document, style: Style) -> Result<String, Refusal> {
             .any(|w| w.starts_with("is_scheduled=true"))
     });
     for (placed, c) in &computations {
-        computation(&mut out, module, placed, c, style, scheduled)?;
+        let k = c.id.index();
+        Attached::lines(&mut out, attached.at(Anchor::BeforeComputation(k)), "");
+        computation(
+            &mut out,
+            module,
+            placed,
+            c,
+            (style, &names, attached),
+            scheduled,
+        )?;
+        Attached::trailing(&mut out, attached.at(Anchor::AfterClose(k)));
         out.push_str("\n\n");
     }
+    Attached::lines(&mut out, attached.at(Anchor::End), "");
     Ok(out)
 }
 
@@ -111,6 +128,7 @@ fn header_line(
     module: &Module,
     header: Option<&Placed>,
     computations: &[(&Placed, ComputationRef)],
+    names: &Names,
 ) -> Result<String, Refusal> {
     let mut attributes: Vec<(String, String)> = Vec::new();
     let name = match header {
@@ -158,7 +176,7 @@ fn header_line(
                 .unwrap_or(&entry);
             attributes.push((
                 "entry_computation_layout".into(),
-                format!("{{{}}}", program_shape(entry, true)?),
+                format!("{{{}}}", program_shape(entry, true, names)?),
             ));
         }
     }
@@ -166,6 +184,10 @@ fn header_line(
     let mut line = format!("HloModule {name}");
     for (k, v) in attributes {
         line.push_str(&format!(", {k}={v}"));
+        // `HloModule::Print` ends this table with a line break of its own.
+        if k == "origin_recovery_table" {
+            line.push('\n');
+        }
     }
     Ok(line)
 }
@@ -184,15 +206,15 @@ fn key_value(text: &str, attribute: Node) -> Option<(String, String)> {
 
 /// `(p0: shape, ...) -> shape`, XLA's `ComputeProgramShape` printed: the parameters
 /// in the order of their numbers, then the root's shape.
-fn program_shape(c: &ComputationRef, with_layout: bool) -> Result<String, Refusal> {
+fn program_shape(c: &ComputationRef, with_layout: bool, names: &Names) -> Result<String, Refusal> {
     let mut params = Vec::new();
     for id in c.parameters.iter().flatten() {
         let p = c.instruction(*id);
-        let shape = result_shape(c, p, with_layout)?;
+        let shape = result_shape(c, p, with_layout, names)?;
         params.push(if with_layout {
             shape
         } else {
-            format!("{}: {shape}", p.name)
+            format!("{}: {shape}", names.get(c.id, *id))
         });
     }
     let root = c.root.map(|r| c.instruction(r)).ok_or_else(|| {
@@ -205,15 +227,29 @@ fn program_shape(c: &ComputationRef, with_layout: bool) -> Result<String, Refusa
     Ok(format!(
         "({}){arrow}{}",
         params.join(", "),
-        result_shape(c, root, with_layout)?
+        result_shape(c, root, with_layout, names)?
     ))
 }
 
 /// An instruction's result shape as XLA prints it: as written, or as the model
 /// inferred it when it was left out.
-fn result_shape(c: &ComputationRef, i: &Instruction, with_layout: bool) -> Result<String, Refusal> {
+fn result_shape(
+    c: &ComputationRef,
+    i: &Instruction,
+    with_layout: bool,
+    names: &Names,
+) -> Result<String, Refusal> {
     let printed = if i.shape_range.is_empty() {
-        shape_text::of_model(&i.shape, with_layout)
+        shape_text::of_model(&i.shape, with_layout).or_else(|| {
+            // A call or conditional has its callee's result shape (one level: a
+            // callee's root left unshaped too is not chased).
+            let (callee, root) = names.callee_root(c.id, i.id)?;
+            let root = callee.instruction(root);
+            match root.shape_range.is_empty() {
+                true => shape_text::of_model(&root.shape, with_layout),
+                false => shape_text::canonical(callee.src(root.shape_range), with_layout),
+            }
+        })
     } else {
         shape_text::canonical(c.src(i.shape_range), with_layout)
     };
@@ -232,33 +268,34 @@ fn computation(
     module: &Module,
     placed: &Placed,
     c: &ComputationRef,
-    style: Style,
+    (style, names, attached): (Style, &Names, &Attached),
     scheduled: bool,
 ) -> Result<(), Refusal> {
+    let ck = c.id.index();
     if module.entry == Some(c.id) {
         out.push_str("ENTRY ");
     }
-    out.push_str(&format!("%{} {} {{\n", c.name, program_shape(c, false)?));
+    out.push_str(&format!(
+        "%{} {} {{\n",
+        c.name,
+        program_shape(c, false, names)?
+    ));
     let order = match scheduled {
         true => (0..c.instructions.len() as u32).map(InstrId).collect(),
         false => post_order::instruction_order(c),
     };
     for id in order {
         let (k, i) = (id.index(), c.instruction(id));
-        if i.synthetic {
-            return Err(Refusal::at(
-                c.abs(i.name_range).start,
-                "an operand written inline (a nested instruction): XLA prints it as an \
-                 instruction of its own with a name it chooses; write it out first",
-            ));
-        }
+        Attached::lines(out, attached.at(Anchor::BeforeInstruction(ck, k)), "  ");
         out.push_str("  ");
         if c.root.map(|r| r.index()) == Some(k) {
             out.push_str("ROOT ");
         }
-        instruction(out, c, i, style)?;
+        instruction(out, c, i, (style, names))?;
+        Attached::trailing(out, attached.at(Anchor::AfterInstruction(ck, k)));
         out.push('\n');
     }
+    Attached::lines(out, attached.at(Anchor::BeforeClose(ck)), "  ");
     out.push('}');
     for (key, value) in computation_attributes(placed) {
         out.push_str(&format!(", {key}={value}"));
@@ -284,15 +321,15 @@ fn instruction(
     out: &mut String,
     c: &ComputationRef,
     i: &Instruction,
-    style: Style,
+    (style, names): (Style, &Names),
 ) -> Result<(), Refusal> {
     out.push_str(&format!(
         "%{} = {} {}(",
-        i.name,
-        result_shape(c, i, true)?,
+        names.get(c.id, i.id),
+        result_shape(c, i, true, names)?,
         c.src(i.opcode_range)
     ));
-    for (k, operand) in operands(c, i, style)?.iter().enumerate() {
+    for (k, operand) in operands(c, i, (style, names))?.iter().enumerate() {
         if k > 0 {
             out.push_str(", ");
             // XLA's `print_operand_index_annotation_interval` (5 by default).
@@ -308,16 +345,54 @@ fn instruction(
     for a in &i.attributes {
         let key = c.src(a.name_range);
         let written = attribute_value(c, a.value_kind, c.src(a.value_range));
-        if !values::is_default(opcode, key, &written) {
+        if key == "control-predecessors" {
+            attributes.push((key.to_string(), renamed_list(c, names, &written)));
+        } else if !values::is_default(opcode, key, &written) {
             attributes.push((key.to_string(), values::canonical(key, &written)));
+        }
+    }
+    for (key, value) in values::always_printed(opcode) {
+        if !attributes.iter().any(|(k, _)| k == key) {
+            attributes.push((key.to_string(), value.to_string()));
         }
     }
     attributes.sort_by_key(|(key, _)| order::instruction_rank(key));
     values::order_groups(&mut attributes);
+    wrapped_statistics(opcode, &mut attributes);
     for (key, value) in attributes {
         out.push_str(&format!(", {key}={value}"));
     }
     Ok(())
+}
+
+/// `add-start(...)`, XLA's short form of an async op, prints the attributes of the
+/// instruction it wraps after its own (`HloAsyncStartInstruction::
+/// PrintExtraAttributesImpl`). The parser gives the wrapped instruction the
+/// start's `statistics`, so they are printed there as well as in their own place.
+fn wrapped_statistics(opcode: &str, attributes: &mut Vec<(String, String)>) {
+    const NATIVE: &[&str] = &[
+        "async",
+        "all-gather",
+        "all-reduce",
+        "collective-permute",
+        "copy",
+    ];
+    let sugared = opcode
+        .strip_suffix("-start")
+        .is_some_and(|wrapped| !NATIVE.contains(&wrapped));
+    let Some(statistics) = attributes.iter().find(|(k, _)| k == "statistics").cloned() else {
+        return;
+    };
+    if sugared {
+        // Text XLA printed writes them twice already: one is kept.
+        let mut seen = false;
+        attributes.retain(|(k, _)| k != "statistics" || !std::mem::replace(&mut seen, true));
+        let own = attributes
+            .iter()
+            .take_while(|(k, _)| order::instruction_rank(k) == 0)
+            .count();
+        attributes.insert(own, statistics);
+    }
 }
 
 /// Every this many operands XLA writes the operand's index before it.
@@ -325,24 +400,44 @@ const OPERAND_INDEX_INTERVAL: usize = 5;
 
 /// Named operands (`%x`, or `f32[2]{0} %x` in the long form) and literals, in
 /// written order; a parameter's number.
-fn operands(c: &ComputationRef, i: &Instruction, style: Style) -> Result<Vec<String>, Refusal> {
+fn operands(
+    c: &ComputationRef,
+    i: &Instruction,
+    (style, names): (Style, &Names),
+) -> Result<Vec<String>, Refusal> {
     if let Some(n) = i.parameter_number {
         return Ok(vec![n.to_string()]);
     }
     let mut items: Vec<(u32, String)> = Vec::new();
     for literal in &i.literals {
-        items.push((literal.start, c.src(*literal).trim().to_string()));
+        let written = c.src(*literal).trim();
+        let printed = match i.opcode {
+            crate::model::Opcode::Constant => values::literal(&i.shape, written),
+            _ => None,
+        };
+        items.push((
+            literal.start,
+            printed.unwrap_or_else(|| written.to_string()),
+        ));
     }
     for o in &i.operands {
-        let name_range = o
-            .name_range()
-            .ok_or_else(|| Refusal::at(c.abs(o.range).start, "an operand that is not a name"))?;
-        let name = c.src(name_range).trim_start_matches('%');
+        // An operand written inline names the instruction made of it.
+        let name = match (o.target, o.name_range()) {
+            (Some(t), _) => names.get(c.id, t),
+            (None, Some(range)) => c.src(range).trim_start_matches('%'),
+            (None, None) => {
+                return Err(Refusal::at(
+                    c.abs(o.range).start,
+                    "an operand that is not a name",
+                ))
+            }
+        };
+        let name_range = o.name_range().unwrap_or(o.range);
         let text = match style {
             Style::Short => format!("%{name}"),
             Style::Long => {
                 let shape = match o.target {
-                    Some(t) => result_shape(c, c.instruction(t), true)?,
+                    Some(t) => result_shape(c, c.instruction(t), true, names)?,
                     None => o
                         .declared_shape
                         .as_deref()
@@ -361,6 +456,23 @@ fn operands(c: &ComputationRef, i: &Instruction, style: Style) -> Result<Vec<Str
     }
     items.sort_by_key(|(start, _)| *start);
     Ok(items.into_iter().map(|(_, t)| t).collect())
+}
+
+/// `{%a, %b}` with each instruction's printed name ([`Names`]).
+fn renamed_list(c: &ComputationRef, names: &Names, written: &str) -> String {
+    let inner: Vec<String> = written
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .split(',')
+        .map(|n| n.trim().trim_start_matches('%'))
+        .filter(|n| !n.is_empty())
+        .map(|n| match c.instruction_id(n) {
+            Some(id) => format!("%{}", names.get(c.id, id)),
+            None => format!("%{n}"),
+        })
+        .collect();
+    format!("{{{}}}", inner.join(", "))
 }
 
 /// A value as XLA prints it: computation names with `%`, the rest as written.

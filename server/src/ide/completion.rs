@@ -63,11 +63,14 @@ pub struct Completion {
     pub incomplete: bool,
 }
 
-/// What the client accepts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What the client accepts, and what the rest of the workspace holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// Insert snippets (`dimensions={$1}`); plain text otherwise.
     pub snippets: bool,
+    /// The custom-call targets the other open documents write, most used first
+    /// ([`custom_call_targets_written`]): offered after this document's own.
+    pub workspace_targets: std::sync::Arc<[String]>,
 }
 
 /// At most this many items are answered (a module's ENTRY can hold 100,000
@@ -816,9 +819,11 @@ fn attribute_values(cursor: &Cursor, k: usize) -> Option<Vec<Scored>> {
         )),
         ValueKind::Bool => Some(words(["true", "false"].into_iter().map(|w| (w, None)))),
         ValueKind::Word(choices) => Some(words(choices.iter().map(|w| (*w, None)))),
-        ValueKind::Str if name == "custom_call_target" => {
-            Some(custom_call_targets(cursor.hlo, quoted))
-        }
+        ValueKind::Str if name == "custom_call_target" => Some(custom_call_targets(
+            cursor.hlo,
+            &cursor.options.workspace_targets,
+            quoted,
+        )),
         ValueKind::Json => Some(backend_config_keys(cursor, quoted)),
         ValueKind::Metadata => Some(
             [
@@ -872,8 +877,65 @@ const KNOWN_TARGETS: &[&str] = &[
     "SliceToDynamic",
 ];
 
-/// The targets written in the document (most used first), then the known ones.
-fn custom_call_targets(hlo: &HloSnapshot, quoted: bool) -> Vec<Scored> {
+/// The targets written in the document (most used first), then those the other
+/// open documents write, then the known ones.
+fn custom_call_targets(hlo: &HloSnapshot, workspace: &[String], quoted: bool) -> Vec<Scored> {
+    let mut seen = written_targets(hlo);
+    let mine = seen.len();
+    for target in workspace {
+        if !seen.iter().any(|(t, _)| t == target) {
+            seen.push((target.clone(), 0));
+        }
+    }
+    let elsewhere = seen.len();
+    for known in KNOWN_TARGETS {
+        if !seen.iter().any(|(t, _)| t == known) {
+            seen.push((known.to_string(), 0));
+        }
+    }
+    seen.into_iter()
+        .enumerate()
+        .map(|(k, (target, uses))| {
+            let insert = if quoted {
+                target.clone()
+            } else {
+                format!("\"{target}\"")
+            };
+            let mut it = item(target, ItemKind::Value, insert);
+            it.detail = Some(if k < mine {
+                format!("used {uses} times in this document")
+            } else if k < elsewhere {
+                "used in another open document".into()
+            } else {
+                "an XLA target".into()
+            });
+            // This document's first (by uses), then the workspace's (in their order,
+            // above the known ones).
+            let score = match k < mine {
+                true => uses + (elsewhere - mine) as i64 + 1,
+                false => (elsewhere - k.min(elsewhere)) as i64,
+            };
+            Scored { score, item: it }
+        })
+        .collect()
+}
+
+/// The custom-call targets `snapshot` writes, most used first (none for MLIR):
+/// what completion offers in the other documents of the workspace.
+pub fn custom_call_targets_written(snapshot: &Snapshot) -> Vec<String> {
+    match snapshot {
+        Snapshot::Hlo(hlo) => {
+            let mut seen = written_targets(hlo);
+            seen.sort_by_key(|(_, uses)| std::cmp::Reverse(*uses));
+            seen.into_iter().map(|(t, _)| t).collect()
+        }
+        Snapshot::Mlir(_) => Vec::new(),
+    }
+}
+
+/// Each `custom_call_target="..."` the document writes, with how often (at most
+/// 500 targets), in first-written order.
+fn written_targets(hlo: &HloSnapshot) -> Vec<(String, i64)> {
     let needle = b"custom_call_target=\"";
     let finder = memchr::memmem::Finder::new(needle);
     let mut seen: Vec<(String, i64)> = Vec::new();
@@ -895,30 +957,7 @@ fn custom_call_targets(hlo: &HloSnapshot, quoted: bool) -> Vec<Scored> {
             }
         }
     }
-    for known in KNOWN_TARGETS {
-        if !seen.iter().any(|(t, _)| t == known) {
-            seen.push((known.to_string(), 0));
-        }
-    }
-    seen.into_iter()
-        .map(|(target, uses)| {
-            let insert = if quoted {
-                target.clone()
-            } else {
-                format!("\"{target}\"")
-            };
-            let mut it = item(target, ItemKind::Value, insert);
-            it.detail = Some(if uses > 0 {
-                format!("used {uses} times in this document")
-            } else {
-                "an XLA target".into()
-            });
-            Scored {
-                score: uses,
-                item: it,
-            }
-        })
-        .collect()
+    seen
 }
 
 /// Keys of XLA's GPU `backend_config` (`GpuBackendConfig` and the messages in it).

@@ -1,7 +1,8 @@
 //! `textDocument/formatting` and `textDocument/rangeFormatting`: the edits that print
-//! the document as XLA prints it ([`crate::format`]), in the form the file is written
-//! in. A document the printer refuses (a comment it would drop, a syntax error)
-//! gets a request error with the reason and its line, never edits that lose text.
+//! the document as XLA prints it ([`crate::format`]), in the form the `format.style`
+//! setting names (by default the form the file is written in), its comments kept.
+//! A document the printer refuses (a syntax error) gets a request error with the
+//! reason and its line, never edits that lose text.
 
 use std::ops::Range;
 
@@ -19,13 +20,13 @@ const REQUEST_FAILED: i64 = -32803;
 /// `range` touches; `None` for a document that is not HLO (MLIR is not formatted).
 pub fn edits(
     snapshot: &Snapshot,
-    range: Option<Range<usize>>,
+    (style, range): (Option<format::Style>, Option<Range<usize>>),
     encoding: PositionEncoding,
 ) -> Result<Option<Vec<TextEdit>>, Error> {
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return Ok(None);
     };
-    let edits = format::edits(hlo.document(), None, range).map_err(|refusal| {
+    let edits = format::edits(hlo.document(), style, range).map_err(|refusal| {
         let (line, _) = crate::syntax::line_col(hlo.text(), refusal.offset);
         Error {
             code: ErrorCode::ServerError(REQUEST_FAILED),

@@ -92,6 +92,23 @@ impl Backend {
         .await
     }
 
+    /// The custom-call targets the open documents other than `uri` write, for
+    /// completion (the library finds them; this only routes).
+    fn workspace_targets(&self, uri: &Uri) -> std::sync::Arc<[String]> {
+        let mut targets: Vec<String> = Vec::new();
+        for snapshot in self.workspace.snapshots() {
+            if &snapshot.uri == uri {
+                continue;
+            }
+            for target in crate::ide::completion::custom_call_targets_written(&snapshot.ide) {
+                if !targets.contains(&target) {
+                    targets.push(target);
+                }
+            }
+        }
+        targets.into()
+    }
+
     fn apply_settings(&self, value: &serde_json::Value) {
         let (before, after, warnings) = {
             let mut settings = write(&self.workspace.settings);
@@ -706,11 +723,13 @@ impl LanguageServer for Backend {
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let uri = &params.text_document_position.text_document.uri;
         let options = crate::ide::completion::Options {
             snippets: self
                 .workspace
                 .client_supports_snippets
                 .load(Ordering::SeqCst),
+            workspace_targets: self.workspace_targets(uri),
         };
         self.on_position(
             Request::Completion,
@@ -748,10 +767,11 @@ impl LanguageServer for Backend {
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        let style = self.workspace.settings().format_style;
         self.on_document(
             Request::Formatting,
             &params.text_document.uri,
-            |snapshot, encoding| formatting::edits(snapshot, None, encoding),
+            move |snapshot, encoding| formatting::edits(snapshot, (style, None), encoding),
         )
         .await?
     }
@@ -761,13 +781,14 @@ impl LanguageServer for Backend {
         params: DocumentRangeFormattingParams,
     ) -> Result<Option<Vec<TextEdit>>> {
         let range = params.range;
+        let style = self.workspace.settings().format_style;
         self.on_document(
             Request::RangeFormatting,
             &params.text_document.uri,
             move |snapshot, encoding| {
                 formatting::edits(
                     snapshot,
-                    Some(snapshot.byte_range(range, encoding)),
+                    (style, Some(snapshot.byte_range(range, encoding))),
                     encoding,
                 )
             },

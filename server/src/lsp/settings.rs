@@ -68,6 +68,9 @@ pub struct Settings {
     /// logdir, a run folder, a `.xplane.pb` or a `.trace.json[.gz]`; relative to the
     /// first workspace folder), for one the server does not find near the dump.
     pub profile: Option<std::path::PathBuf>,
+    /// The form formatting writes (`format.style`: `"long"`, `"short"`, or
+    /// `"auto"`, the form each file is written in: `None`).
+    pub format_style: Option<crate::format::Style>,
 }
 
 /// What a [`Settings::time_budget`] is for.
@@ -90,6 +93,7 @@ impl Default for Settings {
             uncoalesced_warning: false,
             time_budget: Duration::from_secs(1),
             profile: None,
+            format_style: None,
         }
     }
 }
@@ -110,6 +114,8 @@ struct RawSettings {
     time_budget: Option<Value>,
     /// A path (string); `""` for none (`null`, like a missing field, keeps it).
     profile: Option<Value>,
+    /// `{"style": "auto" | "long" | "short"}`.
+    format: Option<Value>,
 }
 
 impl Settings {
@@ -182,6 +188,16 @@ impl Settings {
         }
         if let Some(c) = raw.coalescing.filter(|c| !c.is_null()) {
             self.apply_coalescing(&c, &mut warnings);
+        }
+        if let Some(style) = raw.format.as_ref().and_then(|f| f.get("style")) {
+            match style.as_str() {
+                Some("auto") => self.format_style = None,
+                Some("long") => self.format_style = Some(crate::format::Style::Long),
+                Some("short") => self.format_style = Some(crate::format::Style::Short),
+                _ => warnings.push(format!(
+                    "ignoring setting format.style={style}: expected \"auto\", \"long\" or \"short\""
+                )),
+            }
         }
         match raw.profile {
             None | Some(Value::Null) => {}
@@ -315,6 +331,24 @@ mod tests {
         assert!(settings.features.physical_layout);
         // Untouched by the second update.
         assert_eq!(settings.features.inlay_hints, InlayHintMode::Full);
+    }
+
+    #[test]
+    fn the_format_style_is_read_and_a_bad_one_warns() {
+        let mut settings = Settings::default();
+        assert!(settings
+            .apply(&json!({"format": {"style": "long"}}))
+            .is_empty());
+        assert_eq!(settings.format_style, Some(crate::format::Style::Long));
+        assert_eq!(
+            settings.apply(&json!({"format": {"style": "wide"}})).len(),
+            1
+        );
+        assert_eq!(settings.format_style, Some(crate::format::Style::Long));
+        assert!(settings
+            .apply(&json!({"format": {"style": "auto"}}))
+            .is_empty());
+        assert_eq!(settings.format_style, None);
     }
 
     #[test]

@@ -1241,12 +1241,47 @@ fn infer_missing_shapes(c: &mut Computation) {
             {
                 operand_shape(0)
             }
+            Opcode::Dot => operand_shape(0)
+                .zip(operand_shape(1))
+                .and_then(|(lhs, rhs)| dot_shape(lhs.as_array()?, rhs.as_array()?, instr))
+                .map(Arc::new),
             _ => None,
         };
         if let Some(shape) = inferred {
             c.instructions[i].shape = shape;
         }
     }
+}
+
+/// A dot's result (`ShapeInference::InferDotOpShape`): the batch dimensions, then
+/// the lhs's free ones, then the rhs's, of the operands' element type (`None` when
+/// they differ: XLA then needs the result written).
+fn dot_shape(
+    lhs: &super::shape::ArrayShape,
+    rhs: &super::shape::ArrayShape,
+    instr: &Instruction,
+) -> Option<Shape> {
+    if lhs.element != rhs.element {
+        return None;
+    }
+    let numbers = instr.attrs().dot.clone().unwrap_or_default();
+    let size = |a: &super::shape::ArrayShape, d: i64| a.dims.get(usize::try_from(d).ok()?).copied();
+    let mut dims: Vec<i64> = numbers
+        .lhs_batch
+        .iter()
+        .map(|&d| size(lhs, d))
+        .collect::<Option<_>>()?;
+    for (a, batch, contracting) in [
+        (lhs, &numbers.lhs_batch, &numbers.lhs_contracting),
+        (rhs, &numbers.rhs_batch, &numbers.rhs_contracting),
+    ] {
+        dims.extend(
+            (0..a.dims.len() as i64)
+                .filter(|d| !batch.contains(d) && !contracting.contains(d))
+                .filter_map(|d| size(a, d)),
+        );
+    }
+    Some(Shape::array(lhs.element.clone(), dims))
 }
 
 #[cfg(test)]

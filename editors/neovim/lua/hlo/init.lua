@@ -15,6 +15,9 @@ M.defaults = {
     divSpelling = 'floordiv',
     utilizationBudget = 1,
     physicalLayout = false,
+    -- Also understood (not sent unless set): format = { style = 'long' }, the form
+    -- vim.lsp.buf.format writes: 'auto' (each file's own, the server's default),
+    -- 'long' or 'short'.
   },
   -- Show inlay hints (the map after each fused instruction) where Neovim supports them (0.10+).
   inlay_hints = true,
