@@ -880,7 +880,7 @@ const KNOWN_TARGETS: &[&str] = &[
 /// The targets written in the document (most used first), then those the other
 /// open documents write, then the known ones.
 fn custom_call_targets(hlo: &HloSnapshot, workspace: &[String], quoted: bool) -> Vec<Scored> {
-    let mut seen = written_targets(hlo);
+    let mut seen = hlo.custom_call_targets().to_vec();
     let mine = seen.len();
     for target in workspace {
         if !seen.iter().any(|(t, _)| t == target) {
@@ -925,7 +925,7 @@ fn custom_call_targets(hlo: &HloSnapshot, workspace: &[String], quoted: bool) ->
 pub fn custom_call_targets_written(snapshot: &Snapshot) -> Vec<String> {
     match snapshot {
         Snapshot::Hlo(hlo) => {
-            let mut seen = written_targets(hlo);
+            let mut seen = hlo.custom_call_targets().to_vec();
             seen.sort_by_key(|(_, uses)| std::cmp::Reverse(*uses));
             seen.into_iter().map(|(t, _)| t).collect()
         }
@@ -935,7 +935,7 @@ pub fn custom_call_targets_written(snapshot: &Snapshot) -> Vec<String> {
 
 /// Each `custom_call_target="..."` the document writes, with how often (at most
 /// 500 targets), in first-written order.
-fn written_targets(hlo: &HloSnapshot) -> Vec<(String, i64)> {
+pub(super) fn written_targets(hlo: &HloSnapshot) -> Vec<(String, i64)> {
     let needle = b"custom_call_target=\"";
     let finder = memchr::memmem::Finder::new(needle);
     let mut seen: Vec<(String, i64)> = Vec::new();

@@ -74,6 +74,9 @@ struct KeptFused {
     maps: Arc<FusedMaps>,
 }
 
+/// Custom-call targets a text writes, each with how often.
+pub type Targets = Arc<[(String, i64)]>;
+
 /// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
 /// instruction from every output, up to megabytes for a large fusion, and an engineer
 /// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
@@ -353,6 +356,9 @@ pub struct HloSnapshot {
     /// The collectives XLA's partitioner will insert, per module ([`Self::prediction`]),
     /// made on first use (boxed: rarely used).
     predictions: Box<OnceLock<Vec<OnceLock<Arc<crate::sharding::predict::Prediction>>>>>,
+    /// The custom-call targets the text writes, with their uses (completion offers
+    /// them here and in the other open documents), found on first use.
+    custom_call_targets: Box<OnceLock<Targets>>,
     /// Whether a function's maps compose from its result as a fusion's from its
     /// output (see [`Self::with_composed_functions`]).
     functions_compose: bool,
@@ -394,6 +400,7 @@ impl HloSnapshot {
             answers_now_below: 0,
             executions: Box::default(),
             predictions: Box::default(),
+            custom_call_targets: Box::default(),
             functions_compose: false,
             module_answers: ModuleAnswers::default(),
             utilization: Box::default(),
@@ -672,6 +679,15 @@ impl HloSnapshot {
                 .collect()
         });
         all.get(module.index()).cloned().unwrap_or_default()
+    }
+
+    /// Each `custom_call_target="..."` the text writes, with how often, in
+    /// first-written order: a scan of the whole text, once per version (completion in
+    /// every other open document asks for it).
+    pub fn custom_call_targets(&self) -> Targets {
+        self.custom_call_targets
+            .get_or_init(|| super::completion::written_targets(self).into())
+            .clone()
     }
 
     /// What XLA's SPMD partitioner will insert in module `module`
