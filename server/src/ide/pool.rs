@@ -56,8 +56,9 @@ pub fn run_in_background<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 
 /// Lowers the calling thread's scheduling priority by [`BACKGROUND_NICENESS`]
 /// (Linux: `setpriority` applies to one thread when given its id; elsewhere
-/// nothing is done and the threads share the cores evenly).
-fn lower_this_thread_priority() {
+/// nothing is done and the threads share the cores evenly): for threads that do
+/// work nobody waits for (the background answers, the search for a profile).
+pub fn lower_this_thread_priority() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: plain system calls with no pointers; a failure leaves the

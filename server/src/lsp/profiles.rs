@@ -230,6 +230,9 @@ struct Found {
 
 fn spawn_search(workspace: Arc<Workspace>, outbox: Option<Outbox>, uri: Uri, path: PathBuf) {
     std::thread::spawn(move || {
+        // Walking folders and reading a profile is what no request waits for: the
+        // hovers and checks go first.
+        crate::ide::pool::lower_this_thread_priority();
         let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             search(&workspace, outbox.as_ref(), &uri, &path)
         }))
