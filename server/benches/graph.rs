@@ -17,9 +17,11 @@ fn bench(c: &mut Criterion) {
     let copies = common::env_number("HLO_BENCH_COPIES", 32);
     let text = common::transformer_module(copies);
     let file = model::parse_hlo(&text);
-    let at = file
-        .instruction_at(text.len() / 2)
-        .expect("an instruction in the middle");
+    // The middle byte may fall between computations: the first instruction from there.
+    let at = (text.len() / 2..text.len())
+        .step_by(64)
+        .find_map(|offset| file.instruction_at(offset))
+        .expect("an instruction in the second half");
     let module = file.module(at.module);
     let v = view::borrowed(module);
     let scope = Scope::Around {
