@@ -100,34 +100,13 @@ fn computations(value: &str, inline: &mut Vec<String>) -> Option<String> {
     }
     let mut names = Vec::new();
     let mut rest = inner;
-    while let Some(body_end) = block_end(rest) {
+    while let Some(body_end) = super::values::braced_end(rest) {
         inline.push(rest[..body_end].to_string());
         names.push(format!("%_.{}", inline.len()));
         rest = rest[body_end..].trim_start();
         rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
     }
     rest.is_empty().then(|| format!("{{{}}}", names.join(", ")))
-}
-
-/// The length of the `{...}` block `text` starts with.
-fn block_end(text: &str) -> Option<usize> {
-    if !text.starts_with('{') {
-        return None;
-    }
-    let mut depth = 0usize;
-    for (k, c) in text.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `f32[2,3]{0,1}` as `f32[2,3]`: the layouts left out, so the printer writes the
@@ -138,7 +117,7 @@ fn without_layouts(shape: &str) -> String {
     while let Some(k) = rest.find(']') {
         out.push_str(&rest[..=k]);
         rest = &rest[k + 1..];
-        if let Some(end) = block_end(rest) {
+        if let Some(end) = super::values::braced_end(rest) {
             rest = &rest[end..];
         }
     }

@@ -148,7 +148,7 @@ fn closing_quote(text: &str) -> Option<usize> {
 }
 
 /// The length of the braced value `text` starts with (`{...}` with nested braces).
-fn braced_end(text: &str) -> Option<usize> {
+pub(super) fn braced_end(text: &str) -> Option<usize> {
     if !text.starts_with('{') {
         return None;
     }
@@ -157,7 +157,7 @@ fn braced_end(text: &str) -> Option<usize> {
         match c {
             '{' => depth += 1,
             '}' => {
-                depth -= 1;
+                depth = depth.checked_sub(1)?;
                 if depth == 0 {
                     return Some(k + 1);
                 }
