@@ -20,6 +20,8 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
+use super::outline::COMPUTATION_KEYS;
+
 /// A computation's parts (ranges relative to the chunk).
 #[derive(Debug)]
 pub struct QuickComputation {
@@ -149,21 +151,6 @@ fn is_keyword(word: &[u8]) -> bool {
             | b"false"
     ) || COMPUTATION_KEYS.iter().any(|k| k.as_bytes() == word)
 }
-
-/// Attribute keys whose value names computations (`COMPUTATION_KEYS` of grammar.js).
-const COMPUTATION_KEYS: [&str; 11] = [
-    "calls",
-    "to_apply",
-    "condition",
-    "body",
-    "select",
-    "scatter",
-    "true_computation",
-    "false_computation",
-    "branch_computations",
-    "called_computations",
-    "async_wrapped_computation",
-];
 
 /// How deep tuple shapes may nest before the reader leaves them to the grammar.
 const MAX_TUPLE_DEPTH: usize = 16;
