@@ -173,17 +173,31 @@ impl Budget {
     /// Runs `work` with this budget current on this thread (restoring the previous
     /// one after, also when `work` unwinds).
     pub fn run<T>(&self, work: impl FnOnce() -> T) -> T {
-        let previous = CURRENT.with(|c| c.replace(self.shared.clone()));
-        struct Restore(Option<Arc<Shared>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                CURRENT.with(|c| *c.borrow_mut() = previous);
-            }
-        }
-        let _restore = Restore(previous);
-        work()
+        with_current(&CURRENT, self.shared.clone(), work)
     }
+}
+
+/// Runs `work` with `value` in the thread-local `current` (the budget, a request's
+/// memo: what a request carries down to every thread working for it), restoring
+/// the previous value after, also when `work` unwinds.
+pub fn with_current<V: 'static, T>(
+    current: &'static std::thread::LocalKey<RefCell<Option<Arc<V>>>>,
+    value: Option<Arc<V>>,
+    work: impl FnOnce() -> T,
+) -> T {
+    struct Restore<V: 'static> {
+        current: &'static std::thread::LocalKey<RefCell<Option<Arc<V>>>>,
+        previous: Option<Arc<V>>,
+    }
+    impl<V: 'static> Drop for Restore<V> {
+        fn drop(&mut self) {
+            let previous = self.previous.take();
+            self.current.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let previous = current.with(|c| c.replace(value));
+    let _restore = Restore { current, previous };
+    work()
 }
 
 fn next_id() -> u64 {

@@ -43,16 +43,7 @@ impl Memo {
     /// Runs `work` with this memo current on this thread (restoring the previous
     /// one after, also when `work` unwinds).
     pub fn run<T>(self: &Arc<Self>, work: impl FnOnce() -> T) -> T {
-        let previous = CURRENT.with(|c| c.replace(Some(self.clone())));
-        struct Restore(Option<Arc<Memo>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                CURRENT.with(|c| *c.borrow_mut() = previous);
-            }
-        }
-        let _restore = Restore(previous);
-        work()
+        crate::budget::with_current(&CURRENT, Some(self.clone()), work)
     }
 
     /// How many answers are kept (for tests).
