@@ -157,6 +157,43 @@ fn hover_before_partitioning_predicts_the_collective() {
     assert!(!hover_at(&marked, Detail::Summary).contains("**Partitioning**"));
 }
 
+/// A dump of JAX's program before XLA's passes (here compiled on the CPU; its text
+/// does not say so) is no GPU kernel graph: its instructions are not kernels yet, so
+/// no GPU cost is shown beside them (lens or hover), and no annotation custom call
+/// (`xla.sdy.FuncResultSharding`) is listed as a kernel, until the user chooses a
+/// GPU; then the hover says it reads the module as if compiled for it.
+#[test]
+fn a_dump_before_xlas_passes_is_judged_only_on_a_chosen_gpu() {
+    let at = MEGATRON_BEFORE.find("%dot_general.4 = ").expect("dot") + 1;
+    let snapshot = hlo(MEGATRON_BEFORE);
+    let plain = ide::hover::hover(&snapshot, at, &Config::default(), Detail::Summary)
+        .expect("hover")
+        .text();
+    assert!(!plain.contains("**Cost**"), "{plain}");
+    assert!(!plain.contains("a6000"), "{plain}");
+    assert!(ide::cost::kernels(&snapshot, &Config::default()).is_empty());
+    let chosen = Config {
+        device: hlo_lsp::device::Device::h100(),
+        device_chosen: true,
+        ..Config::default()
+    };
+    let hover = ide::hover::hover(&snapshot, at, &chosen, Detail::Summary)
+        .expect("hover")
+        .text();
+    assert!(hover.contains("as if compiled for h100"), "{hover}");
+    let kernels = ide::cost::kernels(&snapshot, &chosen);
+    assert!(!kernels.is_empty());
+    for k in &kernels {
+        let name = &MEGATRON_BEFORE[k.range.clone()];
+        assert!(!name.contains("FuncResultSharding"), "{name}");
+        let line = MEGATRON_BEFORE[k.range.start..]
+            .lines()
+            .next()
+            .unwrap_or("");
+        assert!(!line.contains("custom_call_target=\"xla.sdy."), "{line}");
+    }
+}
+
 /// On a GPU chosen for the CPU dump, the collective's hover carries the
 /// collective model's time, the number `hlo-lsp cost --device h100` prints.
 #[test]

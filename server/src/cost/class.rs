@@ -83,6 +83,13 @@ const ANNOTATIONS: &[&str] = &[
     "MoveToHostPlaceholder",
 ];
 
+/// Whether a custom call to `target` only annotates the program: one of
+/// [`ANNOTATIONS`], or Shardy's markers (`xla.sdy.FuncResultSharding`,
+/// `xla.sdy.GlobalToLocalShape`, ...), which XLA's partitioner removes.
+pub fn is_annotation(target: &str) -> bool {
+    ANNOTATIONS.contains(&target) || target.starts_with("xla.sdy.")
+}
+
 /// Custom calls that are GEMM library calls (cuBLAS, cuBLASLt).
 fn is_gemm_target(target: &str) -> bool {
     target.starts_with("__cublas$")
@@ -168,7 +175,7 @@ fn fusion(instr: &Instruction) -> KernelClass {
 /// A custom call by its target.
 fn custom_call(instr: &Instruction) -> KernelClass {
     let target = instr.attrs().custom_call_target.as_deref().unwrap_or("");
-    if ANNOTATIONS.contains(&target) {
+    if is_annotation(target) {
         return KernelClass::NotLaunched;
     }
     if target == "MoveToHost" || target == "MoveToDevice" {

@@ -97,9 +97,20 @@ pub fn estimate_run_times_multi_output<'a>(
 
 /// Whether XLA emits `instruction` as a kernel of its own: everything but
 /// values that only name or regroup buffers (parameters, constants, tuples,
-/// get-tuple-element, bitcasts) and ordering tokens. Control flow and calls are
-/// listed too: their cost is their body's, which this model does not add up.
+/// get-tuple-element, bitcasts), ordering tokens and custom calls that only
+/// annotate ([`class::is_annotation`]). Control flow and calls are listed too:
+/// their cost is their body's, which this model does not add up.
 pub fn is_kernel(instruction: &Instruction) -> bool {
+    if instruction.opcode == crate::model::Opcode::CustomCall {
+        let attrs = instruction.attrs();
+        if attrs
+            .custom_call_target
+            .as_deref()
+            .is_some_and(class::is_annotation)
+        {
+            return false;
+        }
+    }
     !matches!(
         instruction.opcode.name(),
         "parameter"

@@ -32,14 +32,15 @@ pub struct KernelAt {
 
 /// Whether `module` (or `kernel` in it) is not a GPU's program: the CPU's (the
 /// kernel's own marks say so, else the module's text, else the file's name), or a
-/// StableHLO program no backend has compiled yet. GPU answers (costs, coalescing)
-/// leave it alone unless the user chose a GPU.
+/// program no backend has compiled yet (StableHLO, or HLO before XLA's fusion
+/// passes). GPU answers (costs, coalescing) leave it alone unless the user chose a
+/// GPU.
 pub(super) fn off_gpu(
     snapshot: &HloSnapshot,
     module: &Module,
     kernel: Option<&Instruction>,
 ) -> bool {
-    if snapshot.functions_compose() {
+    if snapshot.functions_compose() || crate::model::backend::before_fusion(module) {
         return true;
     }
     let backend = kernel

@@ -124,6 +124,36 @@ impl Backend {
     }
 }
 
+/// Whether `module` is a dump of a program no backend has optimized yet: XLA printed
+/// it from a compilation (its header gives `entry_computation_layout`, as in
+/// `*.before_optimizations.txt` and JAX's `as_hlo_text()`), with no schedule, no
+/// backend's marks and no fusion anywhere. Its instructions are not kernels yet (XLA
+/// fuses most of them) and the text does not say which backend it was compiled for,
+/// so GPU answers read it only when the user chose a GPU, as they read StableHLO.
+/// A module written by hand for XLA's GPU tests rarely gives the layout, and is read
+/// as a GPU program.
+pub fn before_fusion(module: &Module) -> bool {
+    *module.refs.before_fusion.get_or_init(|| {
+        let dumped = module
+            .header_text()
+            .is_some_and(|h| h.contains("entry_computation_layout="));
+        if !dumped || module.compiled || Backend::of_module(module).is_some() {
+            return false;
+        }
+        let mut scanned = 0;
+        for c in module.computations() {
+            if memchr::memmem::find(c.text.as_bytes(), b" fusion(").is_some() {
+                return false;
+            }
+            scanned += c.text.len();
+            if scanned > SCANNED_BYTES {
+                return false;
+            }
+        }
+        module.entry_computation().is_some()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +199,31 @@ mod tests {
             "HloModule m, is_scheduled=true\n\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT f = f32[8] negate(p)\n}\n",
         );
         assert_eq!(Backend::of_module(&by_hand.modules[0]), None);
+    }
+
+    #[test]
+    fn a_dump_before_xlas_passes_is_before_fusion_and_a_test_module_is_not() {
+        let module = |header: &str, body: &str| {
+            let text = format!(
+                "HloModule m{header}\n\nENTRY e {{\n  p = f32[8]{{0}} parameter(0)\n  {body}\n}}\n"
+            );
+            crate::model::parse_hlo(&text)
+        };
+        let layout = ", entry_computation_layout={(f32[8]{0})->f32[8]{0}}";
+        let dumped = module(layout, "ROOT n = f32[8]{0} negate(p)");
+        assert!(before_fusion(&dumped.modules[0]));
+        // Written by hand for a test: read as the GPU program it is meant to be.
+        let by_hand = module("", "ROOT n = f32[8]{0} negate(p)");
+        assert!(!before_fusion(&by_hand.modules[0]));
+        // Fused already: XLA's passes ran.
+        let fused = crate::model::parse_hlo(&format!(
+            "HloModule m{layout}\n\nf {{\n  q = f32[8]{{0}} parameter(0)\n  ROOT n = f32[8]{{0}} negate(q)\n}}\n\nENTRY e {{\n  p = f32[8]{{0}} parameter(0)\n  ROOT f = f32[8]{{0}} fusion(p), kind=kLoop, calls=f\n}}\n"
+        ));
+        assert!(!before_fusion(&fused.modules[0]));
+        let scheduled = module(
+            &format!(", is_scheduled=true{layout}"),
+            "ROOT n = f32[8]{0} negate(p)",
+        );
+        assert!(!before_fusion(&scheduled.modules[0]));
     }
 }

@@ -206,6 +206,9 @@ pub struct Crossrefs {
     /// found on first use and kept while names and calls stay: how a dump was
     /// compiled does not change with an edit of a body.
     pub(crate) backend: OnceLock<Option<super::backend::Backend>>,
+    /// [`super::backend::before_fusion`], found on first use and kept like
+    /// `backend`: a new fusion instruction changes the calls, and so these tables.
+    pub(crate) before_fusion: OnceLock<bool>,
 }
 
 /// A chunk and what it alone yields, built on first use: shared (`Arc`) between
