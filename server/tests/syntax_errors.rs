@@ -118,3 +118,27 @@ fn bad_text_never_panics_and_errors_have_messages() {
         }
     }
 }
+
+/// A dump cut short inside its last computation: the error says what is missing
+/// where the text ends, not "unexpected '%e ...'" at the computation's first line.
+#[test]
+fn a_file_cut_inside_a_computation_says_its_brace_is_missing_where_it_ends() {
+    let whole = MODULE.replace("  BROKEN\n", "");
+    for cut in ["  ROOT c = f32[4]{0} add(a, b)\n", "add(a, b)\n", ", b)\n"] {
+        let text = whole.trim_end().strip_suffix('}').unwrap();
+        let text = text.strip_suffix(cut).unwrap();
+        let doc = SyntaxDocument::parse(text);
+        let errors = doc.syntax_errors();
+        let last = errors.last().expect("an error");
+        assert_eq!(
+            last.message, "expected '}' to close computation 'e': its text ends here",
+            "cut before {cut:?}: {errors:?}"
+        );
+        assert_eq!(last.range.start, text.trim_end().len(), "{errors:?}");
+        let entry = text.find("ENTRY").unwrap();
+        assert!(
+            errors.iter().all(|e| e.range.start > entry),
+            "an error at the computation's first line: {errors:?}"
+        );
+    }
+}

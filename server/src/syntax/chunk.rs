@@ -128,7 +128,13 @@ impl Chunk {
         if !tree.root_node().has_error() {
             return Vec::new();
         }
-        super::errors::collect(tree, &self.text)
+        let mut errors = super::errors::collect(tree, &self.text);
+        if self.kind == ChunkKind::Computation {
+            if let Some(name) = &self.outline.name {
+                super::errors::unclosed_computation(&self.text, name, &mut errors);
+            }
+        }
+        errors
     }
 
     /// The top-level item node of `tree` (`module_header`, `computation`, ...), if

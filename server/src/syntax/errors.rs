@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
+use super::outline::NameAt;
+
 /// A syntax error: where (bytes of its chunk, or of the document once placed by
 /// [`super::SyntaxDocument::syntax_errors`]) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +49,53 @@ pub(super) fn collect(tree: &Tree, text: &str) -> Vec<SyntaxError> {
             path.pop();
         }
     }
+}
+
+/// A computation whose text ends before its closing `}` (a dump cut short, or a `}`
+/// deleted): tree-sitter then fails on the whole computation and reports it from its
+/// first line ("unexpected '%fused_computation.4 (...'"), where nothing is wrong.
+/// Such errors, the ones covering the computation's name, give way to one at the
+/// end of its text that says what is missing.
+pub(super) fn unclosed_computation(text: &str, name: &NameAt, errors: &mut Vec<SyntaxError>) {
+    let body = text.trim_end();
+    if brace_depth(body) == 0 {
+        return;
+    }
+    let at = name.start as usize;
+    errors.retain(|e| !(e.range.start <= at && at < e.range.end));
+    let end = body.len();
+    errors.push(SyntaxError {
+        range: end..end,
+        message: format!(
+            "expected '}}' to close computation '{}': its text ends here",
+            name.name
+        ),
+    });
+}
+
+/// How many `{` are still open at the end of `text`, outside quoted strings.
+fn brace_depth(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
 }
 
 fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
