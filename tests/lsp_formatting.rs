@@ -109,3 +109,37 @@ fn the_format_style_setting_picks_the_form() {
     let formatted = apply_edits(HAND_WRITTEN, &edits(&formatting(&mut client, &document)));
     assert!(formatted.contains("abs(f32[2,3]{1,0} %n)"), "{formatted}");
 }
+
+/// What Neovim sends when a user changes `format.style` and formats at once: the
+/// buffer's pending edit (flushed before the request), the settings, the request,
+/// back to back. The settings change names no document, so it waits for that edit as
+/// the request does; the request must still run with the new style. Rounds alternate
+/// the style on a JAX dump (written short: the long form changes it, the short one
+/// does not).
+#[test]
+fn a_style_change_applies_to_the_formatting_request_sent_right_after_it() {
+    let mut client = Client::start();
+    let dump = read_repo_file("tests/data/jax/layer_norm.after.hlo");
+    let document = uri("layer_norm.after.hlo");
+    client.open(&document, &dump);
+    for round in 0..12 {
+        let style = if round % 2 == 0 { "long" } else { "short" };
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": document, "version": round + 2},
+                   "contentChanges": [{"text": format!("{dump}\n")}]}),
+        );
+        client.notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"format": {"style": style}}}),
+        );
+        let changed = edits(&formatting(&mut client, &document))
+            .iter()
+            .any(|edit| {
+                edit["newText"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("{1,0} %"))
+            });
+        assert_eq!(changed, style == "long", "round {round}: style {style}");
+    }
+}

@@ -251,6 +251,100 @@ local function messages()
   return vim.api.nvim_exec('messages', true)
 end
 
+--- What the popup of `user` (test/user_nvim.lua) shows, first item first: the matching
+--- items' words (all of them where complete_info() knows no `matches`, as on 0.7), or nil
+--- while no popup is open.
+local function popup_words(user)
+  local info = user:eval("complete_info(['items', 'matches', 'selected', 'pum_visible'])")
+  if info.pum_visible ~= 1 then
+    return nil
+  end
+  local words = {}
+  for _, item in ipairs(info.items) do
+    if item.match ~= false then
+      table.insert(words, item.word)
+    end
+  end
+  return words, info.selected
+end
+
+--- Waits until hlo-lsp is attached to the current buffer of `user`'s Neovim and initialized
+--- (on_attach, which sets up completion, has run then).
+local function wait_user_client(user)
+  assert(user:wait(TIMEOUT, function()
+    return user:lua([[
+      local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = 0 }) or vim.lsp.buf_get_clients(0)
+      for _, c in pairs(clients) do
+        if c.name == 'hlo_lsp' and c.initialized ~= false and c.server_capabilities ~= nil then
+          return true
+        end
+      end
+      return false
+    ]])
+  end), 'the server did not attach in the user\'s Neovim')
+end
+
+--- Types a new instruction above the ROOT of a copy of the fixture in `user`'s Neovim, as
+--- a user does: the popup must open with `broadcast` first, and accepting it must insert
+--- it (on 0.11+ as the server's snippet, its fields then filled in with <Tab> between).
+--- Returns what the popup showed.
+local function type_new_instruction(user, dir)
+  local copy = dir .. '/typing/transpose_fusion.hlo'
+  vim.fn.mkdir(dir .. '/typing', 'p')
+  vim.fn.writefile(vim.fn.readfile(fixtures .. '/transpose_fusion.hlo', 'b'), copy, 'b')
+  user:lua([[
+    vim.cmd('edit ' .. vim.fn.fnameescape(...))
+    vim.fn.search('ROOT %fusion')
+  ]], copy)
+  wait_user_client(user)
+  local row = vim.fn.rpcrequest(user.chan, 'nvim_win_get_cursor', 0)[1]
+  -- 'autoindent' (on by default) gives the new line the indent of the ROOT line.
+  local indent = user:line(row):match('^%s*')
+  local typed = '%broadcast.1 = f32[20,30]{1,0} '
+  local autotrigger = has('0.11')
+  if autotrigger then
+    -- vim.lsp.completion asks by itself after the space (a trigger character), then the
+    -- popup narrows as the user types on.
+    user:type('O' .. typed)
+    assert(user:wait(TIMEOUT, function()
+      return popup_words(user) ~= nil
+    end), 'no popup after typing "' .. typed .. '" (line: ' .. tostring(user:line(row)) .. ')')
+    user:type('b')
+  else
+    -- 0.7-0.10: 'omnifunc' is vim.lsp.omnifunc; the user asks with <C-x><C-o>.
+    user:type('O' .. typed .. 'b<C-x><C-o>')
+  end
+  local words, selected
+  user:wait(TIMEOUT, function()
+    words, selected = popup_words(user)
+    return words ~= nil and words[1] == 'broadcast' and user:line(row) == indent .. typed .. (selected == 0 and 'broadcast' or 'b')
+  end)
+  assert(words, 'no popup after "' .. typed .. 'b" (mode ' .. user:mode() .. ', line: ' .. tostring(user:line(row)) .. ')')
+  local shown = table.concat(vim.list_slice(words, 1, 5), ', ')
+  assert(words[1] == 'broadcast', 'the popup shows ' .. shown)
+  -- noselect (the plugin's, for typing): <C-n> chooses the first item, <C-y> accepts it.
+  user:type((selected == 0 and '' or '<C-n>') .. '<C-y>')
+  local want = indent .. typed .. 'broadcast'
+  if autotrigger then
+    -- The server's snippet: the operand selected, then the dimensions after <Tab>.
+    want = indent .. typed .. 'broadcast(operand), dimensions={}'
+  end
+  assert(user:wait(TIMEOUT, function()
+    return user:line(row) == want
+  end), 'after <C-y>: "' .. tostring(user:line(row)) .. '", expected "' .. want .. '"')
+  if autotrigger then
+    assert(user:mode() == 's', 'the placeholder operand is not selected (mode ' .. user:mode() .. ')')
+    user:type('%a<Tab>1,0<Esc>')
+    want = indent .. typed .. 'broadcast(%a), dimensions={1,0}'
+    assert(user:wait(TIMEOUT, function()
+      return user:mode() == 'n' and user:line(row) == want
+    end), 'after filling in the snippet: "' .. tostring(user:line(row)) .. '", expected "' .. want .. '"')
+  else
+    user:type('<Esc>')
+  end
+  return shown .. ' -> ' .. want
+end
+
 local ok = xpcall(function()
   assert(bin and bin ~= '', 'HLO_LSP_BIN is not set')
   assert(vim.fn.executable(bin) == 1, 'not executable: ' .. bin)
@@ -422,8 +516,31 @@ local ok = xpcall(function()
     assert(result.activeParameter == 2, 'active parameter ' .. tostring(result.activeParameter))
   end)
 
-  -- Not checked here: the insert-mode popup of vim.lsp.completion (0.11+). Headless, keys
-  -- fed to stay in Insert mode block this script (nvim_feedkeys 'x!' waits for input).
+  -- The popup as a user sees it, in a second Neovim with the plugin the keys are typed
+  -- into (test/user_nvim.lua: keys that stay in Insert mode would block this one).
+  -- Its setup() sets format.style, as a user's config would.
+  local user = dofile(plugin_dir .. '/test/user_nvim.lua').start(plugin_dir, { cmd = { bin }, settings = { format = { style = 'short' } } })
+  check_with('completionProvider', 'completion popup: typing `%broadcast.1 = f32[20,30]{1,0} b` pops up broadcast first; accepting it inserts it', function()
+    out('# popup: ' .. type_new_instruction(user, scratch))
+  end)
+
+  check_with('documentFormattingProvider', "format.style = 'short' in setup() reaches the server: vim.lsp.buf.format() drops the operand shapes", function()
+    local copy = scratch .. '/typing/badly_spaced.hlo'
+    vim.fn.writefile(vim.fn.readfile(fixtures .. '/badly_spaced.hlo', 'b'), copy, 'b')
+    user:lua("vim.cmd('edit ' .. vim.fn.fnameescape(...))", copy)
+    wait_user_client(user)
+    user:lua([[
+      if vim.fn.has('nvim-0.8') == 1 then
+        vim.lsp.buf.format({ timeout_ms = ... })
+      else
+        vim.lsp.buf.formatting_sync(nil, ...)
+      end
+    ]], TIMEOUT)
+    local got = table.concat(vim.fn.rpcrequest(user.chan, 'nvim_buf_get_lines', 0, 0, -1, false), '\n') .. '\n'
+    local want = read_file(fixtures .. '/badly_spaced.short.hlo')
+    assert(got == want, 'after formatting:\n' .. got .. '\nexpected:\n' .. want)
+  end)
+  user:stop()
 
   -- The reshape-chain sample: a fused chain with a floordiv map, and quick fixes.
   local chains = edit_copy(data .. '/refactor/chains.hlo')
@@ -462,17 +579,45 @@ local ok = xpcall(function()
     assert(buffer_text(tiles) == want, 'after the fix:\n' .. buffer_text(tiles))
   end)
 
-  check_with('documentFormattingProvider', 'vim.lsp.buf.format() prints a hand-written module as XLA does (jaxlib 0.10.2)', function()
-    local hand = edit_copy(data .. '/format/hand_written.hlo')
-    assert(wait_client(hand), 'no client on the hand-written module')
+  --- vim.lsp.buf.format() on `bufnr` (the current buffer), with this Neovim's API.
+  local function format_buffer(bufnr)
     if has('0.8') then
-      vim.lsp.buf.format({ bufnr = hand, timeout_ms = TIMEOUT })
+      vim.lsp.buf.format({ bufnr = bufnr, timeout_ms = TIMEOUT })
     else
       vim.lsp.buf.formatting_sync(nil, TIMEOUT)
     end
+  end
+
+  check_with('documentFormattingProvider', 'vim.lsp.buf.format() prints a hand-written module as XLA does (jaxlib 0.10.2)', function()
+    local hand = edit_copy(data .. '/format/hand_written.hlo')
+    assert(wait_client(hand), 'no client on the hand-written module')
+    format_buffer(hand)
     local want = read_file(data .. '/format/hand_written.short.hlo')
     local got = buffer_text(hand)
     assert(got == want, 'after formatting:\n' .. got .. '\nexpected:\n' .. want)
+  end)
+
+  local spaced = edit_copy(fixtures .. '/badly_spaced.hlo')
+  local spaced_client = wait_client(spaced)
+  local spaced_text = vim.api.nvim_buf_get_lines(spaced, 0, -1, false)
+  check_with('documentFormattingProvider', "vim.lsp.buf.format() on a badly spaced module: XLA's spacing, in the file's own form (long)", function()
+    assert(spaced_client, 'no client on the badly spaced module')
+    format_buffer(spaced)
+    local want = read_file(fixtures .. '/badly_spaced.long.hlo')
+    assert(buffer_text(spaced) == want, 'after formatting:\n' .. buffer_text(spaced) .. '\nexpected:\n' .. want)
+  end)
+
+  check_with('documentFormattingProvider', "require('hlo').update_settings({ format = { style = 'short' } }) reaches the running server", function()
+    assert(spaced_client, 'no client on the badly spaced module')
+    vim.api.nvim_buf_set_lines(spaced, 0, -1, false, spaced_text)
+    require('hlo').update_settings({ format = { style = 'short' } })
+    local ok, err = pcall(function()
+      format_buffer(spaced)
+      local want = read_file(fixtures .. '/badly_spaced.short.hlo')
+      assert(buffer_text(spaced) == want, 'after formatting:\n' .. buffer_text(spaced) .. '\nexpected:\n' .. want)
+    end)
+    require('hlo').update_settings({ format = { style = 'auto' } })
+    assert(ok, err)
   end)
 
   check('MLIR: an .mlir buffer gets the server; hover on a linalg op shows its indexing maps', function()

@@ -22,6 +22,7 @@ local real = {
   lsp_config = vim.lsp.config,
   lsp_enable = vim.lsp.enable,
   inlay_hint = vim.lsp.inlay_hint,
+  completion = vim.lsp.completion,
   start_client = vim.lsp.start_client,
   buf_attach_client = vim.lsp.buf_attach_client,
   get_client_by_id = vim.lsp.get_client_by_id,
@@ -34,6 +35,7 @@ local function restore()
   vim.lsp.config = real.lsp_config
   vim.lsp.enable = real.lsp_enable
   vim.lsp.inlay_hint = real.inlay_hint
+  vim.lsp.completion = real.completion
   vim.lsp.start_client = real.start_client
   vim.lsp.buf_attach_client = real.buf_attach_client
   vim.lsp.get_client_by_id = real.get_client_by_id
@@ -56,7 +58,7 @@ local function fresh_module()
   return require('hlo')
 end
 
-local settings = { inlayHints = { mode = 'full' }, divSpelling = 'slash', utilizationBudget = 2, physicalLayout = true }
+local settings = { inlayHints = { mode = 'full' }, divSpelling = 'slash', utilizationBudget = 2, physicalLayout = true, format = { style = 'long' } }
 
 check('0.11+: vim.lsp.config + vim.lsp.enable with the settings as init_options and settings', function()
   pretend('0.11')
@@ -119,6 +121,87 @@ check('0.10: vim.lsp.start for each hlo buffer, with a root_dir; inlay hints ena
   assert(#hint_calls == 1, 'hints enabled without inlayHintProvider')
   vim.cmd('bwipeout!')
   restore()
+end)
+
+check("the defaults send format.style = 'auto' (the server's own default), which a user's settings override", function()
+  local hlo = fresh_module()
+  assert(vim.deep_equal(hlo.defaults.settings.format, { style = 'auto' }), vim.inspect(hlo.defaults.settings))
+  vim.lsp.config = function() end
+  vim.lsp.enable = function() end
+  hlo.setup({ cmd = { '/opt/hlo-lsp' }, treesitter = false, settings = { format = { style = 'short' } } })
+  restore()
+  assert(hlo.config.settings.format.style == 'short' and hlo.config.settings.divSpelling == 'floordiv', vim.inspect(hlo.config.settings))
+end)
+
+--- A client as on_attach sees it, with the completion capability or not.
+local function completing_client(completes)
+  return { id = 7, server_capabilities = { completionProvider = completes and { triggerCharacters = { '%' } } or nil } }
+end
+
+check('completion, 0.11+: vim.lsp.completion.enable with autotrigger; completeopt gets noselect for the buffer only', function()
+  pretend('0.11')
+  local calls = {}
+  vim.lsp.completion = {
+    enable = function(...)
+      table.insert(calls, { ... })
+    end,
+  }
+  local hlo = fresh_module()
+  hlo.config = vim.deepcopy(hlo.defaults)
+  local global = vim.o.completeopt
+  local buf = vim.api.nvim_create_buf(true, false)
+  hlo.setup_completion(completing_client(true), buf)
+  -- autotrigger = false: enabled (<C-x><C-o>, completion.get()), completeopt left alone.
+  local manual = vim.api.nvim_create_buf(true, false)
+  hlo.config.completion = { autotrigger = false }
+  hlo.setup_completion(completing_client(true), manual)
+  -- completion = false, or a server without completion: nothing.
+  hlo.config.completion = false
+  hlo.setup_completion(completing_client(true), buf)
+  hlo.config.completion = true
+  hlo.setup_completion(completing_client(false), buf)
+  restore()
+  assert(#calls == 2, vim.inspect(calls))
+  assert(calls[1][1] == true and calls[1][2] == 7 and calls[1][3] == buf and calls[1][4].autotrigger == true, vim.inspect(calls[1]))
+  assert(calls[2][3] == manual and calls[2][4].autotrigger == false, vim.inspect(calls[2]))
+  assert(vim.o.completeopt == global, 'the global completeopt changed: ' .. vim.o.completeopt)
+  if vim.fn.has('nvim-0.11') == 1 then -- 'completeopt' is global-local from 0.11 on
+    local function local_value(b) -- '' where the buffer has no value of its own
+      return vim.api.nvim_get_option_value('completeopt', { buf = b })
+    end
+    assert(local_value(buf) == global .. ',menuone,noselect', 'completeopt ' .. local_value(buf))
+    assert(local_value(manual) == '', 'completeopt ' .. local_value(manual))
+    -- A user who chose noinsert (or noselect) keeps it.
+    local chosen = vim.api.nvim_create_buf(true, false)
+    vim.api.nvim_set_option_value('completeopt', 'menu,noinsert', { buf = chosen })
+    pretend('0.11')
+    vim.lsp.completion = { enable = function() end }
+    hlo.config.completion = true
+    hlo.setup_completion(completing_client(true), chosen)
+    restore()
+    assert(local_value(chosen) == 'menu,noinsert', 'completeopt ' .. local_value(chosen))
+  end
+  vim.cmd('silent! %bwipeout!')
+end)
+
+check("completion, before 0.11: 'omnifunc' is vim.lsp.omnifunc unless the user set one", function()
+  pretend('0.10')
+  vim.lsp.completion = nil
+  local hlo = fresh_module()
+  hlo.config = vim.deepcopy(hlo.defaults)
+  local buf = vim.api.nvim_create_buf(true, false)
+  hlo.setup_completion(completing_client(true), buf)
+  local mine = vim.api.nvim_create_buf(true, false)
+  vim.bo[mine].omnifunc = 'syntaxcomplete#Complete'
+  hlo.setup_completion(completing_client(true), mine)
+  local off = vim.api.nvim_create_buf(true, false)
+  hlo.config.completion = false
+  hlo.setup_completion(completing_client(true), off)
+  restore()
+  assert(vim.bo[buf].omnifunc == 'v:lua.vim.lsp.omnifunc', vim.bo[buf].omnifunc)
+  assert(vim.bo[mine].omnifunc == 'syntaxcomplete#Complete', vim.bo[mine].omnifunc)
+  assert(vim.bo[off].omnifunc == '', vim.bo[off].omnifunc)
+  vim.cmd('silent! %bwipeout!')
 end)
 
 check('older: one vim.lsp.start_client, attached to every hlo buffer', function()
@@ -202,7 +285,7 @@ for _, version in ipairs({ '0.9', '0.10', '0.11' }) do
     vim.lsp.get_clients, vim.lsp.get_active_clients = real_get_clients, real_get_active
     restore()
     assert(ok, err)
-    local want = { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false }
+    local want = { inlayHints = { mode = 'off' }, divSpelling = 'slash', utilizationBudget = 1, physicalLayout = false, format = { style = 'auto' } }
     assert(#sent == 1 and sent[1][1] == 'workspace/didChangeConfiguration', vim.inspect(sent))
     assert(vim.deep_equal(sent[1][2].settings, want), vim.inspect(sent[1][2]))
     assert(sent[1][3] == (version == '0.11'), 'colon call expected exactly on 0.11+: ' .. vim.inspect(sent[1]))

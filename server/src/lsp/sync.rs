@@ -15,6 +15,10 @@
 //! it have been applied, those of its own document when it names one (else all), so
 //! a hover sent right after an edit sees the edited text and never waits for
 //! another document.
+//!
+//! Settings are ordered the same way ([`SettingsOrder`]): a message read after a
+//! `workspace/didChangeConfiguration` runs once those settings are applied, so a
+//! formatting request sent right after `format.style` changed uses the new style.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -86,6 +90,60 @@ pub struct Sequencer<S> {
     initializing: Arc<Gate>,
     /// Where the answers written as JSON text go (see [`super::json_answers`]).
     output: Output,
+    /// The `workspace/didChangeConfiguration` notifications read and applied.
+    settings: Arc<SettingsOrder>,
+}
+
+const CHANGE_CONFIGURATION: &str = "workspace/didChangeConfiguration";
+
+/// Counts the `workspace/didChangeConfiguration` notifications read and those whose
+/// handler has run. Without it, the handler of one and that of the request after it
+/// run concurrently (tower-lsp polls them in no fixed order), and when both wait for
+/// the same edit (a settings change names no document, so it waits for all) they are
+/// released together: the request could read the settings before the change.
+#[derive(Debug)]
+struct SettingsOrder {
+    read: std::sync::atomic::AtomicU64,
+    applied: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for SettingsOrder {
+    fn default() -> Self {
+        Self {
+            read: Default::default(),
+            applied: tokio::sync::watch::Sender::new(0),
+        }
+    }
+}
+
+impl SettingsOrder {
+    /// Numbers a settings change as it is read.
+    fn arrive(&self) -> u64 {
+        self.read.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The number of the last settings change read.
+    fn latest(&self) -> u64 {
+        self.read.load(Ordering::SeqCst)
+    }
+
+    /// Waits until every settings change up to `number` has been applied.
+    async fn wait_applied(&self, number: u64) {
+        let mut applied = self.applied.subscribe();
+        // The sender lives as long as `self`: this ends only once applied.
+        let _ = applied.wait_for(|&n| n >= number).await;
+    }
+}
+
+/// Marks a settings change applied when its handler is done, or dropped (an `exit`
+/// cancels pending handlers): a request waiting for it never waits forever.
+struct SettingsApplied(Arc<SettingsOrder>, u64);
+
+impl Drop for SettingsApplied {
+    fn drop(&mut self) {
+        let number = self.1;
+        self.0.applied.send_modify(|n| *n = (*n).max(number));
+    }
 }
 
 /// Holds the reading of further messages while `initialize` is being answered.
@@ -148,6 +206,7 @@ impl<S> Sequencer<S> {
             bulk,
             initializing: Arc::default(),
             output,
+            settings: Arc::default(),
         }
     }
 
@@ -257,13 +316,25 @@ where
         // one file never waits for an edit of another.
         let needed = self.workspace.arrivals(document_of(&request).as_ref());
         let workspace = self.workspace.clone();
+        // A settings change waits for those before it; anything else for all read so far.
+        let (settings_needed, applies) = if request.method() == CHANGE_CONFIGURATION {
+            let number = self.settings.arrive();
+            let applied = SettingsApplied(self.settings.clone(), number);
+            (number - 1, Some(applied))
+        } else {
+            (self.settings.latest(), None)
+        };
+        let settings = self.settings.clone();
         let (request, as_json) = json_answers::reroute(request);
         let output = self.output.clone();
         // The handler's body only runs when this future is first polled, after the wait.
         let response = self.inner.call(request);
         Box::pin(async move {
             workspace.wait_applied(&needed).await;
-            let answer = response.await?;
+            settings.wait_applied(settings_needed).await;
+            let answer = response.await;
+            drop(applies);
+            let answer = answer?;
             Ok(if as_json {
                 json_answers::deliver(answer, &output)
             } else {

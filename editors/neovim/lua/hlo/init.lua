@@ -15,10 +15,20 @@ M.defaults = {
     divSpelling = 'floordiv',
     utilizationBudget = 1,
     physicalLayout = false,
-    -- Also understood (not sent unless set): format = { style = 'long' }, the form
-    -- vim.lsp.buf.format writes: 'auto' (each file's own, the server's default),
-    -- 'long' or 'short'.
+    -- The form vim.lsp.buf.format writes: 'auto' (each file's own), 'long' (operand shapes
+    -- before operand names, as XLA's parser tests) or 'short' (names only, as
+    -- HloModule::ToString() and the dumps).
+    format = { style = 'auto' },
   },
+  -- Completion as you type. Neovim 0.11+: vim.lsp.completion for hlo buffers, asked for
+  -- after the server's trigger characters (`%`, `=`, space, `(`, `,`...) when `autotrigger`;
+  -- <C-n>/<C-p> choose, <C-y> accepts and expands the snippet (`broadcast(operand),
+  -- dimensions={}`, <Tab> to the next field). Where 'completeopt' has neither `noselect`
+  -- nor `noinsert`, `menuone,noselect` is added to it for the buffer (`completeopt =
+  -- false`: left alone), so that typing on is never replaced by the first item.
+  -- Older Neovim: 'omnifunc' is set to vim.lsp.omnifunc (<C-x><C-o>) when it is empty.
+  -- `completion = false`: neither.
+  completion = { autotrigger = true, completeopt = true },
   -- Show inlay hints (the map after each fused instruction) where Neovim supports them (0.10+).
   inlay_hints = true,
   -- Show the cost code lens above each kernel (vim.lsp.codelens), refreshed on attach,
@@ -109,8 +119,50 @@ local function setup_codelens(bufnr)
   M.refresh_codelens(bufnr)
 end
 
+--- 'completeopt' for `bufnr` when the popup opens by itself: the user's, plus
+--- `menuone,noselect` when it would select (and so insert) the first item while typing.
+local function completeopt_for_typing(bufnr)
+  -- A global-local option: the buffer's own value, '' when it has none.
+  local ok, current = pcall(vim.api.nvim_get_option_value, 'completeopt', { buf = bufnr })
+  if not ok then
+    return
+  end
+  if current == '' then
+    current = vim.go.completeopt
+  end
+  local values = vim.split(current, ',', { plain = true })
+  if vim.tbl_contains(values, 'noselect') or vim.tbl_contains(values, 'noinsert') then
+    return
+  end
+  if not vim.tbl_contains(values, 'menuone') then
+    table.insert(values, 'menuone')
+  end
+  table.insert(values, 'noselect')
+  -- Global-local since 0.11: this buffer only.
+  pcall(vim.api.nvim_set_option_value, 'completeopt', table.concat(values, ','), { buf = bufnr })
+end
+
+--- Completion in `bufnr`: vim.lsp.completion (0.11+), else vim.lsp.omnifunc as 'omnifunc'.
+function M.setup_completion(client, bufnr)
+  local opts = M.config.completion
+  if not opts or not client.server_capabilities.completionProvider then
+    return
+  end
+  opts = type(opts) == 'table' and opts or {}
+  if has('0.11') and vim.lsp.completion and vim.lsp.completion.enable then
+    local autotrigger = opts.autotrigger ~= false
+    vim.lsp.completion.enable(true, client.id, bufnr, { autotrigger = autotrigger })
+    if autotrigger and opts.completeopt ~= false then
+      completeopt_for_typing(bufnr)
+    end
+  elseif vim.bo[bufnr].omnifunc == '' then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  end
+end
+
 local function on_attach(client, bufnr)
   local cfg = M.config
+  M.setup_completion(client, bufnr)
   if cfg.inlay_hints and vim.lsp.inlay_hint and client.server_capabilities.inlayHintProvider then
     -- 0.10+ signature: enable(enable, filter)
     pcall(vim.lsp.inlay_hint.enable, true, { bufnr = bufnr })
