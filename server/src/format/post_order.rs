@@ -198,13 +198,17 @@ impl CallSites {
         for (at, &k) in written.iter().enumerate() {
             place[k] = at;
         }
+        let mut reached = Reached::new(self.sites.len());
         let sites = self
             .sites
             .iter()
             .map(|sites| {
+                if sites.len() < 2 {
+                    return sites.clone();
+                }
                 let mut keyed: Vec<(Vec<usize>, &Vec<usize>)> = sites
                     .iter()
-                    .map(|site| (self.reached_places(site, &place), site))
+                    .map(|site| (reached.places(self, site, &place), site))
                     .collect();
                 keyed.sort_by(|a, b| a.0.cmp(&b.0));
                 keyed.into_iter().map(|(_, site)| site.clone()).collect()
@@ -212,18 +216,35 @@ impl CallSites {
             .collect();
         CallSites { sites }
     }
+}
+
+/// The computations a call site reaches, with one mark per computation reused from
+/// site to site (a fresh list per site would cost the square of the computation
+/// count on a module with thousands of fusions).
+struct Reached {
+    mark: Vec<u32>,
+    round: u32,
+}
+
+impl Reached {
+    fn new(count: usize) -> Reached {
+        Reached {
+            mark: vec![0; count],
+            round: 0,
+        }
+    }
 
     /// The written places of every computation `site` reaches, sorted.
-    fn reached_places(&self, site: &[usize], place: &[usize]) -> Vec<usize> {
-        let mut seen = vec![false; self.sites.len()];
+    fn places(&mut self, calls: &CallSites, site: &[usize], place: &[usize]) -> Vec<usize> {
+        self.round += 1;
         let mut todo: Vec<usize> = site.to_vec();
         let mut out = Vec::new();
         while let Some(k) = todo.pop() {
-            if std::mem::replace(&mut seen[k], true) {
+            if std::mem::replace(&mut self.mark[k], self.round) == self.round {
                 continue;
             }
             out.push(place[k]);
-            todo.extend(self.sites[k].iter().flatten());
+            todo.extend(calls.sites[k].iter().flatten());
         }
         out.sort_unstable();
         out
