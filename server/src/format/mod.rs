@@ -24,6 +24,7 @@ mod post_order;
 mod printer;
 pub mod shape_text;
 mod single;
+mod stack_frames;
 mod values;
 
 use std::fmt;

@@ -4,7 +4,7 @@
 //! its operands (first operand first) and its control predecessors. A scheduled module
 //! (`is_scheduled=true`) is printed in its schedule's order, which is the written one.
 
-use crate::model::{ComputationId, ComputationRef, InstrId, Module};
+use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module};
 
 /// The instructions of `c` in XLA's post order.
 pub fn instruction_order(c: &ComputationRef) -> Vec<InstrId> {
@@ -89,35 +89,191 @@ fn control_names(value: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The computations of `module` in the order XLA prints them: every computation
-/// after the computations it calls (`HloModule::MakeComputationPostOrder`). XLA walks
-/// its module's list of computations, an order the text does not record; the written
-/// order stands in for it, so a module XLA printed keeps its order and a hand-written
-/// one gets its callees moved before their callers, depth first in call order.
+/// The computations of `module` in the order XLA prints them:
+/// `HloModule::MakeComputationPostOrder` (the depth-first form `HloModule::Print`
+/// asks for). XLA walks its list of computations and each computation's list of
+/// instructions; after parsing, both lists are in the written order, and that is
+/// what jaxlib prints for a hand-written module ([`xla_walk`] over the written calls).
+///
+/// A dump is different: XLA printed it from lists in the order its passes built
+/// them, which the text does not record, so walking the written order moves
+/// computations around (jaxlib's own re-parse does so on 159 of the 309 dumps
+/// in tests/data). A written order that XLA's walk gives for some order of each
+/// computation's call sites is therefore kept: it is one XLA printed, and
+/// formatting it again must change nothing.
 pub fn computation_order(module: &Module) -> Vec<ComputationId> {
-    let count = module.computation_count();
-    let mut added = vec![false; count];
-    let mut order = Vec::with_capacity(count);
-    for k in 0..count {
-        embed(module, ComputationId(k as u32), &mut added, &mut order);
-    }
-    order
+    let calls = CallSites::of(module);
+    let written: Vec<usize> = (0..calls.sites.len()).collect();
+    let printable = calls.ordered_like(&written);
+    let order = if printable.walk() == written {
+        written
+    } else {
+        calls.walk()
+    };
+    order.into_iter().map(|k| ComputationId(k as u32)).collect()
 }
 
-/// Adds what `id` calls (depth first), then `id`, unless already added.
-fn embed(module: &Module, id: ComputationId, added: &mut [bool], order: &mut Vec<ComputationId>) {
-    if added[id.index()] {
-        return;
+/// Each computation's call sites (the instructions that call a computation, in
+/// instruction order), each with its callees in `called_computations()` order.
+struct CallSites {
+    sites: Vec<Vec<Vec<usize>>>,
+}
+
+impl CallSites {
+    fn of(module: &Module) -> CallSites {
+        let sites = (0..module.computation_count())
+            .map(|k| {
+                let c = module.computation(ComputationId(k as u32));
+                c.instructions
+                    .iter()
+                    .map(|i| callees(module, i))
+                    .filter(|callees| !callees.is_empty())
+                    .collect()
+            })
+            .collect();
+        CallSites { sites }
     }
-    // Marked before its callees: a recursive call does not loop.
-    added[id.index()] = true;
-    let c = module.computation(id);
-    for i in &c.instructions {
-        for callee in &i.called {
-            if let Some(target) = module.resolve(callee) {
-                embed(module, target.id, added, order);
+
+    /// XLA's walk: every computation nothing calls, in list order, after the
+    /// computations it reaches (`HloComputation::MakeEmbeddedComputationsList`)
+    /// that are not placed yet. Computations only a cycle of calls reaches (XLA
+    /// refuses those) keep their written place at the end.
+    fn walk(&self) -> Vec<usize> {
+        let count = self.sites.len();
+        let mut called = vec![false; count];
+        for callee in self.sites.iter().flatten().flatten() {
+            called[*callee] = true;
+        }
+        let mut placed = vec![false; count];
+        let mut order = Vec::with_capacity(count);
+        for root in (0..count).filter(|&k| !called[k]) {
+            for k in self.embedded(root) {
+                if !placed[k] {
+                    placed[k] = true;
+                    order.push(k);
+                }
+            }
+            placed[root] = true;
+            order.push(root);
+        }
+        order.extend((0..count).filter(|&k| !placed[k]));
+        order
+    }
+
+    /// The computations `root` reaches, each after those it reaches, the way
+    /// `MakeEmbeddedComputationsList` walks them: a call site's callees go on a
+    /// stack together (first callee on top) and count as seen from then on, so a
+    /// callee that an earlier callee of the same site also calls comes after it.
+    fn embedded(&self, root: usize) -> Vec<usize> {
+        let mut seen = vec![false; self.sites.len()];
+        let mut order = Vec::new();
+        // (computation, its next call site)
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for site in &self.sites[root] {
+            push_callees(site, &mut seen, &mut stack);
+            while let Some(top) = stack.last_mut() {
+                let (k, next) = *top;
+                match self.sites[k].get(next) {
+                    Some(site) => {
+                        top.1 += 1;
+                        push_callees(site, &mut seen, &mut stack);
+                    }
+                    None => {
+                        stack.pop();
+                        order.push(k);
+                    }
+                }
             }
         }
+        order
     }
-    order.push(id);
+
+    /// The same calls with each computation's call sites reordered so XLA's walk
+    /// follows `written` where it can: a site goes before another when the
+    /// computations it reaches are written earlier (compared as sorted lists of
+    /// written places). When some order of call sites makes XLA's walk give
+    /// `written`, this one does.
+    fn ordered_like(&self, written: &[usize]) -> CallSites {
+        let mut place = vec![0; written.len()];
+        for (at, &k) in written.iter().enumerate() {
+            place[k] = at;
+        }
+        let mut reached = Reached::new(self.sites.len());
+        let sites = self
+            .sites
+            .iter()
+            .map(|sites| {
+                if sites.len() < 2 {
+                    return sites.clone();
+                }
+                let mut keyed: Vec<(Vec<usize>, &Vec<usize>)> = sites
+                    .iter()
+                    .map(|site| (reached.places(self, site, &place), site))
+                    .collect();
+                keyed.sort_by(|a, b| a.0.cmp(&b.0));
+                keyed.into_iter().map(|(_, site)| site.clone()).collect()
+            })
+            .collect();
+        CallSites { sites }
+    }
+}
+
+/// The computations a call site reaches, with one mark per computation reused from
+/// site to site (a fresh list per site would cost the square of the computation
+/// count on a module with thousands of fusions).
+struct Reached {
+    mark: Vec<u32>,
+    round: u32,
+}
+
+impl Reached {
+    fn new(count: usize) -> Reached {
+        Reached {
+            mark: vec![0; count],
+            round: 0,
+        }
+    }
+
+    /// The written places of every computation `site` reaches, sorted.
+    fn places(&mut self, calls: &CallSites, site: &[usize], place: &[usize]) -> Vec<usize> {
+        self.round += 1;
+        let mut todo: Vec<usize> = site.to_vec();
+        let mut out = Vec::new();
+        while let Some(k) = todo.pop() {
+            if std::mem::replace(&mut self.mark[k], self.round) == self.round {
+                continue;
+            }
+            out.push(place[k]);
+            todo.extend(calls.sites[k].iter().flatten());
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// Pushes the callees of a call site not seen yet, the first one last (on top).
+fn push_callees(site: &[usize], seen: &mut [bool], stack: &mut Vec<(usize, usize)>) {
+    for &callee in site.iter().rev() {
+        if !std::mem::replace(&mut seen[callee], true) {
+            stack.push((callee, 0));
+        }
+    }
+}
+
+/// The computations `instruction` calls in `HloInstruction::called_computations()`
+/// order: a `while` lists its body before its condition, a `conditional` its true
+/// branch before its false one, `select-and-scatter` its select before its scatter;
+/// otherwise the written order. Names that name no computation are left out.
+fn callees(module: &Module, instruction: &Instruction) -> Vec<usize> {
+    let rank = |attribute: &str| match attribute {
+        "condition" | "false_computation" | "scatter" => 1,
+        _ => 0,
+    };
+    let mut called: Vec<(u8, usize)> = instruction
+        .called
+        .iter()
+        .filter_map(|c| Some((rank(c.attribute.as_str()), module.resolve(c)?.id.index())))
+        .collect();
+    called.sort_by_key(|(rank, _)| *rank);
+    called.into_iter().map(|(_, k)| k).collect()
 }

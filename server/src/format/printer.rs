@@ -13,6 +13,7 @@ use super::names::Names;
 use super::order;
 use super::post_order;
 use super::shape_text;
+use super::stack_frames::FrameTables;
 use super::values;
 use super::{Refusal, Style};
 use crate::model::{AttributeValueKind, ComputationRef, Document, InstrId, Instruction, Module};
@@ -73,12 +74,13 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
     }
     let computations = in_xla_order(module, computations);
     let names = Names::of(module);
+    let frames = FrameTables::of(tables, module);
     let mut out = String::new();
     Attached::lines(&mut out, attached.at(Anchor::Top), "");
     out.push_str(&header_line(module, header, &computations, &names)?);
-    if !tables.is_empty() {
+    if !frames.tables.is_empty() {
         out.push_str("\n\n");
-        out.push_str(&tables.join("\n\n"));
+        out.push_str(&frames.tables.join("\n\n"));
         out.push('\n');
     }
     out.push_str("\n\n");
@@ -94,7 +96,7 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
             module,
             placed,
             c,
-            (style, &names, attached),
+            (style, &names, &frames, attached),
             scheduled,
         )?;
         Attached::trailing(&mut out, attached.at(Anchor::AfterClose(k)));
@@ -268,7 +270,7 @@ fn computation(
     module: &Module,
     placed: &Placed,
     c: &ComputationRef,
-    (style, names, attached): (Style, &Names, &Attached),
+    (style, names, frames, attached): (Style, &Names, &FrameTables, &Attached),
     scheduled: bool,
 ) -> Result<(), Refusal> {
     let ck = c.id.index();
@@ -291,7 +293,7 @@ fn computation(
         if c.root.map(|r| r.index()) == Some(k) {
             out.push_str("ROOT ");
         }
-        instruction(out, c, i, (style, names))?;
+        instruction(out, c, i, (style, names, frames))?;
         Attached::trailing(out, attached.at(Anchor::AfterInstruction(ck, k)));
         out.push('\n');
     }
@@ -321,7 +323,7 @@ fn instruction(
     out: &mut String,
     c: &ComputationRef,
     i: &Instruction,
-    (style, names): (Style, &Names),
+    (style, names, frames): (Style, &Names, &FrameTables),
 ) -> Result<(), Refusal> {
     out.push_str(&format!(
         "%{} = {} {}(",
@@ -344,7 +346,10 @@ fn instruction(
     let mut attributes: Vec<(String, String)> = Vec::with_capacity(i.attributes.len());
     for a in &i.attributes {
         let key = c.src(a.name_range);
-        let written = attribute_value(c, a.value_kind, c.src(a.value_range));
+        let mut written = attribute_value(c, a.value_kind, c.src(a.value_range));
+        if key == "metadata" {
+            written = frames.metadata(&written).into_owned();
+        }
         if key == "control-predecessors" {
             attributes.push((key.to_string(), renamed_list(c, names, &written)));
         } else if !values::is_default(opcode, key, &written) {

@@ -142,3 +142,58 @@ fn range_edits_stay_inside_the_touched_instruction() {
     assert_eq!(edits.len(), 1, "{edits:?}");
     assert_eq!(edits[0].new_text, "  ROOT %n = f32[2,3]{1,0} negate(%p)\n");
 }
+
+/// The computations' names in printed order.
+fn computation_names(printed: &str) -> Vec<&str> {
+    printed
+        .lines()
+        .filter(|l| l.ends_with('{') && !l.starts_with(' '))
+        .filter_map(|l| l.trim_start_matches("ENTRY ").split(' ').next())
+        .collect()
+}
+
+const WHILE: &str = "HloModule m\n\ncond {\n  p = (s32[]) parameter(0)\n  \
+     ROOT t = pred[] constant(true)\n}\n\nbody {\n  p = (s32[]) parameter(0)\n  \
+     ROOT q = (s32[]) copy(p)\n}\n\nENTRY e {\n  a = s32[] constant(0)\n  \
+     t = (s32[]) tuple(a)\n  ROOT w = (s32[]) while(t), condition=cond, body=body\n}\n";
+
+/// XLA lists a while's body before its condition (`HloInstruction::CreateWhile`), so
+/// its walk places the body first whatever order they are written in (what
+/// jaxlib 0.10.2 prints for this module).
+#[test]
+fn a_while_body_is_printed_before_its_condition() {
+    let out = format(WHILE, Some(Style::Short)).expect("formats");
+    assert_eq!(computation_names(&out), ["%body", "%cond", "%e"]);
+    assert_eq!(
+        format(&out, Some(Style::Short)).as_deref(),
+        Ok(out.as_str())
+    );
+}
+
+/// jaxlib walks the entry's instructions as written and prints `%x, %a, %y, %b`:
+/// `%x, %y, %a, %b` is no order XLA's walk gives, whatever the instruction order.
+#[test]
+fn an_order_xla_cannot_print_is_walked_as_written() {
+    let text = "HloModule m\n\nx {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n\n\
+        y {\n  p = f32[] parameter(0)\n  ROOT n = f32[] exponential(p)\n}\n\n\
+        a {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=x\n}\n\n\
+        b {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply=y\n}\n\n\
+        ENTRY e {\n  p = f32[] parameter(0)\n  ca = f32[] call(p), to_apply=a\n  \
+        ROOT cb = f32[] call(ca), to_apply=b\n}\n";
+    let out = format(text, Some(Style::Short)).expect("formats");
+    assert_eq!(computation_names(&out), ["%x", "%a", "%y", "%b", "%e"]);
+}
+
+/// A dump's order comes from XLA's own instruction lists, not the printed order:
+/// here `%fused` before `%add` (the fusion was made before the reduce). jaxlib's
+/// re-parse would print `%add` first; the formatter keeps an order XLA can print.
+#[test]
+fn an_order_xla_can_print_is_kept() {
+    let text = "HloModule m\n\nfused {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n\n\
+        add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n\
+        ENTRY e {\n  p = f32[4] parameter(0)\n  c = f32[] constant(0)\n  \
+        r = f32[] reduce(p, c), dimensions={0}, to_apply=add\n  \
+        f = f32[4] fusion(p), kind=kLoop, calls=fused\n  ROOT t = (f32[], f32[4]) tuple(r, f)\n}\n";
+    let out = format(text, Some(Style::Short)).expect("formats");
+    assert_eq!(computation_names(&out), ["%fused", "%add", "%e"]);
+}
