@@ -223,6 +223,11 @@ impl Flow {
         let c = module.computation(id);
         let is_entry = c.model().is_entry;
         for instr in &c.model().instructions {
+            // A newer version stops this one's estimate (see `estimate`): the walk of
+            // a dump's every instruction is most of its time.
+            if crate::budget::exhausted() {
+                break;
+            }
             let at = (id, instr.id);
             self.before(module, at, instr);
             self.times.insert(at, self.order.len() as u64);
@@ -425,6 +430,9 @@ impl Flow {
         }
         let order = self.order.clone();
         for at in order {
+            if crate::budget::exhausted() {
+                return;
+            }
             let c = module.computation(at.0);
             let instr = c.instruction(at.1);
             let time = self.times[&at];
