@@ -11,6 +11,9 @@
 //! over the maps MLIR accepts (MLIR rejects products of dimensions). Without jaxlib
 //! only ours is printed.
 //!
+//! The tinygrad expressions that make the suite's p99 (issue 47) are also
+//! benchmarked one by one, simplification alone ([`TAIL`]).
+//!
 //! For profiling: `SIMPLIFY_BENCH_SLOWEST=N` also lists the N slowest maps (the
 //! tail the p99 is made of), and `SIMPLIFY_BENCH_LOOP=parse` (or `simplify`) only
 //! loops over the suite maps for `SIMPLIFY_BENCH_SECONDS` (8) seconds doing that
@@ -20,7 +23,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use common::{env_number, percentile};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use hlo_lsp::algebra::IndexingMap;
 use serde_json::Value;
 
@@ -290,6 +293,31 @@ fn report_against_mlir(all: &[(&'static str, Vec<String>)]) {
     );
 }
 
+/// The tinygrad cases whose simplification is the suite's tail: nested floor
+/// divisions the division rules search through (14-28 µs each before issue 47's
+/// work, where the p99 target is 10 µs).
+const TAIL: [&str; 3] = [
+    "TestFuzzFailure.test_fuzz_failure7#1",
+    "TestFuzzFailure.test_fuzz_failure6#1",
+    "TestSymbolic.test_sum_div_complex1#1",
+];
+
+/// Each [`TAIL`] case's simplification alone (a parsed copy), as
+/// `simplify --batch` times it in `simplify_micros`.
+fn bench_tail(c: &mut Criterion) {
+    let cases = lines("tinygrad/symbolic.jsonl");
+    for name in TAIL {
+        let case = cases
+            .iter()
+            .find(|c| c["test"] == name)
+            .unwrap_or_else(|| panic!("{name} is in the tinygrad suite"));
+        let map = parse(&map_text(case, "expr", false));
+        c.bench_function(&format!("simplify {name}"), |b| {
+            b.iter_batched_ref(|| map.clone(), |m| m.simplify(), BatchSize::SmallInput)
+        });
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let all = suites();
     if let Ok(half) = std::env::var("SIMPLIFY_BENCH_LOOP") {
@@ -309,6 +337,7 @@ fn bench(c: &mut Criterion) {
             })
         },
     );
+    bench_tail(c);
 }
 
 criterion_group! {

@@ -9,9 +9,10 @@
 
 use std::cell::RefCell;
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::linear::LinearMemo;
+use super::linear::{Linear, LinearMemo};
 use crate::algebra::expr::{BinOp, Expr};
 use crate::algebra::variable::Var;
 
@@ -54,6 +55,9 @@ pub struct Arena {
     /// a node never changes, so neither does its form, and the rules ask for the
     /// same sums' forms many times.
     pub(super) linear: RefCell<LinearMemo>,
+    /// The nodes [`Linear::to_id`] built, by form (the same numerator is built
+    /// many times by the division rules).
+    pub(super) built: FxHashMap<Linear, Id>,
 }
 
 /// Beyond this many nodes a cleared arena gives its memory back.
@@ -88,6 +92,7 @@ impl Arena {
             self.costs.clear();
             self.slots.fill(0);
             self.linear.get_mut().clear();
+            self.built.clear();
         }
     }
 

@@ -118,13 +118,19 @@ pub fn residue_differs(lin: &Linear, c: i64, which: Residue) -> bool {
 }
 
 /// Splits each coefficient `k = q*c + r` by the chosen residue. Returns
-/// (quotient part, residue part).
+/// (quotient part, residue part), both normalized: `lin` is (every rule's form
+/// is), and each part keeps some of its terms in order with non-zero
+/// coefficients, so neither needs sorting again.
 pub fn residues(
     rw: &Rewriter<'_>,
     lin: &Linear,
     c: i64,
     which: Residue,
 ) -> Option<(Linear, Linear)> {
+    debug_assert!(
+        lin.is_normalized(rw.arena),
+        "rules work on normalized forms"
+    );
     let mut quot = Linear::constant(floor_div(lin.constant, c)?);
     let mut rem = Linear::constant(floor_mod(lin.constant, c)?);
     for &(atom, k) in &lin.terms {
@@ -143,8 +149,6 @@ pub fn residues(
             rem.terms.push((atom, r));
         }
     }
-    quot.normalize(rw.arena)?;
-    rem.normalize(rw.arena)?;
     Some((quot, rem))
 }
 

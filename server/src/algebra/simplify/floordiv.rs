@@ -12,7 +12,7 @@ use super::divmod::{
 };
 use super::linear::Linear;
 use super::modulo::mod_pos;
-use super::rewriter::Rewriter;
+use super::rewriter::{DivOrMod, Rewriter, MAX_NESTING};
 use crate::algebra::expr::BinOp;
 use crate::algebra::interval::floor_div;
 
@@ -51,18 +51,15 @@ pub fn floordiv_pos(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
     if c == 1 {
         return a;
     }
-    if let Some(&done) = rw.caches.floordiv.get(&(a, c)) {
+    rw.count_div_mod();
+    if let Some(done) = rw.cached_div_mod(DivOrMod::Div, a, c) {
         return done;
     }
     if !rw.spend(1) {
         return rw.bin_const(BinOp::FloorDiv, a, c);
     }
     let out = floordiv_pos_uncached(rw, a, c);
-    // Results computed while a nesting attempt is open may lack that rule: not
-    // kept, so every kept result is the same whatever order it was asked in.
-    if !rw.out_of_fuel() && rw.nesting.is_empty() {
-        rw.caches.floordiv.insert((a, c), out);
-    }
+    rw.keep_div_mod(DivOrMod::Div, a, c, out);
     out
 }
 
@@ -76,27 +73,51 @@ fn floordiv_pos_uncached(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
             None => rw.bin_const(BinOp::FloorDiv, a, c),
         };
     }
-    let rules: [DivRule; 9] = [
-        div_of_div_or_mod,
-        fold_inner_floordiv,
-        divide_by_gcd,
-        congruence_div,
-        pull_multiples,
-        |rw, lin, c| split_by_gcd(rw, lin, c, false),
-        |rw, lin, c| binary_numerator(rw, lin, c, false),
-        nest_by_factor,
-        negated_numerator,
-    ];
-    for rule in rules {
-        if let Some(e) = rule(rw, &lin, c) {
-            return e;
-        }
-        if rw.out_of_fuel() {
-            break;
-        }
+    if let Some(e) = first_rule(rw, &lin, c) {
+        return e;
     }
     let n = lin.to_id(rw.arena);
     rw.bin_const(BinOp::FloorDiv, n, c)
+}
+
+/// The rules that come before [`nest_by_factor`], in order.
+const BEFORE_NESTING: [DivRule; 7] = [
+    div_of_div_or_mod,
+    fold_inner_floordiv,
+    divide_by_gcd,
+    congruence_div,
+    pull_multiples,
+    |rw, lin, c| split_by_gcd(rw, lin, c, false),
+    |rw, lin, c| binary_numerator(rw, lin, c, false),
+];
+
+/// The first rule that rewrites `lin floordiv c`, or `None`.
+///
+/// A division an open [`nest_by_factor`] attempt is working on comes back here
+/// whenever a factor's two divisions recombine (`(n floordiv f) floordiv (c/f)`
+/// folds to `n floordiv c` again). The rules before nesting already failed on it
+/// without asking for any division or modulo, so they would fail again: only
+/// the rule after nesting is tried (nesting itself refuses an open attempt).
+fn first_rule(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    if !rw.is_open_attempt(lin, c) {
+        let asked = rw.div_mod_asked();
+        for rule in BEFORE_NESTING {
+            if let Some(e) = rule(rw, lin, c) {
+                return Some(e);
+            }
+            if rw.out_of_fuel() {
+                return None;
+            }
+        }
+        let quiet = rw.div_mod_asked() == asked;
+        if let Some(e) = nest_by_factor(rw, lin, c, quiet) {
+            return Some(e);
+        }
+        if rw.out_of_fuel() {
+            return None;
+        }
+    }
+    negated_numerator(rw, lin, c)
 }
 
 /// `(y floordiv c1) floordiv c → y floordiv (c1*c)` (XLA's `SimplifyDivDiv`) and
@@ -216,18 +237,15 @@ fn pull_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
     Some(outside.to_id(rw.arena))
 }
 
-/// How many [`nest_by_factor`] attempts may be open at once (each tries further
-/// rules on smaller divisors).
-const MAX_NESTING: usize = 2;
-
 /// `x floordiv c → (x floordiv f) floordiv (c/f)` for a coefficient `f` that
 /// divides `c`, when that is cheaper: dividing by the shared factor first lets
 /// the inner division drop or merge terms (tinygrad's
 /// `nest_div_by_smallest_factor`, `test_div_nest_by_factor_with_const`). Every
 /// such factor is tried and the cheapest result wins, ties to the smallest
 /// factor (`test_div_by_factor_tie_break`). Exact for any integer `x` and
-/// positive `f`, `c/f`.
-fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+/// positive `f`, `c/f`. `quiet`: the rules before this one failed on `lin`
+/// without asking for a division or modulo (see [`first_rule`]).
+fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, quiet: bool) -> Option<Id> {
     let mut factors: SmallVec<[i64; 6]> = lin
         .terms
         .iter()
@@ -244,7 +262,7 @@ fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
         return None;
     }
     let current = rw.bin_const(BinOp::FloorDiv, n, c);
-    rw.nesting.push((n, c));
+    rw.open_attempt(n, c, quiet.then(|| lin.clone()));
     let mut best = current;
     for f in factors {
         let inner = floordiv_pos(rw, n, f);
@@ -253,7 +271,7 @@ fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
             best = outer;
         }
     }
-    rw.nesting.pop();
+    rw.close_attempt();
     (best != current).then_some(best)
 }
 

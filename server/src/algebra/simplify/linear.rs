@@ -16,7 +16,7 @@ pub type Terms = SmallVec<[(Id, i64); 6]>;
 /// `Σ coeff * atom + constant`. Normalized forms (what every constructor here
 /// returns) have their terms sorted by [`atom_cmp`], like terms merged and no zero
 /// coefficients.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Linear {
     pub terms: Terms,
     pub constant: i64,
@@ -87,14 +87,22 @@ impl Linear {
         Some(lin)
     }
 
+    /// `true` when the terms are sorted by atom, each atom once, and no
+    /// coefficient is zero (what [`Linear::normalize`] makes).
+    pub fn is_normalized(&self, arena: &Arena) -> bool {
+        self.is_sorted(arena) && self.terms.iter().all(|(_, k)| *k != 0)
+    }
+
+    fn is_sorted(&self, arena: &Arena) -> bool {
+        self.terms
+            .windows(2)
+            .all(|w| atom_cmp(arena, w[0].0, w[1].0) == Ordering::Less)
+    }
+
     /// Sorts by atom, merges like terms and drops zero coefficients. `None` when a
     /// merged coefficient overflows.
     pub fn normalize(&mut self, arena: &Arena) -> Option<()> {
-        let sorted = self
-            .terms
-            .windows(2)
-            .all(|w| atom_cmp(arena, w[0].0, w[1].0) == Ordering::Less);
-        if sorted {
+        if self.is_sorted(arena) {
             if self.terms.iter().any(|(_, k)| *k == 0) {
                 self.terms.retain(|(_, k)| *k != 0);
             }
@@ -168,8 +176,25 @@ impl Linear {
     }
 
     /// Builds the expression in XLA's canonical order: products, then modulos,
-    /// then divisions, then bare variables, then the constant.
+    /// then divisions, then bare variables, then the constant. Built once per
+    /// form and arena: the division rules ask for the same numerator's node
+    /// several times (to try nesting, to negate it, to give up on it).
     pub fn to_id(&self, arena: &mut Arena) -> Id {
+        match self.terms[..] {
+            [] => return arena.constant(self.constant),
+            [(atom, 1)] if self.constant == 0 => return atom,
+            _ => {}
+        }
+        if let Some(&id) = arena.built.get(self) {
+            return id;
+        }
+        let id = self.build(arena);
+        arena.built.insert(self.clone(), id);
+        id
+    }
+
+    /// [`Linear::to_id`] computed.
+    fn build(&self, arena: &mut Arena) -> Id {
         let order = self.canonical_order(arena);
         let mut out: Option<Id> = None;
         for (atom, k) in order {

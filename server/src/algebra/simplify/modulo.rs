@@ -10,7 +10,7 @@ use super::divmod::{
 };
 use super::floordiv::negate;
 use super::linear::Linear;
-use super::rewriter::Rewriter;
+use super::rewriter::{DivOrMod, Rewriter};
 use crate::algebra::expr::BinOp;
 use crate::algebra::interval::{floor_div, floor_mod, Interval};
 
@@ -40,18 +40,15 @@ fn negative_modulus(rw: &mut Rewriter<'_>, a: Id, b: Id, c: i64) -> Id {
 
 /// `a mod c` for a constant `c > 0`: the rules in order, memoized.
 pub fn mod_pos(rw: &mut Rewriter<'_>, a: Id, c: i64) -> Id {
-    if let Some(&done) = rw.caches.modulo.get(&(a, c)) {
+    rw.count_div_mod();
+    if let Some(done) = rw.cached_div_mod(DivOrMod::Mod, a, c) {
         return done;
     }
     if !rw.spend(1) {
         return rw.bin_const(BinOp::Mod, a, c);
     }
     let out = mod_pos_uncached(rw, a, c);
-    // Results computed while a nesting attempt is open may lack that rule: not
-    // kept, so every kept result is the same whatever order it was asked in.
-    if !rw.out_of_fuel() && rw.nesting.is_empty() {
-        rw.caches.modulo.insert((a, c), out);
-    }
+    rw.keep_div_mod(DivOrMod::Mod, a, c, out);
     out
 }
 

@@ -130,7 +130,29 @@ pub struct Caches {
     /// `floordiv_pos` / `mod_pos` results by (operand, divisor).
     pub(super) floordiv: FxHashMap<(Id, i64), Id>,
     pub(super) modulo: FxHashMap<(Id, i64), Id>,
+    /// The same results computed while `floordiv::nest_by_factor` attempts are
+    /// open, by (operand, divisor, open attempts); see [`Caches::nested`].
+    nested_floordiv: FxHashMap<NestedKey, Id>,
+    nested_modulo: FxHashMap<NestedKey, Id>,
 }
+
+/// Which of the nested-result tables.
+#[derive(Clone, Copy)]
+pub(super) enum DivOrMod {
+    Div,
+    Mod,
+}
+
+/// A division or modulo asked while nesting attempts are open: operand,
+/// divisor, and the open attempts (a result may depend on which are open).
+type NestedKey = (Id, i64, Nesting);
+
+/// The open `nest_by_factor` attempts, outermost first.
+pub(super) type Nesting = [Option<(Id, i64)>; MAX_NESTING];
+
+/// How many `floordiv::nest_by_factor` attempts may be open at once (each tries
+/// further rules on smaller divisors).
+pub(super) const MAX_NESTING: usize = 2;
 
 impl Caches {
     pub fn clear(&mut self) {
@@ -139,6 +161,32 @@ impl Caches {
         self.fixpoint.clear();
         self.floordiv.clear();
         self.modulo.clear();
+        self.nested_floordiv.clear();
+        self.nested_modulo.clear();
+    }
+
+    /// The table of results computed while nesting attempts are open.
+    ///
+    /// Such results are not kept in `floordiv` / `modulo` (a rule an open attempt
+    /// blocks may be missing from them), so without this table the rules under
+    /// an attempt ran again for every factor and every attempt that asked. What
+    /// they compute depends only on the node, the divisor, the open attempts and
+    /// the results kept in `floordiv` / `modulo`; those are only added while no
+    /// attempt is open, so the table is emptied when the outermost attempt ends
+    /// ([`Caches::end_nesting`]) and every result in it is the one the rules would
+    /// compute again.
+    pub(super) fn nested(&mut self, which: DivOrMod) -> &mut FxHashMap<NestedKey, Id> {
+        match which {
+            DivOrMod::Div => &mut self.nested_floordiv,
+            DivOrMod::Mod => &mut self.nested_modulo,
+        }
+    }
+
+    /// The outermost nesting attempt ended: results kept in `floordiv` /
+    /// `modulo` may be added again, so the nested ones may no longer hold.
+    pub(super) fn end_nesting(&mut self) {
+        self.nested_floordiv.clear();
+        self.nested_modulo.clear();
     }
 }
 
@@ -158,7 +206,12 @@ pub struct Rewriter<'w> {
     pub(super) caches: &'w mut Caches,
     fuel: &'w mut Fuel,
     /// Divisions `floordiv::nest_by_factor` is working on (numerator, divisor).
-    pub(super) nesting: SmallVec<[(Id, i64); 2]>,
+    pub(super) nesting: SmallVec<[(Id, i64); MAX_NESTING]>,
+    /// For each open attempt, its numerator's form when the rules before
+    /// nesting failed on it without asking for a division or modulo.
+    quiet_failures: SmallVec<[Option<Linear>; MAX_NESTING]>,
+    /// Divisions and modulos by a constant asked so far (cached or not).
+    div_mod_asked: u64,
 }
 
 impl<'w> Rewriter<'w> {
@@ -178,6 +231,8 @@ impl<'w> Rewriter<'w> {
             caches,
             fuel,
             nesting: SmallVec::new(),
+            quiet_failures: SmallVec::new(),
+            div_mod_asked: 0,
         }
     }
 
@@ -204,6 +259,89 @@ impl<'w> Rewriter<'w> {
 
     pub fn bin_const(&mut self, op: BinOp, a: Id, c: i64) -> Id {
         self.arena.bin_const(op, a, c)
+    }
+
+    /// The cached result of a division or modulo of `a` by `c`: the one kept for
+    /// any context, or, while nesting attempts are open, the one computed under
+    /// the same open attempts.
+    pub(super) fn cached_div_mod(&self, which: DivOrMod, a: Id, c: i64) -> Option<Id> {
+        let kept = match which {
+            DivOrMod::Div => &self.caches.floordiv,
+            DivOrMod::Mod => &self.caches.modulo,
+        };
+        if let Some(&done) = kept.get(&(a, c)) {
+            return Some(done);
+        }
+        if self.nesting.is_empty() {
+            return None;
+        }
+        let table = match which {
+            DivOrMod::Div => &self.caches.nested_floordiv,
+            DivOrMod::Mod => &self.caches.nested_modulo,
+        };
+        table.get(&(a, c, self.open_attempts())).copied()
+    }
+
+    /// Keeps a computed division or modulo (see [`Rewriter::cached_div_mod`]).
+    /// Nothing is kept once the budget is gone (the result may be partial).
+    pub(super) fn keep_div_mod(&mut self, which: DivOrMod, a: Id, c: i64, out: Id) {
+        if self.out_of_fuel() {
+            return;
+        }
+        if self.nesting.is_empty() {
+            let kept = match which {
+                DivOrMod::Div => &mut self.caches.floordiv,
+                DivOrMod::Mod => &mut self.caches.modulo,
+            };
+            kept.insert((a, c), out);
+        } else {
+            let key = (a, c, self.open_attempts());
+            self.caches.nested(which).insert(key, out);
+        }
+    }
+
+    /// Counts a division or modulo by a constant asked for.
+    pub(super) fn count_div_mod(&mut self) {
+        self.div_mod_asked += 1;
+    }
+
+    /// Divisions and modulos by a constant asked for so far.
+    pub(super) fn div_mod_asked(&self) -> u64 {
+        self.div_mod_asked
+    }
+
+    /// Opens a `floordiv::nest_by_factor` attempt on `n floordiv c`;
+    /// `quiet_failure` is `n`'s form when the rules before nesting failed on it
+    /// without asking for a division or modulo.
+    pub(super) fn open_attempt(&mut self, n: Id, c: i64, quiet_failure: Option<Linear>) {
+        self.nesting.push((n, c));
+        self.quiet_failures.push(quiet_failure);
+    }
+
+    /// Closes the innermost attempt.
+    pub(super) fn close_attempt(&mut self) {
+        self.nesting.pop();
+        self.quiet_failures.pop();
+        if self.nesting.is_empty() {
+            self.caches.end_nesting();
+        }
+    }
+
+    /// `true` when an open attempt is on `lin floordiv c` and the rules before
+    /// nesting failed on it quietly.
+    pub(super) fn is_open_attempt(&self, lin: &Linear, c: i64) -> bool {
+        self.nesting
+            .iter()
+            .zip(&self.quiet_failures)
+            .any(|(&(_, d), form)| d == c && form.as_ref() == Some(lin))
+    }
+
+    fn open_attempts(&self) -> Nesting {
+        let mut open = [None; MAX_NESTING];
+        for (slot, &attempt) in open.iter_mut().zip(&self.nesting) {
+            *slot = Some(attempt);
+        }
+        open
     }
 
     /// The cheaper of the current form and a candidate (ties keep the current).
