@@ -21,11 +21,18 @@ mod common;
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// The most bytes live at once since the last [`reset_peak`].
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+fn grew(bytes: isize) {
+    let now = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
 
 // SAFETY: every call is forwarded to the system allocator unchanged.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        grew(layout.size() as isize);
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -33,10 +40,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
+        grew(new_size as isize - layout.size() as isize);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -46,6 +50,16 @@ static ALLOCATOR: Counting = Counting;
 
 fn live() -> usize {
     LIVE.load(Ordering::Relaxed).max(0) as usize
+}
+
+/// Starts a new peak from what is live now.
+fn reset_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// The most bytes live at once since [`reset_peak`], above `base`.
+fn peak_above(base: usize) -> usize {
+    (PEAK.load(Ordering::Relaxed).max(0) as usize).saturating_sub(base)
 }
 
 /// Bytes of the model, by part.
@@ -235,6 +249,8 @@ fn main() {
         size_of::<hlo_lsp::model::Span>(),
         size_of::<serde_json::Value>(),
     );
+    module_answers(file, text_bytes);
+    caller_views(file, text_bytes);
     let before_views = live();
     let views: Vec<_> = file
         .modules
@@ -246,6 +262,59 @@ fn main() {
         "analysis views of every computation    {} {}",
         mib(view_bytes),
         per(view_bytes)
+    );
+    drop(views);
+}
+
+/// The memory estimate of every module, as the server computes it once a version is
+/// checked (`ide::module_wide`): what it keeps (the reports) and the most it holds
+/// while it runs, both beside the model already built.
+fn module_answers(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
+    let base = live();
+    reset_peak();
+    let reports: Vec<_> = file
+        .modules
+        .iter()
+        .map(hlo_lsp::memory::estimate::estimate)
+        .collect();
+    let kept = live() - base;
+    let transient = peak_above(base);
+    println!(
+        "memory estimate: kept {} {:5.2}x text, at most {} {:5.2}x text while it runs",
+        mib(kept),
+        kept as f64 / text_bytes as f64,
+        mib(transient),
+        transient as f64 / text_bytes as f64
+    );
+    drop(reports);
+}
+
+/// The analysis views of the computations that launch fusions: what the hovers'
+/// cost lines convert (each kernel's caller), kept for the version.
+fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
+    let base = live();
+    let mut callers = 0;
+    let mut instructions = 0;
+    let views: Vec<_> = file
+        .modules
+        .iter()
+        .map(|m| {
+            let view = hlo_lsp::analysis::view::borrowed(m);
+            for (i, c) in m.computations().enumerate() {
+                if c.instructions.iter().any(|i| i.opcode.name() == "fusion") {
+                    callers += 1;
+                    instructions += c.instructions.len();
+                    view.get(i);
+                }
+            }
+            view
+        })
+        .collect();
+    let bytes = live() - base;
+    println!(
+        "analysis views of the {callers} computations that launch fusions ({instructions} instructions): {} {:5.2}x text",
+        mib(bytes),
+        bytes as f64 / text_bytes as f64
     );
     drop(views);
 }
