@@ -205,6 +205,8 @@ fn run(base: &str, kinds: &[EditKind], check_every: bool) -> Result<(), TestCase
     let mut checked = Checked::new(&doc);
     // The first version's findings are computed, so later versions reuse them.
     checked.diagnostics(&doc, &checks::module_wide_of(&doc, None));
+    // Made now, so that every edit carries it over by what it replaced.
+    doc.fingerprint_sum();
     for kind in kinds {
         for (range, new_text) in byte_edits(&doc, &text, kind) {
             let (next, change) = doc.edited(range.start, range.end, &new_text);
@@ -223,6 +225,9 @@ fn run(base: &str, kinds: &[EditKind], check_every: bool) -> Result<(), TestCase
     let incremental = sorted(checked.diagnostics(&doc, &checks::module_wide_of(&doc, None)));
     let fresh = sorted(checks::all(&Document::parse(&text)));
     prop_assert_eq!(incremental, fresh, "final text\n{}", text);
+    // The key of the module-wide answers, carried across the edits.
+    let opened = Document::parse(&text).fingerprint_sum();
+    prop_assert_eq!(doc.fingerprint_sum(), opened, "final text\n{}", text);
     Ok(())
 }
 

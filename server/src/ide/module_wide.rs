@@ -21,16 +21,33 @@ use crate::model::stack_frames::StackFrameIndex;
 use crate::model::{ComputationId, Diagnostic, Document, HloFile, ModuleId};
 use crate::syntax::Chunk;
 
-/// The key of a version's module-wide answers: its units' fingerprints, in order.
+/// The key of a version's module-wide answers: its units' fingerprints. For one
+/// module (a dump), their sum ([`Document::fingerprint_sum`], which an edit updates
+/// by the units it touched) with the entry computation's: the order of computations
+/// changes no buffer, except which one is the entry when none is marked. A file of
+/// several modules hashes them in order, since moving a computation across a
+/// module boundary changes both modules.
 pub fn key(document: &Document) -> u64 {
     use std::hash::Hasher;
     let units = document.units();
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write_usize(units.len());
+    let file = document.file();
+    if file.modules.len() <= 1 {
+        hasher.write_u64(document.fingerprint_sum());
+        if let Some(entry) = file
+            .modules
+            .first()
+            .and_then(|m| Some(m.chunk_of(m.entry?)))
+        {
+            hasher.write_u64(units[entry].fingerprint());
+        }
+        return hasher.finish();
+    }
     // The first version hashes its whole text: in parallel.
     units.par_iter().for_each(|u| {
         u.fingerprint();
     });
-    let mut hasher = rustc_hash::FxHasher::default();
-    hasher.write_usize(units.len());
     for unit in units {
         hasher.write_u64(unit.fingerprint());
     }
