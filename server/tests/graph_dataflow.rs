@@ -752,3 +752,159 @@ fn calls_of_equal_copies_draw_the_maps_each_call_draws_alone() {
         edges_into(&entry, "call.c3")[2]
     );
 }
+
+/// The text of `dump` made live `copies` times over, as `make_live_module.py` makes
+/// it (its README in `../shared/bench`): each copy's names suffixed `.c{k}`, its
+/// ENTRY a plain computation, and a new ENTRY with the dump's parameters that
+/// calls every copy, the last call the root.
+fn live_module(dump: &str, copies: usize) -> String {
+    let lines: Vec<&str> = dump.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with('%') || l.starts_with("ENTRY "))
+        .expect("a computation");
+    let body = &lines[first..];
+    let entry = body.iter().position(|l| l.starts_with("ENTRY ")).unwrap();
+    let header = body[entry];
+    let name = header.split_whitespace().nth(1).unwrap();
+    let result = header
+        .rsplit_once("->")
+        .unwrap()
+        .1
+        .trim()
+        .trim_end_matches('{');
+    let parameters: Vec<&str> = body[entry + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with('}'))
+        .filter(|l| l.contains(" parameter("))
+        .copied()
+        .collect();
+    let mut out: String = lines[..first].iter().map(|l| format!("{l}\n")).collect();
+    for k in 0..copies {
+        for l in body {
+            let l = match l.strip_prefix("ENTRY ") {
+                // The signature's parameter names are not `%`-prefixed: drop them.
+                Some(rest) => format!("{} {{", rest.split(" (").next().unwrap()),
+                None => l.to_string(),
+            };
+            out.push_str(&suffixed(&l, k));
+            out.push('\n');
+        }
+    }
+    out.push_str("ENTRY %main_all {\n");
+    let mut operands = Vec::new();
+    for p in &parameters {
+        let p = p.split(", metadata").next().unwrap();
+        out.push_str(&format!("{p}\n"));
+        operands.push(p.trim().split(' ').next().unwrap().to_string());
+    }
+    for k in 0..copies {
+        let root = if k + 1 == copies { "ROOT " } else { "" };
+        out.push_str(&format!(
+            "  {root}%call.c{k} = {result} call({}), to_apply={name}.c{k}\n",
+            operands.join(", ")
+        ));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Checks that every edge of `g` carries what a hover computes for it: the maps
+/// of its consumer asked one output at a time (`analysis::analyze`, nothing
+/// shared), united as the graph unites them. Returns how many edges it checked.
+fn check_maps_against_hover(v: &analysis::Module<'_>, g: &Graph, what: &str) -> usize {
+    use std::sync::Arc;
+    let mut answers: HashMap<(ComputationId, InstrId), Vec<graph::build::Answer>> = HashMap::new();
+    for e in &g.edges {
+        let consumer = ids(&e.to);
+        let outputs = answers.entry(consumer).or_insert_with(|| {
+            (0..graph::build::outputs_asked(v, consumer))
+                .map(|o| {
+                    let q =
+                        analysis::Query::output_to_input(consumer.0.index(), consumer.1.index(), o);
+                    (o, Arc::new(analysis::analyze(v, &q)))
+                })
+                .collect()
+        });
+        let (map, class) = graph::build::edge_map(v, consumer, e.operand_index, outputs);
+        assert_eq!(e.map, map, "{what}: the map of {e:?}");
+        if e.class != EdgeClass::Uncoalesced {
+            assert_eq!(e.class, class, "{what}: the class of {e:?}");
+        }
+    }
+    g.edges.len()
+}
+
+/// Options that let the maps take what they take: the test compares all of them.
+fn unhurried(open: Open) -> Options {
+    Options {
+        max_nodes: 150,
+        open,
+        device: None,
+        maps_budget: std::time::Duration::from_secs(600),
+        ..Options::default()
+    }
+}
+
+/// The maps a graph draws are the maps a hover shows, edge by edge: on the shipped
+/// JAX dumps (every ENTRY, every fusion open), the transformer step around its
+/// ENTRY's middle instruction, and that step made live twice over, around the
+/// ENTRY parameter that both calls of a whole step read (the graph shares the
+/// answers of equal calls and composes each called computation once per request).
+#[test]
+fn every_edge_carries_the_maps_a_hover_shows() {
+    let mut checked = 0;
+    let mut dumps: Vec<PathBuf> = std::fs::read_dir(data().join("jax"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".after.hlo"))
+        .collect();
+    dumps.sort();
+    for path in &dumps {
+        let file = model::parse_hlo(&std::fs::read_to_string(path).unwrap());
+        for m in &file.modules {
+            let Some(entry) = m.entry else { continue };
+            let v = view::borrowed(m);
+            let g = graph::build(m, &v, &Scope::Computation(entry), &unhurried(Open::All));
+            assert!(!g.partial, "{}", path.display());
+            checked += check_maps_against_hover(&v, &g, &path.display().to_string());
+        }
+    }
+    assert!(checked >= 100, "{checked} edges on the JAX dumps");
+    let step = std::fs::read_to_string(data().join("bench/transformer.after.hlo")).unwrap();
+    for (text, around, what) in [
+        (step.clone(), None, "the step"),
+        (
+            live_module(&step, 2),
+            Some("params_5___wk__.1"),
+            "the live step",
+        ),
+    ] {
+        let file = model::parse_hlo(&text);
+        let m = &file.modules[0];
+        let entry = m.entry.unwrap();
+        let instruction = match around {
+            Some(name) => m.find_instruction(name).unwrap().1,
+            None => InstrId(m.computation(entry).instructions.len() as u32 / 2),
+        };
+        let v = view::borrowed(m);
+        let scope = Scope::Around {
+            computation: entry,
+            instruction,
+            radius: 3,
+        };
+        let g = graph::build(m, &v, &scope, &unhurried(Open::Focus));
+        assert!(!g.partial, "{what}");
+        let edges = check_maps_against_hover(&v, &g, what);
+        assert!(edges >= 20, "{what}: {edges} edges");
+        let unknown = g
+            .edges
+            .iter()
+            .filter(|e| e.map.starts_with("unknown"))
+            .count();
+        assert!(
+            unknown < edges / 4,
+            "{what}: {unknown} of {edges} edges unknown"
+        );
+    }
+}

@@ -7,6 +7,8 @@
 //! and accumulates a deduplicated set per instruction. Parameters collect the
 //! maps of the fusion's operands. Nested fusions recurse.
 
+use std::sync::Arc;
+
 use super::build::identity;
 use super::compose::{compose, resolve_sources};
 use super::graph::Module;
@@ -271,7 +273,18 @@ fn propagate(
             0
         };
         for output in outputs {
+            let refusals = super::nesting::refusals();
             let producer = output_to_input(module, comp, u, output);
+            let clean = super::nesting::refusals() == refusals && !crate::budget::exhausted();
+            let steps: Vec<super::memo::Step> = maps
+                .iter()
+                .filter(|(o, _)| *o == output)
+                .map(|(_, m)| {
+                    super::memo::step(module, (comp, u, output), m, || {
+                        (Arc::new(step(module, comp, u, m, &producer)), clean)
+                    })
+                })
+                .collect();
             for (k, &v) in node.operands.iter().enumerate() {
                 if v >= c.nodes.len() {
                     continue;
@@ -282,11 +295,11 @@ fn propagate(
                     ));
                     continue;
                 };
-                for (_, m) in maps.iter().filter(|(o, _)| *o == output) {
-                    for p in &entry.maps {
-                        match compose(m, p, &|kk| source(module, comp, u, kk), module) {
-                            Ok(cm) => reached[v].insert(operand_output, cm),
-                            Err(reason) => reached[v].mark_unknown(&reason),
+                for composed in steps.iter().filter_map(|s| s.get(k)) {
+                    for result in composed {
+                        match result {
+                            Ok(cm) => reached[v].insert(operand_output, cm.clone()),
+                            Err(reason) => reached[v].mark_unknown(reason),
                         }
                     }
                 }
@@ -305,4 +318,31 @@ fn propagate(
         reached[u].maps = maps;
     }
     reached
+}
+
+/// The compositions of `m`, a map that reached instruction `u` of `comp`, with
+/// each of the instruction's maps (`producer`) to each operand: entry `k` in the
+/// order of operand `k`'s maps (empty for an operand the instruction's indexing
+/// or the computation does not have).
+fn step(
+    module: &Module,
+    comp: usize,
+    u: usize,
+    m: &OperandMap,
+    producer: &InstructionIndexing,
+) -> Vec<Vec<Result<OperandMap, Unknown>>> {
+    let c = module.computation(comp);
+    c.nodes[u]
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| match producer.entries.get(k) {
+            Some(entry) if v < c.nodes.len() => entry
+                .maps
+                .iter()
+                .map(|p| compose(m, p, &|kk| source(module, comp, u, kk), module))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }

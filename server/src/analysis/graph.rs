@@ -117,6 +117,9 @@ pub struct Module<'a> {
     computations: Cells,
     builder: Option<Builder<'a>>,
     pub entry: usize,
+    /// Pairs of computations found structurally equal or not, kept as long as the
+    /// view ([`super::structure::same`]).
+    pub(crate) compared: super::structure::Compared,
 }
 
 impl std::fmt::Debug for Module<'_> {
@@ -134,6 +137,7 @@ impl<'a> Module<'a> {
             computations: Cells::filled(computations),
             builder: None,
             entry,
+            compared: Default::default(),
         }
     }
 
@@ -148,6 +152,7 @@ impl<'a> Module<'a> {
             computations: Cells::empty(count),
             builder: Some(Box::new(build)),
             entry,
+            compared: Default::default(),
         }
     }
 

@@ -8,6 +8,11 @@
 //! from output `k` of a called computation to its parameters
 //! ([`super::fusion::fused_output_to_input`]) are computed once and shared.
 //!
+//! The outputs of one called computation also meet inside it: sixteen outputs of
+//! a whole training step read the same activations through the same maps. The
+//! composition of a map that reached an instruction with that instruction's own
+//! maps ([`step`]) is done once per request too, whichever output brought it.
+//!
 //! Only answers that do not depend on how they were reached are kept: one that a
 //! time budget cut short, or in which the nesting guard refused a computation
 //! ([`super::nesting`]: a recursive call is refused or not depending on what is
@@ -19,16 +24,27 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::FxHashMap;
 
 use super::graph::Module;
-use super::operand_indexing::InstructionIndexing;
+use super::operand_indexing::{InstructionIndexing, OperandMap};
+use super::unknown::Unknown;
 
 /// The key of one answer: the module (its address: views of different modules
 /// may share a thread), the called computation, the output, the operand count.
 type Key = (usize, usize, usize, usize);
 
+/// What maps `m` reaching output `output` of instruction `node` of computation
+/// `comp` become through each operand: the module (its address), `comp`, `node`,
+/// `output` and `m`.
+type StepKey = (usize, usize, usize, usize, OperandMap);
+
+/// For each operand of an instruction, the composition of one map that reached it
+/// with each of the operand's maps, in the order of those maps.
+pub type Step = Arc<Vec<Vec<Result<OperandMap, Unknown>>>>;
+
 /// The shared answers of one request.
 #[derive(Default)]
 pub struct Memo {
     answers: Mutex<FxHashMap<Key, Arc<InstructionIndexing>>>,
+    steps: Mutex<FxHashMap<StepKey, Step>>,
 }
 
 thread_local! {
@@ -79,6 +95,39 @@ pub fn composed(
     if clean {
         if let Ok(mut answers) = memo.answers.lock() {
             answers.insert(key, Arc::new(answer.clone()));
+        }
+    }
+    answer
+}
+
+/// The compositions of `m`, which reached output `output` of instruction `node` of
+/// computation `comp`, with the instruction's maps to each operand: the current
+/// memo's, or `compute()`'s. `compute` also reports whether its answer is clean
+/// (the instruction's own maps were not cut short by the budget nor refused by the
+/// nesting guard): only a clean answer is kept, as for [`composed`].
+pub fn step(
+    module: &Module,
+    (comp, node, output): (usize, usize, usize),
+    m: &OperandMap,
+    compute: impl FnOnce() -> (Step, bool),
+) -> Step {
+    let Some(memo) = CURRENT.with(|c| c.borrow().clone()) else {
+        return compute().0;
+    };
+    let key = (
+        std::ptr::from_ref(module) as usize,
+        comp,
+        node,
+        output,
+        m.clone(),
+    );
+    if let Some(known) = memo.steps.lock().ok().and_then(|s| s.get(&key).cloned()) {
+        return known;
+    }
+    let (answer, clean) = compute();
+    if clean && !crate::budget::exhausted() {
+        if let Ok(mut steps) = memo.steps.lock() {
+            steps.insert(key, answer.clone());
         }
     }
     answer

@@ -133,11 +133,41 @@ impl<'m> Interner<'m> {
 /// current time budget ([`crate::budget`]) runs out the answer is `false`: not
 /// known equal.
 pub fn same(module: &Module, a: usize, b: usize) -> bool {
-    Pairs {
+    let key = (a.min(b), a.max(b));
+    if let Some(known) = module.compared.get(key) {
+        return known;
+    }
+    let equal = Pairs {
         module,
         equal: FxHashMap::default(),
     }
-    .same(a, b, 0)
+    .same(a, b, 0);
+    // A walk the budget cut short says `false` for "not known": not kept.
+    if !crate::budget::exhausted() {
+        module.compared.keep(key, equal);
+    }
+    equal
+}
+
+/// The answers of [`same`] for one view: a graph around ENTRY's parameter of a
+/// live module compares each of 32 calls' whole steps (every fused computation
+/// of each) with the first's, some 60 ms of two cores, and a view lives as long
+/// as its document's version, over many requests.
+#[derive(Default)]
+pub struct Compared {
+    known: std::sync::Mutex<FxHashMap<(usize, usize), bool>>,
+}
+
+impl Compared {
+    fn get(&self, key: (usize, usize)) -> Option<bool> {
+        self.known.lock().ok()?.get(&key).copied()
+    }
+
+    fn keep(&self, key: (usize, usize), equal: bool) {
+        if let Ok(mut known) = self.known.lock() {
+            known.insert(key, equal);
+        }
+    }
 }
 
 /// Pairs of computations compared so far: `true` equal, `false` different or

@@ -110,6 +110,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
         },
         device: (!cpu || chosen.explicit).then_some(chosen.device),
         measured,
+        ..Options::default()
     };
     let view = analysis::view::borrowed(module);
     let g = graph::build(module, &view, &scope, &options);

@@ -50,6 +50,10 @@ pub struct Options {
     /// A profile joined to the module: each node's measured time and share of the
     /// step ([`super::Node::measured`]), which its colour shows.
     pub measured: Option<std::sync::Arc<crate::profile::ModuleProfile>>,
+    /// How long the maps on the edges may take together ([`MAPS_BUDGET`] by
+    /// default): what is not composed by then reads "not computed", and the graph
+    /// is partial. Tests that compare every map give it more.
+    pub maps_budget: std::time::Duration,
 }
 
 /// The default cap on instruction nodes.
@@ -62,6 +66,7 @@ impl Default for Options {
             open: Open::Focus,
             device: None,
             measured: None,
+            maps_budget: MAPS_BUDGET,
         }
     }
 }
@@ -79,7 +84,7 @@ const MAX_OUTPUTS: usize = 16;
 pub const MAPS_BUDGET: std::time::Duration = std::time::Duration::from_millis(170);
 
 /// One output's answer: the output and the maps from it to every operand.
-type Answer = (usize, std::sync::Arc<analysis::InstructionIndexing>);
+pub type Answer = (usize, std::sync::Arc<analysis::InstructionIndexing>);
 
 /// A node's id: `c{computation}i{instruction}`.
 pub fn id_of(c: ComputationId, i: InstrId) -> String {
@@ -443,10 +448,7 @@ fn with_maps(
     let mut queries = Vec::new();
     let mut owner = Vec::new();
     for (k, &(c, i)) in consumers.iter().enumerate() {
-        let Some(node) = view.get(c.index()).and_then(|v| v.nodes.get(i.index())) else {
-            continue;
-        };
-        for output in 0..node.op.shape.output_count().clamp(1, MAX_OUTPUTS) {
+        for output in 0..outputs_asked(view, (c, i)) {
             owner.push(k);
             queries.push(Query {
                 computation: c.index(),
@@ -465,7 +467,7 @@ fn with_maps(
     // maps share one time budget, so that the graph costs what its radius holds, not
     // what its consumers call; what it cuts short reads as unknown, and the graph
     // says it is partial.
-    let maps_budget = crate::budget::current().child(MAPS_BUDGET);
+    let maps_budget = crate::budget::current().child(options.maps_budget);
     let answers = answer_sharing(view, &queries, &owner, &consumers, &maps_budget);
     *partial |= maps_budget.cut().is_some();
     let mut per_consumer: FxHashMap<(ComputationId, InstrId), Vec<Answer>> = FxHashMap::default();
@@ -476,15 +478,16 @@ fn with_maps(
             .push((q.output_id, answer));
     }
     let verdicts = coalescing_verdicts(module, view, &consumers, options);
+    let described = describe_edges(view, pending, &per_consumer);
     pending
         .iter()
-        .map(|p| {
+        .zip(described)
+        .map(|(p, (map, mut class))| {
             let key = (p.computation, p.consumer);
             let outputs = per_consumer
                 .get(&key)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            let (map, mut class) = describe(view, key, p.operand, outputs);
             *partial |= outputs.iter().any(|(_, a)| {
                 a.entries
                     .get(p.operand)
@@ -505,6 +508,61 @@ fn with_maps(
             }
         })
         .collect()
+}
+
+/// The map text and class ([`edge_map`]) of every pending edge, in parallel. An
+/// edge into a consumer with the same op and the same answers (shared, see
+/// [`answer_sharing`]) as an earlier edge's, into the same operand, takes that
+/// edge's: ENTRY's 32 calls of equal copies of a step read a parameter alike, and
+/// uniting 16 outputs' maps of 81 operands, then printing them, 32 times over
+/// took longer than composing them.
+fn describe_edges(
+    view: &analysis::Module<'_>,
+    pending: &[Pending],
+    per_consumer: &FxHashMap<(ComputationId, InstrId), Vec<Answer>>,
+) -> Vec<(String, EdgeClass)> {
+    use rayon::prelude::*;
+    let outputs = |p: &Pending| {
+        per_consumer
+            .get(&(p.computation, p.consumer))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
+    let op = |p: &Pending| {
+        view.get(p.computation.index())
+            .and_then(|v| v.nodes.get(p.consumer.index()))
+            .map(|n| &n.op)
+    };
+    // The edges described so far, by the answers they read (each output and the
+    // address of its answer) and their operand.
+    type Alike = (Vec<(usize, usize)>, usize);
+    let mut first: FxHashMap<Alike, Vec<usize>> = FxHashMap::default();
+    // For each edge, the edge it is described as.
+    let mut source = Vec::with_capacity(pending.len());
+    for (e, p) in pending.iter().enumerate() {
+        let answers = outputs(p)
+            .iter()
+            .map(|(o, a)| (*o, std::sync::Arc::as_ptr(a) as usize))
+            .collect();
+        let alike = first.entry((answers, p.operand)).or_default();
+        match alike.iter().find(|&&d| op(&pending[d]) == op(p)) {
+            Some(&d) => source.push(d),
+            None => {
+                alike.push(e);
+                source.push(e);
+            }
+        }
+    }
+    let distinct: Vec<usize> = (0..pending.len()).filter(|&e| source[e] == e).collect();
+    let texts: FxHashMap<usize, (String, EdgeClass)> = distinct
+        .par_iter()
+        .map(|&e| {
+            let p = &pending[e];
+            let key = (p.computation, p.consumer);
+            (e, edge_map(view, key, p.operand, outputs(p)))
+        })
+        .collect();
+    source.iter().map(|d| texts[d].clone()).collect()
 }
 
 /// The answer to every query (`owner[q]`: the index of its consumer in
@@ -541,7 +599,7 @@ fn answer_sharing(
             by_output.insert((k, q.output_id), i);
         }
     }
-    queries
+    let answers = queries
         .par_iter()
         .zip(owner)
         .enumerate()
@@ -557,7 +615,11 @@ fn answer_sharing(
                 _ => run(q),
             }
         })
-        .collect()
+        .collect();
+    // The memo holds every composition of the request (a whole step's, some 50 ms
+    // to free): freed beside the rest of the request, not before it.
+    rayon::spawn(move || drop(memo));
+    answers
 }
 
 /// For each consumer, the index of the first consumer whose answers it can take:
@@ -604,8 +666,18 @@ fn representatives(
     representative
 }
 
-/// The short text and class of operand `k`'s maps, united over the outputs.
-fn describe(
+/// The outputs of consumer `(c, i)` whose maps its edges unite: the first
+/// [`MAX_OUTPUTS`] (none for an instruction the view does not have).
+pub fn outputs_asked(view: &analysis::Module<'_>, (c, i): (ComputationId, InstrId)) -> usize {
+    view.get(c.index())
+        .and_then(|v| v.nodes.get(i.index()))
+        .map_or(0, |node| node.op.shape.output_count().clamp(1, MAX_OUTPUTS))
+}
+
+/// The short text and class of the edge into operand `k` of consumer `(c, i)`:
+/// its maps from each output in `outputs` (the output and the answer for it),
+/// united (before any coalescing verdict).
+pub fn edge_map(
     view: &analysis::Module<'_>,
     (c, i): (ComputationId, InstrId),
     k: usize,
