@@ -186,6 +186,28 @@ fn cost_text_is_a_header_then_one_line_per_kernel() {
     insta::assert_snapshot!(out);
 }
 
+/// A pass-by-pass dump of a CPU run: its module's `cpu_after_optimizations.txt`
+/// beside it says what neither its name nor its text does.
+#[test]
+fn a_pass_dump_beside_its_cpu_dump_is_not_judged_without_a_device() {
+    let file = format!(
+        "{}/../tests/data/dumps/step/module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let v = json(&["cost", &file, "--json"]);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["kernels"], serde_json::json!([]));
+    // Copied away from its dump, nothing says so: read as written for a GPU.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let alone = temp_file(
+        "cli-pass-dump",
+        "module_0004.jit_step.0001.after_fusion.txt",
+        &text,
+    );
+    let v = json(&["cost", alone.to_str().unwrap(), "--json"]);
+    assert_ne!(v["kernels"], serde_json::json!([]), "{v}");
+}
+
 #[test]
 fn a_cpu_dump_is_not_judged_without_a_device() {
     let file = bench("transformer.after.hlo");

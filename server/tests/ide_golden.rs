@@ -194,6 +194,39 @@ fn a_dump_before_xlas_passes_is_judged_only_on_a_chosen_gpu() {
     }
 }
 
+/// A pass-by-pass dump of a CPU run says nothing of the CPU, neither in its name
+/// nor in its text (the CPU's backend configs come later in the pipeline): the
+/// after-optimizations dump of the same module beside it does, and the kernels get
+/// no GPU cost until the user chooses a GPU.
+#[test]
+fn a_pass_dump_of_a_cpu_run_is_judged_only_on_a_chosen_gpu() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/dumps/step/module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt"
+    ));
+    let text = std::fs::read_to_string(path).expect("test data");
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let snapshot = hlo(&text).with_file_name(name);
+    // Read alone (as a test module would be), its fusions are GPU kernels...
+    assert!(!ide::cost::kernels(&snapshot, &Config::default()).is_empty());
+    // ...but beside its module's `cpu_after_optimizations.txt` they are not.
+    let snapshot = snapshot.with_path(Some(path));
+    assert!(ide::cost::kernels(&snapshot, &Config::default()).is_empty());
+    let at = text.find("%broadcast_add_fusion = ").expect("a fusion") + 1;
+    let hover = ide::hover::hover(&snapshot, at, &Config::default(), Detail::Summary)
+        .expect("hover")
+        .text();
+    assert!(
+        !hover.contains("**Cost**") && !hover.contains("a6000"),
+        "{hover}"
+    );
+    let chosen = Config {
+        device_chosen: true,
+        ..Config::default()
+    };
+    assert!(!ide::cost::kernels(&snapshot, &chosen).is_empty());
+}
+
 /// On a GPU chosen for the CPU dump, the collective's hover carries the
 /// collective model's time, the number `hlo-lsp cost --device h100` prints.
 #[test]

@@ -80,13 +80,17 @@ fn read_config(path: &Path) -> Result<Device, String> {
     Ok(device)
 }
 
-/// Whether the module was compiled for the CPU (its file name or its text says so).
+/// Whether the module was compiled for the CPU (its file name or its text says so, or
+/// the after-optimizations dump of its module beside it).
 pub fn is_cpu_dump(file: &Path, module: &Module) -> bool {
     let by_name = file
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(Backend::from_file_name);
-    by_name.or_else(|| Backend::of_module(module)) == Some(Backend::Cpu)
+    by_name
+        .or_else(|| Backend::of_module(module))
+        .or_else(|| crate::dump::naming::backend_beside(file))
+        == Some(Backend::Cpu)
 }
 
 /// The note a CPU dump gets when no `--device` was asked for.

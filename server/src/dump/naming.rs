@@ -13,7 +13,10 @@
 //! after-optimization, then the rest.
 
 use std::cmp::Ordering;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use crate::model::backend::Backend;
 
 /// Where in the compilation a dump was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,6 +198,30 @@ pub fn compare(a: &Path, b: &Path) -> Ordering {
 /// Sorts dump paths in XLA's order (see [`compare`]).
 pub fn order<P: AsRef<Path>>(paths: &mut [P]) {
     paths.sort_by(|a, b| compare(a.as_ref(), b.as_ref()));
+}
+
+/// The backend XLA compiled the dump at `path` for, when neither its name nor its
+/// text says (a pass-by-pass or before-optimizations dump of a CPU run carries no
+/// CPU mark): the platform of its module's after-optimizations dump in the same
+/// folder ([`Backend::from_siblings`]). A folder is listed once per file: the server
+/// asks for every version of a document.
+pub fn backend_beside(path: &Path) -> Option<Backend> {
+    static SEEN: OnceLock<Mutex<rustc_hash::FxHashMap<PathBuf, Option<Backend>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Mutex::default);
+    if let Some(known) = seen.lock().ok().and_then(|s| s.get(path).copied()) {
+        return known;
+    }
+    let found = path.file_name().and_then(|n| n.to_str()).and_then(|name| {
+        let entries = std::fs::read_dir(path.parent()?).ok()?;
+        let names: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        Backend::from_siblings(name, names.iter().map(String::as_str))
+    });
+    if let Ok(mut seen) = seen.lock() {
+        seen.insert(path.to_path_buf(), found);
+    }
+    found
 }
 
 #[cfg(test)]

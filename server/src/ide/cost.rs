@@ -31,7 +31,8 @@ pub struct KernelAt {
 }
 
 /// Whether `module` (or `kernel` in it) is not a GPU's program: the CPU's (the
-/// kernel's own marks say so, else the module's text, else the file's name), or a
+/// kernel's own marks say so, else the module's text, else the file's name, else the
+/// after-optimizations dump of its module beside it), or a
 /// program no backend has compiled yet (StableHLO, or HLO before XLA's fusion
 /// passes). GPU answers (costs, coalescing) leave it alone unless the user chose a
 /// GPU.
@@ -46,7 +47,12 @@ pub(super) fn off_gpu(
     let backend = kernel
         .and_then(Backend::of_instruction)
         .or_else(|| Backend::of_module(module))
-        .or_else(|| Backend::from_file_name(snapshot.file_name()));
+        .or_else(|| Backend::from_file_name(snapshot.file_name()))
+        .or_else(|| {
+            snapshot
+                .path()
+                .and_then(crate::dump::naming::backend_beside)
+        });
     backend == Some(Backend::Cpu)
 }
 

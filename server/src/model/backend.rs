@@ -37,6 +37,23 @@ impl Backend {
         }
     }
 
+    /// The backend of a dump whose own name does not say (a pass-by-pass dump,
+    /// `module_0004.jit_step.0001.HLO_passes_after_layout_assignment....txt`, or
+    /// `module_0004.jit_step.before_optimizations.txt`), from the name of the
+    /// after-optimizations dump XLA wrote for the same module in the same folder
+    /// (`module_0004.jit_step.cpu_after_optimizations.txt`). `siblings` are the names
+    /// of the files beside it.
+    pub fn from_siblings<'a>(
+        file_name: &str,
+        siblings: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Backend> {
+        let module = dump_module_prefix(file_name)?;
+        siblings
+            .into_iter()
+            .filter(|name| name.starts_with(module) && *name != file_name)
+            .find_map(Backend::from_file_name)
+    }
+
     /// The backend an instruction's own attributes give, if they say.
     pub fn of_instruction(instruction: &Instruction) -> Option<Backend> {
         let attrs = instruction.attrs();
@@ -124,6 +141,19 @@ impl Backend {
     }
 }
 
+/// `module_0004.jit_step.` of a file XLA dumped for module 4 (`module_` and its
+/// number, then the module's name: the start of every file of that module).
+fn dump_module_prefix(file_name: &str) -> Option<&str> {
+    let rest = file_name.strip_prefix("module_")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest.as_bytes().get(digits) != Some(&b'.') {
+        return None;
+    }
+    let after_number = "module_".len() + digits + 1;
+    let name_end = file_name[after_number..].find('.')? + after_number + 1;
+    Some(&file_name[..name_end])
+}
+
 /// Whether `module` is a dump of a program no backend has optimized yet: XLA printed
 /// it from a compilation (its header gives `entry_computation_layout`, as in
 /// `*.before_optimizations.txt` and JAX's `as_hlo_text()`), with no schedule, no
@@ -165,6 +195,24 @@ mod tests {
         let gpu = "module_0012.jit_f.sm_9.0_gpu_after_optimizations.txt";
         assert_eq!(Backend::from_file_name(gpu), Some(Backend::Gpu));
         assert_eq!(Backend::from_file_name("softmax.hlo"), None);
+    }
+
+    #[test]
+    fn a_pass_dump_takes_the_platform_of_its_modules_final_dump() {
+        let siblings = [
+            "module_0004.jit_step.0001.HLO_passes_after_layout_assignment.after_fusion.txt",
+            "module_0004.jit_step.cpu_after_optimizations.txt",
+            "module_0012.jit_f.sm_9.0_gpu_after_optimizations.txt",
+            "module_0012.jit_f.before_optimizations.txt",
+        ];
+        let pass = siblings[0];
+        assert_eq!(Backend::from_siblings(pass, siblings), Some(Backend::Cpu));
+        let before = siblings[3];
+        assert_eq!(Backend::from_siblings(before, siblings), Some(Backend::Gpu));
+        // Module 4 of another program (`jit_stepper`) is not module 4 of `jit_step`.
+        let other = ["module_0004.jit_stepper.cpu_after_optimizations.txt"];
+        assert_eq!(Backend::from_siblings(pass, other), None);
+        assert_eq!(Backend::from_siblings("softmax.hlo", siblings), None);
     }
 
     #[test]
