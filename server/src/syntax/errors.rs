@@ -57,10 +57,10 @@ pub(super) fn collect(tree: &Tree, text: &str) -> Vec<SyntaxError> {
 /// Such errors, the ones covering the computation's name, give way to one at the
 /// end of its text that says what is missing.
 pub(super) fn unclosed_computation(text: &str, name: &NameAt, errors: &mut Vec<SyntaxError>) {
-    let body = text.trim_end();
-    if brace_depth(body) == 0 {
+    if super::split::open_braces(text) == 0 {
         return;
     }
+    let body = text.trim_end();
     let at = name.start as usize;
     errors.retain(|e| !(e.range.start <= at && at < e.range.end));
     let end = body.len();
@@ -71,31 +71,6 @@ pub(super) fn unclosed_computation(text: &str, name: &NameAt, errors: &mut Vec<S
             name.name
         ),
     });
-}
-
-/// How many `{` are still open at the end of `text`, outside quoted strings.
-fn brace_depth(text: &str) -> usize {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    depth
 }
 
 fn node_text<'a>(text: &'a str, node: Node) -> &'a str {

@@ -64,6 +64,9 @@ impl Iterator for Splitter<'_> {
 struct State {
     kind: Option<ChunkKind>,
     depth: u32,
+    /// Of `depth`, the braces (`{` not yet closed by `}`): a chunk that ends with one
+    /// open is a computation whose `}` is missing ([`open_braces`]).
+    braces: u32,
     /// A computation's body brace has been seen.
     opened: bool,
     /// Last byte outside whitespace and comments (`,` means "continues").
@@ -77,9 +80,24 @@ struct State {
 }
 
 fn scan_chunk(text: &[u8], start: usize, document_start: bool) -> (usize, ChunkKind) {
+    let (end, state) = scan(text, start, document_start);
+    (end, state.kind.unwrap_or(ChunkKind::Other))
+}
+
+/// How many `{` are still open at the end of `chunk` (one chunk's text), counted as
+/// the split counts brackets (strings and comments skipped, as in the grammar): a
+/// computation cut short, or whose `}` was deleted, ends with one open. The scan
+/// state is fresh at every chunk boundary, so the chunk alone gives the same count.
+pub(super) fn open_braces(chunk: &str) -> u32 {
+    scan(chunk.as_bytes(), 0, false).1.braces
+}
+
+/// Scans the chunk that starts at `start`: where it ends, and the state there.
+fn scan(text: &[u8], start: usize, document_start: bool) -> (usize, State) {
     let mut state = State {
         kind: None,
         depth: 0,
+        braces: 0,
         opened: false,
         last_significant: b'\n',
         words: 0,
@@ -97,24 +115,25 @@ fn scan_chunk(text: &[u8], start: usize, document_start: bool) -> (usize, ChunkK
         let blank = content.is_empty() || content[0] == b'\n';
         if content.starts_with(b"// -----") {
             if p == start {
-                return (line_end, ChunkKind::Separator);
+                state.kind = Some(ChunkKind::Separator);
+                return (line_end, state);
             }
-            return (p, state.kind.unwrap_or(ChunkKind::Other));
+            return (p, state);
         }
         let comment = content.starts_with(b"//");
         if p != start && !blank && !comment && starts_new_item(&state, indent, content) {
-            return (p, state.kind.unwrap_or(ChunkKind::Other));
+            return (p, state);
         }
         if state.kind.is_none() && !blank && !comment {
             state.kind = Some(classify(content));
             state.single = document_start && is_single_instruction(content);
         }
         if let Some(at) = scan_line(line, &mut state) {
-            return (p + at, state.kind.unwrap_or(ChunkKind::Other));
+            return (p + at, state);
         }
         p = line_end;
     }
-    (text.len(), state.kind.unwrap_or(ChunkKind::Other))
+    (text.len(), state)
 }
 
 /// Whether a non-blank, non-comment line starts a new chunk.
@@ -245,11 +264,15 @@ fn scan_line(line: &[u8], state: &mut State) -> Option<usize> {
                 state.depth += 1;
                 if b == b'{' {
                     state.opened = true;
+                    state.braces += 1;
                 }
                 state.last_significant = b;
             }
             b'}' | b')' => {
                 state.depth = state.depth.saturating_sub(1);
+                if b == b'}' {
+                    state.braces = state.braces.saturating_sub(1);
+                }
                 state.last_significant = b;
             }
             b' ' | b'\t' | b'\r' | b'\n' => {}
@@ -344,6 +367,22 @@ mod tests {
                     ChunkKind::Computation
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn a_computation_cut_short_ends_with_its_brace_open() {
+        let whole = "ENTRY e {\n  p = f32[2]{0} parameter(0), metadata={op_name=\"}\"}\n  // }\n  ROOT n = f32[2]{0} negate(p)\n}\n";
+        assert_eq!(open_braces(whole), 0);
+        let cut = &whole[..whole.find("ROOT").unwrap()];
+        assert_eq!(
+            open_braces(cut),
+            1,
+            "the `}}` in a string and a comment do not close it"
+        );
+        assert_eq!(
+            open_braces(&whole[..whole.find("negate(p").unwrap() + 8]),
+            1
         );
     }
 
