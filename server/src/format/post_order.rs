@@ -67,7 +67,7 @@ fn predecessors(c: &ComputationRef, k: usize) -> Vec<usize> {
     // walked before the operands, so they come first in visiting order.
     let control: Vec<usize> = instruction
         .attribute("control-predecessors")
-        .map(|a| control_names(c.src(a.value_range)))
+        .map(|a| super::values::instruction_names(c.src(a.value_range)))
         .unwrap_or_default()
         .into_iter()
         .filter_map(|name| c.instruction_id(name).map(|id| id.index()))
@@ -75,18 +75,6 @@ fn predecessors(c: &ComputationRef, k: usize) -> Vec<usize> {
     let mut visiting = control.into_iter().rev().collect::<Vec<_>>();
     visiting.append(&mut out);
     visiting
-}
-
-/// `{%a, %b}` as `["a", "b"]`.
-fn control_names(value: &str) -> Vec<&str> {
-    value
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}')
-        .split(',')
-        .map(|n| n.trim().trim_start_matches('%'))
-        .filter(|n| !n.is_empty())
-        .collect()
 }
 
 /// The computations of `module` in the order XLA prints them:

@@ -465,13 +465,8 @@ fn operands(
 
 /// `{%a, %b}` with each instruction's printed name ([`Names`]).
 fn renamed_list(c: &ComputationRef, names: &Names, written: &str) -> String {
-    let inner: Vec<String> = written
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}')
-        .split(',')
-        .map(|n| n.trim().trim_start_matches('%'))
-        .filter(|n| !n.is_empty())
+    let inner: Vec<String> = values::instruction_names(written)
+        .into_iter()
         .map(|n| match c.instruction_id(n) {
             Some(id) => format!("%{}", names.get(c.id, id)),
             None => format!("%{n}"),

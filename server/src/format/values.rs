@@ -147,6 +147,19 @@ fn closing_quote(text: &str) -> Option<usize> {
     None
 }
 
+/// The names of an instruction list `{%a, %b}` (`control-predecessors`), without
+/// their `%`: `["a", "b"]`.
+pub(super) fn instruction_names(value: &str) -> Vec<&str> {
+    value
+        .trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .split(',')
+        .map(|n| n.trim().trim_start_matches('%'))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// The length of the braced value `text` starts with (`{...}` with nested braces).
 pub(super) fn braced_end(text: &str) -> Option<usize> {
     if !text.starts_with('{') {
