@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use hlo_lsp::analysis::{analyze, analyze_many, view, Direction, Module, Query};
 
+use crate::analysis_support::renamed;
+
 fn hlo_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -93,28 +95,6 @@ fn distinct(answers: &[Arc<hlo_lsp::analysis::InstructionIndexing>]) -> usize {
     seen.len()
 }
 
-/// `text`'s computations and instructions renamed (`%x` → `%x.copy`), so the copy
-/// can sit beside the original in one module.
-fn renamed_copy(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '%' {
-            while let Some(&d) = chars.peek() {
-                if d.is_ascii_alphanumeric() || "_.-".contains(d) {
-                    out.push(d);
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            out.push_str(".copy");
-        }
-    }
-    out
-}
-
 /// The benchmark transformer's first fused computations, twice under different
 /// names, each called by its own fusion from the entry.
 #[test]
@@ -136,7 +116,7 @@ fn renamed_copies_of_fusions_share_their_answers() {
   ROOT %t = (f32[16,8]{1,0}, f32[16,8]{1,0}) tuple(%one, %two)
 }
 ";
-    let module = format!("{text}{}{entry}", renamed_copy(&text[12..]));
+    let module = format!("{text}{}{entry}", renamed(&text[12..], ".copy"));
     let (queries, answers) = batch_equals_one_by_one(&module, "renamed copies");
     let one = queries.iter().position(|q| q.instruction == 2).unwrap();
     let two = queries.iter().position(|q| q.instruction == 3).unwrap();
@@ -166,7 +146,7 @@ fn answers_that_name_an_instruction_are_not_shared() {
   ROOT %t = (f32[2,8]{1,0}, f32[2,8]{1,0}) tuple(%a, %b)
 }
 ";
-    let module = format!("{text}{}{entry}", renamed_copy(&text[12..]));
+    let module = format!("{text}{}{entry}", renamed(&text[12..], ".copy"));
     let (queries, answers) = batch_equals_one_by_one(&module, "dynamic-slice copies");
     let first = |instruction| {
         let i = queries
@@ -269,7 +249,7 @@ fn same_agrees_with_the_classes_of_the_whole_module() {
             continue;
         }
         let body = text.find('\n').map_or("", |i| &text[i + 1..]);
-        let doubled = format!("{text}\n{}", renamed_copy(body).replace("ENTRY ", ""));
+        let doubled = format!("{text}\n{}", renamed(body, ".copy").replace("ENTRY ", ""));
         for text in [text.as_str(), doubled.as_str()] {
             let (_, modules) = view::parse(text);
             let module = &modules[0];

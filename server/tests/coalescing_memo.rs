@@ -6,23 +6,9 @@ use hlo_lsp::coalescing::diagnostics::{computation_diagnostics_with, Sharing, UN
 use hlo_lsp::coalescing::memo;
 use hlo_lsp::model::{nameless, Document, ModuleId};
 
-const TRANSFORMER: &str = include_str!("../../tests/data/bench/transformer.after.hlo");
+use crate::analysis_support::renamed;
 
-/// `text` with `suffix` appended to every `%name` (computations and instructions).
-fn renamed(text: &str, suffix: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 11 / 10);
-    let mut in_name = false;
-    for ch in text.chars() {
-        let name_char = ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-');
-        if in_name && !name_char {
-            out.push_str(suffix);
-            in_name = false;
-        }
-        in_name |= ch == '%';
-        out.push(ch);
-    }
-    out
-}
+const TRANSFORMER: &str = include_str!("../../tests/data/bench/transformer.after.hlo");
 
 /// Two renamed copies of a real dump in one module: every computation's findings
 /// with the memo are those found by analyzing each fusion afresh, and the copy's

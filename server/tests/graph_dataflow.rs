@@ -14,6 +14,8 @@ use hlo_lsp::graph::{self, build::Open, class, EdgeClass, Graph, NodeKind, Optio
 use hlo_lsp::model::{self, ComputationId, InstrId, Module};
 use proptest::prelude::*;
 
+use crate::analysis_support::renamed;
+
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data")
 }
@@ -652,27 +654,6 @@ fn node_times_are_the_kernels_estimates() {
     assert!(cpu.nodes.iter().all(|n| n.time.is_none()));
 }
 
-/// `text` with every `%name` suffixed by `.c{k}`.
-fn suffixed(text: &str, k: usize) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '%' {
-            while let Some(&d) = chars.peek() {
-                if d.is_ascii_alphanumeric() || "_.-".contains(d) {
-                    out.push(d);
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            out.push_str(&format!(".c{k}"));
-        }
-    }
-    out
-}
-
 /// ENTRY calls four renamed copies of a layer (as `make_live_module.py` makes a live
 /// module): the graph around ENTRY's parameter answers the calls structurally
 /// equal to the first from its answers, and the maps on their edges are what each
@@ -700,7 +681,7 @@ fn calls_of_equal_copies_draw_the_maps_each_call_draws_alone() {
     let copies = 4;
     let mut text = String::from("HloModule live\n");
     for k in 0..copies {
-        text.push_str(&suffixed(layer, k));
+        text.push_str(&renamed(layer, &format!(".c{k}")));
     }
     text.push_str("ENTRY %main (x: f32[10,8], i: s32[], w: f32[8,8]) -> (f32[2,8], f32[8,8]) {\n");
     text.push_str("  %x = f32[10,8]{1,0} parameter(0)\n  %i = s32[] parameter(1)\n");
@@ -787,7 +768,7 @@ fn live_module(dump: &str, copies: usize) -> String {
                 Some(rest) => format!("{} {{", rest.split(" (").next().unwrap()),
                 None => l.to_string(),
             };
-            out.push_str(&suffixed(&l, k));
+            out.push_str(&renamed(&l, &format!(".c{k}")));
             out.push('\n');
         }
     }

@@ -226,3 +226,23 @@ pub fn every_map(module: &Module, file: &str, out: &mut Vec<(String, OperandMap)
         }
     }
 }
+
+/// `text` with `suffix` appended to every `%name` (computations and instructions),
+/// so that a renamed copy of a module's computations can sit beside the original.
+pub fn renamed(text: &str, suffix: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 11 / 10);
+    let mut in_name = false;
+    for ch in text.chars() {
+        let name_char = ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-');
+        if in_name && !name_char {
+            out.push_str(suffix);
+            in_name = false;
+        }
+        in_name |= ch == '%';
+        out.push(ch);
+    }
+    if in_name {
+        out.push_str(suffix);
+    }
+    out
+}
