@@ -19,7 +19,7 @@ use tower_lsp_server::ls_types::{
 };
 use tower_lsp_server::Client;
 
-use super::output::Output;
+use super::output::{Body, Output};
 
 /// One message for the client.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ pub enum Outgoing {
     /// read).
     Show(MessageType, String),
     /// A notification already rendered as JSON (see [`super::rendered`]).
-    Rendered(Vec<u8>),
+    Rendered(Body),
     /// Ask the client to create `token`, then send `begin`.
     ProgressBegin {
         token: String,

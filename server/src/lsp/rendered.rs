@@ -20,6 +20,7 @@ use smallvec::SmallVec;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Uri};
 
 use super::diagnostics::to_lsp;
+use super::output::{Body, Spare};
 use super::position::{self, PositionEncoding};
 use super::snapshot::Snapshot;
 use crate::checks::anchored::{Anchor, Anchored};
@@ -225,16 +226,19 @@ pub struct Renderings {
     /// The length of the last notification: the next one's buffer is made that large
     /// at once (growing 5 MB by doubling copied it and faulted each new page in).
     last_len: std::sync::atomic::AtomicUsize,
+    /// The buffer of the last notification, once written, for the next.
+    spare: Spare,
 }
 
 impl Renderings {
     /// The body of the `publishDiagnostics` notification of `snapshot`, whose checks
     /// are computed here if they are not yet. Keeps the renderings of this
     /// version's cells, and only those.
-    pub fn notification(&self, snapshot: &Snapshot, style: Style) -> Vec<u8> {
+    pub fn notification(&self, snapshot: &Snapshot, style: Style) -> Body {
         use std::sync::atomic::Ordering;
         let room = self.last_len.load(Ordering::Relaxed);
-        let mut list = body_start(&snapshot.uri, room + room / 8);
+        let mut list = self.spare.body(room + room / 8 + 160);
+        body_start(&mut list, &snapshot.uri);
         match &snapshot.ide {
             ide::Snapshot::Mlir(mlir) => {
                 write_list(&mut list, snapshot, style, &mlir.diagnostics());
@@ -340,22 +344,21 @@ fn separated(list: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
 /// The body of a `publishDiagnostics` notification for `uri` whose diagnostics are
 /// `list` (JSON objects separated by commas).
 pub fn body(uri: &Uri, version: Option<i32>, list: &[u8]) -> Vec<u8> {
-    let mut out = body_start(uri, list.len());
+    let mut out = Vec::with_capacity(list.len() + 160);
+    body_start(&mut out, uri);
     out.extend_from_slice(list);
     body_end(&mut out, version);
     out
 }
 
-/// The notification up to its list of diagnostics, in a buffer with room for `list`
-/// more bytes: the list is written into it after this.
-fn body_start(uri: &Uri, list: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(list + 160);
+/// Writes the notification up to its list of diagnostics into `out` (empty): the list
+/// is written after this.
+fn body_start(out: &mut Vec<u8>, uri: &Uri) {
     out.extend_from_slice(
         br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
     );
-    serde_json::to_writer(&mut out, uri).expect("writing to memory");
+    serde_json::to_writer(&mut *out, uri).expect("writing to memory");
     out.extend_from_slice(br#","diagnostics":["#);
-    out
 }
 
 /// Closes the notification whose list `out` ends with.
