@@ -8,7 +8,7 @@
 //! edit arrived meanwhile (that edit has its own job queued).
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -102,8 +102,36 @@ struct State {
     /// The budget of the computation running for each document, cancelled when a
     /// newer version supersedes it.
     running: HashMap<Uri, Budget>,
-    /// Each open document's findings as the client is sent them, per computation.
-    renderings: HashMap<Uri, Arc<Renderings>>,
+    /// What each open document's publishing keeps across versions.
+    published: HashMap<Uri, Arc<Published>>,
+}
+
+/// What the publishing of one document keeps across its versions.
+#[derive(Debug, Default)]
+struct Published {
+    /// Its findings as the client is sent them, per computation.
+    renderings: Renderings,
+    /// How long its last module answers took, in microseconds (0 before the first).
+    answers_took: AtomicU64,
+}
+
+/// Module answers that took at least this long wait, after the next version's
+/// diagnostics, for a pause in the edits (see [`quiet_before_answers`]).
+const SLOW_ANSWERS: Duration = Duration::from_millis(40);
+/// The longest such wait.
+const MAX_ANSWERS_QUIET: Duration = Duration::from_millis(400);
+
+/// How long a version's module answers wait for the next edit after its diagnostics
+/// are out, given how long the last ones took: as long again (at most
+/// [`MAX_ANSWERS_QUIET`]) when they are slow, none when quick. The memory estimate of
+/// a 60 MB dump takes 300–600 ms; started after each keystroke's diagnostics it was
+/// always cut short by the next one, and it took a core from that keystroke's checks
+/// (a third of the server's time while typing). A small module's answers come at once.
+fn quiet_before_answers(last: Duration) -> Duration {
+    if last < SLOW_ANSWERS {
+        return Duration::ZERO;
+    }
+    last.min(MAX_ANSWERS_QUIET)
 }
 
 fn absorb(workspace: &Workspace, state: &mut State, pending: &mut Pending, job: Job) {
@@ -168,10 +196,10 @@ async fn run(
         // Documents are checked concurrently.
         for (uri, snapshot) in pending {
             let budget = state.running.get(&uri).cloned().unwrap_or_default();
-            let renderings = match snapshot {
-                Some(_) => state.renderings.entry(uri.clone()).or_default().clone(),
+            let published = match snapshot {
+                Some(_) => state.published.entry(uri.clone()).or_default().clone(),
                 None => {
-                    state.renderings.remove(&uri);
+                    state.published.remove(&uri);
                     Arc::default()
                 }
             };
@@ -179,7 +207,7 @@ async fn run(
                 workspace.clone(),
                 outbox.clone(),
                 (uri, snapshot),
-                renderings,
+                published,
                 budget,
             ));
         }
@@ -190,11 +218,11 @@ async fn publish(
     workspace: Arc<Workspace>,
     outbox: Outbox,
     (uri, snapshot): (Uri, Option<Arc<Snapshot>>),
-    renderings: Arc<Renderings>,
+    published: Arc<Published>,
     budget: Budget,
 ) {
     let Some(snapshot) = snapshot else {
-        outbox.post(Outgoing::Rendered(rendered::body(&uri, None, &[])));
+        outbox.post(Outgoing::Rendered(rendered::body(&uri, None, &[]).into()));
         return;
     };
     let style = Style {
@@ -204,9 +232,9 @@ async fn publish(
     let computed = {
         let snapshot = snapshot.clone();
         let budget = budget.clone();
-        let renderings = renderings.clone();
+        let published = published.clone();
         guarded_within("diagnostics", budget, move || {
-            renderings.notification(&snapshot, style)
+            published.renderings.notification(&snapshot, style)
         })
         .await
     };
@@ -219,12 +247,12 @@ async fn publish(
         let sent = hash_of(&notification);
         outbox.post(Outgoing::Rendered(notification));
         let prepared = (snapshot.clone(), budget.clone());
-        if prepare_module_answers(&workspace, &outbox, prepared).await {
+        if prepare_module_answers(&workspace, &outbox, prepared, &published).await {
             republish(
                 &workspace,
                 &outbox,
                 (snapshot.clone(), budget),
-                renderings,
+                published,
                 (style, sent),
             )
             .await;
@@ -245,13 +273,13 @@ async fn republish(
     workspace: &Workspace,
     outbox: &Outbox,
     (snapshot, budget): (Arc<Snapshot>, Budget),
-    renderings: Arc<Renderings>,
+    published: Arc<Published>,
     (style, sent): (Style, u64),
 ) {
     let computed = {
         let snapshot = snapshot.clone();
         guarded_within("diagnostics", budget.clone(), move || {
-            renderings.notification(&snapshot, style)
+            published.renderings.notification(&snapshot, style)
         })
         .await
     };
@@ -271,9 +299,18 @@ async fn prepare_module_answers(
     workspace: &Workspace,
     outbox: &Outbox,
     (snapshot, budget): (Arc<Snapshot>, Budget),
+    published: &Published,
 ) -> bool {
     if !matches!(snapshot.ide, crate::ide::Snapshot::Hlo(_)) {
         return false;
+    }
+    let last = Duration::from_micros(published.answers_took.load(Ordering::Relaxed));
+    let quiet = quiet_before_answers(last);
+    if !quiet.is_zero() {
+        tokio::time::sleep(quiet).await;
+        if workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled) {
+            return false;
+        }
     }
     let prepared = {
         let snapshot = snapshot.clone();
@@ -287,6 +324,15 @@ async fn prepare_module_answers(
         .await
     };
     let Ok(took) = prepared else { return false };
+    if budget.cut().is_none() {
+        // Answers an earlier version had computed come at once: the time of the last
+        // computed ones fades out over a few such versions, not at the first.
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        let last = published.answers_took.load(Ordering::Relaxed);
+        published
+            .answers_took
+            .store(micros.max(last / 2), Ordering::Relaxed);
+    }
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
         "module answers of {} version {} ready in {took:?}",
