@@ -9,6 +9,7 @@
 
 pub mod algebra;
 pub mod analysis;
+pub mod blocks;
 pub mod budget;
 pub mod checks;
 pub mod cli;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const FRONT_END_USES: &[&str] = &[
     "algebra",
     "analysis",
+    "blocks",
     "budget",
     "checks",
     "coalescing",
@@ -40,13 +41,14 @@ const FRONT_END_USES: &[&str] = &[
 /// Each top-level module of `server/src` and the modules it may use.
 const FLOORS: &[(&str, &[&str])] = &[
     // Foundations.
+    ("blocks", &[]),
     ("budget", &[]),
     ("language", &[]),
     ("xml", &[]),
     ("units", &[]),
-    ("syntax", &[]),
+    ("syntax", &["blocks"]),
     ("algebra", &["budget"]),
-    ("model", &["algebra", "budget", "syntax"]),
+    ("model", &["algebra", "blocks", "budget", "syntax"]),
     ("analysis", &["algebra", "budget", "model", "syntax"]),
     // Analyses over the model and its indexing maps. Tiling ranks candidates by a
     // read cost its caller passes in: it does not know the GPU model (coalescing).
@@ -126,6 +128,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         &[
             "algebra",
             "analysis",
+            "blocks",
             "budget",
             "coalescing",
             "mlir",

@@ -234,7 +234,7 @@ fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
     let text = std::fs::read_to_string(format!("{DATA}/jax/layer_norm.after.hlo")).unwrap();
     let mut doc = SyntaxDocument::parse(&text);
     let at = text.find("%param_0").unwrap() + 3;
-    let before = doc.chunks().to_vec();
+    let before: Vec<_> = doc.chunks().iter().cloned().collect();
     doc.edit(at, at + 1, "Q");
     assert!(doc.text()[at - 3..].starts_with("%paQam_0"));
     // Only the chunk holding the edit is new; it keeps its tree for the next edit.

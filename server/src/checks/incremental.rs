@@ -29,6 +29,7 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use super::anchored::Anchored;
+use crate::blocks::Blocks;
 use crate::budget::{self, Budget, Cut};
 use crate::model::{
     codes, Change, ComputationId, ComputationRef, Diagnostic, Document, HloFile, ModuleId, Severity,
@@ -84,7 +85,7 @@ fn fresh() -> Cell {
 /// The findings of one version of a document, one cell per chunk.
 #[derive(Debug, Clone, Default)]
 pub struct Checked {
-    cells: Vec<Cell>,
+    cells: Blocks<Cell>,
     /// The chunks not known to be settled, in document order. A settled chunk is built
     /// and shows nothing on its own, and its computation's cell (if it holds one) is
     /// filled and empty: it publishes nothing, and only an edit that replaces it or
@@ -123,7 +124,10 @@ impl Checked {
     /// have changed (see the module docs).
     pub fn after(&self, document: &Document, change: &Change) -> Checked {
         let splice = &change.splice;
-        let added = &document.units()[splice.old.start..splice.old.start + splice.new_len];
+        let added: Vec<_> = document
+            .units()
+            .range(splice.old.start..splice.old.start + splice.new_len)
+            .collect();
         let touched: Vec<&Chunk> = added
             .iter()
             .map(|u| &*u.chunk)
@@ -151,7 +155,7 @@ impl Checked {
         let renamed = renamed_names(added.iter().map(|u| &*u.chunk), &change.removed);
         let affected = affected(document, &next.unsettled, touched.into_iter());
         for &chunk in &affected {
-            next.cells[chunk] = fresh();
+            next.cells.set(chunk, fresh());
         }
         // Findings shown in another computation find it by its name and its rank among
         // the computations of that name: when one of that name appears or goes, the
@@ -159,9 +163,11 @@ impl Checked {
         // computation are document bytes, which any edit before them moves. (A settled
         // chunk has no findings.)
         for &chunk in &next.unsettled {
-            let cell = &mut next.cells[chunk];
-            if cell.get().is_some_and(|found| found.moved_by(&renamed)) {
-                *cell = fresh();
+            if next.cells[chunk]
+                .get()
+                .is_some_and(|found| found.moved_by(&renamed))
+            {
+                next.cells.set(chunk, fresh());
             }
         }
         next.unsettled.extend(affected);
@@ -220,12 +226,13 @@ impl Checked {
     pub fn fill(&self, document: &Document) {
         let file = document.file();
         // Settled chunks are filled (or hold no computation).
-        let missing: Vec<(ModuleId, ComputationId)> = self
+        let missing = self
             .unsettled
             .iter()
-            .filter(|&&chunk| self.cells[chunk].get().is_none())
-            .filter_map(|&chunk| file.computation_in_chunk(chunk))
-            .collect();
+            .copied()
+            .filter(|&chunk| self.cells[chunk].get().is_none());
+        let missing: Vec<(ModuleId, ComputationId)> =
+            file.computations_in_chunks(missing).flatten().collect();
         let budget = budget::current();
         missing.into_par_iter().for_each(|(mi, ci)| {
             let m = file.module(mi);
@@ -243,13 +250,15 @@ impl Checked {
     /// rendered for the client).
     pub fn parts<'a>(&'a self, document: &Document) -> Vec<Part<'a>> {
         let file = document.file();
+        let computations = file.computations_in_chunks(self.unsettled.iter().copied());
         self.unsettled
             .iter()
-            .map(|&chunk| {
+            .zip(computations)
+            .map(|(&chunk, computation)| {
                 let cell = &self.cells[chunk];
                 Part {
                     chunk,
-                    computation: file.computation_in_chunk(chunk),
+                    computation,
                     cell,
                     found: cell.get().map_or(&[], |found| found.anchored.as_slice()),
                 }

@@ -114,8 +114,8 @@ pub fn tokens_in(snapshot: &HloSnapshot, range: std::ops::Range<usize>) -> Vec<T
         .partition_point(|c| c.start + c.chunk.len() <= range.start)
         .min(chunks.len());
     let mut tokens = Vec::new();
-    for chunk in chunks[first..]
-        .iter()
+    for chunk in chunks
+        .range(first..chunks.len())
         .take_while(|c| c.start < range.end.max(range.start + 1))
     {
         collect_chunk(chunk, &mut tokens);

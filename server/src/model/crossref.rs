@@ -6,6 +6,7 @@
 //! any computation is built: a request about one computation builds that one and the
 //! few it needs, not the module.
 
+use crate::blocks::Blocks;
 use std::sync::Arc;
 
 use super::diagnostics::{codes, Diagnostic};
@@ -57,7 +58,7 @@ pub fn index(syntax: &SyntaxDocument, units: &Units, previous: Option<&HloFile>)
             }
             ChunkKind::Computation => {
                 let m = current.get_or_insert_with(|| new_module(placed.start, units));
-                m.places.push(Placed {
+                Arc::make_mut(&mut m.places).push(Placed {
                     offset: placed.start,
                     chunk,
                 });
@@ -103,7 +104,7 @@ fn new_module(start: usize, units: &Units) -> Module {
 }
 
 /// Names, the entry and the callers of a module's computations, from their outlines.
-fn crossrefs(places: &[Placed], units: &[Arc<Unit>]) -> Crossrefs {
+fn crossrefs(places: &[Placed], units: &Blocks<Arc<Unit>>) -> Crossrefs {
     let outline = |placed: &Placed| units[placed.chunk].chunk.outline();
     let mut refs = Crossrefs::default();
     for (i, placed) in places.iter().enumerate() {

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use super::crossref;
 use super::diagnostics::{codes, Diagnostic};
 use super::module::{HloFile, Unit, Units};
-use crate::syntax::{Chunk, Splice, SyntaxDocument};
+use crate::blocks::Blocks;
+use crate::syntax::{Chunk, ChunkKind, Splice, SyntaxDocument};
 
 /// What an edit changed between two versions: the chunks replaced (`splice`) and the
 /// replaced chunks themselves (their outlines say which names they defined and called).
@@ -26,11 +27,25 @@ pub struct Change {
 impl Change {
     /// Whether the replacement chunks (in `units`, the new version's) name, call and
     /// delimit exactly what the replaced ones did: then no cross-reference changed.
-    pub fn keeps_references(&self, units: &[Arc<Unit>]) -> bool {
-        let added = &units[self.splice.old.start..self.splice.old.start + self.splice.new_len];
-        added.len() == self.removed.len()
-            && added.iter().zip(&self.removed).all(|(new, old)| {
+    pub fn keeps_references(&self, units: &Blocks<Arc<Unit>>) -> bool {
+        let added = units.range(self.splice.old.start..self.splice.old.start + self.splice.new_len);
+        self.splice.new_len == self.removed.len()
+            && added.zip(&self.removed).all(|(new, old)| {
                 new.chunk.kind == old.kind && new.chunk.outline().same_references(old.outline())
+            })
+    }
+}
+
+impl Change {
+    /// Whether the replacement chunks also keep the replaced ones' kinds and lengths
+    /// (an edit that changes a digit): every chunk stays where it was, and the index
+    /// of the last version holds for this one as it is (its module header too: a
+    /// header edit never keeps it).
+    pub fn keeps_places(&self, units: &Blocks<Arc<Unit>>) -> bool {
+        let added = units.range(self.splice.old.start..self.splice.old.start + self.splice.new_len);
+        self.keeps_references(units)
+            && added.zip(&self.removed).all(|(new, old)| {
+                new.chunk.len() == old.len() && new.chunk.kind == ChunkKind::Computation
             })
     }
 }
@@ -58,7 +73,7 @@ impl Document {
                 .chunks()
                 .iter()
                 .map(|c| Arc::new(Unit::new(c.chunk.clone())))
-                .collect(),
+                .collect::<Blocks<_>>(),
         );
         Document {
             syntax,
@@ -115,22 +130,22 @@ impl Document {
     /// This version's units and index carried over to `syntax`, which is this version's
     /// syntax with the chunks of `splice` replaced.
     fn spliced(&self, syntax: SyntaxDocument, splice: Splice) -> (Document, Change) {
-        let mut units = Vec::clone(&self.units);
+        let mut units = Blocks::clone(&self.units);
 
-        let fresh = syntax.chunks()[splice.old.start..splice.old.start + splice.new_len]
-            .iter()
+        let fresh = syntax
+            .chunks()
+            .range(splice.old.start..splice.old.start + splice.new_len)
             .map(|c| Arc::new(Unit::new(c.chunk.clone())));
         let removed = units
             .splice(splice.old.clone(), fresh)
+            .into_iter()
             .map(|u| u.chunk.clone())
             .collect();
         let fingerprint_sum = OnceLock::new();
         if let Some(&sum) = self.fingerprint_sum.get() {
-            let added = &units[splice.old.start..splice.old.start + splice.new_len];
-            let sum = added
-                .iter()
-                .fold(sum, |s, u| s.wrapping_add(mixed(u.fingerprint())));
-            let removed = self.units[splice.old.clone()].iter();
+            let added = units.range(splice.old.start..splice.old.start + splice.new_len);
+            let sum = added.fold(sum, |s, u| s.wrapping_add(mixed(u.fingerprint())));
+            let removed = self.units.range(splice.old.clone());
             let sum = removed.fold(sum, |s, u| s.wrapping_sub(mixed(u.fingerprint())));
             let _ = fingerprint_sum.set(sum);
         }
@@ -139,6 +154,14 @@ impl Document {
         // An edit that leaves every name, call and module boundary alone keeps the
         // cross-references: the index is made now, sharing them.
         let file = match self.file.get() {
+            Some(previous) if change.keeps_places(&units) => OnceLock::from(HloFile {
+                modules: previous
+                    .modules
+                    .iter()
+                    .map(|m| m.with_units(&units))
+                    .collect(),
+                diagnostics: Vec::new(),
+            }),
             Some(previous) if change.keeps_references(&units) => {
                 OnceLock::from(crossref::index(&syntax, &units, Some(previous)))
             }
@@ -161,7 +184,7 @@ impl Document {
     }
 
     /// The units, one per chunk.
-    pub fn units(&self) -> &[Arc<Unit>] {
+    pub fn units(&self) -> &Blocks<Arc<Unit>> {
         &self.units
     }
 
@@ -233,4 +256,75 @@ fn mixed(fingerprint: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an index says about each module: compared between an edited version and
+    /// a fresh open of its text.
+    fn summary(file: &HloFile) -> Vec<String> {
+        file.modules
+            .iter()
+            .map(|m| {
+                let names: Vec<_> = m.computations().map(|c| c.name.to_string()).collect();
+                format!(
+                    "{:?} {:?} {:?} {} {:?} {:?} {names:?} {:?}",
+                    m.name,
+                    m.range,
+                    m.header_range,
+                    m.compiled,
+                    m.places,
+                    m.entry_computation().map(|c| c.name.to_string()),
+                    m.callers_of_name("fused_computation"),
+                )
+            })
+            .collect()
+    }
+
+    /// An edit that leaves every chunk where it was (a digit changed) keeps the last
+    /// version's index, shared; that index is the one a fresh open of the text makes.
+    /// An edit that moves chunks does not share it.
+    #[test]
+    fn an_edit_that_moves_no_chunk_keeps_the_index_of_a_fresh_open() {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jax");
+        let text = std::fs::read_to_string(format!("{data}/attention.after.hlo")).unwrap();
+        let mut document = Document::parse(&text);
+        let mut text = text;
+        // Shapes of instructions, inside computations' bodies.
+        let in_body =
+            |at: usize| text[text[..at].rfind('\n').map_or(0, |p| p + 1)..].starts_with("  ");
+        let digits: Vec<usize> = text
+            .match_indices("f32[")
+            .map(|(at, _)| at + 4)
+            .filter(|&at| in_body(at))
+            .collect();
+        assert!(digits.len() > 20);
+        for &at in digits.iter().step_by(digits.len() / 10) {
+            document.file();
+            let new = if &text[at..at + 1] == "7" { "6" } else { "7" };
+            let (next, _) = document.edited(at, at + 1, new);
+            text.replace_range(at..at + 1, new);
+            let shared = Arc::ptr_eq(
+                &document.file().modules[0].places,
+                &next.file().modules[0].places,
+            );
+            assert!(shared, "the edit at {at} moved no chunk");
+            assert_eq!(summary(next.file()), summary(Document::parse(&text).file()));
+            document = next;
+        }
+        document.file();
+        let (moved, _) = document.edited(digits[3], digits[3] + 1, "12");
+        let shared = Arc::ptr_eq(
+            &document.file().modules[0].places,
+            &moved.file().modules[0].places,
+        );
+        assert!(!shared, "a longer shape moves the chunks after it");
+        text.replace_range(digits[3]..digits[3] + 1, "12");
+        assert_eq!(
+            summary(moved.file()),
+            summary(Document::parse(&text).file())
+        );
+    }
 }

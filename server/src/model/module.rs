@@ -8,6 +8,7 @@
 //! document positions goes through a [`ComputationRef`], which knows where its chunk
 //! starts ([`ComputationRef::abs`]) and its text ([`ComputationRef::src`]).
 
+use crate::blocks::Blocks;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -127,8 +128,9 @@ pub struct Module {
     pub partitions: Option<i64>,
     /// From the first to the last byte of the module's text.
     pub range: Range<usize>,
-    /// The computations in text order, each where its chunk starts.
-    pub(crate) places: Vec<Placed>,
+    /// The computations in text order, each where its chunk starts (shared by the
+    /// versions whose edits moved no chunk).
+    pub(crate) places: Arc<Vec<Placed>>,
     /// The document's units (see [`Units`]): `units[places[i].chunk]` is
     /// computation `i`'s.
     pub(crate) units: Units,
@@ -295,9 +297,10 @@ pub(crate) struct Placed {
 }
 
 /// A document's units, one per chunk, shared by the document and its index: an edit
-/// makes one new list, and the index reads its units from it instead of holding a
-/// reference to each (tens of thousands to count up and down per edit).
-pub type Units = Arc<Vec<Arc<Unit>>>;
+/// makes one new list (sharing the blocks it leaves alone with the last), and the
+/// index reads its units from it instead of holding a reference to each (tens of
+/// thousands to count up and down per edit).
+pub type Units = Arc<Blocks<Arc<Unit>>>;
 
 /// A call of a computation, from the caller's outline (known without building it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -569,6 +572,28 @@ pub struct InstrRef {
     pub instruction: InstrId,
 }
 
+impl Module {
+    /// This module for a version whose edit kept every chunk where it was and changed
+    /// no name, call or header: the same places and cross-references, reading `units`
+    /// (its instruction index is made again: an edit may rename an instruction).
+    pub(crate) fn with_units(&self, units: &Units) -> Module {
+        Module {
+            name: self.name.clone(),
+            name_range: self.name_range.clone(),
+            header_range: self.header_range.clone(),
+            header_chunk: self.header_chunk,
+            compiled: self.compiled,
+            replicas: self.replicas,
+            partitions: self.partitions,
+            range: self.range.clone(),
+            places: self.places.clone(),
+            units: units.clone(),
+            refs: self.refs.clone(),
+            instruction_index: OnceLock::new(),
+        }
+    }
+}
+
 impl HloFile {
     pub fn module(&self, id: ModuleId) -> &Module {
         &self.modules[id.index()]
@@ -592,6 +617,28 @@ impl HloFile {
         self.modules.iter().enumerate().find_map(|(mi, m)| {
             let k = m.places.binary_search_by_key(&chunk, |p| p.chunk).ok()?;
             Some((ModuleId(mi as u32), ComputationId(k as u32)))
+        })
+    }
+
+    /// What [`Self::computation_in_chunk`] gives for each of `chunks`, which ascend: each
+    /// module's computations are walked forward from the last one found (galloping), where
+    /// a binary search each over tens of thousands of computations was a cache miss per
+    /// step, for the thousands of chunks every publish visits.
+    pub fn computations_in_chunks<'a>(
+        &'a self,
+        chunks: impl IntoIterator<Item = usize> + 'a,
+    ) -> impl Iterator<Item = Option<(ModuleId, ComputationId)>> + 'a {
+        let mut cursors = vec![0; self.modules.len()];
+        chunks.into_iter().map(move |chunk| {
+            self.modules
+                .iter()
+                .zip(&mut cursors)
+                .enumerate()
+                .find_map(|(mi, (m, at))| {
+                    *at = first_place_from(&m.places, *at, chunk);
+                    let found = m.places.get(*at).is_some_and(|p| p.chunk == chunk);
+                    found.then_some((ModuleId(mi as u32), ComputationId(*at as u32)))
+                })
         })
     }
 
@@ -944,6 +991,19 @@ impl Instruction {
     }
 }
 
+/// The first index from `from` on whose place's chunk is at least `chunk` (`places`
+/// ascend by chunk), found by doubling steps from `from` then bisecting.
+fn first_place_from(places: &[Placed], from: usize, chunk: usize) -> usize {
+    let mut step = 1;
+    let mut low = from;
+    while low + step <= places.len() && places[low + step - 1].chunk < chunk {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step).min(places.len());
+    low + places[low..high].partition_point(|p| p.chunk < chunk)
+}
+
 #[cfg(test)]
 mod size_tests {
     use super::*;
@@ -1005,5 +1065,47 @@ mod users_tests {
         assert!(c.users(named("unused")).is_empty());
         assert!(c.users(named("r")).is_empty());
         assert!(c.users(InstrId(10_000)).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    /// The walk finds, for any ascending choice of chunks, what one search per chunk
+    /// finds: in two modules (each with its header chunk), for every chunk, every
+    /// third, a few far apart, and none.
+    #[test]
+    fn the_walk_over_chunks_finds_what_a_search_per_chunk_finds() {
+        let module = |name: &str, n: usize| {
+            let mut text = format!("HloModule {name}\n\n");
+            for k in 0..n {
+                text.push_str(&format!(
+                    "%c{k} {{\n  ROOT %p = f32[2] parameter(0)\n}}\n\n"
+                ));
+            }
+            text + "ENTRY %e {\n  ROOT %p = f32[2] parameter(0)\n}\n\n"
+        };
+        let text = module("a", 40) + &module("b", 25);
+        let document = crate::model::Document::parse(&text);
+        let file = document.file();
+        let count = document.units().len();
+        assert!(count > 60);
+        let choices: [Vec<usize>; 4] = [
+            (0..count).collect(),
+            (0..count).step_by(3).collect(),
+            vec![1, 2, 30, 44, 45, count - 1],
+            vec![],
+        ];
+        for chunks in choices {
+            let walked: Vec<_> = file
+                .computations_in_chunks(chunks.iter().copied())
+                .collect();
+            let searched: Vec<_> = chunks
+                .iter()
+                .map(|&c| file.computation_in_chunk(c))
+                .collect();
+            assert_eq!(walked, searched, "{chunks:?}");
+        }
+        let found = file.computations_in_chunks(0..count).flatten().count();
+        assert_eq!(found, 40 + 1 + 25 + 1);
     }
 }

@@ -17,6 +17,7 @@ use tree_sitter::{InputEdit, Point, Tree};
 use super::chunk::{parse_text, Chunk, ChunkKind};
 use super::split::Splitter;
 use super::SyntaxError;
+use crate::blocks::Blocks;
 
 /// A chunk at its place in the document.
 #[derive(Debug, Clone)]
@@ -45,10 +46,13 @@ impl Placed {
         }
     }
 
-    /// Puts `chunk` in this place instead of the chunk there.
-    fn replace_chunk(&mut self, chunk: Chunk) {
-        self.kind = chunk.kind;
-        self.chunk = Arc::new(chunk);
+    /// Puts `chunk` in this place instead of the chunk there (given once: `None`
+    /// leaves the place as it is).
+    fn replace_chunk(&mut self, chunk: Option<Chunk>) {
+        if let Some(chunk) = chunk {
+            self.kind = chunk.kind;
+            self.chunk = Arc::new(chunk);
+        }
     }
 
     /// The chunk's bytes in the document.
@@ -85,7 +89,8 @@ pub struct Splice {
 /// HLO text as chunks (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct SyntaxDocument {
-    chunks: Vec<Placed>,
+    /// Shared with the versions this one was edited from, block by block.
+    chunks: Blocks<Placed>,
     len: usize,
 }
 
@@ -98,7 +103,7 @@ impl SyntaxDocument {
             .map(|(range, kind)| Arc::new(Chunk::new(kind, &text[range])))
             .collect();
         let mut doc = SyntaxDocument {
-            chunks: Vec::with_capacity(chunks.len()),
+            chunks: Blocks::default(),
             len: text.len(),
         };
         doc.chunks = chunks
@@ -118,7 +123,7 @@ impl SyntaxDocument {
         self.len == 0
     }
 
-    pub fn chunks(&self) -> &[Placed] {
+    pub fn chunks(&self) -> &Blocks<Placed> {
         &self.chunks
     }
 
@@ -143,7 +148,7 @@ impl SyntaxDocument {
             return Cow::Borrowed(c.text().get(start - c.start..end - c.start).unwrap_or(""));
         }
         let mut out = String::with_capacity(end - start);
-        for c in &self.chunks[first..] {
+        for c in self.chunks.range(first..self.chunks.len()) {
             if c.start >= end {
                 break;
             }
@@ -370,9 +375,10 @@ impl SyntaxDocument {
             }
             None => parse_text(&text, None),
         };
-        let chunk = Chunk::with_tree(old.kind, &text, tree);
+        let mut chunk = Some(Chunk::with_tree(old.kind, &text, tree));
         let old_len = old.len();
-        self.chunks[i].replace_chunk(chunk);
+        self.chunks
+            .update(i..i + 1, |placed| placed.replace_chunk(chunk.take()));
         self.len = self.len + self.chunks[i].len() - old_len;
         self.place_spliced(i, 1);
         Some(Splice {
@@ -386,14 +392,14 @@ impl SyntaxDocument {
     fn place(&mut self, range: Range<usize>) -> (usize, usize, bool) {
         let (mut start, mut line) = self.end_of(range.start);
         let mut starts_line = self.starts_a_line(range.start);
-        for c in &mut self.chunks[range] {
+        self.chunks.update(range, |c| {
             c.start = start;
             c.first_line = line;
             c.starts_line = starts_line;
             start += c.len();
             line += c.newlines();
             starts_line = ends_with_line_break(c);
-        }
+        });
         (start, line, starts_line)
     }
 
@@ -409,19 +415,23 @@ impl SyntaxDocument {
     /// them made an edit cost what the file holds.
     fn place_spliced(&mut self, from: usize, count: usize) {
         let (start, line, starts_line) = self.place(from..from + count);
-        let Some(next) = self.chunks.get_mut(from + count) else {
+        let Some(next) = self.chunks.get(from + count) else {
             return;
         };
-        // The chunks after keep their predecessors, but for this one.
-        next.starts_line = starts_line;
         let (old_start, old_line) = (next.start, next.first_line);
+        // The chunks after keep their predecessors, but for this one.
+        if next.starts_line != starts_line {
+            let at = from + count;
+            self.chunks
+                .update(at..at + 1, |next| next.starts_line = starts_line);
+        }
         if (start, line) == (old_start, old_line) {
             return;
         }
-        for c in &mut self.chunks[from + count..] {
+        self.chunks.update(from + count..self.chunks.len(), |c| {
             c.start = c.start - old_start + start;
             c.first_line = c.first_line - old_line + line;
-        }
+        });
     }
 
     /// Where chunk `i` starts: the end of its predecessor (byte, line).
@@ -497,8 +507,9 @@ impl SyntaxDocument {
         if !self.splits_as_one(i, &text) {
             return None;
         }
-        let chunk = edited_chunk(old, &text, edit);
-        self.chunks[i].replace_chunk(chunk);
+        let mut chunk = Some(edited_chunk(old, &text, edit));
+        self.chunks
+            .update(i..i + 1, |placed| placed.replace_chunk(chunk.take()));
         Some(Splice {
             old: i..i + 1,
             new_len: 1,
@@ -569,7 +580,12 @@ impl SyntaxDocument {
     ) -> Option<(Spans, usize)> {
         let mut spans = Vec::new();
         // Old chunks that start at or after the edit's old end keep their text.
-        let mut j = first + self.chunks[first..last].partition_point(|c| c.start < edit.old_end);
+        let mut j = first
+            + self
+                .chunks
+                .range(first..last)
+                .take_while(|c| c.start < edit.old_end)
+                .count();
         for (range, kind) in Splitter::region(region, base) {
             let at = base + range.start;
             if at >= edit.new_end {
@@ -601,7 +617,7 @@ impl SyntaxDocument {
         spans: Spans,
         edit: &Edit,
     ) -> Splice {
-        let old: Vec<Placed> = self.chunks[first..stop].to_vec();
+        let old: Vec<Placed> = self.chunks.range(first..stop).cloned().collect();
         let rebuilt: Vec<Placed> = spans
             .into_par_iter()
             .map(|(range, kind)| {
