@@ -336,6 +336,16 @@ impl<'w> Rewriter<'w> {
             .any(|(&(_, d), form)| d == c && form.as_ref() == Some(lin))
     }
 
+    /// `true` when an open attempt divides by `c` and the rules before nesting
+    /// failed on it quietly (a division by `c` of that attempt's form skips
+    /// them, see [`Rewriter::is_open_attempt`]).
+    pub(super) fn has_quiet_attempt_by(&self, c: i64) -> bool {
+        self.nesting
+            .iter()
+            .zip(&self.quiet_failures)
+            .any(|(&(_, d), form)| d == c && form.is_some())
+    }
+
     fn open_attempts(&self) -> Nesting {
         let mut open = [None; MAX_NESTING];
         for (slot, &attempt) in open.iter_mut().zip(&self.nesting) {
