@@ -7,8 +7,8 @@ use smallvec::SmallVec;
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
-    RESIDUES,
+    binary_numerator, common_factor, one_bucket, quotients, remainders, residue_differs,
+    split_by_gcd, DivRule, RESIDUES,
 };
 use super::linear::Linear;
 use super::modulo::mod_pos;
@@ -210,8 +210,9 @@ fn congruence_quotient(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Li
         if !residue_differs(lin, c, which) {
             continue;
         }
-        let (mut quot, rem) = residues(rw, lin, c, which)?;
+        let rem = remainders(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
+            let mut quot = quotients(lin, c, which)?;
             quot.constant = quot.constant.checked_add(k)?;
             return Some(quot);
         }
