@@ -343,13 +343,11 @@ fn nest_once(rw: &mut Rewriter<'_>, lin: &Linear, n: Id, c: i64, f: i64) -> Id {
 /// Skipping the two divisions leaves their results out of the caches (they are
 /// computed again if asked) and spends fewer steps of the budget.
 fn folds_back(rw: &mut Rewriter<'_>, lin: &Linear, n: Id, c: i64, f: i64) -> bool {
-    if rw.cached_div_mod(DivOrMod::Div, n, f).is_some()
-        || rw.is_open_attempt(lin, f)
-        || rw.has_quiet_attempt_by(c / f)
+    // The structural conditions first, then the cache, then the ranges.
+    if rw.has_quiet_attempt_by(c / f)
         || matches!(lin.terms[..], [(_, 1)])
         || unit_floordiv_term(rw, lin).is_some()
         || common_factor(lin, f).is_some()
-        || congruence_quotient(rw, lin, f).is_some()
     {
         return false;
     }
@@ -359,6 +357,9 @@ fn folds_back(rw: &mut Rewriter<'_>, lin: &Linear, n: Id, c: i64, f: i64) -> boo
     if outside.terms.is_empty()
         || inside.terms.is_empty()
         || outside.terms.iter().any(inner_division)
+        || rw.is_open_attempt(lin, f)
+        || rw.cached_div_mod(DivOrMod::Div, n, f).is_some()
+        || congruence_quotient(rw, lin, f).is_some()
     {
         return false;
     }

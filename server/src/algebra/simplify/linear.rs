@@ -262,7 +262,7 @@ impl LinearMemo {
     /// `e` was flattened already (the node existed before).
     fn remember(&mut self, e: Id, form: &Linear) {
         if self.index.get(e.index()).copied().unwrap_or(0) == 0 {
-            self.insert(e, &Some(form.clone()));
+            self.push(e, form.clone());
         }
     }
 
@@ -276,16 +276,24 @@ impl LinearMemo {
     }
 
     fn insert(&mut self, e: Id, form: &Option<Linear>) {
+        match form {
+            None => self.set(e, 1),
+            Some(l) => self.push(e, l.clone()),
+        }
+    }
+
+    /// Keeps `form` as the flattening of `e`.
+    fn push(&mut self, e: Id, form: Linear) {
+        self.forms.push(form);
+        let index = u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms");
+        self.set(e, index);
+    }
+
+    fn set(&mut self, e: Id, index: u32) {
         if self.index.len() <= e.index() {
             self.index.resize(e.index() + 1, 0);
         }
-        self.index[e.index()] = match form {
-            None => 1,
-            Some(l) => {
-                self.forms.push(l.clone());
-                u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms")
-            }
-        };
+        self.index[e.index()] = index;
     }
 }
 
