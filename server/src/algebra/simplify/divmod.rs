@@ -67,20 +67,26 @@ fn small_part(
     } else {
         (0, lin.constant)
     };
-    let mut x = Linear::constant(xc);
+    // The small part first: most candidates fail on its range, and then `X`
+    // is never built.
     let mut r = Linear::constant(rc);
-    for &(atom, k) in &lin.terms {
-        if k % g == 0 {
-            x.terms.push((atom, k / g));
-        } else {
-            r.terms.push((atom, k));
-        }
-    }
-    if x.terms.is_empty() || (r.terms.is_empty() && (move_constant || r.constant == 0)) {
+    r.terms
+        .extend(lin.terms.iter().copied().filter(|&(_, k)| k % g != 0));
+    let x_has_terms = r.terms.len() < lin.terms.len();
+    if !x_has_terms || (r.terms.is_empty() && (move_constant || r.constant == 0)) {
         return None;
     }
     let rr = rw.range_of_linear(&r);
-    (rr.lo >= 0 && rr.hi < g).then_some((x, r))
+    if rr.lo < 0 || rr.hi >= g {
+        return None;
+    }
+    let mut x = Linear::constant(xc);
+    for &(atom, k) in &lin.terms {
+        if k % g == 0 {
+            x.terms.push((atom, k / g));
+        }
+    }
+    Some((x, r))
 }
 
 /// Which residue of a coefficient to keep: the floor residue in `[0, c)`, or the
@@ -117,39 +123,55 @@ pub fn residue_differs(lin: &Linear, c: i64, which: Residue) -> bool {
     }
 }
 
-/// Splits each coefficient `k = q*c + r` by the chosen residue. Returns
-/// (quotient part, residue part), both normalized: `lin` is (every rule's form
-/// is), and each part keeps some of its terms in order with non-zero
-/// coefficients, so neither needs sorting again.
-pub fn residues(
-    rw: &Rewriter<'_>,
-    lin: &Linear,
-    c: i64,
-    which: Residue,
-) -> Option<(Linear, Linear)> {
+/// The residue part of `lin` modulo `c`: each coefficient `k = q*c + r` split
+/// by the chosen residue, and the constant by its floor residue, keeping `r`.
+/// `None` when a split overflows. Normalized: `lin` is (every rule's form is),
+/// and the part keeps some of its terms in order with non-zero coefficients,
+/// so it needs no sorting again. The rules ask for the residue part first and
+/// for the quotient part ([`quotients`], which overflows exactly when this
+/// does) only once the residues fall in one bucket.
+pub fn remainders(rw: &Rewriter<'_>, lin: &Linear, c: i64, which: Residue) -> Option<Linear> {
     debug_assert!(
         lin.is_normalized(rw.arena),
         "rules work on normalized forms"
     );
-    let mut quot = Linear::constant(floor_div(lin.constant, c)?);
+    floor_div(lin.constant, c)?;
     let mut rem = Linear::constant(floor_mod(lin.constant, c)?);
     for &(atom, k) in &lin.terms {
-        let mut r = floor_mod(k, c)?;
-        let twice = r.checked_mul(2)?;
-        if (which == Residue::Closest && twice > c)
-            || (which == Residue::ClosestNegativeTies && twice >= c)
-        {
-            r -= c;
-        }
-        let q = k.checked_sub(r)? / c;
-        if q != 0 {
-            quot.terms.push((atom, q));
-        }
+        let (_, r) = split_coefficient(k, c, which)?;
         if r != 0 {
             rem.terms.push((atom, r));
         }
     }
-    Some((quot, rem))
+    Some(rem)
+}
+
+/// The quotient part of `lin` divided by `c`, the counterpart of
+/// [`remainders`]: each coefficient's `q`, and the floor quotient of the
+/// constant.
+pub fn quotients(lin: &Linear, c: i64, which: Residue) -> Option<Linear> {
+    floor_mod(lin.constant, c)?;
+    let mut quot = Linear::constant(floor_div(lin.constant, c)?);
+    for &(atom, k) in &lin.terms {
+        let (q, _) = split_coefficient(k, c, which)?;
+        if q != 0 {
+            quot.terms.push((atom, q));
+        }
+    }
+    Some(quot)
+}
+
+/// `k = q*c + r` with `r` the chosen residue; `None` on overflow.
+fn split_coefficient(k: i64, c: i64, which: Residue) -> Option<(i64, i64)> {
+    let mut r = floor_mod(k, c)?;
+    let twice = r.checked_mul(2)?;
+    if (which == Residue::Closest && twice > c)
+        || (which == Residue::ClosestNegativeTies && twice >= c)
+    {
+        r -= c;
+    }
+    let q = k.checked_sub(r)? / c;
+    Some((q, r))
 }
 
 /// The bucket `floor(x / c)` when it is the same over the whole range of `lin`

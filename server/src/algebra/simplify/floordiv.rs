@@ -7,8 +7,8 @@ use smallvec::SmallVec;
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
-    RESIDUES,
+    binary_numerator, common_factor, one_bucket, quotients, remainders, residue_differs,
+    split_by_gcd, DivRule, RESIDUES,
 };
 use super::linear::Linear;
 use super::modulo::mod_pos;
@@ -155,6 +155,20 @@ fn div_of_div_or_mod(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> 
 /// `SimplifySumDiv` ("if we have an inner divisor ... we can remove a division");
 /// tinygrad's `div_mod_recombine` #5 (nested division).
 fn fold_inner_floordiv(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    let i = unit_floordiv_term(rw, lin)?;
+    let (y, d) = rw.arena.with_const_rhs(lin.terms[i].0, BinOp::FloorDiv)?;
+    let (y, d) = if d > 0 { (y, d) } else { (negate(rw, y)?, -d) };
+    let mut numerator = lin.without(i).scaled(d)?;
+    let ly = Linear::of(rw.arena, y)?;
+    numerator.add_linear(rw.arena, &ly, 1)?;
+    let divisor = d.checked_mul(c)?;
+    let n = numerator.to_id(rw.arena);
+    Some(floordiv_pos(rw, n, divisor))
+}
+
+/// The term [`fold_inner_floordiv`] works on: the only floordiv by a constant
+/// (other than 0 and `i64::MIN`) among the terms, when its coefficient is 1.
+fn unit_floordiv_term(rw: &Rewriter<'_>, lin: &Linear) -> Option<usize> {
     let mut found = None;
     for (i, &(atom, k)) in lin.terms.iter().enumerate() {
         if let Some((_, d)) = rw.arena.with_const_rhs(atom, BinOp::FloorDiv) {
@@ -166,15 +180,7 @@ fn fold_inner_floordiv(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id
             }
         }
     }
-    let i = found?;
-    let (y, d) = rw.arena.with_const_rhs(lin.terms[i].0, BinOp::FloorDiv)?;
-    let (y, d) = if d > 0 { (y, d) } else { (negate(rw, y)?, -d) };
-    let mut numerator = lin.without(i).scaled(d)?;
-    let ly = Linear::of(rw.arena, y)?;
-    numerator.add_linear(rw.arena, &ly, 1)?;
-    let divisor = d.checked_mul(c)?;
-    let n = numerator.to_id(rw.arena);
-    Some(floordiv_pos(rw, n, divisor))
+    found
 }
 
 /// `(g*X + g*q + r) floordiv (g*c') → (X + q) floordiv c'` for `0 <= r < g`, where
@@ -194,14 +200,21 @@ fn divide_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
 /// (tinygrad's `fold_divmod_congruence` for division; floor and closest residues
 /// are tried).
 fn congruence_div(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    let quot = congruence_quotient(rw, lin, c)?;
+    Some(quot.to_id(rw.arena))
+}
+
+/// The form [`congruence_div`] rewrites to, or `None` when it does not apply.
+fn congruence_quotient(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Linear> {
     for which in RESIDUES {
         if !residue_differs(lin, c, which) {
             continue;
         }
-        let (mut quot, rem) = residues(rw, lin, c, which)?;
+        let rem = remainders(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
+            let mut quot = quotients(lin, c, which)?;
             quot.constant = quot.constant.checked_add(k)?;
-            return Some(quot.to_id(rw.arena));
+            return Some(quot);
         }
     }
     None
@@ -211,6 +224,24 @@ fn congruence_div(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
 /// move out of the division: `(c*q + r) floordiv c = q + r floordiv c` (XLA's
 /// `SimplifySumDiv`; tinygrad's `factor_remainder`).
 fn pull_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    let (mut outside, inside) = split_multiples(lin, c);
+    if outside.terms.is_empty() && outside.constant == 0 {
+        return None;
+    }
+    if inside.terms.is_empty() && inside.constant == 0 {
+        return Some(outside.to_id(rw.arena));
+    }
+    let n = inside.to_id(rw.arena);
+    let inner = floordiv_pos(rw, n, c);
+    let li = Linear::of(rw.arena, inner)?;
+    outside.add_linear(rw.arena, &li, 1)?;
+    Some(outside.to_id(rw.arena))
+}
+
+/// `lin = c*outside + inside`: the terms whose coefficient is a multiple of `c`
+/// (and the constant, when it is one), divided by `c`, and the rest. Both keep
+/// `lin`'s order, so a normalized `lin` gives normalized parts.
+fn split_multiples(lin: &Linear, c: i64) -> (Linear, Linear) {
     let mut outside = Linear::constant(0);
     let mut inside = Linear::constant(lin.constant);
     if lin.constant % c == 0 {
@@ -224,17 +255,7 @@ fn pull_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
             inside.terms.push((atom, k));
         }
     }
-    if outside.terms.is_empty() && outside.constant == 0 {
-        return None;
-    }
-    if inside.terms.is_empty() && inside.constant == 0 {
-        return Some(outside.to_id(rw.arena));
-    }
-    let n = inside.to_id(rw.arena);
-    let inner = floordiv_pos(rw, n, c);
-    let li = Linear::of(rw.arena, inner)?;
-    outside.add_linear(rw.arena, &li, 1)?;
-    Some(outside.to_id(rw.arena))
+    (outside, inside)
 }
 
 /// `x floordiv c → (x floordiv f) floordiv (c/f)` for a coefficient `f` that
@@ -265,14 +286,96 @@ fn nest_by_factor(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, quiet: bool) -> O
     rw.open_attempt(n, c, quiet.then(|| lin.clone()));
     let mut best = current;
     for f in factors {
-        let inner = floordiv_pos(rw, n, f);
-        let outer = floordiv_pos(rw, inner, c / f);
+        let outer = nest_once(rw, lin, n, c, f);
         if rw.cost(outer) < rw.cost(best) {
             best = outer;
         }
     }
     rw.close_attempt();
     (best != current).then_some(best)
+}
+
+/// One factor's candidate in [`nest_by_factor`]: `(n floordiv f) floordiv
+/// (c/f)`, where `n` is `lin`'s node and the attempt on `n floordiv c` is open.
+/// When [`folds_back`] sees that the outer division would come back to
+/// `n floordiv c`, that division is asked directly.
+fn nest_once(rw: &mut Rewriter<'_>, lin: &Linear, n: Id, c: i64, f: i64) -> Id {
+    if fold_back_checked() && folds_back(rw, lin, n, c, f) {
+        let outer = floordiv_pos(rw, n, c);
+        #[cfg(test)]
+        tests::check_fold_back(rw, n, c, f, outer);
+        return outer;
+    }
+    let inner = floordiv_pos(rw, n, f);
+    floordiv_pos(rw, inner, c / f)
+}
+
+/// `true` when `(n floordiv f) floordiv (c/f)` is `n floordiv c` asked again
+/// under the open attempt: the inner division only pulls the multiples of `f`
+/// out around a remainder division that stays as it is, and the outer one puts
+/// them back. Most attempts end this way (the remainder is not smaller in any
+/// way that helps), and seeing it costs the remainder division only, where
+/// trying it built the inner sum and ran the outer division's rules on it.
+///
+/// Why the answer is the one the two divisions give (`lin` is `n`'s
+/// normalized form, and every atom of it is one [`Linear::of`] stops at):
+/// * The inner division `n floordiv f` is not cached (a cached one is used as
+///   it is) and is not an open attempt's form, so its rules run in order.
+///   Rule 0 needs a lone term with coefficient 1, and `f` is some term's
+///   coefficient above 1. Rules 1, 2 and 3 are checked to fail:
+///   [`unit_floordiv_term`] finds no term, no common factor with `f`,
+///   [`congruence_quotient`] finds no bucket. Rule 4 ([`pull_multiples`]) then
+///   splits `lin = f*Q + R` ([`split_multiples`]) and asks `R floordiv f`,
+///   which is asked here in the same context, and comes back as the plain node
+///   `R floordiv f`. The inner result is the sum `Q + (R floordiv f)`.
+/// * The outer division of that sum by `c/f` (at least 2; `f` divides `c`): no
+///   open attempt divides by `c/f` with its rules skipped. Rule 0 needs one
+///   term, and `Q` has at least the term `f` came from. Rule 1 applies: `Q`
+///   has no floordiv atom, so `R floordiv f` is the only one, with coefficient
+///   one. It rebuilds `Q*f + R`, which is `lin` (the parts are disjoint and
+///   normalized, and no coefficient changes), as `n`, and asks `n floordiv
+///   (f * (c/f))`, that is `n floordiv c`, under the same open attempts.
+/// * A cached outer result was computed the same way, and so is the cached
+///   `n floordiv c` or equal to it: results kept outside attempts do not change
+///   while one is open, and results cached inside one depend only on the node,
+///   the divisor and the open attempts.
+///
+/// Skipping the two divisions leaves their results out of the caches (they are
+/// computed again if asked) and spends fewer steps of the budget.
+fn folds_back(rw: &mut Rewriter<'_>, lin: &Linear, n: Id, c: i64, f: i64) -> bool {
+    // The structural conditions first, then the cache, then the ranges.
+    if rw.has_quiet_attempt_by(c / f)
+        || matches!(lin.terms[..], [(_, 1)])
+        || unit_floordiv_term(rw, lin).is_some()
+        || common_factor(lin, f).is_some()
+    {
+        return false;
+    }
+    let (outside, inside) = split_multiples(lin, f);
+    let inner_division =
+        |(atom, _): &(Id, i64)| rw.arena.with_const_rhs(*atom, BinOp::FloorDiv).is_some();
+    if outside.terms.is_empty()
+        || inside.terms.is_empty()
+        || outside.terms.iter().any(inner_division)
+        || rw.is_open_attempt(lin, f)
+        || rw.cached_div_mod(DivOrMod::Div, n, f).is_some()
+        || congruence_quotient(rw, lin, f).is_some()
+    {
+        return false;
+    }
+    let r = inside.to_id(rw.arena);
+    let d = floordiv_pos(rw, r, f);
+    rw.arena.with_const_rhs(d, BinOp::FloorDiv) == Some((r, f))
+}
+
+#[cfg(test)]
+fn fold_back_checked() -> bool {
+    tests::FOLD_BACK.get().check
+}
+
+#[cfg(not(test))]
+fn fold_back_checked() -> bool {
+    true
 }
 
 /// `floor(n / c) = floor(-n / -c)`: an all-negative numerator reads better
@@ -305,5 +408,157 @@ pub fn ceildiv(rw: &mut Rewriter<'_>, a: Id, b: Id) -> Id {
             rw.cheaper(current, candidate)
         }
         _ => current,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::map::IndexingMap;
+    use std::cell::Cell;
+
+    /// Whether [`nest_once`] asks [`folds_back`], whether it then also
+    /// computes the two divisions skipped, and how often it answered `true`.
+    #[derive(Clone, Copy)]
+    pub(super) struct Switch {
+        pub check: bool,
+        verify: bool,
+        hits: u64,
+    }
+
+    thread_local! {
+        pub(super) static FOLD_BACK: Cell<Switch> = const {
+            Cell::new(Switch { check: true, verify: false, hits: 0 })
+        };
+    }
+
+    /// Counts [`folds_back`]'s `true` answers; when verifying, the two
+    /// divisions it skipped are computed as well and must give the same node.
+    pub(super) fn check_fold_back(rw: &mut Rewriter<'_>, n: Id, c: i64, f: i64, outer: Id) {
+        let mut s = FOLD_BACK.get();
+        s.hits += 1;
+        FOLD_BACK.set(s);
+        if !s.verify {
+            return;
+        }
+        let inner = floordiv_pos(rw, n, f);
+        let tried = floordiv_pos(rw, inner, c / f);
+        if !rw.out_of_fuel() {
+            assert_eq!(rw.arena.to_expr(tried), rw.arena.to_expr(outer));
+        }
+    }
+
+    /// A small deterministic generator (xorshift), so the test needs no seed file.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick(&mut self, from: &[i64]) -> i64 {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// A chain of sums, products and divisions by constants around one
+    /// variable, like tinygrad's fuzz expressions (the ones nesting works on).
+    fn chain(rng: &mut Rng, vars: usize, steps: usize) -> String {
+        let mut e = format!("d{}", rng.below(vars));
+        for _ in 0..steps {
+            e = match rng.below(20) {
+                0..=5 => format!("({e} + d{})", rng.below(vars)),
+                6..=8 => format!("({e} + {})", rng.pick(&[-5, -4, -2, -1, 1, 2, 3, 5])),
+                9..=12 => format!("({e} * {})", rng.pick(&[-4, -3, -2, -1, 2, 3, 4, 5, 6, 8])),
+                13..=18 => format!(
+                    "({e} floordiv {})",
+                    rng.pick(&[2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 20, 21, 30, 32, 84, 252])
+                ),
+                _ => format!("({e} mod {})", rng.pick(&[2, 3, 4, 8, 9, 16])),
+            };
+        }
+        e
+    }
+
+    /// A random tree of the same operations.
+    fn tree(rng: &mut Rng, vars: usize, depth: usize) -> String {
+        if depth == 0 || rng.below(8) == 0 {
+            return format!("d{}", rng.below(vars));
+        }
+        let a = tree(rng, vars, depth - 1);
+        match rng.below(10) {
+            0..=3 => format!("({a} + {})", tree(rng, vars, depth - 1)),
+            4 => format!("({a} * {})", rng.pick(&[-3, 2, 3, 4, 6, 8, 16])),
+            5..=7 => format!(
+                "({a} floordiv {})",
+                rng.pick(&[2, 3, 4, 6, 8, 12, 16, 24, 30, 64])
+            ),
+            _ => format!("({a} mod {})", rng.pick(&[2, 3, 4, 6, 8, 16, 32])),
+        }
+    }
+
+    /// The simplified text of `text` and how often [`folds_back`] answered
+    /// `true`, with or without it (and verifying its answers).
+    fn simplified(text: &str, check: bool, verify: bool) -> (String, u64) {
+        let hits = FOLD_BACK.get().hits;
+        FOLD_BACK.set(Switch {
+            check,
+            verify,
+            hits,
+        });
+        let mut map = IndexingMap::parse(text).expect("generated maps parse");
+        map.simplify();
+        let after = FOLD_BACK.get().hits;
+        FOLD_BACK.set(Switch {
+            check: true,
+            verify: false,
+            hits: after,
+        });
+        (map.to_string(), after - hits)
+    }
+
+    /// Differential test of [`folds_back`]: random nested maps simplify to the
+    /// same text with and without it (and with every skipped pair of divisions
+    /// computed too), and it is taken often.
+    #[test]
+    fn skipping_attempts_that_fold_back_changes_no_result() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut total_hits = 0;
+        for i in 0..4_000 {
+            let vars = 1 + rng.below(4);
+            let expr = if i % 2 == 0 {
+                let steps = 5 + rng.below(24);
+                chain(&mut rng, vars, steps)
+            } else {
+                let depth = 2 + rng.below(5);
+                tree(&mut rng, vars, depth)
+            };
+            let dims: Vec<String> = (0..vars).map(|v| format!("d{v}")).collect();
+            let domain: Vec<String> = (0..vars)
+                .map(|v| {
+                    let lo = [0, 0, 0, -3][rng.below(4)];
+                    let hi = [1, 2, 4, 5, 7, 8, 15, 16, 63, 64, 127, 255][rng.below(12)];
+                    format!("d{v} in [{lo}, {hi}]")
+                })
+                .collect();
+            let text = format!(
+                "({}) -> ({expr}), domain: {}",
+                dims.join(", "),
+                domain.join(", ")
+            );
+            let (old, none) = simplified(&text, false, false);
+            assert_eq!(none, 0, "the switch turns the check off");
+            let (new, hits) = simplified(&text, true, false);
+            assert_eq!(new, old, "{text}");
+            let (verified, _) = simplified(&text, true, true);
+            assert_eq!(verified, old, "{text}");
+            total_hits += hits;
+        }
+        assert!(total_hits > 1_000, "fold-backs seen: {total_hits}");
     }
 }

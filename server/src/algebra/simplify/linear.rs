@@ -190,7 +190,26 @@ impl Linear {
         }
         let id = self.build(arena);
         arena.built.insert(self.clone(), id);
+        if self.is_own_flattening(arena) {
+            debug_assert_eq!(Linear::flatten(arena, id).as_ref(), Some(self));
+            arena.linear.get_mut().remember(id, self);
+        }
         id
+    }
+
+    /// `true` when [`Linear::of`] on the node [`Linear::to_id`] builds gives
+    /// this form back, so it can be remembered instead of flattened again (the
+    /// division rules build numerators and then ask for their forms at once).
+    ///
+    /// The built node is the sum of `atom * k` terms and the constant. Flattening
+    /// it walks that sum and stops at each atom, so it gives back the terms with
+    /// their coefficients and the constant, then normalizes them, unless an atom
+    /// is itself something flattening walks into (a constant, a sum, a product
+    /// by a constant). A normalized form with no such atom is therefore what
+    /// flattening gives: its terms are already sorted by [`atom_cmp`], a total
+    /// order, with each atom once and no zero coefficient.
+    fn is_own_flattening(&self, arena: &Arena) -> bool {
+        self.terms.iter().all(|&(atom, _)| is_atom(arena, atom)) && self.is_normalized(arena)
     }
 
     /// [`Linear::to_id`] computed.
@@ -239,6 +258,14 @@ impl LinearMemo {
         }
     }
 
+    /// Remembers `form` as the flattening of `e` (a node built from it), unless
+    /// `e` was flattened already (the node existed before).
+    fn remember(&mut self, e: Id, form: &Linear) {
+        if self.index.get(e.index()).copied().unwrap_or(0) == 0 {
+            self.push(e, form.clone());
+        }
+    }
+
     /// `Some(form)` when `e` was flattened (`form` is `None` on overflow).
     fn get(&self, e: Id) -> Option<Option<Linear>> {
         match self.index.get(e.index()).copied().unwrap_or(0) {
@@ -249,16 +276,34 @@ impl LinearMemo {
     }
 
     fn insert(&mut self, e: Id, form: &Option<Linear>) {
+        match form {
+            None => self.set(e, 1),
+            Some(l) => self.push(e, l.clone()),
+        }
+    }
+
+    /// Keeps `form` as the flattening of `e`.
+    fn push(&mut self, e: Id, form: Linear) {
+        self.forms.push(form);
+        let index = u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms");
+        self.set(e, index);
+    }
+
+    fn set(&mut self, e: Id, index: u32) {
         if self.index.len() <= e.index() {
             self.index.resize(e.index() + 1, 0);
         }
-        self.index[e.index()] = match form {
-            None => 1,
-            Some(l) => {
-                self.forms.push(l.clone());
-                u32::try_from(self.forms.len() + 1).expect("fewer than 2^32 forms")
-            }
-        };
+        self.index[e.index()] = index;
+    }
+}
+
+/// `true` when [`Linear::flatten`] stops at `e` (keeps it as a term): anything
+/// but a constant, a sum or a product with a constant operand.
+fn is_atom(arena: &Arena, e: Id) -> bool {
+    match arena.node(e) {
+        Node::Const(_) | Node::Bin(BinOp::Add, ..) => false,
+        Node::Bin(BinOp::Mul, a, b) => arena.as_const(a).is_none() && arena.as_const(b).is_none(),
+        _ => true,
     }
 }
 

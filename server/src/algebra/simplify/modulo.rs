@@ -5,8 +5,8 @@
 use super::arena::Id;
 use super::divisor_expr::divide_by_expr;
 use super::divmod::{
-    binary_numerator, common_factor, one_bucket, residue_differs, residues, split_by_gcd, DivRule,
-    Residue, RESIDUES,
+    binary_numerator, common_factor, one_bucket, remainders, residue_differs, split_by_gcd,
+    DivRule, Residue, RESIDUES,
 };
 use super::floordiv::negate;
 use super::linear::Linear;
@@ -147,13 +147,13 @@ fn congruence_mod(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
         if !residue_differs(lin, c, which) {
             continue;
         }
-        let (_, mut rem) = residues(rw, lin, c, which)?;
+        let mut rem = remainders(rw, lin, c, which)?;
         if let Some(k) = one_bucket(rw, &rem, c) {
             rem.constant = rem.constant.checked_sub(k.checked_mul(c)?)?;
             return Some(rem.to_id(rw.arena));
         }
     }
-    let (_, rem) = residues(rw, lin, c, Residue::Floor)?;
+    let rem = remainders(rw, lin, c, Residue::Floor)?;
     if rem != *lin {
         let n = rem.to_id(rw.arena);
         return Some(mod_pos(rw, n, c));

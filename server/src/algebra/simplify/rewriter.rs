@@ -336,6 +336,16 @@ impl<'w> Rewriter<'w> {
             .any(|(&(_, d), form)| d == c && form.as_ref() == Some(lin))
     }
 
+    /// `true` when an open attempt divides by `c` and the rules before nesting
+    /// failed on it quietly (a division by `c` of that attempt's form skips
+    /// them, see [`Rewriter::is_open_attempt`]).
+    pub(super) fn has_quiet_attempt_by(&self, c: i64) -> bool {
+        self.nesting
+            .iter()
+            .zip(&self.quiet_failures)
+            .any(|(&(_, d), form)| d == c && form.is_some())
+    }
+
     fn open_attempts(&self) -> Nesting {
         let mut open = [None; MAX_NESTING];
         for (slot, &attempt) in open.iter_mut().zip(&self.nesting) {
@@ -356,15 +366,16 @@ impl<'w> Rewriter<'w> {
     /// sub-expression that is constrained is intersected with its constraint
     /// (XLA's `RangeEvaluator::ComputeExpressionRange`). Cached per node.
     pub fn range(&mut self, e: Id) -> Interval {
-        if let Some(r) = *slot(&mut self.caches.ranges, e) {
+        // Most questions are answered from the cache: look without growing it.
+        if let Some(&Some(r)) = self.caches.ranges.get(e.index()) {
             return r;
         }
-        let own = match self.arena.node(e) {
+        let r = match self.arena.node(e) {
             Node::Const(c) => Interval::point(c),
             Node::Var(v) => self.bounds.get(v),
             Node::Bin(op, a, b) => {
                 let (ia, ib) = (self.range(a), self.range(b));
-                match op {
+                let own = match op {
                     BinOp::Add => ia.add(&ib),
                     BinOp::Mul => ia.mul(&ib),
                     BinOp::FloorDiv => ia.floor_div(&ib),
@@ -372,16 +383,12 @@ impl<'w> Rewriter<'w> {
                     BinOp::Mod => ia.modulo(&ib),
                     BinOp::Min => ia.min(&ib),
                     BinOp::Max => ia.max(&ib),
-                }
+                };
+                self.constraints
+                    .iter()
+                    .filter(|(c, _)| *c == e)
+                    .fold(own, |acc, (_, r)| acc.intersect(r))
             }
-        };
-        let r = match self.arena.node(e) {
-            Node::Bin(..) => self
-                .constraints
-                .iter()
-                .filter(|(c, _)| *c == e)
-                .fold(own, |acc, (_, r)| acc.intersect(r)),
-            _ => own,
         };
         *slot(&mut self.caches.ranges, e) = Some(r);
         r
@@ -474,7 +481,7 @@ impl<'w> Rewriter<'w> {
 
     /// One bottom-up pass (XLA's `SimplifyOnce`), memoized per node.
     pub fn once(&mut self, e: Id) -> Id {
-        if let Some(done) = *slot(&mut self.caches.once, e) {
+        if let Some(&Some(done)) = self.caches.once.get(e.index()) {
             return done;
         }
         if !self.spend(1) {
