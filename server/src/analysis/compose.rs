@@ -17,6 +17,24 @@ pub fn compose(
     resolve: &dyn Fn(usize) -> RuntimeSource,
     module: &Module,
 ) -> Result<OperandMap, Unknown> {
+    // Without runtime variables or replicas the answer is a function of the two
+    // maps: made once for every fusion that composes them (most of a fused
+    // computation's time was composing the same pairs again).
+    if super::compositions::keyable(consumer, producer) {
+        return super::compositions::composed(consumer, producer, || {
+            compose_fresh(consumer, producer, resolve, module)
+        });
+    }
+    compose_fresh(consumer, producer, resolve, module)
+}
+
+/// [`compose`], computed again (not looked up in [`super::compositions`]).
+pub fn compose_fresh(
+    consumer: &OperandMap,
+    producer: &OperandMap,
+    resolve: &dyn Fn(usize) -> RuntimeSource,
+    module: &Module,
+) -> Result<OperandMap, Unknown> {
     if consumer.map.is_undefined() || producer.map.is_undefined() {
         return Err(Unknown::no_indexing("undefined indexing map"));
     }

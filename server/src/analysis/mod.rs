@@ -6,7 +6,8 @@
 //!
 //! * [`ops`]: per-op maps, pure functions of shapes and attributes ([`op::OpInfo`]).
 //! * [`fusion`] / [`input_to_output`]: composition through fused computations.
-//! * [`compose`]: composition of one map pair with runtime variables and replicas.
+//! * [`compose`]: composition of one map pair with runtime variables and replicas;
+//!   [`compositions`]: the pairs already composed, shared by every fusion.
 //! * [`layout`]: the physical-layout view. [`utilization`]: operand utilization.
 //! * [`recompute`]: expensive work a loop fusion computes more than once.
 //! * [`nesting`]: bounds the recursion through called computations (cycles, depth).
@@ -19,6 +20,7 @@ use rustc_hash::FxHashMap;
 
 pub mod build;
 pub mod compose;
+pub mod compositions;
 pub mod contiguity;
 pub mod fusion;
 pub mod graph;

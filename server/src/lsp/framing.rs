@@ -351,10 +351,12 @@ fn find_marker(data: &[u8], from: usize) -> Option<usize> {
     if from >= data.len() {
         return None;
     }
-    data[from..]
-        .windows(MARKER.len())
-        .position(|w| w.eq_ignore_ascii_case(MARKER))
-        .map(|i| from + i)
+    // Found by its colon, which memchr finds fast (a dump's text has few): a byte
+    // by byte comparison of every window took about 40 ms of CPU on a 60 MB didOpen.
+    let last = MARKER.len() - 1;
+    memchr::memchr_iter(b':', data.get(from + last..)?)
+        .map(|colon| from + colon)
+        .find(|&start| data[start..=start + last].eq_ignore_ascii_case(MARKER))
 }
 
 /// Where the header block holding the marker at `marker` starts: the marker's line
@@ -763,6 +765,23 @@ mod tests {
     }
 
     proptest! {
+        /// The marker is found where a comparison of every window finds it: in any
+        /// case, among colons and partial markers, at and after `from`.
+        #[test]
+        fn the_marker_is_found_where_every_window_is_compared(
+            text in "(content-length:|CONTENT-LENGTH:|Content-Length|ontent-Length:|:|x|\\r\\n){0,12}",
+            from in 0usize..120,
+        ) {
+            let data = text.as_bytes();
+            let every_window = data
+                .windows(MARKER.len())
+                .enumerate()
+                .skip(from)
+                .find(|(_, w)| w.eq_ignore_ascii_case(MARKER))
+                .map(|(i, _)| i);
+            prop_assert_eq!(find_marker(data, from), every_window);
+        }
+
         /// Whatever is wrong with one frame, every intact message after the next
         /// intact header is read, in order.
         #[test]
