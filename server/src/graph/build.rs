@@ -586,7 +586,7 @@ fn answer_sharing(
     use std::sync::Arc;
     let representative = representatives(view, consumers, budget);
     let memo = analysis::memo::Memo::new();
-    let run = |q: &Query| Arc::new(memo.run(|| budget.run(|| analysis::analyze(view, q))));
+    let run = |q: &Query| memo.run(|| budget.run(|| analysis::analyze_shared(view, q)));
     let own: Vec<Option<Arc<analysis::InstructionIndexing>>> = queries
         .par_iter()
         .zip(owner)
