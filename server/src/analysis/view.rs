@@ -179,13 +179,21 @@ fn same_node(
     let same_shape = |s: &std::sync::Arc<model::Shape>, t: &std::sync::Arc<model::Shape>| {
         std::sync::Arc::ptr_eq(s, t) || s == t
     };
-    let raw = |c: model::ComputationRef, i: &model::Instruction, name: &str| {
-        i.attribute(name)
-            .map(|at| c.src(at.value_range).trim().to_string())
-    };
-    let literal = |c: model::ComputationRef, i: &model::Instruction| {
-        i.literals.first().map(|r| c.src(*r).trim().to_string())
-    };
+    // The attributes read from text, by their two-byte names (`i.attribute(name)`
+    // compares each attribute's spelling, three times an instruction).
+    static FROM_TEXT: std::sync::LazyLock<[model::AttrName; 3]> =
+        std::sync::LazyLock::new(|| READ_FROM_TEXT.map(model::AttrName::of));
+    fn raw<'c>(
+        c: model::ComputationRef<'c>,
+        i: &model::Instruction,
+        name: model::AttrName,
+    ) -> Option<&'c str> {
+        let first = i.attributes.iter().find(|a| a.name == name);
+        first.map(|at| c.src(at.value_range).trim())
+    }
+    fn literal<'c>(c: model::ComputationRef<'c>, i: &model::Instruction) -> Option<&'c str> {
+        i.literals.first().map(|r| c.src(*r).trim())
+    }
     x.opcode == y.opcode
         && same_shape(&x.shape, &y.shape)
         && x.parameter_number == y.parameter_number
@@ -196,9 +204,9 @@ fn same_node(
             o.target == p.target && (o.target.is_some() || o.declared_shape == p.declared_shape)
         })
         && x.decoded == y.decoded
-        && READ_FROM_TEXT
+        && FROM_TEXT
             .iter()
-            .all(|name| raw(ca, x, name) == raw(cb, y, name))
+            .all(|&name| raw(ca, x, name) == raw(cb, y, name))
         && (x.opcode.name() != "constant" || literal(ca, x) == literal(cb, y))
 }
 
