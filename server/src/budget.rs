@@ -16,7 +16,7 @@
 //! [`CLOCK_EVERY`] calls.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,9 @@ struct Shared {
     /// 0 while running, else the [`Cut`] (1 deadline, 2 cancelled).
     cut: AtomicU8,
     parent: Option<Arc<Shared>>,
+    /// How many more checks the work may make, when counted (see
+    /// [`Budget::after_checks`]).
+    checks: Option<AtomicU64>,
 }
 
 /// The reason an analysis gives for what it did not compute because [`exhausted`]
@@ -93,6 +96,14 @@ impl Shared {
             self.record(DEADLINE);
             return true;
         }
+        if let Some(checks) = &self.checks {
+            let left =
+                checks.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            if left.is_err() {
+                self.record(DEADLINE);
+                return true;
+            }
+        }
         false
     }
 }
@@ -118,6 +129,24 @@ impl Budget {
                 part_limit,
                 cut: AtomicU8::new(RUNNING),
                 parent: None,
+                checks: None,
+            })),
+        }
+    }
+
+    /// A budget that runs out at its `checks`-th check ([`exhausted`], from any
+    /// thread, and the checks of its children): where a deadline cuts work at a
+    /// moment that depends on the machine, this cuts it after a given amount of
+    /// it, for tests of what a cut answer keeps.
+    pub fn after_checks(checks: u64) -> Budget {
+        Budget {
+            shared: Some(Arc::new(Shared {
+                id: next_id(),
+                deadline: None,
+                part_limit: None,
+                cut: AtomicU8::new(RUNNING),
+                parent: None,
+                checks: Some(AtomicU64::new(checks)),
             })),
         }
     }
@@ -138,6 +167,7 @@ impl Budget {
                 part_limit: None,
                 cut: AtomicU8::new(RUNNING),
                 parent: self.shared.clone(),
+                checks: None,
             })),
         }
     }
@@ -294,6 +324,19 @@ mod tests {
         assert!(child.is_exhausted());
         assert_eq!(child.cut(), Some(Cut::Deadline));
         assert_eq!(parent.cut(), None, "a child's deadline is its own");
+    }
+
+    #[test]
+    fn a_counted_budget_runs_out_at_its_last_check_and_cuts_its_children() {
+        let budget = Budget::after_checks(100);
+        let checks = budget.run(|| (0..1000).take_while(|_| !exhausted()).count());
+        assert_eq!(checks, 100);
+        assert_eq!(budget.cut(), Some(Cut::Deadline));
+        let parent = Budget::after_checks(3);
+        let child = parent.child(Duration::from_secs(60));
+        let checks = child.run(|| (0..1000).take_while(|_| !exhausted()).count());
+        assert_eq!(checks, 3);
+        assert_eq!(child.cut(), Some(Cut::Deadline));
     }
 
     #[test]

@@ -606,3 +606,68 @@ fn tensor_plus_its_transpose_gives_two_maps() {
     let indexing = fused_output_to_input(&module, 0, 0, 1);
     assert_eq!(indexing.entries[0].maps.len(), 2);
 }
+
+/// A composition the budget cuts keeps what it finished: `add(p0, negate^3(p1))`
+/// visits `add` first and reaches `p1` last, so a cut after the first steps leaves
+/// `p0`'s maps complete (its only user was visited) and marks only `p1` as not
+/// computed. Every cut, at any step, gives each operand its complete maps or
+/// "not computed", never fewer maps.
+#[test]
+fn a_cut_composition_keeps_the_operands_it_finished() {
+    use hlo_lsp::analysis::Unknown;
+    use hlo_lsp::budget::Budget;
+    let unary = |name: &str, operand: usize| {
+        Node::new(
+            name,
+            OpInfo::new("negate", ArrayShape::new(vec![8]), vec![arr(&[8])]),
+            vec![operand],
+        )
+    };
+    let param = |name: &str, number: usize| {
+        let mut p = Node::new(
+            name,
+            OpInfo::new("parameter", ArrayShape::new(vec![8]), vec![]),
+            vec![],
+        );
+        p.parameter_number = Some(number);
+        p
+    };
+    let add = Node::new(
+        "add",
+        OpInfo::new("add", ArrayShape::new(vec![8]), vec![arr(&[8]), arr(&[8])]),
+        vec![0, 4],
+    );
+    let nodes = vec![
+        param("p0", 0),
+        param("p1", 1),
+        unary("n1", 1),
+        unary("n2", 2),
+        unary("n3", 3),
+        add,
+    ];
+    let module = Module::new(
+        vec![Computation {
+            name: "f".into(),
+            nodes,
+            root: 5,
+        }],
+        0,
+    );
+    let complete = fused_output_to_input(&module, 0, 0, 2);
+    assert!(complete.entries.iter().all(|e| e.unknown.is_none()));
+    let mut kept_p0 = false;
+    for checks in 0..8 {
+        let cut = Budget::after_checks(checks).run(|| fused_output_to_input(&module, 0, 0, 2));
+        for (k, (entry, whole)) in cut.entries.iter().zip(&complete.entries).enumerate() {
+            assert!(
+                entry == whole || (entry.unknown == Some(Unknown::Stopped)),
+                "{checks} checks, operand {k}: {entry:?}"
+            );
+        }
+        kept_p0 |= cut.entries[0] == complete.entries[0] && cut.entries[1] != complete.entries[1];
+    }
+    assert!(
+        kept_p0,
+        "no cut kept p0's maps while p1's were not computed"
+    );
+}

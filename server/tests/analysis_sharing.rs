@@ -271,3 +271,53 @@ fn same_agrees_with_the_classes_of_the_whole_module() {
         "{pairs} pairs, {equal} equal"
     );
 }
+
+/// The model's word that two computations view alike (`view::twins`, which lets
+/// a graph skip viewing 31 copies of a step to compare them) is never wrong:
+/// on every shipped file, every pair of computations of equal length it calls
+/// twins is equal by the views' own comparison (`structure::same` on views
+/// built from the model, which have no such word), and renamed copies of the
+/// benchmark step's fused computations are twins.
+#[test]
+fn twins_in_the_model_are_equal_in_their_views() {
+    use hlo_lsp::analysis::structure;
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    let mut files = vec![];
+    hlo_files(&data, &mut files);
+    files.sort();
+    let step = std::fs::read_to_string(data.join("bench/transformer.after.hlo")).unwrap();
+    let (mut twins, mut pairs) = (0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let text = match text.len() > 400_000 {
+            // The benchmark dump, with a renamed copy of its fused computations.
+            true => {
+                let fused = &step[step.find("\n%").unwrap()..step.find("\nENTRY").unwrap()];
+                format!("{text}{}", renamed(fused, ".copy"))
+            }
+            false => text,
+        };
+        let parsed = hlo_lsp::model::parse_hlo(&text);
+        for m in &parsed.modules {
+            let viewed = view::from_model(m);
+            let len = |c: usize| viewed.computation(c).nodes.len();
+            for a in 0..viewed.len() {
+                for b in a..viewed.len() {
+                    if len(a) != len(b) || pairs > 200_000 {
+                        continue;
+                    }
+                    pairs += 1;
+                    if view::twins(m, a, b) {
+                        twins += 1;
+                        assert!(
+                            structure::same(&viewed, a, b),
+                            "{}: {a} {b}",
+                            file.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(twins > 100, "{twins} twins of {pairs} pairs");
+}

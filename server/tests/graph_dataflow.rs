@@ -889,3 +889,73 @@ fn every_edge_carries_the_maps_a_hover_shows() {
         );
     }
 }
+
+/// A graph whose maps run out of budget keeps the edges it composed: each edge
+/// either says "not computed" or carries the map and class the complete graph
+/// draws. The budget runs out after a number of checks (deterministic where a
+/// deadline is not), doubled until the graph is complete: around the transformer
+/// step's ENTRY middle instruction (consumers of every kind, some cut, some not),
+/// and around the ENTRY parameter of that step made live twice over, read by two
+/// calls of a whole step (16 outputs each, each output reading nearly every
+/// operand: there the calls' edges come complete or not at all).
+#[test]
+fn a_graph_cut_by_its_budget_keeps_the_edges_it_computed() {
+    let step = std::fs::read_to_string(data().join("bench/transformer.after.hlo")).unwrap();
+    let kept = cut_graphs_keep_what_they_computed(&step, None);
+    assert!(kept > 0, "no cut graph of the step kept some of its edges");
+    cut_graphs_keep_what_they_computed(&live_module(&step, 2), Some("params_5___wk__.1"));
+}
+
+/// Builds the graph of radius 3 around `around` (ENTRY's middle instruction when
+/// `None`) of `text` under budgets of 1, 2, 4, ... checks until it is complete,
+/// checks each edge of each against the complete graph's, and returns how many
+/// cut graphs kept some of their edges.
+fn cut_graphs_keep_what_they_computed(text: &str, around: Option<&str>) -> usize {
+    use hlo_lsp::budget::Budget;
+    let file = model::parse_hlo(text);
+    let m = &file.modules[0];
+    let entry = m.entry.unwrap();
+    let instruction = match around {
+        Some(name) => m.find_instruction(name).unwrap().1,
+        None => InstrId(m.computation(entry).instructions.len() as u32 / 2),
+    };
+    let scope = Scope::Around {
+        computation: entry,
+        instruction,
+        radius: 3,
+    };
+    let v = view::borrowed(m);
+    let complete = graph::build(m, &v, &scope, &unhurried(Open::Focus));
+    assert!(!complete.partial);
+    let key = |e: &graph::Edge| (e.from.clone(), e.to.clone(), e.operand_index);
+    let drawn: HashMap<_, _> = complete.edges.iter().map(|e| (key(e), e)).collect();
+    let stopped = |e: &graph::Edge| e.map.starts_with("unknown: not computed");
+    assert!(!complete.edges.iter().any(stopped));
+    let mut kept = 0;
+    let mut checks = 1u64;
+    loop {
+        let v = view::borrowed(m);
+        let cut = Budget::after_checks(checks);
+        let g = cut.run(|| graph::build(m, &v, &scope, &unhurried(Open::Focus)));
+        assert_eq!(g.edges.len(), complete.edges.len(), "{checks} checks");
+        for e in &g.edges {
+            let whole = drawn[&key(e)];
+            if stopped(e) {
+                assert!(g.partial, "{checks} checks: {e:?}");
+            } else {
+                assert_eq!(
+                    (&e.map, e.class),
+                    (&whole.map, whole.class),
+                    "{checks} checks"
+                );
+            }
+        }
+        let computed = g.edges.iter().filter(|e| !stopped(e)).count();
+        kept += usize::from(computed > 0 && computed < g.edges.len());
+        if !g.partial {
+            assert_eq!(computed, g.edges.len(), "{checks} checks");
+            return kept;
+        }
+        checks *= 2;
+    }
+}

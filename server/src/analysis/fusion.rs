@@ -13,7 +13,7 @@ use super::build::identity;
 use super::compose::{compose, resolve_sources};
 use super::graph::Module;
 use super::operand_indexing::{
-    insert_live_first, InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource,
+    insert_live_first, InstructionIndexing, OperandIndexing, OperandMap, RuntimeSource, SetIndex,
 };
 use super::ops;
 use super::unknown::Unknown;
@@ -55,9 +55,7 @@ impl Reached {
     /// The maps as one operand entry (output tags dropped).
     pub fn to_entry(&self) -> OperandIndexing {
         let mut e = OperandIndexing::none();
-        for (_, m) in &self.maps {
-            e.insert(m.clone());
-        }
+        e.insert_all(self.maps.iter().map(|(_, m)| m.clone()));
         if let Some(r) = &self.unknown {
             e.mark_unknown(r.clone());
         }
@@ -87,6 +85,17 @@ pub fn output_to_input(
     node: usize,
     output_id: usize,
 ) -> InstructionIndexing {
+    Arc::unwrap_or_clone(shared_output_to_input(module, comp, node, output_id))
+}
+
+/// [`output_to_input`], shared: a fusion's composed maps are the request's
+/// ([`super::memo`]), read by every output that reaches the fusion, not copied.
+pub fn shared_output_to_input(
+    module: &Module,
+    comp: usize,
+    node: usize,
+    output_id: usize,
+) -> Arc<InstructionIndexing> {
     let n = &module.computation(comp).nodes[node];
     if n.is_composite() {
         let (called, operands) = (n.called[0], n.operands.len());
@@ -103,7 +112,7 @@ pub fn output_to_input(
             resolve_sources(m, &|k| source(module, comp, node, k));
         }
     }
-    indexing
+    Arc::new(indexing)
 }
 
 /// Where traversal of output `output_id` of `comp` starts: the tuple root's
@@ -244,12 +253,14 @@ fn propagate(
 ) -> Vec<Reached> {
     let c = module.computation(comp);
     let order = c.post_order_from(start);
+    // Each instruction's maps, hashed: what reaches an instruction is a set.
+    let mut index: Vec<SetIndex> = reached
+        .iter()
+        .map(|r| SetIndex::of(&r.maps, |(_, m)| m))
+        .collect();
     for (done, &u) in order.iter().rev().enumerate() {
         if crate::budget::exhausted() {
-            // Everything not yet visited is reachable from `start`: it may be read.
-            for &v in order.iter().rev().skip(done) {
-                reached[v].mark_unknown(&Unknown::Stopped);
-            }
+            stop(c, &order[..order.len() - done], &mut reached);
             break;
         }
         let node = &c.nodes[u];
@@ -259,6 +270,7 @@ fn propagate(
             continue;
         }
         let maps = std::mem::take(&mut reached[u].maps);
+        let own_index = std::mem::take(&mut index[u]);
         let unknown = reached[u].unknown.clone();
         let mut outputs: Vec<usize> = maps.iter().map(|(o, _)| *o).collect();
         outputs.sort_unstable();
@@ -274,7 +286,7 @@ fn propagate(
         };
         for output in outputs {
             let refusals = super::nesting::refusals();
-            let producer = output_to_input(module, comp, u, output);
+            let producer = shared_output_to_input(module, comp, u, output);
             let clean = super::nesting::refusals() == refusals && !crate::budget::exhausted();
             let steps: Vec<super::memo::Step> = maps
                 .iter()
@@ -298,7 +310,7 @@ fn propagate(
                 for composed in steps.iter().filter_map(|s| s.get(k)) {
                     for result in composed {
                         match result {
-                            Ok(cm) => reached[v].insert(operand_output, cm.clone()),
+                            Ok(cm) => insert(&mut reached[v], &mut index[v], operand_output, cm),
                             Err(reason) => reached[v].mark_unknown(reason),
                         }
                     }
@@ -316,8 +328,47 @@ fn propagate(
             }
         }
         reached[u].maps = maps;
+        index[u] = own_index;
     }
     reached
+}
+
+/// Adds `(output, m)` to what reached an instruction (`index` hashes its maps),
+/// copying `m` only when it is new there.
+fn insert(reached: &mut Reached, index: &mut SetIndex, output: usize, m: &OperandMap) {
+    let hash = SetIndex::hash(&(output, m));
+    let is = |(o, x): &(usize, OperandMap)| *o == output && x == m;
+    if index.find(&reached.maps, hash, is).is_none() {
+        let item = (output, m.clone());
+        index.insert_new(&mut reached.maps, hash, item, |(_, m)| m, |a, b| a.0 == b.0);
+    }
+}
+
+/// Marks what the traversal did not finish when the budget ran out: the
+/// instructions of `unvisited` (the rest of the traversal, in post order) whose
+/// maps could still grow. Those an unvisited instruction would still have passed
+/// maps to (an operand of one, at any depth) are "stopped"; the others keep what
+/// reached them, complete (a parameter whose users were all visited), so that a
+/// cut output leaves out only the operands it did not finish.
+fn stop(c: &super::graph::Computation, unvisited: &[usize], reached: &mut [Reached]) {
+    let mut grows = vec![false; c.nodes.len()];
+    for &u in unvisited.iter().rev() {
+        let r = &reached[u];
+        let passes = c.nodes[u].parameter_number.is_none()
+            && (grows[u] || !r.maps.is_empty() || r.unknown.is_some());
+        if passes {
+            for &v in &c.nodes[u].operands {
+                if let Some(g) = grows.get_mut(v) {
+                    *g = true;
+                }
+            }
+        }
+    }
+    for &v in unvisited {
+        if grows[v] {
+            reached[v].mark_unknown(&Unknown::Stopped);
+        }
+    }
 }
 
 /// The compositions of `m`, a map that reached instruction `u` of `comp`, with

@@ -107,6 +107,10 @@ impl Computation {
 /// Builds computation `i` of a lazily viewed module.
 type Builder<'a> = Box<dyn Fn(usize) -> Computation + Send + Sync + 'a>;
 
+/// Says, from the source of a lazily viewed module, whether two computations'
+/// views would be equal but for names (`false`: not known).
+type Twins<'a> = Box<dyn Fn(usize, usize) -> bool + Send + Sync + 'a>;
+
 /// A module: computations and the entry. The computations are given up front (tests,
 /// generated fusions, the CLI) or built on first use ([`Module::lazy`]): a hover on
 /// one fusion of a 50 MB dump views that fusion, not the module.
@@ -116,6 +120,7 @@ type Builder<'a> = Box<dyn Fn(usize) -> Computation + Send + Sync + 'a>;
 pub struct Module<'a> {
     computations: Cells,
     builder: Option<Builder<'a>>,
+    twins: Option<Twins<'a>>,
     pub entry: usize,
     /// Pairs of computations found structurally equal or not, kept as long as the
     /// view ([`super::structure::same`]).
@@ -136,6 +141,7 @@ impl<'a> Module<'a> {
         Module {
             computations: Cells::filled(computations),
             builder: None,
+            twins: None,
             entry,
             compared: Default::default(),
         }
@@ -151,9 +157,24 @@ impl<'a> Module<'a> {
         Module {
             computations: Cells::empty(count),
             builder: Some(Box::new(build)),
+            twins: None,
             entry,
             compared: Default::default(),
         }
+    }
+
+    /// This module, whose source says by `twins(a, b)` that computations `a` and
+    /// `b` view alike but for names (what they call included), without viewing
+    /// them ([`super::structure::same`] asks it first).
+    pub fn with_twins(mut self, twins: impl Fn(usize, usize) -> bool + Send + Sync + 'a) -> Self {
+        self.twins = Some(Box::new(twins));
+        self
+    }
+
+    /// Whether the source says that computations `a` and `b` view alike but for
+    /// names (`false`: not known, or no source to ask).
+    pub fn twins_in_source(&self, a: usize, b: usize) -> bool {
+        self.twins.as_ref().is_some_and(|twins| twins(a, b))
     }
 
     pub fn len(&self) -> usize {

@@ -31,10 +31,9 @@ use super::unknown::Unknown;
 /// may share a thread), the called computation, the output, the operand count.
 type Key = (usize, usize, usize, usize);
 
-/// What maps `m` reaching output `output` of instruction `node` of computation
-/// `comp` become through each operand: the module (its address), `comp`, `node`,
-/// `output` and `m`.
-type StepKey = (usize, usize, usize, usize, OperandMap);
+/// Where a map reached, for [`step`]: the module (its address), the computation,
+/// the instruction and its output.
+type At = (usize, usize, usize, usize);
 
 /// For each operand of an instruction, the composition of one map that reached it
 /// with each of the operand's maps, in the order of those maps.
@@ -44,7 +43,8 @@ pub type Step = Arc<Vec<Vec<Result<OperandMap, Unknown>>>>;
 #[derive(Default)]
 pub struct Memo {
     answers: Mutex<FxHashMap<Key, Arc<InstructionIndexing>>>,
-    steps: Mutex<FxHashMap<StepKey, Step>>,
+    /// By where the map reached, then by the map (looked up without copying it).
+    steps: Mutex<FxHashMap<At, FxHashMap<OperandMap, Step>>>,
 }
 
 thread_local! {
@@ -74,27 +74,28 @@ impl Memo {
 
 /// The answer for output `output` of the computation `comp` with `operands`
 /// operands: the current memo's, or `compute()`'s (kept when it does not depend
-/// on how it was reached).
+/// on how it was reached). Shared, not copied: a whole step's answer is read by
+/// every output that reaches its call.
 pub fn composed(
     module: &Module,
     comp: usize,
     output: usize,
     operands: usize,
     compute: impl FnOnce() -> InstructionIndexing,
-) -> InstructionIndexing {
+) -> Arc<InstructionIndexing> {
     let Some(memo) = CURRENT.with(|c| c.borrow().clone()) else {
-        return compute();
+        return Arc::new(compute());
     };
     let key = (std::ptr::from_ref(module) as usize, comp, output, operands);
     if let Some(known) = memo.answers.lock().ok().and_then(|a| a.get(&key).cloned()) {
-        return (*known).clone();
+        return known;
     }
     let refusals = super::nesting::refusals();
-    let answer = compute();
+    let answer = Arc::new(compute());
     let clean = super::nesting::refusals() == refusals && !crate::budget::exhausted();
     if clean {
         if let Ok(mut answers) = memo.answers.lock() {
-            answers.insert(key, Arc::new(answer.clone()));
+            answers.insert(key, answer.clone());
         }
     }
     answer
@@ -114,20 +115,22 @@ pub fn step(
     let Some(memo) = CURRENT.with(|c| c.borrow().clone()) else {
         return compute().0;
     };
-    let key = (
-        std::ptr::from_ref(module) as usize,
-        comp,
-        node,
-        output,
-        m.clone(),
-    );
-    if let Some(known) = memo.steps.lock().ok().and_then(|s| s.get(&key).cloned()) {
+    let at = (std::ptr::from_ref(module) as usize, comp, node, output);
+    let known = memo
+        .steps
+        .lock()
+        .ok()
+        .and_then(|s| s.get(&at).and_then(|maps| maps.get(m)).cloned());
+    if let Some(known) = known {
         return known;
     }
     let (answer, clean) = compute();
     if clean && !crate::budget::exhausted() {
         if let Ok(mut steps) = memo.steps.lock() {
-            steps.insert(key, answer.clone());
+            steps
+                .entry(at)
+                .or_default()
+                .insert(m.clone(), answer.clone());
         }
     }
     answer

@@ -140,6 +140,17 @@ impl ShareKey {
     }
 }
 
+/// [`analyze`], shared with the request's memo ([`memo`]) where it keeps the
+/// answer: a call's maps to its operands, not copied for each caller.
+pub fn analyze_shared(module: &Module, q: &Query) -> std::sync::Arc<InstructionIndexing> {
+    match (q.direction, q.physical_layout) {
+        (Direction::OutputToInput, false) => {
+            fusion::shared_output_to_input(module, q.computation, q.instruction, q.output_id)
+        }
+        _ => std::sync::Arc::new(analyze(module, q)),
+    }
+}
+
 /// Runs the analysis for one query. Entries are operands (output to input) or
 /// outputs (input to output).
 pub fn analyze(module: &Module, q: &Query) -> InstructionIndexing {

@@ -5,6 +5,10 @@
 //! Printed in XLA's text format (`operand id = N <map>`), so that the output can be
 //! compared with XLA's own tests.
 
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::HashTable;
+
 use super::unknown::Unknown;
 use crate::algebra::{IndexingMap, PrintOptions};
 
@@ -98,6 +102,26 @@ impl OperandIndexing {
         insert_live_first(&mut self.maps, map, |m| m, |_, _| true);
     }
 
+    /// [`OperandIndexing::insert`] of each map in turn, the set hashed once for all
+    /// of them: uniting a call's outputs inserts hundreds of maps into one set.
+    pub fn insert_all(&mut self, maps: impl IntoIterator<Item = OperandMap>) {
+        let mut maps = maps.into_iter().peekable();
+        if maps.peek().is_none() {
+            return;
+        }
+        let mut index = SetIndex::of(&self.maps, |m| m);
+        for map in maps {
+            if map.map.is_undefined() {
+                self.mark_unknown(Unknown::no_indexing("undefined indexing map"));
+                continue;
+            }
+            let hash = SetIndex::hash(&map);
+            if index.find(&self.maps, hash, |x| *x == map).is_none() {
+                index.insert_new(&mut self.maps, hash, map, |m| m, |_, _| true);
+            }
+        }
+    }
+
     /// Records that some path has no known indexing (the first reason wins).
     pub fn mark_unknown(&mut self, reason: Unknown) {
         if self.unknown.is_none() {
@@ -107,9 +131,7 @@ impl OperandIndexing {
 
     /// Merges another set into this one.
     pub fn extend(&mut self, other: OperandIndexing) {
-        for m in other.maps {
-            self.insert(m);
-        }
+        self.insert_all(other.maps);
         if let Some(r) = other.unknown {
             self.mark_unknown(r);
         }
@@ -143,6 +165,86 @@ pub(crate) fn insert_live_first<T: PartialEq>(
     }
     items.retain(|x| !(same_group(x, &item) && map(x).map.is_known_empty()));
     items.push(item);
+}
+
+/// A hash index over a set kept as a vector in discovery order (see
+/// [`insert_live_first`], which compares an insert with each item: enough for a
+/// few): the position of each item, found by its hash. A
+/// fused computation's instruction collects hundreds of maps, one insert at a
+/// time; comparing each insert with every map already there was a sixth of a
+/// graph's composition.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SetIndex {
+    /// Each item's hash and position in the vector.
+    table: HashTable<(u64, u32)>,
+    /// How many known-empty maps the vector holds: a live insert drops those of
+    /// its group, and looks for them only while there are some.
+    known_empty: usize,
+}
+
+impl SetIndex {
+    /// The index of `items`, whose maps `map` reads.
+    pub(crate) fn of<T: Hash>(items: &[T], map: impl Fn(&T) -> &OperandMap) -> SetIndex {
+        let mut index = SetIndex::default();
+        for (position, item) in items.iter().enumerate() {
+            index.note(SetIndex::hash(item), position);
+            index.known_empty += usize::from(map(item).map.is_known_empty());
+        }
+        index
+    }
+
+    /// The hash an item is indexed by (a borrowed form of the item that hashes
+    /// alike, e.g. `(output, &map)` for `(output, map)`, finds it).
+    pub(crate) fn hash<Q: Hash + ?Sized>(key: &Q) -> u64 {
+        rustc_hash::FxBuildHasher.hash_one(key)
+    }
+
+    /// The position in `items` (the vector this indexes) of the item of hash
+    /// `hash` that `is` accepts.
+    pub(crate) fn find<T>(&self, items: &[T], hash: u64, is: impl Fn(&T) -> bool) -> Option<usize> {
+        self.table
+            .find(hash, |&(h, position)| {
+                h == hash && is(&items[position as usize])
+            })
+            .map(|&(_, position)| position as usize)
+    }
+
+    fn note(&mut self, hash: u64, position: usize) {
+        self.table
+            .insert_unique(hash, (hash, position as u32), |&(h, _)| h);
+    }
+
+    /// Adds `item` (of hash `hash`), which [`SetIndex::find`] did not find in
+    /// `items`, as [`insert_live_first`] says.
+    pub(crate) fn insert_new<T: Hash>(
+        &mut self,
+        items: &mut Vec<T>,
+        hash: u64,
+        item: T,
+        map: impl Fn(&T) -> &OperandMap,
+        same_group: impl Fn(&T, &T) -> bool,
+    ) {
+        if map(&item).map.is_known_empty() {
+            let live = items
+                .iter()
+                .any(|x| same_group(x, &item) && !map(x).map.is_known_empty());
+            if !live {
+                self.note(hash, items.len());
+                self.known_empty += 1;
+                items.push(item);
+            }
+            return;
+        }
+        if self.known_empty > 0 {
+            let before = items.len();
+            items.retain(|x| !(same_group(x, &item) && map(x).map.is_known_empty()));
+            if items.len() != before {
+                *self = SetIndex::of(items, &map);
+            }
+        }
+        self.note(hash, items.len());
+        items.push(item);
+    }
 }
 
 /// Indexing of one instruction in one direction: entry `k` is operand `k`

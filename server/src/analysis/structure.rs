@@ -137,11 +137,13 @@ pub fn same(module: &Module, a: usize, b: usize) -> bool {
     if let Some(known) = module.compared.get(key) {
         return known;
     }
-    let equal = Pairs {
-        module,
-        equal: FxHashMap::default(),
-    }
-    .same(a, b, 0);
+    // The source's word first: the views of two equal copies need not be built.
+    let equal = module.twins_in_source(a, b)
+        || Pairs {
+            module,
+            equal: FxHashMap::default(),
+        }
+        .same(a, b, 0);
     // A walk the budget cut short says `false` for "not known": not kept.
     if !crate::budget::exhausted() {
         module.compared.keep(key, equal);

@@ -18,6 +18,7 @@ pub fn borrowed(m: &model::Module) -> Module<'_> {
     Module::lazy(m.computation_count(), entry(m), move |ci| {
         computation(m, m.computation(model::ComputationId(ci as u32)))
     })
+    .with_twins(move |a, b| twins(m, a, b))
 }
 
 /// The view of module `index` of `document`, each computation converted when the
@@ -25,10 +26,12 @@ pub fn borrowed(m: &model::Module) -> Module<'_> {
 pub fn lazy(document: std::sync::Arc<model::Document>, index: usize) -> Module<'static> {
     let m = document.file().module(model::ModuleId(index as u32));
     let (count, entry) = (m.computation_count(), entry(m));
+    let source = document.clone();
     Module::lazy(count, entry, move |ci| {
         let m = document.file().module(model::ModuleId(index as u32));
         computation(m, m.computation(model::ComputationId(ci as u32)))
     })
+    .with_twins(move |a, b| twins(source.file().module(model::ModuleId(index as u32)), a, b))
 }
 
 fn entry(m: &model::Module) -> usize {
@@ -70,20 +73,7 @@ fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> 
             .collect(),
     );
     n.parameter_number = i.parameter_number.and_then(|p| usize::try_from(p).ok());
-    if matches!(opcode, "fusion" | "call") {
-        let attribute = if opcode == "fusion" {
-            "calls"
-        } else {
-            "to_apply"
-        };
-        n.called = i
-            .called
-            .iter()
-            .filter(|cc| cc.attribute == attribute)
-            .filter_map(|cc| m.resolve(cc))
-            .map(|t| t.id.index())
-            .collect();
-    }
+    n.called = called(m, i);
     if opcode == "constant" {
         if let Some(r) = i.literals.first() {
             let lit = c.src(*r).trim();
@@ -97,6 +87,150 @@ fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> 
         }
     }
     n
+}
+
+/// Whether computations `a` and `b` of `m` (and what their fusions and calls
+/// call, pair by pair) are equal in everything [`node`] reads but names, read from
+/// the model without viewing them: `true` means that their views share a
+/// structural class ([`super::structure::same`] says so without building them).
+/// `false` means only "not shown": an instruction may differ in what the view
+/// drops (a decoded attribute it does not read), and calls on a cycle or nested
+/// deeper than the composition goes are left to the view's own comparison.
+/// ENTRY's 32 calls of renamed copies of a step: viewing the 31 others to compare
+/// them was most of a graph's first request.
+pub fn twins(m: &model::Module, a: usize, b: usize) -> bool {
+    Twins {
+        m,
+        open: Vec::new(),
+        equal: rustc_hash::FxHashSet::default(),
+    }
+    .same(a, b)
+}
+
+/// The pairs of one [`twins`] walk.
+struct Twins<'m> {
+    m: &'m model::Module,
+    /// The pairs being compared, outermost first.
+    open: Vec<(usize, usize)>,
+    /// Pairs found equal.
+    equal: rustc_hash::FxHashSet<(usize, usize)>,
+}
+
+impl Twins<'_> {
+    fn same(&mut self, a: usize, b: usize) -> bool {
+        if self.equal.contains(&(a, b)) {
+            return true;
+        }
+        let count = self.m.computation_count();
+        if a >= count
+            || b >= count
+            || self.open.len() > super::nesting::MAX_DEPTH
+            || self.open.iter().any(|&(x, y)| x == a || y == b)
+            || crate::budget::exhausted()
+        {
+            return false;
+        }
+        self.open.push((a, b));
+        let equal = self.compare(a, b);
+        self.open.pop();
+        if equal {
+            self.equal.insert((a, b));
+        }
+        equal
+    }
+
+    fn compare(&mut self, a: usize, b: usize) -> bool {
+        let m = self.m;
+        let ca = m.computation(model::ComputationId(a as u32));
+        let cb = m.computation(model::ComputationId(b as u32));
+        if ca.root != cb.root || ca.instructions.len() != cb.instructions.len() {
+            return false;
+        }
+        let plain = ca
+            .instructions
+            .iter()
+            .zip(&cb.instructions)
+            .all(|(x, y)| same_node(ca, cb, x, y));
+        // Called computations last: most differences show in the instructions.
+        plain
+            && ca.instructions.iter().zip(&cb.instructions).all(|(x, y)| {
+                let (mut p, mut q) = (callees(m, x), callees(m, y));
+                loop {
+                    match (p.next(), q.next()) {
+                        (Some(p), Some(q)) if self.same(p, q) => {}
+                        (None, None) => return true,
+                        _ => return false,
+                    }
+                }
+            })
+    }
+}
+
+/// Whether instructions `x` of `ca` and `y` of `cb` are equal in what [`node`]
+/// reads (but their names and what they call), given that the other
+/// instructions at the same places are compared too (an operand's shape is its
+/// target's).
+fn same_node(
+    ca: model::ComputationRef,
+    cb: model::ComputationRef,
+    x: &model::Instruction,
+    y: &model::Instruction,
+) -> bool {
+    let same_shape = |s: &std::sync::Arc<model::Shape>, t: &std::sync::Arc<model::Shape>| {
+        std::sync::Arc::ptr_eq(s, t) || s == t
+    };
+    // The attributes read from text, by their two-byte names (`i.attribute(name)`
+    // compares each attribute's spelling, three times an instruction).
+    static FROM_TEXT: std::sync::LazyLock<[model::AttrName; 3]> =
+        std::sync::LazyLock::new(|| READ_FROM_TEXT.map(model::AttrName::of));
+    fn raw<'c>(
+        c: model::ComputationRef<'c>,
+        i: &model::Instruction,
+        name: model::AttrName,
+    ) -> Option<&'c str> {
+        let first = i.attributes.iter().find(|a| a.name == name);
+        first.map(|at| c.src(at.value_range).trim())
+    }
+    fn literal<'c>(c: model::ComputationRef<'c>, i: &model::Instruction) -> Option<&'c str> {
+        i.literals.first().map(|r| c.src(*r).trim())
+    }
+    x.opcode == y.opcode
+        && same_shape(&x.shape, &y.shape)
+        && x.parameter_number == y.parameter_number
+        && x.operands.len() == y.operands.len()
+        // An operand's shape is its target's (compared as that instruction), or
+        // the one written beside an undefined name.
+        && x.operands.iter().zip(&y.operands).all(|(o, p)| {
+            o.target == p.target && (o.target.is_some() || o.declared_shape == p.declared_shape)
+        })
+        && x.decoded == y.decoded
+        && FROM_TEXT
+            .iter()
+            .all(|&name| raw(ca, x, name) == raw(cb, y, name))
+        && (x.opcode.name() != "constant" || literal(ca, x) == literal(cb, y))
+}
+
+/// The computations [`node`] records as called by `i` (those its maps compose
+/// through), as module indices.
+fn called(m: &model::Module, i: &model::Instruction) -> Vec<usize> {
+    callees(m, i).collect()
+}
+
+/// [`called`], one at a time.
+fn callees<'m>(
+    m: &'m model::Module,
+    i: &'m model::Instruction,
+) -> impl Iterator<Item = usize> + 'm {
+    let attribute = match i.opcode.name() {
+        "fusion" => Some("calls"),
+        "call" => Some("to_apply"),
+        _ => None,
+    };
+    i.called
+        .iter()
+        .filter(move |cc| attribute.is_some_and(|a| cc.attribute == a))
+        .filter_map(|cc| m.computation_by_name(&cc.name))
+        .map(|id| id.index())
 }
 
 /// The model's shape as the analysis' shape. Unbounded dynamic extents stay

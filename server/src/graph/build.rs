@@ -468,7 +468,7 @@ fn with_maps(
     // what its consumers call; what it cuts short reads as unknown, and the graph
     // says it is partial.
     let maps_budget = crate::budget::current().child(options.maps_budget);
-    let answers = answer_sharing(view, &queries, &owner, &consumers, &maps_budget);
+    let (answers, memo) = answer_sharing(view, &queries, &owner, &consumers, &maps_budget);
     *partial |= maps_budget.cut().is_some();
     let mut per_consumer: FxHashMap<(ComputationId, InstrId), Vec<Answer>> = FxHashMap::default();
     for ((q, answer), k) in queries.iter().zip(answers).zip(owner) {
@@ -479,7 +479,7 @@ fn with_maps(
     }
     let verdicts = coalescing_verdicts(module, view, &consumers, options);
     let described = describe_edges(view, pending, &per_consumer);
-    pending
+    let edges = pending
         .iter()
         .zip(described)
         .map(|(p, (map, mut class))| {
@@ -507,7 +507,11 @@ fn with_maps(
                 coalesced,
             }
         })
-        .collect()
+        .collect();
+    // The memo holds every composition of the request (a whole step's, some 30 ms
+    // to free): freed on the pool once the edges are described, not beside them.
+    rayon::spawn(move || drop((memo, per_consumer)));
+    edges
 }
 
 /// The map text and class ([`edge_map`]) of every pending edge, in parallel. An
@@ -581,12 +585,15 @@ fn answer_sharing(
     owner: &[usize],
     consumers: &[(ComputationId, InstrId)],
     budget: &crate::budget::Budget,
-) -> Vec<std::sync::Arc<analysis::InstructionIndexing>> {
+) -> (
+    Vec<std::sync::Arc<analysis::InstructionIndexing>>,
+    std::sync::Arc<analysis::memo::Memo>,
+) {
     use rayon::prelude::*;
     use std::sync::Arc;
     let representative = representatives(view, consumers, budget);
     let memo = analysis::memo::Memo::new();
-    let run = |q: &Query| Arc::new(memo.run(|| budget.run(|| analysis::analyze(view, q))));
+    let run = |q: &Query| memo.run(|| budget.run(|| analysis::analyze_shared(view, q)));
     let own: Vec<Option<Arc<analysis::InstructionIndexing>>> = queries
         .par_iter()
         .zip(owner)
@@ -616,10 +623,7 @@ fn answer_sharing(
             }
         })
         .collect();
-    // The memo holds every composition of the request (a whole step's, some 50 ms
-    // to free): freed beside the rest of the request, not before it.
-    rayon::spawn(move || drop(memo));
-    answers
+    (answers, memo)
 }
 
 /// For each consumer, the index of the first consumer whose answers it can take:
