@@ -336,7 +336,7 @@ proptest! {
         operands.extend((0..n).map(|_| arr(&[])));
         let shape = if variadic { Shape::Tuple(vec![arr(&out), arr(&out)]) } else { arr(&out) };
         let mut op = OpInfo::new("reduce", ArrayShape::new(vec![]), operands);
-        op.shape = shape;
+        op.shape = shape.into();
         op.attrs_mut().dimensions = Some(red.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let rdims: Vec<i64> = red.iter().map(|&k| dims[k]).collect();
@@ -509,7 +509,7 @@ proptest! {
         let dim = dim_seed % dims.len();
         let n = if two { 2 } else { 1 };
         let mut op = OpInfo::new("sort", ArrayShape::new(dims.clone()), (0..n).map(|_| arr(&dims)).collect());
-        if two { op.shape = Shape::Tuple(vec![arr(&dims), arr(&dims)]); }
+        if two { op.shape = Shape::Tuple(vec![arr(&dims), arr(&dims)]).into(); }
         op.attrs_mut().dimensions = Some(vec![dim as i64]);
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let row: BTreeSet<Vec<i64>> = (0..dims[dim]).map(|i| { let mut x = o.to_vec(); x[dim] = i; x }).collect();

@@ -6,6 +6,7 @@ use super::graph::{Computation, Module, Node};
 use super::op::{self, Attrs, OpInfo};
 use super::shape::{ArrayShape, Shape};
 use crate::model;
+use std::sync::Arc;
 
 /// Converts one model module (every computation, now).
 pub fn from_model(m: &model::Module) -> Module<'static> {
@@ -38,7 +39,12 @@ fn entry(m: &model::Module) -> usize {
 }
 
 fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
-    let nodes = c.instructions.iter().map(|i| node(m, c, i)).collect();
+    let mut shared = Shared::default();
+    let nodes = c
+        .instructions
+        .iter()
+        .map(|i| node(m, c, i, &mut shared))
+        .collect();
     let root = c
         .root
         .map(|r| r.index())
@@ -50,17 +56,54 @@ fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
     }
 }
 
-fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> Node {
+/// What the nodes of one computation share: each shape converted once (an operand's
+/// shape is its producer's output, and the model already shares equal shapes), and
+/// each distinct set of attributes held once. A view is kept as long as its version,
+/// and a hovered fusion of 500 instructions held every operand's shape again.
+#[derive(Default)]
+struct Shared {
+    /// By the model shape's address: the model outlives the conversion.
+    shapes: rustc_hash::FxHashMap<*const model::Shape, Arc<Shape>>,
+    attrs: rustc_hash::FxHashSet<Arc<Attrs>>,
+}
+
+impl Shared {
+    fn shape(&mut self, s: &model::Shape) -> Arc<Shape> {
+        self.shapes
+            .entry(s as *const model::Shape)
+            .or_insert_with(|| Arc::new(shape(s)))
+            .clone()
+    }
+
+    fn attrs(&mut self, attrs: Attrs) -> Arc<Attrs> {
+        if attrs == Attrs::default() {
+            return Attrs::none();
+        }
+        if let Some(kept) = self.attrs.get(&attrs) {
+            return kept.clone();
+        }
+        let kept = Arc::new(attrs);
+        self.attrs.insert(kept.clone());
+        kept
+    }
+}
+
+fn node(
+    m: &model::Module,
+    c: model::ComputationRef,
+    i: &model::Instruction,
+    shared: &mut Shared,
+) -> Node {
     let opcode = i.opcode.name();
-    let operands: Vec<Shape> = (0..i.operands.len())
-        .map(|k| {
-            c.operand_shape(i, k)
-                .map(shape)
-                .unwrap_or(Shape::Tuple(vec![]))
+    let operands: Vec<Arc<Shape>> = (0..i.operands.len())
+        .map(|k| match c.operand_shape(i, k) {
+            Some(s) => shared.shape(s),
+            // An operand without a shape reads as an empty tuple, as an invalid one.
+            None => shared.shape(&model::Shape::invalid()),
         })
         .collect();
-    let mut op = OpInfo::new(opcode, shape(&i.shape), operands);
-    op.attrs = attrs(c, i);
+    let mut op = OpInfo::shared(opcode, shared.shape(&i.shape), operands);
+    op.attrs = attrs(c, i, shared);
     let mut n = Node::new(
         i.name.clone(),
         op,
@@ -134,13 +177,14 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
 /// their text.
 const READ_FROM_TEXT: [&str; 3] = ["num_carries", "fft_length", "k"];
 
-/// The attributes the analysis reads, shared with every instruction that has none.
-fn attrs(c: model::ComputationRef, i: &model::Instruction) -> std::sync::Arc<Attrs> {
+/// The attributes the analysis reads, shared with every instruction that has none
+/// or the same.
+fn attrs(c: model::ComputationRef, i: &model::Instruction, shared: &mut Shared) -> Arc<Attrs> {
     let from_text = |a: &model::Attribute| READ_FROM_TEXT.contains(&a.name.as_str());
     if i.decoded.is_none() && !i.attributes.iter().any(from_text) {
         return Attrs::none();
     }
-    decoded_attrs(c, i).shared()
+    shared.attrs(decoded_attrs(c, i))
 }
 
 fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
