@@ -103,10 +103,14 @@ pub struct Attrs {
     pub slice: Option<Vec<SliceDim>>,
     pub padding: Option<Vec<PadDim>>,
     pub window: Option<Vec<WindowDim>>,
-    pub dot: Option<DotDims>,
-    pub conv: Option<ConvDims>,
-    pub gather: Option<GatherDims>,
-    pub scatter: Option<ScatterDims>,
+    /// The dimension numbers of a dot, a convolution, a gather and a scatter are
+    /// boxed: few instructions have them, and a view holds a set of attributes for
+    /// every instruction that has any (a broadcast's `dimensions`), 750 bytes each
+    /// when these were inline.
+    pub dot: Option<Box<DotDims>>,
+    pub conv: Option<Box<ConvDims>>,
+    pub gather: Option<Box<GatherDims>>,
+    pub scatter: Option<Box<ScatterDims>>,
     pub dynamic_slice_sizes: Option<Vec<i64>>,
     pub iota_dimension: Option<i64>,
     pub tuple_index: Option<i64>,

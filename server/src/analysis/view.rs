@@ -224,15 +224,15 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 .collect()
         }),
         dot: a.dot.as_ref().and_then(|dd| {
-            Some(op::DotDims {
+            Some(Box::new(op::DotDims {
                 lhs_batch: idx(&dd.lhs_batch)?,
                 rhs_batch: idx(&dd.rhs_batch)?,
                 lhs_contracting: idx(&dd.lhs_contracting)?,
                 rhs_contracting: idx(&dd.rhs_contracting)?,
-            })
+            }))
         }),
         conv: a.dim_labels.as_ref().and_then(|l| {
-            Some(op::ConvDims {
+            Some(Box::new(op::ConvDims {
                 input_batch: usize::try_from(l.input_batch).ok()?,
                 input_feature: usize::try_from(l.input_feature).ok()?,
                 input_spatial: idx(&l.input_spatial)?,
@@ -242,10 +242,10 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 output_batch: usize::try_from(l.output_batch).ok()?,
                 output_feature: usize::try_from(l.output_feature).ok()?,
                 output_spatial: idx(&l.output_spatial)?,
-            })
+            }))
         }),
         gather: a.gather.as_ref().and_then(|g| {
-            Some(op::GatherDims {
+            Some(Box::new(op::GatherDims {
                 offset_dims: idx(&g.offset_dims)?,
                 collapsed_slice_dims: idx(&g.collapsed_slice_dims)?,
                 start_index_map: idx(&g.start_index_map)?,
@@ -253,17 +253,17 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 start_indices_batching_dims: idx(&g.start_indices_batching_dims)?,
                 index_vector_dim: usize::try_from(g.index_vector_dim).ok()?,
                 slice_sizes: g.slice_sizes.clone(),
-            })
+            }))
         }),
         scatter: a.scatter.as_ref().and_then(|s| {
-            Some(op::ScatterDims {
+            Some(Box::new(op::ScatterDims {
                 update_window_dims: idx(&s.update_window_dims)?,
                 inserted_window_dims: idx(&s.inserted_window_dims)?,
                 scatter_dims_to_operand_dims: idx(&s.scatter_dims_to_operand_dims)?,
                 input_batching_dims: idx(&s.input_batching_dims)?,
                 scatter_indices_batching_dims: idx(&s.scatter_indices_batching_dims)?,
                 index_vector_dim: usize::try_from(s.index_vector_dim).ok()?,
-            })
+            }))
         }),
         dynamic_slice_sizes: a.dynamic_slice_sizes.as_deref().map(<[i64]>::to_vec),
         iota_dimension: a.iota_dimension.map(i64::from),

@@ -799,6 +799,8 @@ impl Flow {
     }
 
     fn assign(mut self, module: &Module, entry: ComputationId) -> Option<Report> {
+        // Each instruction's time served the liveness pass only.
+        self.times = FxHashMap::default();
         let groups = self.groups();
         let mut allocations: Vec<Building> = Vec::new();
         let mut reusable: Vec<usize> = Vec::new();
@@ -1014,6 +1016,9 @@ impl Flow {
     }
 
     fn report(mut self, module: &Module, built: Vec<Building>) -> Report {
+        // The positions served the walk and the assignment only: freed before the
+        // report's texts are made, when the estimate holds the most.
+        self.positions = FxHashMap::default();
         let mut texts = Texts::default();
         // The schedule first: every value's instruction is in it, and its name is
         // then held once for the schedule, the buffers and the allocations.
