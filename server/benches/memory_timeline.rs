@@ -33,8 +33,8 @@ fn long_report() -> Report {
         let end = if i % 100 == 0 { i + 5_000 } else { i + 1 };
         for (index, bytes) in [("{}", 4096), ("{}", 64)] {
             buffers.push(Buffer {
-                instruction: format!("a{i}"),
-                shape_index: index.to_string(),
+                instruction: format!("a{i}").into(),
+                shape_index: index.into(),
                 bytes: bytes + i % 7,
                 start: i,
                 end: end.min(STEPS - 1),
@@ -48,7 +48,7 @@ fn long_report() -> Report {
         source: Source::Estimate,
         totals: Totals::default(),
         allocations: Vec::new(),
-        schedule: (0..STEPS).map(|i| format!("a{i}")).collect(),
+        schedule: (0..STEPS).map(|i| format!("a{i}").into()).collect(),
         spans: Vec::new(),
         buffers,
         heap: None,

@@ -251,6 +251,7 @@ fn main() {
     );
     module_answers(file, text_bytes);
     caller_views(file, text_bytes);
+    fused_views(file, text_bytes);
     let before_views = live();
     let views: Vec<_> = file
         .modules
@@ -315,6 +316,111 @@ fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
         "analysis views of the {callers} computations that launch fusions ({instructions} instructions): {} {:5.2}x text",
         mib(bytes),
         bytes as f64 / text_bytes as f64
+    );
+    drop(views);
+}
+
+/// The analysis views of the fused computations: what hovers inside fused
+/// computations convert (each hovered computation's view is kept for the version),
+/// and its bytes by part, from the sizes and capacities of the nodes.
+fn fused_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
+    use hlo_lsp::analysis::{Node, Shape as ViewShape};
+    let base = live();
+    let mut fused = 0;
+    let mut instructions = 0;
+    let views: Vec<_> = file
+        .modules
+        .iter()
+        .map(|m| {
+            let view = hlo_lsp::analysis::view::borrowed(m);
+            for (i, c) in m.computations().enumerate() {
+                if m.callers_of(c.id).iter().any(|site| {
+                    m.caller(site)
+                        .is_some_and(|(_, i)| i.opcode.name() == "fusion")
+                }) {
+                    fused += 1;
+                    instructions += c.instructions.len();
+                    view.get(i);
+                }
+            }
+            view
+        })
+        .collect();
+    let bytes = live() - base;
+    println!(
+        "analysis views of the {fused} fused computations ({instructions} instructions): {} {:5.2}x text, {:.0} B/instruction",
+        mib(bytes),
+        bytes as f64 / text_bytes as f64,
+        bytes as f64 / instructions as f64
+    );
+    fn shape_heap(s: &ViewShape) -> usize {
+        match s {
+            ViewShape::Array(a) => {
+                vec_bytes(&a.dims) + a.minor_to_major.as_ref().map_or(0, vec_bytes)
+            }
+            ViewShape::Tuple(items) => {
+                vec_bytes(items) + items.iter().map(shape_heap).sum::<usize>()
+            }
+        }
+    }
+    let mut parts = Parts::default();
+    let mut attrs = std::collections::HashSet::new();
+    let mut shapes = std::collections::HashSet::new();
+    for (view, m) in views.iter().zip(&file.modules) {
+        for i in 0..m.computation_count() {
+            let Some(c) = view.get(i).filter(|c| !c.nodes.is_empty()) else {
+                continue;
+            };
+            parts.add("node records", vec_bytes(&c.nodes));
+            for n in &c.nodes {
+                let n: &Node = n;
+                parts.add("names", n.name.capacity());
+                parts.add("opcodes", n.op.opcode.capacity());
+                for shape in std::iter::once(&n.op.shape).chain(&n.op.operands) {
+                    if shapes.insert(std::sync::Arc::as_ptr(shape)) {
+                        parts.add(
+                            "shapes (distinct, shared)",
+                            2 * size_of::<usize>() + size_of::<ViewShape>() + shape_heap(shape),
+                        );
+                    }
+                }
+                parts.add("operand shape lists", vec_bytes(&n.op.operands));
+                parts.add(
+                    "operand and called indices",
+                    vec_bytes(&n.operands) + vec_bytes(&n.called),
+                );
+                parts.add(
+                    "constant texts",
+                    n.constant_text.as_ref().map_or(0, |t| t.capacity()),
+                );
+                if attrs.insert(std::sync::Arc::as_ptr(&n.op.attrs)) {
+                    parts.add(
+                        "attributes (distinct, records only)",
+                        2 * size_of::<usize>() + size_of::<hlo_lsp::analysis::op::Attrs>(),
+                    );
+                }
+            }
+        }
+    }
+    parts.rows.sort_by_key(|r| std::cmp::Reverse(r.1));
+    println!(
+        "fused views by part ({} bytes per node record, {} per shape)",
+        size_of::<Node>(),
+        size_of::<ViewShape>()
+    );
+    for (part, b) in &parts.rows {
+        println!(
+            "  {part:36} {} {:6.1} B/instruction",
+            mib(*b),
+            *b as f64 / instructions as f64
+        );
+    }
+    let unattributed = bytes.saturating_sub(parts.total());
+    println!(
+        "  {:36} {} {:6.1} B/instruction",
+        "not attributed (attribute contents, ...)",
+        mib(unattributed),
+        unattributed as f64 / instructions as f64
     );
     drop(views);
 }

@@ -217,7 +217,10 @@ fn reach(
 /// show) must give exactly the elements [`reach`] finds, and an instruction that
 /// no path from an output reads must not be reported as read by it.
 fn check_every_output(mut nodes: Vec<Node>, outputs: &[usize]) -> Result<(), TestCaseError> {
-    let shapes: Vec<Shape> = outputs.iter().map(|&o| nodes[o].op.shape.clone()).collect();
+    let shapes: Vec<Shape> = outputs
+        .iter()
+        .map(|&o| Shape::clone(&nodes[o].op.shape))
+        .collect();
     let tuple = OpInfo::new("tuple", Shape::Tuple(shapes.clone()), shapes);
     nodes.push(Node::new("root", tuple, outputs.to_vec()));
     let root = nodes.len() - 1;

@@ -293,7 +293,7 @@ proptest! {
         };
         let out: Vec<i64> = batch.iter().chain(&lfree).chain(&rfree).copied().collect();
         let mut op = OpInfo::new("dot", ArrayShape::new(out), vec![arr(&ld), arr(&rd)]);
-        op.attrs_mut().dot = Some(dd);
+        op.attrs_mut().dot = Some(Box::new(dd));
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let (mut l, mut r) = (BTreeSet::new(), BTreeSet::new());
             for c in indices(&contr) {
@@ -336,7 +336,7 @@ proptest! {
         operands.extend((0..n).map(|_| arr(&[])));
         let shape = if variadic { Shape::Tuple(vec![arr(&out), arr(&out)]) } else { arr(&out) };
         let mut op = OpInfo::new("reduce", ArrayShape::new(vec![]), operands);
-        op.shape = shape;
+        op.shape = shape.into();
         op.attrs_mut().dimensions = Some(red.iter().map(|&x| x as i64).collect());
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let rdims: Vec<i64> = red.iter().map(|&k| dims[k]).collect();
@@ -397,11 +397,11 @@ proptest! {
         let mut op = OpInfo::new("convolution", ArrayShape::new(out), vec![arr(&input), arr(&kernel)]);
         op.attrs_mut().window = Some(win.clone());
         op.attrs_mut().feature_group_count = Some(g);
-        op.attrs_mut().conv = Some(ConvDims {
+        op.attrs_mut().conv = Some(Box::new(ConvDims {
             input_batch: 0, input_feature: ns + 1, input_spatial: (1..=ns).collect(),
             kernel_input_feature: ns, kernel_output_feature: ns + 1, kernel_spatial: (0..ns).collect(),
             output_batch: 0, output_feature: ns + 1, output_spatial: (1..=ns).collect(),
-        });
+        }));
         check(&op, &[], RuntimeRule::Raw, &[1], &|o| {
             let (mut l, mut r) = (BTreeSet::new(), BTreeSet::new());
             let group = o[ns + 1] / cout;
@@ -448,7 +448,7 @@ proptest! {
             index_vector_dim: 1, slice_sizes: slice_sizes.clone(),
         };
         let mut op = OpInfo::new("gather", ArrayShape::new(out), vec![arr(&operand), arr(&indices_dims)]);
-        op.attrs_mut().gather = Some(g);
+        op.attrs_mut().gather = Some(Box::new(g));
         let idx = Tensor { dims: indices_dims.clone(), values: values[..(rows * nv) as usize].to_vec() };
         let tensors = vec![None, Some(idx.clone())];
         check(&op, &tensors, RuntimeRule::Clamp, &[0], &|o| {
@@ -484,7 +484,7 @@ proptest! {
             scatter_dims_to_operand_dims: scattered.clone(), input_batching_dims: vec![], scatter_indices_batching_dims: vec![], index_vector_dim: 1,
         };
         let mut op = OpInfo::new("scatter", ArrayShape::new(operand.clone()), vec![arr(&operand), arr(&indices_dims), arr(&upd)]);
-        op.attrs_mut().scatter = Some(sd);
+        op.attrs_mut().scatter = Some(Box::new(sd));
         let idx = Tensor { dims: indices_dims.clone(), values: values[..(rows * nv) as usize].to_vec() };
         let tensors = vec![None, Some(idx.clone()), None];
         check(&op, &tensors, RuntimeRule::Raw, &[1], &|o| {
@@ -509,7 +509,7 @@ proptest! {
         let dim = dim_seed % dims.len();
         let n = if two { 2 } else { 1 };
         let mut op = OpInfo::new("sort", ArrayShape::new(dims.clone()), (0..n).map(|_| arr(&dims)).collect());
-        if two { op.shape = Shape::Tuple(vec![arr(&dims), arr(&dims)]); }
+        if two { op.shape = Shape::Tuple(vec![arr(&dims), arr(&dims)]).into(); }
         op.attrs_mut().dimensions = Some(vec![dim as i64]);
         check(&op, &[], RuntimeRule::Raw, &[], &|o| {
             let row: BTreeSet<Vec<i64>> = (0..dims[dim]).map(|i| { let mut x = o.to_vec(); x[dim] = i; x }).collect();

@@ -585,8 +585,8 @@ fn node_bytes_are_xlas_buffer_sizes() {
                 .allocations
                 .iter()
                 .flat_map(|a| &a.values)
-                .filter(|v| v.shape_index == "{}" && !v.shape.starts_with('('))
-                .map(|v| (v.instruction.as_str(), v.size))
+                .filter(|v| &*v.shape_index == "{}" && !v.shape.starts_with('('))
+                .map(|v| (&*v.instruction, v.size))
                 .collect();
             let text = std::fs::read_to_string(dir.path().join(format!("{stem}.txt"))).unwrap();
             let file = model::parse_hlo(&text);

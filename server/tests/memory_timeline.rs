@@ -81,7 +81,7 @@ fn heap_at(report: &Report, t: u64) -> u64 {
         .iter()
         .flat_map(|a| &a.values)
         .filter(|v| v.shape.starts_with('('))
-        .map(|v| (v.instruction.as_str(), v.shape_index.as_str()))
+        .map(|v| (&*v.instruction, &*v.shape_index))
         .collect();
     let mut places: std::collections::HashMap<(u64, u64), u64> = Default::default();
     for b in report
@@ -89,7 +89,7 @@ fn heap_at(report: &Report, t: u64) -> u64 {
         .iter()
         .filter(|b| b.bytes > 0 && b.live_at(t))
     {
-        if tables.contains(&(b.instruction.as_str(), b.shape_index.as_str())) {
+        if tables.contains(&(&*b.instruction, &*b.shape_index)) {
             continue;
         }
         if let (Some(a), Some(o)) = (b.allocation, b.offset) {

@@ -90,7 +90,7 @@ fn xla_top(r: &Report) -> Vec<String> {
         .iter()
         .map(|&i| &r.buffers[i])
         .filter(|b| b.bytes == bytes)
-        .map(|b| b.instruction.clone())
+        .map(|b| b.instruction.to_string())
         .collect()
 }
 
@@ -112,7 +112,7 @@ fn the_estimate_from_the_text_alone_holds_its_measured_bar() {
             .peak
             .as_ref()
             .and_then(|pk| pk.live.first())
-            .map(|&i| est.buffers[i].instruction.clone());
+            .map(|&i| est.buffers[i].instruction.to_string());
         let same = top.as_ref().is_some_and(|t| xla_top(&xla).contains(t));
         top_ok += same as usize;
         if !within || !same {

@@ -162,7 +162,7 @@ pub fn analyze(module: &Module, q: &Query) -> InstructionIndexing {
             if q.physical_layout {
                 if let Some(from) = node.op.shape.output(q.output_id) {
                     let to: Vec<Option<&ArrayShape>> =
-                        node.op.operands.iter().map(Shape::as_array).collect();
+                        node.op.operands.iter().map(|s| s.as_array()).collect();
                     layout::indexing_to_physical(&mut indexing, from, &to);
                 }
             }
@@ -176,7 +176,7 @@ pub fn analyze(module: &Module, q: &Query) -> InstructionIndexing {
                 q.operand_id,
             );
             if q.physical_layout {
-                if let Some(Some(from)) = node.op.operands.get(q.operand_id).map(Shape::as_array) {
+                if let Some(Some(from)) = node.op.operands.get(q.operand_id).map(|s| s.as_array()) {
                     let to: Vec<Option<&ArrayShape>> = (0..node.op.shape.output_count())
                         .map(|j| node.op.shape.output(j))
                         .collect();

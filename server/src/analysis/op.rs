@@ -103,10 +103,14 @@ pub struct Attrs {
     pub slice: Option<Vec<SliceDim>>,
     pub padding: Option<Vec<PadDim>>,
     pub window: Option<Vec<WindowDim>>,
-    pub dot: Option<DotDims>,
-    pub conv: Option<ConvDims>,
-    pub gather: Option<GatherDims>,
-    pub scatter: Option<ScatterDims>,
+    /// The dimension numbers of a dot, a convolution, a gather and a scatter are
+    /// boxed: few instructions have them, and a view holds a set of attributes for
+    /// every instruction that has any (a broadcast's `dimensions`), 750 bytes each
+    /// when these were inline.
+    pub dot: Option<Box<DotDims>>,
+    pub conv: Option<Box<ConvDims>>,
+    pub gather: Option<Box<GatherDims>>,
+    pub scatter: Option<Box<ScatterDims>>,
     pub dynamic_slice_sizes: Option<Vec<i64>>,
     pub iota_dimension: Option<i64>,
     pub tuple_index: Option<i64>,
@@ -135,12 +139,14 @@ impl Attrs {
     }
 }
 
-/// The analysis' view of one instruction.
+/// The analysis' view of one instruction. Its shapes are shared: an operand's shape
+/// is its producer's output shape, and a view of a large fusion would otherwise hold
+/// each shape once per reader (about a quarter of a hovered computation's view).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpInfo {
     pub opcode: String,
-    pub shape: Shape,
-    pub operands: Vec<Shape>,
+    pub shape: Arc<Shape>,
+    pub operands: Vec<Arc<Shape>>,
     /// Shared: most instructions have none, every [`Attrs`] is some 700 bytes, and a
     /// view of a large fusion holds thousands of instructions (write through
     /// [`OpInfo::attrs_mut`]).
@@ -150,9 +156,22 @@ pub struct OpInfo {
 impl OpInfo {
     /// A new view with no attributes.
     pub fn new(opcode: impl Into<String>, shape: impl Into<Shape>, operands: Vec<Shape>) -> OpInfo {
+        OpInfo::shared(
+            opcode,
+            Arc::new(shape.into()),
+            operands.into_iter().map(Arc::new).collect(),
+        )
+    }
+
+    /// A new view with no attributes, of shapes already shared.
+    pub fn shared(
+        opcode: impl Into<String>,
+        shape: Arc<Shape>,
+        operands: Vec<Arc<Shape>>,
+    ) -> OpInfo {
         OpInfo {
             opcode: opcode.into(),
-            shape: shape.into(),
+            shape,
             operands,
             attrs: Attrs::none(),
         }
@@ -174,7 +193,7 @@ impl OpInfo {
     pub fn operand(&self, k: usize) -> Result<&ArrayShape, Unknown> {
         self.operands
             .get(k)
-            .and_then(Shape::as_array)
+            .and_then(|s| s.as_array())
             .ok_or_else(|| {
                 Unknown::malformed(format!(
                     "{}: operand {k} is missing or not an array",

@@ -6,6 +6,7 @@ use super::graph::{Computation, Module, Node};
 use super::op::{self, Attrs, OpInfo};
 use super::shape::{ArrayShape, Shape};
 use crate::model;
+use std::sync::Arc;
 
 /// Converts one model module (every computation, now).
 pub fn from_model(m: &model::Module) -> Module<'static> {
@@ -41,7 +42,12 @@ fn entry(m: &model::Module) -> usize {
 }
 
 fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
-    let nodes = c.instructions.iter().map(|i| node(m, c, i)).collect();
+    let mut shared = Shared::default();
+    let nodes = c
+        .instructions
+        .iter()
+        .map(|i| node(m, c, i, &mut shared))
+        .collect();
     let root = c
         .root
         .map(|r| r.index())
@@ -53,17 +59,54 @@ fn computation(m: &model::Module, c: model::ComputationRef) -> Computation {
     }
 }
 
-fn node(m: &model::Module, c: model::ComputationRef, i: &model::Instruction) -> Node {
+/// What the nodes of one computation share: each shape converted once (an operand's
+/// shape is its producer's output, and the model already shares equal shapes), and
+/// each distinct set of attributes held once. A view is kept as long as its version,
+/// and a hovered fusion of 500 instructions held every operand's shape again.
+#[derive(Default)]
+struct Shared {
+    /// By the model shape's address: the model outlives the conversion.
+    shapes: rustc_hash::FxHashMap<*const model::Shape, Arc<Shape>>,
+    attrs: rustc_hash::FxHashSet<Arc<Attrs>>,
+}
+
+impl Shared {
+    fn shape(&mut self, s: &model::Shape) -> Arc<Shape> {
+        self.shapes
+            .entry(s as *const model::Shape)
+            .or_insert_with(|| Arc::new(shape(s)))
+            .clone()
+    }
+
+    fn attrs(&mut self, attrs: Attrs) -> Arc<Attrs> {
+        if attrs == Attrs::default() {
+            return Attrs::none();
+        }
+        if let Some(kept) = self.attrs.get(&attrs) {
+            return kept.clone();
+        }
+        let kept = Arc::new(attrs);
+        self.attrs.insert(kept.clone());
+        kept
+    }
+}
+
+fn node(
+    m: &model::Module,
+    c: model::ComputationRef,
+    i: &model::Instruction,
+    shared: &mut Shared,
+) -> Node {
     let opcode = i.opcode.name();
-    let operands: Vec<Shape> = (0..i.operands.len())
-        .map(|k| {
-            c.operand_shape(i, k)
-                .map(shape)
-                .unwrap_or(Shape::Tuple(vec![]))
+    let operands: Vec<Arc<Shape>> = (0..i.operands.len())
+        .map(|k| match c.operand_shape(i, k) {
+            Some(s) => shared.shape(s),
+            // An operand without a shape reads as an empty tuple, as an invalid one.
+            None => shared.shape(&model::Shape::invalid()),
         })
         .collect();
-    let mut op = OpInfo::new(opcode, shape(&i.shape), operands);
-    op.attrs = attrs(c, i);
+    let mut op = OpInfo::shared(opcode, shared.shape(&i.shape), operands);
+    op.attrs = attrs(c, i, shared);
     let mut n = Node::new(
         i.name.clone(),
         op,
@@ -268,13 +311,14 @@ fn idx(v: &[i64]) -> Option<Vec<usize>> {
 /// their text.
 const READ_FROM_TEXT: [&str; 3] = ["num_carries", "fft_length", "k"];
 
-/// The attributes the analysis reads, shared with every instruction that has none.
-fn attrs(c: model::ComputationRef, i: &model::Instruction) -> std::sync::Arc<Attrs> {
+/// The attributes the analysis reads, shared with every instruction that has none
+/// or the same.
+fn attrs(c: model::ComputationRef, i: &model::Instruction, shared: &mut Shared) -> Arc<Attrs> {
     let from_text = |a: &model::Attribute| READ_FROM_TEXT.contains(&a.name.as_str());
     if i.decoded.is_none() && !i.attributes.iter().any(from_text) {
         return Attrs::none();
     }
-    decoded_attrs(c, i).shared()
+    shared.attrs(decoded_attrs(c, i))
 }
 
 fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
@@ -314,15 +358,15 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 .collect()
         }),
         dot: a.dot.as_ref().and_then(|dd| {
-            Some(op::DotDims {
+            Some(Box::new(op::DotDims {
                 lhs_batch: idx(&dd.lhs_batch)?,
                 rhs_batch: idx(&dd.rhs_batch)?,
                 lhs_contracting: idx(&dd.lhs_contracting)?,
                 rhs_contracting: idx(&dd.rhs_contracting)?,
-            })
+            }))
         }),
         conv: a.dim_labels.as_ref().and_then(|l| {
-            Some(op::ConvDims {
+            Some(Box::new(op::ConvDims {
                 input_batch: usize::try_from(l.input_batch).ok()?,
                 input_feature: usize::try_from(l.input_feature).ok()?,
                 input_spatial: idx(&l.input_spatial)?,
@@ -332,10 +376,10 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 output_batch: usize::try_from(l.output_batch).ok()?,
                 output_feature: usize::try_from(l.output_feature).ok()?,
                 output_spatial: idx(&l.output_spatial)?,
-            })
+            }))
         }),
         gather: a.gather.as_ref().and_then(|g| {
-            Some(op::GatherDims {
+            Some(Box::new(op::GatherDims {
                 offset_dims: idx(&g.offset_dims)?,
                 collapsed_slice_dims: idx(&g.collapsed_slice_dims)?,
                 start_index_map: idx(&g.start_index_map)?,
@@ -343,17 +387,17 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 start_indices_batching_dims: idx(&g.start_indices_batching_dims)?,
                 index_vector_dim: usize::try_from(g.index_vector_dim).ok()?,
                 slice_sizes: g.slice_sizes.clone(),
-            })
+            }))
         }),
         scatter: a.scatter.as_ref().and_then(|s| {
-            Some(op::ScatterDims {
+            Some(Box::new(op::ScatterDims {
                 update_window_dims: idx(&s.update_window_dims)?,
                 inserted_window_dims: idx(&s.inserted_window_dims)?,
                 scatter_dims_to_operand_dims: idx(&s.scatter_dims_to_operand_dims)?,
                 input_batching_dims: idx(&s.input_batching_dims)?,
                 scatter_indices_batching_dims: idx(&s.scatter_indices_batching_dims)?,
                 index_vector_dim: usize::try_from(s.index_vector_dim).ok()?,
-            })
+            }))
         }),
         dynamic_slice_sizes: a.dynamic_slice_sizes.as_deref().map(<[i64]>::to_vec),
         iota_dimension: a.iota_dimension.map(i64::from),

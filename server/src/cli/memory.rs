@@ -173,7 +173,7 @@ fn timeline_json(
         .enumerate()
         .map(|(t, name)| {
             let live = report.heap.as_ref().map(|h| h.at(t as u64));
-            json!({"step": t, "instruction": name, "live_bytes": live})
+            json!({"step": t, "instruction": &**name, "live_bytes": live})
         })
         .collect();
     let mut sources: rustc_hash::FxHashMap<&str, Option<String>> = Default::default();
@@ -183,11 +183,11 @@ fn timeline_json(
         .filter(|b| b.bytes > 0)
         .map(|b| {
             let source = sources
-                .entry(b.instruction.as_str())
+                .entry(&*b.instruction)
                 .or_insert_with(|| source_line(module, frames, &b.instruction))
                 .clone();
-            let name = match b.shape_index.as_str() {
-                "{}" => b.instruction.clone(),
+            let name = match &*b.shape_index {
+                "{}" => b.instruction.to_string(),
                 index => format!("{}{index}", b.instruction),
             };
             json!({"name": name, "bytes": b.bytes, "start": b.start, "end": b.end, "source": source})
@@ -220,8 +220,8 @@ fn top_buffers(
         .map(|&i| {
             let b = &report.buffers[i];
             Top {
-                instruction: b.instruction.clone(),
-                shape_index: b.shape_index.clone(),
+                instruction: b.instruction.to_string(),
+                shape_index: b.shape_index.to_string(),
                 bytes: b.bytes,
                 live: (b.start, b.end),
                 source: source_line(module, frames, &b.instruction),
@@ -254,8 +254,8 @@ fn to_json(report: &Report, top: &[Top]) -> Value {
             "size": a.size,
             "kind": a.kind_name(),
             "values": a.values.iter().map(|v| json!({
-                "instruction": v.instruction,
-                "shape_index": v.shape_index,
+                "instruction": &*v.instruction,
+                "shape_index": &*v.shape_index,
                 "offset": v.offset,
                 "size": v.size,
             })).collect::<Vec<_>>(),

@@ -691,7 +691,7 @@ pub fn edge_map(
         return ("unknown".to_string(), EdgeClass::Unknown);
     };
     let extents = |s: Option<&analysis::ArrayShape>| s.map(|a| a.dims.clone()).unwrap_or_default();
-    let target = extents(node.op.operands.get(k).and_then(analysis::Shape::as_array));
+    let target = extents(node.op.operands.get(k).and_then(|s| s.as_array()));
     let mut united = OperandIndexing::none();
     let mut class = None::<EdgeClass>;
     let mut domain = None;

@@ -435,12 +435,8 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                 if let (true, Some(from)) =
                     (site.config.physical_layout, node.op.shape.output(output))
                 {
-                    let to: Vec<Option<&ArrayShape>> = node
-                        .op
-                        .operands
-                        .iter()
-                        .map(analysis::Shape::as_array)
-                        .collect();
+                    let to: Vec<Option<&ArrayShape>> =
+                        node.op.operands.iter().map(|s| s.as_array()).collect();
                     layout::indexing_to_physical(&mut indexing, from, &to);
                 }
                 return indexing;

@@ -192,7 +192,7 @@ pub fn hover_line(
     let at_peak = report.peak.as_ref().is_some_and(|p| {
         p.live
             .iter()
-            .any(|&i| report.buffers[i].instruction == name)
+            .any(|&i| *report.buffers[i].instruction == *name)
     });
     Some(format!(
         "Memory ({}{}): {place}{}, live {} → {} of {}{}",
@@ -225,7 +225,7 @@ pub fn live_strip(
     may_hold_buffers(snapshot, module, computation).then_some(())?;
     let report = snapshot.ready_memory(module)?;
     scheduled(&report, computation).then_some(())?;
-    let at = report.schedule.iter().position(|n| n == name)?;
+    let at = report.schedule.iter().position(|n| **n == *name)?;
     report.buffers_of(name).next()?;
     let around = at.saturating_sub(STRIP_NEIGHBOURS)..(at + STRIP_NEIGHBOURS + 1);
     let rows: Vec<(String, &crate::memory::Buffer)> = report.schedule
@@ -233,7 +233,7 @@ pub fn live_strip(
         .iter()
         .filter_map(|n| {
             let b = report.buffers_of(n).max_by_key(|b| b.bytes)?;
-            let mark = if n == name { '›' } else { ' ' };
+            let mark = if **n == *name { '›' } else { ' ' };
             Some((format!("{mark} %{n}"), b))
         })
         .collect();

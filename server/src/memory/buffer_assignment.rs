@@ -8,6 +8,7 @@
 //! cut short keeps what was read.
 
 use super::Note;
+use std::sync::Arc;
 
 /// What an allocation is, from the words of its header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,16 +34,17 @@ pub struct AllocationKind {
 pub struct AssignedValue {
     /// XLA's value id.
     pub id: u64,
-    /// The defining instruction's name (without `%`).
-    pub instruction: String,
+    /// The defining instruction's name (without `%`), shared with the report's
+    /// buffers and schedule.
+    pub instruction: Arc<str>,
     /// `{}`, `{1}`, `{0,2}`: where in the instruction's shape.
-    pub shape_index: String,
+    pub shape_index: Arc<str>,
     /// A `(phi)` value of a loop or conditional.
     pub phi: bool,
     pub offset: u64,
     pub size: u64,
-    /// The shape as printed.
-    pub shape: String,
+    /// The shape as printed (shared among values of one shape).
+    pub shape: Arc<str>,
 }
 
 /// One allocation.
@@ -193,12 +195,12 @@ fn parse_value(rest: &str) -> Option<AssignedValue> {
     let (offset, shape) = after.split_once(')')?;
     Some(AssignedValue {
         id,
-        instruction: instruction.to_string(),
-        shape_index: shape_index.to_string(),
+        instruction: instruction.into(),
+        shape_index: shape_index.into(),
         phi,
         offset: offset.trim().parse().ok()?,
         size: size.trim().parse().ok()?,
-        shape: shape.trim_start_matches(':').trim().to_string(),
+        shape: shape.trim_start_matches(':').trim().into(),
     })
 }
 
@@ -215,8 +217,8 @@ mod tests {
         assert_eq!(a.kind.parameter, Some(1));
         assert_eq!(a.kind.parameter_index.as_deref(), Some("{1}"));
         assert!(a.kind.maybe_live_out && !a.is_preallocated_temp());
-        assert_eq!(a.values[0].instruction, "p.1");
-        assert_eq!(a.values[0].shape_index, "{1}");
+        assert_eq!(&*a.values[0].instruction, "p.1");
+        assert_eq!(&*a.values[0].shape_index, "{1}");
         assert!(ba.allocations[1].values[0].phi && ba.allocations[1].is_preallocated_temp());
         assert_eq!(ba.notes.len(), 2, "{:?}", ba.notes);
         // The broken value (line 6) and the allocation without a number (line 7).

@@ -81,7 +81,7 @@ pub fn peak_copies(module: &Module, report: &Report) -> Vec<PeakCopy> {
         let live_bytes = |name: &str| {
             live.iter()
                 .map(|&i| &report.buffers[i])
-                .filter(|b| b.instruction == name)
+                .filter(|b| *b.instruction == *name)
                 .map(|b| b.bytes)
                 .sum::<u64>()
         };
@@ -90,7 +90,7 @@ pub fn peak_copies(module: &Module, report: &Report) -> Vec<PeakCopy> {
             let meaningful = b.bytes >= MIN_BYTES
                 && u128::from(b.bytes) * 100
                     >= u128::from(peak.bytes) * u128::from(MIN_SHARE_PERCENT);
-            let seen = out.iter().position(|c| c.instruction == b.instruction);
+            let seen = out.iter().position(|c| *c.instruction == *b.instruction);
             if !meaningful || seen.is_some_and(|k| out[k].operand_live.is_some()) {
                 continue;
             }
@@ -132,7 +132,7 @@ fn as_copy(
         .filter(|(bytes, _)| *bytes > 0)
         .map(|(bytes, name)| (name, bytes));
     Some(PeakCopy {
-        instruction: b.instruction.clone(),
+        instruction: b.instruction.to_string(),
         kind,
         bytes: live_bytes(&b.instruction),
         operand_live,

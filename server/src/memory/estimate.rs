@@ -20,6 +20,8 @@
 //! are temps (XLA's heap simulator `ShareWith`), thread-local buffers of fused
 //! computations, async ops, and memory spaces other than the default.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 use super::heap::{self, Interval};
@@ -137,6 +139,36 @@ fn bytes_of(a: &crate::model::ArrayShape) -> u64 {
     a.bit_size()
         .map(|bits| (bits.max(0) as u64).div_ceil(8))
         .unwrap_or(0)
+}
+
+/// The report's texts, each held once: an instruction's name (in the schedule, its
+/// buffers and its allocated values), a shape index, a shape as printed. A report is
+/// kept for each of the last versions, and a large module has tens of thousands of
+/// values, most of them `{}` of a few shapes.
+#[derive(Default)]
+struct Texts {
+    names: FxHashMap<At, Arc<str>>,
+    indices: FxHashMap<Index, Arc<str>>,
+    /// By the model shape's address: the module outlives the report's making.
+    shapes: FxHashMap<*const Shape, Arc<str>>,
+}
+
+impl Texts {
+    fn name(&mut self, module: &Module, at: At) -> Arc<str> {
+        self.names
+            .entry(at)
+            .or_insert_with(|| (*module.computation(at.0).instruction(at.1).name).into())
+            .clone()
+    }
+
+    fn index(&mut self, index: &[usize]) -> Arc<str> {
+        if let Some(text) = self.indices.get(index) {
+            return text.clone();
+        }
+        let text: Arc<str> = index_text(index).into();
+        self.indices.insert(index.to_vec(), text.clone());
+        text
+    }
 }
 
 /// `{}`, `{1}`, `{0,2}`.
@@ -767,6 +799,8 @@ impl Flow {
     }
 
     fn assign(mut self, module: &Module, entry: ComputationId) -> Option<Report> {
+        // Each instruction's time served the liveness pass only.
+        self.times = FxHashMap::default();
         let groups = self.groups();
         let mut allocations: Vec<Building> = Vec::new();
         let mut reusable: Vec<usize> = Vec::new();
@@ -959,27 +993,40 @@ impl Flow {
 
     /// The shape of value `v` as XLA prints it in a buffer assignment (without
     /// layout): a tuple's table shows as its tuple shape.
-    fn shape_text(&self, module: &Module, v: ValueId) -> String {
+    fn shape_text(&self, module: &Module, v: ValueId, texts: &mut Texts) -> Arc<str> {
         let def = self.values[v].def;
         let shape: &Shape = &module.computation(def.0).instruction(def.1).shape;
-        self.values[v]
+        match self.values[v]
             .index
             .iter()
             .try_fold(shape, |s, &k| s.tuple_element(k))
-            .map(Shape::logical_text)
-            .unwrap_or_default()
+        {
+            Some(s) => texts
+                .shapes
+                .entry(s as *const Shape)
+                .or_insert_with(|| s.logical_text().into())
+                .clone(),
+            None => Arc::from(""),
+        }
     }
 
-    fn name(&self, module: &Module, v: ValueId) -> String {
+    fn name(&self, module: &Module, v: ValueId, texts: &mut Texts) -> Arc<str> {
         let def = self.values[v].def;
-        module
-            .computation(def.0)
-            .instruction(def.1)
-            .name
-            .to_string()
+        texts.name(module, def)
     }
 
     fn report(mut self, module: &Module, built: Vec<Building>) -> Report {
+        // The positions served the walk and the assignment only: freed before the
+        // report's texts are made, when the estimate holds the most.
+        self.positions = FxHashMap::default();
+        let mut texts = Texts::default();
+        // The schedule first: every value's instruction is in it, and its name is
+        // then held once for the schedule, the buffers and the allocations.
+        let schedule = self
+            .order
+            .iter()
+            .map(|&at| texts.name(module, at))
+            .collect();
         let mut allocations = Vec::with_capacity(built.len());
         let mut placed: FxHashMap<ValueId, (u64, u64)> = FxHashMap::default();
         for (index, b) in built.into_iter().enumerate() {
@@ -991,12 +1038,12 @@ impl Flow {
                     placed.insert(v, (index as u64, offset));
                     AssignedValue {
                         id: v as u64,
-                        instruction: self.name(module, v),
-                        shape_index: index_text(&self.values[v].index),
+                        instruction: self.name(module, v, &mut texts),
+                        shape_index: texts.index(&self.values[v].index),
                         phi: false,
                         offset,
                         size: self.values[v].bytes,
-                        shape: self.shape_text(module, v),
+                        shape: self.shape_text(module, v, &mut texts),
                     }
                 })
                 .collect();
@@ -1008,13 +1055,8 @@ impl Flow {
                 values,
             });
         }
-        let buffers = self.buffers(module, &placed);
+        let buffers = self.buffers(module, &placed, &mut texts);
         let peak = peak_of(&buffers, None);
-        let schedule = self
-            .order
-            .iter()
-            .map(|&(c, i)| module.computation(c).instruction(i).name.to_string())
-            .collect();
         let spans = module
             .computations()
             .filter_map(|c| {
@@ -1043,7 +1085,12 @@ impl Flow {
 
     /// One buffer per value, the ranges of a buffer's values cut so that they do not
     /// overlap (XLA's `NormalizeAliasedBuffers`), so the peak counts a buffer once.
-    fn buffers(&mut self, module: &Module, placed: &FxHashMap<ValueId, (u64, u64)>) -> Vec<Buffer> {
+    fn buffers(
+        &mut self,
+        module: &Module,
+        placed: &FxHashMap<ValueId, (u64, u64)>,
+        texts: &mut Texts,
+    ) -> Vec<Buffer> {
         let mut ranges: Vec<(u64, u64)> = self.values.iter().map(|v| (v.start, v.end)).collect();
         for group in self.groups() {
             let mut g = group.clone();
@@ -1071,8 +1118,8 @@ impl Flow {
                     .map(|&(a, o)| (Some(a), Some(o)))
                     .unwrap_or((None, None));
                 Buffer {
-                    instruction: self.name(module, v),
-                    shape_index: index_text(&self.values[v].index),
+                    instruction: self.name(module, v, texts),
+                    shape_index: texts.index(&self.values[v].index),
                     bytes: self.values[v].bytes,
                     start: ranges[v].0,
                     end: ranges[v].1,

@@ -210,11 +210,11 @@ fn stranger<'a>(report: &'a Report, module: &crate::model::Module) -> Option<&'a
     let values = report
         .allocations
         .iter()
-        .flat_map(|a| a.values.iter().map(|v| v.instruction.as_str()));
+        .flat_map(|a| a.values.iter().map(|v| &*v.instruction));
     report
         .schedule
         .iter()
-        .map(String::as_str)
+        .map(|n| &**n)
         .chain(values)
         .find(|n| !names.contains(n))
 }

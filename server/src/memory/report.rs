@@ -3,6 +3,7 @@
 //! the buffers live at it. The CLI, hover, lenses and diagnostics all read this.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::live_range::LiveRanges;
 use super::viewer::{self, Heap, HeapSource, TracePeak};
@@ -11,8 +12,10 @@ use super::{Allocation, BufferAssignment, Note, Source, Totals};
 /// One value with its place and live range (times in the flattened schedule).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Buffer {
-    pub instruction: String,
-    pub shape_index: String,
+    /// Shared with the schedule and the allocations: a report is kept for each of the
+    /// last versions, and a large module has tens of thousands of buffers.
+    pub instruction: Arc<str>,
+    pub shape_index: Arc<str>,
     pub bytes: u64,
     pub start: u64,
     pub end: u64,
@@ -59,7 +62,7 @@ pub struct Report {
     pub totals: Totals,
     pub allocations: Vec<Allocation>,
     /// Instruction names by time.
-    pub schedule: Vec<String>,
+    pub schedule: Vec<Arc<str>>,
     pub spans: Vec<Span>,
     pub buffers: Vec<Buffer>,
     /// The peak users see: the heap's, as XProf's memory viewer computes it
@@ -89,12 +92,14 @@ impl Report {
                 let placed = assignment.allocations.iter().find_map(|a| {
                     a.values
                         .iter()
-                        .find(|v| v.instruction == r.instruction && v.shape_index == r.shape_index)
+                        .find(|v| {
+                            *v.instruction == *r.instruction && *v.shape_index == *r.shape_index
+                        })
                         .map(|v| (a.index, v))
                 });
                 Buffer {
-                    instruction: r.instruction.clone(),
-                    shape_index: r.shape_index.clone(),
+                    instruction: r.instruction.as_str().into(),
+                    shape_index: r.shape_index.as_str().into(),
                     bytes: placed.map(|(_, v)| v.size).unwrap_or(0),
                     start: r.start,
                     end: r.end,
@@ -108,7 +113,7 @@ impl Report {
             source: Source::BufferAssignment,
             totals,
             allocations: assignment.allocations,
-            schedule: ranges.schedule,
+            schedule: ranges.schedule.iter().map(|n| n.as_str().into()).collect(),
             spans: Vec::new(),
             buffers,
             peak: None,
@@ -139,7 +144,7 @@ impl Report {
             let step = trace
                 .instruction
                 .as_ref()
-                .and_then(|name| self.schedule.iter().position(|s| s == name));
+                .and_then(|name| self.schedule.iter().position(|s| **s == **name));
             if let Some(step) = step {
                 heap.peak.step = step as u64;
             }
@@ -247,14 +252,14 @@ impl Report {
             .values
             .iter()
             .filter(|v| v.phi)
-            .map(|v| (v.instruction.as_str(), v.shape_index.as_str()))
+            .map(|v| (&*v.instruction, &*v.shape_index))
             .collect();
         let members: Vec<usize> = (0..self.buffers.len())
             .filter(|&i| {
                 let b = &self.buffers[i];
                 b.allocation == Some(a.index)
                     && b.bytes > 0
-                    && !phi.contains(&(b.instruction.as_str(), b.shape_index.as_str()))
+                    && !phi.contains(&(&*b.instruction, &*b.shape_index))
             })
             .collect();
         let largest = members.iter().map(|&i| self.buffers[i].bytes).max()?;
@@ -281,21 +286,21 @@ impl Report {
         match &peak.instruction {
             Some(name) => Some(name),
             None if self.heap.is_some() => None,
-            None => self.schedule.get(peak.time as usize).map(String::as_str),
+            None => self.schedule.get(peak.time as usize).map(|n| &**n),
         }
     }
 
     /// The instruction of XLA's live-range "peak" line.
     pub fn xla_live_range_peak_at(&self) -> Option<&str> {
         let peak = self.xla_live_range_peak.as_ref()?;
-        self.schedule.get(peak.time as usize).map(String::as_str)
+        self.schedule.get(peak.time as usize).map(|n| &**n)
     }
 
     /// The buffers of `instruction` (one per shape index).
     pub fn buffers_of<'a>(&'a self, instruction: &'a str) -> impl Iterator<Item = &'a Buffer> {
         self.buffers
             .iter()
-            .filter(move |b| b.instruction == instruction)
+            .filter(move |b| *b.instruction == *instruction)
     }
 
     /// The peak within a computation's span (a while body's own peak): the heap's
@@ -325,7 +330,7 @@ impl Report {
 
     /// The name of time `t`'s instruction.
     pub fn instruction_at(&self, t: u64) -> Option<&str> {
-        self.schedule.get(t as usize).map(String::as_str)
+        self.schedule.get(t as usize).map(|n| &**n)
     }
 }
 
@@ -341,7 +346,7 @@ fn xla_peak(ranges: &LiveRanges, buffers: &[Buffer]) -> Option<Peak> {
         .filter_map(|p| {
             buffers
                 .iter()
-                .position(|b| b.instruction == p.instruction && b.shape_index == p.shape_index)
+                .position(|b| *b.instruction == *p.instruction && *b.shape_index == *p.shape_index)
         })
         .collect();
     Some(Peak {

@@ -72,7 +72,7 @@ pub fn by_source_line(
                 source,
                 bytes: b.bytes,
                 buffers: 1,
-                largest: b.instruction.clone(),
+                largest: b.instruction.to_string(),
             }),
         }
     }

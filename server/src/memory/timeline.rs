@@ -273,8 +273,8 @@ fn row(b: &Buffer, at_peak: bool, module: &Module, frames: &StackFrameIndex) -> 
         )
     });
     Row {
-        instruction: b.instruction.clone(),
-        shape_index: b.shape_index.clone(),
+        instruction: b.instruction.to_string(),
+        shape_index: b.shape_index.to_string(),
         shape: found.as_ref().and_then(|(s, _)| s.clone()),
         bytes: b.bytes,
         start: b.start,

@@ -98,11 +98,11 @@ pub fn from_buffers(allocations: &[Allocation], buffers: &[Buffer], steps: usize
         .iter()
         .flat_map(|a| &a.values)
         .filter(|v| v.shape.starts_with('('))
-        .map(|v| (v.instruction.as_str(), v.shape_index.as_str()))
+        .map(|v| (&*v.instruction, &*v.shape_index))
         .collect();
     let traced: Vec<&Buffer> = buffers
         .iter()
-        .filter(|b| !tables.contains(&(b.instruction.as_str(), b.shape_index.as_str())))
+        .filter(|b| !tables.contains(&(&*b.instruction, &*b.shape_index)))
         .collect();
     let clusters = clusters(&traced, &heap);
     let steps = steps.max(
@@ -186,7 +186,7 @@ fn clusters(buffers: &[&Buffer], heap: &[u64]) -> Vec<Cluster> {
                         start: b.start,
                         end: b.end,
                         bytes: b.bytes,
-                        instruction: b.instruction.clone(),
+                        instruction: b.instruction.to_string(),
                     });
                 }
             }

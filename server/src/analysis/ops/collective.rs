@@ -43,7 +43,7 @@ pub fn all_gather_input_to_output(_op: &OpInfo) -> OpResult {
 
 pub fn all_reduce_output_to_input(op: &OpInfo, output_id: usize) -> OpResult {
     let out = op.output(output_id)?;
-    if op.shape.output_count() > 1 || matches!(op.shape, crate::analysis::shape::Shape::Tuple(_)) {
+    if op.shape.output_count() > 1 || matches!(*op.shape, crate::analysis::shape::Shape::Tuple(_)) {
         return Ok((0..op.operands.len())
             .map(|k| {
                 if k == output_id {

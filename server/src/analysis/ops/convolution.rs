@@ -70,7 +70,7 @@ fn conv(op: &OpInfo, lhs: usize, rhs: usize, out: usize) -> Result<Conv, Unknown
         ));
     }
     Ok(Conv {
-        dims,
+        dims: *dims,
         window,
         groups,
         batch_groups,

@@ -53,7 +53,7 @@ fn sides(op: &OpInfo) -> Result<Sides<'_>, Unknown> {
     Ok(Sides {
         lhs,
         rhs,
-        dims,
+        dims: *dims,
         lhs_free,
         rhs_free,
     })

@@ -115,7 +115,7 @@ fn has_unbounded_dims(op: &OpInfo) -> bool {
             super::shape::Shape::Tuple(es) => es.iter().any(negative),
         }
     }
-    negative(&op.shape) || op.operands.iter().any(negative)
+    negative(&op.shape) || op.operands.iter().any(|s| negative(s))
 }
 
 fn finish(result: OpResult, count: usize) -> InstructionIndexing {

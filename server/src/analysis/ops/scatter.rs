@@ -65,7 +65,7 @@ fn layout(op: &OpInfo) -> Result<Layout, Unknown> {
     }
     Ok(Layout {
         n,
-        dims,
+        dims: *dims,
         update_scatter,
         operand_window,
     })
