@@ -290,20 +290,30 @@ fn module_answers(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
     drop(reports);
 }
 
-/// The analysis views of the computations that launch fusions: what the hovers'
-/// cost lines convert (each kernel's caller), kept for the version.
-fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
+/// What converting the analysis views of the computations `select` picks holds, kept
+/// as a version keeps them: the views, how many computations and instructions they
+/// cover, and their bytes.
+struct Views<'m> {
+    views: Vec<hlo_lsp::analysis::Module<'m>>,
+    computations: usize,
+    instructions: usize,
+    bytes: usize,
+}
+
+fn views_of<'m>(
+    file: &'m hlo_lsp::model::HloFile,
+    select: impl Fn(&hlo_lsp::model::Module, &hlo_lsp::model::ComputationRef<'_>) -> bool,
+) -> Views<'m> {
     let base = live();
-    let mut callers = 0;
-    let mut instructions = 0;
-    let views: Vec<_> = file
+    let (mut computations, mut instructions) = (0, 0);
+    let views = file
         .modules
         .iter()
         .map(|m| {
             let view = hlo_lsp::analysis::view::borrowed(m);
             for (i, c) in m.computations().enumerate() {
-                if c.instructions.iter().any(|i| i.opcode.name() == "fusion") {
-                    callers += 1;
+                if select(m, &c) {
+                    computations += 1;
                     instructions += c.instructions.len();
                     view.get(i);
                 }
@@ -311,13 +321,27 @@ fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
             view
         })
         .collect();
-    let bytes = live() - base;
+    Views {
+        views,
+        computations,
+        instructions,
+        bytes: live() - base,
+    }
+}
+
+/// The analysis views of the computations that launch fusions: what the hovers'
+/// cost lines convert (each kernel's caller), kept for the version.
+fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
+    let callers = views_of(file, |_, c| {
+        c.instructions.iter().any(|i| i.opcode.name() == "fusion")
+    });
     println!(
-        "analysis views of the {callers} computations that launch fusions ({instructions} instructions): {} {:5.2}x text",
-        mib(bytes),
-        bytes as f64 / text_bytes as f64
+        "analysis views of the {} computations that launch fusions ({} instructions): {} {:5.2}x text",
+        callers.computations,
+        callers.instructions,
+        mib(callers.bytes),
+        callers.bytes as f64 / text_bytes as f64
     );
-    drop(views);
 }
 
 /// The analysis views of the fused computations: what hovers inside fused
@@ -325,28 +349,17 @@ fn caller_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
 /// and its bytes by part, from the sizes and capacities of the nodes.
 fn fused_views(file: &hlo_lsp::model::HloFile, text_bytes: usize) {
     use hlo_lsp::analysis::{Node, Shape as ViewShape};
-    let base = live();
-    let mut fused = 0;
-    let mut instructions = 0;
-    let views: Vec<_> = file
-        .modules
-        .iter()
-        .map(|m| {
-            let view = hlo_lsp::analysis::view::borrowed(m);
-            for (i, c) in m.computations().enumerate() {
-                if m.callers_of(c.id).iter().any(|site| {
-                    m.caller(site)
-                        .is_some_and(|(_, i)| i.opcode.name() == "fusion")
-                }) {
-                    fused += 1;
-                    instructions += c.instructions.len();
-                    view.get(i);
-                }
-            }
-            view
+    let Views {
+        views,
+        computations: fused,
+        instructions,
+        bytes,
+    } = views_of(file, |m, c| {
+        m.callers_of(c.id).iter().any(|site| {
+            m.caller(site)
+                .is_some_and(|(_, i)| i.opcode.name() == "fusion")
         })
-        .collect();
-    let bytes = live() - base;
+    });
     println!(
         "analysis views of the {fused} fused computations ({instructions} instructions): {} {:5.2}x text, {:.0} B/instruction",
         mib(bytes),
