@@ -46,12 +46,12 @@ impl Placed {
         }
     }
 
-    /// Puts `chunk` in this place instead of the chunk there (given once: `None`
-    /// leaves the place as it is).
-    fn replace_chunk(&mut self, chunk: Option<Chunk>) {
-        if let Some(chunk) = chunk {
-            self.kind = chunk.kind;
-            self.chunk = Arc::new(chunk);
+    /// This place with `chunk` instead of the chunk there.
+    fn with_chunk(&self, chunk: Chunk) -> Placed {
+        Placed {
+            kind: chunk.kind,
+            chunk: Arc::new(chunk),
+            ..*self
         }
     }
 
@@ -375,10 +375,9 @@ impl SyntaxDocument {
             }
             None => parse_text(&text, None),
         };
-        let mut chunk = Some(Chunk::with_tree(old.kind, &text, tree));
+        let placed = old.with_chunk(Chunk::with_tree(old.kind, &text, tree));
         let old_len = old.len();
-        self.chunks
-            .update(i..i + 1, |placed| placed.replace_chunk(chunk.take()));
+        self.chunks.set(i, placed);
         self.len = self.len + self.chunks[i].len() - old_len;
         self.place_spliced(i, 1);
         Some(Splice {
@@ -507,9 +506,8 @@ impl SyntaxDocument {
         if !self.splits_as_one(i, &text) {
             return None;
         }
-        let mut chunk = Some(edited_chunk(old, &text, edit));
-        self.chunks
-            .update(i..i + 1, |placed| placed.replace_chunk(chunk.take()));
+        let placed = old.with_chunk(edited_chunk(old, &text, edit));
+        self.chunks.set(i, placed);
         Some(Splice {
             old: i..i + 1,
             new_len: 1,
