@@ -247,7 +247,10 @@ mod tests {
         let memo = Arc::new(ModuleMemo::default());
         let first = Arc::new(Document::parse(&text));
         let one = snapshot(&first, &memo);
-        one.prepare_module_answers();
+        assert!(
+            one.prepare_module_answers(),
+            "the first estimate is computed"
+        );
         let report = one.memory(ModuleId(0)).expect("an estimate");
         let renamed = edited(&first, "jit(_roll_static)/slice", "jit(_roll_static)/cut");
         let two = snapshot(&renamed, &memo);
@@ -255,12 +258,15 @@ mod tests {
         // Before its own answers, the version shows the last one's findings, placed
         // where they are in it: what its own answers find.
         let carried = two.ready_module_findings();
-        two.prepare_module_answers();
+        assert!(
+            !two.prepare_module_answers(),
+            "the same buffers: remembered"
+        );
         assert_eq!(*carried, *two.module_findings());
         assert!(Arc::ptr_eq(&report, &two.memory(ModuleId(0)).unwrap()));
         let reshaped = edited(&renamed, "f32[1,1024]{1,0} slice", "f32[2,1024]{1,0} slice");
         let three = snapshot(&reshaped, &memo);
-        three.prepare_module_answers();
+        assert!(three.prepare_module_answers(), "a new shape: computed");
         assert!(!Arc::ptr_eq(&report, &three.memory(ModuleId(0)).unwrap()));
         let undone = edited(
             &reshaped,
@@ -268,7 +274,7 @@ mod tests {
             "f32[1,1024]{1,0} slice",
         );
         let four = snapshot(&undone, &memo);
-        four.prepare_module_answers();
+        assert!(!four.prepare_module_answers(), "undone: remembered");
         assert!(Arc::ptr_eq(&report, &four.memory(ModuleId(0)).unwrap()));
     }
 }

@@ -734,13 +734,19 @@ impl HloSnapshot {
     /// Computes the answers that need a whole module ([`ModuleAnswers`]) of every
     /// module, so that hovers and lenses show them from now on. Cheap once the
     /// version is checked (the checks build every computation, in parallel).
-    pub fn prepare_module_answers(&self) {
+    /// Returns whether the memory estimate was computed here: not when a request
+    /// computed it, nor when a version with the same buffers had (the server times
+    /// only computed ones, see `lsp::diagnostics`).
+    pub fn prepare_module_answers(&self) -> bool {
+        let remembered = self.memory.get().is_some()
+            || (self.module_memo.as_ref()).is_some_and(|memo| memo.reports(self.key()).is_some());
         // Each computes every module's at once.
         super::pool::run_in_background(|| {
             self.stack_frames(ModuleId(0));
             self.memory(ModuleId(0));
             self.module_findings();
         });
+        !remembered
     }
 
     /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.

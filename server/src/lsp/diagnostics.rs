@@ -134,6 +134,20 @@ fn quiet_before_answers(last: Duration) -> Duration {
     last.min(MAX_ANSWERS_QUIET)
 }
 
+/// What [`Published::answers_took`] becomes (microseconds) after module answers that
+/// took `took`, given `last`: only an estimate computed for this version counts, and
+/// a quick one halves the last time rather than forgetting it. Answers remembered
+/// from an earlier version with the same buffers come at once whatever the module
+/// costs: counted, they halved a 5 s estimate to nothing within a few keystrokes that
+/// undid one another, and the estimate then started after every keystroke again.
+fn answers_took_after(last: u64, took: Duration, computed: bool) -> u64 {
+    if !computed {
+        return last;
+    }
+    let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+    micros.max(last / 2)
+}
+
 fn absorb(workspace: &Workspace, state: &mut State, pending: &mut Pending, job: Job) {
     let newest = state.newest.entry(job.uri().clone()).or_default();
     if job.sequence() < *newest {
@@ -316,22 +330,22 @@ async fn prepare_module_answers(
         let snapshot = snapshot.clone();
         guarded_within("module answers", budget.clone(), move || {
             let started = std::time::Instant::now();
-            if let crate::ide::Snapshot::Hlo(hlo) = &snapshot.ide {
-                hlo.prepare_module_answers();
-            }
-            started.elapsed()
+            let computed = match &snapshot.ide {
+                crate::ide::Snapshot::Hlo(hlo) => hlo.prepare_module_answers(),
+                crate::ide::Snapshot::Mlir(_) => false,
+            };
+            (started.elapsed(), computed)
         })
         .await
     };
-    let Ok(took) = prepared else { return false };
+    let Ok((took, computed)) = prepared else {
+        return false;
+    };
     if budget.cut().is_none() {
-        // Answers an earlier version had computed come at once: the time of the last
-        // computed ones fades out over a few such versions, not at the first.
-        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         let last = published.answers_took.load(Ordering::Relaxed);
         published
             .answers_took
-            .store(micros.max(last / 2), Ordering::Relaxed);
+            .store(answers_took_after(last, took, computed), Ordering::Relaxed);
     }
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
@@ -381,5 +395,55 @@ pub fn to_lsp(
         message: diagnostic.message.clone(),
         related_information: (!related.is_empty()).then_some(related),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1000;
+
+    #[test]
+    fn slow_answers_wait_for_a_pause_and_quick_ones_do_not() {
+        assert_eq!(quiet_before_answers(Duration::ZERO), Duration::ZERO);
+        assert_eq!(
+            quiet_before_answers(Duration::from_millis(39)),
+            Duration::ZERO
+        );
+        let slow = Duration::from_millis(120);
+        assert_eq!(quiet_before_answers(slow), slow);
+        let very_slow = Duration::from_secs(5);
+        assert_eq!(quiet_before_answers(very_slow), MAX_ANSWERS_QUIET);
+    }
+
+    /// Typing a digit and undoing it alternates a new estimate with a remembered one:
+    /// the remembered ones must not wear the slow estimate's time away.
+    #[test]
+    fn remembered_answers_leave_the_time_of_the_last_computed_ones() {
+        let mut last = answers_took_after(0, Duration::from_secs(5), true);
+        assert_eq!(last, 5000 * MS);
+        for _ in 0..20 {
+            last = answers_took_after(last, Duration::from_millis(3), false);
+        }
+        assert_eq!(last, 5000 * MS);
+        assert_eq!(
+            quiet_before_answers(Duration::from_micros(last)),
+            MAX_ANSWERS_QUIET
+        );
+    }
+
+    /// A module that became quick to estimate stops waiting after a few computed runs.
+    #[test]
+    fn quick_computed_answers_halve_the_time_until_they_no_longer_wait() {
+        let mut last = 5000 * MS;
+        let mut runs = 0;
+        while !quiet_before_answers(Duration::from_micros(last)).is_zero() {
+            last = answers_took_after(last, Duration::from_millis(2), true);
+            runs += 1;
+        }
+        assert_eq!(runs, 7, "5 s halves below 40 ms in 7 runs");
+        let slower = answers_took_after(last, Duration::from_millis(300), true);
+        assert_eq!(slower, 300 * MS, "a slow computed run counts at once");
     }
 }
