@@ -146,6 +146,36 @@ impl<T: Sync + Send> Blocks<T> {
     }
 }
 
+/// Entries per block, for callers that keep something per block: entry `i` is in
+/// block `i / BLOCK_LEN`.
+pub const BLOCK_LEN: usize = BLOCK;
+
+impl<T: Sync + Send + 'static> Blocks<T> {
+    /// Block `b` held as a [`BlockToken`].
+    pub fn token(&self, b: usize) -> BlockToken {
+        BlockToken(self.blocks[b].clone())
+    }
+}
+
+/// A block of some [`Blocks`], held: two tokens are [`BlockToken::same`] exactly when
+/// their versions share that block's entries (holding it keeps its address from being
+/// reused). Something derived from a block's entries alone holds for any version
+/// whose token is the same.
+#[derive(Clone)]
+pub struct BlockToken(Arc<dyn Sync + Send>);
+
+impl BlockToken {
+    pub fn same(&self, other: &BlockToken) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
+    }
+}
+
+impl std::fmt::Debug for BlockToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlockToken({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
 impl<T: Clone> Blocks<T> {
     /// Puts `value` at `i` (copying its block when another version shares it).
     pub fn set(&mut self, i: usize, value: T) {
@@ -239,6 +269,23 @@ mod tests {
     }
 
     /// A change of one entry copies one block: the others stay shared.
+    #[test]
+    fn tokens_are_the_same_exactly_for_blocks_a_change_left_alone() {
+        let before: Blocks<u32> = (0..200).collect();
+        let mut after = before.clone();
+        after.set(70, 7);
+        let same = |b| before.token(b).same(&after.token(b));
+        assert_eq!(
+            (0..4).map(same).collect::<Vec<_>>(),
+            [true, false, true, true]
+        );
+        let rebuilt: Blocks<u32> = before.iter().copied().collect();
+        assert!(
+            !before.token(0).same(&rebuilt.token(0)),
+            "equal entries, other storage"
+        );
+    }
+
     #[test]
     fn a_set_copies_one_block() {
         let a: Blocks<u32> = (0..1000).collect();

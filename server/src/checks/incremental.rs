@@ -221,6 +221,12 @@ impl Checked {
         out
     }
 
+    /// The cells of chunks in block `b` ([`crate::blocks::BLOCK_LEN`] chunks each),
+    /// held: the same token in two versions means the same cells.
+    pub fn cells_token(&self, b: usize) -> crate::blocks::BlockToken {
+        self.cells.token(b)
+    }
+
     /// Computes the cells still missing, in parallel (under the caller's budget: a
     /// cell whose checks were cancelled stays missing).
     pub fn fill(&self, document: &Document) {
@@ -249,9 +255,20 @@ impl Checked {
     /// callers that keep something per cell (the server keeps each cell's findings
     /// rendered for the client).
     pub fn parts<'a>(&'a self, document: &Document) -> Vec<Part<'a>> {
+        self.parts_of(document, &self.unsettled)
+    }
+
+    /// The chunks that may have something to show ([`Self::parts`] has one part each),
+    /// in document order.
+    pub fn unsettled(&self) -> &[usize] {
+        &self.unsettled
+    }
+
+    /// The parts of `chunks`, some of [`Self::unsettled`] in order.
+    pub fn parts_of<'a>(&'a self, document: &Document, chunks: &[usize]) -> Vec<Part<'a>> {
         let file = document.file();
-        let computations = file.computations_in_chunks(self.unsettled.iter().copied());
-        self.unsettled
+        let computations = file.computations_in_chunks(chunks.iter().copied());
+        chunks
             .iter()
             .zip(computations)
             .map(|(&chunk, computation)| {
@@ -291,6 +308,11 @@ impl Part<'_> {
     /// something for it.
     pub fn cell(&self) -> KeptCell {
         KeptCell(self.cell.clone())
+    }
+
+    /// Whether the cell's checks are computed (a chunk without a computation has none).
+    pub fn is_filled(&self) -> bool {
+        self.cell.get().is_some()
     }
 
     /// The cell's address: equal in two versions exactly when they share the cell,

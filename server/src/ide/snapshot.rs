@@ -793,9 +793,15 @@ impl HloSnapshot {
     /// computed (once per snapshot, on threads of their own: [`super::pool`]), for the
     /// publisher, which renders them per computation.
     pub fn check_parts(&self) -> Vec<Part<'_>> {
+        self.filled_checks().parts(&self.document)
+    }
+
+    /// The checks of every computation, computed: what the publisher reads through
+    /// [`Self::checked`] block by block (see `lsp::rendered`).
+    pub fn filled_checks(&self) -> &Checked {
         self.checks_filled
             .get_or_compute(|| super::pool::run_checks(|| self.checked.fill(&self.document)));
-        self.checked.parts(&self.document)
+        &self.checked
     }
 }
 

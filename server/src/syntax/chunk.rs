@@ -170,4 +170,9 @@ impl Chunk {
     fn line_starts(&self) -> &[u32] {
         &self.line_starts
     }
+
+    /// Whether `other` breaks its lines at the same bytes.
+    pub fn same_line_breaks(&self, other: &Chunk) -> bool {
+        self.line_starts == other.line_starts
+    }
 }

@@ -92,6 +92,22 @@ pub struct SyntaxDocument {
     /// Shared with the versions this one was edited from, block by block.
     chunks: Blocks<Placed>,
     len: usize,
+    layout: Layout,
+}
+
+/// Where the chunks start, as lines and columns: two versions with the same layout
+/// ([`Layout::same`]) have every chunk start at the same line and column, so that
+/// what is shown relative to a chunk's start is shown at the same place in both.
+/// An edit keeps it only when it changes neither the length nor the line breaks of
+/// the chunk it replaces, and the chunk ends its last line (else the next chunk's
+/// column depends on that line): a digit changed.
+#[derive(Debug, Clone, Default)]
+pub struct Layout(Arc<()>);
+
+impl Layout {
+    pub fn same(&self, other: &Layout) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl SyntaxDocument {
@@ -105,6 +121,7 @@ impl SyntaxDocument {
         let mut doc = SyntaxDocument {
             chunks: Blocks::default(),
             len: text.len(),
+            layout: Layout::default(),
         };
         doc.chunks = chunks
             .into_iter()
@@ -125,6 +142,11 @@ impl SyntaxDocument {
 
     pub fn chunks(&self) -> &Blocks<Placed> {
         &self.chunks
+    }
+
+    /// See [`Layout`].
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// The whole text (a copy: the chunks own it).
@@ -295,6 +317,11 @@ impl SyntaxDocument {
             old_end,
             new_end: start + new_text.len(),
         };
+        // The chunk holding the edit's start, as it was: whether the edit kept the
+        // layout is read from it.
+        let held = self
+            .chunk_index_at(start)
+            .map(|i| (i, self.chunks[i].chunk.clone()));
         let splice = match self.inside_one_chunk(start, old_end, new_text) {
             Some(i) => self
                 .replace_one(i, &edit, new_text)
@@ -303,7 +330,25 @@ impl SyntaxDocument {
         };
         self.len = self.len + edit.new_end - edit.old_end;
         self.place_spliced(splice.old.start, splice.new_len);
+        self.renew_layout(held, &splice);
         splice
+    }
+
+    /// Gives this version a new [`Layout`] unless `splice` replaced one chunk, `old`
+    /// (its index and the chunk that was there), by one of the same length and line
+    /// breaks that ends its last line.
+    fn renew_layout(&mut self, old: Option<(usize, Arc<Chunk>)>, splice: &Splice) {
+        let i = splice.old.start;
+        let keeps = splice.old.len() == 1
+            && splice.new_len == 1
+            && old.is_some_and(|(at, old)| {
+                let new = &self.chunks[i];
+                at == i && old.len() == new.len() && old.same_line_breaks(new)
+            })
+            && ends_with_line_break(&self.chunks[i]);
+        if !keeps {
+            self.layout = Layout::default();
+        }
     }
 
     /// Applies several edits that all lie inside one chunk at once: `edits` are
@@ -377,13 +422,16 @@ impl SyntaxDocument {
         };
         let placed = old.with_chunk(Chunk::with_tree(old.kind, &text, tree));
         let old_len = old.len();
+        let held = Some((i, old.chunk.clone()));
         self.chunks.set(i, placed);
         self.len = self.len + self.chunks[i].len() - old_len;
         self.place_spliced(i, 1);
-        Some(Splice {
+        let splice = Splice {
             old: i..i + 1,
             new_len: 1,
-        })
+        };
+        self.renew_layout(held, &splice);
+        Some(splice)
     }
 
     /// Places chunks `range`, each where the one before it ends, and returns where

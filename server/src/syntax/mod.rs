@@ -15,7 +15,7 @@ pub mod quick;
 pub mod split;
 
 pub use chunk::{Chunk, ChunkKind};
-pub use document::{Placed, Splice, SyntaxDocument};
+pub use document::{Layout, Placed, Splice, SyntaxDocument};
 pub use errors::SyntaxError;
 pub use line_index::{line_col, LineIndex};
 pub use outline::Outline;
