@@ -90,9 +90,9 @@ pub type Targets = Arc<[(String, i64)]>;
 /// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
 /// instruction from every output, up to megabytes for a large fusion, and an engineer
 /// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
-/// what is on screen (hovers and inlay hints of the computations shown): a few
-/// computations (32 kept 6 MiB more over 100 random hovers of a 58 MiB dump, and
-/// no hover percentile measurably lower).
+/// what is on screen (the inlay hints of the computations shown): a few computations
+/// (32 kept 6 MiB more over 100 random hovers of a 58 MiB dump, when hovers kept
+/// them too). Hovers make only the maps they read ([`HloSnapshot::fused_maps_reaching`]).
 pub const FUSED_KEPT: usize = 8;
 
 /// The fused maps of the [`FUSED_KEPT`] fused computations used last.
@@ -338,8 +338,9 @@ pub struct HloSnapshot {
     /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from every output of a fused computation to each of its instructions, per
-    /// `(module, computation)`: shared by hover and inlay hints, kept for the
-    /// computations used last.
+    /// `(module, computation)`: made for inlay hints and a fusion's operands, read by
+    /// hovers when kept ([`Self::fused_maps_reaching`]), kept for the computations
+    /// used last.
     fused: Mutex<RecentFused>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
