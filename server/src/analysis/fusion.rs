@@ -463,9 +463,17 @@ mod tests {
             "examples/softmax.hlo",
             "examples/multi_output_fusion.hlo",
         ];
+        let texts = files
+            .iter()
+            .map(|file| {
+                (
+                    *file,
+                    std::fs::read_to_string(format!("{root}/{file}")).unwrap(),
+                )
+            })
+            .chain([("READ_THREE_WAYS", READ_THREE_WAYS.to_string())]);
         let mut compared = 0;
-        for file in files {
-            let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+        for (file, text) in texts {
             let hlo = crate::model::parse_hlo(&text);
             for m in &hlo.modules {
                 let view = crate::analysis::view::from_model(m);
@@ -499,6 +507,26 @@ mod tests {
         }
         assert!(compared > 12_000, "{compared}");
     }
+
+    /// A parameter read by three users through three maps (identity, transposed,
+    /// reversed), one of them through a chain: made for the parameter alone, it
+    /// needs every path to it (the dump's fusions mostly read one map many ways).
+    const READ_THREE_WAYS: &str = r#"HloModule m
+
+%fused (p0: f32[8,8]) -> f32[8,8] {
+  %p0 = f32[8,8]{1,0} parameter(0)
+  %t = f32[8,8]{1,0} transpose(%p0), dimensions={1,0}
+  %n = f32[8,8]{1,0} negate(%t)
+  %r = f32[8,8]{1,0} reverse(%p0), dimensions={0}
+  %a = f32[8,8]{1,0} add(%p0, %n)
+  ROOT %s = f32[8,8]{1,0} subtract(%a, %r)
+}
+
+ENTRY %main (x: f32[8,8]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0)
+  ROOT %f = f32[8,8]{1,0} fusion(%x), kind=kLoop, calls=%fused
+}
+"#;
 
     /// The users' closure: the targets and what reads them, at any depth; nothing
     /// that only they read.
