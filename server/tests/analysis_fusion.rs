@@ -9,7 +9,9 @@ use crate::analysis_support;
 use std::collections::{BTreeSet, HashMap};
 
 use analysis_support::{check_round_trip, entry_reads, in_bounds, indices, linear, RuntimeRule};
-use hlo_lsp::analysis::fusion::{fused_output_to_input, grouped_from_every_output};
+use hlo_lsp::analysis::fusion::{
+    fused_output_to_input, grouped_from_every_output, grouped_from_every_output_within,
+};
 use hlo_lsp::analysis::op::*;
 use hlo_lsp::analysis::{ArrayShape, Computation, Module, Node, OpInfo, Shape};
 use proptest::prelude::*;
@@ -235,6 +237,14 @@ fn check_every_output(mut nodes: Vec<Node>, outputs: &[usize]) -> Result<(), Tes
     let c = module.computation(0);
     let every = grouped_from_every_output(&module, 0);
     prop_assert_eq!(every.len(), outputs.len());
+    // Made for one instruction alone (as a hover does), its maps are the same.
+    for i in 0..c.nodes.len() {
+        let alone = grouped_from_every_output_within(&module, 0, &c.users_closure(&[i]));
+        for k in 0..outputs.len() {
+            let (got, want) = (format!("{:?}", alone[k][i]), format!("{:?}", every[k][i]));
+            prop_assert_eq!(got, want, "output {} instruction {} alone", k, i);
+        }
+    }
     for (k, &start) in outputs.iter().enumerate() {
         let out_dims = c.nodes[start].op.output(0).unwrap().dims.clone();
         let mut memo = HashMap::new();

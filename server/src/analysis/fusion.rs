@@ -184,10 +184,35 @@ pub fn output_count(module: &Module, comp: usize) -> usize {
 /// `result[k][i]` is what reaches instruction `i` from output `k` (XLA's grouped
 /// indexing, once per output, as `print_indexing` prints every output).
 pub fn grouped_from_every_output(module: &Module, comp: usize) -> Vec<Vec<Reached>> {
+    from_every_output_within(module, comp, None)
+}
+
+/// [`grouped_from_every_output`] for some instructions alone: `result[k][i]` is
+/// complete for every instruction `i` of `within`, empty for the others. `within`
+/// holds every user of each instruction it holds: the users' closure of the
+/// instructions wanted ([`super::graph::Computation::users_closure`]), which is
+/// what the traversal must visit to know their maps. A hover reads one
+/// instruction's maps: it visits the few dozen instructions above it, not the
+/// hundreds of its fusion.
+pub fn grouped_from_every_output_within(
+    module: &Module,
+    comp: usize,
+    within: &[bool],
+) -> Vec<Vec<Reached>> {
+    from_every_output_within(module, comp, Some(within))
+}
+
+/// [`grouped_from_every_output`], visiting only the instructions of `within` when
+/// given (see [`propagate`]).
+fn from_every_output_within(
+    module: &Module,
+    comp: usize,
+    within: Option<&[bool]>,
+) -> Vec<Vec<Reached>> {
     let every_output = || {
         (0..output_count(module, comp))
             .map(|k| match output_start(module, comp, k) {
-                Some((start, out)) => grouped_output_to_input(module, comp, start, out),
+                Some((start, out)) => output_within(module, comp, (start, out), within),
                 None => vec![Reached::default(); module.computation(comp).nodes.len()],
             })
             .collect()
@@ -207,6 +232,17 @@ pub fn grouped_output_to_input(
     start: usize,
     out: usize,
 ) -> Vec<Reached> {
+    output_within(module, comp, (start, out), None)
+}
+
+/// [`grouped_output_to_input`] through the instructions of `within` (see
+/// [`propagate`]).
+fn output_within(
+    module: &Module,
+    comp: usize,
+    (start, out): (usize, usize),
+    within: Option<&[bool]>,
+) -> Vec<Reached> {
     let c = module.computation(comp);
     let mut reached = vec![Reached::default(); c.nodes.len()];
     match c.nodes[start].op.shape.output(out) {
@@ -215,7 +251,7 @@ pub fn grouped_output_to_input(
             "the instruction has no such array output",
         )),
     }
-    propagate(module, comp, start, reached)
+    propagate(module, comp, start, reached, within)
 }
 
 /// Maps from every array output of `start` (its own index space) to every
@@ -240,19 +276,26 @@ fn grouped_from(module: &Module, comp: usize, start: usize) -> Vec<Reached> {
             reached[start].insert(out, OperandMap::plain(identity(&a.dims)));
         }
     }
-    propagate(module, comp, start, reached)
+    propagate(module, comp, start, reached, None)
 }
 
 /// Pushes the maps in `reached` (seeded at `start`) through the operands of
 /// every instruction `start` depends on, users before operands.
+///
+/// With `within` (every user of each instruction it holds, as
+/// [`super::graph::Computation::users_closure`] gives), only its instructions are
+/// visited and given maps, in the same order: what reaches each of them is what
+/// the whole traversal gives it, as only its users pass it maps.
 fn propagate(
     module: &Module,
     comp: usize,
     start: usize,
     mut reached: Vec<Reached>,
+    within: Option<&[bool]>,
 ) -> Vec<Reached> {
     let c = module.computation(comp);
-    let order = c.post_order_from(start);
+    let inside = |v: usize| within.is_none_or(|w| w.get(v).copied().unwrap_or(false));
+    let order = c.post_order_within(start, within);
     // Each instruction's maps, hashed: what reaches an instruction is a set.
     let mut index: Vec<SetIndex> = reached
         .iter()
@@ -291,14 +334,19 @@ fn propagate(
             let steps: Vec<super::memo::Step> = maps
                 .iter()
                 .filter(|(o, _)| *o == output)
-                .map(|(_, m)| {
-                    super::memo::step(module, (comp, u, output), m, || {
-                        (Arc::new(step(module, comp, u, m, &producer)), clean)
-                    })
+                .map(|(_, m)| match within {
+                    // The request's memo keeps steps to every operand.
+                    None => super::memo::step(module, (comp, u, output), m, || {
+                        (
+                            Arc::new(step(module, comp, u, m, &producer, &inside)),
+                            clean,
+                        )
+                    }),
+                    Some(_) => Arc::new(step(module, comp, u, m, &producer, &inside)),
                 })
                 .collect();
             for (k, &v) in node.operands.iter().enumerate() {
-                if v >= c.nodes.len() {
+                if v >= c.nodes.len() || !inside(v) {
                     continue;
                 }
                 let Some(entry) = producer.entries.get(k) else {
@@ -374,13 +422,14 @@ fn stop(c: &super::graph::Computation, unvisited: &[usize], reached: &mut [Reach
 /// The compositions of `m`, a map that reached instruction `u` of `comp`, with
 /// each of the instruction's maps (`producer`) to each operand: entry `k` in the
 /// order of operand `k`'s maps (empty for an operand the instruction's indexing
-/// or the computation does not have).
+/// or the computation does not have, or that is not `inside` the traversal).
 fn step(
     module: &Module,
     comp: usize,
     u: usize,
     m: &OperandMap,
     producer: &InstructionIndexing,
+    inside: &dyn Fn(usize) -> bool,
 ) -> Vec<Vec<Result<OperandMap, Unknown>>> {
     let c = module.computation(comp);
     c.nodes[u]
@@ -388,7 +437,7 @@ fn step(
         .iter()
         .enumerate()
         .map(|(k, &v)| match producer.entries.get(k) {
-            Some(entry) if v < c.nodes.len() => entry
+            Some(entry) if v < c.nodes.len() && inside(v) => entry
                 .maps
                 .iter()
                 .map(|p| compose(m, p, &|kk| source(module, comp, u, kk), module))
@@ -396,4 +445,122 @@ fn step(
             _ => Vec::new(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every instruction of every fused computation of the benchmark dump (a
+    /// transformer's 665) and of the examples: what reaches it, made for it alone
+    /// (with the users' closure, as a hover does) or with other instructions, is what
+    /// the traversal of the whole computation gives it.
+    #[test]
+    fn maps_made_for_some_instructions_are_those_of_the_whole_traversal() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let files = [
+            "tests/data/bench/transformer.after.hlo",
+            "examples/softmax.hlo",
+            "examples/multi_output_fusion.hlo",
+        ];
+        let texts = files
+            .iter()
+            .map(|file| {
+                (
+                    *file,
+                    std::fs::read_to_string(format!("{root}/{file}")).unwrap(),
+                )
+            })
+            .chain([("READ_THREE_WAYS", READ_THREE_WAYS.to_string())]);
+        let mut compared = 0;
+        for (file, text) in texts {
+            let hlo = crate::model::parse_hlo(&text);
+            for m in &hlo.modules {
+                let view = crate::analysis::view::from_model(m);
+                let fused: std::collections::BTreeSet<usize> = (0..view.len())
+                    .flat_map(|c| &view.computation(c).nodes)
+                    .filter(|n| n.op.opcode == "fusion")
+                    .filter_map(|n| n.called.first().copied())
+                    .collect();
+                for c in fused {
+                    let whole = grouped_from_every_output(&view, c);
+                    let nodes = view.computation(c).nodes.len();
+                    let every_third: Vec<usize> = (0..nodes).step_by(3).collect();
+                    let sets = (0..nodes).map(|i| vec![i]).chain([every_third]);
+                    for targets in sets {
+                        let within = view.computation(c).users_closure(&targets);
+                        let some = grouped_from_every_output_within(&view, c, &within);
+                        assert_eq!(some.len(), whole.len());
+                        for (k, (some, whole)) in some.iter().zip(&whole).enumerate() {
+                            for &i in &targets {
+                                assert_eq!(
+                                    format!("{:?}", some[i]),
+                                    format!("{:?}", whole[i]),
+                                    "{file}: computation {c}, output {k}, instruction {i} of {targets:?}"
+                                );
+                                compared += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 12_000, "{compared}");
+    }
+
+    /// A parameter read by three users through three maps (identity, transposed,
+    /// reversed), one of them through a chain: made for the parameter alone, it
+    /// needs every path to it (the dump's fusions mostly read one map many ways).
+    const READ_THREE_WAYS: &str = r#"HloModule m
+
+%fused (p0: f32[8,8]) -> f32[8,8] {
+  %p0 = f32[8,8]{1,0} parameter(0)
+  %t = f32[8,8]{1,0} transpose(%p0), dimensions={1,0}
+  %n = f32[8,8]{1,0} negate(%t)
+  %r = f32[8,8]{1,0} reverse(%p0), dimensions={0}
+  %a = f32[8,8]{1,0} add(%p0, %n)
+  ROOT %s = f32[8,8]{1,0} subtract(%a, %r)
+}
+
+ENTRY %main (x: f32[8,8]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0)
+  ROOT %f = f32[8,8]{1,0} fusion(%x), kind=kLoop, calls=%fused
+}
+"#;
+
+    /// The users' closure: the targets and what reads them, at any depth; nothing
+    /// that only they read.
+    #[test]
+    fn the_users_closure_holds_the_readers_of_the_targets() {
+        use crate::analysis::{ArrayShape, Computation, Node, OpInfo};
+        let op = |opcode: &str, n: usize| {
+            let shape = ArrayShape::new(vec![4]);
+            OpInfo::new(opcode, shape.clone(), vec![shape.into(); n])
+        };
+        let nodes = vec![
+            Node::new("p0", op("parameter", 0), vec![]),
+            Node::new("p1", op("parameter", 0), vec![]),
+            Node::new("neg", op("negate", 1), vec![0]),
+            Node::new("add", op("add", 2), vec![2, 1]),
+            Node::new("exp", op("exponential", 1), vec![1]),
+            Node::new("mul", op("multiply", 2), vec![3, 4]),
+        ];
+        let c = Computation {
+            name: "f".into(),
+            nodes,
+            root: 5,
+        };
+        assert_eq!(
+            c.users_closure(&[2]),
+            [false, false, true, true, false, true]
+        );
+        assert_eq!(
+            c.users_closure(&[1]),
+            [false, true, false, true, true, true]
+        );
+        // In post order from the root, without the nodes left out.
+        let within = c.users_closure(&[2]);
+        assert_eq!(c.post_order_within(5, Some(&within)), [2, 3, 5]);
+        assert_eq!(c.post_order_from(5), [0, 2, 1, 3, 4, 5]);
+    }
 }

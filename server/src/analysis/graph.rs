@@ -66,6 +66,18 @@ impl Computation {
     /// Nodes reachable from `start` through operands, operands before users
     /// (iterative DFS: deep chains must not overflow the stack).
     pub fn post_order_from(&self, start: usize) -> Vec<usize> {
+        self.post_order_within(start, None)
+    }
+
+    /// [`Self::post_order_from`] through the nodes of `within` only (all when
+    /// `None`). When `within` holds every user of each node it holds (as
+    /// [`Self::users_closure`] does), this is the full order with the other nodes
+    /// left out: no other node leads to one of `within`.
+    pub fn post_order_within(&self, start: usize, within: Option<&[bool]>) -> Vec<usize> {
+        let inside = |node: usize| within.is_none_or(|w| w.get(node).copied().unwrap_or(false));
+        if !inside(start) {
+            return vec![];
+        }
         let mut order = vec![];
         let mut state = vec![0u8; self.nodes.len()]; // 0 new, 1 open, 2 done
         let mut stack = vec![(start, 0usize)];
@@ -80,7 +92,7 @@ impl Computation {
             if next < operands.len() {
                 stack.push((node, next + 1));
                 let child = operands[next];
-                if child < self.nodes.len() && state[child] == 0 {
+                if child < self.nodes.len() && state[child] == 0 && inside(child) {
                     stack.push((child, 0));
                 }
             } else {
@@ -89,6 +101,45 @@ impl Computation {
             }
         }
         order
+    }
+
+    /// The nodes that read one of `targets`, at any depth, and the targets: what
+    /// a traversal from the outputs must visit to know what reaches the targets
+    /// (`result[i]` for node `i`).
+    pub fn users_closure(&self, targets: &[usize]) -> Vec<bool> {
+        let n = self.nodes.len();
+        // Each node's users, packed: those of `v` are `users[first[v]..first[v + 1]]`.
+        let mut first = vec![0usize; n + 1];
+        for node in &self.nodes {
+            for &v in node.operands.iter().filter(|&&v| v < n) {
+                first[v + 1] += 1;
+            }
+        }
+        for v in 0..n {
+            first[v + 1] += first[v];
+        }
+        let mut next = first.clone();
+        let mut users = vec![0usize; first[n]];
+        for (u, node) in self.nodes.iter().enumerate() {
+            for &v in node.operands.iter().filter(|&&v| v < n) {
+                users[next[v]] = u;
+                next[v] += 1;
+            }
+        }
+        let mut inside = vec![false; self.nodes.len()];
+        let mut stack: Vec<usize> = targets
+            .iter()
+            .copied()
+            .filter(|&t| t < self.nodes.len())
+            .collect();
+        while let Some(v) = stack.pop() {
+            if std::mem::replace(&mut inside[v], true) {
+                continue;
+            }
+            let of_v = &users[first[v]..first[v + 1]];
+            stack.extend(of_v.iter().copied().filter(|&u| !inside[u]));
+        }
+        inside
     }
 
     /// Index of `parameter(number)`.

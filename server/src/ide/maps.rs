@@ -250,6 +250,9 @@ pub fn instruction_maps(
     ));
     let root_tuple = module.computation(computation).root == Some(instruction.id)
         && instruction.opcode.name() == "tuple";
+    // What reaches the instructions this hover reads, made for them alone.
+    let fused = composer
+        .map(|_| snapshot.fused_maps_reaching(module_id, computation, &read_instructions(&site)));
     if let Some(composer) = composer.filter(|_| root_tuple) {
         // The outputs themselves: the fusion's hover has their maps to the parameters.
         let what = match composer {
@@ -260,16 +263,34 @@ pub fn instruction_maps(
             "The {what} `{}`: output k is operand k.",
             composer.label()
         ));
-    } else if let Some(composer) = composer {
-        let fused = snapshot.fused_maps(module_id, computation);
-        hover.fusion = Some(fusion_reach(&site, composer, &fused));
+    } else if let (Some(composer), Some(fused)) = (composer, &fused) {
+        hover.fusion = Some(fusion_reach(&site, composer, fused));
         if instruction.parameter_number.is_none() {
             hover.parameters = parameters_read(&site);
         }
     }
     if instruction.parameter_number.is_none() {
-        hover.operands = operands(&site);
+        hover.operands = operands(&site, fused.as_deref());
     }
+}
+
+/// The fused instructions whose maps from the fusion outputs a hover on the site
+/// reads: its own, and each operand's producer whose recomputation it may warn of
+/// ([`Site::recomputed`], [`recomputation_warning`]).
+fn read_instructions(site: &Site<'_>) -> Vec<usize> {
+    let mut read = vec![site.instruction.id.index()];
+    if let Some(comp) = site.view.get(site.computation.index()) {
+        for operand in site.instruction.operands.iter().filter_map(|o| o.target) {
+            let producer = recompute::producer(comp, operand.index());
+            let expensive = comp.nodes.get(producer).is_some_and(|n| {
+                n.parameter_number.is_none() && recompute::is_expensive(&n.op.opcode)
+            });
+            if expensive {
+                read.push(producer);
+            }
+        }
+    }
+    read
 }
 
 /// The maps from every fusion output that reaches the instruction.
@@ -390,13 +411,13 @@ fn parameters_read(site: &Site<'_>) -> Vec<Reads> {
 /// work that the calling loop fusion recomputes for every read.
 fn recomputation_warning(
     site: &Site<'_>,
+    fused: Option<&FusedMaps>,
     operand: Option<crate::model::InstrId>,
 ) -> Option<String> {
     calling_fusion(site.module, site.computation)?;
     let comp = site.view.get(site.computation.index())?;
     let producer = recompute::producer(comp, operand?.index());
-    let fused = site.snapshot.fused_maps(site.module_id, site.computation);
-    let (times, opcode) = site.recomputed(&fused, producer)?;
+    let (times, opcode) = site.recomputed(fused?, producer)?;
     Some(format!(
         "recomputed {times:.2}×: the loop fusion computes each element of `%{}` ({opcode}) once per output element that reads it",
         comp.nodes[producer].name
@@ -404,8 +425,9 @@ fn recomputation_warning(
 }
 
 /// The instruction's operands with their maps (per output of a multi-output
-/// instruction) and utilization.
-fn operands(site: &Site<'_>) -> Vec<Reads> {
+/// instruction) and utilization; `fused`, inside a fused computation, what reaches
+/// the operands' producers ([`read_instructions`]).
+fn operands(site: &Site<'_>, fused_here: Option<&FusedMaps>) -> Vec<Reads> {
     let node = site.node().expect("checked by the caller");
     let comp = site.computation.index();
     let count = node.op.shape.output_count().max(1);
@@ -462,7 +484,8 @@ fn operands(site: &Site<'_>) -> Vec<Reads> {
                 .map(|a| site.extents(a))
                 .unwrap_or_default();
             let mut seen = Vec::new();
-            let warning = recomputation_warning(site, site.instruction.operands[j].target);
+            let warning =
+                recomputation_warning(site, fused_here, site.instruction.operands[j].target);
             let reads = per_output
                 .iter()
                 .enumerate()

@@ -79,6 +79,12 @@ impl<T> Drop for Computing<'_, T> {
 }
 
 impl<T: Send + Sync + 'static> Memo<T> {
+    /// The value, if one is stored that the current request may use (nothing is
+    /// computed, nor waited for).
+    pub fn get(&self) -> Option<Arc<T>> {
+        lock(&self.state).value.as_ref().and_then(Partial::usable)
+    }
+
     /// The value: stored, computed by another caller meanwhile, or by `compute`.
     pub fn get_or_compute(&self, compute: impl FnOnce() -> T) -> Arc<T> {
         let mut state = lock(&self.state);

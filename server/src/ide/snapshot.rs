@@ -21,14 +21,24 @@ use crate::syntax::SyntaxDocument;
 #[derive(Debug, Default)]
 pub struct FusedMaps {
     pub outputs: Vec<Vec<crate::analysis::fusion::Reached>>,
+    /// The instructions whose maps are complete when not all are
+    /// ([`HloSnapshot::fused_maps_reaching`]): the others' are left empty.
+    complete: Option<Vec<bool>>,
 }
 
 impl FusedMaps {
-    /// The outputs that read instruction `i`, with what reaches it from each.
+    /// The outputs that read instruction `i`, with what reaches it from each
+    /// (`i` must be one of the instructions these maps were made for).
     pub fn reaching(
         &self,
         i: usize,
     ) -> impl Iterator<Item = (usize, &crate::analysis::fusion::Reached)> {
+        debug_assert!(
+            self.complete
+                .as_ref()
+                .is_none_or(|c| c.get(i).copied().unwrap_or(true)),
+            "the maps of instruction {i} were not made"
+        );
         self.outputs
             .iter()
             .enumerate()
@@ -80,9 +90,9 @@ pub type Targets = Arc<[(String, i64)]>;
 /// How many fused computations keep their [`FusedMaps`]. Each holds a map to every
 /// instruction from every output, up to megabytes for a large fusion, and an engineer
 /// hovering through a 50 MB dump visits hundreds of fusions; what is asked again is
-/// what is on screen (hovers and inlay hints of the computations shown): a few
-/// computations (32 kept 6 MiB more over 100 random hovers of a 58 MiB dump, and
-/// no hover percentile measurably lower).
+/// what is on screen (the inlay hints of the computations shown): a few computations
+/// (32 kept 6 MiB more over 100 random hovers of a 58 MiB dump, when hovers kept
+/// them too). Hovers make only the maps they read ([`HloSnapshot::fused_maps_reaching`]).
 pub const FUSED_KEPT: usize = 8;
 
 /// The fused maps of the [`FUSED_KEPT`] fused computations used last.
@@ -328,8 +338,9 @@ pub struct HloSnapshot {
     /// The analysis' view of each module; each computation is converted on first use.
     analysis: OnceLock<Vec<crate::analysis::Module<'static>>>,
     /// Maps from every output of a fused computation to each of its instructions, per
-    /// `(module, computation)`: shared by hover and inlay hints, kept for the
-    /// computations used last.
+    /// `(module, computation)`: made for inlay hints and a fusion's operands, read by
+    /// hovers when kept ([`Self::fused_maps_reaching`]), kept for the computations
+    /// used last.
     fused: Mutex<RecentFused>,
     /// Every library diagnostic (each chunk's own, `checks::SOURCES`), sorted.
     diagnostics: Memo<Vec<model::Diagnostic>>,
@@ -573,11 +584,56 @@ impl HloSnapshot {
         memo.get_or_compute(|| self.compute_fused(at)).maps.clone()
     }
 
+    /// What reaches instructions `targets` of fused computation `computation` of
+    /// `module` from each of its outputs: the maps of [`Self::fused_maps`] when this
+    /// version keeps them, else made for the targets alone (the instructions that
+    /// read them: a few dozen of a fusion of 500) and not kept. A hover reads one
+    /// instruction's maps, and each hover on a fusion not seen yet made its maps to
+    /// every instruction: 2-3 ms on the largest fusions of a transformer step.
+    pub fn fused_maps_reaching(
+        &self,
+        module: ModuleId,
+        computation: ComputationId,
+        targets: &[usize],
+    ) -> Arc<FusedMaps> {
+        let at = (module, computation);
+        if let Some(kept) = self.kept_fused(at) {
+            return kept;
+        }
+        let view = self.analysis_module(module);
+        let c = computation.index();
+        let within = view
+            .get(c)
+            .map(|comp| comp.users_closure(targets))
+            .unwrap_or_default();
+        let outputs = crate::analysis::fusion::grouped_from_every_output_within(view, c, &within);
+        Arc::new(FusedMaps {
+            outputs,
+            complete: Some(within),
+        })
+    }
+
+    /// The maps of [`Self::fused_maps`] for `at` if this version has them already
+    /// (nothing is computed; the key is known only once they were asked for).
+    fn kept_fused(&self, at: (ModuleId, ComputationId)) -> Option<Arc<FusedMaps>> {
+        let recent = lock(&self.fused);
+        let text = recent.keys.get(&at)?.clone();
+        let keys = [text.map(FusedKey::Text), Some(FusedKey::Place(at.0, at.1))];
+        keys.into_iter().flatten().find_map(|key| {
+            let (_, memo, _) = recent.entries.iter().find(|e| e.0 == key)?;
+            let kept = memo.get()?;
+            (kept.shareable || kept.owner == at).then(|| kept.maps.clone())
+        })
+    }
+
     /// The maps of the fused computation at `at`.
     fn compute_fused(&self, at: (ModuleId, ComputationId)) -> KeptFused {
         let view = self.analysis_module(at.0);
         let outputs = crate::analysis::fusion::grouped_from_every_output(view, at.1.index());
-        let maps = FusedMaps { outputs };
+        let maps = FusedMaps {
+            outputs,
+            complete: None,
+        };
         KeptFused {
             owner: at,
             shareable: !maps.belong_to_their_computation(),
