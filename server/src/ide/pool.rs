@@ -49,7 +49,13 @@ pub fn run_in_background<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     });
     let budget = crate::budget::current();
     match pool {
-        Some(pool) => pool.install(|| budget.run(work)),
+        Some(pool) => {
+            let done = pool.install(|| budget.run(work));
+            // Each thread returns what the reaper freed in its pages since the last
+            // answers (a dropped version's estimate: `super::reaper`).
+            pool.broadcast(|_| super::reaper::give_back_here());
+            done
+        }
         None => work(),
     }
 }
@@ -67,6 +73,24 @@ pub fn lower_this_thread_priority() {
             let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
             let now = libc::getpriority(libc::PRIO_PROCESS, tid);
             libc::setpriority(libc::PRIO_PROCESS, tid, now + BACKGROUND_NICENESS);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_background_thread_gives_back_after_the_work() {
+        crate::ide::reaper::recording::install();
+        let threads = run_in_background(|| rayon::broadcast(|_| std::thread::current().id()));
+        assert!(!threads.is_empty());
+        for thread in threads {
+            assert!(
+                crate::ide::reaper::recording::times(thread) > 0,
+                "background thread {thread:?} kept what was freed in its pages"
+            );
         }
     }
 }

@@ -28,21 +28,25 @@ where
     T: Send + 'static,
 {
     let mut cancel = CancelOnDrop(Some(budget.clone()));
-    let outcome = tokio::task::spawn_blocking(move || {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let _running = tokio::task::spawn_blocking(move || {
         let started = std::time::Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| budget.run(work)));
         if let Some(cut) = budget.cut() {
             // Tests read this line to see that cancelled work really stopped.
             tracing::info!("{what} stopped ({cut:?}) after {:?}", started.elapsed());
         }
-        outcome
-    })
-    .await;
+        // The answer goes first; then this thread returns what the reaper freed in
+        // its pages meanwhile (`ide::reaper`), off the request's time.
+        let _ = answer.send(outcome);
+        crate::ide::reaper::give_back_here();
+    });
+    let outcome = answered.await;
     cancel.0 = None;
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(payload)) => Err(internal_error(what, &panic_message(payload.as_ref()))),
-        Err(join_error) => Err(internal_error(what, &join_error.to_string())),
+        Err(_) => Err(internal_error(what, "the work ended without an answer")),
     }
 }
 
@@ -99,6 +103,24 @@ mod tests {
         assert_eq!(error.code, ErrorCode::InternalError);
         assert!(error.message.contains("hover") && error.message.contains("boom 7"));
         assert_eq!(guarded("hover", || 41 + 1).await.unwrap(), 42);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn the_thread_that_did_the_work_gives_back_after_answering() {
+        crate::ide::reaper::recording::install();
+        let worker = guarded("hover", || std::thread::current().id())
+            .await
+            .unwrap();
+        let gave_back = || crate::ide::reaper::recording::times(worker);
+        // The answer comes before the give-back: wait for it a little.
+        for _ in 0..500 {
+            if gave_back() > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(gave_back() > 0, "the worker never gave back");
+        assert_ne!(worker, std::thread::current().id());
     }
 
     #[test]

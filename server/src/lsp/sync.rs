@@ -477,6 +477,8 @@ impl DocumentWorker {
         // A panic while applying one event must not stop text sync for good.
         let _ = guarded_sync("text synchronisation", || self.apply(event));
         self.workspace.mark_applied(&uri, sequence);
+        // This thread makes each version; the reaper frees the old ones into its pages.
+        crate::ide::reaper::give_back_here();
     }
 
     fn apply(&mut self, event: SyncEvent) {
