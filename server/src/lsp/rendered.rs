@@ -229,19 +229,15 @@ fn write_list(
 type Kept = FxHashMap<usize, (KeptCell, Arc<Template>)>;
 
 /// What the findings of the chunks of one block ([`BLOCK_LEN`] chunks) are made
-/// from: their places and text, their units (their own diagnostics) and their
-/// checks' cells.
+/// from, but for where the block is: its units (its chunks' text and own diagnostics)
+/// and its checks' cells.
 #[derive(Debug)]
-struct Sources([BlockToken; 3]);
+struct Sources([BlockToken; 2]);
 
 impl Sources {
     fn of(snapshot: &Snapshot, checked: &Checked, b: usize) -> Sources {
         let document = snapshot.ide.document();
-        Sources([
-            document.syntax().chunks().token(b),
-            document.units().token(b),
-            checked.cells_token(b),
-        ])
+        Sources([document.units().token(b), checked.cells_token(b)])
     }
 
     fn same(&self, other: &Sources) -> bool {
@@ -258,10 +254,12 @@ struct KeptBlock {
 }
 
 /// The findings of one block's chunks as last published, when they depend on that
-/// block alone: a version that shares its sources publishes the same bytes. An edit
-/// that moves no chunk (a digit changed) shares every block but one, so a publish of a
-/// dump with tens of thousands of findings copies their text instead of visiting
-/// each computation (20 of the 40 ms of CPU an edit of a 590 MB dump took).
+/// block alone: a version that shares its sources publishes the same bytes, with the
+/// lines moved as the block moved. An edit that moves nothing (a digit changed)
+/// shares every block but one, and one that adds a line moves the blocks after it,
+/// so a publish of a dump with tens of thousands of findings copies their text
+/// instead of visiting each computation (20 of the 40 ms of CPU an edit of a 590 MB
+/// dump took).
 #[derive(Debug)]
 struct BlockText {
     from: Sources,
@@ -269,18 +267,23 @@ struct BlockText {
     /// When some finding is placed from another computation's start (or the
     /// document's), the layout it was placed in: it holds while that is the same.
     layout: Option<Layout>,
+    /// The line and line start of the block's first chunk when rendered: the chunks
+    /// after it keep their places relative to it (their text is the same).
+    first: (usize, bool),
     bytes: Vec<u8>,
+    /// Each line number in `bytes`: where its digits are, how many, its value.
+    lines: Vec<(u32, u8, u32)>,
     /// The version it was rendered for (kept for later ones): what the tests read.
     #[cfg_attr(not(test), allow(dead_code))]
     version: i32,
 }
 
 impl BlockText {
-    /// The text `bytes` of a block rendered from `from` in `style` for `snapshot`,
+    /// The text `bytes` of block `b` rendered from `from` in `style` for `snapshot`,
     /// kept unless it `depends` on more than the block and the layout.
     fn new(
         (from, style, depends): (Sources, Style, DependsOn),
-        snapshot: &Snapshot,
+        (snapshot, b): (&Snapshot, usize),
         bytes: Vec<u8>,
     ) -> Option<BlockText> {
         let layout = match depends {
@@ -292,18 +295,78 @@ impl BlockText {
             from,
             style,
             layout,
+            first: first_of_block(snapshot, b),
+            lines: line_numbers(&bytes)?,
             bytes,
             version: snapshot.version,
         })
     }
 
-    /// Whether this text is what the block, now made from `from`, shows in `snapshot`.
-    fn holds(&self, snapshot: &Snapshot, style: Style, from: &Sources) -> bool {
+    /// By how many lines the block moved, when this text (with its lines moved) is
+    /// what block `b`, now made from `from`, shows in `snapshot`.
+    fn moved(
+        &self,
+        snapshot: &Snapshot,
+        style: Style,
+        (from, b): (&Sources, usize),
+    ) -> Option<i64> {
         let layout = snapshot.syntax().layout();
-        self.style == style
+        let holds = self.style == style
             && self.from.same(from)
-            && self.layout.as_ref().is_none_or(|l| l.same(layout))
+            && self.layout.as_ref().is_none_or(|l| l.same(layout));
+        let (line, starts_line) = first_of_block(snapshot, b);
+        // A finding placed from another computation moves as that one does.
+        let moved = line as i64 - self.first.0 as i64;
+        let placed_alone = self.layout.is_none() || moved == 0;
+        (holds && starts_line == self.first.1 && placed_alone).then_some(moved)
     }
+
+    /// Writes the text with its lines moved by `moved`.
+    fn write(&self, out: &mut Vec<u8>, moved: i64) {
+        if moved == 0 {
+            out.extend_from_slice(&self.bytes);
+            return;
+        }
+        let mut from = 0;
+        for &(at, digits, line) in &self.lines {
+            out.extend_from_slice(&self.bytes[from..at as usize]);
+            let _ = write!(out, "{}", i64::from(line) + moved);
+            from = at as usize + usize::from(digits);
+        }
+        out.extend_from_slice(&self.bytes[from..]);
+    }
+}
+
+/// The line and whether it starts there of chunk `b`'s first chunk.
+fn first_of_block(snapshot: &Snapshot, b: usize) -> (usize, bool) {
+    let first = &snapshot.syntax().chunks()[b * BLOCK_LEN];
+    (first.first_line, first.starts_line)
+}
+
+/// Every line number of the diagnostics in `bytes` (see [`LINE_KEY`]); `None` when
+/// one does not fit the record.
+fn line_numbers(bytes: &[u8]) -> Option<Vec<(u32, u8, u32)>> {
+    let key = LINE_KEY.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(k) = bytes[at..].windows(key.len()).position(|w| w == key) {
+        let digits_at = at + k + key.len();
+        let digits = bytes[digits_at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let line: u32 = std::str::from_utf8(&bytes[digits_at..digits_at + digits])
+            .ok()?
+            .parse()
+            .ok()?;
+        out.push((
+            u32::try_from(digits_at).ok()?,
+            u8::try_from(digits).ok()?,
+            line,
+        ));
+        at = digits_at + digits;
+    }
+    Some(out)
 }
 
 /// Kept blocks by block index.
@@ -396,10 +459,9 @@ impl Renderings {
                 .peek()
                 .is_none_or(|(at, _)| *at >= (b + 1) * BLOCK_LEN);
             let from = Sources::of(snapshot, checked, b);
-            if let Some(text) =
-                (before.text.as_ref()).filter(|t| plain && t.holds(snapshot, style, &from))
-            {
-                separated(list, |list| list.extend_from_slice(&text.bytes));
+            let moved = (before.text.as_ref()).and_then(|t| t.moved(snapshot, style, (&from, b)));
+            if let (Some(text), Some(moved), true) = (&before.text, moved, plain) {
+                separated(list, |list| text.write(list, moved));
                 now.insert(b, before);
                 continue;
             }
@@ -422,7 +484,7 @@ impl Renderings {
                 self.write_part(&mut bytes, snapshot, style, (part, also), context);
             }
             separated(list, |list| list.extend_from_slice(&bytes));
-            block.text = BlockText::new((from, style, depends), snapshot, bytes);
+            block.text = BlockText::new((from, style, depends), (snapshot, b), bytes);
             now.insert(b, block);
         }
         for (_, found) in extra {
@@ -737,6 +799,33 @@ mod tests {
             "the edited block again"
         );
         assert!(reused >= 2, "{reused} of {} blocks reused", before.len());
+    }
+
+    /// A line added near the start moves every block after it: their text is kept,
+    /// written with the lines moved.
+    #[test]
+    fn blocks_after_an_added_line_are_moved_not_rendered_again() {
+        let text = text();
+        let mut document = Document::new("file:///m.hlo".parse().unwrap(), 1, &text);
+        let style = STYLES[0];
+        let renderings = Renderings::default();
+        published(&renderings, &document.snapshot_at(1), style);
+        // A blank line inside the first of the computations with a finding each.
+        let at = text.find("%noop0 ").unwrap();
+        let at = at + text[at..].find('\n').unwrap() + 1;
+        edit(&mut document, at, 0, "\n", 2);
+        let snapshot = document.snapshot_at(2);
+        assert_eq!(
+            published(&renderings, &snapshot, style),
+            expected(&snapshot, style)
+        );
+        let edited = snapshot.syntax().chunk_index_at(at).unwrap() / BLOCK_LEN;
+        let blocks = super::super::workspace::lock(&renderings.blocks);
+        let moved: Vec<usize> = (blocks.iter())
+            .filter(|(&b, r)| b > edited && r.text.as_ref().is_some_and(|t| t.version == 1))
+            .map(|(&b, _)| b)
+            .collect();
+        assert!(moved.len() >= 2, "blocks after {edited} kept: {moved:?}");
     }
 
     /// A finding shown in another computation (an uncoalesced read at the fusion in
