@@ -216,12 +216,7 @@ mod tests {
             let hlo = crate::model::parse_hlo(&text);
             for m in &hlo.modules {
                 let view = crate::analysis::view::from_model(m);
-                let fused: std::collections::BTreeSet<usize> = (0..view.len())
-                    .flat_map(|c| &view.computation(c).nodes)
-                    .filter(|n| n.op.opcode == "fusion")
-                    .filter_map(|n| n.called.first().copied())
-                    .collect();
-                for c in fused {
+                for c in view.fused_computations() {
                     let fresh =
                         made_afresh(|| super::super::fusion::grouped_from_every_output(&view, c));
                     for _ in 0..2 {

@@ -259,6 +259,15 @@ impl<'a> Module<'a> {
     pub fn computations(&self) -> impl Iterator<Item = &Computation> {
         (0..self.len()).map(|i| self.computation(i))
     }
+
+    /// The computations that fusion instructions call, in order (builds them all).
+    pub fn fused_computations(&self) -> std::collections::BTreeSet<usize> {
+        self.computations()
+            .flat_map(|c| &c.nodes)
+            .filter(|n| n.op.opcode == "fusion")
+            .filter_map(|n| n.called.first().copied())
+            .collect()
+    }
 }
 
 /// Computations per page of [`Cells`].
