@@ -839,8 +839,7 @@ impl HloSnapshot {
     /// findings.
     pub fn diagnostics(&self) -> Arc<Vec<model::Diagnostic>> {
         self.diagnostics.get_or_compute(|| {
-            self.check_parts();
-            self.checked
+            self.filled_checks()
                 .diagnostics(&self.document, &self.ready_module_findings())
         })
     }

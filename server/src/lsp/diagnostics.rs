@@ -177,12 +177,12 @@ fn absorb(workspace: &Workspace, state: &mut State, pending: &mut Pending, job: 
 /// Computes the checks of a new version while the quiet period runs: the cells they
 /// fill are kept (the next version shares those of every computation its edit
 /// leaves alone), and the publish after the quiet period finds them computed or
-/// waits for them ([`crate::ide::HloSnapshot::check_parts`] computes once per version). A newer
-/// version cancels them.
+/// waits for them ([`crate::ide::HloSnapshot::filled_checks`] computes once per version). A
+/// newer version cancels them.
 async fn check_early(snapshot: Arc<Snapshot>, budget: Budget) {
     let _ = guarded_within("checks", budget, move || {
         if let crate::ide::Snapshot::Hlo(hlo) = &snapshot.ide {
-            hlo.check_parts();
+            hlo.filled_checks();
         }
         crate::ide::reaper::release(snapshot);
     })
