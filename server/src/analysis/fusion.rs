@@ -294,7 +294,7 @@ fn propagate(
     within: Option<&[bool]>,
 ) -> Vec<Reached> {
     let c = module.computation(comp);
-    let inside = |v: usize| within.is_none_or(|w| w.get(v).copied().unwrap_or(false));
+    let inside = |v| super::graph::is_within(within, v);
     let order = c.post_order_within(start, within);
     // Each instruction's maps, hashed: what reaches an instruction is a set.
     let mut index: Vec<SetIndex> = reached

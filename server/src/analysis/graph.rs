@@ -74,7 +74,7 @@ impl Computation {
     /// [`Self::users_closure`] does), this is the full order with the other nodes
     /// left out: no other node leads to one of `within`.
     pub fn post_order_within(&self, start: usize, within: Option<&[bool]>) -> Vec<usize> {
-        let inside = |node: usize| within.is_none_or(|w| w.get(node).copied().unwrap_or(false));
+        let inside = |node| is_within(within, node);
         if !inside(start) {
             return vec![];
         }
@@ -153,6 +153,12 @@ impl Computation {
         let name = name.trim_start_matches('%');
         self.nodes.iter().position(|n| n.name == name)
     }
+}
+
+/// Whether `node` is one of the nodes of `within` (a flag per node; every node when
+/// `None`), as [`Computation::post_order_within`] reads it.
+pub fn is_within(within: Option<&[bool]>, node: usize) -> bool {
+    within.is_none_or(|w| w.get(node).copied().unwrap_or(false))
 }
 
 /// Builds computation `i` of a lazily viewed module.
