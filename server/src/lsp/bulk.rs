@@ -9,11 +9,16 @@
 //! notification is applied. Tickets carry a number drawn at start, so a text a client
 //! sends can never be mistaken for one.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::json_string::decode_in_place;
 
 /// Messages above this size have their texts carried here.
 pub const LARGE_MESSAGE_BYTES: usize = 1 << 20;
@@ -43,37 +48,26 @@ impl Default for Bulk {
 
 impl Bulk {
     /// `body` with the text of a `didOpen` (or of each change of a `didChange`)
-    /// replaced by a ticket, when it is a large message of that kind; `None` for
-    /// every other message (passed on as it is).
-    pub fn take_texts(&self, body: &[u8]) -> Option<Vec<u8>> {
+    /// replaced by a ticket, when it is a large message of that kind; every other
+    /// message as it is.
+    ///
+    /// The message is read once, borrowing every value but the texts' places, and
+    /// the texts are decoded where they lie (the only text of a `didOpen` keeps the
+    /// message's own allocation): a 60 MB text is never copied whole, nor held
+    /// twice.
+    pub fn take_texts(&self, body: Vec<u8>) -> Vec<u8> {
         if body.len() < LARGE_MESSAGE_BYTES {
-            return None;
+            return body;
         }
-        let mut message: Value = serde_json::from_slice(body).ok()?;
-        let method = message.get("method")?.as_str()?.to_string();
-        let params = message.get_mut("params")?;
-        let texts: Vec<&mut Value> = match method.as_str() {
-            "textDocument/didOpen" => params
-                .pointer_mut("/textDocument/text")
-                .into_iter()
-                .collect(),
-            "textDocument/didChange" => params
-                .get_mut("contentChanges")?
-                .as_array_mut()?
-                .iter_mut()
-                .filter_map(|change| change.get_mut("text"))
-                .collect(),
-            _ => return None,
+        let places = match text_places(&body) {
+            Some(places) if !places.is_empty() => places,
+            _ => return body,
         };
-        let mut kept = super::workspace::lock(&self.texts);
-        for slot in texts {
-            if let Value::String(text) = slot {
-                let ticket = self.ticket();
-                kept.insert(ticket.clone(), std::mem::replace(text, ticket));
-            }
-        }
-        drop(kept);
-        serde_json::to_vec(&message).ok()
+        let tickets: Vec<String> = places.iter().map(|_| self.ticket()).collect();
+        let small = with_tickets(&body, &places, &tickets);
+        let texts = decoded_texts(body, &places);
+        super::workspace::lock(&self.texts).extend(tickets.into_iter().zip(texts));
+        small
     }
 
     fn ticket(&self) -> String {
@@ -95,10 +89,99 @@ impl Bulk {
 /// How every ticket starts.
 const TICKET: &str = "hlo-lsp-bulk-text:";
 
+/// The parts of a text-sync message [`Bulk::take_texts`] reads: everything else is
+/// skipped unread.
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Params<'a> {
+    #[serde(borrow)]
+    text_document: Option<TextSlot<'a>>,
+    #[serde(borrow)]
+    content_changes: Option<Vec<TextSlot<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct TextSlot<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+/// Where the string literals of the texts lie in `body` (quotes included), in
+/// order; `None` when `body` is not a text-sync message JSON can read.
+fn text_places(body: &[u8]) -> Option<Vec<Range<usize>>> {
+    let message: Message = serde_json::from_slice(body).ok()?;
+    let params = message.params?;
+    let slots: Vec<TextSlot> = match message.method?.as_ref() {
+        "textDocument/didOpen" => params.text_document.into_iter().collect(),
+        "textDocument/didChange" => params.content_changes?,
+        _ => return None,
+    };
+    let start = body.as_ptr() as usize;
+    let places = slots
+        .iter()
+        .filter_map(|slot| slot.text)
+        .map(|raw| {
+            let at = raw.get().as_ptr() as usize - start;
+            at..at + raw.get().len()
+        })
+        .filter(|place| body[place.start] == b'"')
+        .collect();
+    Some(places)
+}
+
+/// `body` with the literal at each place replaced by its ticket.
+fn with_tickets(body: &[u8], places: &[Range<usize>], tickets: &[String]) -> Vec<u8> {
+    let mut small = Vec::new();
+    let mut copied = 0;
+    for (place, ticket) in places.iter().zip(tickets) {
+        small.extend_from_slice(&body[copied..place.start]);
+        small.extend_from_slice(format!("\"{ticket}\"").as_bytes());
+        copied = place.end;
+    }
+    small.extend_from_slice(&body[copied..]);
+    small
+}
+
+/// The texts of the literals at `places`: a single one decoded in `body`'s own
+/// allocation, several each in a copy of its literal.
+fn decoded_texts(mut body: Vec<u8>, places: &[Range<usize>]) -> Vec<String> {
+    let inside = |place: &Range<usize>| place.start + 1..place.end - 1;
+    if let [place] = places {
+        let literal = inside(place);
+        let length = decode_in_place(&mut body[literal.clone()]);
+        body.copy_within(literal.start..literal.start + length, 0);
+        body.truncate(length);
+        return vec![into_text(body)];
+    }
+    places
+        .iter()
+        .map(|place| {
+            let mut literal = body[inside(place)].to_vec();
+            let length = decode_in_place(&mut literal);
+            literal.truncate(length);
+            into_text(literal)
+        })
+        .collect()
+}
+
+/// The decoded bytes as text. They are UTF-8 (the literal was, and each escape
+/// becomes a whole character), so the lossy branch is only a guard.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn large_text() -> String {
         "x\n".repeat(LARGE_MESSAGE_BYTES)
@@ -110,9 +193,7 @@ mod tests {
         let text = large_text();
         let message = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
             "params": {"textDocument": {"uri": "file:///a.hlo", "languageId": "hlo", "version": 1, "text": text}}});
-        let small = bulk
-            .take_texts(&serde_json::to_vec(&message).unwrap())
-            .unwrap();
+        let small = bulk.take_texts(serde_json::to_vec(&message).unwrap());
         assert!(small.len() < 300, "{}", String::from_utf8_lossy(&small));
         let mut passed: Value = serde_json::from_slice(&small).unwrap();
         let ticket = passed["params"]["textDocument"]["text"].take();
@@ -126,6 +207,29 @@ mod tests {
         assert_eq!(passed, expected);
     }
 
+    /// Keys in any order, params before the method, and a text with quotes,
+    /// backslashes, tabs and characters beyond ASCII: the text comes back whole and
+    /// the rest of the message unchanged.
+    #[test]
+    fn a_text_with_every_kind_of_escape_comes_back_whole() {
+        let bulk = Bulk::default();
+        let line = "%x = f32[2]{0} add(a, b), metadata={op_name=\"jit(f)/\\u00e9\"}\t# é 😀\r\n";
+        let text = line.repeat(LARGE_MESSAGE_BYTES / line.len() + 1);
+        let body = format!(
+            r#"{{"params": {{"textDocument": {{"text": {}, "version": 3, "uri": "file:///a.hlo"}}}}, "method": "textDocument/didOpen", "jsonrpc": "2.0"}}"#,
+            serde_json::to_string(&text).unwrap()
+        );
+        let mut passed: Value =
+            serde_json::from_slice(&bulk.take_texts(body.into_bytes())).unwrap();
+        let ticket = passed["params"]["textDocument"]["text"].take();
+        assert_eq!(bulk.redeem(ticket.as_str().unwrap().to_string()), text);
+        assert_eq!(
+            passed,
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": "file:///a.hlo", "version": 3, "text": null}}})
+        );
+    }
+
     #[test]
     fn each_change_of_a_large_change_is_carried() {
         let bulk = Bulk::default();
@@ -133,9 +237,7 @@ mod tests {
         let message = json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
             "params": {"textDocument": {"uri": "file:///a.hlo", "version": 2},
                        "contentChanges": [{"text": text}, {"text": "short", "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}]}});
-        let small = bulk
-            .take_texts(&serde_json::to_vec(&message).unwrap())
-            .unwrap();
+        let small = bulk.take_texts(serde_json::to_vec(&message).unwrap());
         let passed: Value = serde_json::from_slice(&small).unwrap();
         let changes = passed["params"]["contentChanges"].as_array().unwrap();
         assert_eq!(
@@ -157,15 +259,16 @@ mod tests {
         let bulk = Bulk::default();
         let small = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
             "params": {"textDocument": {"uri": "file:///a.hlo", "languageId": "hlo", "version": 1, "text": "HloModule m"}}});
-        assert!(bulk
-            .take_texts(&serde_json::to_vec(&small).unwrap())
-            .is_none());
         let other = json!({"jsonrpc": "2.0", "id": 1, "method": "workspace/executeCommand",
             "params": {"command": "x", "arguments": [large_text()]}});
-        assert!(bulk
-            .take_texts(&serde_json::to_vec(&other).unwrap())
-            .is_none());
-        assert!(bulk.take_texts(large_text().as_bytes()).is_none());
+        let not_json = large_text().into_bytes();
+        for message in [
+            serde_json::to_vec(&small).unwrap(),
+            serde_json::to_vec(&other).unwrap(),
+            not_json,
+        ] {
+            assert_eq!(bulk.take_texts(message.clone()), message);
+        }
         // Client text that looks like a ticket is its own text.
         let forged = format!("{TICKET}0000000000000000:0");
         assert_eq!(bulk.redeem(forged.clone()), forged);

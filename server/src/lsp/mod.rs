@@ -32,6 +32,7 @@ pub mod guard;
 pub mod handlers;
 pub mod history_command;
 pub mod json_answers;
+pub mod json_string;
 pub mod logging;
 pub mod outbox;
 pub mod output;

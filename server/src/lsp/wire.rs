@@ -79,7 +79,7 @@ fn stand_ins(event: Event, bulk: &Bulk) -> Vec<Vec<u8>> {
     match event {
         Event::Message { body, repair } => {
             let note = repair.map(|repair| note(&repair));
-            let body = bulk.take_texts(&body).unwrap_or(body);
+            let body = bulk.take_texts(body);
             let message = match check(&body) {
                 Ok(()) => body,
                 Err(Invalid::NotJson(reason)) => {
