@@ -29,6 +29,27 @@ fn serve_subcommand_speaks_lsp_too() {
     assert!(client.shutdown_and_exit().success());
 }
 
+/// A 60 MB `didOpen` comes through stdin: on Linux the server asks for a 1 MiB pipe
+/// so the client's write is read in pieces of that size (when the system allows it).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_widens_the_pipe_it_reads() {
+    let allowed: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0);
+    let client = Client::start();
+    let bytes = client
+        .stdin_pipe_bytes()
+        .expect("the size of the server's stdin pipe");
+    if allowed >= 1 << 20 {
+        assert_eq!(bytes, 1 << 20);
+    } else {
+        eprintln!("pipes here hold at most {allowed} bytes; the server's holds {bytes}");
+    }
+    assert!(client.shutdown_and_exit().success());
+}
+
 #[test]
 fn exit_without_shutdown_exits_with_code_1() {
     let mut client = Client::start();

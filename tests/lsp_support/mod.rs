@@ -130,6 +130,17 @@ impl Client {
         Self::start_with(json!({}), false).0
     }
 
+    /// How many bytes the pipe to the server's stdin holds (Linux), read on our end
+    /// of it: the size the server asked for, or the system's default.
+    #[cfg(target_os = "linux")]
+    pub fn stdin_pipe_bytes(&self) -> Option<usize> {
+        use std::os::fd::AsRawFd;
+        let fd = self.stdin.as_ref()?.as_raw_fd();
+        // SAFETY: F_GETPIPE_SZ only reads the size of the pipe `fd` is an end of.
+        let bytes = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+        usize::try_from(bytes).ok()
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }

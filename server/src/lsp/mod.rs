@@ -125,6 +125,7 @@ async fn serve(workspace: Arc<Workspace>) {
     let bulk = Arc::new(bulk::Bulk::default());
     let service = sync::Sequencer::new(service, workspace, events, bulk.clone(), output.clone());
     let (guarded_input, input) = tokio::io::duplex(1 << 16);
+    wire::widen_stdin_pipe();
     tokio::spawn(async move { wire::filter(tokio::io::stdin(), guarded_input, &bulk).await });
     // tower-lsp polls at most this many requests at once; with its default of 4,
     // four slow requests held every other one back. The work itself runs on

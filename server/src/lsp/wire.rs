@@ -35,6 +35,24 @@ pub const FRAMING_NOTE: &str = "hlo-lsp/framingNote";
 /// complete it before it is answered as it is.
 const PATIENCE: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// The most one read takes: as much as a widened pipe holds (see
+/// [`widen_stdin_pipe`]), so a 60 MB `didOpen` is read in 60 hand-offs from the
+/// thread that reads stdin rather than a thousand.
+const READ_BYTES: usize = 1 << 20;
+
+/// Asks for a 1 MiB pipe on stdin when it is one (Linux; 64 KiB by default): each
+/// read of a large message then wakes the reader a sixteenth as often. The client's
+/// write of a 60 MB `didOpen` waited on those wake-ups, 60 ms of the first hover.
+/// Nothing changes when the pipe cannot grow (a limit, or stdin is not a pipe).
+pub fn widen_stdin_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `fcntl` on a descriptor that may not be a pipe fails with EBADF or
+    // EINVAL and changes nothing.
+    unsafe {
+        libc::fcntl(0, libc::F_SETPIPE_SZ, READ_BYTES as libc::c_int);
+    }
+}
+
 /// Copies framed messages from `input` to `output` until `input` ends, taking the
 /// texts of large text-sync notifications out into `bulk`.
 pub async fn filter(
@@ -43,7 +61,7 @@ pub async fn filter(
     bulk: &Bulk,
 ) {
     let mut framer = Framer::new();
-    let mut buffer = vec![0; 1 << 16];
+    let mut buffer = vec![0; READ_BYTES];
     let mut ended = false;
     loop {
         while let Some(event) = framer.next(ended) {
