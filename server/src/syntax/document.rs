@@ -113,7 +113,7 @@ impl Layout {
 impl SyntaxDocument {
     /// Splits `text` into chunks; never fails. Chunks are parsed on demand.
     pub fn parse(text: &str) -> SyntaxDocument {
-        let spans: Vec<_> = Splitter::new(text, 0).collect();
+        let spans = super::split::spans(text);
         let chunks: Vec<Arc<Chunk>> = spans
             .into_par_iter()
             .map(|(range, kind)| Arc::new(Chunk::new(kind, &text[range])))
