@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json_string::decode_in_place;
+use super::json_string::decode_to_front;
 
 /// Messages above this size have their texts carried here.
 pub const LARGE_MESSAGE_BYTES: usize = 1 << 20;
@@ -155,17 +155,15 @@ fn with_tickets(body: &[u8], places: &[Range<usize>], tickets: &[String]) -> Vec
 fn decoded_texts(mut body: Vec<u8>, places: &[Range<usize>]) -> Vec<String> {
     let inside = |place: &Range<usize>| place.start + 1..place.end - 1;
     if let [place] = places {
-        let literal = inside(place);
-        let length = decode_in_place(&mut body[literal.clone()]);
-        body.copy_within(literal.start..literal.start + length, 0);
+        let length = decode_to_front(&mut body, inside(place));
         body.truncate(length);
         return vec![into_text(body)];
     }
     places
         .iter()
         .map(|place| {
-            let mut literal = body[inside(place)].to_vec();
-            let length = decode_in_place(&mut literal);
+            let mut literal = body[place.clone()].to_vec();
+            let length = decode_to_front(&mut literal, inside(&(0..place.len())));
             literal.truncate(length);
             into_text(literal)
         })

@@ -5,31 +5,36 @@
 //! by doubling and then copies it into the `String` it hands out: the text is
 //! written three times over, into pages faulted in for each copy (a fifth of a
 //! second of the first hover on a 58 MiB dump). The message is ours once it is
-//! read, and decoding only ever shortens a literal, so [`decode_in_place`] writes
-//! the text over the literal itself.
+//! read, and decoding only ever shortens a literal, so [`decode_to_front`] writes
+//! the text over the message itself.
+
+use std::ops::Range;
 
 /// Decodes the body of a JSON string literal (the bytes between its quotes, already
-/// checked by a JSON parser) over itself; returns the length of the text, which
-/// then fills `literal[..length]`.
+/// checked by a JSON parser) that lies at `literal` in `buffer`, writing the text
+/// at the start of `buffer`; returns the length of the text, which then fills
+/// `buffer[..length]`. (Written at the start, the text can keep the buffer's
+/// allocation without another move.)
 ///
 /// Never fails: an escape for half of a surrogate pair (which JSON allows and UTF-8
 /// cannot hold) becomes U+FFFD, and a malformed escape (which a checked literal
 /// does not have) is kept as it is written.
-pub fn decode_in_place(literal: &mut [u8]) -> usize {
-    let (mut read, mut write) = (0, 0);
-    while let Some(found) = memchr::memchr(b'\\', &literal[read..]) {
+pub fn decode_to_front(buffer: &mut [u8], literal: Range<usize>) -> usize {
+    let end = literal.end;
+    let (mut read, mut write) = (literal.start, 0);
+    while let Some(found) = memchr::memchr(b'\\', &buffer[read..end]) {
         let backslash = read + found;
-        move_run(literal, read..backslash, write);
+        move_run(buffer, read..backslash, write);
         write += backslash - read;
-        let (decoded, consumed) = escape(&literal[backslash..]);
+        let (decoded, consumed) = escape(&buffer[backslash..end]);
         let mut utf8 = [0; 4];
         let decoded = decoded.encode_utf8(&mut utf8).as_bytes();
-        literal[write..write + decoded.len()].copy_from_slice(decoded);
+        buffer[write..write + decoded.len()].copy_from_slice(decoded);
         write += decoded.len();
         read = backslash + consumed;
     }
-    move_run(literal, read..literal.len(), write);
-    write + literal.len() - read
+    move_run(buffer, read..end, write);
+    write + end - read
 }
 
 /// Moves the unescaped run `from` down to `to` (a no-op until the first escape).
@@ -41,7 +46,7 @@ fn move_run(literal: &mut [u8], from: std::ops::Range<usize>, to: usize) {
 
 /// The character the escape at the start of `at` stands for, and its length in
 /// bytes. Every decoded character is shorter than its escape, which is what lets
-/// [`decode_in_place`] write over the literal.
+/// [`decode_to_front`] write over the literal.
 fn escape(at: &[u8]) -> (char, usize) {
     let simple = match at.get(1) {
         Some(b'"') => '"',
@@ -97,10 +102,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// What `decode_in_place` makes of the literal serde_json writes for `text`.
+    /// What `decode_to_front` makes of the literal serde_json writes for `text`.
     fn round_trip(literal: &str) -> String {
-        let mut bytes = literal.as_bytes()[1..literal.len() - 1].to_vec();
-        let length = decode_in_place(&mut bytes);
+        let mut bytes = literal.as_bytes().to_vec();
+        let length = decode_to_front(&mut bytes, 1..literal.len() - 1);
         bytes.truncate(length);
         String::from_utf8(bytes).unwrap()
     }
