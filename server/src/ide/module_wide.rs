@@ -123,6 +123,18 @@ impl ModuleMemo {
             .and_then(|k| k.frames.clone())
     }
 
+    /// Drops the answers used longest ago when [`VERSIONS_KEPT`] are kept: for a
+    /// version about to compute its own, which would drop them once done
+    /// ([`Self::keep_reports`]). Held beside the estimate while it runs, they were
+    /// 6.5 MiB of the server's peak on a 58 MiB dump (the estimate's most is 13 MiB).
+    pub fn make_room(&self) {
+        let mut kept = super::memo::lock(&self.kept);
+        let keep = (VERSIONS_KEPT - 1).min(kept.len());
+        let old: Vec<Kept> = kept.drain(keep..).collect();
+        drop(kept);
+        super::reaper::release(old);
+    }
+
     /// Keeps `reports`, computed for `key`, as the most recent (the one used longest
     /// ago beyond [`VERSIONS_KEPT`] goes).
     pub fn keep_reports(&self, key: u64, reports: Reports) {
@@ -282,6 +294,22 @@ mod tests {
         let four = snapshot(&undone, &memo);
         assert!(!four.prepare_module_answers(), "undone: remembered");
         assert!(Arc::ptr_eq(&report, &four.memory(ModuleId(0)).unwrap()));
+    }
+
+    #[test]
+    fn room_is_made_by_dropping_the_answers_used_longest_ago() {
+        let memo = ModuleMemo::default();
+        let reports = |n: usize| -> Reports { Arc::new(vec![None; n]) };
+        memo.keep_reports(1, reports(1));
+        // Below the number kept: nothing goes.
+        memo.make_room();
+        assert!(memo.reports(1).is_some());
+        memo.keep_reports(2, reports(2));
+        // 1 used after 2 was kept: 2 goes.
+        assert!(memo.reports(1).is_some());
+        memo.make_room();
+        assert!(memo.reports(2).is_none());
+        assert!(memo.reports(1).is_some());
     }
 
     /// Edits elsewhere, each undone: the text they all come back to keeps its answers

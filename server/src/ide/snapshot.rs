@@ -702,6 +702,9 @@ impl HloSnapshot {
             if let Some(kept) = memo.and_then(|memo| memo.reports(self.key())) {
                 return kept;
             }
+            if let Some(memo) = memo {
+                memo.make_room();
+            }
             // Every computation is read: built in parallel first.
             self.document.build_all();
             let reports: Reports = Arc::new(
