@@ -349,9 +349,10 @@ async fn prepare_module_answers(
     }
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
-        "module answers of {} version {} ready in {took:?}",
+        "module answers of {} version {} ready in {took:?} ({})",
         snapshot.uri.as_str(),
-        snapshot.version
+        snapshot.version,
+        if computed { "computed" } else { "kept" }
     );
     let current = !workspace.is_stale(&snapshot) && budget.cut() != Some(Cut::Cancelled);
     if current
