@@ -349,10 +349,9 @@ async fn prepare_module_answers(
     }
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
-        "module answers of {} version {} ready in {took:?} ({})",
+        "module answers of {} version {} ready in {took:?}",
         snapshot.uri.as_str(),
-        snapshot.version,
-        if computed { "computed" } else { "kept" }
+        snapshot.version
     );
     let current = !workspace.is_stale(&snapshot) && budget.cut() != Some(Cut::Cancelled);
     if current
