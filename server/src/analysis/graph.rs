@@ -2,7 +2,7 @@
 //! operands and called computations. Built from the model by [`super::view`], or
 //! directly by tests (random fusions need no text).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::op::OpInfo;
 
@@ -161,8 +161,9 @@ pub fn is_within(within: Option<&[bool]>, node: usize) -> bool {
     within.is_none_or(|w| w.get(node).copied().unwrap_or(false))
 }
 
-/// Builds computation `i` of a lazily viewed module.
-type Builder<'a> = Box<dyn Fn(usize) -> Computation + Send + Sync + 'a>;
+/// Builds computation `i` of a lazily viewed module (or hands out one built before:
+/// [`Module::lazy_shared`]).
+type Builder<'a> = Box<dyn Fn(usize) -> Arc<Computation> + Send + Sync + 'a>;
 
 /// Says, from the source of a lazily viewed module, whether two computations'
 /// views would be equal but for names (`false`: not known).
@@ -211,6 +212,18 @@ impl<'a> Module<'a> {
         entry: usize,
         build: impl Fn(usize) -> Computation + Send + Sync + 'a,
     ) -> Module<'a> {
+        Module::lazy_shared(count, entry, move |i| Arc::new(build(i)))
+    }
+
+    /// [`Module::lazy`] with computations that may outlive this module: `build(i)`
+    /// may hand out a computation another view of the same source built and kept
+    /// ([`super::view::Recent`]), so that a view made per request does not convert
+    /// again what the last requests converted.
+    pub fn lazy_shared(
+        count: usize,
+        entry: usize,
+        build: impl Fn(usize) -> Arc<Computation> + Send + Sync + 'a,
+    ) -> Module<'a> {
         Module {
             computations: Cells::empty(count),
             builder: Some(Box::new(build)),
@@ -247,11 +260,11 @@ impl<'a> Module<'a> {
         let cell = self.computations.get(i)?;
         Some(cell.get_or_init(|| match &self.builder {
             Some(build) => build(i),
-            None => Computation {
+            None => Arc::new(Computation {
                 name: String::new(),
                 nodes: vec![],
                 root: 0,
-            },
+            }),
         }))
     }
 
@@ -259,6 +272,11 @@ impl<'a> Module<'a> {
     pub fn computation(&self, i: usize) -> &Computation {
         self.get(i)
             .unwrap_or_else(|| panic!("computation {i} of a module of {}", self.len()))
+    }
+
+    /// How many computations are converted (or were given) so far.
+    pub fn converted(&self) -> usize {
+        self.computations.converted()
     }
 
     /// Every computation, in order (builds them all).
@@ -280,7 +298,7 @@ impl<'a> Module<'a> {
 const PAGE: usize = 256;
 
 /// The cells of [`PAGE`] consecutive computations.
-type Page = Box<[OnceLock<Computation>]>;
+type Page = Box<[OnceLock<Arc<Computation>>]>;
 
 /// One cell per computation, allocated a page at a time when first reached: a
 /// diagnostic source views one computation (and what it calls) of a module of tens of
@@ -303,7 +321,7 @@ impl Cells {
     fn filled(computations: Vec<Computation>) -> Cells {
         let cells = Cells::empty(computations.len());
         for (i, c) in computations.into_iter().enumerate() {
-            let _ = cells.get(i).expect("within the length").set(c);
+            let _ = cells.get(i).expect("within the length").set(Arc::new(c));
         }
         cells
     }
@@ -316,8 +334,17 @@ impl Cells {
         self.len == 0
     }
 
+    /// How many cells hold a computation.
+    fn converted(&self) -> usize {
+        let pages = self.pages.iter().filter_map(OnceLock::get);
+        pages
+            .flat_map(|page| page.iter())
+            .filter(|c| c.get().is_some())
+            .count()
+    }
+
     /// The cell of computation `i` (its page allocated now if it was not).
-    fn get(&self, i: usize) -> Option<&OnceLock<Computation>> {
+    fn get(&self, i: usize) -> Option<&OnceLock<Arc<Computation>>> {
         if i >= self.len {
             return None;
         }

@@ -35,6 +35,153 @@ pub fn lazy(document: std::sync::Arc<model::Document>, index: usize) -> Module<'
     .with_twins(move |a, b| twins(source.file().module(model::ModuleId(index as u32)), a, b))
 }
 
+/// [`lazy`], whose computations are looked up in `recent` first and kept there once
+/// converted: a view made for one request (and dropped with it) converts again only
+/// what the last requests did not.
+pub fn lazy_through(
+    document: std::sync::Arc<model::Document>,
+    index: usize,
+    recent: Arc<Recent>,
+) -> Module<'static> {
+    let m = document.file().module(model::ModuleId(index as u32));
+    let (count, entry) = (m.computation_count(), entry(m));
+    let source = document.clone();
+    Module::lazy_shared(count, entry, move |ci| {
+        recent.get_or_convert(ci, || {
+            let m = document.file().module(model::ModuleId(index as u32));
+            computation(m, m.computation(model::ComputationId(ci as u32)))
+        })
+    })
+    .with_twins(move |a, b| twins(source.file().module(model::ModuleId(index as u32)), a, b))
+}
+
+/// The views of the computations of one module converted last (at most a fixed
+/// number), for the views made per request ([`lazy_through`]). A language server
+/// that kept every view it made for as long as the version lived held 14.5 MiB after
+/// 300 hovers of a 58 MiB dump, at its peak; the next hover is most often in the
+/// computation of the last.
+pub struct Recent {
+    capacity: usize,
+    kept: std::sync::Mutex<RecentViews>,
+}
+
+/// `(computation, its view, when last used)`, and the clock.
+#[derive(Default)]
+struct RecentViews {
+    entries: Vec<(usize, Arc<Computation>, u64)>,
+    clock: u64,
+}
+
+impl std::fmt::Debug for Recent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recent").field("kept", &self.len()).finish()
+    }
+}
+
+impl Recent {
+    /// Keeps the last `capacity` views.
+    pub fn new(capacity: usize) -> Recent {
+        Recent {
+            capacity,
+            kept: Default::default(),
+        }
+    }
+
+    /// The view of computation `i`: the kept one, or `convert()`ed now and kept (the
+    /// one used longest ago goes when full).
+    pub fn get_or_convert(
+        &self,
+        i: usize,
+        convert: impl FnOnce() -> Computation,
+    ) -> Arc<Computation> {
+        if let Some(kept) = self.lock().use_kept(i) {
+            return kept;
+        }
+        // Converted without the lock: another request may be converting another one.
+        let view = Arc::new(convert());
+        let gone = self.lock().keep(i, view.clone(), self.capacity);
+        drop(gone);
+        view
+    }
+
+    /// How many views are kept.
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RecentViews> {
+        self.kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl RecentViews {
+    fn use_kept(&mut self, i: usize) -> Option<Arc<Computation>> {
+        self.clock += 1;
+        let clock = self.clock;
+        let entry = self.entries.iter_mut().find(|e| e.0 == i)?;
+        entry.2 = clock;
+        Some(entry.1.clone())
+    }
+
+    /// Keeps `view` of computation `i` (unless another request kept one meanwhile),
+    /// and returns the view it replaces when full.
+    fn keep(
+        &mut self,
+        i: usize,
+        view: Arc<Computation>,
+        capacity: usize,
+    ) -> Option<Arc<Computation>> {
+        if capacity == 0 || self.entries.iter().any(|e| e.0 == i) {
+            return None;
+        }
+        self.clock += 1;
+        let mut gone = None;
+        if self.entries.len() >= capacity {
+            let oldest = (0..self.entries.len()).min_by_key(|&k| self.entries[k].2);
+            gone = oldest.map(|k| self.entries.swap_remove(k).1);
+        }
+        self.entries.push((i, view, self.clock));
+        gone
+    }
+}
+
+#[cfg(test)]
+mod recent_tests {
+    use super::*;
+
+    fn named(name: &str) -> Computation {
+        Computation {
+            name: name.to_string(),
+            nodes: vec![],
+            root: 0,
+        }
+    }
+
+    #[test]
+    fn a_kept_view_is_not_converted_again_and_the_one_used_longest_ago_goes() {
+        let recent = Recent::new(2);
+        let first = recent.get_or_convert(0, || named("a"));
+        recent.get_or_convert(1, || named("b"));
+        // Kept: the same view, `convert` not called.
+        let again = recent.get_or_convert(0, || panic!("converted again"));
+        assert!(Arc::ptr_eq(&first, &again));
+        // Full: 1 was used longest ago.
+        recent.get_or_convert(2, || named("c"));
+        assert_eq!(recent.len(), 2);
+        assert!(Arc::ptr_eq(
+            &first,
+            &recent.get_or_convert(0, || named("a2"))
+        ));
+        assert_eq!(recent.get_or_convert(1, || named("b2")).name, "b2");
+    }
+}
+
 fn entry(m: &model::Module) -> usize {
     m.entry
         .map(|id| id.index())

@@ -126,7 +126,7 @@ fn estimate(
     let module = snapshot.model().module(at.module);
     let computation = module.computation(at.computation);
     let view = snapshot.analysis_module(at.module);
-    let model = Model::new(view, module, computation, &config.device);
+    let model = Model::new(&view, module, computation, &config.device);
     let models = step::Models::new(module, &config.device, StepOptions::default());
     step::estimate_kernel(&model, &models, computation.instruction(at.instruction))
 }
@@ -278,7 +278,7 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
     let consumer = computation.instruction(at.instruction);
     let hlo = Hlo::new(module);
     let view = snapshot.analysis_module(at.module);
-    let model = Model::new(view, module, computation, &config.device);
+    let model = Model::new(&view, module, computation, &config.device);
     let mut seen = Vec::new();
     let mut lines = Vec::new();
     for operand in &consumer.operands {

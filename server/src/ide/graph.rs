@@ -39,5 +39,5 @@ pub fn graph_at(
         measured: measured.and_then(|j| j.module(module_index)).cloned(),
         ..Options::default()
     };
-    Some(graph::build(module, view, &scope, &options))
+    Some(graph::build(module, &view, &scope, &options))
 }

@@ -312,10 +312,12 @@ pub fn instruction_hover(
     };
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let module_id = super::maps::module_id(snapshot, module);
+    // The sections below each read the analysis view: one for the whole hover.
+    let _view = module_id.map(|id| snapshot.hold_analysis(id));
     let tiling = module_id.and_then(|id| {
         crate::tiling::report::hover_line(
             snapshot.model(),
-            snapshot.analysis_module(id),
+            &snapshot.analysis_module(id),
             computation.abs(instruction.name_range).start,
         )
     });
@@ -365,7 +367,7 @@ pub fn instruction_hover(
     if let Some(lines) = module_id.and_then(|m| {
         super::sharding::collective_lines(
             module,
-            snapshot.analysis_module(m),
+            &snapshot.analysis_module(m),
             computation,
             instruction,
         )
@@ -445,7 +447,7 @@ fn coalescing_notes(
     };
     let Some(report) = site.report(
         module,
-        view,
+        &view,
         &options,
         cached.as_ref().map(|c| &c.outputs[..]),
     ) else {

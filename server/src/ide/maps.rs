@@ -225,12 +225,13 @@ pub fn instruction_maps(
     let Some(module_id) = module_id(snapshot, module) else {
         return;
     };
+    let view = snapshot.analysis_module(module_id);
     let site = Site {
         snapshot,
         config,
         module,
         module_id,
-        view: snapshot.analysis_module(module_id),
+        view: &view,
         computation,
         instruction,
     };

@@ -266,6 +266,8 @@ pub fn hottest(
         let Ok(p) = measured else { continue };
         let module_id = ModuleId(k as u32);
         let judged = judged(snapshot, snapshot.model().module(module_id), config);
+        // Every row's estimate reads the module's view: converted once for the rows.
+        let _view = judged.then(|| snapshot.hold_analysis(module_id));
         let rows = report::rows(p, None, None)
             .into_iter()
             .take(limit)

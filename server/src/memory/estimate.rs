@@ -1056,6 +1056,8 @@ impl Flow {
             });
         }
         let buffers = self.buffers(module, &placed, &mut texts);
+        // The texts are the report's now; the maps that found them are done.
+        drop((placed, texts));
         let peak = peak_of(&buffers, None);
         let spans = module
             .computations()
@@ -1079,6 +1081,9 @@ impl Flow {
             xla_live_range_peak: peak,
             notes: std::mem::take(&mut self.notes),
         };
+        // The flow (a value record for each of the module's values) is done too:
+        // freed before the heap over the schedule is measured, which allocates its own.
+        drop(self);
         report.measure_heap(None);
         report
     }
