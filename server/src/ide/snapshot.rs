@@ -848,8 +848,7 @@ impl HloSnapshot {
     /// computed it, nor when a version with the same buffers had (the server times
     /// only computed ones, see `lsp::diagnostics`).
     pub fn prepare_module_answers(&self) -> bool {
-        let remembered = self.memory.get().is_some()
-            || (self.module_memo.as_ref()).is_some_and(|memo| memo.reports(self.key()).is_some());
+        let remembered = self.module_answers_remembered();
         // Each computes every module's at once.
         super::pool::run_in_background(|| {
             self.stack_frames(ModuleId(0));
@@ -857,6 +856,14 @@ impl HloSnapshot {
             self.module_findings();
         });
         !remembered
+    }
+
+    /// Whether this version's memory estimate is at hand without computing it: a
+    /// request computed it, or a version with the same buffers did (an undo back to
+    /// it). Asking makes those kept answers the most recently used.
+    pub fn module_answers_remembered(&self) -> bool {
+        self.memory.get().is_some()
+            || (self.module_memo.as_ref()).is_some_and(|memo| memo.reports(self.key()).is_some())
     }
 
     /// Whether [`Self::prepare_module_answers`] (or a request) has computed them.

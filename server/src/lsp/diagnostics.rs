@@ -126,9 +126,13 @@ const MAX_ANSWERS_QUIET: Duration = Duration::from_millis(400);
 /// [`MAX_ANSWERS_QUIET`]) when they are slow, none when quick. The memory estimate of
 /// a 60 MB dump takes 300–600 ms; started after each keystroke's diagnostics it was
 /// always cut short by the next one, and it took a core from that keystroke's checks
-/// (a third of the server's time while typing). A small module's answers come at once.
-fn quiet_before_answers(last: Duration) -> Duration {
-    if last < SLOW_ANSWERS {
+/// (a third of the server's time while typing). A small module's answers come at once,
+/// and so do answers remembered from a version with the same buffers: asking for them
+/// keeps them (the text each undo comes back to), where waiting would let the next
+/// keystroke pass them by, age them out, and leave the estimate to be computed again
+/// at the peak of the server's memory.
+fn quiet_before_answers(last: Duration, remembered: bool) -> Duration {
+    if remembered || last < SLOW_ANSWERS {
         return Duration::ZERO;
     }
     last.min(MAX_ANSWERS_QUIET)
@@ -304,6 +308,19 @@ async fn republish(
     }
 }
 
+/// Whether the snapshot's module answers are remembered (see
+/// [`crate::ide::HloSnapshot::module_answers_remembered`]), asked on a blocking thread:
+/// the first version of a file of several modules hashes its whole text.
+async fn remembered(snapshot: &Arc<Snapshot>) -> bool {
+    let snapshot = snapshot.clone();
+    tokio::task::spawn_blocking(move || match &snapshot.ide {
+        crate::ide::Snapshot::Hlo(hlo) => hlo.module_answers_remembered(),
+        crate::ide::Snapshot::Mlir(_) => false,
+    })
+    .await
+    .unwrap_or(false)
+}
+
 /// Computes the version's answers that need a whole module ([`crate::ide::ModuleAnswers`]:
 /// the memory estimate and findings, the stack-frame tables) once its diagnostics are
 /// out, the checks having built every computation, and asks the client for its lenses
@@ -319,7 +336,7 @@ async fn prepare_module_answers(
         return false;
     }
     let last = Duration::from_micros(published.answers_took.load(Ordering::Relaxed));
-    let quiet = quiet_before_answers(last);
+    let quiet = quiet_before_answers(last, remembered(&snapshot).await);
     if !quiet.is_zero() {
         tokio::time::sleep(quiet).await;
         if workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled) {
@@ -406,15 +423,17 @@ mod tests {
 
     #[test]
     fn slow_answers_wait_for_a_pause_and_quick_ones_do_not() {
-        assert_eq!(quiet_before_answers(Duration::ZERO), Duration::ZERO);
+        assert_eq!(quiet_before_answers(Duration::ZERO, false), Duration::ZERO);
         assert_eq!(
-            quiet_before_answers(Duration::from_millis(39)),
+            quiet_before_answers(Duration::from_millis(39), false),
             Duration::ZERO
         );
         let slow = Duration::from_millis(120);
-        assert_eq!(quiet_before_answers(slow), slow);
+        assert_eq!(quiet_before_answers(slow, false), slow);
         let very_slow = Duration::from_secs(5);
-        assert_eq!(quiet_before_answers(very_slow), MAX_ANSWERS_QUIET);
+        assert_eq!(quiet_before_answers(very_slow, false), MAX_ANSWERS_QUIET);
+        // Remembered answers are asked for at once, however slow the last estimate.
+        assert_eq!(quiet_before_answers(very_slow, true), Duration::ZERO);
     }
 
     /// Typing a digit and undoing it alternates a new estimate with a remembered one:
@@ -428,7 +447,7 @@ mod tests {
         }
         assert_eq!(last, 5000 * MS);
         assert_eq!(
-            quiet_before_answers(Duration::from_micros(last)),
+            quiet_before_answers(Duration::from_micros(last), false),
             MAX_ANSWERS_QUIET
         );
     }
@@ -438,7 +457,7 @@ mod tests {
     fn quick_computed_answers_halve_the_time_until_they_no_longer_wait() {
         let mut last = 5000 * MS;
         let mut runs = 0;
-        while !quiet_before_answers(Duration::from_micros(last)).is_zero() {
+        while !quiet_before_answers(Duration::from_micros(last), false).is_zero() {
             last = answers_took_after(last, Duration::from_millis(2), true);
             runs += 1;
         }
