@@ -234,14 +234,14 @@ fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
     let text = std::fs::read_to_string(format!("{DATA}/jax/layer_norm.after.hlo")).unwrap();
     let mut doc = SyntaxDocument::parse(&text);
     let at = text.find("%param_0").unwrap() + 3;
-    let before: Vec<_> = doc.chunks().iter().cloned().collect();
+    let before: Vec<_> = doc.chunks().iter().map(|c| c.chunk.clone()).collect();
     doc.edit(at, at + 1, "Q");
     assert!(doc.text()[at - 3..].starts_with("%paQam_0"));
     // Only the chunk holding the edit is new; it keeps its tree for the next edit.
     let changed: Vec<_> = before
         .iter()
         .zip(doc.chunks())
-        .filter(|(a, b)| !std::sync::Arc::ptr_eq(&a.chunk, &b.chunk))
+        .filter(|(a, b)| !std::sync::Arc::ptr_eq(a, b.chunk))
         .map(|(_, b)| b)
         .collect();
     assert_eq!(changed.len(), 1);
@@ -278,8 +278,8 @@ proptest! {
         let mut doc = SyntaxDocument::parse(base);
         // Keep a tree as an edited chunk would.
         let i = ((doc.chunks().len() as f64) * chunk) as usize % doc.chunks().len();
-        let range = doc.chunks()[i].range();
-        doc.chunks()[i].keep_tree();
+        let range = doc.chunks().at(i).range();
+        doc.chunks().at(i).keep_tree();
         let mut spots: Vec<(usize, usize, &str)> = edits
             .iter()
             .map(|e| {
