@@ -309,3 +309,59 @@ proptest! {
         assert_same_as_fresh(&doc)?;
     }
 }
+
+/// A module of `n` computations of varied sizes: several blocks of chunks (64 a block).
+fn many_computations(n: usize) -> String {
+    let mut text = String::from("HloModule many\n\n");
+    for k in 0..n {
+        text.push_str(&format!(
+            "%c{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+        ));
+        for j in 0..k % 5 {
+            text.push_str(&format!("  %n{j} = f32[4]{{0}} negate(%p)\n"));
+        }
+        text.push_str("  ROOT %r = f32[4]{0} abs(%p)\n}\n\n");
+    }
+    text.push_str("ENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n");
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Issue 47: later chunks move by their blocks' bases. Random edits (most change a
+    /// chunk's length or line count, some the number of chunks) anywhere in a module
+    /// of several blocks leave every chunk at the place (start, line, whether it
+    /// starts its line) a fresh parse of the edited text gives.
+    #[test]
+    fn places_after_edits_across_blocks_match_a_fresh_parse(
+        edits in prop::collection::vec(edit_strategy(), 1..12),
+    ) {
+        let base = many_computations(300);
+        let mut doc = SyntaxDocument::parse(&base);
+        prop_assert!(doc.chunks().len() > 4 * 64);
+        let mut model = base.clone();
+        let places = |d: &SyntaxDocument| -> Vec<_> {
+            d.chunks()
+                .iter()
+                .map(|c| (c.range(), c.kind(), c.first_line, c.starts_line))
+                .collect()
+        };
+        for e in &edits {
+            let ((start, end), (s, t)) = offsets(&model, e);
+            doc.edit(start, end, e.insert);
+            model.replace_range(s..t, e.insert);
+            prop_assert_eq!(doc.text(), model.as_str());
+            let fresh = SyntaxDocument::parse(&model);
+            prop_assert_eq!(places(&doc), places(&fresh));
+            prop_assert_eq!(doc.line_count(), fresh.line_count());
+            for line in (0..=fresh.line_count()).step_by(37) {
+                prop_assert_eq!(doc.line_start(line), fresh.line_start(line), "line {}", line);
+            }
+            for byte in (0..=model.len()).step_by(997) {
+                prop_assert_eq!(doc.line_of(byte), fresh.line_of(byte), "byte {}", byte);
+                prop_assert_eq!(doc.chunk_index_at(byte), fresh.chunk_index_at(byte));
+            }
+        }
+    }
+}
