@@ -144,15 +144,7 @@ impl<'a> Chunks<'a> {
 
     /// Chunk `i` at its place; panics past the last chunk (as indexing does).
     pub fn at(&self, i: usize) -> Placed<'a> {
-        let slot = &self.slots[i];
-        let base = self.bases[i / BLOCK_LEN];
-        Placed {
-            start: base.byte.wrapping_add(slot.start),
-            first_line: base.line.wrapping_add(slot.first_line),
-            starts_line: slot.starts_line,
-            kind: slot.kind,
-            chunk: &slot.chunk,
-        }
+        placed(&self.slots[i], self.bases[i / BLOCK_LEN])
     }
 
     pub fn get(&self, i: usize) -> Option<Placed<'a>> {
@@ -174,6 +166,8 @@ impl<'a> Chunks<'a> {
         Iter {
             chunks: *self,
             range: start..end,
+            front: [].iter(),
+            front_base: Base::default(),
         }
     }
 
@@ -204,17 +198,40 @@ impl<'a> Chunks<'a> {
     }
 }
 
-/// The chunks of a range, in order.
+/// `slot` at its place in a block based at `base`.
+fn placed(slot: &Slot, base: Base) -> Placed<'_> {
+    Placed {
+        start: base.byte.wrapping_add(slot.start),
+        first_line: base.line.wrapping_add(slot.first_line),
+        starts_line: slot.starts_line,
+        kind: slot.kind,
+        chunk: &slot.chunk,
+    }
+}
+
+/// The chunks of a range, in order. Walks a block's slots as a slice: every edit
+/// walks the places of all chunks (the index of the new version).
 #[derive(Debug, Clone)]
 pub struct Iter<'a> {
     chunks: Chunks<'a>,
     range: Range<usize>,
+    /// The slots of `range.start`'s block from `range.start` on (maybe past
+    /// `range.end`), and their base.
+    front: std::slice::Iter<'a, Slot>,
+    front_base: Base,
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = Placed<'a>;
     fn next(&mut self) -> Option<Placed<'a>> {
-        self.range.next().map(|i| self.chunks.at(i))
+        let i = self.range.next()?;
+        if self.front.len() == 0 {
+            let b = i / BLOCK_LEN;
+            self.front = self.chunks.slots.block(b)[i % BLOCK_LEN..].iter();
+            self.front_base = self.chunks.bases[b];
+        }
+        let slot = self.front.next()?;
+        Some(placed(slot, self.front_base))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.range.size_hint()
@@ -1033,11 +1050,20 @@ mod tests {
         text
     }
 
-    /// Every chunk's place and length.
+    /// Every chunk's place and length, the same walked in order, backwards and by
+    /// index.
     fn places(doc: &SyntaxDocument) -> Vec<(usize, usize, bool, usize)> {
-        (doc.chunks().iter())
-            .map(|c| (c.start, c.first_line, c.starts_line, c.len()))
-            .collect()
+        let place = |c: Placed| (c.start, c.first_line, c.starts_line, c.len());
+        let chunks = doc.chunks();
+        let walked: Vec<_> = chunks.iter().map(place).collect();
+        let mut backwards: Vec<_> = chunks.iter().rev().map(place).collect();
+        backwards.reverse();
+        assert_eq!(walked, backwards);
+        let indexed: Vec<_> = (0..chunks.len()).map(|i| place(chunks.at(i))).collect();
+        assert_eq!(walked, indexed);
+        let from_70: Vec<_> = chunks.range(70..chunks.len()).map(place).collect();
+        assert_eq!(walked[70.min(walked.len())..], from_70[..]);
+        walked
     }
 
     /// Which blocks `after` shares with `before`.
