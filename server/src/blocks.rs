@@ -117,6 +117,11 @@ impl<T> Blocks<T> {
         self.len.checked_sub(1).map(|i| &self[i])
     }
 
+    /// The entries of block `b` (entries `b * BLOCK_LEN..`).
+    pub fn block(&self, b: usize) -> &[T] {
+        &self.blocks[b]
+    }
+
     /// The number of leading entries for which `pred` holds, when it holds for a
     /// prefix (as `slice::partition_point`).
     pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {

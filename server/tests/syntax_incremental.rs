@@ -234,14 +234,14 @@ fn one_character_edit_in_a_body_reparses_to_the_fresh_tree() {
     let text = std::fs::read_to_string(format!("{DATA}/jax/layer_norm.after.hlo")).unwrap();
     let mut doc = SyntaxDocument::parse(&text);
     let at = text.find("%param_0").unwrap() + 3;
-    let before: Vec<_> = doc.chunks().iter().cloned().collect();
+    let before: Vec<_> = doc.chunks().iter().map(|c| c.chunk.clone()).collect();
     doc.edit(at, at + 1, "Q");
     assert!(doc.text()[at - 3..].starts_with("%paQam_0"));
     // Only the chunk holding the edit is new; it keeps its tree for the next edit.
     let changed: Vec<_> = before
         .iter()
         .zip(doc.chunks())
-        .filter(|(a, b)| !std::sync::Arc::ptr_eq(&a.chunk, &b.chunk))
+        .filter(|(a, b)| !std::sync::Arc::ptr_eq(a, b.chunk))
         .map(|(_, b)| b)
         .collect();
     assert_eq!(changed.len(), 1);
@@ -278,8 +278,8 @@ proptest! {
         let mut doc = SyntaxDocument::parse(base);
         // Keep a tree as an edited chunk would.
         let i = ((doc.chunks().len() as f64) * chunk) as usize % doc.chunks().len();
-        let range = doc.chunks()[i].range();
-        doc.chunks()[i].keep_tree();
+        let range = doc.chunks().at(i).range();
+        doc.chunks().at(i).keep_tree();
         let mut spots: Vec<(usize, usize, &str)> = edits
             .iter()
             .map(|e| {
@@ -307,5 +307,61 @@ proptest! {
             None => prop_assert_eq!(doc.text(), base.as_str()),
         }
         assert_same_as_fresh(&doc)?;
+    }
+}
+
+/// A module of `n` computations of varied sizes: several blocks of chunks (64 a block).
+fn many_computations(n: usize) -> String {
+    let mut text = String::from("HloModule many\n\n");
+    for k in 0..n {
+        text.push_str(&format!(
+            "%c{k} (p: f32[4]) -> f32[4] {{\n  %p = f32[4]{{0}} parameter(0)\n"
+        ));
+        for j in 0..k % 5 {
+            text.push_str(&format!("  %n{j} = f32[4]{{0}} negate(%p)\n"));
+        }
+        text.push_str("  ROOT %r = f32[4]{0} abs(%p)\n}\n\n");
+    }
+    text.push_str("ENTRY %e (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4]{0} parameter(0)\n}\n");
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Issue 47: later chunks move by their blocks' bases. Random edits (most change a
+    /// chunk's length or line count, some the number of chunks) anywhere in a module
+    /// of several blocks leave every chunk at the place (start, line, whether it
+    /// starts its line) a fresh parse of the edited text gives.
+    #[test]
+    fn places_after_edits_across_blocks_match_a_fresh_parse(
+        edits in prop::collection::vec(edit_strategy(), 1..12),
+    ) {
+        let base = many_computations(300);
+        let mut doc = SyntaxDocument::parse(&base);
+        prop_assert!(doc.chunks().len() > 4 * 64);
+        let mut model = base.clone();
+        let places = |d: &SyntaxDocument| -> Vec<_> {
+            d.chunks()
+                .iter()
+                .map(|c| (c.range(), c.kind(), c.first_line, c.starts_line))
+                .collect()
+        };
+        for e in &edits {
+            let ((start, end), (s, t)) = offsets(&model, e);
+            doc.edit(start, end, e.insert);
+            model.replace_range(s..t, e.insert);
+            prop_assert_eq!(doc.text(), model.as_str());
+            let fresh = SyntaxDocument::parse(&model);
+            prop_assert_eq!(places(&doc), places(&fresh));
+            prop_assert_eq!(doc.line_count(), fresh.line_count());
+            for line in (0..=fresh.line_count()).step_by(37) {
+                prop_assert_eq!(doc.line_start(line), fresh.line_start(line), "line {}", line);
+            }
+            for byte in (0..=model.len()).step_by(997) {
+                prop_assert_eq!(doc.line_of(byte), fresh.line_of(byte), "byte {}", byte);
+                prop_assert_eq!(doc.chunk_index_at(byte), fresh.chunk_index_at(byte));
+            }
+        }
     }
 }

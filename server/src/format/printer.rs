@@ -109,9 +109,9 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
 /// `computations` in the order XLA prints them ([`post_order::computation_order`]).
 fn in_xla_order<'m>(
     module: &'m Module,
-    computations: Vec<(&'m Placed, ComputationRef<'m>)>,
-) -> Vec<(&'m Placed, ComputationRef<'m>)> {
-    let mut by_id: Vec<Option<(&Placed, ComputationRef)>> =
+    computations: Vec<(Placed<'m>, ComputationRef<'m>)>,
+) -> Vec<(Placed<'m>, ComputationRef<'m>)> {
+    let mut by_id: Vec<Option<(Placed, ComputationRef)>> =
         (0..module.computation_count()).map(|_| None).collect();
     for (placed, c) in computations {
         let k = c.id.index();
@@ -128,8 +128,8 @@ fn in_xla_order<'m>(
 /// is not written (XLA's parser sets it from the entry computation).
 fn header_line(
     module: &Module,
-    header: Option<&Placed>,
-    computations: &[(&Placed, ComputationRef)],
+    header: Option<Placed>,
+    computations: &[(Placed, ComputationRef)],
     names: &Names,
 ) -> Result<String, Refusal> {
     let mut attributes: Vec<(String, String)> = Vec::new();

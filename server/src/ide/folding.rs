@@ -20,19 +20,19 @@ pub fn folding_ranges(snapshot: &HloSnapshot) -> Vec<Range<usize>> {
         }
         for k in 0..module.computation_count() {
             let id = crate::model::ComputationId(k as u32);
-            let chunk = &chunks[module.chunk_of(id)];
+            let chunk = chunks.at(module.chunk_of(id));
             // From the line of its name (`ENTRY %main ...`; comments before it stay).
             let start = module
                 .outline(id)
                 .name
                 .as_ref()
                 .map_or(chunk.start, |name| chunk.start + name.start as usize);
-            ranges.push(start..content_end(chunk));
+            ranges.push(start..content_end(&chunk));
         }
     }
     for chunk in chunks {
         if chunk.kind() == ChunkKind::Table {
-            ranges.push(chunk.start..content_end(chunk));
+            ranges.push(chunk.start..content_end(&chunk));
         }
     }
     ranges

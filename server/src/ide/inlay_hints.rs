@@ -54,7 +54,7 @@ pub fn inlay_hints(snapshot: &HloSnapshot, range: Range<usize>, config: &Config)
         let shown = (0..module.computation_count())
             .map(|k| ComputationId(k as u32))
             .filter(|&id| {
-                let chunk = &chunks[module.chunk_of(id)];
+                let chunk = chunks.at(module.chunk_of(id));
                 ranges_touch(&(chunk.start..chunk.start + chunk.chunk.len()), &range)
             });
         for computation in shown.map(|id| module.computation(id)) {

@@ -405,7 +405,7 @@ fn computation_names(module: &Module, syntax: &crate::syntax::SyntaxDocument) ->
             let outline = module.outline(id);
             let name = outline.name.as_ref()?;
             let start = module.chunk_offset(id);
-            let end = start + syntax.chunks()[module.chunk_of(id)].chunk.len();
+            let end = start + syntax.chunks().at(module.chunk_of(id)).chunk.len();
             Some(Outline {
                 name: name.name.to_string(),
                 detail: outline.is_entry.then(|| "ENTRY".to_string()),

@@ -118,7 +118,7 @@ pub fn tokens_in(snapshot: &HloSnapshot, range: std::ops::Range<usize>) -> Vec<T
         .range(first..chunks.len())
         .take_while(|c| c.start < range.end.max(range.start + 1))
     {
-        collect_chunk(chunk, &mut tokens);
+        collect_chunk(&chunk, &mut tokens);
     }
     tokens.retain(|t| t.start < range.end.max(range.start + 1) && t.end > range.start);
     tokens.sort_by_key(|t| t.start);

@@ -202,7 +202,7 @@ pub fn document_links(
 /// either, no instruction's metadata can link: a dump read away from its sources
 /// names a handful of files and finds none, and its instructions' metadata is then
 /// not parsed (a 616 MB dump: 2.5 s for no link).
-fn source_files_found(chunks: &[&crate::syntax::Placed], finder: &mut SourceFinder) -> bool {
+fn source_files_found(chunks: &[crate::syntax::Placed], finder: &mut SourceFinder) -> bool {
     const KEY: &str = "source_file=";
     let key = memchr::memmem::Finder::new(KEY);
     let mut asked = rustc_hash::FxHashSet::default();

@@ -130,7 +130,7 @@ pub fn to_position(doc: &SyntaxDocument, offset: usize, encoding: PositionEncodi
 /// searching the chunks for it: a publish places thousands of computations' findings
 /// from their computations' starts.
 pub fn chunk_start(doc: &SyntaxDocument, i: usize, encoding: PositionEncoding) -> Position {
-    let c = &doc.chunks()[i];
+    let c = doc.chunks().at(i);
     if c.starts_line {
         Position::new(c.first_line as u32, 0)
     } else {

@@ -118,7 +118,7 @@ impl Bases {
                 let p = match anchor {
                     Anchor::Own => position::chunk_start(syntax, chunk, encoding),
                     _ => {
-                        let own = syntax.chunks()[chunk].start;
+                        let own = syntax.chunks().at(chunk).start;
                         position::to_position(syntax, anchor.offset(m, own), encoding)
                     }
                 };
@@ -339,7 +339,7 @@ impl BlockText {
 
 /// The line and whether it starts there of chunk `b`'s first chunk.
 fn first_of_block(snapshot: &Snapshot, b: usize) -> (usize, bool) {
-    let first = &snapshot.syntax().chunks()[b * BLOCK_LEN];
+    let first = snapshot.syntax().chunks().at(b * BLOCK_LEN);
     (first.first_line, first.starts_line)
 }
 
@@ -389,7 +389,7 @@ enum DependsOn {
 
 impl DependsOn {
     fn of(snapshot: &Snapshot, part: &Part) -> DependsOn {
-        let starts_line = snapshot.syntax().chunks()[part.chunk].starts_line;
+        let starts_line = snapshot.syntax().chunks().at(part.chunk).starts_line;
         if !starts_line || (part.computation.is_some() && !part.is_filled()) {
             return DependsOn::More;
         }

@@ -191,7 +191,7 @@ impl Document {
     /// What chunk `i` alone shows to be wrong (syntax errors, and what its computation
     /// alone shows), in document bytes. Builds the chunk.
     pub fn own_diagnostics(&self, i: usize) -> impl Iterator<Item = Diagnostic> + '_ {
-        let start = self.syntax.chunks()[i].start;
+        let start = self.syntax.chunks().at(i).start;
         self.units[i]
             .built()
             .diagnostics
