@@ -358,12 +358,12 @@ async fn prepare_module_answers(
     let Ok((took, computed)) = prepared else {
         return false;
     };
-    if budget.cut().is_none() {
-        let last = published.answers_took.load(Ordering::Relaxed);
-        published
-            .answers_took
-            .store(answers_took_after(last, took, computed), Ordering::Relaxed);
-    }
+    let last = published.answers_took.load(Ordering::Relaxed);
+    let took_now = match budget.cut() {
+        None => answers_took_after(last, took, computed),
+        Some(_) => answers_took_after_cut(last, took),
+    };
+    published.answers_took.store(took_now, Ordering::Relaxed);
     // Tests wait for this line (`lsp_support::Client::wait_module_answers`).
     tracing::info!(
         "module answers of {} version {} ready in {took:?}",
@@ -415,6 +415,14 @@ pub fn to_lsp(
     }
 }
 
+/// What [`Published::answers_took`] becomes after module answers cut short (the next
+/// edit came) after running `ran`: they take at least that long. Left alone, a first
+/// estimate cut by the first keystroke left the time at zero, and every keystroke
+/// after it started an estimate the next one cut.
+fn answers_took_after_cut(last: u64, ran: Duration) -> u64 {
+    last.max(u64::try_from(ran.as_micros()).unwrap_or(u64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,6 +458,20 @@ mod tests {
             quiet_before_answers(Duration::from_micros(last), false),
             MAX_ANSWERS_QUIET
         );
+    }
+
+    /// The first estimate of a large module, cut by the first keystroke after 260 ms:
+    /// the keystrokes after it wait for a pause rather than each starting one.
+    #[test]
+    fn answers_cut_short_count_as_taking_at_least_as_long() {
+        let cut = answers_took_after_cut(0, Duration::from_millis(260));
+        assert_eq!(cut, 260 * MS);
+        assert_eq!(
+            quiet_before_answers(Duration::from_micros(cut), false),
+            Duration::from_millis(260)
+        );
+        // A run cut at once says nothing new.
+        assert_eq!(answers_took_after_cut(cut, Duration::from_millis(4)), cut);
     }
 
     /// A module that became quick to estimate stops waiting after a few computed runs.
