@@ -9,8 +9,9 @@
 //!   the transitive callers of `E`'s name are recomputed;
 //! * the computations that call it (a fused computation's tiling comes from its
 //!   fusion): the computations `E` calls are recomputed;
-//! * the first computation of its name (duplicate names) and the `ENTRY` (a second
-//!   `ENTRY`): computations named like `E`, and every `ENTRY` when `E` is one;
+//! * the first computation of its name (duplicate names), the free name its fix offers
+//!   (`name.N`), and the `ENTRY` (a second `ENTRY`): the duplicates whose name has
+//!   `E`'s stem, and every `ENTRY` when `E` is one;
 //! * where its findings are shown: a range outside every named computation (recovered
 //!   garbage, a computation whose name did not parse) is kept in document bytes, which
 //!   any edit before it moves, so such findings are recomputed on every edit.
@@ -31,6 +32,7 @@ use rayon::prelude::*;
 use super::anchored::Anchored;
 use crate::blocks::Blocks;
 use crate::budget::{self, Budget, Cut};
+use crate::model::names;
 use crate::model::{
     codes, Change, ComputationId, ComputationRef, Diagnostic, Document, HloFile, ModuleId, Severity,
 };
@@ -411,6 +413,7 @@ fn affected<'a>(
         called.extend(outline.calls.iter().map(|c| c.callee.name.clone()));
         entry |= outline.is_entry;
     }
+    let defined_stems: HashSet<&str> = defined.iter().map(|n| names::stem(n)).collect();
     let mut out = Vec::new();
     for m in &file.modules {
         // Transitive callers of the names defined (old and new).
@@ -430,9 +433,11 @@ fn affected<'a>(
         for name in called.iter().chain(&defined) {
             out.extend(m.computation_by_name(name).map(|id| m.chunk_of(id)));
         }
+        // A duplicate's fix offers the first free name of its stem (`name.N`): a
+        // name of that stem defined or removed changes which one.
         for &id in &m.duplicates {
             let name = m.outline(id).name.as_ref().map(|n| &n.name);
-            if name.is_some_and(|n| defined.contains(n)) {
+            if name.is_some_and(|n| defined_stems.contains(names::stem(n))) {
                 out.push(m.chunk_of(id));
             }
         }

@@ -66,17 +66,22 @@ impl NameIndex {
     }
 }
 
-/// A name like `name` that `taken` says is free: its stem (without a `.N` suffix)
-/// with the first free number, as XLA's `NameUniquer` numbers the copies of a name.
-pub fn free_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
-    let stem = match name.rsplit_once('.') {
+/// `name` without its `.N` suffix: the names [`free_name`] chooses among.
+pub fn stem(name: &str) -> &str {
+    match name.rsplit_once('.') {
         Some((stem, n))
             if !stem.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
         {
             stem
         }
         _ => name,
-    };
+    }
+}
+
+/// A name like `name` that `taken` says is free: its stem (without a `.N` suffix)
+/// with the first free number, as XLA's `NameUniquer` numbers the copies of a name.
+pub fn free_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let stem = stem(name);
     (1..)
         .map(|k| format!("{stem}.{k}"))
         .find(|candidate| !taken(candidate))
