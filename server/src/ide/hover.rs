@@ -313,7 +313,7 @@ pub fn instruction_hover(
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let module_id = super::maps::module_id(snapshot, module);
     // The sections below each read the analysis view: one for the whole hover.
-    let _view = module_id.map(|id| snapshot.hold_analysis(id));
+    let _view = module_id.map(|id| snapshot.analysis_module(id));
     let tiling = module_id.and_then(|id| {
         crate::tiling::report::hover_line(
             snapshot.model(),

@@ -128,11 +128,7 @@ impl ModuleMemo {
     /// ([`Self::keep_reports`]). Held beside the estimate while it runs, they were
     /// 6.5 MiB of the server's peak on a 58 MiB dump (the estimate's most is 13 MiB).
     pub fn make_room(&self) {
-        let mut kept = super::memo::lock(&self.kept);
-        let keep = (VERSIONS_KEPT - 1).min(kept.len());
-        let old: Vec<Kept> = kept.drain(keep..).collect();
-        drop(kept);
-        super::reaper::release(old);
+        Self::keep_first(super::memo::lock(&self.kept), VERSIONS_KEPT - 1);
     }
 
     /// Keeps `reports`, computed for `key`, as the most recent (the one used longest
@@ -153,7 +149,13 @@ impl ModuleMemo {
             },
         };
         kept.insert(0, entry);
-        let keep = VERSIONS_KEPT.min(kept.len());
+        Self::keep_first(kept, VERSIONS_KEPT);
+    }
+
+    /// Keeps the `count` answers used last; the others are dropped on the reaper
+    /// thread, after the lock is released.
+    fn keep_first(mut kept: std::sync::MutexGuard<'_, Vec<Kept>>, count: usize) {
+        let keep = count.min(kept.len());
         let old: Vec<Kept> = kept.drain(keep..).collect();
         drop(kept);
         super::reaper::release(old);

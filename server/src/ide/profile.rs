@@ -267,7 +267,7 @@ pub fn hottest(
         let module_id = ModuleId(k as u32);
         let judged = judged(snapshot, snapshot.model().module(module_id), config);
         // Every row's estimate reads the module's view: converted once for the rows.
-        let _view = judged.then(|| snapshot.hold_analysis(module_id));
+        let _view = judged.then(|| snapshot.analysis_module(module_id));
         let rows = report::rows(p, None, None)
             .into_iter()
             .take(limit)

@@ -566,7 +566,7 @@ impl HloSnapshot {
     /// are dropped with the view when no request holds it: a version lives for as long
     /// as nobody edits, and keeping the view of every fusion hovered was 14.5 MiB of
     /// the server's peak on a 58 MiB dump. A request that asks for it several times
-    /// holds it from its start ([`Self::hold_analysis`]).
+    /// holds it from its start: the view lives while the returned value does.
     pub fn analysis_module(&self, module: ModuleId) -> Arc<crate::analysis::Module<'static>> {
         let mut held = lock(&self.analysis);
         let count = self.model().modules.len();
@@ -588,13 +588,6 @@ impl HloSnapshot {
         ));
         held[module.index()] = Arc::downgrade(&view);
         view
-    }
-
-    /// Holds the analysis view of `module` until the returned value is dropped, so
-    /// that what one request converts is converted once however often it asks
-    /// ([`Self::analysis_module`]).
-    pub fn hold_analysis(&self, module: ModuleId) -> Arc<crate::analysis::Module<'static>> {
-        self.analysis_module(module)
     }
 
     /// How many computation views this version holds now: those of a view a request
@@ -994,7 +987,7 @@ mod tests {
         assert!(held <= VIEWS_KEPT, "{held} views held after the hovers");
         // While a request holds the view, every request shares it, and what the
         // last requests converted is not converted again.
-        let view = snapshot.hold_analysis(ModuleId(0));
+        let view = snapshot.analysis_module(ModuleId(0));
         assert!(Arc::ptr_eq(&view, &snapshot.analysis_module(ModuleId(0))));
         let last = format!("fused_{}", 3 * VIEWS_KEPT - 1);
         let id = snapshot
