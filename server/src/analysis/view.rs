@@ -470,6 +470,7 @@ fn attrs(c: model::ComputationRef, i: &model::Instruction, shared: &mut Shared) 
 
 fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
     let a = i.attrs();
+    let u = a.uncommon();
     let raw = |name: &str| i.attribute(name).map(|at| c.src(at.value_range).trim());
     Attrs {
         dimensions: a.dimensions.as_deref().map(<[i64]>::to_vec),
@@ -482,7 +483,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 })
                 .collect()
         }),
-        padding: a.padding.as_ref().map(|v| {
+        padding: u.padding.as_ref().map(|v| {
             v.iter()
                 .map(|p| op::PadDim {
                     low: p.low,
@@ -491,7 +492,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 })
                 .collect()
         }),
-        window: a.window.as_ref().map(|v| {
+        window: u.window.as_ref().map(|v| {
             v.iter()
                 .map(|w| op::WindowDim {
                     size: w.size,
@@ -512,7 +513,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 rhs_contracting: idx(&dd.rhs_contracting)?,
             }))
         }),
-        conv: a.dim_labels.as_ref().and_then(|l| {
+        conv: u.dim_labels.as_ref().and_then(|l| {
             Some(Box::new(op::ConvDims {
                 input_batch: usize::try_from(l.input_batch).ok()?,
                 input_feature: usize::try_from(l.input_feature).ok()?,
@@ -525,7 +526,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 output_spatial: idx(&l.output_spatial)?,
             }))
         }),
-        gather: a.gather.as_ref().and_then(|g| {
+        gather: u.gather.as_ref().and_then(|g| {
             Some(Box::new(op::GatherDims {
                 offset_dims: idx(&g.offset_dims)?,
                 collapsed_slice_dims: idx(&g.collapsed_slice_dims)?,
@@ -536,7 +537,7 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 slice_sizes: g.slice_sizes.clone(),
             }))
         }),
-        scatter: a.scatter.as_ref().and_then(|s| {
+        scatter: u.scatter.as_ref().and_then(|s| {
             Some(Box::new(op::ScatterDims {
                 update_window_dims: idx(&s.update_window_dims)?,
                 inserted_window_dims: idx(&s.inserted_window_dims)?,
@@ -546,11 +547,11 @@ fn decoded_attrs(c: model::ComputationRef, i: &model::Instruction) -> Attrs {
                 index_vector_dim: usize::try_from(s.index_vector_dim).ok()?,
             }))
         }),
-        dynamic_slice_sizes: a.dynamic_slice_sizes.as_deref().map(<[i64]>::to_vec),
-        iota_dimension: a.iota_dimension.map(i64::from),
+        dynamic_slice_sizes: u.dynamic_slice_sizes.as_deref().map(<[i64]>::to_vec),
+        iota_dimension: u.iota_dimension.map(i64::from),
         tuple_index: a.tuple_index.map(i64::from),
-        feature_group_count: a.feature_group_count.map(i64::from),
-        batch_group_count: a.batch_group_count.map(i64::from),
+        feature_group_count: u.feature_group_count.map(i64::from),
+        batch_group_count: u.batch_group_count.map(i64::from),
         num_carries: raw("num_carries").and_then(|v| v.parse().ok()),
         fft_length: raw("fft_length").and_then(|v| model::attributes::parse_int_list(v).ok()),
         k: raw("k").and_then(|v| v.parse().ok()),

@@ -107,7 +107,7 @@ impl Gemm {
         match instr.opcode {
             Opcode::Dot => Gemm::dot(GemmKind::Dot, comp, instr),
             Opcode::CustomCall => {
-                let target = instr.attrs().custom_call_target.clone()?;
+                let target = instr.attrs().uncommon().custom_call_target.clone()?;
                 let kind = match &*target {
                     "__cublas$gemm" => GemmKind::CublasLegacy,
                     t if t.starts_with("__cublas$lt$matmul") => GemmKind::CublasLt,

@@ -104,6 +104,7 @@ pub fn is_kernel(instruction: &Instruction) -> bool {
     if instruction.opcode == crate::model::Opcode::CustomCall {
         let attrs = instruction.attrs();
         if attrs
+            .uncommon()
             .custom_call_target
             .as_deref()
             .is_some_and(class::is_annotation)

@@ -684,6 +684,7 @@ pub fn kind(instr: &Instruction) -> String {
     match instr.opcode {
         Opcode::Fusion => attrs.fusion_kind.as_deref().unwrap_or("fusion").to_string(),
         Opcode::CustomCall => attrs
+            .uncommon()
             .custom_call_target
             .as_deref()
             .unwrap_or("custom-call")

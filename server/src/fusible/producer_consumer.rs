@@ -276,6 +276,7 @@ pub fn is_expensive_to_repeat(h: &Hlo, i: Instr, target: &dyn Target) -> bool {
             let ratio: i64 = h
                 .instruction(i)
                 .attrs()
+                .uncommon()
                 .window
                 .as_ref()
                 .map_or(1, |w| w.iter().map(|d| d.size).product());
@@ -295,6 +296,7 @@ pub fn if_fused_reads_elements_multiple_times(h: &Hlo, i: Instr) -> bool {
         Opcode::ReduceWindow => h
             .instruction(i)
             .attrs()
+            .uncommon()
             .window
             .as_ref()
             .is_some_and(|w| w.iter().any(|d| d.size > d.stride)),

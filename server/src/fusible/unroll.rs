@@ -73,6 +73,7 @@ pub fn may_cause_performance_drop_if_unrolled(h: &Hlo, i: Instr) -> bool {
             let sizes: i64 = h
                 .instruction(f)
                 .attrs()
+                .uncommon()
                 .window
                 .as_ref()
                 .map_or(1, |w| w.iter().map(|d| d.size).product());

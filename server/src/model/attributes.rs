@@ -621,38 +621,70 @@ fn quote_bare_keys(text: &str) -> String {
 }
 
 /// The attributes an instruction's opcode needs, decoded. Fields are `None` when the
-/// attribute is absent (or could not be decoded; that was reported).
+/// attribute is absent (or could not be decoded; that was reported). Those of the few
+/// opcodes that have them are behind [`Attrs::uncommon`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Attrs {
-    // The dimension-number groups are boxed: only convolutions, dots, gathers and
-    // scatters have them, and inline they were most of an instruction's size.
+    /// Broadcast, reduce, transpose, concatenate, reverse: most decoded instructions.
     pub dimensions: Option<ThinVec<i64>>,
     pub slice: Option<ThinVec<SliceDim>>,
+    pub dot: Option<Box<DotDims>>,
+    /// `index=` of `get-tuple-element`.
+    pub tuple_index: Option<i32>,
+    pub comparison_direction: Option<ComparisonDirection>,
+    /// `kind=` of a fusion (`kLoop`, `kInput`, `kOutput`, `kCustom`).
+    pub fusion_kind: Option<Box<str>>,
+    /// `backend_config=` as written: decoded when asked ([`Attrs::backend_config`]).
+    /// Decoded once for all, its maps took 12 MB of a 60 MB dump's model, for the
+    /// few fields a hover or a check reads from a few instructions.
+    pub backend_config_text: Option<Box<str>>,
+    uncommon: Option<Box<UncommonAttrs>>,
+}
+
+/// The attributes of convolutions and windows, gathers and scatters, custom calls and
+/// a few more, boxed apart: one in five instructions of a dump has decoded attributes,
+/// nearly all of them a `dimensions=` list or a fusion's kind, and with these inline
+/// every one of them took 192 bytes (10 MiB of a 60 MB dump's model), not 80.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UncommonAttrs {
+    // The dimension-number groups are boxed: only convolutions, gathers and
+    // scatters have them.
     pub padding: Option<ThinVec<PadDim>>,
     pub window: Option<ThinVec<WindowDim>>,
     pub dim_labels: Option<Box<ConvDimLabels>>,
-    pub dot: Option<Box<DotDims>>,
     pub gather: Option<Box<GatherDims>>,
     pub scatter: Option<Box<ScatterDims>>,
     pub slice_sizes: Option<ThinVec<i64>>,
     pub dynamic_slice_sizes: Option<ThinVec<i64>>,
     pub iota_dimension: Option<i32>,
     pub index_vector_dim: Option<i32>,
-    /// `index=` of `get-tuple-element`.
-    pub tuple_index: Option<i32>,
     pub feature_group_count: Option<i32>,
     pub batch_group_count: Option<i32>,
-    pub comparison_direction: Option<ComparisonDirection>,
-    /// `kind=` of a fusion (`kLoop`, `kInput`, `kOutput`, `kCustom`).
-    pub fusion_kind: Option<Box<str>>,
-    pub custom_call_target: Option<Box<str>>,
     pub exponent_bits: Option<i32>,
     pub mantissa_bits: Option<i32>,
     pub is_stable: Option<bool>,
-    /// `backend_config=` as written: decoded when asked ([`Attrs::backend_config`]).
-    /// Decoded once for all, its maps took 12 MB of a 60 MB dump's model, for the
-    /// few fields a hover or a check reads from a few instructions.
-    pub backend_config_text: Option<Box<str>>,
+    pub custom_call_target: Option<Box<str>>,
+}
+
+impl UncommonAttrs {
+    /// None of them.
+    pub const NONE: UncommonAttrs = UncommonAttrs {
+        padding: None,
+        window: None,
+        dim_labels: None,
+        gather: None,
+        scatter: None,
+        slice_sizes: None,
+        dynamic_slice_sizes: None,
+        iota_dimension: None,
+        index_vector_dim: None,
+        feature_group_count: None,
+        batch_group_count: None,
+        exponent_bits: None,
+        mantissa_bits: None,
+        is_stable: None,
+        custom_call_target: None,
+    };
 }
 
 impl Attrs {
@@ -663,31 +695,27 @@ impl Attrs {
             .map(parse_backend_config)
     }
 
+    /// The attributes few instructions have ([`UncommonAttrs::NONE`] when it has none).
+    pub fn uncommon(&self) -> &UncommonAttrs {
+        self.uncommon.as_deref().unwrap_or(&UncommonAttrs::NONE)
+    }
+
+    /// The same to set one: boxed on the first.
+    pub fn uncommon_mut(&mut self) -> &mut UncommonAttrs {
+        self.uncommon.get_or_insert_with(Box::default)
+    }
+
     /// No attribute decoded: what most instructions (elementwise ops) have. The model
     /// stores nothing for them (see `Instruction::attrs`).
     pub const NONE: Attrs = Attrs {
         dimensions: None,
         slice: None,
-        padding: None,
-        window: None,
-        dim_labels: None,
         dot: None,
-        gather: None,
-        scatter: None,
-        slice_sizes: None,
-        dynamic_slice_sizes: None,
-        iota_dimension: None,
-        index_vector_dim: None,
         tuple_index: None,
-        feature_group_count: None,
-        batch_group_count: None,
         comparison_direction: None,
         fusion_kind: None,
-        custom_call_target: None,
-        exponent_bits: None,
-        mantissa_bits: None,
-        is_stable: None,
         backend_config_text: None,
+        uncommon: None,
     };
 
     /// Boxed, or nothing when no attribute was decoded: `Attrs` is the largest part of an
@@ -937,33 +965,47 @@ pub fn decode_attrs<'a>(
                 "slice" => attrs.slice = Some(parse_slice(value)?.into()),
                 "padding" => {
                     // `padding=` is a PaddingConfig on `pad`; convolutions spell padding in `window`.
-                    attrs.padding = Some(parse_padding(value)?.into())
+                    attrs.uncommon_mut().padding = Some(parse_padding(value)?.into())
                 }
-                "window" => attrs.window = Some(parse_window(value)?.into()),
-                "dim_labels" => attrs.dim_labels = Some(Box::new(parse_dim_labels(value)?)),
+                "window" => attrs.uncommon_mut().window = Some(parse_window(value)?.into()),
+                "dim_labels" => {
+                    attrs.uncommon_mut().dim_labels = Some(Box::new(parse_dim_labels(value)?))
+                }
                 // A collective-permute's in-place slices are a list of lists
                 // (`{{128,32}}`): only a gather's flat list is kept.
                 "slice_sizes" if !is_nested_list(value) => {
-                    attrs.slice_sizes = Some(parse_int_list(value)?.into())
+                    attrs.uncommon_mut().slice_sizes = Some(parse_int_list(value)?.into())
                 }
                 "dynamic_slice_sizes" => {
-                    attrs.dynamic_slice_sizes = Some(parse_int_list(value)?.into())
+                    attrs.uncommon_mut().dynamic_slice_sizes = Some(parse_int_list(value)?.into())
                 }
-                "iota_dimension" => attrs.iota_dimension = Some(parse_small_integer(value)?),
-                "index_vector_dim" => attrs.index_vector_dim = Some(parse_small_integer(value)?),
+                "iota_dimension" => {
+                    attrs.uncommon_mut().iota_dimension = Some(parse_small_integer(value)?)
+                }
+                "index_vector_dim" => {
+                    attrs.uncommon_mut().index_vector_dim = Some(parse_small_integer(value)?)
+                }
                 "index" => attrs.tuple_index = Some(parse_small_integer(value)?),
                 "feature_group_count" => {
-                    attrs.feature_group_count = Some(parse_small_integer(value)?)
+                    attrs.uncommon_mut().feature_group_count = Some(parse_small_integer(value)?)
                 }
-                "batch_group_count" => attrs.batch_group_count = Some(parse_small_integer(value)?),
-                "exponent_bits" => attrs.exponent_bits = Some(parse_small_integer(value)?),
-                "mantissa_bits" => attrs.mantissa_bits = Some(parse_small_integer(value)?),
+                "batch_group_count" => {
+                    attrs.uncommon_mut().batch_group_count = Some(parse_small_integer(value)?)
+                }
+                "exponent_bits" => {
+                    attrs.uncommon_mut().exponent_bits = Some(parse_small_integer(value)?)
+                }
+                "mantissa_bits" => {
+                    attrs.uncommon_mut().mantissa_bits = Some(parse_small_integer(value)?)
+                }
                 "direction" => {
                     attrs.comparison_direction = Some(parse_comparison_direction(value)?)
                 }
                 "kind" => attrs.fusion_kind = Some(value.trim().into()),
-                "custom_call_target" => attrs.custom_call_target = Some(unquote(value).into()),
-                "is_stable" => attrs.is_stable = Some(value.trim() == "true"),
+                "custom_call_target" => {
+                    attrs.uncommon_mut().custom_call_target = Some(unquote(value).into())
+                }
+                "is_stable" => attrs.uncommon_mut().is_stable = Some(value.trim() == "true"),
                 "backend_config" => attrs.backend_config_text = Some(value.into()),
                 "lhs_batch_dims"
                 | "rhs_batch_dims"
@@ -1015,16 +1057,21 @@ pub fn decode_attrs<'a>(
     if offset_dims.is_some()
         || collapsed.is_some()
         || start_index_map.is_some()
-        || attrs.slice_sizes.is_some()
+        || attrs.uncommon().slice_sizes.is_some()
     {
-        attrs.gather = Some(Box::new(GatherDims {
+        attrs.uncommon_mut().gather = Some(Box::new(GatherDims {
             offset_dims: offset_dims.unwrap_or_default(),
             collapsed_slice_dims: collapsed.unwrap_or_default(),
             start_index_map: start_index_map.unwrap_or_default(),
-            index_vector_dim: attrs.index_vector_dim.map_or(0, i64::from),
+            index_vector_dim: attrs.uncommon().index_vector_dim.map_or(0, i64::from),
             operand_batching_dims: operand_batching.unwrap_or_default(),
             start_indices_batching_dims: start_batching.unwrap_or_default(),
-            slice_sizes: attrs.slice_sizes.as_deref().unwrap_or_default().to_vec(),
+            slice_sizes: attrs
+                .uncommon()
+                .slice_sizes
+                .as_deref()
+                .unwrap_or_default()
+                .to_vec(),
         }));
     }
     let update_window = take("update_window_dims");
@@ -1033,11 +1080,11 @@ pub fn decode_attrs<'a>(
     let input_batching = take("input_batching_dims");
     let indices_batching = take("scatter_indices_batching_dims");
     if update_window.is_some() || inserted.is_some() || to_operand.is_some() {
-        attrs.scatter = Some(Box::new(ScatterDims {
+        attrs.uncommon_mut().scatter = Some(Box::new(ScatterDims {
             update_window_dims: update_window.unwrap_or_default(),
             inserted_window_dims: inserted.unwrap_or_default(),
             scatter_dims_to_operand_dims: to_operand.unwrap_or_default(),
-            index_vector_dim: attrs.index_vector_dim.map_or(0, i64::from),
+            index_vector_dim: attrs.uncommon().index_vector_dim.map_or(0, i64::from),
             input_batching_dims: input_batching.unwrap_or_default(),
             scatter_indices_batching_dims: indices_batching.unwrap_or_default(),
         }));
@@ -1303,7 +1350,7 @@ mod tests {
         ];
         let (attrs, errors) = decode_attrs(pairs.into_iter());
         assert!(errors.is_empty());
-        let g = attrs.gather.unwrap();
+        let g = attrs.uncommon().gather.clone().unwrap();
         assert_eq!(
             (
                 g.offset_dims,
@@ -1325,7 +1372,7 @@ mod tests {
         ];
         let (attrs, errors) = decode_attrs(pairs.into_iter());
         assert!(errors.is_empty());
-        let s = attrs.scatter.unwrap();
+        let s = attrs.uncommon().scatter.clone().unwrap();
         assert_eq!(
             (
                 s.update_window_dims,

@@ -70,7 +70,7 @@ impl Backend {
                 return Some(Backend::Gpu);
             }
         }
-        let target = attrs.custom_call_target.as_deref()?;
+        let target = attrs.uncommon().custom_call_target.as_deref()?;
         const GPU: &[&str] = &["__cublas", "__cudnn", "__triton", "__gpu$", "__nccl"];
         const CPU: &[&str] = &["__onednn", "__xla_cpu", "__ynn"];
         if GPU.iter().any(|p| target.starts_with(p)) {

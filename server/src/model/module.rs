@@ -1027,7 +1027,7 @@ mod size_tests {
             "{}",
             size_of::<CalledComputation>()
         );
-        assert!(size_of::<Attrs>() <= 192, "{}", size_of::<Attrs>());
+        assert!(size_of::<Attrs>() <= 80, "{}", size_of::<Attrs>());
         assert!(size_of::<Opcode>() <= 16, "{}", size_of::<Opcode>());
     }
 }

@@ -318,7 +318,7 @@ fn infer(
             };
             dims_in_range(
                 &[i64::from(*required(
-                    &attrs.iota_dimension,
+                    &attrs.uncommon().iota_dimension,
                     "iota_dimension",
                     opcode,
                 )?)],
@@ -737,7 +737,7 @@ fn pad(opcode: &Opcode, shapes: &[&Shape], attrs: &Attrs) -> Result<Option<Infer
             "the padding value of pad must be a scalar",
         ));
     }
-    let padding = required(&attrs.padding, "padding", opcode)?;
+    let padding = required(&attrs.uncommon().padding, "padding", opcode)?;
     if padding.len() != operand.rank() {
         return Err(problem(
             codes::DIMENSION_OUT_OF_RANGE,
@@ -786,7 +786,11 @@ fn dynamic_slice(
     attrs: &Attrs,
 ) -> Result<Option<Inferred>, Problem> {
     let operand = array(shapes, 0, opcode)?;
-    let sizes = required(&attrs.dynamic_slice_sizes, "dynamic_slice_sizes", opcode)?;
+    let sizes = required(
+        &attrs.uncommon().dynamic_slice_sizes,
+        "dynamic_slice_sizes",
+        opcode,
+    )?;
     if sizes.len() != operand.rank() {
         return Err(problem(
             codes::SLICE_BOUNDS,

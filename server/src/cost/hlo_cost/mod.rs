@@ -371,6 +371,7 @@ impl Analysis<'_, '_> {
             Opcode::SelectAndScatter => {
                 let source = operand_elements(1);
                 let window: i64 = attrs
+                    .uncommon()
                     .window
                     .as_ref()
                     .map_or(1, |w| w.iter().map(|d| d.size).product());
@@ -499,7 +500,7 @@ impl Analysis<'_, '_> {
         depth: usize,
         cost: &mut InstructionCost,
     ) {
-        let window = instr.attrs().window.clone().unwrap_or_default();
+        let window = instr.attrs().uncommon().window.clone().unwrap_or_default();
         let mut window_elements: i64 = window.iter().map(|d| d.size).product();
         let input = elements(operand_shape(comp, instr, 0));
         let out_shape = first_output(&instr.shape);
@@ -565,7 +566,7 @@ fn floor_log2(n: i64) -> i64 {
 fn convolution_flops(comp: ComputationRef<'_>, instr: &Instruction) -> i64 {
     let attrs = instr.attrs();
     let (Some(labels), Some(lhs), Some(rhs), Some(out)) = (
-        attrs.dim_labels.as_ref(),
+        attrs.uncommon().dim_labels.as_ref(),
         operand_shape(comp, instr, 0).as_array(),
         operand_shape(comp, instr, 1).as_array(),
         first_output(&instr.shape).as_array().cloned(),
@@ -576,7 +577,7 @@ fn convolution_flops(comp: ComputationRef<'_>, instr: &Instruction) -> i64 {
     let input_feature = dim(lhs, labels.input_feature);
     let output_feature = dim(&out, labels.output_feature);
     let batch = dim(lhs, labels.input_batch);
-    let window = attrs.window.clone().unwrap_or_default();
+    let window = attrs.uncommon().window.clone().unwrap_or_default();
     let mut positions: i64 = 1;
     for (s, w) in window.iter().enumerate() {
         let kernel = labels.kernel_spatial.get(s).map_or(1, |&d| dim(rhs, d));
@@ -622,8 +623,8 @@ fn convolution_flops(comp: ComputationRef<'_>, instr: &Instruction) -> i64 {
         }
         positions = positions.saturating_mul(count);
     }
-    let fgc = i64::from(attrs.feature_group_count.unwrap_or(1).max(1));
-    let bgc = i64::from(attrs.batch_group_count.unwrap_or(1).max(1));
+    let fgc = i64::from(attrs.uncommon().feature_group_count.unwrap_or(1).max(1));
+    let bgc = i64::from(attrs.uncommon().batch_group_count.unwrap_or(1).max(1));
     (input_feature / fgc)
         .saturating_mul(output_feature)
         .saturating_mul(batch / bgc)
