@@ -107,6 +107,11 @@ fn new_module(start: usize, units: &Units) -> Module {
 fn crossrefs(places: &[Placed], units: &Blocks<Arc<Unit>>) -> Crossrefs {
     let outline = |placed: &Placed| units[placed.chunk].chunk.outline();
     let mut refs = Crossrefs::default();
+    // Sized once: grown by doubling, rehashing them was half of the index's time when
+    // an edit that adds a computation indexes a 600 MB dump's 500,000 again. Nearly
+    // every computation has a name, and nearly every one is called.
+    refs.computation_names.reserve(places.len());
+    refs.callers.reserve(places.len());
     for (i, placed) in places.iter().enumerate() {
         let id = ComputationId(i as u32);
         let outline = outline(placed);
