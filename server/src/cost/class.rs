@@ -174,12 +174,7 @@ fn fusion(instr: &Instruction) -> KernelClass {
 
 /// A custom call by its target.
 fn custom_call(instr: &Instruction) -> KernelClass {
-    let target = instr
-        .attrs()
-        .uncommon()
-        .custom_call_target
-        .as_deref()
-        .unwrap_or("");
+    let target = instr.custom_call_target().unwrap_or("");
     if is_annotation(target) {
         return KernelClass::NotLaunched;
     }

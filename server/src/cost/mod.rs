@@ -101,16 +101,12 @@ pub fn estimate_run_times_multi_output<'a>(
 /// annotate ([`class::is_annotation`]). Control flow and calls are listed too:
 /// their cost is their body's, which this model does not add up.
 pub fn is_kernel(instruction: &Instruction) -> bool {
-    if instruction.opcode == crate::model::Opcode::CustomCall {
-        let attrs = instruction.attrs();
-        if attrs
-            .uncommon()
-            .custom_call_target
-            .as_deref()
+    if instruction.opcode == crate::model::Opcode::CustomCall
+        && instruction
+            .custom_call_target()
             .is_some_and(class::is_annotation)
-        {
-            return false;
-        }
+    {
+        return false;
     }
     !matches!(
         instruction.opcode.name(),

@@ -37,7 +37,7 @@ fn in_host_memory(shape: Option<&Shape>) -> bool {
 /// `copy-start`) between a host-memory and a device-memory shape.
 pub fn direction(computation: ComputationRef<'_>, instr: &Instruction) -> Option<Direction> {
     match instr.opcode {
-        Opcode::CustomCall => match instr.attrs().uncommon().custom_call_target.as_deref()? {
+        Opcode::CustomCall => match instr.custom_call_target()? {
             "MoveToHost" => Some(Direction::ToHost),
             "MoveToDevice" => Some(Direction::ToDevice),
             _ => None,

@@ -683,10 +683,8 @@ pub fn kind(instr: &Instruction) -> String {
     let attrs = instr.attrs();
     match instr.opcode {
         Opcode::Fusion => attrs.fusion_kind.as_deref().unwrap_or("fusion").to_string(),
-        Opcode::CustomCall => attrs
-            .uncommon()
-            .custom_call_target
-            .as_deref()
+        Opcode::CustomCall => instr
+            .custom_call_target()
             .unwrap_or("custom-call")
             .to_string(),
         _ => instr.opcode.name().to_string(),

@@ -312,7 +312,7 @@ fn fusion_lines(snapshot: &HloSnapshot, at: &KernelAt, config: &Config) -> Vec<S
         // it exists, so what the cost model would say of one is beside the point.
         let opaque = [producer, consumer]
             .into_iter()
-            .find_map(|i| i.attrs().uncommon().custom_call_target.as_deref());
+            .find_map(|i| i.custom_call_target());
         let verdict = match (decision.is_allowed(), opaque) {
             (true, _) => format!("`%{}` could fuse here", producer.name),
             (false, Some(target)) => {

@@ -201,8 +201,7 @@ fn read_elements(c: ComputationRef<'_>, i: &Instruction, out: &mut BTreeSet<usiz
 }
 
 fn custom_call_to(i: &Instruction, target: &str) -> bool {
-    i.opcode == Opcode::CustomCall
-        && i.attrs().uncommon().custom_call_target.as_deref() == Some(target)
+    i.opcode == Opcode::CustomCall && i.custom_call_target() == Some(target)
 }
 
 /// `IsMoveToHostWithDynamicUpdateSlice`: a `MoveToHost` whose value reaches a

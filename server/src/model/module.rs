@@ -986,6 +986,11 @@ impl Instruction {
         self.decoded.as_deref().unwrap_or(&Attrs::NONE)
     }
 
+    /// A custom call's `custom_call_target`, unquoted.
+    pub fn custom_call_target(&self) -> Option<&str> {
+        self.attrs().uncommon().custom_call_target.as_deref()
+    }
+
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
         self.attributes.iter().find(|a| a.name == name)
     }

@@ -118,7 +118,7 @@ pub fn is_matmul(module: &Module, instr: &Instruction) -> bool {
     match instr.opcode {
         Opcode::Dot => true,
         Opcode::CustomCall => matches!(
-            instr.attrs().uncommon().custom_call_target.as_deref(),
+            instr.custom_call_target(),
             Some(
                 "__cublas$lt$matmul"
                     | "__cublas$lt$matmul$f8"

@@ -48,12 +48,7 @@ impl Analysis<'_, '_> {
         instr: &Instruction,
         cost: &mut InstructionCost,
     ) {
-        let target = instr
-            .attrs()
-            .uncommon()
-            .custom_call_target
-            .as_deref()
-            .unwrap_or("");
+        let target = instr.custom_call_target().unwrap_or("");
         let real_output = match &*instr.shape {
             crate::model::Shape::Tuple(elements) => elements.first(),
             other => Some(other),
