@@ -259,19 +259,25 @@ mod tests {
         Arc::new(document.edited(at, at + old.len(), new).0)
     }
 
+    /// The loop dump's first version, its memo, and its estimate, computed (not
+    /// remembered: the memo is new).
+    fn first_version() -> (Arc<Document>, Arc<ModuleMemo>, HloSnapshot, Arc<Report>) {
+        let text = std::fs::read_to_string(LOOP).unwrap();
+        let memo = Arc::new(ModuleMemo::default());
+        let first = Arc::new(Document::parse(&text));
+        let snapshot = snapshot(&first, &memo);
+        assert!(
+            snapshot.prepare_module_answers(),
+            "the first estimate is computed"
+        );
+        let report = snapshot.memory(ModuleId(0)).expect("an estimate");
+        (first, memo, snapshot, report)
+    }
     /// An edit of metadata keeps the estimate (the same answer, not computed again);
     /// an edit of a shape computes it anew; undoing it finds the first one again.
     #[test]
     fn answers_are_kept_across_versions_whose_edits_change_no_buffer() {
-        let text = std::fs::read_to_string(LOOP).unwrap();
-        let memo = Arc::new(ModuleMemo::default());
-        let first = Arc::new(Document::parse(&text));
-        let one = snapshot(&first, &memo);
-        assert!(
-            one.prepare_module_answers(),
-            "the first estimate is computed"
-        );
-        let report = one.memory(ModuleId(0)).expect("an estimate");
+        let (first, memo, one, report) = first_version();
         let renamed = edited(&first, "jit(_roll_static)/slice", "jit(_roll_static)/cut");
         let two = snapshot(&renamed, &memo);
         assert!(!one.module_findings().is_empty());
@@ -318,15 +324,7 @@ mod tests {
     /// (used at each undo), while the edits' own go first.
     #[test]
     fn the_text_each_undo_comes_back_to_keeps_its_answers() {
-        let text = std::fs::read_to_string(LOOP).unwrap();
-        let memo = Arc::new(ModuleMemo::default());
-        let first = Arc::new(Document::parse(&text));
-        let base = snapshot(&first, &memo);
-        assert!(
-            base.prepare_module_answers(),
-            "the first estimate is computed"
-        );
-        let report = base.memory(ModuleId(0)).expect("an estimate");
+        let (first, memo, _base, report) = first_version();
         for (old, new) in [
             ("f32[1,1024]{1,0} slice", "f32[2,1024]{1,0} slice"),
             ("f32[1,1024]{1,0} slice", "f32[3,1024]{1,0} slice"),
