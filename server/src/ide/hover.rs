@@ -312,12 +312,13 @@ pub fn instruction_hover(
     };
     // A tiled (Triton) fusion: the tiling analysis' one-line summary.
     let module_id = super::maps::module_id(snapshot, module);
-    // The sections below each read the analysis view: one for the whole hover.
-    let _view = module_id.map(|id| snapshot.analysis_module(id));
-    let tiling = module_id.and_then(|id| {
+    // The sections below each read the analysis view: held here, it is one view for
+    // the whole hover (the sections that ask the snapshot for it get this one).
+    let view = module_id.map(|id| snapshot.analysis_module(id));
+    let tiling = view.as_deref().and_then(|view| {
         crate::tiling::report::hover_line(
             snapshot.model(),
-            &snapshot.analysis_module(id),
+            view,
             computation.abs(instruction.name_range).start,
         )
     });
@@ -364,14 +365,10 @@ pub fn instruction_hover(
         hover.notes.push(format!("{line}\n"));
     }
     // Which devices a collective joins, what each sends and why.
-    if let Some(lines) = module_id.and_then(|m| {
-        super::sharding::collective_lines(
-            module,
-            &snapshot.analysis_module(m),
-            computation,
-            instruction,
-        )
-    }) {
+    if let Some(lines) = view
+        .as_deref()
+        .and_then(|view| super::sharding::collective_lines(module, view, computation, instruction))
+    {
         hover.notes.push(format!("{}\n", lines.join("\n\n")));
     }
     if let Some(k) = instruction.parameter_number {
