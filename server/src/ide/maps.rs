@@ -8,6 +8,8 @@
 //! parameters it reads. With `physicalLayout` every map goes between physical
 //! (layout-ordered) index spaces.
 
+use rayon::prelude::*;
+
 use super::config::Config;
 use super::snapshot::{FusedMaps, HloSnapshot};
 use crate::analysis::fusion::Reached;
@@ -430,7 +432,6 @@ fn recomputation_warning(
 /// the operands' producers ([`read_instructions`]).
 fn operands(site: &Site<'_>, fused_here: Option<&FusedMaps>) -> Vec<Reads> {
     let node = site.node().expect("checked by the caller");
-    let comp = site.computation.index();
     let count = node.op.shape.output_count().max(1);
     let fused = (node.op.opcode == "fusion" && node.is_composite()).then(|| {
         (
@@ -439,38 +440,7 @@ fn operands(site: &Site<'_>, fused_here: Option<&FusedMaps>) -> Vec<Reads> {
                 .fused_maps(site.module_id, ComputationId(node.called[0] as u32)),
         )
     });
-    let per_output: Vec<analysis::InstructionIndexing> = (0..count)
-        .map(|output| {
-            if let Some((called, fused)) = &fused {
-                // The fused computation's cached maps: the same as composing again.
-                let mut indexing = match fused.outputs.get(output) {
-                    Some(reached) => analysis::fusion::parameter_entries(
-                        site.view,
-                        *called,
-                        reached,
-                        node.operands.len(),
-                    ),
-                    None => analysis::InstructionIndexing::all_unknown(
-                        node.operands.len(),
-                        &analysis::Unknown::malformed("the fusion has no such output"),
-                    ),
-                };
-                if let (true, Some(from)) =
-                    (site.config.physical_layout, node.op.shape.output(output))
-                {
-                    let to: Vec<Option<&ArrayShape>> =
-                        node.op.operands.iter().map(|s| s.as_array()).collect();
-                    layout::indexing_to_physical(&mut indexing, from, &to);
-                }
-                return indexing;
-            }
-            let query = Query {
-                physical_layout: site.config.physical_layout,
-                ..Query::output_to_input(comp, site.instruction.id.index(), output)
-            };
-            analysis::analyze(site.view, &query)
-        })
-        .collect();
+    let per_output = per_output_indexing(site, count, fused.as_ref().map(|(c, f)| (*c, &**f)));
     let computation = site.model_computation();
     (0..site.instruction.operands.len())
         .map(|j| {
@@ -522,4 +492,58 @@ fn operands(site: &Site<'_>, fused_here: Option<&FusedMaps>) -> Vec<Reads> {
             }
         })
         .collect()
+}
+
+/// Each output's maps to the instruction's operands. A fusion's come from its fused
+/// computation's cached maps (the same as composing again). Anything else is
+/// composed, the outputs sharing what they meet inside a called computation: a
+/// `call` of a whole layer composes through every fusion of the layer for each
+/// output, 0.9 s for the 80 outputs of one on a 58 MiB dump, 0.27 s shared and
+/// spread over the cores.
+fn per_output_indexing(
+    site: &Site<'_>,
+    count: usize,
+    fused: Option<(usize, &FusedMaps)>,
+) -> Vec<analysis::InstructionIndexing> {
+    let node = site.node().expect("checked by the caller");
+    let memo = analysis::memo::Memo::new();
+    let budget = crate::budget::current();
+    let one = |output: usize| {
+        if let Some((called, fused)) = fused {
+            let mut indexing = match fused.outputs.get(output) {
+                Some(reached) => analysis::fusion::parameter_entries(
+                    site.view,
+                    called,
+                    reached,
+                    node.operands.len(),
+                ),
+                None => analysis::InstructionIndexing::all_unknown(
+                    node.operands.len(),
+                    &analysis::Unknown::malformed("the fusion has no such output"),
+                ),
+            };
+            if let (true, Some(from)) = (site.config.physical_layout, node.op.shape.output(output))
+            {
+                let to: Vec<Option<&ArrayShape>> =
+                    node.op.operands.iter().map(|s| s.as_array()).collect();
+                layout::indexing_to_physical(&mut indexing, from, &to);
+            }
+            return indexing;
+        }
+        let query = Query {
+            physical_layout: site.config.physical_layout,
+            ..Query::output_to_input(
+                site.computation.index(),
+                site.instruction.id.index(),
+                output,
+            )
+        };
+        memo.run(|| budget.run(|| analysis::analyze(site.view, &query)))
+    };
+    // One output (most instructions) stays on the request's thread.
+    if count > 1 {
+        (0..count).into_par_iter().map(one).collect()
+    } else {
+        (0..count).map(one).collect()
+    }
 }
