@@ -13,7 +13,7 @@
 //! or `conditional` written without one: the root of the computation it calls
 //! ([`Names::callee_root`]), which the model of one computation does not see.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::model::{ComputationId, ComputationRef, InstrId, Module, Opcode, Shape};
 
@@ -60,11 +60,17 @@ impl NameUniquer {
                 }
             }
         }
-        let id = self
-            .used
-            .entry(root.clone())
-            .or_default()
-            .register(suffix.unwrap_or(0));
+        // Looked up before it is copied: most roots are new (a copy kept), and the
+        // others need none.
+        let id = match self.used.get_mut(&root) {
+            Some(ids) => ids.register(suffix.unwrap_or(0)),
+            None => {
+                let mut ids = SuffixIds::default();
+                let id = ids.register(suffix.unwrap_or(0));
+                self.used.insert(root.clone(), ids);
+                id
+            }
+        };
         match (id, suffix) {
             (0, None) => root,
             _ => format!("{root}.{id}"),
@@ -131,7 +137,7 @@ impl<'m> Names<'m> {
             .into_iter()
             .map(|names| names.iter().map(|n| module_names.unique(n)).collect())
             .collect();
-        let mut callee_roots = HashMap::new();
+        let mut callee_roots = HashMap::default();
         for c in &computations {
             for i in &c.instructions {
                 let unshaped = i.shape_range.is_empty() && matches!(*i.shape, Shape::Invalid);

@@ -6,6 +6,7 @@
 //! (attribute values, literals, tables, layouts) is copied from the text, so nothing
 //! is re-derived that could come out different.
 
+use rayon::prelude::*;
 use tree_sitter::Node;
 
 use super::comments::{Anchor, Attached};
@@ -88,19 +89,29 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
         h.split_whitespace()
             .any(|w| w.starts_with("is_scheduled=true"))
     });
-    for (placed, c) in &computations {
-        let k = c.id.index();
-        Attached::lines(&mut out, attached.at(Anchor::BeforeComputation(k)), "");
-        computation(
-            &mut out,
-            module,
-            placed,
-            c,
-            (style, &names, &frames, attached),
-            scheduled,
-        )?;
-        Attached::trailing(&mut out, attached.at(Anchor::AfterClose(k)));
-        out.push_str("\n\n");
+    // Each computation on its own (its names are settled): in parallel, joined in order.
+    let printed: Vec<Result<String, Refusal>> = computations
+        .par_iter()
+        .map(|(placed, c)| {
+            let mut text = String::new();
+            let k = c.id.index();
+            Attached::lines(&mut text, attached.at(Anchor::BeforeComputation(k)), "");
+            computation(
+                &mut text,
+                module,
+                placed,
+                c,
+                (style, &names, &frames, attached),
+                scheduled,
+            )?;
+            Attached::trailing(&mut text, attached.at(Anchor::AfterClose(k)));
+            text.push_str("\n\n");
+            Ok(text)
+        })
+        .collect();
+    out.reserve(printed.iter().flatten().map(String::len).sum());
+    for text in printed {
+        out.push_str(&text?);
     }
     Attached::lines(&mut out, attached.at(Anchor::End), "");
     Ok(out)
@@ -307,6 +318,9 @@ fn computation(
 
 /// The attributes written after a computation's closing brace.
 fn computation_attributes(placed: &Placed) -> Vec<(String, String)> {
+    if !may_have_attributes(placed.text()) {
+        return Vec::new();
+    }
     let tree = placed.tree();
     let Some(item) = crate::syntax::Chunk::item(&tree) else {
         return Vec::new();
@@ -316,6 +330,21 @@ fn computation_attributes(placed: &Placed) -> Vec<(String, String)> {
         .filter(|a| a.kind() == "attribute")
         .filter_map(|a| key_value(placed.text(), a))
         .collect()
+}
+
+/// Whether a computation's text may have attributes after its closing brace, seen
+/// without a parse: most chunks keep no tree, and parsing each one again to find
+/// none took most of formatting a 58 MiB dump. The closing brace is at or after the
+/// start of the last line that starts with `}` (every such line is inside the body
+/// or is its end), and an attribute needs a comma after it: with no comma after
+/// that line's start there are none. Without such a line, the parse decides.
+pub(super) fn may_have_attributes(text: &str) -> bool {
+    let last_close = text
+        .match_indices("\n}")
+        .last()
+        .map(|(at, _)| at + 1)
+        .or_else(|| text.starts_with('}').then_some(0));
+    last_close.is_none_or(|at| text[at..].contains(','))
 }
 
 /// `%name = shape opcode(operands), attributes`.

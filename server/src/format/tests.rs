@@ -197,3 +197,24 @@ fn an_order_xla_can_print_is_kept() {
     let out = format(text, Some(Style::Short)).expect("formats");
     assert_eq!(computation_names(&out), ["%fused", "%add", "%e"]);
 }
+
+/// The attributes after a computation's closing brace are printed wherever they are
+/// written: on its line, on the next one, after a one-line computation; a
+/// computation without them is not parsed to find none.
+#[test]
+fn attributes_after_the_closing_brace_are_kept_wherever_written() {
+    let body = "  ROOT p = f32[] parameter(0)";
+    for text in [
+        format!("HloModule m\n\nENTRY e {{\n{body}\n}}, execution_thread=\"t\"\n"),
+        format!("HloModule m\n\nENTRY e {{\n{body}\n}}\n, execution_thread=\"t\"\n"),
+        format!("HloModule m\n\nENTRY e {{ {body} }}, execution_thread=\"t\"\n"),
+    ] {
+        let out = format(&text, Some(Style::Short)).expect("formats");
+        assert!(out.contains("}, execution_thread=\"t\""), "{text:?} -> {out}");
+    }
+    // Commas in the body do not count: nothing follows the closing brace.
+    assert!(!super::printer::may_have_attributes(
+        "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"a,b\"}\n}\n"
+    ));
+    assert!(super::printer::may_have_attributes("ENTRY e { ROOT p = f32[] parameter(0) }"));
+}
