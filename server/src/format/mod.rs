@@ -116,15 +116,30 @@ pub fn format_document_with(
 /// without them is parsed and printed, and the comments are written back
 /// ([`comments::Attached`]) or left out.
 fn print_module(doc: &Document, style: Option<Style>, mode: Comments) -> Result<String, Refusal> {
+    Ok(match printed(doc, style, mode)? {
+        Printed::Single(module, style) => print_single(&module, style)?,
+        Printed::Module(pieces) => pieces.joined(),
+    })
+}
+
+/// What [`print_module`] prints: the module a single-instruction file makes (and the
+/// style), or the module printed in pieces.
+enum Printed {
+    Single(String, Style),
+    Module(printer::Pieces),
+}
+
+/// [`print_module`] up to the printing of a single instruction's module.
+fn printed(doc: &Document, style: Option<Style>, mode: Comments) -> Result<Printed, Refusal> {
     let style = style.unwrap_or_else(|| written_style(doc.file()));
     let text = doc.syntax().text();
     let stripped = comments::strip(&text);
     if stripped.comments.is_empty() {
         refuse_unprintable(doc)?;
         if let Some(module) = single::as_module(doc) {
-            return print_single(&module, style);
+            return Ok(Printed::Single(module, style));
         }
-        return printer::print(doc, style, &comments::Attached::default());
+        return printer::pieces(doc, style, &comments::Attached::default()).map(Printed::Module);
     }
     let bare = Document::parse(&stripped.text);
     let back = |r: Refusal| Refusal::at(stripped.original_offset(r.offset), r.message);
@@ -137,13 +152,15 @@ fn print_module(doc: &Document, style: Option<Style>, mode: Comments) -> Result<
                  instruction and the comment has no place in it; remove it to format",
             ));
         }
-        return print_single(&module, style);
+        return Ok(Printed::Single(module, style));
     }
     let attached = match (mode, bare.file().modules.first()) {
         (Comments::Keep, Some(module)) => comments::Attached::of(module, &stripped),
         _ => comments::Attached::default(),
     };
-    printer::print(&bare, style, &attached).map_err(back)
+    printer::pieces(&bare, style, &attached)
+        .map(Printed::Module)
+        .map_err(back)
 }
 
 /// The length of the run of `//` comment lines and blank lines `text` starts with,
@@ -175,12 +192,58 @@ pub fn edits(
     style: Option<Style>,
     range: Option<Range<usize>>,
 ) -> Result<Vec<TextEdit>, Refusal> {
-    let formatted = format_document(doc, style)?;
     let text = doc.syntax().text();
-    let all = line_edits(&text, &formatted);
-    Ok(match range {
-        None => all,
-        Some(range) => within(doc.file(), &text, range, all),
+    let Some(range) = range else {
+        return Ok(line_edits(&text, &format_document(doc, style)?));
+    };
+    let Some(pieces) = module_pieces(doc, style)? else {
+        let all = line_edits(&text, &format_document(doc, style)?);
+        return Ok(within(doc.file(), &text, range, all));
+    };
+    // Each computation the range touches against its own printed text: a diff of
+    // the whole text gives up on a file far from XLA's form (one edit of everything
+    // between its first and last change), which range formatting sent whole. A
+    // module with comments (rare in dumps) is still diffed whole.
+    let mut touched = Vec::new();
+    for (_, c) in doc.file().all_computations() {
+        let whole = c.range();
+        if whole.end < range.start || whole.start > range.end {
+            continue;
+        }
+        let Some(piece) = pieces.computation(c.id) else {
+            continue;
+        };
+        touched.extend(
+            line_edits(&text[whole.clone()], &piece.body)
+                .into_iter()
+                .map(|e| TextEdit {
+                    range: e.range.start + whole.start..e.range.end + whole.start,
+                    new_text: e.new_text,
+                }),
+        );
+    }
+    Ok(within(doc.file(), &text, range, touched))
+}
+
+/// The module of `doc` printed in pieces ([`printer::pieces`]), its computations
+/// numbered as `doc`'s; `None` for a single-instruction file (XLA makes a module of
+/// it) and for a module with comments (one written in a computation's header line
+/// is printed above it, outside the computation's own text).
+fn module_pieces(doc: &Document, style: Option<Style>) -> Result<Option<printer::Pieces>, Refusal> {
+    let text = doc.syntax().text();
+    let lead = leading_comment_lines(&text);
+    if !comments::strip(&text[lead..]).comments.is_empty() {
+        return Ok(None);
+    }
+    let printed = if lead == 0 {
+        printed(doc, style, Comments::Keep)?
+    } else {
+        printed(&Document::parse(&text[lead..]), style, Comments::Keep)
+            .map_err(|r| Refusal::at(r.offset + lead, r.message))?
+    };
+    Ok(match printed {
+        Printed::Single(..) => None,
+        Printed::Module(pieces) => Some(pieces),
     })
 }
 

@@ -17,12 +17,64 @@ use super::shape_text;
 use super::stack_frames::FrameTables;
 use super::values;
 use super::{Refusal, Style};
-use crate::model::{AttributeValueKind, ComputationRef, Document, InstrId, Instruction, Module};
+use crate::model::{
+    AttributeValueKind, ComputationId, ComputationRef, Document, InstrId, Instruction, Module,
+};
 use crate::syntax::{ChunkKind, Placed};
 
 /// The whole document printed in `style`, or why it cannot be; the comments in
 /// `attached` written back beside what they were written beside.
 pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String, Refusal> {
+    Ok(pieces(doc, style, attached)?.joined())
+}
+
+/// The printed module in pieces: what stands before the computations, each
+/// computation on its own, and what stands after them. Range formatting reads the
+/// computations a range touches; [`print`] joins them all.
+pub struct Pieces {
+    head: String,
+    computations: Vec<Piece>,
+    end: String,
+}
+
+/// One computation printed: the comments written before it, its text from its
+/// header (or `ENTRY`) to its closing brace and attributes, and what follows that
+/// brace on its line.
+pub struct Piece {
+    pub id: ComputationId,
+    before: String,
+    pub body: String,
+    after: String,
+}
+
+impl Pieces {
+    /// The printed computation `id`, if the module has it.
+    pub fn computation(&self, id: ComputationId) -> Option<&Piece> {
+        self.computations.iter().find(|p| p.id == id)
+    }
+
+    /// The whole text, computations in XLA's order with a blank line after each.
+    pub fn joined(self) -> String {
+        let pieces: usize = self
+            .computations
+            .iter()
+            .map(|p| p.before.len() + p.body.len() + p.after.len() + 2)
+            .sum();
+        let mut out = String::with_capacity(self.head.len() + pieces + self.end.len());
+        out.push_str(&self.head);
+        for p in &self.computations {
+            out.push_str(&p.before);
+            out.push_str(&p.body);
+            out.push_str(&p.after);
+            out.push_str("\n\n");
+        }
+        out.push_str(&self.end);
+        out
+    }
+}
+
+/// [`print`] in pieces.
+pub fn pieces(doc: &Document, style: Style, attached: &Attached) -> Result<Pieces, Refusal> {
     let file = doc.file();
     let module = match file.modules.as_slice() {
         [module] => module,
@@ -89,32 +141,37 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
         h.split_whitespace()
             .any(|w| w.starts_with("is_scheduled=true"))
     });
-    // Each computation on its own (its names are settled): in parallel, joined in order.
-    let printed: Vec<Result<String, Refusal>> = computations
+    // Each computation on its own (its names are settled): in parallel, in order.
+    let printed: Result<Vec<Piece>, Refusal> = computations
         .par_iter()
         .map(|(placed, c)| {
-            let mut text = String::new();
             let k = c.id.index();
-            Attached::lines(&mut text, attached.at(Anchor::BeforeComputation(k)), "");
+            let (mut before, mut body, mut after) = (String::new(), String::new(), String::new());
+            Attached::lines(&mut before, attached.at(Anchor::BeforeComputation(k)), "");
             computation(
-                &mut text,
+                &mut body,
                 module,
                 placed,
                 c,
                 (style, &names, &frames, attached),
                 scheduled,
             )?;
-            Attached::trailing(&mut text, attached.at(Anchor::AfterClose(k)));
-            text.push_str("\n\n");
-            Ok(text)
+            Attached::trailing(&mut after, attached.at(Anchor::AfterClose(k)));
+            Ok(Piece {
+                id: c.id,
+                before,
+                body,
+                after,
+            })
         })
         .collect();
-    out.reserve(printed.iter().flatten().map(String::len).sum());
-    for text in printed {
-        out.push_str(&text?);
-    }
-    Attached::lines(&mut out, attached.at(Anchor::End), "");
-    Ok(out)
+    let mut end = String::new();
+    Attached::lines(&mut end, attached.at(Anchor::End), "");
+    Ok(Pieces {
+        head: out,
+        computations: printed?,
+        end,
+    })
 }
 
 /// `computations` in the order XLA prints them ([`post_order::computation_order`]).

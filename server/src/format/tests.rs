@@ -210,11 +210,77 @@ fn attributes_after_the_closing_brace_are_kept_wherever_written() {
         format!("HloModule m\n\nENTRY e {{ {body} }}, execution_thread=\"t\"\n"),
     ] {
         let out = format(&text, Some(Style::Short)).expect("formats");
-        assert!(out.contains("}, execution_thread=\"t\""), "{text:?} -> {out}");
+        assert!(
+            out.contains("}, execution_thread=\"t\""),
+            "{text:?} -> {out}"
+        );
     }
     // Commas in the body do not count: nothing follows the closing brace.
     assert!(!super::printer::may_have_attributes(
         "ENTRY e {\n  ROOT p = f32[] parameter(0), metadata={op_name=\"a,b\"}\n}\n"
     ));
-    assert!(super::printer::may_have_attributes("ENTRY e { ROOT p = f32[] parameter(0) }"));
+    assert!(super::printer::may_have_attributes(
+        "ENTRY e { ROOT p = f32[] parameter(0) }"
+    ));
+}
+
+/// Range formatting of a file far from XLA's form edits the lines the range
+/// touches and nothing else: the whole file's diff gives up there (one edit of
+/// everything between its first and last change), which range formatting sent
+/// whole, rewriting the file for a selected line.
+#[test]
+fn range_formatting_stays_in_the_range_where_the_whole_diff_gives_up() {
+    let mut text = String::from("HloModule m\n");
+    for k in 0..1200 {
+        text += &format!("c{k} {{\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}}\n");
+    }
+    text += "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] call(x), to_apply=c7\n}\n";
+    let doc = crate::model::Document::parse(&text);
+    let whole = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    assert!(
+        whole.iter().any(|e| e.range.len() > text.len() / 2),
+        "the whole file's diff is expected to give up on this file"
+    );
+    let line = text.find("c600 {").expect("c600") + "c600 {\n  p = f32[2] parameter(0)\n".len();
+    let end = line + text[line..].find('\n').expect("a line");
+    let edits = super::edits(&doc, Some(Style::Short), Some(line + 4..line + 6)).expect("formats");
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert!(
+        edits[0].range.start >= line && edits[0].range.end <= end + 1,
+        "{edits:?}"
+    );
+    assert!(
+        edits[0].new_text.contains("f32[2]{0} negate(%p"),
+        "{}",
+        edits[0].new_text
+    );
+}
+
+/// Range formatting keeps every comment of the computations it touches: applied to
+/// each computation whole, the text keeps the comments full formatting keeps.
+#[test]
+fn range_formatting_keeps_the_comments_of_what_it_touches() {
+    let doc = crate::model::Document::parse(COMMENTED);
+    let file = doc.file();
+    for (_, c) in file.all_computations() {
+        let range = c.range();
+        let edits = super::edits(&doc, Some(Style::Short), Some(range)).expect("formats");
+        let mut text = COMMENTED.to_string();
+        for e in edits.iter().rev() {
+            text.replace_range(e.range.clone(), &e.new_text);
+        }
+        for comment in [
+            "/*binary*/",
+            "/* sum",
+            "// root",
+            "// nothing after",
+            "/*zero*/",
+        ] {
+            assert!(
+                text.contains(comment),
+                "{comment} lost formatting {}:\n{text}",
+                c.name
+            );
+        }
+    }
 }
