@@ -30,7 +30,7 @@ mod values;
 use std::fmt;
 use std::ops::Range;
 
-use crate::model::{Document, HloFile, TextEdit};
+use crate::model::{ComputationId, Document, HloFile, TextEdit};
 
 pub use comments::Comments;
 pub use edits::{line_edits, within};
@@ -116,7 +116,7 @@ pub fn format_document_with(
 /// without them is parsed and printed, and the comments are written back
 /// ([`comments::Attached`]) or left out.
 fn print_module(doc: &Document, style: Option<Style>, mode: Comments) -> Result<String, Refusal> {
-    Ok(match printed(doc, style, mode)? {
+    Ok(match printed(doc, style, mode, None)? {
         Printed::Single(module, style) => print_single(&module, style)?,
         Printed::Module(pieces) => pieces.joined(),
     })
@@ -129,8 +129,14 @@ enum Printed {
     Module(printer::Pieces),
 }
 
-/// [`print_module`] up to the printing of a single instruction's module.
-fn printed(doc: &Document, style: Option<Style>, mode: Comments) -> Result<Printed, Refusal> {
+/// [`print_module`] up to the printing of a single instruction's module (with
+/// `only`, of those computations alone: [`printer::pieces`]).
+fn printed(
+    doc: &Document,
+    style: Option<Style>,
+    mode: Comments,
+    only: Option<&[ComputationId]>,
+) -> Result<Printed, Refusal> {
     let style = style.unwrap_or_else(|| written_style(doc.file()));
     let text = doc.syntax().text();
     let stripped = comments::strip(&text);
@@ -139,7 +145,8 @@ fn printed(doc: &Document, style: Option<Style>, mode: Comments) -> Result<Print
         if let Some(module) = single::as_module(doc) {
             return Ok(Printed::Single(module, style));
         }
-        return printer::pieces(doc, style, &comments::Attached::default()).map(Printed::Module);
+        return printer::pieces(doc, style, &comments::Attached::default(), only)
+            .map(Printed::Module);
     }
     let bare = Document::parse(&stripped.text);
     let back = |r: Refusal| Refusal::at(stripped.original_offset(r.offset), r.message);
@@ -158,7 +165,7 @@ fn printed(doc: &Document, style: Option<Style>, mode: Comments) -> Result<Print
         (Comments::Keep, Some(module)) => comments::Attached::of(module, &stripped),
         _ => comments::Attached::default(),
     };
-    printer::pieces(&bare, style, &attached)
+    printer::pieces(&bare, style, &attached, only)
         .map(Printed::Module)
         .map_err(back)
 }
@@ -196,24 +203,28 @@ pub fn edits(
     let Some(range) = range else {
         return Ok(line_edits(&text, &format_document(doc, style)?));
     };
-    let Some(pieces) = module_pieces(doc, style)? else {
-        let all = line_edits(&text, &format_document(doc, style)?);
-        return Ok(within(doc.file(), &text, range, all));
-    };
     // Each computation the range touches against its own printed text: a diff of
     // the whole text gives up on a file far from XLA's form (one edit of everything
     // between its first and last change), which range formatting sent whole. A
     // module with comments (rare in dumps) is still diffed whole.
-    let mut touched = Vec::new();
-    for (_, c) in doc.file().all_computations() {
-        let whole = c.range();
-        if whole.end < range.start || whole.start > range.end {
-            continue;
-        }
+    let file = doc.file();
+    let touched: Vec<_> = file
+        .all_computations()
+        .map(|(_, c)| c)
+        .filter(|c| c.range().end >= range.start && c.range().start <= range.end)
+        .collect();
+    let ids: Vec<ComputationId> = touched.iter().map(|c| c.id).collect();
+    let Some(pieces) = module_pieces(doc, style, &ids)? else {
+        let all = line_edits(&text, &format_document(doc, style)?);
+        return Ok(within(file, &text, range, all));
+    };
+    let mut edits = Vec::new();
+    for c in touched {
         let Some(piece) = pieces.computation(c.id) else {
             continue;
         };
-        touched.extend(
+        let whole = c.range();
+        edits.extend(
             line_edits(&text[whole.clone()], &piece.body)
                 .into_iter()
                 .map(|e| TextEdit {
@@ -222,24 +233,33 @@ pub fn edits(
                 }),
         );
     }
-    Ok(within(doc.file(), &text, range, touched))
+    Ok(within(file, &text, range, edits))
 }
 
-/// The module of `doc` printed in pieces ([`printer::pieces`]), its computations
-/// numbered as `doc`'s; `None` for a single-instruction file (XLA makes a module of
+/// Computations `only` of `doc`'s module printed ([`printer::pieces`]), numbered
+/// as `doc`'s; `None` for a single-instruction file (XLA makes a module of
 /// it) and for a module with comments (one written in a computation's header line
 /// is printed above it, outside the computation's own text).
-fn module_pieces(doc: &Document, style: Option<Style>) -> Result<Option<printer::Pieces>, Refusal> {
+fn module_pieces(
+    doc: &Document,
+    style: Option<Style>,
+    only: &[ComputationId],
+) -> Result<Option<printer::Pieces>, Refusal> {
     let text = doc.syntax().text();
     let lead = leading_comment_lines(&text);
     if !comments::strip(&text[lead..]).comments.is_empty() {
         return Ok(None);
     }
     let printed = if lead == 0 {
-        printed(doc, style, Comments::Keep)?
+        printed(doc, style, Comments::Keep, Some(only))?
     } else {
-        printed(&Document::parse(&text[lead..]), style, Comments::Keep)
-            .map_err(|r| Refusal::at(r.offset + lead, r.message))?
+        printed(
+            &Document::parse(&text[lead..]),
+            style,
+            Comments::Keep,
+            Some(only),
+        )
+        .map_err(|r| Refusal::at(r.offset + lead, r.message))?
     };
     Ok(match printed {
         Printed::Single(..) => None,

@@ -25,7 +25,7 @@ use crate::syntax::{ChunkKind, Placed};
 /// The whole document printed in `style`, or why it cannot be; the comments in
 /// `attached` written back beside what they were written beside.
 pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String, Refusal> {
-    Ok(pieces(doc, style, attached)?.joined())
+    Ok(pieces(doc, style, attached, None)?.joined())
 }
 
 /// The printed module in pieces: what stands before the computations, each
@@ -73,8 +73,14 @@ impl Pieces {
     }
 }
 
-/// [`print`] in pieces.
-pub fn pieces(doc: &Document, style: Style, attached: &Attached) -> Result<Pieces, Refusal> {
+/// [`print`] in pieces: every computation, or those of `only` (range formatting
+/// prints the computations a range touches; their names still read the module).
+pub fn pieces(
+    doc: &Document,
+    style: Style,
+    attached: &Attached,
+    only: Option<&[ComputationId]>,
+) -> Result<Pieces, Refusal> {
     let file = doc.file();
     let module = match file.modules.as_slice() {
         [module] => module,
@@ -144,6 +150,7 @@ pub fn pieces(doc: &Document, style: Style, attached: &Attached) -> Result<Piece
     // Each computation on its own (its names are settled): in parallel, in order.
     let printed: Result<Vec<Piece>, Refusal> = computations
         .par_iter()
+        .filter(|(_, c)| only.is_none_or(|only| only.contains(&c.id)))
         .map(|(placed, c)| {
             let k = c.id.index();
             let (mut before, mut body, mut after) = (String::new(), String::new(), String::new());
