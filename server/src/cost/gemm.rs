@@ -107,8 +107,7 @@ impl Gemm {
         match instr.opcode {
             Opcode::Dot => Gemm::dot(GemmKind::Dot, comp, instr),
             Opcode::CustomCall => {
-                let target = instr.attrs().uncommon().custom_call_target.clone()?;
-                let kind = match &*target {
+                let kind = match instr.custom_call_target()? {
                     "__cublas$gemm" => GemmKind::CublasLegacy,
                     t if t.starts_with("__cublas$lt$matmul") => GemmKind::CublasLt,
                     _ => return None,
