@@ -98,13 +98,23 @@ pub fn format_document_with(
     style: Option<Style>,
     comments: Comments,
 ) -> Result<String, Refusal> {
-    let text = doc.syntax().text();
-    let lead = leading_comment_lines(&text);
+    formatted(doc, &doc.syntax().text(), style, comments)
+}
+
+/// [`format_document_with`] of `doc`, whose text is `text` (joined once from its
+/// chunks: 58 MB on a large dump).
+fn formatted(
+    doc: &Document,
+    text: &str,
+    style: Option<Style>,
+    comments: Comments,
+) -> Result<String, Refusal> {
+    let lead = leading_comment_lines(text);
     if lead == 0 {
-        return print_module(doc, style, comments);
+        return print_module(doc, text, style, comments);
     }
     let rest = Document::parse(&text[lead..]);
-    let printed = print_module(&rest, style, comments)
+    let printed = print_module(&rest, &text[lead..], style, comments)
         .map_err(|r| Refusal::at(r.offset + lead, r.message))?;
     Ok(match comments {
         Comments::Keep => format!("{}{printed}", &text[..lead]),
@@ -115,31 +125,45 @@ pub fn format_document_with(
 /// The module of `doc` printed, or why it cannot be. With comments in it, the text
 /// without them is parsed and printed, and the comments are written back
 /// ([`comments::Attached`]) or left out.
-fn print_module(doc: &Document, style: Option<Style>, mode: Comments) -> Result<String, Refusal> {
-    Ok(match printed(doc, style, mode, None)? {
+fn print_module(
+    doc: &Document,
+    text: &str,
+    style: Option<Style>,
+    mode: Comments,
+) -> Result<String, Refusal> {
+    Ok(match printed(doc, text, style, mode, None)? {
         Printed::Single(module, style) => print_single(&module, style)?,
         Printed::Module(pieces) => pieces.joined(),
+        Printed::Commented => unreachable!("the whole module is printed with its comments"),
     })
 }
 
 /// What [`print_module`] prints: the module a single-instruction file makes (and the
-/// style), or the module printed in pieces.
+/// style), or the module printed in pieces; for some computations alone, nothing
+/// when the module has comments.
 enum Printed {
     Single(String, Style),
     Module(printer::Pieces),
+    Commented,
 }
 
-/// [`print_module`] up to the printing of a single instruction's module (with
-/// `only`, of those computations alone: [`printer::pieces`]).
+/// [`print_module`] of `doc` (whose text is `text`) up to the printing of a single
+/// instruction's module. With `only`, those computations alone
+/// ([`printer::pieces`]), and [`Printed::Commented`] for a module with comments: one
+/// written in a computation's header line is printed above it, outside the
+/// computation's own text.
 fn printed(
     doc: &Document,
+    text: &str,
     style: Option<Style>,
     mode: Comments,
     only: Option<&[ComputationId]>,
 ) -> Result<Printed, Refusal> {
     let style = style.unwrap_or_else(|| written_style(doc.file()));
-    let text = doc.syntax().text();
-    let stripped = comments::strip(&text);
+    let stripped = comments::strip(text);
+    if only.is_some() && !stripped.comments.is_empty() {
+        return Ok(Printed::Commented);
+    }
     if stripped.comments.is_empty() {
         refuse_unprintable(doc)?;
         if let Some(module) = single::as_module(doc) {
@@ -201,7 +225,10 @@ pub fn edits(
 ) -> Result<Vec<TextEdit>, Refusal> {
     let text = doc.syntax().text();
     let Some(range) = range else {
-        return Ok(line_edits(&text, &format_document(doc, style)?));
+        return Ok(line_edits(
+            &text,
+            &formatted(doc, &text, style, Comments::Keep)?,
+        ));
     };
     // Each computation the range touches against its own printed text: a diff of
     // the whole text gives up on a file far from XLA's form (one edit of everything
@@ -214,8 +241,8 @@ pub fn edits(
         .filter(|c| c.range().end >= range.start && c.range().start <= range.end)
         .collect();
     let ids: Vec<ComputationId> = touched.iter().map(|c| c.id).collect();
-    let Some(pieces) = module_pieces(doc, style, &ids)? else {
-        let all = line_edits(&text, &format_document(doc, style)?);
+    let Some(pieces) = module_pieces(doc, &text, style, &ids)? else {
+        let all = line_edits(&text, &formatted(doc, &text, style, Comments::Keep)?);
         return Ok(within(file, &text, range, all));
     };
     let mut edits = Vec::new();
@@ -236,25 +263,23 @@ pub fn edits(
     Ok(within(file, &text, range, edits))
 }
 
-/// Computations `only` of `doc`'s module printed ([`printer::pieces`]), numbered
-/// as `doc`'s; `None` for a single-instruction file (XLA makes a module of
-/// it) and for a module with comments (one written in a computation's header line
-/// is printed above it, outside the computation's own text).
+/// Computations `only` of `doc`'s module (whose text is `text`) printed
+/// ([`printer::pieces`]), numbered as `doc`'s; `None` for a single-instruction file
+/// (XLA makes a module of it) and for a module with comments ([`Printed::Commented`]).
 fn module_pieces(
     doc: &Document,
+    text: &str,
     style: Option<Style>,
     only: &[ComputationId],
 ) -> Result<Option<printer::Pieces>, Refusal> {
-    let text = doc.syntax().text();
-    let lead = leading_comment_lines(&text);
-    if !comments::strip(&text[lead..]).comments.is_empty() {
-        return Ok(None);
-    }
+    let lead = leading_comment_lines(text);
     let printed = if lead == 0 {
-        printed(doc, style, Comments::Keep, Some(only))?
+        printed(doc, text, style, Comments::Keep, Some(only))?
     } else {
+        let rest = &text[lead..];
         printed(
-            &Document::parse(&text[lead..]),
+            &Document::parse(rest),
+            rest,
             style,
             Comments::Keep,
             Some(only),
@@ -262,8 +287,8 @@ fn module_pieces(
         .map_err(|r| Refusal::at(r.offset + lead, r.message))?
     };
     Ok(match printed {
-        Printed::Single(..) => None,
         Printed::Module(pieces) => Some(pieces),
+        Printed::Single(..) | Printed::Commented => None,
     })
 }
 
