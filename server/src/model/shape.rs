@@ -471,8 +471,13 @@ pub fn parse_shape(text: &str) -> Result<Shape, ShapeError> {
 /// Decodes a shape as [`parse_shape`] does, shared: the same text gives the same
 /// `Arc`. A dump writes a few hundred distinct shapes on hundreds of thousands of
 /// instructions (`f32[128,128]{1,0}`), so sharing them keeps an instruction small
-/// and skips decoding the text again. Each thread keeps its own table, bounded so that
-/// hostile input cannot grow it; errors are not kept.
+/// and skips decoding the text again. Errors are not kept.
+///
+/// Each thread keeps its own table in front of one table for the process, which
+/// it asks only for a text it has not met: chunks parsed on different threads
+/// share one `Arc` per text, so comparing the shapes of two copies of a
+/// computation (ENTRY calling 32 copies of a step) is comparing two addresses.
+/// Both tables are bounded so that hostile input cannot grow them.
 pub fn parse_shared_shape(text: &str) -> Result<Arc<Shape>, ShapeError> {
     const CAPACITY: usize = 4096;
     thread_local! {
@@ -481,13 +486,42 @@ pub fn parse_shared_shape(text: &str) -> Result<Arc<Shape>, ShapeError> {
     if let Some(shared) = SHAPES.with_borrow(|table| table.get(text).cloned()) {
         return Ok(shared);
     }
-    let shared = Arc::new(parse_shape(text)?);
+    let shared = process_shape(text)?;
     SHAPES.with_borrow_mut(|table| {
         if table.len() < CAPACITY {
             table.insert(text.into(), shared.clone());
         }
     });
     Ok(shared)
+}
+
+/// The process's shared shape of `text` ([`parse_shared_shape`]), decoded
+/// outside the lock.
+fn process_shape(text: &str) -> Result<Arc<Shape>, ShapeError> {
+    const CAPACITY: usize = 1 << 14;
+    static SHAPES: std::sync::Mutex<Option<FxHashMap<Box<str>, Arc<Shape>>>> =
+        std::sync::Mutex::new(None);
+    let known = |shapes: &mut Option<FxHashMap<Box<str>, Arc<Shape>>>| {
+        shapes
+            .get_or_insert_with(FxHashMap::default)
+            .get(text)
+            .cloned()
+    };
+    if let Some(shared) = SHAPES.lock().ok().and_then(|mut s| known(&mut s)) {
+        return Ok(shared);
+    }
+    let parsed = Arc::new(parse_shape(text)?);
+    let Ok(mut shapes) = SHAPES.lock() else {
+        return Ok(parsed);
+    };
+    let table = shapes.get_or_insert_with(FxHashMap::default);
+    if let Some(shared) = table.get(text) {
+        return Ok(shared.clone());
+    }
+    if table.len() < CAPACITY {
+        table.insert(text.into(), parsed.clone());
+    }
+    Ok(parsed)
 }
 
 /// Tuples nested deeper than this are rejected rather than risking the stack.
@@ -803,6 +837,18 @@ fn check_dim_level_types(types: &str) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_share_one_shape_per_text() {
+        let text = "f32[3,5,7]{0,2,1:T(2,128)}";
+        let there = std::thread::spawn(move || parse_shared_shape(text).unwrap())
+            .join()
+            .unwrap();
+        let here = parse_shared_shape(text).unwrap();
+        assert!(Arc::ptr_eq(&here, &there));
+        assert_eq!(*here, parse_shape(text).unwrap());
+        assert!(parse_shared_shape("f32[3,").is_err());
+    }
 
     fn array(text: &str) -> ArrayShape {
         parse_shape(text).unwrap().as_array().unwrap().clone()
