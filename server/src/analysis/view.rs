@@ -71,7 +71,51 @@ pub struct Recent {
     /// The [`twins`] answers of this version: a graph around ENTRY compares each of
     /// its 32 calls of renamed copies of a step with the first, a third of every
     /// such request on a 58 MiB dump.
-    twins: std::sync::Mutex<rustc_hash::FxHashMap<(usize, usize), bool>>,
+    twins: std::sync::Mutex<KnownTwins>,
+}
+
+/// Kept [`twins`] answers. Twins are equal but for names, so "yes" answers are
+/// kept as classes: a graph around another of ENTRY's instructions compares the
+/// same 32 copies in other pairs (each with the first consumer it meets), and
+/// finds them twins without comparing again.
+#[derive(Default)]
+struct KnownTwins {
+    /// Union-find parents of computations found twins of another.
+    parent: rustc_hash::FxHashMap<usize, usize>,
+    /// Pairs found not twins (or not shown to be).
+    differ: rustc_hash::FxHashSet<(usize, usize)>,
+}
+
+impl KnownTwins {
+    /// The class representative of `a`.
+    fn root(&self, mut a: usize) -> usize {
+        while let Some(&p) = self.parent.get(&a) {
+            if p == a {
+                break;
+            }
+            a = p;
+        }
+        a
+    }
+
+    fn get(&self, a: usize, b: usize) -> Option<bool> {
+        if self.root(a) == self.root(b) {
+            return Some(true);
+        }
+        self.differ.contains(&(a, b)).then_some(false)
+    }
+
+    fn insert(&mut self, a: usize, b: usize, twins: bool) {
+        if !twins {
+            self.differ.insert((a, b));
+            return;
+        }
+        let (ra, rb) = (self.root(a), self.root(b));
+        if ra != rb {
+            self.parent.insert(rb, ra);
+            self.parent.insert(b, ra);
+        }
+    }
 }
 
 /// `(computation, its view, when last used)`, and the clock.
@@ -102,12 +146,12 @@ impl Recent {
     /// shown").
     pub fn twins_or(&self, a: usize, b: usize, compare: impl FnOnce() -> bool) -> bool {
         let lock = || self.twins.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&known) = lock().get(&(a, b)) {
+        if let Some(known) = lock().get(a, b) {
             return known;
         }
         let answer = compare();
         if !crate::budget::exhausted() {
-            lock().insert((a, b), answer);
+            lock().insert(a, b, answer);
         }
         answer
     }
@@ -216,6 +260,23 @@ mod recent_tests {
         budget.cancel();
         assert!(!budget.run(|| recent.twins_or(4, 6, || false)));
         assert!(recent.twins_or(4, 6, || true));
+    }
+
+    #[test]
+    fn twins_of_twins_are_twins_without_comparing() {
+        let recent = Recent::new(4);
+        // A class built in any order: 1~2, 3~4, then 2~4 joins them.
+        assert!(recent.twins_or(1, 2, || true));
+        assert!(recent.twins_or(3, 4, || true));
+        assert!(!recent.twins_or(1, 3, || false));
+        assert!(recent.twins_or(2, 4, || true));
+        for (a, b) in [(1, 3), (3, 1), (4, 1), (2, 3), (4, 2), (1, 1)] {
+            assert!(recent.twins_or(a, b, || panic!("{a} and {b} compared again")));
+        }
+        // A "no" stays a "no" for its own pair only.
+        assert!(!recent.twins_or(5, 6, || false));
+        assert!(!recent.twins_or(5, 6, || panic!("compared again")));
+        assert!(recent.twins_or(6, 5, || true));
     }
 }
 
