@@ -56,7 +56,7 @@ impl Var {
 /// A declared variable: inclusive bounds and a name. An empty name means "use the
 /// default name for the position" (`d3`, `s0`, `rt1`), so that removing a variable
 /// renumbers the default names the way XLA does.
-#[derive(Clone, Debug, Eq, Hash)]
+#[derive(Clone, Debug, Eq)]
 pub struct Variable {
     pub bounds: Interval,
     pub name: String,
@@ -70,6 +70,14 @@ impl PartialEq for Variable {
         self.bounds == other.bounds
             && self.name.len() == other.name.len()
             && (self.name.is_empty() || self.name == other.name)
+    }
+}
+
+impl std::hash::Hash for Variable {
+    /// What [`Variable::eq`] compares: bounds and name.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.bounds.hash(state);
+        self.name.hash(state);
     }
 }
 
@@ -95,5 +103,21 @@ impl Variable {
         } else {
             self.name.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_are_equal_in_bounds_and_name() {
+        let plain = Variable::new(0, 3);
+        assert_eq!(plain, Variable::new(0, 3));
+        assert_ne!(plain, Variable::new(0, 4));
+        assert_ne!(plain, Variable::named(0, 3, "d0"));
+        assert_eq!(Variable::named(0, 3, "x"), Variable::named(0, 3, "x"));
+        assert_ne!(Variable::named(0, 3, "x"), Variable::named(0, 3, "y"));
+        assert_ne!(Variable::named(0, 3, "x"), Variable::named(1, 3, "x"));
     }
 }
