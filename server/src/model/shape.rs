@@ -518,9 +518,12 @@ fn process_shape(text: &str) -> Result<Arc<Shape>, ShapeError> {
     if let Some(shared) = table.get(text) {
         return Ok(shared.clone());
     }
-    if table.len() < CAPACITY {
-        table.insert(text.into(), parsed.clone());
+    // Full (hostile input, or a server's many documents): it starts over, so
+    // that the shapes of the next dump are shared too.
+    if table.len() >= CAPACITY {
+        table.clear();
     }
+    table.insert(text.into(), parsed.clone());
     Ok(parsed)
 }
 
