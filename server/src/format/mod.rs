@@ -109,17 +109,31 @@ fn formatted(
     style: Option<Style>,
     comments: Comments,
 ) -> Result<String, Refusal> {
+    let (lead, printed) = past_leading_comments(doc, text, |doc, text| {
+        print_module(doc, text, style, comments)
+    })?;
+    Ok(match comments {
+        Comments::Keep if lead > 0 => format!("{}{printed}", &text[..lead]),
+        _ => printed,
+    })
+}
+
+/// `print` of `doc` (whose text is `text`), or, when the text starts with comment
+/// lines, of the document after them (a refusal's offset moved back to `text`'s),
+/// with the length of those lines.
+fn past_leading_comments<T>(
+    doc: &Document,
+    text: &str,
+    print: impl FnOnce(&Document, &str) -> Result<T, Refusal>,
+) -> Result<(usize, T), Refusal> {
     let lead = leading_comment_lines(text);
     if lead == 0 {
-        return print_module(doc, text, style, comments);
+        return Ok((0, print(doc, text)?));
     }
-    let rest = Document::parse(&text[lead..]);
-    let printed = print_module(&rest, &text[lead..], style, comments)
-        .map_err(|r| Refusal::at(r.offset + lead, r.message))?;
-    Ok(match comments {
-        Comments::Keep => format!("{}{printed}", &text[..lead]),
-        Comments::Drop => printed,
-    })
+    let rest = &text[lead..];
+    let printed =
+        print(&Document::parse(rest), rest).map_err(|r| Refusal::at(r.offset + lead, r.message))?;
+    Ok((lead, printed))
 }
 
 /// The module of `doc` printed, or why it cannot be. With comments in it, the text
@@ -272,20 +286,9 @@ fn module_pieces(
     style: Option<Style>,
     only: &[ComputationId],
 ) -> Result<Option<printer::Pieces>, Refusal> {
-    let lead = leading_comment_lines(text);
-    let printed = if lead == 0 {
-        printed(doc, text, style, Comments::Keep, Some(only))?
-    } else {
-        let rest = &text[lead..];
-        printed(
-            &Document::parse(rest),
-            rest,
-            style,
-            Comments::Keep,
-            Some(only),
-        )
-        .map_err(|r| Refusal::at(r.offset + lead, r.message))?
-    };
+    let (_, printed) = past_leading_comments(doc, text, |doc, text| {
+        printed(doc, text, style, Comments::Keep, Some(only))
+    })?;
     Ok(match printed {
         Printed::Module(pieces) => Some(pieces),
         Printed::Single(..) | Printed::Commented => None,
