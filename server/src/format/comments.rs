@@ -50,52 +50,90 @@ impl Stripped {
     }
 }
 
-/// `text` without its comments (and the blanks before each on its line). Text in
-/// quotes is not looked into; XLA's own annotations (`/*index=5*/`, `/*i0=1*/`)
-/// and the `// -----` lines between modules are not comments here.
+/// The comments of `text`, in order, as byte ranges. Text in quotes is not looked
+/// into; XLA's own annotations (`/*index=5*/`, `/*i0=1*/`) and the `// -----`
+/// lines between modules are not comments here.
+struct CommentSpans<'t> {
+    text: &'t str,
+    at: usize,
+    quoted: bool,
+}
+
+impl<'t> CommentSpans<'t> {
+    fn of(text: &'t str) -> CommentSpans<'t> {
+        CommentSpans {
+            text,
+            at: 0,
+            quoted: false,
+        }
+    }
+}
+
+impl Iterator for CommentSpans<'_> {
+    type Item = std::ops::Range<usize>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let bytes = self.text.as_bytes();
+        loop {
+            // Only a quote, or outside quotes a slash (inside them a backslash), matters.
+            let rest = bytes.get(self.at..)?;
+            let found = match self.quoted {
+                false => memchr::memchr2(b'"', b'/', rest),
+                true => memchr::memchr2(b'"', b'\\', rest),
+            };
+            let at = self.at + found?;
+            match (bytes[at], bytes.get(at + 1)) {
+                (b'\\', _) => self.at = at + 2,
+                (b'"', _) => {
+                    self.quoted = !self.quoted;
+                    self.at = at + 1;
+                }
+                (b'/', Some(b'/' | b'*')) => {
+                    let end = comment_end(self.text, at);
+                    self.at = end;
+                    let comment = &self.text[at..end];
+                    if !comment.starts_with("// -----") && !super::is_xla_annotation(comment) {
+                        return Some(at..end);
+                    }
+                }
+                _ => self.at = at + 1,
+            }
+        }
+    }
+}
+
+/// Whether `text` holds a comment ([`strip`] would cut one), found without a copy.
+pub fn any(text: &str) -> bool {
+    CommentSpans::of(text).next().is_some()
+}
+
+/// `text` without its comments (and the blanks before each on its line); what is
+/// a comment is [`CommentSpans`]'.
 pub fn strip(text: &str) -> Stripped {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut comments = Vec::new();
     let mut cuts = Vec::new();
-    let (mut at, mut copied, mut removed) = (0usize, 0usize, 0usize);
-    let mut quoted = false;
-    while at < bytes.len() {
-        match (bytes[at], bytes.get(at + 1)) {
-            (b'\\', _) if quoted => at += 2,
-            (b'"', _) => {
-                quoted = !quoted;
-                at += 1;
-            }
-            (b'/', Some(b'/' | b'*')) if !quoted => {
-                let end = comment_end(text, at);
-                let comment = &text[at..end];
-                if comment.starts_with("// -----") || super::is_xla_annotation(comment) {
-                    at = end;
-                    continue;
-                }
-                out.push_str(&text[copied..at]);
-                let before = out.len();
-                while out.ends_with([' ', '\t']) {
-                    out.pop();
-                }
-                let word =
-                    |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-                let space = word(out.as_bytes().last()) && word(bytes.get(end));
-                removed += end - at + (before - out.len()) - usize::from(space);
-                if space {
-                    out.push(' ');
-                }
-                comments.push(Comment {
-                    at: out.len(),
-                    text: comment.to_string(),
-                });
-                cuts.push((out.len(), removed));
-                at = end;
-                copied = end;
-            }
-            _ => at += 1,
+    let (mut copied, mut removed) = (0usize, 0usize);
+    for span in CommentSpans::of(text) {
+        let (at, end) = (span.start, span.end);
+        out.push_str(&text[copied..at]);
+        let before = out.len();
+        while out.ends_with([' ', '\t']) {
+            out.pop();
         }
+        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let space = word(out.as_bytes().last()) && word(bytes.get(end));
+        removed += end - at + (before - out.len()) - usize::from(space);
+        if space {
+            out.push(' ');
+        }
+        comments.push(Comment {
+            at: out.len(),
+            text: text[at..end].to_string(),
+        });
+        cuts.push((out.len(), removed));
+        copied = end;
     }
     out.push_str(&text[copied.min(text.len())..]);
     Stripped {

@@ -30,7 +30,10 @@ mod values;
 use std::fmt;
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use crate::model::{ComputationId, Document, HloFile, TextEdit};
+use printer::Select;
 
 pub use comments::Comments;
 pub use edits::{line_edits, within};
@@ -174,18 +177,19 @@ fn printed(
     only: Option<&[ComputationId]>,
 ) -> Result<Printed, Refusal> {
     let style = style.unwrap_or_else(|| written_style(doc.file()));
-    let stripped = comments::strip(text);
-    if only.is_some() && !stripped.comments.is_empty() {
-        return Ok(Printed::Commented);
-    }
-    if stripped.comments.is_empty() {
+    let select = only.map_or(Select::All, Select::Only);
+    if !comments::any(text) {
         refuse_unprintable(doc)?;
         if let Some(module) = single::as_module(doc) {
             return Ok(Printed::Single(module, style));
         }
-        return printer::pieces(doc, style, &comments::Attached::default(), only)
+        return printer::pieces(doc, style, &comments::Attached::default(), select)
             .map(Printed::Module);
     }
+    if only.is_some() {
+        return Ok(Printed::Commented);
+    }
+    let stripped = comments::strip(text);
     let bare = Document::parse(&stripped.text);
     let back = |r: Refusal| Refusal::at(stripped.original_offset(r.offset), r.message);
     refuse_unprintable(&bare).map_err(back)?;
@@ -203,7 +207,7 @@ fn printed(
         (Comments::Keep, Some(module)) => comments::Attached::of(module, &stripped),
         _ => comments::Attached::default(),
     };
-    printer::pieces(&bare, style, &attached, only)
+    printer::pieces(&bare, style, &attached, select)
         .map(Printed::Module)
         .map_err(back)
 }
@@ -237,13 +241,10 @@ pub fn edits(
     style: Option<Style>,
     range: Option<Range<usize>>,
 ) -> Result<Vec<TextEdit>, Refusal> {
-    let text = doc.syntax().text();
     let Some(range) = range else {
-        return Ok(line_edits(
-            &text,
-            &formatted(doc, &text, style, Comments::Keep)?,
-        ));
+        return whole_edits(doc, style);
     };
+    let text = doc.syntax().text();
     // Each computation the range touches against its own printed text: a diff of
     // the whole text gives up on a file far from XLA's form (one edit of everything
     // between its first and last change), which range formatting sent whole. A
@@ -261,20 +262,74 @@ pub fn edits(
     };
     let mut edits = Vec::new();
     for c in touched {
-        let Some(piece) = pieces.computation(c.id) else {
-            continue;
-        };
-        let whole = c.range();
-        edits.extend(
-            line_edits(&text[whole.clone()], &piece.body)
-                .into_iter()
-                .map(|e| TextEdit {
-                    range: e.range.start + whole.start..e.range.end + whole.start,
-                    new_text: e.new_text,
-                }),
-        );
+        if let Some(piece) = pieces.computation(c.id) {
+            edits.extend(edits_at(c.range().start, &text[c.range()], &piece.body));
+        }
     }
     Ok(within(file, &text, range, edits))
+}
+
+/// The edits formatting the whole document. A module without comments printed in
+/// its written order (every dump) is compared computation by computation, and
+/// the blank lines between them, as it is printed: a dump already in XLA's form
+/// costs its printing, never a copy of its text, of its printed text or a diff
+/// of the two (each as large as the file: 26 s on a 588 MiB dump, most of it the
+/// memory). Anything else is printed whole and diffed line by line.
+fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Refusal> {
+    let syntax = doc.syntax();
+    let commented = syntax.chunks().par_iter().any(|c| comments::any(c.text()));
+    if !commented && single::as_module(doc).is_none() {
+        refuse_unprintable(doc)?;
+        let style = style.unwrap_or_else(|| written_style(doc.file()));
+        let pieces = printer::pieces(doc, style, &comments::Attached::default(), Select::Changed)?;
+        if pieces.in_written_order {
+            return Ok(edits_in_written_order(doc, &pieces));
+        }
+    }
+    let text = syntax.text();
+    Ok(line_edits(
+        &text,
+        &formatted(doc, &text, style, Comments::Keep)?,
+    ))
+}
+
+/// [`whole_edits`] of a module without comments whose `pieces` are its changed
+/// computations, printed in the written order: what stands before the first
+/// computation against the printed head, each changed computation against its
+/// written text, and what stands between computations (and after the last)
+/// against the blank line XLA prints.
+fn edits_in_written_order(doc: &Document, pieces: &printer::Pieces) -> Vec<TextEdit> {
+    let syntax = doc.syntax();
+    let Some(module) = doc.file().modules.first() else {
+        return Vec::new();
+    };
+    let ranges: Vec<Range<usize>> = module.computations().map(|c| c.range()).collect();
+    let mut changed = pieces.computations().iter().peekable();
+    let head_end = ranges.first().map_or(syntax.len(), |r| r.start);
+    let mut edits = edits_at(0, &syntax.slice(0..head_end), pieces.head());
+    for (k, (c, whole)) in module.computations().zip(&ranges).enumerate() {
+        if let Some(piece) = changed.next_if(|p| p.id == c.id) {
+            edits.extend(edits_at(
+                whole.start,
+                &syntax.slice(whole.clone()),
+                &piece.body,
+            ));
+        }
+        let gap = whole.end..ranges.get(k + 1).map_or(syntax.len(), |r| r.start);
+        edits.extend(edits_at(gap.start, &syntax.slice(gap.clone()), "\n\n"));
+    }
+    edits
+}
+
+/// [`line_edits`] of `old`, which starts at byte `at` of the document, into `new`.
+fn edits_at(at: usize, old: &str, new: &str) -> Vec<TextEdit> {
+    line_edits(old, new)
+        .into_iter()
+        .map(|e| TextEdit {
+            range: e.range.start + at..e.range.end + at,
+            new_text: e.new_text,
+        })
+        .collect()
 }
 
 /// Computations `only` of `doc`'s module (whose text is `text`) printed
@@ -298,17 +353,19 @@ fn module_pieces(
 /// The form the file is written in: long when most named operands carry their
 /// shape, short otherwise (also when there are no operands at all).
 pub fn written_style(file: &HloFile) -> Style {
-    let (mut named, mut shaped) = (0usize, 0usize);
-    for (_, c) in file.all_computations() {
-        for i in &c.instructions {
-            for o in &i.operands {
-                if o.name_range().is_some() {
-                    named += 1;
-                    shaped += usize::from(o.declared_shape.is_some());
-                }
-            }
-        }
-    }
+    let (named, shaped) = file
+        .all_computations()
+        .map(|(_, c)| c)
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|c| {
+            let named = c.instructions.iter().flat_map(|i| &i.operands);
+            let named = named.filter(|o| o.name_range().is_some());
+            named.fold((0usize, 0usize), |(n, s), o| {
+                (n + 1, s + usize::from(o.declared_shape.is_some()))
+            })
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     if named > 0 && shaped * 2 >= named {
         Style::Long
     } else {

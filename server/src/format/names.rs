@@ -13,6 +13,7 @@
 //! or `conditional` written without one: the root of the computation it calls
 //! ([`Names::callee_root`]), which the model of one computation does not see.
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::model::{ComputationId, ComputationRef, InstrId, Module, Opcode, Shape};
@@ -101,55 +102,100 @@ fn sanitized(name: &str) -> String {
     out
 }
 
+/// Whether `name` is what [`NameUniquer::unique`] gives for it when its root and
+/// suffix were not handed out before: sanitized already, and a numeric suffix
+/// written as XLA writes a number (`x.01` prints as `x.1`). Its (root, suffix) key
+/// when it is, read without a copy.
+fn as_written(name: &str) -> Option<(&str, i64)> {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    let bytes = name.as_bytes();
+    let first_ok = bytes
+        .first()
+        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
+    if !first_ok || !bytes.iter().all(|&b| allowed(b)) {
+        return None;
+    }
+    let reserved = name.starts_with("__") && !name.starts_with("__xla_");
+    let primitive = name != "tuple"
+        && name != "buffer"
+        && crate::model::PrimitiveType::names().any(|t| t == name);
+    if reserved || primitive {
+        return None;
+    }
+    let Some(dot) = name.rfind('.').filter(|&d| d > 0 && d + 1 < name.len()) else {
+        return Some((name, 0));
+    };
+    let suffix = &name[dot + 1..];
+    let Ok(id) = suffix.parse::<i64>() else {
+        return Some((name, 0));
+    };
+    let digits = suffix.strip_prefix('-').unwrap_or(suffix);
+    let canonical =
+        !suffix.starts_with('+') && (digits == "0" && suffix == "0" || !digits.starts_with('0'));
+    canonical.then_some((&name[..dot], id))
+}
+
 /// The printed name of every instruction of a module.
 pub struct Names<'m> {
-    /// By computation index, then instruction index.
-    names: Vec<Vec<String>>,
+    /// By computation index, then instruction index; `None` when every name prints
+    /// as written ([`written_names_print`]), the dumps' case.
+    names: Option<Vec<Vec<String>>>,
     /// (computation, instruction) of a `call` or `conditional` whose shape is left
     /// out: the computation it calls (the first branch) and that one's root.
     callee_roots: HashMap<(usize, usize), (ComputationRef<'m>, InstrId)>,
+}
+
+/// Whether XLA prints every instruction of `computations` under its written name:
+/// no operand written inline (the parser names those), every name
+/// [`as_written`], and no two with the same root and suffix (the module's
+/// `NameUniquer` hands each out once). Then the uniquer's two passes, sequential
+/// and a string per instruction (half a second on a 58 MiB dump), change nothing.
+/// The check runs in parallel and compares hashes; two names with the same hash
+/// take the uniquer's road, which is always right.
+fn written_names_print(computations: &[ComputationRef]) -> bool {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let hasher = BuildHasherDefault::<rustc_hash::FxHasher>::default();
+    let keys: Option<Vec<Vec<u64>>> = computations
+        .par_iter()
+        .map(|c| {
+            c.instructions
+                .iter()
+                .map(|i| match i.synthetic {
+                    true => None,
+                    false => as_written(&i.name).map(|key| hasher.hash_one(key)),
+                })
+                .collect()
+        })
+        .collect();
+    let Some(keys) = keys else {
+        return false;
+    };
+    let mut keys: Vec<u64> = keys.into_iter().flatten().collect();
+    keys.par_sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
 }
 
 impl<'m> Names<'m> {
     /// The names XLA gives the instructions of `module` after parsing it.
     pub fn of(module: &'m Module) -> Names<'m> {
         let computations: Vec<ComputationRef> = module.computations().collect();
-        // The parser's pass: inline operands named, written names only registered.
-        let mut parser = NameUniquer::default();
-        let parsed: Vec<Vec<String>> = computations
-            .iter()
-            .map(|c| {
-                c.instructions
-                    .iter()
-                    .map(|i| match i.synthetic {
-                        true => parser.unique(&format!("{}.anon", c.src(i.opcode_range))),
-                        false => {
-                            parser.unique(&i.name);
-                            i.name.to_string()
-                        }
-                    })
-                    .collect()
+        let names = match written_names_print(&computations) {
+            true => None,
+            false => Some(uniqued(&computations)),
+        };
+        let callee_roots = computations
+            .par_iter()
+            .flat_map_iter(|c| {
+                c.instructions.iter().filter_map(move |i| {
+                    let unshaped = i.shape_range.is_empty() && matches!(*i.shape, Shape::Invalid);
+                    if !unshaped || !matches!(i.opcode, Opcode::Call | Opcode::Conditional) {
+                        return None;
+                    }
+                    let callee = i.called.iter().find_map(|k| module.resolve(k))?;
+                    Some(((c.id.index(), i.id.index()), (callee, callee.root?)))
+                })
             })
             .collect();
-        // The module's pass: every name made unique across the module.
-        let mut module_names = NameUniquer::default();
-        let names = parsed
-            .into_iter()
-            .map(|names| names.iter().map(|n| module_names.unique(n)).collect())
-            .collect();
-        let mut callee_roots = HashMap::default();
-        for c in &computations {
-            for i in &c.instructions {
-                let unshaped = i.shape_range.is_empty() && matches!(*i.shape, Shape::Invalid);
-                if !unshaped || !matches!(i.opcode, Opcode::Call | Opcode::Conditional) {
-                    continue;
-                }
-                let callee = i.called.iter().find_map(|k| module.resolve(k));
-                if let Some((callee, root)) = callee.and_then(|k| Some((k, k.root?))) {
-                    callee_roots.insert((c.id.index(), i.id.index()), (callee, root));
-                }
-            }
-        }
         Names {
             names,
             callee_roots,
@@ -168,12 +214,42 @@ impl<'m> Names<'m> {
     }
 
     /// The printed name of instruction `id` of computation `c`.
-    pub fn get(&self, c: ComputationId, id: InstrId) -> &str {
-        self.names
-            .get(c.index())
+    pub fn get<'a>(&'a self, c: &'a ComputationRef, id: InstrId) -> &'a str {
+        let Some(names) = &self.names else {
+            return c.instructions.get(id.index()).map_or("", |i| &i.name);
+        };
+        names
+            .get(c.id.index())
             .and_then(|names| names.get(id.index()))
             .map_or("", String::as_str)
     }
+}
+
+/// The names of `computations` through XLA's two passes: the parser's (inline
+/// operands named, written names only registered), then the module's (every name
+/// made unique across the module).
+fn uniqued(computations: &[ComputationRef]) -> Vec<Vec<String>> {
+    let mut parser = NameUniquer::default();
+    let parsed: Vec<Vec<String>> = computations
+        .iter()
+        .map(|c| {
+            c.instructions
+                .iter()
+                .map(|i| match i.synthetic {
+                    true => parser.unique(&format!("{}.anon", c.src(i.opcode_range))),
+                    false => {
+                        parser.unique(&i.name);
+                        i.name.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut module_names = NameUniquer::default();
+    parsed
+        .into_iter()
+        .map(|names| names.iter().map(|n| module_names.unique(n)).collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -194,5 +270,72 @@ mod tests {
         assert_eq!(u.unique("y.0"), "y.0");
         assert_eq!(u.unique("f32"), "f32_");
         assert_eq!(u.unique("__a"), "a_a");
+    }
+
+    #[test]
+    fn a_name_prints_as_written_only_in_xla_form() {
+        for name in [
+            "p0",
+            "x.5",
+            "x.0",
+            "x.-3",
+            "fusion.25",
+            "_a",
+            "__xla_a",
+            "a-b",
+            "y.",
+        ] {
+            assert!(as_written(name).is_some(), "{name}");
+            assert_eq!(NameUniquer::default().unique(name), name);
+        }
+        for name in [
+            "x.01", "x.+1", "x.-0", "x.00", "f32", "__a", "1a", "a b", "",
+        ] {
+            assert!(as_written(name).is_none(), "{name}");
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// A name from a small alphabet, so that roots and suffixes repeat.
+    fn name() -> impl Strategy<Value = String> {
+        let root = prop::sample::select(vec!["p", "x", "f32", "a.b", "__a", "add.anon", "q-"]);
+        let suffix = prop::sample::select(vec!["", ".0", ".1", ".2", ".01", ".-1", ".x", "."]);
+        (root, suffix).prop_map(|(r, s)| format!("{r}{s}"))
+    }
+
+    proptest! {
+        /// Names the module's instructions print under, read without the uniquer
+        /// when they may be, are the uniquer's names: a differential test of
+        /// [`written_names_print`] against [`uniqued`] on modules whose names collide
+        /// within and across computations, some written inline.
+        #[test]
+        fn names_printed_as_written_are_the_uniquers(
+            computations in prop::collection::vec(prop::collection::vec((name(), any::<bool>()), 1..5), 1..4),
+        ) {
+            let mut text = String::from("HloModule m\n\n");
+            for (k, names) in computations.iter().enumerate() {
+                let entry = if k + 1 == computations.len() { "ENTRY " } else { "" };
+                text += &format!("{entry}c{k} {{\n  %{} = f32[2] parameter(0)\n", names[0].0);
+                for (j, (name, inline)) in names.iter().enumerate().skip(1) {
+                    let operand = match inline {
+                        true => "f32[2] parameter(1)".to_string(),
+                        false => format!("%{}", names[j - 1].0),
+                    };
+                    text += &format!("  %{name} = f32[2] negate({operand})\n");
+                }
+                text += "}\n\n";
+            }
+            let doc = crate::model::Document::parse(&text);
+            let module = &doc.file().modules[0];
+            let names = Names::of(module);
+            let computations: Vec<ComputationRef> = module.computations().collect();
+            let want = uniqued(&computations);
+            for c in &computations {
+                for (k, _) in c.instructions.iter().enumerate() {
+                    prop_assert_eq!(names.get(c, InstrId(k as u32)), &want[c.id.index()][k], "{}", text);
+                }
+            }
+        }
     }
 }

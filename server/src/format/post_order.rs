@@ -4,6 +4,8 @@
 //! its operands (first operand first) and its control predecessors. A scheduled module
 //! (`is_scheduled=true`) is printed in its schedule's order, which is the written one.
 
+use rayon::prelude::*;
+
 use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module};
 
 /// The instructions of `c` in XLA's post order.
@@ -109,7 +111,9 @@ struct CallSites {
 
 impl CallSites {
     fn of(module: &Module) -> CallSites {
+        // In parallel: a 588 MiB dump is five million instructions.
         let sites = (0..module.computation_count())
+            .into_par_iter()
             .map(|k| {
                 let c = module.computation(ComputationId(k as u32));
                 c.instructions

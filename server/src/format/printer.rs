@@ -6,6 +6,8 @@
 //! (attribute values, literals, tables, layouts) is copied from the text, so nothing
 //! is re-derived that could come out different.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 use tree_sitter::Node;
 
@@ -25,16 +27,32 @@ use crate::syntax::{ChunkKind, Placed};
 /// The whole document printed in `style`, or why it cannot be; the comments in
 /// `attached` written back beside what they were written beside.
 pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String, Refusal> {
-    Ok(pieces(doc, style, attached, None)?.joined())
+    Ok(pieces(doc, style, attached, Select::All)?.joined())
+}
+
+/// Which computations [`pieces`] prints and keeps.
+#[derive(Clone, Copy)]
+pub enum Select<'a> {
+    All,
+    /// Those of the list (range formatting: the computations a range touches).
+    Only(&'a [ComputationId]),
+    /// All, leaving out those printed as written when XLA prints the computations
+    /// in the written order ([`Pieces::in_written_order`]): formatting a dump
+    /// already in XLA's form keeps none.
+    Changed,
 }
 
 /// The printed module in pieces: what stands before the computations, each
 /// computation on its own, and what stands after them. Range formatting reads the
-/// computations a range touches; [`print`] joins them all.
+/// computations a range touches, formatting the changed ones; [`print`] joins
+/// them all.
 pub struct Pieces {
     head: String,
     computations: Vec<Piece>,
     end: String,
+    /// Whether XLA prints the computations in the order they are written (it prints
+    /// callees before callers: a dump is in that order, a hand-written test may not be).
+    pub in_written_order: bool,
 }
 
 /// One computation printed: the comments written before it, its text from its
@@ -53,7 +71,18 @@ impl Pieces {
         self.computations.iter().find(|p| p.id == id)
     }
 
-    /// The whole text, computations in XLA's order with a blank line after each.
+    /// The printed computations, in XLA's order.
+    pub fn computations(&self) -> &[Piece] {
+        &self.computations
+    }
+
+    /// What stands before the computations: the module header line and tables.
+    pub fn head(&self) -> &str {
+        &self.head
+    }
+
+    /// The whole text, computations in XLA's order with a blank line after each
+    /// (all of them when printed with [`Select::All`]).
     pub fn joined(self) -> String {
         let pieces: usize = self
             .computations
@@ -73,13 +102,13 @@ impl Pieces {
     }
 }
 
-/// [`print`] in pieces: every computation, or those of `only` (range formatting
-/// prints the computations a range touches; their names still read the module).
+/// [`print`] in pieces: the computations `select` names (their names still read
+/// the module).
 pub fn pieces(
     doc: &Document,
     style: Style,
     attached: &Attached,
-    only: Option<&[ComputationId]>,
+    select: Select,
 ) -> Result<Pieces, Refusal> {
     let file = doc.file();
     let module = match file.modules.as_slice() {
@@ -132,6 +161,8 @@ pub fn pieces(
         }
     }
     let computations = in_xla_order(module, computations);
+    let in_written_order = computations.windows(2).all(|w| w[0].1.id < w[1].1.id);
+    let leave_unchanged = matches!(select, Select::Changed) && in_written_order;
     let names = Names::of(module);
     let frames = FrameTables::of(tables, module);
     let mut out = String::new();
@@ -148,9 +179,12 @@ pub fn pieces(
             .any(|w| w.starts_with("is_scheduled=true"))
     });
     // Each computation on its own (its names are settled): in parallel, in order.
-    let printed: Result<Vec<Piece>, Refusal> = computations
+    let printed: Result<Vec<Option<Piece>>, Refusal> = computations
         .par_iter()
-        .filter(|(_, c)| only.is_none_or(|only| only.contains(&c.id)))
+        .filter(|(_, c)| match select {
+            Select::Only(only) => only.contains(&c.id),
+            Select::All | Select::Changed => true,
+        })
         .map(|(placed, c)| {
             let k = c.id.index();
             let (mut before, mut body, mut after) = (String::new(), String::new(), String::new());
@@ -164,21 +198,35 @@ pub fn pieces(
                 scheduled,
             )?;
             Attached::trailing(&mut after, attached.at(Anchor::AfterClose(k)));
-            Ok(Piece {
+            if leave_unchanged && body == written(placed, c) {
+                return Ok(None);
+            }
+            Ok(Some(Piece {
                 id: c.id,
                 before,
                 body,
                 after,
-            })
+            }))
         })
         .collect();
     let mut end = String::new();
     Attached::lines(&mut end, attached.at(Anchor::End), "");
     Ok(Pieces {
         head: out,
-        computations: printed?,
+        computations: printed?.into_iter().flatten().collect(),
         end,
+        in_written_order,
     })
+}
+
+/// The written text of computation `c`, which chunk `placed` holds: from its
+/// header to its closing brace and attributes, as a printed piece's body.
+fn written<'t>(placed: &Placed<'t>, c: &ComputationRef) -> &'t str {
+    let (whole, base) = (c.range(), placed.range().start);
+    placed
+        .text()
+        .get(whole.start - base..whole.end - base)
+        .unwrap_or("")
 }
 
 /// `computations` in the order XLA prints them ([`post_order::computation_order`]).
@@ -291,7 +339,7 @@ fn program_shape(c: &ComputationRef, with_layout: bool, names: &Names) -> Result
         params.push(if with_layout {
             shape
         } else {
-            format!("{}: {shape}", names.get(c.id, *id))
+            format!("{}: {shape}", names.get(c, *id))
         });
     }
     let root = c.root.map(|r| c.instruction(r)).ok_or_else(|| {
@@ -403,62 +451,63 @@ fn computation_attributes(placed: &Placed) -> Vec<(String, String)> {
 /// or is its end), and an attribute needs a comma after it: with no comma after
 /// that line's start there are none. Without such a line, the parse decides.
 pub(super) fn may_have_attributes(text: &str) -> bool {
-    let last_close = text
-        .match_indices("\n}")
-        .last()
-        .map(|(at, _)| at + 1)
+    let last_close = memchr::memmem::rfind(text.as_bytes(), b"\n}")
+        .map(|at| at + 1)
         .or_else(|| text.starts_with('}').then_some(0));
     last_close.is_none_or(|at| text[at..].contains(','))
 }
 
-/// `%name = shape opcode(operands), attributes`.
+/// `%name = shape opcode(operands), attributes`, written into `out` as it goes:
+/// what is printed as written is borrowed, not copied (a 588 MiB dump is five
+/// million instructions).
 fn instruction(
     out: &mut String,
     c: &ComputationRef,
     i: &Instruction,
     (style, names, frames): (Style, &Names, &FrameTables),
 ) -> Result<(), Refusal> {
-    out.push_str(&format!(
-        "%{} = {} {}(",
-        names.get(c.id, i.id),
-        result_shape(c, i, true, names)?,
-        c.src(i.opcode_range)
-    ));
-    for (k, operand) in operands(c, i, (style, names))?.iter().enumerate() {
-        if k > 0 {
-            out.push_str(", ");
-            // XLA's `print_operand_index_annotation_interval` (5 by default).
-            if k % OPERAND_INDEX_INTERVAL == 0 {
-                out.push_str(&format!("/*index={k}*/"));
-            }
-        }
-        out.push_str(operand);
-    }
-    out.push(')');
     let opcode = c.src(i.opcode_range);
-    let mut attributes: Vec<(String, String)> = Vec::with_capacity(i.attributes.len());
+    out.push('%');
+    out.push_str(names.get(c, i.id));
+    out.push_str(" = ");
+    out.push_str(&result_shape(c, i, true, names)?);
+    out.push(' ');
+    out.push_str(opcode);
+    out.push('(');
+    operands(out, c, i, (style, names))?;
+    out.push(')');
+    let mut attributes: Vec<(&str, Cow<str>)> = Vec::with_capacity(i.attributes.len());
     for a in &i.attributes {
         let key = c.src(a.name_range);
-        let mut written = attribute_value(c, a.value_kind, c.src(a.value_range));
+        let mut written = attribute_value(a.value_kind, c.src(a.value_range));
         if key == "metadata" {
-            written = frames.metadata(&written).into_owned();
+            if let Cow::Owned(renumbered) = frames.metadata(&written) {
+                written = Cow::Owned(renumbered);
+            }
         }
         if key == "control-predecessors" {
-            attributes.push((key.to_string(), renamed_list(c, names, &written)));
+            attributes.push((key, Cow::Owned(renamed_list(c, names, &written))));
         } else if !values::is_default(opcode, key, &written) {
-            attributes.push((key.to_string(), values::canonical(key, &written)));
+            let value = match values::canonical(key, &written) {
+                Cow::Borrowed(_) => written,
+                Cow::Owned(value) => Cow::Owned(value),
+            };
+            attributes.push((key, value));
         }
     }
-    for (key, value) in values::always_printed(opcode) {
-        if !attributes.iter().any(|(k, _)| k == key) {
-            attributes.push((key.to_string(), value.to_string()));
+    for &(key, value) in values::always_printed(opcode) {
+        if !attributes.iter().any(|(k, _)| *k == key) {
+            attributes.push((key, Cow::Borrowed(value)));
         }
     }
     attributes.sort_by_key(|(key, _)| order::instruction_rank(key));
     values::order_groups(&mut attributes);
     wrapped_statistics(opcode, &mut attributes);
     for (key, value) in attributes {
-        out.push_str(&format!(", {key}={value}"));
+        out.push_str(", ");
+        out.push_str(key);
+        out.push('=');
+        out.push_str(&value);
     }
     Ok(())
 }
@@ -467,7 +516,7 @@ fn instruction(
 /// instruction it wraps after its own (`HloAsyncStartInstruction::
 /// PrintExtraAttributesImpl`). The parser gives the wrapped instruction the
 /// start's `statistics`, so they are printed there as well as in their own place.
-fn wrapped_statistics(opcode: &str, attributes: &mut Vec<(String, String)>) {
+fn wrapped_statistics(opcode: &str, attributes: &mut Vec<(&str, Cow<str>)>) {
     const NATIVE: &[&str] = &[
         "async",
         "all-gather",
@@ -478,13 +527,13 @@ fn wrapped_statistics(opcode: &str, attributes: &mut Vec<(String, String)>) {
     let sugared = opcode
         .strip_suffix("-start")
         .is_some_and(|wrapped| !NATIVE.contains(&wrapped));
-    let Some(statistics) = attributes.iter().find(|(k, _)| k == "statistics").cloned() else {
+    let Some(statistics) = attributes.iter().find(|(k, _)| *k == "statistics").cloned() else {
         return;
     };
     if sugared {
         // Text XLA printed writes them twice already: one is kept.
         let mut seen = false;
-        attributes.retain(|(k, _)| k != "statistics" || !std::mem::replace(&mut seen, true));
+        attributes.retain(|(k, _)| *k != "statistics" || !std::mem::replace(&mut seen, true));
         let own = attributes
             .iter()
             .take_while(|(k, _)| order::instruction_rank(k) == 0)
@@ -497,63 +546,88 @@ fn wrapped_statistics(opcode: &str, attributes: &mut Vec<(String, String)>) {
 const OPERAND_INDEX_INTERVAL: usize = 5;
 
 /// Named operands (`%x`, or `f32[2]{0} %x` in the long form) and literals, in
-/// written order; a parameter's number.
+/// written order, written into `out`; a parameter's number.
 fn operands(
+    out: &mut String,
     c: &ComputationRef,
     i: &Instruction,
     (style, names): (Style, &Names),
-) -> Result<Vec<String>, Refusal> {
+) -> Result<(), Refusal> {
     if let Some(n) = i.parameter_number {
-        return Ok(vec![n.to_string()]);
+        out.push_str(&n.to_string());
+        return Ok(());
     }
-    let mut items: Vec<(u32, String)> = Vec::new();
+    /// A literal's text or an operand, at its written place.
+    enum Item<'c> {
+        Literal(Cow<'c, str>),
+        Operand(&'c crate::model::Operand),
+    }
+    let mut items: Vec<(u32, Item)> = Vec::with_capacity(i.literals.len() + i.operands.len());
     for literal in &i.literals {
         let written = c.src(*literal).trim();
         let printed = match i.opcode {
             crate::model::Opcode::Constant => values::literal(&i.shape, written),
             _ => None,
         };
-        items.push((
-            literal.start,
-            printed.unwrap_or_else(|| written.to_string()),
-        ));
+        let text = printed.map_or(Cow::Borrowed(written), Cow::Owned);
+        items.push((literal.start, Item::Literal(text)));
     }
-    for o in &i.operands {
-        // An operand written inline names the instruction made of it.
-        let name = match (o.target, o.name_range()) {
-            (Some(t), _) => names.get(c.id, t),
-            (None, Some(range)) => c.src(range).trim_start_matches('%'),
-            (None, None) => {
-                return Err(Refusal::at(
-                    c.abs(o.range).start,
-                    "an operand that is not a name",
-                ))
-            }
-        };
-        let name_range = o.name_range().unwrap_or(o.range);
-        let text = match style {
-            Style::Short => format!("%{name}"),
-            Style::Long => {
-                let shape = match o.target {
-                    Some(t) => result_shape(c, c.instruction(t), true, names)?,
-                    None => o
-                        .declared_shape
-                        .as_deref()
-                        .and_then(|s| shape_text::of_model(s, true))
-                        .ok_or_else(|| {
-                            Refusal::at(
-                                c.abs(name_range).start,
-                                format!("%{name} is not defined, so its shape is unknown"),
-                            )
-                        })?,
-                };
-                format!("{shape} %{name}")
-            }
-        };
-        items.push((o.range.start, text));
-    }
+    items.extend(i.operands.iter().map(|o| (o.range.start, Item::Operand(o))));
     items.sort_by_key(|(start, _)| *start);
-    Ok(items.into_iter().map(|(_, t)| t).collect())
+    for (k, (_, item)) in items.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+            // XLA's `print_operand_index_annotation_interval` (5 by default).
+            if k % OPERAND_INDEX_INTERVAL == 0 {
+                out.push_str(&format!("/*index={k}*/"));
+            }
+        }
+        match item {
+            Item::Literal(text) => out.push_str(text),
+            Item::Operand(o) => operand(out, c, o, (style, names))?,
+        }
+    }
+    Ok(())
+}
+
+/// One named operand: `%x`, or `f32[2]{0} %x` in the long form.
+fn operand(
+    out: &mut String,
+    c: &ComputationRef,
+    o: &crate::model::Operand,
+    (style, names): (Style, &Names),
+) -> Result<(), Refusal> {
+    // An operand written inline names the instruction made of it.
+    let name = match (o.target, o.name_range()) {
+        (Some(t), _) => names.get(c, t),
+        (None, Some(range)) => c.src(range).trim_start_matches('%'),
+        (None, None) => {
+            return Err(Refusal::at(
+                c.abs(o.range).start,
+                "an operand that is not a name",
+            ))
+        }
+    };
+    if style == Style::Long {
+        let shape = match o.target {
+            Some(t) => result_shape(c, c.instruction(t), true, names)?,
+            None => o
+                .declared_shape
+                .as_deref()
+                .and_then(|s| shape_text::of_model(s, true))
+                .ok_or_else(|| {
+                    Refusal::at(
+                        c.abs(o.name_range().unwrap_or(o.range)).start,
+                        format!("%{name} is not defined, so its shape is unknown"),
+                    )
+                })?,
+        };
+        out.push_str(&shape);
+        out.push(' ');
+    }
+    out.push('%');
+    out.push_str(name);
+    Ok(())
 }
 
 /// `{%a, %b}` with each instruction's printed name ([`Names`]).
@@ -561,7 +635,7 @@ fn renamed_list(c: &ComputationRef, names: &Names, written: &str) -> String {
     let inner: Vec<String> = values::instruction_names(written)
         .into_iter()
         .map(|n| match c.instruction_id(n) {
-            Some(id) => format!("%{}", names.get(c.id, id)),
+            Some(id) => format!("%{}", names.get(c, id)),
             None => format!("%{n}"),
         })
         .collect();
@@ -569,10 +643,12 @@ fn renamed_list(c: &ComputationRef, names: &Names, written: &str) -> String {
 }
 
 /// A value as XLA prints it: computation names with `%`, the rest as written.
-fn attribute_value(_c: &ComputationRef, kind: AttributeValueKind, written: &str) -> String {
+fn attribute_value(kind: AttributeValueKind, written: &str) -> Cow<'_, str> {
     let written = written.trim();
     match kind {
-        AttributeValueKind::ComputationRef => format!("%{}", written.trim_start_matches('%')),
+        AttributeValueKind::ComputationRef => {
+            Cow::Owned(format!("%{}", written.trim_start_matches('%')))
+        }
         AttributeValueKind::ComputationList => {
             let inner = written
                 .trim_start_matches('{')
@@ -582,8 +658,8 @@ fn attribute_value(_c: &ComputationRef, kind: AttributeValueKind, written: &str)
                 .filter(|n| !n.is_empty())
                 .map(|n| format!("%{}", n.trim_start_matches('%')))
                 .collect::<Vec<_>>();
-            format!("{{{}}}", inner.join(", "))
+            Cow::Owned(format!("{{{}}}", inner.join(", ")))
         }
-        _ => written.to_string(),
+        _ => Cow::Borrowed(written),
     }
 }

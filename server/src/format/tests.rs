@@ -284,3 +284,45 @@ fn range_formatting_keeps_the_comments_of_what_it_touches() {
         }
     }
 }
+
+/// A module printed in its written order: each changed computation, and each run
+/// of blank lines between computations, edited on its own; a computation already
+/// in XLA's form is not touched.
+#[test]
+fn whole_formatting_edits_only_what_differs_from_xla_form() {
+    let canonical = "%c (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  \
+                     ROOT %n = f32[2]{0} negate(%p)\n}";
+    let text = format!(
+        "HloModule m, entry_computation_layout={{(f32[2]{{0}})->f32[2]{{0}}}}\n\n{canonical}\n\n\n\n\
+         ENTRY %e (x: f32[2]) -> f32[2] {{\n  %x = f32[2]{{0}} parameter(0)\n  \
+         ROOT   %y = f32[2] call(%x), to_apply=%c\n}}\n"
+    );
+    let doc = crate::model::Document::parse(&text);
+    let edits = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    let want = format(&text, Some(Style::Short)).expect("formats");
+    assert_eq!(apply(&text, &edits), want, "{edits:?}");
+    let kept = text.find(canonical).expect("c")..text.find(canonical).expect("c") + canonical.len();
+    assert!(
+        edits
+            .iter()
+            .all(|e| e.range.end <= kept.start || e.range.start >= kept.end),
+        "{edits:?}"
+    );
+    // The ROOT line, and the blank lines after `%c` and after ENTRY.
+    assert_eq!(edits.len(), 3, "{edits:?}");
+}
+
+/// A module XLA prints in another order (a caller before its callee) is printed
+/// whole and diffed: the edits still give the printed text.
+#[test]
+fn whole_formatting_of_a_module_xla_reorders_gives_the_printed_text() {
+    let text = "HloModule m\n\nENTRY e {\n  x = f32[2] parameter(0)\n  \
+                ROOT y = f32[2] call(x), to_apply=c\n}\n\n\
+                c {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n";
+    let doc = crate::model::Document::parse(text);
+    let edits = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    assert_eq!(
+        apply(text, &edits),
+        format(text, Some(Style::Short)).expect("formats")
+    );
+}

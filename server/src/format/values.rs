@@ -4,6 +4,8 @@
 //! that it does not print at all (`feature_group_count=1`), and the header's
 //! `entry_computation_layout` and `allow_spmd_*` lists.
 
+use std::borrow::Cow;
+
 use super::shape_text;
 use crate::model::{PrimitiveType, Shape};
 
@@ -36,15 +38,19 @@ pub fn always_printed(opcode: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// `value` of `key` as XLA prints it.
-pub fn canonical(key: &str, value: &str) -> String {
-    match key {
-        "window" => window(value).unwrap_or_else(|| value.to_string()),
-        "slice" => slice(value).unwrap_or_else(|| value.to_string()),
-        "frontend_attributes" => frontend_attributes(value).unwrap_or_else(|| value.to_string()),
-        "result_accuracy" => result_accuracy(value).unwrap_or_else(|| value.to_string()),
-        "metadata" => metadata(value).unwrap_or_else(|| value.to_string()),
-        _ => value.to_string(),
+/// `value` of `key` as XLA prints it (borrowed when that is as written).
+pub fn canonical<'v>(key: &str, value: &'v str) -> Cow<'v, str> {
+    let printed = match key {
+        "window" => window(value),
+        "slice" => slice(value),
+        "frontend_attributes" => frontend_attributes(value),
+        "result_accuracy" => result_accuracy(value),
+        "metadata" => metadata(value),
+        _ => None,
+    };
+    match printed {
+        Some(printed) if printed != value => Cow::Owned(printed),
+        _ => Cow::Borrowed(value),
     }
 }
 
@@ -504,13 +510,12 @@ pub const GROUPS: &[&[&str]] = &[
 
 /// Puts the members of each of [`GROUPS`] in the group's order, in the places they
 /// hold in `keys` (the other attributes stay where they are).
-pub fn order_groups(attributes: &mut [(String, String)]) {
+pub fn order_groups<V: Clone>(attributes: &mut [(&str, V)]) {
     for group in GROUPS {
         let slots: Vec<usize> = (0..attributes.len())
-            .filter(|&i| group.contains(&attributes[i].0.as_str()))
+            .filter(|&i| group.contains(&attributes[i].0))
             .collect();
-        let mut members: Vec<(String, String)> =
-            slots.iter().map(|&i| attributes[i].clone()).collect();
+        let mut members: Vec<(&str, V)> = slots.iter().map(|&i| attributes[i].clone()).collect();
         members.sort_by_key(|(k, _)| group.iter().position(|g| g == k));
         for (slot, member) in slots.into_iter().zip(members) {
             attributes[slot] = member;
