@@ -364,19 +364,34 @@ fn result_shape(
     with_layout: bool,
     names: &Names,
 ) -> Result<String, Refusal> {
+    let mut out = String::new();
+    push_result_shape(&mut out, c, i, with_layout, names)?;
+    Ok(out)
+}
+
+/// [`result_shape`] written at the end of `out` (nothing written when refused).
+fn push_result_shape(
+    out: &mut String,
+    c: &ComputationRef,
+    i: &Instruction,
+    with_layout: bool,
+    names: &Names,
+) -> Result<(), Refusal> {
     let printed = if i.shape_range.is_empty() {
-        shape_text::of_model(&i.shape, with_layout).or_else(|| {
-            // A call or conditional has its callee's result shape (one level: a
-            // callee's root left unshaped too is not chased).
-            let (callee, root) = names.callee_root(c.id, i.id)?;
-            let root = callee.instruction(root);
-            match root.shape_range.is_empty() {
-                true => shape_text::of_model(&root.shape, with_layout),
-                false => shape_text::canonical(callee.src(root.shape_range), with_layout),
-            }
-        })
+        shape_text::of_model(&i.shape, with_layout)
+            .or_else(|| {
+                // A call or conditional has its callee's result shape (one level: a
+                // callee's root left unshaped too is not chased).
+                let (callee, root) = names.callee_root(c.id, i.id)?;
+                let root = callee.instruction(root);
+                match root.shape_range.is_empty() {
+                    true => shape_text::of_model(&root.shape, with_layout),
+                    false => shape_text::canonical(callee.src(root.shape_range), with_layout),
+                }
+            })
+            .map(|shape| out.push_str(&shape))
     } else {
-        shape_text::canonical(c.src(i.shape_range), with_layout)
+        shape_text::canonical_into(out, c.src(i.shape_range), with_layout)
     };
     printed.ok_or_else(|| {
         Refusal::at(
@@ -470,7 +485,7 @@ fn instruction(
     out.push('%');
     out.push_str(names.get(c, i.id));
     out.push_str(" = ");
-    out.push_str(&result_shape(c, i, true, names)?);
+    push_result_shape(out, c, i, true, names)?;
     out.push(' ');
     out.push_str(opcode);
     out.push('(');
@@ -609,20 +624,20 @@ fn operand(
         }
     };
     if style == Style::Long {
-        let shape = match o.target {
-            Some(t) => result_shape(c, c.instruction(t), true, names)?,
-            None => o
-                .declared_shape
-                .as_deref()
-                .and_then(|s| shape_text::of_model(s, true))
-                .ok_or_else(|| {
-                    Refusal::at(
-                        c.abs(o.name_range().unwrap_or(o.range)).start,
-                        format!("%{name} is not defined, so its shape is unknown"),
-                    )
-                })?,
-        };
-        out.push_str(&shape);
+        match o.target {
+            Some(t) => push_result_shape(out, c, c.instruction(t), true, names)?,
+            None => out.push_str(
+                &o.declared_shape
+                    .as_deref()
+                    .and_then(|s| shape_text::of_model(s, true))
+                    .ok_or_else(|| {
+                        Refusal::at(
+                            c.abs(o.name_range().unwrap_or(o.range)).start,
+                            format!("%{name} is not defined, so its shape is unknown"),
+                        )
+                    })?,
+            ),
+        }
         out.push(' ');
     }
     out.push('%');

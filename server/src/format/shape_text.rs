@@ -16,14 +16,28 @@ use crate::model::Shape;
 /// scalar's empty layout not written. With `with_layout` false, layouts are left
 /// out. `None` when `text` is not one shape.
 pub fn canonical(text: &str, with_layout: bool) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 8);
+    canonical_into(&mut out, text, with_layout)?;
+    Some(out)
+}
+
+/// [`canonical`] written at the end of `out`, without a string of its own (the
+/// printer writes five million shapes on a large dump); `None`, and nothing
+/// written, when `text` is not one shape.
+pub fn canonical_into(out: &mut String, text: &str, with_layout: bool) -> Option<()> {
+    let start = out.len();
     let mut reader = Reader {
         text: text.as_bytes(),
         at: 0,
     };
-    let mut out = String::with_capacity(text.len() + 8);
-    reader.shape(&mut out, with_layout)?;
-    reader.skip_space();
-    (reader.at == reader.text.len()).then_some(out)
+    let read = reader.shape(out, with_layout).is_some() && {
+        reader.skip_space();
+        reader.at == reader.text.len()
+    };
+    if !read {
+        out.truncate(start);
+    }
+    read.then_some(())
 }
 
 /// The model's shape (an inferred one: nothing was written) as XLA prints it.

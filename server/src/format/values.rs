@@ -105,39 +105,58 @@ fn metadata(value: &str) -> Option<String> {
         "metadata_payload",
     ];
     let inner = value.trim().strip_prefix('{')?.strip_suffix('}')?;
-    let mut fields: Vec<(usize, String)> = Vec::new();
+    // (rank, key, value, quoted): borrowed, and written once into one string
+    // (every instruction of a dump has metadata).
+    let mut fields: Vec<(usize, &str, &str, bool)> = Vec::new();
     let mut rest = inner.trim_start();
     while !rest.is_empty() {
         let (key, after) = rest.split_once('=')?;
         let key = key.trim();
         let rank = ORDER.iter().position(|k| *k == key)?;
         let after = after.trim_start();
-        let (printed, after) = if let Some(quoted) = after.strip_prefix('"') {
+        let (field, after) = if let Some(quoted) = after.strip_prefix('"') {
             let end = closing_quote(quoted)?;
             let text = &quoted[..end];
-            let printed = (!text.is_empty()).then(|| format!("{key}=\"{text}\""));
-            (printed, &quoted[end + 1..])
+            (
+                (!text.is_empty()).then_some((text, true)),
+                &quoted[end + 1..],
+            )
         } else if after.starts_with('{') {
             let end = braced_end(after)?;
-            let printed = (after[..end] != *"{}").then(|| format!("{key}={}", &after[..end]));
-            (printed, &after[end..])
+            let braced = &after[..end];
+            ((braced != "{}").then_some((braced, false)), &after[end..])
         } else {
             let end = after
                 .find(|c: char| c.is_whitespace() || c == ',')
                 .unwrap_or(after.len());
             let number = &after[..end];
-            let printed = (number.parse::<i64>().ok()? != 0).then(|| format!("{key}={number}"));
-            (printed, &after[end..])
+            (
+                (number.parse::<i64>().ok()? != 0).then_some((number, false)),
+                &after[end..],
+            )
         };
-        if let Some(printed) = printed {
-            fields.push((rank, printed));
+        if let Some((text, quoted)) = field {
+            fields.push((rank, key, text, quoted));
         }
         rest = after.trim_start();
         rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
     }
-    fields.sort_by_key(|(rank, _)| *rank);
-    let printed: Vec<String> = fields.into_iter().map(|(_, f)| f).collect();
-    Some(format!("{{{}}}", printed.join(" ")))
+    fields.sort_by_key(|(rank, ..)| *rank);
+    let mut out = String::with_capacity(value.len());
+    out.push('{');
+    for (k, (_, key, text, quoted)) in fields.into_iter().enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        out.push_str(key);
+        out.push('=');
+        let quote = if quoted { "\"" } else { "" };
+        out.push_str(quote);
+        out.push_str(text);
+        out.push_str(quote);
+    }
+    out.push('}');
+    Some(out)
 }
 
 /// The index of the `"` that closes a string whose opening quote is already eaten.
@@ -609,6 +628,21 @@ fn entry_layout(value: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_prints_as_xla_does_and_is_borrowed_when_it_does_already() {
+        let written = r#"{source_line=3, op_name="a/b", op_type="", source_file="f.py" stack_frame_id=0 profile_type={1}}"#;
+        assert_eq!(
+            canonical("metadata", written),
+            r#"{op_name="a/b" source_file="f.py" source_line=3 profile_type={1}}"#
+        );
+        let printed = r#"{op_name="jit(f)/add" source_file="x \"q\".py" source_line=12}"#;
+        assert!(matches!(canonical("metadata", printed), Cow::Borrowed(_)));
+        assert!(matches!(
+            canonical("metadata", "{unknown=1}"),
+            Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn windows_and_slices_print_as_xla_does() {
