@@ -1,7 +1,8 @@
 //! Formatting through the real language server: both providers are announced,
 //! `textDocument/formatting` returns edits that, applied as an editor applies them,
 //! give exactly what `hlo-lsp fmt` prints (and nothing for a formatted dump),
-//! `rangeFormatting` changes only the instructions the range touches, a comment
+//! `rangeFormatting` changes only the instructions the range touches (none past
+//! the last line), a comment
 //! stays beside its instruction, the `format.style` setting picks the form, and a
 //! document the printer refuses gets an error naming the line, not edits.
 
@@ -75,6 +76,22 @@ fn range_formatting_changes_only_the_touched_instruction() {
             "  %n = f32[2,3]{1,0} negate(%p)"
         )
     );
+}
+
+/// A range past the last line (clients send one for a selection at the end)
+/// touches nothing: it was read as the whole text, which formatted everything.
+#[test]
+fn a_range_past_the_last_line_formats_nothing() {
+    let mut client = Client::start();
+    let document = uri("past.hlo");
+    client.open(&document, HAND_WRITTEN);
+    let past = json!({"line": 100, "character": 0});
+    let response = client.request(
+        "textDocument/rangeFormatting",
+        json!({"textDocument": {"uri": document}, "range": {"start": past, "end": past},
+               "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(edits(&response), Vec::<Value>::new(), "{response}");
 }
 
 #[test]

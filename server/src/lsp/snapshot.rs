@@ -46,14 +46,14 @@ impl Snapshot {
         position::to_offset(self.syntax(), position, encoding).ok()
     }
 
-    /// Byte range of an LSP range: an end past the text is the text's end, an end
-    /// before the start is the start (ranges clients send for hints and formatting).
+    /// Byte range of an LSP range: a position past the text is the text's end (a
+    /// range past the last line touches nothing, where it was the whole text), an
+    /// end before the start is the start (ranges clients send for hints and
+    /// formatting).
     pub fn byte_range(&self, range: Range, encoding: PositionEncoding) -> std::ops::Range<usize> {
-        let start = self.offset(range.start, encoding).unwrap_or(0);
-        let end = self
-            .offset(range.end, encoding)
-            .unwrap_or(self.syntax().len())
-            .max(start);
+        let len = self.syntax().len();
+        let start = self.offset(range.start, encoding).unwrap_or(len);
+        let end = self.offset(range.end, encoding).unwrap_or(len).max(start);
         start..end
     }
 
