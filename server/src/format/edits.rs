@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use crate::model::{HloFile, TextEdit};
+use crate::syntax::SyntaxDocument;
 
 /// Differences beyond this many lines are sent as one edit of the span between the
 /// common head and tail: the diff's memory grows with the square of the differences.
@@ -195,10 +196,11 @@ fn backtrack(
 /// and a whole computation when the range reaches its header or closing brace.
 pub fn within(
     file: &HloFile,
-    text: &str,
+    syntax: &SyntaxDocument,
     range: Range<usize>,
     all: Vec<TextEdit>,
 ) -> Vec<TextEdit> {
+    let line_start = |offset: usize| syntax.line_of(offset).1;
     let mut covered = range.clone();
     for (_, c) in file.all_computations() {
         let whole = c.range();
@@ -214,14 +216,14 @@ pub fn within(
         }
         let first = c.instructions.first().map(|i| c.abs(i.range).start);
         let last = c.instructions.last().map(|i| c.abs(i.range).end);
-        let reaches_outside = first.is_none_or(|f| range.start < line_start(text, f))
+        let reaches_outside = first.is_none_or(|f| range.start < line_start(f))
             || last.is_some_and(|l| range.end > l);
         if reaches_outside {
             covered.start = covered.start.min(whole.start);
             covered.end = covered.end.max(whole.end);
         }
     }
-    let start = line_start(text, covered.start);
+    let start = line_start(covered.start);
     let end = covered.end;
     all.into_iter()
         .filter(|e| {
@@ -232,11 +234,4 @@ pub fn within(
             }
         })
         .collect()
-}
-
-/// The start of the line holding `offset`.
-fn line_start(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .and_then(|t| t.rfind('\n'))
-        .map_or(0, |i| i + 1)
 }

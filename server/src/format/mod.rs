@@ -244,29 +244,48 @@ pub fn edits(
     let Some(range) = range else {
         return whole_edits(doc, style);
     };
-    let text = doc.syntax().text();
     // Each computation the range touches against its own printed text: a diff of
     // the whole text gives up on a file far from XLA's form (one edit of everything
     // between its first and last change), which range formatting sent whole. A
     // module with comments (rare in dumps) is still diffed whole.
-    let file = doc.file();
+    let (syntax, file) = (doc.syntax(), doc.file());
     let touched: Vec<_> = file
         .all_computations()
         .map(|(_, c)| c)
         .filter(|c| c.range().end >= range.start && c.range().start <= range.end)
         .collect();
     let ids: Vec<ComputationId> = touched.iter().map(|c| c.id).collect();
-    let Some(pieces) = module_pieces(doc, &text, style, &ids)? else {
-        let all = line_edits(&text, &formatted(doc, &text, style, Comments::Keep)?);
-        return Ok(within(file, &text, range, all));
+    let pieces = if uncommented_module(doc) {
+        refuse_unprintable(doc)?;
+        let style = style.unwrap_or_else(|| written_style(file));
+        let attached = comments::Attached::default();
+        printer::pieces(doc, style, &attached, Select::Only(&ids))?
+    } else {
+        let text = syntax.text();
+        let Some(pieces) = module_pieces(doc, &text, style, &ids)? else {
+            let all = line_edits(&text, &formatted(doc, &text, style, Comments::Keep)?);
+            return Ok(within(file, syntax, range, all));
+        };
+        pieces
     };
     let mut edits = Vec::new();
     for c in touched {
         if let Some(piece) = pieces.computation(c.id) {
-            edits.extend(edits_at(c.range().start, &text[c.range()], &piece.body));
+            edits.extend(edits_at(
+                c.range().start,
+                &syntax.slice(c.range()),
+                &piece.body,
+            ));
         }
     }
-    Ok(within(file, &text, range, edits))
+    Ok(within(file, syntax, range, edits))
+}
+
+/// Whether `doc` is a module without comments (every dump), which the printer
+/// prints from the model alone: formatting it needs no copy of its text.
+fn uncommented_module(doc: &Document) -> bool {
+    let syntax = doc.syntax();
+    !syntax.chunks().par_iter().any(|c| comments::any(c.text())) && single::as_module(doc).is_none()
 }
 
 /// The edits formatting the whole document. A module without comments printed in
@@ -276,9 +295,7 @@ pub fn edits(
 /// of the two (each as large as the file: 26 s on a 588 MiB dump, most of it the
 /// memory). Anything else is printed whole and diffed line by line.
 fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Refusal> {
-    let syntax = doc.syntax();
-    let commented = syntax.chunks().par_iter().any(|c| comments::any(c.text()));
-    if !commented && single::as_module(doc).is_none() {
+    if uncommented_module(doc) {
         refuse_unprintable(doc)?;
         let style = style.unwrap_or_else(|| written_style(doc.file()));
         let pieces = printer::pieces(doc, style, &comments::Attached::default(), Select::Changed)?;
@@ -286,7 +303,7 @@ fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Re
             return Ok(edits_in_written_order(doc, &pieces));
         }
     }
-    let text = syntax.text();
+    let text = doc.syntax().text();
     Ok(line_edits(
         &text,
         &formatted(doc, &text, style, Comments::Keep)?,

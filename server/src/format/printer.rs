@@ -34,7 +34,8 @@ pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String
 #[derive(Clone, Copy)]
 pub enum Select<'a> {
     All,
-    /// Those of the list (range formatting: the computations a range touches).
+    /// Those of the list (range formatting: the computations a range touches),
+    /// without the module's head.
     Only(&'a [ComputationId]),
     /// All, leaving out those printed as written when XLA prints the computations
     /// in the written order ([`Pieces::in_written_order`]): formatting a dump
@@ -76,7 +77,8 @@ impl Pieces {
         &self.computations
     }
 
-    /// What stands before the computations: the module header line and tables.
+    /// What stands before the computations: the module header line and tables
+    /// (nothing for [`Select::Only`]).
     pub fn head(&self) -> &str {
         &self.head
     }
@@ -160,20 +162,25 @@ pub fn pieces(
             }
         }
     }
-    let computations = in_xla_order(module, computations);
+    // Some computations alone need neither XLA's order nor the module's head.
+    let whole = !matches!(select, Select::Only(_));
+    let computations = match whole {
+        true => in_xla_order(module, computations),
+        false => computations,
+    };
     let in_written_order = computations.windows(2).all(|w| w[0].1.id < w[1].1.id);
     let leave_unchanged = matches!(select, Select::Changed) && in_written_order;
     let names = Names::of(module);
     let frames = FrameTables::of(tables, module);
     let mut out = String::new();
-    Attached::lines(&mut out, attached.at(Anchor::Top), "");
-    out.push_str(&header_line(module, header, &computations, &names)?);
-    if !frames.tables.is_empty() {
-        out.push_str("\n\n");
-        out.push_str(&frames.tables.join("\n\n"));
-        out.push('\n');
+    if whole {
+        head(
+            &mut out,
+            (module, header, &computations),
+            (&names, &frames),
+            attached,
+        )?;
     }
-    out.push_str("\n\n");
     let scheduled = module.header_text().is_some_and(|h| {
         h.split_whitespace()
             .any(|w| w.starts_with("is_scheduled=true"))
@@ -227,6 +234,25 @@ fn written<'t>(placed: &Placed<'t>, c: &ComputationRef) -> &'t str {
         .text()
         .get(whole.start - base..whole.end - base)
         .unwrap_or("")
+}
+
+/// What XLA prints before the computations: the comments above the header, the
+/// header line, the stack-frame tables and a blank line.
+fn head(
+    out: &mut String,
+    (module, header, computations): (&Module, Option<Placed>, &[(Placed, ComputationRef)]),
+    (names, frames): (&Names, &FrameTables),
+    attached: &Attached,
+) -> Result<(), Refusal> {
+    Attached::lines(out, attached.at(Anchor::Top), "");
+    out.push_str(&header_line(module, header, computations, names)?);
+    if !frames.tables.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&frames.tables.join("\n\n"));
+        out.push('\n');
+    }
+    out.push_str("\n\n");
+    Ok(())
 }
 
 /// `computations` in the order XLA prints them ([`post_order::computation_order`]).
