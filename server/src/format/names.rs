@@ -116,7 +116,9 @@ fn as_written(name: &str) -> Option<(&str, i64)> {
         return None;
     }
     let reserved = name.starts_with("__") && !name.starts_with("__xla_");
-    let primitive = name != "tuple"
+    // No type name has a dot, and most names in a dump do (`fusion.25`).
+    let primitive = !name.contains('.')
+        && name != "tuple"
         && name != "buffer"
         && crate::model::PrimitiveType::names().any(|t| t == name);
     if reserved || primitive {
@@ -155,22 +157,18 @@ pub struct Names<'m> {
 fn written_names_print(computations: &[ComputationRef]) -> bool {
     use std::hash::{BuildHasher, BuildHasherDefault};
     let hasher = BuildHasherDefault::<rustc_hash::FxHasher>::default();
-    let keys: Option<Vec<Vec<u64>>> = computations
+    let keys: Option<Vec<u64>> = computations
         .par_iter()
-        .map(|c| {
-            c.instructions
-                .iter()
-                .map(|i| match i.synthetic {
-                    true => None,
-                    false => as_written(&i.name).map(|key| hasher.hash_one(key)),
-                })
-                .collect()
+        .flat_map_iter(|c| {
+            c.instructions.iter().map(|i| match i.synthetic {
+                true => None,
+                false => as_written(&i.name).map(|key| hasher.hash_one(key)),
+            })
         })
         .collect();
-    let Some(keys) = keys else {
+    let Some(mut keys) = keys else {
         return false;
     };
-    let mut keys: Vec<u64> = keys.into_iter().flatten().collect();
     keys.par_sort_unstable();
     keys.windows(2).all(|w| w[0] != w[1])
 }
