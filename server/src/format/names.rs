@@ -83,23 +83,46 @@ impl NameUniquer {
 /// primitive type's name gets a `_` after it, and a leading `__` (reserved for
 /// backends) becomes `a_`.
 fn sanitized(name: &str) -> String {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
     let mut out: String = name
         .chars()
         .enumerate()
         .map(|(k, c)| match k {
-            0 if !(c.is_ascii_alphabetic() || c == '_') => '_',
-            _ if !allowed(c) => '_',
+            0 if !may_start(c) => '_',
+            _ if !may_hold(c) => '_',
             _ => c,
         })
         .collect();
-    if out != "tuple" && out != "buffer" && crate::model::PrimitiveType::names().any(|t| t == out) {
+    if is_type_name(&out) {
         out.push('_');
     }
-    if out.starts_with("__") && !out.starts_with("__xla_") {
+    if is_reserved(&out) {
         out.replace_range(0..1, "a");
     }
     out
+}
+
+/// The characters a sanitized name starts with.
+fn may_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+/// The characters a sanitized name holds.
+fn may_hold(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
+/// A primitive type's name, which a name may not be (`tuple` and `buffer` may).
+fn is_type_name(name: &str) -> bool {
+    // No type name has a dot, and most names in a dump do (`fusion.25`).
+    !name.contains('.')
+        && name != "tuple"
+        && name != "buffer"
+        && crate::model::PrimitiveType::names().any(|t| t == name)
+}
+
+/// A leading `__` other than `__xla_`, reserved for backends.
+fn is_reserved(name: &str) -> bool {
+    name.starts_with("__") && !name.starts_with("__xla_")
 }
 
 /// Whether `name` is what [`NameUniquer::unique`] gives for it when its root and
@@ -107,21 +130,12 @@ fn sanitized(name: &str) -> String {
 /// written as XLA writes a number (`x.01` prints as `x.1`). Its (root, suffix) key
 /// when it is, read without a copy.
 fn as_written(name: &str) -> Option<(&str, i64)> {
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
     let bytes = name.as_bytes();
-    let first_ok = bytes
-        .first()
-        .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_');
-    if !first_ok || !bytes.iter().all(|&b| allowed(b)) {
+    let first_ok = bytes.first().is_some_and(|&b| may_start(char::from(b)));
+    if !first_ok || !bytes.iter().all(|&b| may_hold(char::from(b))) {
         return None;
     }
-    let reserved = name.starts_with("__") && !name.starts_with("__xla_");
-    // No type name has a dot, and most names in a dump do (`fusion.25`).
-    let primitive = !name.contains('.')
-        && name != "tuple"
-        && name != "buffer"
-        && crate::model::PrimitiveType::names().any(|t| t == name);
-    if reserved || primitive {
+    if is_reserved(name) || is_type_name(name) {
         return None;
     }
     let Some(dot) = name.rfind('.').filter(|&d| d > 0 && d + 1 < name.len()) else {
