@@ -302,6 +302,8 @@ fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Re
         if pieces.in_written_order {
             return Ok(edits_in_written_order(doc, &pieces));
         }
+        // Reordered, every computation was kept: the whole printed text.
+        return Ok(line_edits(&doc.syntax().text(), &pieces.joined()));
     }
     let text = doc.syntax().text();
     Ok(line_edits(
