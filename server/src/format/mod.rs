@@ -255,11 +255,8 @@ pub fn edits(
         .filter(|c| c.range().end >= range.start && c.range().start <= range.end)
         .collect();
     let ids: Vec<ComputationId> = touched.iter().map(|c| c.id).collect();
-    let pieces = if uncommented_module(doc) {
-        refuse_unprintable(doc)?;
-        let style = style.unwrap_or_else(|| written_style(file));
-        let attached = comments::Attached::default();
-        printer::pieces(doc, style, &attached, Select::Only(&ids))?
+    let pieces = if let Some(pieces) = uncommented_pieces(doc, style, Select::Only(&ids))? {
+        pieces
     } else {
         let text = syntax.text();
         let Some(pieces) = module_pieces(doc, &text, style, &ids)? else {
@@ -281,11 +278,27 @@ pub fn edits(
     Ok(within(file, syntax, range, edits))
 }
 
-/// Whether `doc` is a module without comments (every dump), which the printer
-/// prints from the model alone: formatting it needs no copy of its text.
-fn uncommented_module(doc: &Document) -> bool {
-    let syntax = doc.syntax();
-    !syntax.chunks().par_iter().any(|c| comments::any(c.text())) && single::as_module(doc).is_none()
+/// The computations `select` names printed, when `doc` is a module without
+/// comments (every dump): the printer prints it from the model alone, without a
+/// copy of its text. `None` for a module with comments or a single instruction
+/// (XLA makes a module of it), which [`formatted`] prints.
+fn uncommented_pieces(
+    doc: &Document,
+    style: Option<Style>,
+    select: Select,
+) -> Result<Option<printer::Pieces>, Refusal> {
+    let commented = doc
+        .syntax()
+        .chunks()
+        .par_iter()
+        .any(|c| comments::any(c.text()));
+    if commented || single::as_module(doc).is_some() {
+        return Ok(None);
+    }
+    refuse_unprintable(doc)?;
+    let style = style.unwrap_or_else(|| written_style(doc.file()));
+    let attached = comments::Attached::default();
+    printer::pieces(doc, style, &attached, select).map(Some)
 }
 
 /// The edits formatting the whole document. A module without comments printed in
@@ -295,10 +308,7 @@ fn uncommented_module(doc: &Document) -> bool {
 /// of the two (each as large as the file: 26 s on a 588 MiB dump, most of it the
 /// memory). Anything else is printed whole and diffed line by line.
 fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Refusal> {
-    if uncommented_module(doc) {
-        refuse_unprintable(doc)?;
-        let style = style.unwrap_or_else(|| written_style(doc.file()));
-        let pieces = printer::pieces(doc, style, &comments::Attached::default(), Select::Changed)?;
+    if let Some(pieces) = uncommented_pieces(doc, style, Select::Changed)? {
         if pieces.in_written_order {
             return Ok(edits_in_written_order(doc, &pieces));
         }
@@ -322,19 +332,20 @@ fn edits_in_written_order(doc: &Document, pieces: &printer::Pieces) -> Vec<TextE
     let Some(module) = doc.file().modules.first() else {
         return Vec::new();
     };
-    let ranges: Vec<Range<usize>> = module.computations().map(|c| c.range()).collect();
+    let written: Vec<(ComputationId, Range<usize>)> =
+        module.computations().map(|c| (c.id, c.range())).collect();
     let mut changed = pieces.computations().iter().peekable();
-    let head_end = ranges.first().map_or(syntax.len(), |r| r.start);
+    let head_end = written.first().map_or(syntax.len(), |(_, r)| r.start);
     let mut edits = edits_at(0, &syntax.slice(0..head_end), pieces.head());
-    for (k, (c, whole)) in module.computations().zip(&ranges).enumerate() {
-        if let Some(piece) = changed.next_if(|p| p.id == c.id) {
+    for (k, (id, whole)) in written.iter().enumerate() {
+        if let Some(piece) = changed.next_if(|p| p.id == *id) {
             edits.extend(edits_at(
                 whole.start,
                 &syntax.slice(whole.clone()),
                 &piece.body,
             ));
         }
-        let gap = whole.end..ranges.get(k + 1).map_or(syntax.len(), |r| r.start);
+        let gap = whole.end..written.get(k + 1).map_or(syntax.len(), |(_, r)| r.start);
         edits.extend(edits_at(gap.start, &syntax.slice(gap.clone()), "\n\n"));
     }
     edits

@@ -53,6 +53,7 @@ pub struct Pieces {
     end: String,
     /// Whether XLA prints the computations in the order they are written (it prints
     /// callees before callers: a dump is in that order, a hand-written test may not be).
+    /// Not looked at for [`Select::Only`], whose pieces stay in the written order.
     pub in_written_order: bool,
 }
 

@@ -51,9 +51,8 @@ impl Snapshot {
     /// end before the start is the start (ranges clients send for hints and
     /// formatting).
     pub fn byte_range(&self, range: Range, encoding: PositionEncoding) -> std::ops::Range<usize> {
-        let len = self.syntax().len();
-        let start = self.offset(range.start, encoding).unwrap_or(len);
-        let end = self.offset(range.end, encoding).unwrap_or(len).max(start);
+        let start = position::to_offset_clamped(self.syntax(), range.start, encoding);
+        let end = position::to_offset_clamped(self.syntax(), range.end, encoding).max(start);
         start..end
     }
 
