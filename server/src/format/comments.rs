@@ -193,6 +193,11 @@ impl Attached {
         Attached { by_anchor }
     }
 
+    /// Whether there are no comments to write back.
+    pub fn is_empty(&self) -> bool {
+        self.by_anchor.is_empty()
+    }
+
     /// The comments written back at `anchor`, in written order.
     pub fn at(&self, anchor: Anchor) -> &[Comment] {
         self.by_anchor.get(&anchor).map_or(&[], Vec::as_slice)

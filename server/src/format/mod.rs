@@ -18,6 +18,7 @@
 
 mod comments;
 pub mod edits;
+mod known;
 mod names;
 mod order;
 mod post_order;
@@ -37,6 +38,7 @@ use printer::Select;
 
 pub use comments::Comments;
 pub use edits::{line_edits, within};
+pub use known::Known;
 
 /// Which of XLA's print forms to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,14 +237,17 @@ fn leading_comment_lines(text: &str) -> usize {
 
 /// The edits that format `text`, one per changed line where lines correspond, and
 /// only those inside the instructions and computations that `range` touches when
-/// one is given (range formatting).
+/// one is given (range formatting). `known`: what the document's earlier versions
+/// found already formatted, which whole-document formatting reads and updates
+/// (a fresh [`Known`] for a document without versions).
 pub fn edits(
     doc: &Document,
     style: Option<Style>,
     range: Option<Range<usize>>,
+    known: &Known,
 ) -> Result<Vec<TextEdit>, Refusal> {
     let Some(range) = range else {
-        return whole_edits(doc, style);
+        return whole_edits(doc, style, known);
     };
     // Each computation the range touches against its own printed text: a diff of
     // the whole text gives up on a file far from XLA's form (one edit of everything
@@ -307,8 +312,12 @@ fn uncommented_pieces(
 /// costs its printing, never a copy of its text, of its printed text or a diff
 /// of the two (each as large as the file: 26 s on a 588 MiB dump, most of it the
 /// memory). Anything else is printed whole and diffed line by line.
-fn whole_edits(doc: &Document, style: Option<Style>) -> Result<Vec<TextEdit>, Refusal> {
-    if let Some(pieces) = uncommented_pieces(doc, style, Select::Changed)? {
+fn whole_edits(
+    doc: &Document,
+    style: Option<Style>,
+    known: &Known,
+) -> Result<Vec<TextEdit>, Refusal> {
+    if let Some(pieces) = uncommented_pieces(doc, style, Select::Changed(known))? {
         if pieces.in_written_order {
             return Ok(edits_in_written_order(doc, &pieces));
         }

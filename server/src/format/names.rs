@@ -225,6 +225,12 @@ impl<'m> Names<'m> {
         self.callee_roots.get(&(c.index(), id.index())).copied()
     }
 
+    /// Whether every instruction prints under its written name
+    /// ([`written_names_print`]): then a computation's names are its own text's.
+    pub fn as_written(&self) -> bool {
+        self.names.is_none()
+    }
+
     /// The printed name of instruction `id` of computation `c`.
     pub fn get<'a>(&'a self, c: &'a ComputationRef, id: InstrId) -> &'a str {
         let Some(names) = &self.names else {

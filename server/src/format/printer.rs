@@ -7,11 +7,13 @@
 //! is re-derived that could come out different.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use tree_sitter::Node;
 
 use super::comments::{Anchor, Attached};
+use super::known::{self, AsWritten, Known};
 use super::names::Names;
 use super::order;
 use super::post_order;
@@ -22,7 +24,7 @@ use super::{Refusal, Style};
 use crate::model::{
     AttributeValueKind, ComputationId, ComputationRef, Document, InstrId, Instruction, Module,
 };
-use crate::syntax::{ChunkKind, Placed};
+use crate::syntax::{Chunk, ChunkKind, Placed};
 
 /// The whole document printed in `style`, or why it cannot be; the comments in
 /// `attached` written back beside what they were written beside.
@@ -39,8 +41,9 @@ pub enum Select<'a> {
     Only(&'a [ComputationId]),
     /// All, leaving out those printed as written when XLA prints the computations
     /// in the written order ([`Pieces::in_written_order`]): formatting a dump
-    /// already in XLA's form keeps none.
-    Changed,
+    /// already in XLA's form keeps none. Those an earlier version printed as
+    /// written are not printed again, where [`Known`] allows it.
+    Changed(&'a Known),
 }
 
 /// The printed module in pieces: what stands before the computations, each
@@ -170,7 +173,7 @@ pub fn pieces(
         false => computations,
     };
     let in_written_order = computations.windows(2).all(|w| w[0].1.id < w[1].1.id);
-    let leave_unchanged = matches!(select, Select::Changed) && in_written_order;
+    let leave_unchanged = matches!(select, Select::Changed(_)) && in_written_order;
     let names = Names::of(module);
     let frames = FrameTables::of(tables, module);
     let mut out = String::new();
@@ -186,14 +189,39 @@ pub fn pieces(
         h.split_whitespace()
             .any(|w| w.starts_with("is_scheduled=true"))
     });
+    // What an earlier version printed as written, when nothing outside a chunk
+    // changes how it prints (see `known`).
+    let context = known::Context { style, scheduled };
+    let memory = match select {
+        Select::Changed(known)
+            if leave_unchanged
+                && attached.is_empty()
+                && names.as_written()
+                && !frames.renumbers() =>
+        {
+            Some((known, known.take(context)))
+        }
+        _ => None,
+    };
     // Each computation on its own (its names are settled): in parallel, in order.
-    let printed: Result<Vec<Option<Piece>>, Refusal> = computations
+    // Every one is printed (no stop at the first refusal) so that the refusal
+    // reported is the first in order, whichever thread met it first.
+    let printed: Vec<Result<Outcome, Refusal>> = computations
         .par_iter()
         .filter(|(_, c)| match select {
             Select::Only(only) => only.contains(&c.id),
-            Select::All | Select::Changed => true,
+            Select::All | Select::Changed(_) => true,
         })
         .map(|(placed, c)| {
+            // Outside the entry computation, whose header `ENTRY` may be implied.
+            let rememberable = memory.is_some() && module.entry != Some(c.id);
+            if rememberable
+                && memory
+                    .as_ref()
+                    .is_some_and(|(_, m)| m.contains(placed.chunk))
+            {
+                return Ok(Outcome::AsWritten(Some(placed.chunk.clone())));
+            }
             let k = c.id.index();
             let (mut before, mut body, mut after) = (String::new(), String::new(), String::new());
             Attached::lines(&mut before, attached.at(Anchor::BeforeComputation(k)), "");
@@ -207,9 +235,11 @@ pub fn pieces(
             )?;
             Attached::trailing(&mut after, attached.at(Anchor::AfterClose(k)));
             if leave_unchanged && body == written(placed, c) {
-                return Ok(None);
+                return Ok(Outcome::AsWritten(
+                    rememberable.then(|| placed.chunk.clone()),
+                ));
             }
-            Ok(Some(Piece {
+            Ok(Outcome::Printed(Piece {
                 id: c.id,
                 before,
                 body,
@@ -219,12 +249,31 @@ pub fn pieces(
         .collect();
     let mut end = String::new();
     Attached::lines(&mut end, attached.at(Anchor::End), "");
+    let mut as_written = Vec::new();
+    let mut pieces = Vec::new();
+    for outcome in printed {
+        let outcome = outcome?;
+        match outcome {
+            Outcome::Printed(piece) => pieces.push(piece),
+            Outcome::AsWritten(chunk) => as_written.extend(chunk),
+        }
+    }
+    if let Some((known, _)) = memory {
+        known.keep(context, AsWritten::from_chunks(as_written));
+    }
     Ok(Pieces {
         head: out,
-        computations: printed?.into_iter().flatten().collect(),
+        computations: pieces,
         end,
         in_written_order,
     })
+}
+
+/// A computation printed, or found (or known) to print as written, with its
+/// chunk when it may be remembered so.
+enum Outcome {
+    Printed(Piece),
+    AsWritten(Option<Arc<Chunk>>),
 }
 
 /// The written text of computation `c`, which chunk `placed` holds: from its

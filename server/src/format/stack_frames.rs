@@ -51,6 +51,12 @@ impl FrameTables {
         }
     }
 
+    /// Whether the tables were rebuilt, so that instructions' `stack_frame_id`s
+    /// change with what every computation uses.
+    pub fn renumbers(&self) -> bool {
+        self.renumbered.is_some()
+    }
+
     /// An instruction's written `metadata={...}` with its `stack_frame_id` renumbered.
     pub fn metadata<'a>(&self, written: &'a str) -> Cow<'a, str> {
         let Some(renumbered) = &self.renumbered else {

@@ -1,4 +1,4 @@
-use super::{format, format_with, Comments, Style};
+use super::{format, format_with, Comments, Known, Style};
 
 const SHORT: &str =
     "HloModule m\n\nENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] negate(p)\n}\n";
@@ -138,7 +138,7 @@ fn line_edits_rebuild_the_new_text_and_touch_only_changed_lines() {
 fn range_edits_stay_inside_the_touched_instruction() {
     let doc = crate::model::Document::parse(SHORT);
     let at = SHORT.find("negate").expect("negate");
-    let edits = super::edits(&doc, None, Some(at..at)).expect("formats");
+    let edits = super::edits(&doc, None, Some(at..at), &Known::default()).expect("formats");
     assert_eq!(edits.len(), 1, "{edits:?}");
     assert_eq!(edits[0].new_text, "  ROOT %n = f32[2,3]{1,0} negate(%p)\n");
 }
@@ -236,14 +236,20 @@ fn range_formatting_stays_in_the_range_where_the_whole_diff_gives_up() {
     }
     text += "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] call(x), to_apply=c7\n}\n";
     let doc = crate::model::Document::parse(&text);
-    let whole = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    let whole = super::edits(&doc, Some(Style::Short), None, &Known::default()).expect("formats");
     assert!(
         whole.iter().any(|e| e.range.len() > text.len() / 2),
         "the whole file's diff is expected to give up on this file"
     );
     let line = text.find("c600 {").expect("c600") + "c600 {\n  p = f32[2] parameter(0)\n".len();
     let end = line + text[line..].find('\n').expect("a line");
-    let edits = super::edits(&doc, Some(Style::Short), Some(line + 4..line + 6)).expect("formats");
+    let edits = super::edits(
+        &doc,
+        Some(Style::Short),
+        Some(line + 4..line + 6),
+        &Known::default(),
+    )
+    .expect("formats");
     assert_eq!(edits.len(), 1, "{edits:?}");
     assert!(
         edits[0].range.start >= line && edits[0].range.end <= end + 1,
@@ -264,7 +270,8 @@ fn range_formatting_keeps_the_comments_of_what_it_touches() {
     let file = doc.file();
     for (_, c) in file.all_computations() {
         let range = c.range();
-        let edits = super::edits(&doc, Some(Style::Short), Some(range)).expect("formats");
+        let edits = super::edits(&doc, Some(Style::Short), Some(range), &Known::default())
+            .expect("formats");
         let mut text = COMMENTED.to_string();
         for e in edits.iter().rev() {
             text.replace_range(e.range.clone(), &e.new_text);
@@ -298,7 +305,7 @@ fn whole_formatting_edits_only_what_differs_from_xla_form() {
          ROOT   %y = f32[2] call(%x), to_apply=%c\n}}\n"
     );
     let doc = crate::model::Document::parse(&text);
-    let edits = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    let edits = super::edits(&doc, Some(Style::Short), None, &Known::default()).expect("formats");
     let want = format(&text, Some(Style::Short)).expect("formats");
     assert_eq!(apply(&text, &edits), want, "{edits:?}");
     let kept = text.find(canonical).expect("c")..text.find(canonical).expect("c") + canonical.len();
@@ -320,9 +327,94 @@ fn whole_formatting_of_a_module_xla_reorders_gives_the_printed_text() {
                 ROOT y = f32[2] call(x), to_apply=c\n}\n\n\
                 c {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negate(p)\n}\n";
     let doc = crate::model::Document::parse(text);
-    let edits = super::edits(&doc, Some(Style::Short), None).expect("formats");
+    let edits = super::edits(&doc, Some(Style::Short), None, &Known::default()).expect("formats");
     assert_eq!(
         apply(text, &edits),
         format(text, Some(Style::Short)).expect("formats")
     );
+}
+
+/// Three computations in XLA's form: two called ones and the entry.
+const CALLED_TWICE: &str = "HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\n\
+    %c1 (a: f32[2]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} negate(%a)\n}\n\n\
+    %c2 (b: f32[2]) -> f32[2] {\n  %b = f32[2]{0} parameter(0)\n  ROOT %m = f32[2]{0} negate(%b)\n}\n\n\
+    ENTRY %e (x: f32[2]) -> f32[2] {\n  %x = f32[2]{0} parameter(0)\n  \
+    %y = f32[2]{0} call(%x), to_apply=%c1\n  ROOT %z = f32[2]{0} call(%y), to_apply=%c2\n}\n\n";
+
+/// The called computations are remembered as printed as written; the next
+/// formatting of the same version skips them and still finds nothing to change.
+#[test]
+fn computations_in_xla_form_are_remembered_outside_the_entry() {
+    assert_eq!(
+        format(CALLED_TWICE, Some(Style::Short)).as_deref(),
+        Ok(CALLED_TWICE)
+    );
+    let doc = crate::model::Document::parse(CALLED_TWICE);
+    let known = Known::default();
+    for _ in 0..2 {
+        let edits = super::edits(&doc, Some(Style::Short), None, &known).expect("formats");
+        assert_eq!(edits, vec![]);
+        assert_eq!(known.len(), 2);
+    }
+}
+
+/// An edit in one computation that changes how a remembered one prints (a name
+/// XLA then renames there; another style) gives the edits a fresh formatting gives.
+#[test]
+fn a_remembered_computation_prints_again_when_what_decides_its_printing_changes() {
+    let doc = crate::model::Document::parse(CALLED_TWICE);
+    let known = Known::default();
+    super::edits(&doc, Some(Style::Short), None, &known).expect("formats");
+    // `%n` of c1 renamed `%m`: XLA keeps it and renames c2's `%m` `%m.1`.
+    let at = CALLED_TWICE.find("%n = ").expect("%n") + 1;
+    let (renamed, _) = doc.edited(at, at + 1, "m");
+    let fresh = super::edits(&renamed, Some(Style::Short), None, &Known::default());
+    let c2 = CALLED_TWICE.find("%c2 (").expect("c2");
+    assert!(
+        fresh
+            .as_ref()
+            .expect("formats")
+            .iter()
+            .any(|e| e.range.start > c2 && e.new_text.contains("%m.1")),
+        "{fresh:?}"
+    );
+    assert_eq!(
+        super::edits(&renamed, Some(Style::Short), None, &known),
+        fresh
+    );
+    // The long form prints every operand's shape, in c1 and c2 too.
+    let long = super::edits(&doc, Some(Style::Long), None, &known);
+    assert_eq!(
+        long,
+        super::edits(&doc, Some(Style::Long), None, &Known::default())
+    );
+    assert!(long.expect("formats").len() >= 3);
+}
+
+/// Stack-frame tables XLA rebuilds renumber every computation's frame ids by the
+/// order the computations use them: nothing is remembered then, not even a
+/// computation that uses none and prints as written.
+#[test]
+fn nothing_is_remembered_while_the_frame_tables_are_rebuilt() {
+    let text = "HloModule m\n\n\
+        FileNames\n1 \"a.py\"\n2 \"b.py\"\n\n\
+        FunctionNames\n1 \"f\"\n\n\
+        FileLocations\n\
+        1 {file_name_id=2 function_name_id=1 line=1 end_line=1 column=2 end_column=3}\n\
+        2 {file_name_id=1 function_name_id=1 line=5 end_line=5 column=2 end_column=24}\n\n\
+        StackFrames\n1 {file_location_id=2 parent_frame_id=1}\n2 {file_location_id=1 parent_frame_id=1}\n\n\
+        %c1 (a: f32[2]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n  \
+        ROOT %n = f32[2]{0} negate(%a), metadata={op_name=\"n\"}\n}\n\n\
+        ENTRY %e (x: f32[2]) -> f32[2] {\n  %x = f32[2]{0} parameter(0)\n  \
+        ROOT %y = f32[2]{0} call(%x), to_apply=%c1, metadata={op_name=\"y\" stack_frame_id=1}\n}\n\n";
+    let doc = crate::model::Document::parse(text);
+    let known = Known::default();
+    let edits = super::edits(&doc, Some(Style::Short), None, &known).expect("formats");
+    assert!(
+        edits
+            .iter()
+            .any(|e| e.new_text.contains("file_location_id=")),
+        "the tables are expected to be rebuilt: {edits:?}"
+    );
+    assert_eq!(known.len(), 0);
 }

@@ -98,6 +98,9 @@ pub const VERSIONS_KEPT: usize = 2;
 pub struct ModuleMemo {
     /// Most recent first, at most [`VERSIONS_KEPT`], keys distinct.
     kept: Mutex<Vec<Kept>>,
+    /// The computations the last formatting found in XLA's form, which the next
+    /// one does not print again where it shares their chunks.
+    pub formatted: crate::format::Known,
 }
 
 impl ModuleMemo {

@@ -555,6 +555,19 @@ impl HloSnapshot {
         &self.document
     }
 
+    /// The edits formatting this version ([`crate::format::edits`]), or the part
+    /// `range` touches: a document's versions print again only the computations
+    /// an edit made since the last formatting ([`crate::format::Known`]).
+    pub fn format_edits(
+        &self,
+        style: Option<crate::format::Style>,
+        range: Option<std::ops::Range<usize>>,
+    ) -> Result<Vec<model::TextEdit>, crate::format::Refusal> {
+        let fresh = crate::format::Known::default();
+        let known = self.module_memo.as_ref().map_or(&fresh, |m| &m.formatted);
+        crate::format::edits(&self.document, style, range, known)
+    }
+
     /// The HLO model of this version: the module index; computations build on access.
     pub fn model(&self) -> &HloFile {
         self.document.file()

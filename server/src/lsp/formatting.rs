@@ -26,7 +26,7 @@ pub fn edits(
     let ide::Snapshot::Hlo(hlo) = &snapshot.ide else {
         return Ok(None);
     };
-    let edits = format::edits(hlo.document(), style, range).map_err(|refusal| {
+    let edits = hlo.format_edits(style, range).map_err(|refusal| {
         let (line, _) = crate::syntax::line_col(hlo.text(), refusal.offset);
         Error {
             code: ErrorCode::ServerError(REQUEST_FAILED),
