@@ -341,22 +341,35 @@ fn edits_in_written_order(doc: &Document, pieces: &printer::Pieces) -> Vec<TextE
     let Some(module) = doc.file().modules.first() else {
         return Vec::new();
     };
-    let written: Vec<(ComputationId, Range<usize>)> =
-        module.computations().map(|c| (c.id, c.range())).collect();
-    let mut changed = pieces.computations().iter().peekable();
+    // In parallel: a 588 MiB dump has a quarter of a million computations, most of
+    // them unchanged and followed by the blank line XLA prints.
+    let written: Vec<(ComputationId, Range<usize>)> = (0..module.computation_count())
+        .into_par_iter()
+        .map(|k| module.computation(ComputationId(k as u32)))
+        .map(|c| (c.id, c.range()))
+        .collect();
     let head_end = written.first().map_or(syntax.len(), |(_, r)| r.start);
     let mut edits = edits_at(0, &syntax.slice(0..head_end), pieces.head());
-    for (k, (id, whole)) in written.iter().enumerate() {
-        if let Some(piece) = changed.next_if(|p| p.id == *id) {
-            edits.extend(edits_at(
-                whole.start,
-                &syntax.slice(whole.clone()),
-                &piece.body,
-            ));
-        }
-        let gap = whole.end..written.get(k + 1).map_or(syntax.len(), |(_, r)| r.start);
-        edits.extend(edits_at(gap.start, &syntax.slice(gap.clone()), "\n\n"));
-    }
+    // In written order, which is XLA's here: sorted by id.
+    let printed = pieces.computations();
+    let per_computation: Vec<Vec<TextEdit>> = written
+        .par_iter()
+        .enumerate()
+        .map(|(k, (id, whole))| {
+            let mut edits = Vec::new();
+            if let Ok(p) = printed.binary_search_by_key(id, |p| p.id) {
+                let old = syntax.slice(whole.clone());
+                edits.extend(edits_at(whole.start, &old, &printed[p].body));
+            }
+            let gap = whole.end..written.get(k + 1).map_or(syntax.len(), |(_, r)| r.start);
+            let between = syntax.slice(gap.clone());
+            if between != "\n\n" {
+                edits.extend(edits_at(gap.start, &between, "\n\n"));
+            }
+            edits
+        })
+        .collect();
+    edits.extend(per_computation.into_iter().flatten());
     edits
 }
 

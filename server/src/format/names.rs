@@ -176,7 +176,7 @@ fn written_names_print(computations: &[ComputationRef]) -> bool {
         .flat_map_iter(|c| {
             c.instructions.iter().map(|i| match i.synthetic {
                 true => None,
-                false => as_written(&i.name).map(|key| hasher.hash_one(key)),
+                false => as_written(written_name(c, i)).map(|key| hasher.hash_one(key)),
             })
         })
         .collect();
@@ -185,6 +185,18 @@ fn written_names_print(computations: &[ComputationRef]) -> bool {
     };
     keys.par_sort_unstable();
     keys.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The name of `i` read from the text, which is read in order, where each model
+/// name is an allocation of its own: five million names scattered in memory made
+/// the check wait on memory. The model's name when the text's differs from it.
+fn written_name<'c>(c: &'c ComputationRef, i: &'c crate::model::Instruction) -> &'c str {
+    let written = c.src(i.name_range);
+    let written = written.strip_prefix('%').unwrap_or(written);
+    match written.len() == i.name.len() {
+        true => written,
+        false => &i.name,
+    }
 }
 
 impl<'m> Names<'m> {
