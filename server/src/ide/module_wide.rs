@@ -101,6 +101,9 @@ pub struct ModuleMemo {
     /// The computations the last formatting found in XLA's form, which the next
     /// one does not print again where it shares their chunks.
     pub formatted: crate::format::Known,
+    /// Set once a version was formatted ahead of any request
+    /// ([`super::HloSnapshot::format_ahead`]).
+    pub formatted_ahead: std::sync::atomic::AtomicBool,
 }
 
 impl ModuleMemo {

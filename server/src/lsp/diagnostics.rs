@@ -269,14 +269,30 @@ async fn publish(
             republish(
                 &workspace,
                 &outbox,
-                (snapshot.clone(), budget),
+                (snapshot.clone(), budget.clone()),
                 published,
                 (style, sent),
             )
             .await;
         }
+        format_ahead(&workspace, (snapshot.clone(), budget)).await;
     }
     crate::ide::reaper::release(snapshot);
+}
+
+/// Formats a large document once, after its diagnostics and module-wide answers
+/// ([`crate::ide::HloSnapshot::format_ahead`]), unless a newer version came.
+async fn format_ahead(workspace: &Workspace, (snapshot, budget): (Arc<Snapshot>, Budget)) {
+    if workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled) {
+        return;
+    }
+    let _ = guarded_within("formatting ahead", budget, move || match &snapshot.ide {
+        crate::ide::Snapshot::Hlo(hlo) => {
+            hlo.format_ahead(crate::ide::snapshot::FORMAT_AHEAD_BYTES)
+        }
+        crate::ide::Snapshot::Mlir(_) => false,
+    })
+    .await;
 }
 
 fn hash_of(bytes: &[u8]) -> u64 {
