@@ -5,7 +5,7 @@
 //! (`HloPrintOptions` with `print_operand_shape`: `add(f32[4]{0} %x, f32[4]{0} %y)`)
 //! and the short one `HloModule::ToString()` gives in jaxlib 0.10.2 and that XLA's
 //! dumps are written in (`add(%x, %y)`). Without a choice the file keeps the form it
-//! is written in ([`written_style`]).
+//! is written in (long when most named operands carry their shape).
 //!
 //! The printer never drops text silently: XLA's printer forgets comments, and an
 //! editor action must not. The comment lines a file starts with are kept above the
@@ -23,6 +23,7 @@ mod names;
 mod order;
 mod post_order;
 mod printer;
+mod scan;
 pub mod shape_text;
 mod single;
 mod stack_frames;
@@ -33,7 +34,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::model::{ComputationId, Document, HloFile, TextEdit};
+use crate::model::{ComputationId, Document, TextEdit};
 use printer::Select;
 
 pub use comments::Comments;
@@ -178,12 +179,14 @@ fn printed(
     mode: Comments,
     only: Option<&[ComputationId]>,
 ) -> Result<Printed, Refusal> {
-    let style = style.unwrap_or_else(|| written_style(doc.file()));
     let select = only.map_or(Select::All, Select::Only);
     if !comments::any(text) {
         refuse_unprintable(doc)?;
         if let Some(module) = single::as_module(doc) {
-            return Ok(Printed::Single(module, style));
+            return Ok(Printed::Single(
+                module,
+                style.unwrap_or_else(|| written_style(doc)),
+            ));
         }
         return printer::pieces(doc, style, &comments::Attached::default(), select)
             .map(Printed::Module);
@@ -203,7 +206,10 @@ fn printed(
                  instruction and the comment has no place in it; remove it to format",
             ));
         }
-        return Ok(Printed::Single(module, style));
+        return Ok(Printed::Single(
+            module,
+            style.unwrap_or_else(|| written_style(doc)),
+        ));
     }
     let attached = match (mode, bare.file().modules.first()) {
         (Comments::Keep, Some(module)) => comments::Attached::of(module, &stripped),
@@ -301,7 +307,6 @@ fn uncommented_pieces(
         return Ok(None);
     }
     refuse_unprintable(doc)?;
-    let style = style.unwrap_or_else(|| written_style(doc.file()));
     let attached = comments::Attached::default();
     printer::pieces(doc, style, &attached, select).map(Some)
 }
@@ -402,27 +407,13 @@ fn module_pieces(
     })
 }
 
-/// The form the file is written in: long when most named operands carry their
-/// shape, short otherwise (also when there are no operands at all).
-pub fn written_style(file: &HloFile) -> Style {
-    let (named, shaped) = file
+/// The form `doc` is written in ([`scan::OperandCounts::style`]).
+fn written_style(doc: &Document) -> Style {
+    doc.file()
         .all_computations()
-        .map(|(_, c)| c)
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|c| {
-            let named = c.instructions.iter().flat_map(|i| &i.operands);
-            let named = named.filter(|o| o.name_range().is_some());
-            named.fold((0usize, 0usize), |(n, s), o| {
-                (n + 1, s + usize::from(o.declared_shape.is_some()))
-            })
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    if named > 0 && shaped * 2 >= named {
-        Style::Long
-    } else {
-        Style::Short
-    }
+        .map(|(_, c)| scan::OperandCounts::of(&c))
+        .fold(scan::OperandCounts::default(), scan::OperandCounts::plus)
+        .style()
 }
 
 /// The module XLA makes of a single-instruction file ([`single::as_module`]),

@@ -161,30 +161,30 @@ pub struct Names<'m> {
     callee_roots: HashMap<(usize, usize), (ComputationRef<'m>, InstrId)>,
 }
 
-/// Whether XLA prints every instruction of `computations` under its written name:
-/// no operand written inline (the parser names those), every name
-/// [`as_written`], and no two with the same root and suffix (the module's
-/// `NameUniquer` hands each out once). Then the uniquer's two passes, sequential
-/// and a string per instruction (half a second on a 58 MiB dump), change nothing.
-/// The check runs in parallel and compares hashes; two names with the same hash
-/// take the uniquer's road, which is always right.
-fn written_names_print(computations: &[ComputationRef]) -> bool {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    let hasher = BuildHasherDefault::<rustc_hash::FxHasher>::default();
-    let keys: Option<Vec<u64>> = computations
-        .par_iter()
-        .flat_map_iter(|c| {
-            c.instructions.iter().map(|i| match i.synthetic {
-                true => None,
-                false => as_written(written_name(c, i)).map(|key| hasher.hash_one(key)),
-            })
-        })
-        .collect();
+/// Whether XLA prints every instruction of a module under its written name, given
+/// every instruction's [`name_key`] (`None` when one has none): no operand
+/// written inline (the parser names those), every name [`as_written`], and no two
+/// with the same root and suffix (the module's `NameUniquer` hands each out once).
+/// Then the uniquer's two passes, sequential and a string per instruction (half a
+/// second on a 58 MiB dump), change nothing. The keys are hashes; two names with
+/// the same hash take the uniquer's road, which is always right.
+fn written_names_print(keys: Option<Vec<u64>>) -> bool {
     let Some(mut keys) = keys else {
         return false;
     };
     keys.par_sort_unstable();
     keys.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The (root, suffix) key of `i`'s name hashed, when XLA prints it as written
+/// ([`written_names_print`]).
+pub(super) fn name_key(c: &ComputationRef, i: &crate::model::Instruction) -> Option<u64> {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let hasher = BuildHasherDefault::<rustc_hash::FxHasher>::default();
+    match i.synthetic {
+        true => None,
+        false => as_written(written_name(c, i)).map(|key| hasher.hash_one(key)),
+    }
 }
 
 /// The name of `i` read from the text, which is read in order, where each model
@@ -200,10 +200,11 @@ fn written_name<'c>(c: &'c ComputationRef, i: &'c crate::model::Instruction) -> 
 }
 
 impl<'m> Names<'m> {
-    /// The names XLA gives the instructions of `module` after parsing it.
-    pub fn of(module: &'m Module) -> Names<'m> {
+    /// The names XLA gives the instructions of `module` after parsing it, given
+    /// the [`name_key`] of every instruction.
+    pub fn of(module: &'m Module, name_keys: Option<Vec<u64>>) -> Names<'m> {
         let computations: Vec<ComputationRef> = module.computations().collect();
-        let names = match written_names_print(&computations) {
+        let names = match written_names_print(name_keys) {
             true => None,
             false => Some(uniqued(&computations)),
         };
@@ -358,7 +359,7 @@ mod tests {
             }
             let doc = crate::model::Document::parse(&text);
             let module = &doc.file().modules[0];
-            let names = Names::of(module);
+            let names = Names::of(module, super::super::scan::ModuleScan::of(module).name_keys);
             let computations: Vec<ComputationRef> = module.computations().collect();
             let want = uniqued(&computations);
             for c in &computations {

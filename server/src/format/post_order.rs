@@ -4,8 +4,6 @@
 //! its operands (first operand first) and its control predecessors. A scheduled module
 //! (`is_scheduled=true`) is printed in its schedule's order, which is the written one.
 
-use rayon::prelude::*;
-
 use crate::model::{ComputationId, ComputationRef, InstrId, Instruction, Module};
 
 /// The instructions of `c` in XLA's post order.
@@ -91,8 +89,8 @@ fn predecessors(c: &ComputationRef, k: usize) -> Vec<usize> {
 /// in tests/data). A written order that XLA's walk gives for some order of each
 /// computation's call sites is therefore kept: it is one XLA printed, and
 /// formatting it again must change nothing.
-pub fn computation_order(module: &Module) -> Vec<ComputationId> {
-    let calls = CallSites::of(module);
+pub fn computation_order(call_sites: Vec<Vec<Vec<usize>>>) -> Vec<ComputationId> {
+    let calls = CallSites { sites: call_sites };
     let written: Vec<usize> = (0..calls.sites.len()).collect();
     let printable = calls.ordered_like(&written);
     let order = if printable.walk() == written {
@@ -104,28 +102,13 @@ pub fn computation_order(module: &Module) -> Vec<ComputationId> {
 }
 
 /// Each computation's call sites (the instructions that call a computation, in
-/// instruction order), each with its callees in `called_computations()` order.
+/// instruction order), each with its callees in `called_computations()` order
+/// (read by [`super::scan`]).
 struct CallSites {
     sites: Vec<Vec<Vec<usize>>>,
 }
 
 impl CallSites {
-    fn of(module: &Module) -> CallSites {
-        // In parallel: a 588 MiB dump is five million instructions.
-        let sites = (0..module.computation_count())
-            .into_par_iter()
-            .map(|k| {
-                let c = module.computation(ComputationId(k as u32));
-                c.instructions
-                    .iter()
-                    .map(|i| callees(module, i))
-                    .filter(|callees| !callees.is_empty())
-                    .collect()
-            })
-            .collect();
-        CallSites { sites }
-    }
-
     /// XLA's walk: every computation nothing calls, in list order, after the
     /// computations it reaches (`HloComputation::MakeEmbeddedComputationsList`)
     /// that are not placed yet. Computations only a cycle of calls reaches (XLA
@@ -256,7 +239,7 @@ fn push_callees(site: &[usize], seen: &mut [bool], stack: &mut Vec<(usize, usize
 /// order: a `while` lists its body before its condition, a `conditional` its true
 /// branch before its false one, `select-and-scatter` its select before its scatter;
 /// otherwise the written order. Names that name no computation are left out.
-fn callees(module: &Module, instruction: &Instruction) -> Vec<usize> {
+pub(super) fn callees(module: &Module, instruction: &Instruction) -> Vec<usize> {
     let rank = |attribute: &str| match attribute {
         "condition" | "false_computation" | "scatter" => 1,
         _ => 0,

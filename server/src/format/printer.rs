@@ -17,6 +17,7 @@ use super::known::{self, AsWritten, Known};
 use super::names::Names;
 use super::order;
 use super::post_order;
+use super::scan::ModuleScan;
 use super::shape_text;
 use super::stack_frames::FrameTables;
 use super::values;
@@ -29,7 +30,7 @@ use crate::syntax::{Chunk, ChunkKind, Placed};
 /// The whole document printed in `style`, or why it cannot be; the comments in
 /// `attached` written back beside what they were written beside.
 pub fn print(doc: &Document, style: Style, attached: &Attached) -> Result<String, Refusal> {
-    Ok(pieces(doc, style, attached, Select::All)?.joined())
+    Ok(pieces(doc, Some(style), attached, Select::All)?.joined())
 }
 
 /// Which computations [`pieces`] prints and keeps.
@@ -109,10 +110,10 @@ impl Pieces {
 }
 
 /// [`print`] in pieces: the computations `select` names (their names still read
-/// the module).
+/// the module), in `style` or else the style the module is written in.
 pub fn pieces(
     doc: &Document,
-    style: Style,
+    style: Option<Style>,
     attached: &Attached,
     select: Select,
 ) -> Result<Pieces, Refusal> {
@@ -166,15 +167,17 @@ pub fn pieces(
             }
         }
     }
+    let scan = ModuleScan::of(module);
+    let style = style.unwrap_or_else(|| scan.style());
     // Some computations alone need neither XLA's order nor the module's head.
     let whole = !matches!(select, Select::Only(_));
     let computations = match whole {
-        true => in_xla_order(module, computations),
+        true => in_xla_order(module, scan.call_sites, computations),
         false => computations,
     };
     let in_written_order = computations.windows(2).all(|w| w[0].1.id < w[1].1.id);
     let leave_unchanged = matches!(select, Select::Changed(_)) && in_written_order;
-    let names = Names::of(module);
+    let names = Names::of(module, scan.name_keys);
     let frames = FrameTables::of(tables, module);
     let mut out = String::new();
     if whole {
@@ -305,9 +308,11 @@ fn head(
     Ok(())
 }
 
-/// `computations` in the order XLA prints them ([`post_order::computation_order`]).
+/// `computations` in the order XLA prints them ([`post_order::computation_order`]
+/// of the module's `call_sites`).
 fn in_xla_order<'m>(
     module: &'m Module,
+    call_sites: Vec<Vec<Vec<usize>>>,
     computations: Vec<(Placed<'m>, ComputationRef<'m>)>,
 ) -> Vec<(Placed<'m>, ComputationRef<'m>)> {
     let mut by_id: Vec<Option<(Placed, ComputationRef)>> =
@@ -316,7 +321,7 @@ fn in_xla_order<'m>(
         let k = c.id.index();
         by_id[k] = Some((placed, c));
     }
-    post_order::computation_order(module)
+    post_order::computation_order(call_sites)
         .into_iter()
         .filter_map(|id| by_id.get_mut(id.index()).and_then(Option::take))
         .collect()
