@@ -1,6 +1,7 @@
 //! Formatting through the real language server: both providers are announced,
 //! `textDocument/formatting` returns edits that, applied as an editor applies them,
-//! give exactly what `hlo-lsp fmt` prints (and nothing for a formatted dump),
+//! give exactly what `hlo-lsp fmt` prints (and nothing for a formatted dump; after
+//! an edit, what the edited computation needs: the server remembers the rest),
 //! `rangeFormatting` changes only the instructions the range touches (none past
 //! the last line), a comment
 //! stays beside its instruction, the `format.style` setting picks the form, and a
@@ -55,6 +56,33 @@ fn formatting_is_announced_and_gives_xla_text() {
         edits(&formatting(&mut client, &dump_uri)),
         Vec::<Value>::new()
     );
+}
+
+/// After an edit of one fused computation of a dump the server formatted, the
+/// edits put back exactly what the edit changed: the other computations, which
+/// the server remembers as formatted, are not printed again and need nothing.
+#[test]
+fn formatting_after_an_edit_fixes_what_the_edit_changed() {
+    let mut client = Client::start();
+    let dump = read_repo_file("tests/data/jax/softmax.after.hlo");
+    let document = uri("softmax.after.hlo");
+    client.open(&document, &dump);
+    assert_eq!(
+        edits(&formatting(&mut client, &document)),
+        Vec::<Value>::new()
+    );
+    let line = "  ROOT %exp.0 = f32[8,128]{1,0} exponential(%sub.0)";
+    let at = dump.find(line).expect("the line") + "  ROOT %exp.0 =".len();
+    let edited = format!("{}  {}", &dump[..at], &dump[at..]);
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": document, "version": 2},
+               "contentChanges": [{"text": edited}]}),
+    );
+    client.diagnostics(&document, 2);
+    let fixed = edits(&formatting(&mut client, &document));
+    assert_eq!(fixed.len(), 1, "{fixed:?}");
+    assert_eq!(apply_edits(&edited, &fixed), dump);
 }
 
 #[test]

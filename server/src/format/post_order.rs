@@ -247,7 +247,12 @@ pub(super) fn callees(module: &Module, instruction: &Instruction) -> Vec<usize> 
     let mut called: Vec<(u8, usize)> = instruction
         .called
         .iter()
-        .filter_map(|c| Some((rank(c.attribute.as_str()), module.resolve(c)?.id.index())))
+        .filter_map(|c| {
+            Some((
+                rank(c.attribute.as_str()),
+                module.computation_by_name(&c.name)?.index(),
+            ))
+        })
         .collect();
     called.sort_by_key(|(rank, _)| *rank);
     called.into_iter().map(|(_, k)| k).collect()
