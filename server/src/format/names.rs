@@ -359,7 +359,7 @@ mod tests {
             }
             let doc = crate::model::Document::parse(&text);
             let module = &doc.file().modules[0];
-            let names = Names::of(module, super::super::scan::ModuleScan::of(module).name_keys);
+            let names = Names::of(module, super::super::scan::ModuleScan::of(module, false).name_keys);
             let computations: Vec<ComputationRef> = module.computations().collect();
             let want = uniqued(&computations);
             for c in &computations {

@@ -167,10 +167,10 @@ pub fn pieces(
             }
         }
     }
-    let scan = ModuleScan::of(module);
-    let style = style.unwrap_or_else(|| scan.style());
     // Some computations alone need neither XLA's order nor the module's head.
     let whole = !matches!(select, Select::Only(_));
+    let scan = ModuleScan::of(module, whole);
+    let style = style.unwrap_or_else(|| scan.style());
     let computations = match whole {
         true => in_xla_order(module, scan.call_sites, computations),
         false => computations,

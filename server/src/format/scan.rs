@@ -20,7 +20,8 @@ pub struct ModuleScan {
     /// The hashed (root, suffix) key of every instruction's name, when each is
     /// in the form XLA prints ([`names::name_key`]).
     pub name_keys: Option<Vec<u64>>,
-    /// Each computation's call sites ([`post_order::computation_order`]).
+    /// Each computation's call sites ([`post_order::computation_order`]), when
+    /// asked for.
     pub call_sites: Vec<Vec<Vec<usize>>>,
 }
 
@@ -72,10 +73,12 @@ struct Scanned {
 }
 
 impl ModuleScan {
-    pub fn of(module: &Module) -> ModuleScan {
+    /// The scan of `module`; without call sites unless `order` (XLA's computation
+    /// order is not needed to print some computations alone).
+    pub fn of(module: &Module, order: bool) -> ModuleScan {
         let scanned: Vec<Scanned> = (0..module.computation_count())
             .into_par_iter()
-            .map(|k| scan(module, &module.computation(ComputationId(k as u32))))
+            .map(|k| scan(module, &module.computation(ComputationId(k as u32)), order))
             .collect();
         let operands = scanned
             .iter()
@@ -109,8 +112,8 @@ impl ModuleScan {
     }
 }
 
-/// Every instruction of `c`, once.
-fn scan(module: &Module, c: &ComputationRef) -> Scanned {
+/// Every instruction of `c`, once (its call sites when `order`).
+fn scan(module: &Module, c: &ComputationRef, order: bool) -> Scanned {
     let mut operands = OperandCounts::default();
     let mut name_keys = Some(Vec::with_capacity(c.instructions.len()));
     let mut call_sites = Vec::new();
@@ -122,7 +125,7 @@ fn scan(module: &Module, c: &ComputationRef) -> Scanned {
                 None => name_keys = None,
             }
         }
-        if !i.called.is_empty() {
+        if order && !i.called.is_empty() {
             let callees = post_order::callees(module, i);
             if !callees.is_empty() {
                 call_sites.push(callees);

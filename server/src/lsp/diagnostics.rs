@@ -286,13 +286,22 @@ async fn format_ahead(workspace: &Workspace, (snapshot, budget): (Arc<Snapshot>,
     if workspace.is_stale(&snapshot) || budget.cut() == Some(Cut::Cancelled) {
         return;
     }
-    let _ = guarded_within("formatting ahead", budget, move || match &snapshot.ide {
+    let uri = snapshot.uri.clone();
+    let started = std::time::Instant::now();
+    let ran = guarded_within("formatting ahead", budget, move || match &snapshot.ide {
         crate::ide::Snapshot::Hlo(hlo) => {
             hlo.format_ahead(crate::ide::snapshot::FORMAT_AHEAD_BYTES)
         }
         crate::ide::Snapshot::Mlir(_) => false,
     })
     .await;
+    if ran == Ok(true) {
+        tracing::info!(
+            "{} formatted ahead in {:?}",
+            uri.as_str(),
+            started.elapsed()
+        );
+    }
 }
 
 fn hash_of(bytes: &[u8]) -> u64 {
