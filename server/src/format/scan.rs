@@ -65,40 +65,73 @@ impl OperandCounts {
     }
 }
 
-/// One computation's share of a [`ModuleScan`].
-struct Scanned {
+/// What a run of computations adds to a [`ModuleScan`]: one per rayon split, so
+/// that the five million keys go into a few vectors, not one per computation.
+struct Part {
     operands: OperandCounts,
+    /// `None` once some name has no key.
     name_keys: Option<Vec<u64>>,
-    call_sites: Vec<Vec<usize>>,
+    /// The call sites of each computation of the run that has any, by index.
+    call_sites: Vec<(usize, Vec<Vec<usize>>)>,
+}
+
+impl Part {
+    fn new() -> Part {
+        Part {
+            operands: OperandCounts::default(),
+            name_keys: Some(Vec::new()),
+            call_sites: Vec::new(),
+        }
+    }
+
+    /// Every instruction of `c`, once (its call sites when `order`).
+    fn add(&mut self, module: &Module, c: &ComputationRef, order: bool) {
+        let mut call_sites = Vec::new();
+        for i in &c.instructions {
+            self.operands.add(i);
+            if let Some(keys) = &mut self.name_keys {
+                match names::name_key(c, i) {
+                    Some(key) => keys.push(key),
+                    None => self.name_keys = None,
+                }
+            }
+            if order && !i.called.is_empty() {
+                let callees = post_order::callees(module, i);
+                if !callees.is_empty() {
+                    call_sites.push(callees);
+                }
+            }
+        }
+        if !call_sites.is_empty() {
+            self.call_sites.push((c.id.index(), call_sites));
+        }
+    }
 }
 
 impl ModuleScan {
     /// The scan of `module`; without call sites unless `order` (XLA's computation
     /// order is not needed to print some computations alone).
     pub fn of(module: &Module, order: bool) -> ModuleScan {
-        let scanned: Vec<Scanned> = (0..module.computation_count())
+        let count = module.computation_count();
+        let parts: Vec<Part> = (0..count)
             .into_par_iter()
-            .map(|k| scan(module, &module.computation(ComputationId(k as u32)), order))
+            .fold(Part::new, |mut part, k| {
+                part.add(module, &module.computation(ComputationId(k as u32)), order);
+                part
+            })
             .collect();
-        let operands = scanned
+        let operands = parts
             .iter()
-            .fold(OperandCounts::default(), |n, s| n.plus(s.operands));
-        let all_keyed = scanned.iter().all(|s| s.name_keys.is_some());
+            .fold(OperandCounts::default(), |n, p| n.plus(p.operands));
+        let all_keyed = parts.iter().all(|p| p.name_keys.is_some());
         let name_keys = all_keyed.then(|| {
-            let mut keys = Vec::with_capacity(
-                scanned
-                    .iter()
-                    .map(|s| s.name_keys.as_ref().map_or(0, Vec::len))
-                    .sum(),
-            );
-            keys.par_extend(
-                scanned
-                    .par_iter()
-                    .flat_map_iter(|s| s.name_keys.iter().flatten().copied()),
-            );
-            keys
+            let keys = parts.iter().flat_map(|p| p.name_keys.iter().flatten());
+            keys.copied().collect()
         });
-        let call_sites = scanned.into_iter().map(|s| s.call_sites).collect();
+        let mut call_sites = vec![Vec::new(); count];
+        for (k, sites) in parts.into_iter().flat_map(|p| p.call_sites) {
+            call_sites[k] = sites;
+        }
         ModuleScan {
             operands,
             name_keys,
@@ -109,32 +142,5 @@ impl ModuleScan {
     /// The form the module is written in.
     pub fn style(&self) -> Style {
         self.operands.style()
-    }
-}
-
-/// Every instruction of `c`, once (its call sites when `order`).
-fn scan(module: &Module, c: &ComputationRef, order: bool) -> Scanned {
-    let mut operands = OperandCounts::default();
-    let mut name_keys = Some(Vec::with_capacity(c.instructions.len()));
-    let mut call_sites = Vec::new();
-    for i in &c.instructions {
-        operands.add(i);
-        if let Some(keys) = &mut name_keys {
-            match names::name_key(c, i) {
-                Some(key) => keys.push(key),
-                None => name_keys = None,
-            }
-        }
-        if order && !i.called.is_empty() {
-            let callees = post_order::callees(module, i);
-            if !callees.is_empty() {
-                call_sites.push(callees);
-            }
-        }
-    }
-    Scanned {
-        operands,
-        name_keys,
-        call_sites,
     }
 }
