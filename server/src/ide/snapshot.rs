@@ -563,8 +563,8 @@ impl HloSnapshot {
     /// Formats a document of `from_bytes` or more once, in the background and ahead
     /// of any request, so that the first formatting request (format-on-save)
     /// prints only what was edited since ([`crate::format::Known`]): printing all
-    /// of a 588 MiB dump takes 2 s. Once per document, whatever it found; whether
-    /// it ran.
+    /// of a 588 MiB dump takes 2 s. Once per document, or until a version formats
+    /// (one with a syntax error is refused at once); whether it ran.
     pub fn format_ahead(&self, from_bytes: usize) -> bool {
         use std::sync::atomic::Ordering;
         let Some(memo) = &self.module_memo else {
@@ -575,11 +575,12 @@ impl HloSnapshot {
         {
             return false;
         }
-        super::pool::run_in_background(|| {
-            // A refusal (a syntax error) leaves nothing to remember: the request
-            // refuses it again.
-            let _ = crate::format::edits(&self.document, None, None, &memo.formatted);
+        let formatted = super::pool::run_in_background(|| {
+            crate::format::edits(&self.document, None, None, &memo.formatted).is_ok()
         });
+        if !formatted {
+            memo.formatted_ahead.store(false, Ordering::SeqCst);
+        }
         true
     }
 
@@ -1006,7 +1007,8 @@ mod tests {
     }
 
     /// A large document is formatted once ahead of any request: its versions
-    /// remember what prints as written, and later versions do not format again.
+    /// remember what prints as written, and later versions do not format again
+    /// (unless it was refused).
     #[test]
     fn a_document_is_formatted_ahead_once() {
         let text = fusions(4);
@@ -1016,6 +1018,11 @@ mod tests {
             let checked = Arc::new(Checked::new(&document));
             HloSnapshot::new(document, checked).with_module_memo(memo.clone())
         };
+        // A version with a syntax error is refused, and the next one tries again.
+        let broken = format!("{text}\n%broken {{\n  %x = f32[ parameter(0)\n}}\n");
+        let broken = version(Arc::new(model::Document::parse(&broken)));
+        assert!(broken.format_ahead(0));
+        assert_eq!(memo.formatted.len(), 0);
         let first = version(document.clone());
         assert!(
             !first.format_ahead(text.len() + 1),
