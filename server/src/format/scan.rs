@@ -125,8 +125,12 @@ impl ModuleScan {
             .fold(OperandCounts::default(), |n, p| n.plus(p.operands));
         let all_keyed = parts.iter().all(|p| p.name_keys.is_some());
         let name_keys = all_keyed.then(|| {
-            let keys = parts.iter().flat_map(|p| p.name_keys.iter().flatten());
-            keys.copied().collect()
+            // Copied a part at a time: five million keys one by one through a
+            // flattening iterator were 4% of formatting a 588 MiB dump.
+            let runs = || parts.iter().filter_map(|p| p.name_keys.as_deref());
+            let mut keys = Vec::with_capacity(runs().map(<[u64]>::len).sum());
+            runs().for_each(|run| keys.extend_from_slice(run));
+            keys
         });
         let mut call_sites = vec![Vec::new(); count];
         for (k, sites) in parts.into_iter().flat_map(|p| p.call_sites) {
