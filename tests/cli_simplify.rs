@@ -128,6 +128,55 @@ fn batch_mode_answers_every_line_and_continues_after_errors() {
     );
 }
 
+/// Answers are written in blocks, but never held while the batch waits for
+/// input: a caller that sends one map and waits gets its answer. A line
+/// ending in `\r\n` is read without the `\r`.
+#[test]
+fn batch_mode_answers_a_line_before_the_next_arrives() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = hlo_lsp()
+        .args(["simplify", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (answers, received) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let answer: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if answers.send(answer).is_err() {
+                break;
+            }
+        }
+    });
+    let maps = [
+        "(d0) -> (d0 mod 42), domain: d0 in [53, 71]",
+        "(d0) -> ((d0 * 4) floordiv 8), domain: d0 in [0, 15]",
+    ];
+    let expected = [
+        "(d0) -> (d0 - 42), domain: d0 in [53, 71]",
+        "(d0) -> (d0 floordiv 2), domain: d0 in [0, 15]",
+    ];
+    for (map, want) in maps.iter().zip(expected) {
+        let line = serde_json::json!({ "map": map }).to_string();
+        write!(stdin, "{line}\r\n").unwrap();
+        stdin.flush().unwrap();
+        let answer = received
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the answer arrives while the batch waits for the next line");
+        assert_eq!(answer["input"], *map);
+        assert_eq!(answer["output"], want);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+}
+
 #[test]
 fn mlir_affine_maps_are_accepted() {
     let out = hlo_lsp()

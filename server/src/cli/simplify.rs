@@ -111,25 +111,38 @@ struct Answer {
 }
 
 fn run_batch(options: PrintOptions, max_steps: u64) -> ExitCode {
-    let stdin = io::stdin();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    for line in stdin.lock().lines() {
-        let line = match line {
-            Ok(l) => l,
+    let mut input = io::BufReader::with_capacity(1 << 16, io::stdin());
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut line = String::new();
+    loop {
+        // Answers go out in blocks, not one write per line, but always before
+        // a read that may wait: a caller that sends one map and waits for its
+        // answer gets it.
+        if input.buffer().is_empty() && out.flush().is_err() {
+            return ExitCode::SUCCESS; // stdout closed: nobody is listening
+        }
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(e) => {
                 eprintln!("hlo-lsp: error: reading stdin: {e}");
                 return ExitCode::from(super::EXIT_USAGE);
             }
-        };
-        if line.trim().is_empty() {
+        }
+        let text = line.strip_suffix('\n').unwrap_or(&line);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() {
             continue;
         }
-        let answer = answer_line(&line, &options, max_steps);
+        let answer = answer_line(text, &options, max_steps);
         let json = serde_json::to_string(&answer).expect("answers serialize");
         if writeln!(out, "{json}").is_err() {
             return ExitCode::SUCCESS; // stdout closed: nobody is listening
         }
+    }
+    if out.flush().is_err() {
+        return ExitCode::SUCCESS;
     }
     ExitCode::SUCCESS
 }
