@@ -124,16 +124,21 @@ impl Interval {
         if other.contains(0) || !other.is_feasible() || self.is_full_side() {
             return Interval::FULL;
         }
+        // In i64: no bound is `i64::MIN` and no divisor is 0, so no quotient
+        // overflows (the simplifier asks this for every division's range, and
+        // an `i128` division is a library call).
         let corners = [
-            floor_div_wide(self.lo as i128, other.lo as i128),
-            floor_div_wide(self.lo as i128, other.hi as i128),
-            floor_div_wide(self.hi as i128, other.lo as i128),
-            floor_div_wide(self.hi as i128, other.hi as i128),
+            floor_div(self.lo, other.lo),
+            floor_div(self.lo, other.hi),
+            floor_div(self.hi, other.lo),
+            floor_div(self.hi, other.hi),
         ];
-        Interval::from_wide(
-            *corners.iter().min().unwrap(),
-            *corners.iter().max().unwrap(),
-        )
+        match corners {
+            [Some(a), Some(b), Some(c), Some(d)] => {
+                Interval::new(a.min(b).min(c).min(d), a.max(b).max(c).max(d))
+            }
+            _ => Interval::FULL,
+        }
     }
 
     /// Ceiling division, `-floor(-a / b)`.
@@ -147,11 +152,15 @@ impl Interval {
             return Interval::FULL;
         }
         if other.is_point() {
-            let c = other.lo as i128;
-            let (lo, hi) = (self.lo as i128, self.hi as i128);
-            if floor_div_wide(lo, c) == floor_div_wide(hi, c) {
-                // One bucket: the modulo is `x - q*c`, monotone in x.
-                return Interval::from_wide(mod_wide(lo, c), mod_wide(hi, c));
+            // In i64, as in `floor_div`.
+            let c = other.lo;
+            if let (Some(a), Some(b)) = (floor_div(self.lo, c), floor_div(self.hi, c)) {
+                if a == b {
+                    // One bucket: the modulo is `x - q*c`, monotone in x.
+                    if let (Some(lo), Some(hi)) = (floor_mod(self.lo, c), floor_mod(self.hi, c)) {
+                        return Interval::new(lo, hi);
+                    }
+                }
             }
         }
         if other.lo > 0 {
@@ -190,22 +199,9 @@ impl fmt::Display for Interval {
     }
 }
 
-/// Floor division on wide integers (no overflow possible for i64 inputs).
-pub(crate) fn floor_div_wide(a: i128, b: i128) -> i128 {
-    let q = a / b;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    }
-}
-
-pub(crate) fn mod_wide(a: i128, b: i128) -> i128 {
-    a - b * floor_div_wide(a, b)
-}
-
 /// Floor division of i64 values; `None` on division by zero or overflow. In i64
-/// (not through the wide form): point evaluation runs this per domain point.
+/// (not through `i128`, a library call): point evaluation runs this per domain
+/// point, and the simplifier for every division's range.
 pub fn floor_div(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
     Some(if a % b != 0 && ((a < 0) != (b < 0)) {
@@ -256,6 +252,42 @@ mod tests {
         assert_eq!(floor_div(1, 0), None);
     }
 
+    /// Floor division on wide integers (no overflow possible for i64 inputs):
+    /// the exact forms the i64 ones are checked against.
+    fn floor_div_wide(a: i128, b: i128) -> i128 {
+        let q = a / b;
+        if (a % b != 0) && ((a < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    }
+
+    fn mod_wide(a: i128, b: i128) -> i128 {
+        a - b * floor_div_wide(a, b)
+    }
+
+    /// [`Interval::floor_div`] computed in `i128`.
+    fn wide_floor_div(x: Interval, y: Interval) -> Interval {
+        if y.contains(0) || !y.is_feasible() || x.is_full_side() {
+            return Interval::FULL;
+        }
+        let corners = [(x.lo, y.lo), (x.lo, y.hi), (x.hi, y.lo), (x.hi, y.hi)]
+            .map(|(a, b)| floor_div_wide(a as i128, b as i128));
+        Interval::from_wide(
+            *corners.iter().min().unwrap(),
+            *corners.iter().max().unwrap(),
+        )
+    }
+
+    /// `x mod c` computed in `i128` when `x` lies in one bucket of `c`.
+    fn wide_one_bucket_modulo(x: Interval, c: i64) -> Option<Interval> {
+        let (lo, hi, c) = (x.lo as i128, x.hi as i128, c as i128);
+        let one_bucket =
+            c != 0 && !x.is_full_side() && floor_div_wide(lo, c) == floor_div_wide(hi, c);
+        one_bucket.then(|| Interval::from_wide(mod_wide(lo, c), mod_wide(hi, c)))
+    }
+
     /// Values where floor and truncation differ, and the ends of i64.
     fn edge() -> impl proptest::strategy::Strategy<Value = i64> {
         use proptest::prelude::*;
@@ -280,6 +312,21 @@ mod tests {
             proptest::prop_assert_eq!(floor_div(a, b), exact(nonzero.map(|_| floor_div_wide(wa, wb))));
             proptest::prop_assert_eq!(ceil_div(a, b), exact(nonzero.map(|_| -floor_div_wide(-wa, wb))));
             proptest::prop_assert_eq!(floor_mod(a, b), exact(nonzero.map(|_| mod_wide(wa, wb))));
+        }
+    }
+
+    proptest::proptest! {
+        /// Interval division and the one-bucket modulo, computed in i64, give
+        /// what the same corners give in i128, at the ends of i64 too.
+        #[test]
+        fn interval_division_matches_the_wide_form(a in edge(), b in edge(), c in edge(), d in edge()) {
+            let x = Interval::new(a.min(b), a.max(b));
+            for y in [Interval::new(c.min(d), c.max(d)), Interval::point(c)] {
+                proptest::prop_assert_eq!(x.floor_div(&y), wide_floor_div(x, y));
+            }
+            if let Some(modulo) = wide_one_bucket_modulo(x, c) {
+                proptest::prop_assert_eq!(x.modulo(&Interval::point(c)), modulo);
+            }
         }
     }
 
