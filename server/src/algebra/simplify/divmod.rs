@@ -30,13 +30,11 @@ pub fn split_by_gcd(rw: &mut Rewriter<'_>, lin: &Linear, c: i64, is_mod: bool) -
     candidates.sort_unstable_by(|a, b| b.cmp(a));
     candidates.dedup();
     for g in candidates {
-        let Some((x, r)) = small_part(rw, lin, g, false).or_else(|| {
-            if is_mod {
-                None
-            } else {
-                small_part(rw, lin, g, true)
-            }
-        }) else {
+        // Moving the constant changes nothing when it is already in `[0, g)`.
+        let moves = !is_mod && !(0..g).contains(&lin.constant);
+        let Some((x, r)) = small_part(rw, lin, g, false)
+            .or_else(|| moves.then(|| small_part(rw, lin, g, true)).flatten())
+        else {
             continue;
         };
         let x_id = x.to_id(rw.arena);
@@ -67,18 +65,27 @@ fn small_part(
     } else {
         (0, lin.constant)
     };
-    // The small part first: most candidates fail on its range, and then `X`
-    // is never built.
-    let mut r = Linear::constant(rc);
-    r.terms
-        .extend(lin.terms.iter().copied().filter(|&(_, k)| k % g != 0));
-    let x_has_terms = r.terms.len() < lin.terms.len();
-    if !x_has_terms || (r.terms.is_empty() && (move_constant || r.constant == 0)) {
+    // The small part's range first, unbuilt when it can be: most candidates
+    // fail on it, and then neither part is built.
+    let small = |&(_, k): &(Id, i64)| k % g != 0;
+    let r_terms = lin.terms.iter().filter(|t| small(t)).count();
+    let x_has_terms = r_terms < lin.terms.len();
+    if !x_has_terms || (r_terms == 0 && (move_constant || rc == 0)) {
         return None;
     }
-    let rr = rw.range_of_linear(&r);
+    let mut r = Linear::constant(rc);
+    let rr = match rw.small_range(rc, lin.terms.iter().copied().filter(small)) {
+        Some(rr) => rr,
+        None => {
+            r.terms.extend(lin.terms.iter().copied().filter(small));
+            rw.range_of_linear(&r)
+        }
+    };
     if rr.lo < 0 || rr.hi >= g {
         return None;
+    }
+    if r.terms.len() < r_terms {
+        r.terms.extend(lin.terms.iter().copied().filter(small));
     }
     let mut x = Linear::constant(xc);
     for &(atom, k) in &lin.terms {

@@ -398,12 +398,12 @@ impl<'w> Rewriter<'w> {
     /// building it when no constraint could match one of its nodes: the same
     /// interval arithmetic in the same order.
     pub fn range_of_linear(&mut self, lin: &Linear) -> Interval {
+        if let Some(r) = self.small_range(lin.constant, lin.terms.iter().copied()) {
+            return r;
+        }
         if !self.constraints.is_empty() {
             let id = lin.to_id(self.arena);
             return self.range(id);
-        }
-        if let Some(r) = self.small_linear_range(lin) {
-            return r;
         }
         let mut acc: Option<Interval> = None;
         for (atom, k) in lin.canonical_order(self.arena) {
@@ -426,20 +426,29 @@ impl<'w> Rewriter<'w> {
         }
     }
 
-    /// [`Rewriter::range_of_linear`] for small values: when no term's range
-    /// or coefficient is large, interval arithmetic cannot overflow in any order,
-    /// so the terms need no sorting. `None` otherwise.
-    fn small_linear_range(&mut self, lin: &Linear) -> Option<Interval> {
+    /// [`Rewriter::range_of_linear`] of `constant + Σ k*atom` when it needs
+    /// neither the built node nor the canonical order: there are no
+    /// constraints, and no term's range or coefficient is large, so interval
+    /// arithmetic cannot overflow in any order. `None` otherwise. The rules
+    /// ask it of a part of a form before building the part: most parts fail
+    /// on their range.
+    pub fn small_range(
+        &mut self,
+        constant: i64,
+        terms: impl Iterator<Item = (Id, i64)>,
+    ) -> Option<Interval> {
         const SMALL: i64 = 1 << 40;
         const SMALL_FACTOR: i64 = 1 << 20;
-        if lin.terms.len() > 6 || lin.constant.unsigned_abs() > SMALL as u64 {
+        const MOST_TERMS: usize = 6;
+        if !self.constraints.is_empty() || constant.unsigned_abs() > SMALL as u64 {
             return None;
         }
-        let (mut lo, mut hi) = (lin.constant, lin.constant);
-        for &(atom, k) in &lin.terms {
+        let (mut lo, mut hi) = (constant, constant);
+        for (i, (atom, k)) in terms.enumerate() {
             let r = self.range(atom);
             let small = |v: i64| (-SMALL..=SMALL).contains(&v);
-            if !r.is_feasible()
+            if i == MOST_TERMS
+                || !r.is_feasible()
                 || !small(r.lo)
                 || !small(r.hi)
                 || k.unsigned_abs() > SMALL_FACTOR as u64
@@ -562,6 +571,44 @@ impl<'w> Rewriter<'w> {
                 self.arena.binary(op, a, b)
             }
             None => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::expr::Expr;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Where [`Rewriter::small_range`] answers, it is the range of the node
+        /// the form builds: the unbuilt parts the rules ask it of fail or pass
+        /// as the built ones would.
+        #[test]
+        fn small_ranges_are_the_built_forms_ranges(
+            bounds in prop::collection::vec((-300i64..300, 0i64..600), 3),
+            terms in prop::collection::vec((0usize..6, -40i64..40), 0..9),
+            constant in -1000i64..1000,
+        ) {
+            let mut arena = Arena::default();
+            let d = |i: usize| Expr::dim(i % 3);
+            let atoms = [d(0), d(1), d(2), d(0).floor_div(7), d(1).modulo(5), d(2) * d(0)];
+            let atoms: Vec<Id> = atoms.iter().map(|e| arena.from_expr(e)).collect();
+            let mut lin = Linear::constant(constant);
+            for (atom, k) in terms {
+                lin.terms.push((atoms[atom], k));
+            }
+            lin.normalize(&arena).expect("small coefficients");
+            let bounds = Bounds {
+                dims: bounds.iter().map(|&(lo, len)| Interval::new(lo, lo + len)).collect(),
+                ..Bounds::default()
+            };
+            let (mut caches, mut fuel) = (Caches::default(), Fuel::new(1 << 20));
+            let mut rw = Rewriter::new(&mut arena, &bounds, &[], &mut caches, &mut fuel);
+            let small = rw.small_range(lin.constant, lin.terms.iter().copied());
+            let built = lin.to_id(rw.arena);
+            prop_assert_eq!(small, Some(rw.range(built)), "six small terms at most");
         }
     }
 }
