@@ -224,6 +224,9 @@ fn congruence_quotient(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Li
 /// move out of the division: `(c*q + r) floordiv c = q + r floordiv c` (XLA's
 /// `SimplifySumDiv`; tinygrad's `factor_remainder`).
 fn pull_multiples(rw: &mut Rewriter<'_>, lin: &Linear, c: i64) -> Option<Id> {
+    if (lin.constant == 0 || lin.constant % c != 0) && lin.terms.iter().all(|&(_, k)| k % c != 0) {
+        return None; // no multiple of `c` to pull (the common case)
+    }
     let (mut outside, inside) = split_multiples(lin, c);
     if outside.terms.is_empty() && outside.constant == 0 {
         return None;
