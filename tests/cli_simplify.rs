@@ -129,8 +129,9 @@ fn batch_mode_answers_every_line_and_continues_after_errors() {
 }
 
 /// Answers are written in blocks, but never held while the batch waits for
-/// input: a caller that sends one map and waits gets its answer. A line
-/// ending in `\r\n` is read without the `\r`.
+/// input: a caller that sends one map and waits gets its answer, even with
+/// the start of the next line sent. A line ending in `\r\n` is read without
+/// the `\r`.
 #[test]
 fn batch_mode_answers_a_line_before_the_next_arrives() {
     use std::io::{BufRead, BufReader};
@@ -162,9 +163,15 @@ fn batch_mode_answers_a_line_before_the_next_arrives() {
         "(d0) -> (d0 - 42), domain: d0 in [53, 71]",
         "(d0) -> (d0 floordiv 2), domain: d0 in [0, 15]",
     ];
-    for (map, want) in maps.iter().zip(expected) {
-        let line = serde_json::json!({ "map": map }).to_string();
-        write!(stdin, "{line}\r\n").unwrap();
+    let lines: Vec<String> = maps
+        .iter()
+        .map(|map| serde_json::json!({ "map": map }).to_string())
+        .collect();
+    // The first line with the start of the second, then the rest of it.
+    let (half, rest) = lines[1].split_at(lines[1].len() / 2);
+    let sends = [format!("{}\r\n{half}", lines[0]), format!("{rest}\r\n")];
+    for ((map, want), send) in maps.iter().zip(expected).zip(sends) {
+        stdin.write_all(send.as_bytes()).unwrap();
         stdin.flush().unwrap();
         let answer = received
             .recv_timeout(Duration::from_secs(60))

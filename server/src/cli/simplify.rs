@@ -116,9 +116,9 @@ fn run_batch(options: PrintOptions, max_steps: u64) -> ExitCode {
     let mut line = String::new();
     loop {
         // Answers go out in blocks, not one write per line, but always before
-        // a read that may wait: a caller that sends one map and waits for its
-        // answer gets it.
-        if input.buffer().is_empty() && out.flush().is_err() {
+        // a read that may wait (no whole line received yet): a caller that
+        // sends one map and waits for its answer gets it.
+        if !input.buffer().contains(&b'\n') && out.flush().is_err() {
             return ExitCode::SUCCESS; // stdout closed: nobody is listening
         }
         line.clear();
@@ -141,9 +141,8 @@ fn run_batch(options: PrintOptions, max_steps: u64) -> ExitCode {
             return ExitCode::SUCCESS; // stdout closed: nobody is listening
         }
     }
-    if out.flush().is_err() {
-        return ExitCode::SUCCESS;
-    }
+    // A stdout closed at the end: nobody is listening.
+    let _ = out.flush();
     ExitCode::SUCCESS
 }
 
