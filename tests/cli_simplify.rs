@@ -9,6 +9,16 @@ fn hlo_lsp() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hlo-lsp"))
 }
 
+/// `hlo-lsp simplify --batch`, reading and writing through pipes.
+fn batch() -> std::process::Child {
+    hlo_lsp()
+        .args(["simplify", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
@@ -67,12 +77,7 @@ fn parse_errors_report_the_position_and_fail() {
 
 #[test]
 fn batch_mode_answers_every_line_and_continues_after_errors() {
-    let mut child = hlo_lsp()
-        .args(["simplify", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = batch();
     let input = concat!(
         r#"{"map": "(d0) -> (d0 mod 42), domain: d0 in [53, 71]"}"#,
         "\n",
@@ -138,12 +143,7 @@ fn batch_mode_answers_a_line_before_the_next_arrives() {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    let mut child = hlo_lsp()
-        .args(["simplify", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = batch();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let (answers, received) = mpsc::channel();
