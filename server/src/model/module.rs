@@ -808,6 +808,11 @@ impl Module {
             .get_or_init(|| super::crossref::call_components(self))
     }
 
+    /// [`Module::call_cycles`] if something asked for them already.
+    pub fn known_call_cycles(&self) -> Option<&[u32]> {
+        self.components.get().map(Vec::as_slice)
+    }
+
     /// The document's index of computation `id`'s chunk.
     pub fn chunk_of(&self, id: ComputationId) -> usize {
         self.places[id.index()].chunk
