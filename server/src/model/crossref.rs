@@ -343,15 +343,13 @@ fn walk_back(
             path.reverse();
             return Walk::Path(path);
         }
-        for call in &m.outline(at).calls {
-            if let Some(next) = m.computation_by_name(&call.callee.name) {
-                if keep(next) && seen.insert(next) {
-                    if seen.len() > limit {
-                        return Walk::TooFar;
-                    }
-                    parent.insert(next, at);
-                    queue.push_back(next);
+        for next in outline_callees(m, at) {
+            if keep(next) && seen.insert(next) {
+                if seen.len() > limit {
+                    return Walk::TooFar;
                 }
+                parent.insert(next, at);
+                queue.push_back(next);
             }
         }
     }
@@ -455,16 +453,22 @@ fn check_calls(
     }
 }
 
+/// The computations `id` calls, as its outline names them (without building it), in
+/// the order of its calls; calls of a name the module does not define are left out.
+fn outline_callees(m: &Module, id: ComputationId) -> impl Iterator<Item = ComputationId> + '_ {
+    m.outline(id)
+        .calls
+        .iter()
+        .filter_map(|call| m.computation_by_name(&call.callee.name))
+}
+
 /// The strongly connected component of each computation in the call graph (from the
 /// outlines), by Tarjan's algorithm with an explicit stack: components with more than
 /// one computation, or a computation calling itself, are recursion.
 pub(crate) fn call_components(m: &Module) -> Vec<u32> {
     let n = m.computation_count();
     let callees = |v: usize| -> Vec<usize> {
-        m.outline(ComputationId(v as u32))
-            .calls
-            .iter()
-            .filter_map(|c| m.computation_by_name(&c.callee.name))
+        outline_callees(m, ComputationId(v as u32))
             .map(|id| id.index())
             .collect()
     };
