@@ -21,7 +21,7 @@ pub struct ModuleScan {
     /// in the form XLA prints ([`names::name_key`]).
     pub name_keys: Option<Vec<u64>>,
     /// Each computation's call sites ([`post_order::computation_order`]), when
-    /// asked for.
+    /// asked for (else empty).
     pub call_sites: Vec<Vec<Vec<usize>>>,
 }
 
@@ -132,7 +132,11 @@ impl ModuleScan {
             runs().for_each(|run| keys.extend_from_slice(run));
             keys
         });
-        let mut call_sites = vec![Vec::new(); count];
+        let mut call_sites = if order {
+            vec![Vec::new(); count]
+        } else {
+            Vec::new()
+        };
         for (k, sites) in parts.into_iter().flat_map(|p| p.call_sites) {
             call_sites[k] = sites;
         }
