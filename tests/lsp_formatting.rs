@@ -49,13 +49,17 @@ fn formatting_is_announced_and_gives_xla_text() {
         "{formatted}"
     );
 
+    open_formatted_dump(&mut client);
+}
+
+/// Opens JAX's softmax dump, which is in XLA's form already: formatting it edits
+/// nothing. Its text and URI.
+fn open_formatted_dump(client: &mut Client) -> (String, String) {
     let dump = read_repo_file("tests/data/jax/softmax.after.hlo");
-    let dump_uri = uri("softmax.after.hlo");
-    client.open(&dump_uri, &dump);
-    assert_eq!(
-        edits(&formatting(&mut client, &dump_uri)),
-        Vec::<Value>::new()
-    );
+    let document = uri("softmax.after.hlo");
+    client.open(&document, &dump);
+    assert_eq!(edits(&formatting(client, &document)), Vec::<Value>::new());
+    (dump, document)
 }
 
 /// After an edit of one fused computation of a dump the server formatted, the
@@ -64,13 +68,7 @@ fn formatting_is_announced_and_gives_xla_text() {
 #[test]
 fn formatting_after_an_edit_fixes_what_the_edit_changed() {
     let mut client = Client::start();
-    let dump = read_repo_file("tests/data/jax/softmax.after.hlo");
-    let document = uri("softmax.after.hlo");
-    client.open(&document, &dump);
-    assert_eq!(
-        edits(&formatting(&mut client, &document)),
-        Vec::<Value>::new()
-    );
+    let (dump, document) = open_formatted_dump(&mut client);
     let line = "  ROOT %exp.0 = f32[8,128]{1,0} exponential(%sub.0)";
     let at = dump.find(line).expect("the line") + "  ROOT %exp.0 =".len();
     let edited = format!("{}  {}", &dump[..at], &dump[at..]);
