@@ -258,6 +258,55 @@ fn missing_file_is_a_usage_error() {
     assert_eq!(code, 2);
 }
 
+/// `mlir` given HLO text (a dump, whatever its name), or a file with nothing it
+/// reads, says so in one line on stderr and exits 2, in text and JSON: never an
+/// empty answer and success.
+#[test]
+fn hlo_text_and_files_without_ops_are_refused_in_one_line() {
+    let softmax = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/softmax.hlo");
+    let dump = std::fs::read_to_string(softmax).expect("softmax.hlo");
+    let cases = [
+        (softmax.to_string(), "this is HLO text, not MLIR"),
+        (
+            crate::cli_support::temp_file("mlir_cli", "dump.mlir", &dump)
+                .display()
+                .to_string(),
+            "this is HLO text, not MLIR",
+        ),
+        (
+            crate::cli_support::temp_file("mlir_cli", "empty.mlir", "")
+                .display()
+                .to_string(),
+            "nothing to show",
+        ),
+        (
+            crate::cli_support::temp_file(
+                "mlir_cli",
+                "arith.mlir",
+                "func.func @f(%a: i32) -> i32 {\n  %0 = arith.addi %a, %a : i32\n  return %0 : i32\n}\n",
+            )
+            .display()
+            .to_string(),
+            "nothing to show",
+        ),
+    ];
+    for (path, says) in &cases {
+        for json in [false, true] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-lsp"));
+            cmd.arg("mlir").arg(path);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().expect("run hlo-lsp");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{path} json={json}: {stderr}");
+            assert!(out.stdout.is_empty(), "{path}: {:?}", out.stdout);
+            assert_eq!(stderr.lines().count(), 1, "{path}: {stderr}");
+            assert!(stderr.contains(says), "{path}: {stderr}");
+        }
+    }
+}
+
 /// ByteIR's `linalg_ext` ops and `tile_ext` in the text and JSON output.
 #[test]
 fn linalg_ext_ops_in_text_and_json() {

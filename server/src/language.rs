@@ -35,6 +35,28 @@ const LINES_READ: usize = 200;
 /// marks (`func.func`, `tensor<...>`, `%0 = linalg.generic`, `affine_map<`) than
 /// HLO marks (`HloModule`, `ENTRY`, `%x = f32[8] op(...)`); HLO otherwise.
 pub fn from_content(text: &str) -> Language {
+    let Marks { hlo, mlir } = marks(text);
+    if mlir > hlo {
+        Language::Mlir
+    } else {
+        Language::Hlo
+    }
+}
+
+/// `true` when the text carries HLO marks and more of them than MLIR marks: HLO
+/// by what it says, not only by default (an empty or foreign file is neither).
+pub fn says_hlo(text: &str) -> bool {
+    let Marks { hlo, mlir } = marks(text);
+    hlo > mlir
+}
+
+/// How many marks of each language the first lines carry.
+struct Marks {
+    hlo: usize,
+    mlir: usize,
+}
+
+fn marks(text: &str) -> Marks {
     let (mut hlo, mut mlir) = (0usize, 0usize);
     for line in text.lines().take(LINES_READ) {
         let line = line.trim();
@@ -65,11 +87,7 @@ pub fn from_content(text: &str) -> Language {
         }
         mlir += MLIR_MARKS.iter().filter(|m| line.contains(*m)).count();
     }
-    if mlir > hlo {
-        Language::Mlir
-    } else {
-        Language::Hlo
-    }
+    Marks { hlo, mlir }
 }
 
 /// `name = f32[...]`, `%x = (s32[], f32[2])`, `p = pred[]`: an HLO instruction's shape.
@@ -107,6 +125,14 @@ mod tests {
         assert_eq!(detect("excerpt.txt", None, MLIR), Language::Mlir);
         assert_eq!(detect("excerpt", Some("plaintext"), MLIR), Language::Mlir);
         assert_eq!(from_content(""), Language::Hlo);
+    }
+
+    #[test]
+    fn only_text_with_hlo_marks_says_hlo() {
+        assert!(says_hlo(HLO));
+        assert!(!says_hlo(MLIR));
+        assert!(!says_hlo(""));
+        assert!(!says_hlo("some notes\nnot a program\n"));
     }
 
     #[test]

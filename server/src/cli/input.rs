@@ -60,6 +60,20 @@ pub fn refuse_mlir(path: &Path, text: &str) -> Result<(), String> {
     ))
 }
 
+/// `Err` when `text` is XLA's HLO text, which `hlo-lsp mlir` does not read: read
+/// as MLIR it has no op, and the answer would be empty. One line says what to
+/// run instead. Decided by the content alone: a dump is named anything.
+pub fn refuse_hlo(path: &Path, text: &str) -> Result<(), String> {
+    if !crate::language::says_hlo(text) {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: this is HLO text, not MLIR; `hlo-lsp maps {}` prints its indexing maps",
+        path.display(),
+        path.display()
+    ))
+}
+
 /// The one module a command that reports on a single module reads: the one `--module`
 /// names (its name, or its 0-based place in the file), else the first. When the file
 /// holds several and none was named, a note on stderr says which was taken and how to

@@ -36,7 +36,16 @@ pub fn run(args: Args) -> ExitCode {
         Ok(t) => t,
         Err(e) => return super::fail(e),
     };
+    if let Err(message) = super::input::refuse_hlo(&args.file, &text) {
+        return super::fail(message);
+    }
     let a = mlir::analyze(&text);
+    if shows_nothing(&text, &a) {
+        return super::fail(format!(
+            "{}: nothing to show: no linalg or StableHLO op, affine map or transform tiling in it",
+            args.file.display()
+        ));
+    }
     let lines = LineIndex::new(&text);
     let pos = |b: usize| lines.line_col(&text, b);
     if args.json {
@@ -52,6 +61,17 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `true` when the text and JSON answers would list nothing: no op with maps,
+/// no map, no tiling and no diagnostic (never an empty answer and success).
+fn shows_nothing(src: &str, a: &MlirAnalysis) -> bool {
+    a.linalg.is_empty()
+        && a.moves.is_empty()
+        && a.tiles.is_empty()
+        && a.file.maps.is_empty()
+        && a.diagnostics.is_empty()
+        && stablehlo_ops(src, a).is_empty()
 }
 
 fn func_name(a: &MlirAnalysis, op: usize) -> String {
