@@ -93,3 +93,41 @@ fn non_utf8_file_is_one_line_and_exit_two() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("not UTF-8"), "{stderr}");
 }
+
+/// An empty file, or one of comments only, has no syntax error yet nothing XLA
+/// reads: the same error as `check`'s at 1:1 and exit 1, not silence and 0.
+#[test]
+fn a_file_with_nothing_in_it_is_an_error() {
+    for (name, text) in [
+        ("empty.hlo", &b""[..]),
+        ("comments.hlo", b"// nothing here yet\n\n"),
+    ] {
+        let shown = temp_file(name, text).display().to_string();
+        let out = run(&["parse", &shown]);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}: {stdout}");
+        assert_eq!(
+            stdout,
+            format!("{shown}:1:1: error: the file holds no HLO module, computation or instruction (XLA's parser expects one)\n")
+        );
+    }
+}
+
+/// StableHLO given to `parse` is named in one line (exit 2), not listed as a
+/// page of HLO syntax errors.
+#[test]
+fn mlir_is_refused_in_one_line() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/softmax.stablehlo.mlir"
+    );
+    let out = run(&["parse", path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("this is StableHLO, not HLO text"),
+        "{stderr}"
+    );
+}

@@ -146,15 +146,16 @@ pub fn all_beside(document: &Document, dump: Option<&Path>) -> Vec<Diagnostic> {
 /// empty on purpose, and the server keeps [`all`]'s findings per computation; `hlo-lsp
 /// check`, which reads a finished file, adds it.
 pub fn no_module(document: &Document) -> Option<Diagnostic> {
-    document.file().modules.is_empty().then(|| {
-        Diagnostic::error(
-            0..0,
-            crate::model::codes::SYNTAX_ERROR,
-            "the file holds no HLO module, computation or instruction (XLA's parser \
-             expects one)",
-        )
-    })
+    document
+        .file()
+        .modules
+        .is_empty()
+        .then(|| Diagnostic::error(0..0, crate::model::codes::SYNTAX_ERROR, NO_MODULE))
 }
+
+/// What [`no_module`] says (`hlo-lsp parse` says it too).
+pub const NO_MODULE: &str =
+    "the file holds no HLO module, computation or instruction (XLA's parser expects one)";
 
 /// Document order: by start, end, then severity.
 pub fn sort(found: &mut [Diagnostic]) {

@@ -1,10 +1,11 @@
 //! `hlo-lsp parse FILE [--sexp]`: report syntax errors as `FILE:LINE:COL: error:
-//! MESSAGE` (exit 1 if any, 0 if none); `--sexp` also prints each chunk's tree.
+//! MESSAGE` (exit 1 if any, 0 if none); `--sexp` also prints each chunk's tree. A file
+//! with nothing in it is an error too (XLA's parser refuses it); MLIR gets one line.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::syntax::{LineIndex, SyntaxDocument};
+use crate::syntax::{ChunkKind, LineIndex, SyntaxDocument};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct Args {
@@ -20,6 +21,9 @@ pub fn run(args: Args) -> ExitCode {
         Ok(t) => t,
         Err(e) => return super::fail(e),
     };
+    if let Err(message) = super::input::refuse_mlir(&args.file, &text) {
+        return super::fail(message);
+    }
     let shown = args.file.display();
     let doc = SyntaxDocument::parse(&text);
     if args.sexp {
@@ -35,9 +39,17 @@ pub fn run(args: Args) -> ExitCode {
         let (line, col) = lines.line_col(&text, error.range.start);
         println!("{shown}:{line}:{col}: error: {}", error.message);
     }
-    if errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    if !errors.is_empty() {
+        return ExitCode::from(1);
     }
+    // Empty, or comments only: no syntax error, yet nothing XLA would read.
+    let holds_nothing = !doc
+        .chunks()
+        .iter()
+        .any(|c| matches!(c.kind(), ChunkKind::Header | ChunkKind::Computation));
+    if holds_nothing {
+        println!("{shown}:1:1: error: {}", crate::checks::NO_MODULE);
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }
