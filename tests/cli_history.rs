@@ -107,6 +107,16 @@ fn bad_input_is_a_clear_error() {
         "{}",
         stderr(&out)
     );
+    // One dump file, not its directory: what to give instead, in one line.
+    let out = run(&["history", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a file: history reads an XLA dump directory")
+            && stderr(&out).contains("--xla_dump_hlo_pass_re=.*"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// The whole module's text tells what the passes did and counts, in one closing

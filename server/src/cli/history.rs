@@ -28,6 +28,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    if args.dir.is_file() {
+        return super::fail(format!(
+            "{} is a file: history reads an XLA dump directory, written with \
+             XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*\"",
+            args.dir.display()
+        ));
+    }
     let history = match DirectoryHistory::build(&args.dir) {
         Ok(history) => history,
         Err(e) => return super::fail(format!("cannot read {}: {e}", args.dir.display())),
