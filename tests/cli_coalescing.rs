@@ -203,7 +203,10 @@ fn bad_input_is_a_usage_error_with_a_message() {
             "must be at least 1",
         ),
         (vec!["coalescing", p, "--sizes", "4"], "has rank 1"),
-        (vec!["coalescing", p, "--device", "v100"], "unknown device"),
+        (
+            vec!["coalescing", p, "--device", "v100"],
+            "neither a preset",
+        ),
     ] {
         let o = run(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -214,4 +217,30 @@ fn bad_input_is_a_usage_error_with_a_message() {
     let o = run(&["coalescing", empty.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no ENTRY"));
+}
+
+/// A CPU dump has no warps: without `--device` it is not judged as GPU kernels
+/// (one note, nothing on stdout, no instruction in the JSON); named, a GPU reads
+/// it as if compiled for it.
+#[test]
+fn a_cpu_dump_is_not_judged_without_a_device() {
+    let file = format!(
+        "{}/../tests/data/bench/transformer.after.hlo",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = run(&["coalescing", &file]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    let note = stderr(&o);
+    assert_eq!(note.lines().count(), 1, "{note}");
+    assert!(
+        note.contains("is a CPU dump: XLA's GPU coalescing analysis does not apply")
+            && note.contains("--device"),
+        "{note}"
+    );
+    let v = json(&["coalescing", &file, "--json"]);
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["instructions"], serde_json::json!([]));
+    let v = json(&["coalescing", &file, "--device", "h100", "--json"]);
+    assert!(!v["instructions"].as_array().unwrap().is_empty(), "{v}");
 }

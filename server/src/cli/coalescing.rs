@@ -1,4 +1,4 @@
-//! `hlo-lsp coalescing FILE [--instruction NAME] [--sizes 16,16] [--device a6000]
+//! `hlo-lsp coalescing FILE [--instruction NAME] [--sizes 16,16] [--device NAME|FILE]
 //! [--json]`: whether each operand read of a fusion is coalesced
 //! ([`crate::coalescing`]). Without `--instruction` the ENTRY ROOT of every
 //! module; an instruction that is not a fusion is a fusion of that one op.
@@ -11,9 +11,7 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use crate::analysis;
-use crate::coalescing::{
-    self, picture, Device, Evidence, OperandVerdict, Options, Report, Subject,
-};
+use crate::coalescing::{self, picture, Evidence, OperandVerdict, Options, Report, Subject};
 use crate::cost::class::{classify, KernelClass};
 use crate::cost::report::launches_kernels;
 use crate::model::{self, ComputationId, HloFile, InstrId, Module};
@@ -28,9 +26,12 @@ pub struct Args {
     /// Tile sizes of the output (comma-separated): analyze tiled reads.
     #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
     pub sizes: Option<Vec<i64>>,
-    /// The GPU: a6000 (default, as XLA's tests), a100, h100.
-    #[arg(long, value_name = "NAME", default_value = "a6000")]
-    pub device: String,
+    /// The GPU: a preset (a6000, a100, h100, b200) or a GpuDeviceInfoProto /
+    /// GpuTargetConfig text proto; default: a `*.gpu_target_config.pbtxt` beside
+    /// FILE, else a6000 (as XLA's tests). A CPU dump is read as if compiled for a
+    /// GPU only when one is named.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -41,13 +42,7 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<String, String> {
-    let device = Device::preset(&args.device).ok_or_else(|| {
-        format!(
-            "--device {}: unknown device (presets: {})",
-            args.device,
-            coalescing::device::PRESETS.join(", ")
-        )
-    })?;
+    let chosen = super::gpu::device(args.device.as_deref(), &args.file)?;
     if let Some(bad) = args.sizes.iter().flatten().find(|&&s| s < 1) {
         return Err(format!("--sizes: tile size {bad} must be at least 1"));
     }
@@ -55,9 +50,25 @@ fn run_inner(args: &Args) -> Result<String, String> {
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let file = model::parse_hlo(&text);
     super::input::refuse_syntax_errors(&args.file, &text, &file.diagnostics)?;
+    let cpu = file
+        .modules
+        .first()
+        .is_some_and(|m| super::gpu::is_cpu_dump(&args.file, m));
+    if cpu && !chosen.explicit {
+        // XLA's CPU backend has no warps: a CPU dump is not judged as GPU kernels.
+        eprintln!(
+            "{}",
+            super::gpu::cpu_note(&args.file, "XLA's GPU coalescing analysis does not apply")
+        );
+        return Ok(if args.json {
+            "{\"backend\": \"cpu\", \"instructions\": []}\n".to_string()
+        } else {
+            String::new()
+        });
+    }
     let options = Options {
         sizes: args.sizes.clone(),
-        device,
+        device: chosen.device,
         operand: None,
     };
     let Analysed { reports, note } = reports(&file, &text, args, &options)?;

@@ -154,7 +154,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     };
     let cpu = gpu::is_cpu_dump(&args.file, modules[0].1);
     if cpu && !chosen.explicit {
-        eprintln!("{}", gpu::cpu_note(&args.file));
+        eprintln!("{}", gpu::cpu_note(&args.file, gpu::COST_MODEL));
         if let Some(path) = &args.profile {
             eprintln!(
                 "hlo-lsp: note: the measured times alone: hlo-lsp profile {} {}",

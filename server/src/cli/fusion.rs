@@ -87,7 +87,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let module = &file.modules[0];
     let h = Hlo::new(module);
     if gpu::is_cpu_dump(&args.file, module) && !chosen.explicit {
-        eprintln!("{}", gpu::cpu_note(&args.file));
+        eprintln!("{}", gpu::cpu_note(&args.file, gpu::COST_MODEL));
         return Ok(if args.json {
             pretty(&json!({ "backend": "cpu" }))
         } else {

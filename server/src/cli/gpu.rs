@@ -93,15 +93,19 @@ pub fn is_cpu_dump(file: &Path, module: &Module) -> bool {
         == Some(Backend::Cpu)
 }
 
-/// The note a CPU dump gets when no `--device` was asked for.
-pub fn cpu_note(file: &Path) -> String {
+/// The note a CPU dump gets when no `--device` was asked for: `what` says what
+/// does not apply to it (XLA's GPU cost model, its coalescing analysis).
+pub fn cpu_note(file: &Path, what: &str) -> String {
     format!(
-        "hlo-lsp: note: {} is a CPU dump: XLA's GPU cost model and fusion rules do not apply; \
+        "hlo-lsp: note: {} is a CPU dump: {what}; \
          pass --device (a6000, a100, h100, b200, or a GPU target config file) to read it as if \
          compiled for that GPU",
         file.display()
     )
 }
+
+/// What `cost` and `fusion` say does not apply to a CPU dump ([`cpu_note`]).
+pub const COST_MODEL: &str = "XLA's GPU cost model and fusion rules do not apply";
 
 /// An instruction named `NAME` or `COMPUTATION/NAME` (a leading `%` allowed); an
 /// unknown name is an error that lists close names.
