@@ -489,3 +489,35 @@ fn stablehlo_file_prints_the_maps_of_its_ops() {
     let map = i["operands"][0]["maps"][0].as_str().unwrap_or_default();
     assert!(map.starts_with("(d0, d1) -> (d0)"), "{map}");
 }
+
+/// A dump's ENTRY ROOT is the tuple of its outputs: its maps (the default target)
+/// only pass them through, and a note on stderr says where the kernels' maps
+/// are. A named instruction, `--all`, or a root that is no tuple get no note.
+#[test]
+fn a_tuple_root_says_where_the_kernels_maps_are() {
+    let dump = data("tests/data/bench/transformer.after.hlo");
+    let dump = dump.to_str().unwrap();
+    let o = run(&["maps", dump]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("// tuple.1 = tuple"),
+        "{}",
+        stdout(&o)
+    );
+    let note = stderr(&o);
+    assert_eq!(note.lines().count(), 1, "{note}");
+    assert!(
+        note.contains("the ENTRY ROOT %tuple.1 is a tuple") && note.contains("--all"),
+        "{note}"
+    );
+    let softmax = data("examples/softmax.hlo");
+    for args in [
+        vec!["maps", dump, "--all"],
+        vec!["maps", dump, "--instruction", "tuple.1"],
+        vec!["maps", softmax.to_str().unwrap()],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}

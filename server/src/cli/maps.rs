@@ -129,6 +129,9 @@ fn maps_of(
         return from_fusion(args, file, modules, &options);
     }
     let targets = targets(args, modules)?;
+    if let Some(note) = tuple_root_note(args, modules) {
+        eprintln!("{note}");
+    }
     let direction = match args.direction {
         DirectionArg::OutputToInput => Direction::OutputToInput,
         DirectionArg::InputToOutput => Direction::InputToOutput,
@@ -388,6 +391,24 @@ fn output_shape(file: &crate::model::HloFile, t: Target, output: usize) -> Optio
 }
 
 /// Resolves `--instruction`, `--all` and the default into targets (in file order).
+/// When the default target, the ENTRY ROOT, is the tuple a real dump ends with:
+/// its maps only pass the outputs through, so say where the kernels' maps are.
+fn tuple_root_note(args: &Args, modules: &[Module]) -> Option<String> {
+    if args.all || !args.instructions.is_empty() {
+        return None;
+    }
+    let [module] = modules else { return None };
+    let entry = module.get(module.entry)?;
+    let root = entry.nodes.get(entry.root)?;
+    (root.op.opcode == "tuple").then(|| {
+        format!(
+            "hlo-lsp: note: the ENTRY ROOT %{} is a tuple: its maps pass the outputs through; \
+             --all prints every fusion's maps, --instruction NAME one instruction's",
+            root.name
+        )
+    })
+}
+
 fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     let mut out = vec![];
     for name in &args.instructions {
