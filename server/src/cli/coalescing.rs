@@ -61,7 +61,8 @@ fn run_inner(args: &Args) -> Result<String, String> {
             super::gpu::cpu_note(&args.file, "XLA's GPU coalescing analysis does not apply")
         );
         return Ok(if args.json {
-            "{\"backend\": \"cpu\", \"instructions\": []}\n".to_string()
+            let v = json!({ "backend": "cpu", "instructions": [] });
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
         } else {
             String::new()
         });

@@ -390,7 +390,6 @@ fn output_shape(file: &crate::model::HloFile, t: Target, output: usize) -> Optio
     Some(a.to_string())
 }
 
-/// Resolves `--instruction`, `--all` and the default into targets (in file order).
 /// When the default target, the ENTRY ROOT, is the tuple a real dump ends with:
 /// its maps only pass the outputs through, so say where the kernels' maps are.
 fn tuple_root_note(args: &Args, modules: &[Module]) -> Option<String> {
@@ -409,6 +408,7 @@ fn tuple_root_note(args: &Args, modules: &[Module]) -> Option<String> {
     })
 }
 
+/// Resolves `--instruction`, `--all` and the default into targets (in file order).
 fn targets(args: &Args, modules: &[Module]) -> Result<Vec<Target>, String> {
     let mut out = vec![];
     for name in &args.instructions {
