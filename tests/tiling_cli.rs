@@ -282,6 +282,21 @@ fn bad_input_is_a_clear_error() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no fusion named nope"));
+    // With --sizes given, the error does not ask for them.
+    let o = run(&[
+        "tiles",
+        &data("tiling/split_6_by_4.hlo"),
+        "--fusion",
+        "nope",
+        "--sizes",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("no fusion named nope") && !stderr.contains("give --sizes"),
+        "{stderr}"
+    );
     let o = run(&[
         "tiles",
         &data("samples/xla/xla__tools__print_indexing_test.hlo"),

@@ -96,7 +96,8 @@ pub fn report(args: &Args) -> Result<(String, bool), String> {
     }
     if reports.is_empty() {
         return Err(match (&args.fusion, &sizes) {
-            (Some(f), _) => format!(
+            (Some(f), Some(_)) => format!("{}: no fusion named {f}", args.file.display()),
+            (Some(f), None) => format!(
                 "{}: no fusion named {f} with tile sizes (give --sizes)",
                 args.file.display()
             ),
