@@ -243,4 +243,11 @@ fn a_cpu_dump_is_not_judged_without_a_device() {
     assert_eq!(v["instructions"], serde_json::json!([]));
     let v = json(&["coalescing", &file, "--device", "h100", "--json"]);
     assert!(!v["instructions"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["as_if_compiled_for"], "h100");
+    let text = stdout(&run(&["coalescing", &file, "--device", "h100"]));
+    assert!(
+        text.contains("(a CPU dump, as if compiled for h100)") && !text.contains("(device "),
+        "{text}"
+    );
 }

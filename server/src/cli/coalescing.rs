@@ -73,10 +73,20 @@ fn run_inner(args: &Args) -> Result<String, String> {
         operand: None,
     };
     let Analysed { reports, note } = reports(&file, &text, args, &options)?;
+    // A CPU dump read for a named GPU says so beside every verdict, as `cost` does.
+    let device = if cpu {
+        format!("a CPU dump, as if compiled for {}", options.device.name)
+    } else {
+        format!("device {}", options.device.name)
+    };
     if args.json {
         let mut v = json!({ "instructions": reports.iter().map(report_json).collect::<Vec<_>>() });
         if let Some(note) = &note {
             v["note"] = json!(note);
+        }
+        if cpu {
+            v["backend"] = json!("cpu");
+            v["as_if_compiled_for"] = json!(options.device.name);
         }
         return Ok(format!(
             "{}\n",
@@ -86,7 +96,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     let Some(note) = note else {
         return Ok(reports
             .iter()
-            .map(|r| report_text(r, &options))
+            .map(|r| report_text(r, &device))
             .collect::<Vec<_>>()
             .join("\n"));
     };
@@ -103,7 +113,7 @@ fn run_inner(args: &Args) -> Result<String, String> {
     );
     for r in uncoalesced {
         out.push('\n');
-        out.push_str(&report_text(r, &options));
+        out.push_str(&report_text(r, &device));
     }
     Ok(out)
 }
@@ -232,13 +242,9 @@ fn report_json(r: &Report) -> Value {
     })
 }
 
-fn report_text(r: &Report, options: &Options) -> String {
-    let mut s = format!(
-        "{}: {} (device {})\n",
-        r.name,
-        r.family.describe(),
-        options.device.name
-    );
+/// One instruction's verdicts; `device` names what they were judged on.
+fn report_text(r: &Report, device: &str) -> String {
+    let mut s = format!("{}: {} ({device})\n", r.name, r.family.describe());
     for o in &r.operands {
         s.push_str(&format!("  {}\n", o.line()));
         if !o.coalesced {
