@@ -154,12 +154,12 @@ impl Interval {
         if other.is_point() {
             // In i64, as in `floor_div`.
             let c = other.lo;
-            if let (Some(a), Some(b)) = (floor_div(self.lo, c), floor_div(self.hi, c)) {
-                if a == b {
-                    // One bucket: the modulo is `x - q*c`, monotone in x.
-                    if let (Some(lo), Some(hi)) = (floor_mod(self.lo, c), floor_mod(self.hi, c)) {
-                        return Interval::new(lo, hi);
-                    }
+            let one_bucket =
+                floor_div(self.lo, c).is_some_and(|q| floor_div(self.hi, c) == Some(q));
+            if one_bucket {
+                // One bucket: the modulo is `x - q*c`, monotone in x.
+                if let (Some(lo), Some(hi)) = (floor_mod(self.lo, c), floor_mod(self.hi, c)) {
+                    return Interval::new(lo, hi);
                 }
             }
         }
