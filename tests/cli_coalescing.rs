@@ -6,7 +6,7 @@ use crate::cli_support;
 
 use std::path::PathBuf;
 
-use cli_support::{run, stderr, stdout, temp_file};
+use cli_support::{repo_file, run, stderr, stdout, temp_file};
 use serde_json::Value;
 
 fn records() -> Vec<Value> {
@@ -150,10 +150,7 @@ fn text_report_shows_the_warp_map_and_picture() {
 /// operand's memory, so it is not judged, and no warp map is made up for it.
 #[test]
 fn an_operand_its_parameter_declares_otherwise_is_not_judged() {
-    let path = format!(
-        "{}/../tests/data/samples/xla/xla__tools__print_indexing_test.hlo",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = repo_file("tests/data/samples/xla/xla__tools__print_indexing_test.hlo");
     let o = run(&["coalescing", &path]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
@@ -224,10 +221,7 @@ fn bad_input_is_a_usage_error_with_a_message() {
 /// it as if compiled for it.
 #[test]
 fn a_cpu_dump_is_not_judged_without_a_device() {
-    let file = format!(
-        "{}/../tests/data/bench/transformer.after.hlo",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let file = repo_file("tests/data/bench/transformer.after.hlo");
     let o = run(&["coalescing", &file]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");

@@ -4,7 +4,7 @@ use crate::cli_support;
 
 use std::path::PathBuf;
 
-use cli_support::run;
+use cli_support::{repo_file, run};
 
 fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
     cli_support::temp_file("cli-parse", name, contents)
@@ -12,10 +12,7 @@ fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
 
 #[test]
 fn clean_file_exits_zero_and_prints_nothing() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/jax/softmax.after.hlo"
-    );
+    let path = &repo_file("tests/data/jax/softmax.after.hlo");
     let out = run(&["parse", path]);
     assert_eq!(
         out.status.code(),
@@ -117,10 +114,7 @@ fn a_file_with_nothing_in_it_is_an_error() {
 /// page of HLO syntax errors.
 #[test]
 fn mlir_is_refused_in_one_line() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/softmax.stablehlo.mlir"
-    );
+    let path = &repo_file("examples/softmax.stablehlo.mlir");
     let out = run(&["parse", path]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

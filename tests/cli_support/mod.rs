@@ -14,6 +14,11 @@ pub fn run(args: &[&str]) -> Output {
         .expect("running hlo-lsp")
 }
 
+/// A file of the repository, by its path from the repository's root.
+pub fn repo_file(relative: &str) -> String {
+    format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
