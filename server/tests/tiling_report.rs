@@ -70,6 +70,16 @@ fn hover_line_of_tiled_fusions() {
         hover_line(&file, &view::from_model(&file.modules[0]), at).as_deref(),
         Some("tiles 4 · 1 predicate · 0 holes in reductions · invalid tiling")
     );
+    // One hole, one predicate: both singular.
+    let text = read(
+        "samples/xla/xla__backends__gpu__codegen__triton__tests__normalization__generic_emitter_multi_tiled_dims.hlo",
+    );
+    let file = model::parse_hlo(&text);
+    let at = text.find("ROOT triton_fusion = ").unwrap() + 5;
+    assert_eq!(
+        hover_line(&file, &view::from_model(&file.modules[0]), at).as_deref(),
+        Some("tiles 1x1x127 · 1 predicate · 1 hole in reductions")
+    );
 }
 
 #[test]

@@ -108,9 +108,10 @@ impl FusionReport {
             .map(|o| o.propagation.reduction_holes())
             .sum();
         let mut s = format!(
-            "tiles {} · {predicates} predicate{} · {holes} holes in reductions",
+            "tiles {} · {predicates} predicate{} · {holes} hole{} in reductions",
             tiles.join(", "),
-            if predicates == 1 { "" } else { "s" }
+            if predicates == 1 { "" } else { "s" },
+            if holes == 1 { "" } else { "s" }
         );
         if self.outputs.iter().any(|o| !o.violations.is_empty()) {
             s.push_str(" · invalid tiling");
