@@ -111,4 +111,22 @@ fn identical_dumps_and_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/file.hlo"));
     let out = run(&["diff", &dump("after")]);
     assert_eq!(out.status.code(), Some(2));
+    // A truncated dump, or StableHLO, is refused in one line: never "no change".
+    let text = std::fs::read_to_string(dump("after")).unwrap();
+    let cut = write("truncated.txt", &text[..text.len() / 2]);
+    let stablehlo = format!(
+        "{}/../examples/softmax.stablehlo.mlir",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for (path, says) in [
+        (cut.to_str().unwrap(), "syntax error"),
+        (stablehlo.as_str(), "this is StableHLO, not HLO text"),
+    ] {
+        let out = run(&["diff", path, path]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }

@@ -99,6 +99,8 @@ fn compare_all(pairs: &[(PathBuf, PathBuf)]) -> Result<Vec<Compared>, String> {
 fn read(path: &Path) -> Result<HloFile, String> {
     let text = super::read_text(path)?;
     let file = parse_hlo(&text);
+    // A truncated dump (or MLIR) compared as HLO would show made-up changes, or none.
+    super::input::refuse_syntax_errors(path, &text, &file.diagnostics)?;
     if file.modules.is_empty() {
         return Err(format!("{}: no HLO module found", path.display()));
     }
